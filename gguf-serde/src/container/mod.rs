@@ -1,0 +1,456 @@
+//! The GGUF container, without serde: open and validate a file, read its metadata and tensor
+//! infos, borrow tensor data, and write files with a streaming writer.
+//!
+//! Spec: ggml `docs/gguf.md`, "File Structure". Layout of a file:
+//!
+//! ```text
+//! "GGUF" | version u32 | tensor_count u64 | kv_count u64 | kv[kv_count] | tensor_info[tensor_count]
+//!        | 0x00 padding to general.alignment (absolute offset) | tensor data, each tensor padded
+//! ```
+//!
+//! # Policies
+//! - **Versions**: 2 and 3 are read (they parse the same way). Version 1 (u32 counts and lengths,
+//!   superseded in 2023) is refused with [`Error::UnsupportedVersion`], as ggml does; so are 0 and
+//!   anything above 3.
+//! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
+//!   file is big-endian and is read as such (every number, length and count, and tensor data is
+//!   handed out as stored). [`Gguf::endian`] tells which.
+//! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
+//!   with [`Error::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this lets every
+//!   string be handed out as `&str` without copying.)
+//! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`] levels; tensors have at most
+//!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`] bytes on read (the spec's
+//!   limit) and at most 63 on write (what ggml keeps).
+//! - **Tensor data**: each offset must be a multiple of the alignment, tensors must not overlap, and
+//!   every tensor must lie inside the file. ggml additionally requires offsets to be the running sum
+//!   of padded sizes; the spec does not, and neither does this reader.
+//! - **Shapes**: GGUF stores dimensions fastest first (`ne[0]` is the row length). This crate speaks
+//!   of the *canonical shape*, outermost first, which is the stored dims reversed (numpy/PyTorch
+//!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
+
+mod parse;
+mod value;
+mod write;
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Deref;
+use std::path::Path;
+
+pub use parse::DEFAULT_ALIGNMENT;
+pub(crate) use parse::{align_up, Layout, RawValue};
+pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef, ValueType};
+pub use write::{AtomicFile, GgufWriter, WriteOptions};
+
+use crate::dtype::GgmlType;
+use crate::error::{Error, Result};
+
+/// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
+/// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is [`Error::TooDeep`].
+pub const MAX_DEPTH: usize = 32;
+/// Most dimensions a tensor may have (ggml's `GGML_MAX_DIMS`).
+pub const MAX_DIMS: usize = 4;
+/// Longest tensor name accepted on read, in bytes (the spec's limit). The writer accepts at most
+/// `MAX_TENSOR_NAME - 1`, since ggml keeps names in a 64-byte buffer with a NUL.
+pub const MAX_TENSOR_NAME: u64 = 64;
+
+/// Byte order of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Endian {
+    /// Little-endian, the usual GGUF.
+    #[default]
+    Little,
+    /// Big-endian (version 3 allows it; detected from the byte-swapped version field).
+    Big,
+}
+
+impl Endian {
+    /// `"little"` or `"big"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        }
+    }
+}
+
+/// Bytes a [`Gguf`] reads from: a slice, a memory mapping, or a metadata-only buffer.
+pub trait Source {
+    /// The bytes held: the whole file, or (for [`MetadataOnly`]) its start up to the data section.
+    fn bytes(&self) -> &[u8];
+}
+
+impl Source for &[u8] {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+impl Source for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+impl Source for memmap2::Mmap {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// The metadata of a file read through [`Gguf::from_reader`]: the bytes from the start of the
+/// file to the end of the tensor infos. Tensor data is not held ([`Error::DataNotLoaded`]).
+#[derive(Clone, Debug)]
+pub struct MetadataOnly(Vec<u8>);
+
+impl Source for MetadataOnly {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// A validated GGUF file over a byte source `S`.
+///
+/// - `Gguf<&[u8]>` from [`Gguf::from_slice`]: keys, strings, names and tensor data borrow from the
+///   slice.
+/// - `Gguf<memmap2::Mmap>` from [`Gguf::open`]: the file is memory-mapped; nothing is copied.
+/// - `Gguf<MetadataOnly>` from [`Gguf::from_reader`]: metadata and tensor infos, no tensor data.
+///
+/// Opening validates everything listed in the [module docs](self); afterwards no accessor fails
+/// on the file's content.
+#[derive(Debug)]
+pub struct Gguf<S> {
+    source: S,
+    layout: Layout,
+}
+
+impl<'a> Gguf<&'a [u8]> {
+    /// Parses and validates a whole file held in memory.
+    ///
+    /// # Errors
+    /// Any validation error of the [module docs](self), with its byte offset.
+    pub fn from_slice(bytes: &'a [u8]) -> Result<Self> {
+        let layout = parse::parse(bytes, bytes.len() as u64)?;
+        Ok(Gguf { source: bytes, layout })
+    }
+
+    /// The KV entries with lifetimes tied to the slice rather than to `self` (see
+    /// [`Gguf::metadata`]).
+    pub fn metadata_borrowed(&self) -> impl ExactSizeIterator<Item = Kv<'a>> + '_ {
+        let data: &'a [u8] = self.source;
+        self.layout.kvs.iter().map(move |e| Kv::new(&self.layout, data, e))
+    }
+
+    /// Like [`Gguf::tensor_data`], with the lifetime of the slice.
+    ///
+    /// # Errors
+    /// None for a tensor of this file; [`Error::NotFound`] for a name it does not have.
+    pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
+        let data: &'a [u8] = self.source;
+        let t = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        slice_range(data, t.data_offset, t.nbytes).ok_or_else(|| Error::DataNotLoaded { name: name.to_owned() })
+    }
+}
+
+impl Gguf<memmap2::Mmap> {
+    /// Memory-maps the file at `path` and validates it. Tensor data is not read until used.
+    ///
+    /// The mapping is read-only. As with every memory mapping, the file must not be truncated or
+    /// changed by another process while it is open.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be opened or mapped; any validation error.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        // SAFETY: the mapping is read-only and private to this value; like every reader of mapped
+        // files we rely on the file not being changed underneath it (documented above). All reads
+        // go through bounds-checked slices.
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(format!("mapping {}", path.display()), e))?;
+        let layout = parse::parse(&map, map.len() as u64)?;
+        Ok(Gguf { source: map, layout })
+    }
+}
+
+impl Gguf<MetadataOnly> {
+    /// Reads the metadata and tensor infos of a file from `reader`, which is positioned at the
+    /// start of the file; tensor data is not read. The file's length (from `Seek`) bounds every
+    /// read, and the buffer only grows as far as the metadata really extends.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
+    /// file's length).
+    pub fn from_reader<R: Read + Seek>(mut reader: R) -> Result<Self> {
+        let start = reader.stream_position()?;
+        let end = reader.seek(SeekFrom::End(0))?;
+        reader.seek(SeekFrom::Start(start))?;
+        let file_len = end.saturating_sub(start);
+        let mut buf = Vec::new();
+        let mut want = file_len.min(64 * 1024);
+        loop {
+            let have = buf.len() as u64;
+            if want > have {
+                let mut more = Vec::new();
+                (&mut reader).take(want - have).read_to_end(&mut more)?;
+                if more.len() as u64 != want - have {
+                    return Err(Error::io(
+                        "reading metadata",
+                        std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than its length"),
+                    ));
+                }
+                buf.extend_from_slice(&more);
+            }
+            match parse::parse(&buf, file_len) {
+                Ok(layout) => {
+                    buf.truncate(usize::try_from(layout.infos_end).unwrap_or(buf.len()).min(buf.len()));
+                    return Ok(Gguf { source: MetadataOnly(buf), layout });
+                }
+                // Short buffer, not a short file: read more (at least double) and parse again.
+                Err(Error::Truncated { offset, needed, available, .. }) if available >= needed => {
+                    let need_end = offset.saturating_add(needed);
+                    want = need_end.max(want.saturating_mul(2)).min(file_len);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Gguf<Vec<u8>> {
+    /// Parses and validates a whole file held in an owned buffer.
+    ///
+    /// # Errors
+    /// As [`Gguf::from_slice`].
+    pub fn from_vec(bytes: Vec<u8>) -> Result<Self> {
+        let layout = parse::parse(&bytes, bytes.len() as u64)?;
+        Ok(Gguf { source: bytes, layout })
+    }
+}
+
+fn slice_range(data: &[u8], start: u64, len: u64) -> Option<&[u8]> {
+    let start = usize::try_from(start).ok()?;
+    let end = start.checked_add(usize::try_from(len).ok()?)?;
+    data.get(start..end)
+}
+
+impl<S: Source> Gguf<S> {
+    /// The format version: 2 or 3.
+    pub fn version(&self) -> u32 {
+        self.layout.version
+    }
+
+    /// The byte order.
+    pub fn endian(&self) -> Endian {
+        self.layout.endian
+    }
+
+    /// `general.alignment`, or 32 if the file does not set it. Bytes.
+    pub fn alignment(&self) -> u32 {
+        self.layout.alignment
+    }
+
+    /// Absolute byte offset where the data section starts (the end of the tensor infos rounded
+    /// up to the alignment). Tensor `data_offset`s are this plus the stored relative offset.
+    pub fn data_offset(&self) -> u64 {
+        self.layout.data_offset
+    }
+
+    /// Absolute byte offset where the tensor infos end (before the padding).
+    pub fn tensor_infos_end(&self) -> u64 {
+        self.layout.infos_end
+    }
+
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.layout.file_len
+    }
+
+    /// The byte source.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// The bytes held by the source (the whole file, or the metadata only).
+    pub fn bytes(&self) -> &[u8] {
+        self.source.bytes()
+    }
+
+    /// The number of key/value pairs.
+    pub fn kv_count(&self) -> usize {
+        self.layout.kvs.len()
+    }
+
+    /// The key/value pairs, in file order.
+    pub fn metadata(&self) -> impl ExactSizeIterator<Item = Kv<'_>> + '_ {
+        let data = self.source.bytes();
+        self.layout.kvs.iter().map(move |e| Kv::new(&self.layout, data, e))
+    }
+
+    /// The value of `key`, if present. Linear in the number of keys (a few dozen in real files).
+    pub fn get(&self, key: &str) -> Option<ValueRef<'_>> {
+        self.metadata().find(|kv| kv.key == key).map(|kv| kv.value)
+    }
+
+    /// The number of tensors.
+    pub fn tensor_count(&self) -> usize {
+        self.layout.tensors.len()
+    }
+
+    /// The tensor infos, in file order.
+    pub fn tensors(&self) -> impl ExactSizeIterator<Item = TensorInfo<'_>> + '_ {
+        let data = self.source.bytes();
+        self.layout.tensors.iter().map(move |t| TensorInfo::new(&self.layout, data, t))
+    }
+
+    /// The tensor info named `name` (binary search over a sorted index).
+    pub fn tensor(&self, name: &str) -> Option<TensorInfo<'_>> {
+        let data = self.source.bytes();
+        let name_of = |i: u32| -> &[u8] {
+            self.layout.tensors.get(i as usize).and_then(|t| data.get(t.name.clone())).unwrap_or_default()
+        };
+        let pos = self.layout.tensors_by_name.binary_search_by(|&i| name_of(i).cmp(name.as_bytes())).ok()?;
+        let idx = *self.layout.tensors_by_name.get(pos)?;
+        self.layout.tensors.get(idx as usize).map(|t| TensorInfo::new(&self.layout, data, t))
+    }
+
+    /// The stored bytes of a tensor: `info.nbytes` bytes at `info.data_offset`, in the file's byte
+    /// order, without copying.
+    ///
+    /// # Errors
+    /// [`Error::DataNotLoaded`] for a file opened with [`Gguf::from_reader`] (or an `info` that
+    /// belongs to another file and lies outside this one).
+    pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
+        slice_range(self.source.bytes(), info.data_offset, info.nbytes)
+            .ok_or_else(|| Error::DataNotLoaded { name: info.name.to_owned() })
+    }
+
+    /// The stored bytes of the tensor named `name`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if there is no such tensor; otherwise as [`Gguf::tensor_data`].
+    pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
+        let info = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        self.tensor_data(&info)
+    }
+
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+}
+
+/// One key/value pair of the metadata.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Kv<'a> {
+    /// The key, e.g. `general.architecture`.
+    pub key: &'a str,
+    /// The value with its stored type.
+    pub value: ValueRef<'a>,
+    /// Absolute byte offset of the pair (its key length field).
+    pub offset: u64,
+    /// Absolute byte offset of the value (after its type id).
+    pub value_offset: u64,
+}
+
+impl<'a> Kv<'a> {
+    fn new(layout: &Layout, data: &'a [u8], e: &parse::KvEntry) -> Kv<'a> {
+        Kv {
+            key: data.get(e.key.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default(),
+            value: layout.value_ref(data, &e.value),
+            offset: e.offset,
+            value_offset: e.value_offset,
+        }
+    }
+}
+
+/// A canonical tensor shape, outermost dimension first (the stored `ne` reversed), held inline.
+/// Dereferences to `[u64]`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shape {
+    dims: [u64; MAX_DIMS],
+    len: u8,
+}
+
+impl Shape {
+    /// The canonical shape of stored dims `ne` (fastest first); `None` for more than
+    /// [`MAX_DIMS`] dims.
+    pub fn from_ne(ne: &[u64]) -> Option<Shape> {
+        Self::from_canonical(&ne.iter().rev().copied().collect::<Vec<_>>())
+    }
+
+    /// A shape from canonical dims (outermost first); `None` for more than [`MAX_DIMS`] dims.
+    pub fn from_canonical(dims: &[u64]) -> Option<Shape> {
+        if dims.len() > MAX_DIMS {
+            return None;
+        }
+        let mut out = [0u64; MAX_DIMS];
+        out.get_mut(..dims.len())?.copy_from_slice(dims);
+        Some(Shape { dims: out, len: dims.len() as u8 })
+    }
+
+    /// The stored dims (`ne`, fastest first): this shape reversed.
+    pub fn ne(&self) -> Shape {
+        let mut out = *self;
+        out.dims.get_mut(..self.len as usize).unwrap_or_default().reverse();
+        out
+    }
+}
+
+impl Deref for Shape {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        self.dims.get(..self.len as usize).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// A tensor info, in the canonical terms of the GGUF layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TensorInfo<'a> {
+    /// The tensor's name, e.g. `blk.0.attn_q.weight`.
+    pub name: &'a str,
+    /// Its ggml type.
+    pub dtype: GgmlType,
+    /// Canonical shape, outermost first: the stored dims reversed. A tensor stored with one
+    /// dimension of length 1 (how ggml writes a scalar) has shape `[1]`; one stored with no
+    /// dimensions has shape `[]`.
+    pub shape: Shape,
+    /// Absolute byte offset of the data in the file: the data section start plus the stored
+    /// relative offset.
+    pub data_offset: u64,
+    /// Bytes of data: `ne[0] / block_size × type_size × ne[1] × …`.
+    pub nbytes: u64,
+    /// Number of elements (product of the dims; 1 for no dims).
+    pub n_elements: u64,
+    /// The offset as stored, relative to the data section.
+    pub relative_offset: u64,
+    /// Absolute byte offset of this tensor info in the file.
+    pub info_offset: u64,
+}
+
+impl<'a> TensorInfo<'a> {
+    fn new(layout: &Layout, data: &'a [u8], t: &parse::TensorEntry) -> TensorInfo<'a> {
+        let ne = t.ne.get(..t.n_dims as usize).unwrap_or_default();
+        TensorInfo {
+            name: data.get(t.name.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default(),
+            dtype: t.dtype,
+            shape: Shape::from_ne(ne).unwrap_or(Shape { dims: [0; MAX_DIMS], len: 0 }),
+            data_offset: layout.data_offset.saturating_add(t.offset),
+            nbytes: t.nbytes,
+            n_elements: t.n_elements,
+            relative_offset: t.offset,
+            info_offset: t.info_offset,
+        }
+    }
+
+    /// The stored dims, fastest first (`ne[0]` is the row length): [`shape`](Self::shape)
+    /// reversed.
+    pub fn ne(&self) -> Shape {
+        self.shape.ne()
+    }
+}

@@ -1,0 +1,685 @@
+//! GGUF metadata value types, borrowed values read from a file, and owned values to write.
+//!
+//! Spec: ggml `docs/gguf.md`, "File Structure" (`gguf_metadata_value_type`).
+
+use std::fmt;
+
+use super::Endian;
+
+/// One of GGUF's 13 metadata value types (`gguf_metadata_value_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum ValueType {
+    /// 0: `u8`.
+    U8 = 0,
+    /// 1: `i8`.
+    I8 = 1,
+    /// 2: `u16`.
+    U16 = 2,
+    /// 3: `i16`.
+    I16 = 3,
+    /// 4: `u32`.
+    U32 = 4,
+    /// 5: `i32`.
+    I32 = 5,
+    /// 6: `f32`.
+    F32 = 6,
+    /// 7: bool, one byte that must be 0 or 1.
+    Bool = 7,
+    /// 8: string, a `u64` byte length and UTF-8 bytes, no NUL.
+    String = 8,
+    /// 9: array, a `u32` element type, a `u64` count and the elements.
+    Array = 9,
+    /// 10: `u64`.
+    U64 = 10,
+    /// 11: `i64`.
+    I64 = 11,
+    /// 12: `f64`.
+    F64 = 12,
+}
+
+impl ValueType {
+    /// The type with GGUF id `id` (0–12).
+    pub fn from_id(id: u32) -> Option<ValueType> {
+        Some(match id {
+            0 => Self::U8,
+            1 => Self::I8,
+            2 => Self::U16,
+            3 => Self::I16,
+            4 => Self::U32,
+            5 => Self::I32,
+            6 => Self::F32,
+            7 => Self::Bool,
+            8 => Self::String,
+            9 => Self::Array,
+            10 => Self::U64,
+            11 => Self::I64,
+            12 => Self::F64,
+            _ => return None,
+        })
+    }
+
+    /// The id stored in the file.
+    pub fn id(self) -> u32 {
+        self as u32
+    }
+
+    /// Size in bytes of a value of a fixed-size type; `None` for strings and arrays.
+    pub fn fixed_size(self) -> Option<usize> {
+        Some(match self {
+            Self::U8 | Self::I8 | Self::Bool => 1,
+            Self::U16 | Self::I16 => 2,
+            Self::U32 | Self::I32 | Self::F32 => 4,
+            Self::U64 | Self::I64 | Self::F64 => 8,
+            Self::String | Self::Array => return None,
+        })
+    }
+
+    /// The smallest number of bytes a value of this type can occupy (8 for a string's length,
+    /// 12 for an array's element type and count).
+    pub fn min_size(self) -> usize {
+        match self {
+            Self::String => 8,
+            Self::Array => 12,
+            t => t.fixed_size().unwrap_or(1),
+        }
+    }
+
+    /// Short name: `u8`, `i8`, `u16`, `i16`, `u32`, `i32`, `f32`, `bool`, `string`, `array`,
+    /// `u64`, `i64`, `f64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::U8 => "u8",
+            Self::I8 => "i8",
+            Self::U16 => "u16",
+            Self::I16 => "i16",
+            Self::U32 => "u32",
+            Self::I32 => "i32",
+            Self::F32 => "f32",
+            Self::Bool => "bool",
+            Self::String => "string",
+            Self::Array => "array",
+            Self::U64 => "u64",
+            Self::I64 => "i64",
+            Self::F64 => "f64",
+        }
+    }
+
+    /// Parses a short name as [`name`](Self::name) gives it.
+    pub fn from_name(name: &str) -> Option<ValueType> {
+        (0..13).filter_map(ValueType::from_id).find(|t| t.name() == name)
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A metadata value borrowed from a file's bytes (already validated when the file was opened).
+///
+/// Scalars are decoded; strings borrow; arrays are views over their stored bytes
+/// ([`ArrayRef`]), so opening a file costs no allocation per array element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    /// u8.
+    U8(u8),
+    /// i8.
+    I8(i8),
+    /// u16.
+    U16(u16),
+    /// i16.
+    I16(i16),
+    /// u32.
+    U32(u32),
+    /// i32.
+    I32(i32),
+    /// f32.
+    F32(f32),
+    /// bool.
+    Bool(bool),
+    /// A UTF-8 string.
+    String(&'a str),
+    /// An array.
+    Array(ArrayRef<'a>),
+    /// u64.
+    U64(u64),
+    /// i64.
+    I64(i64),
+    /// f64.
+    F64(f64),
+}
+
+impl<'a> ValueRef<'a> {
+    /// The stored type.
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            Self::U8(_) => ValueType::U8,
+            Self::I8(_) => ValueType::I8,
+            Self::U16(_) => ValueType::U16,
+            Self::I16(_) => ValueType::I16,
+            Self::U32(_) => ValueType::U32,
+            Self::I32(_) => ValueType::I32,
+            Self::F32(_) => ValueType::F32,
+            Self::Bool(_) => ValueType::Bool,
+            Self::String(_) => ValueType::String,
+            Self::Array(_) => ValueType::Array,
+            Self::U64(_) => ValueType::U64,
+            Self::I64(_) => ValueType::I64,
+            Self::F64(_) => ValueType::F64,
+        }
+    }
+
+    /// The full type name, with array element types: `u32`, `string`, `array<string>`,
+    /// `array<array<i32>>` (the inner type of an array of arrays is taken from its first element;
+    /// an empty one is `array<array>`).
+    pub fn type_name(&self) -> String {
+        match self {
+            Self::Array(a) => a.type_name(),
+            v => v.value_type().name().to_owned(),
+        }
+    }
+
+    /// The value as `u64` if it is an integer type that fits (any width, signed or not).
+    pub fn as_u64(&self) -> Option<u64> {
+        match *self {
+            Self::U8(v) => Some(v.into()),
+            Self::U16(v) => Some(v.into()),
+            Self::U32(v) => Some(v.into()),
+            Self::U64(v) => Some(v),
+            Self::I8(v) => u64::try_from(v).ok(),
+            Self::I16(v) => u64::try_from(v).ok(),
+            Self::I32(v) => u64::try_from(v).ok(),
+            Self::I64(v) => u64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as `i64` if it is an integer type that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Self::U8(v) => Some(v.into()),
+            Self::U16(v) => Some(v.into()),
+            Self::U32(v) => Some(v.into()),
+            Self::U64(v) => i64::try_from(v).ok(),
+            Self::I8(v) => Some(v.into()),
+            Self::I16(v) => Some(v.into()),
+            Self::I32(v) => Some(v.into()),
+            Self::I64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The value as `f64` if it is `f32` or `f64`.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Self::F32(v) => Some(v.into()),
+            Self::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The string, if the value is one.
+    pub fn as_str(&self) -> Option<&'a str> {
+        match *self {
+            Self::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The bool, if the value is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Self::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The array, if the value is one.
+    pub fn as_array(&self) -> Option<ArrayRef<'a>> {
+        match *self {
+            Self::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// An owned copy.
+    pub fn to_owned_value(&self) -> Value {
+        match *self {
+            Self::U8(v) => Value::U8(v),
+            Self::I8(v) => Value::I8(v),
+            Self::U16(v) => Value::U16(v),
+            Self::I16(v) => Value::I16(v),
+            Self::U32(v) => Value::U32(v),
+            Self::I32(v) => Value::I32(v),
+            Self::F32(v) => Value::F32(v),
+            Self::Bool(v) => Value::Bool(v),
+            Self::String(v) => Value::String(v.to_owned()),
+            Self::Array(a) => Value::Array(a.to_owned_array()),
+            Self::U64(v) => Value::U64(v),
+            Self::I64(v) => Value::I64(v),
+            Self::F64(v) => Value::F64(v),
+        }
+    }
+}
+
+/// An array value borrowed from a file: its element type, its length and its stored bytes.
+///
+/// The bytes were validated when the file was opened (lengths, UTF-8, bool bytes, nesting), so
+/// iterating never fails. Iterating strings or nested arrays walks the bytes from the start;
+/// fixed-size elements can also be read by index with [`get`](Self::get).
+#[derive(Clone, Copy, PartialEq)]
+pub struct ArrayRef<'a> {
+    pub(crate) elem: ValueType,
+    pub(crate) len: u64,
+    pub(crate) bytes: &'a [u8],
+    pub(crate) endian: Endian,
+}
+
+impl fmt::Debug for ArrayRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ArrayRef<{}>[{}]", self.type_name(), self.len)
+    }
+}
+
+impl<'a> ArrayRef<'a> {
+    /// The element type.
+    pub fn elem_type(&self) -> ValueType {
+        self.elem
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The stored bytes of the elements, in the file's byte order.
+    pub fn raw_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The byte order of the file the array comes from.
+    pub fn endian(&self) -> Endian {
+        self.endian
+    }
+
+    /// `array<ELEM>`, recursively for arrays of arrays (see [`ValueRef::type_name`]).
+    pub fn type_name(&self) -> String {
+        match self.elem {
+            ValueType::Array => match self.iter().next() {
+                Some(ValueRef::Array(inner)) => format!("array<{}>", inner.type_name()),
+                _ => "array<array>".to_owned(),
+            },
+            t => format!("array<{}>", t.name()),
+        }
+    }
+
+    /// The elements in order.
+    pub fn iter(&self) -> ArrayIter<'a> {
+        ArrayIter { array: *self, pos: 0, remaining: self.len }
+    }
+
+    /// The strings of a string array, in order; `None` if the elements are not strings.
+    pub fn strings(&self) -> Option<impl ExactSizeIterator<Item = &'a str> + 'a> {
+        if self.elem != ValueType::String {
+            return None;
+        }
+        Some(self.iter().map(|v| v.as_str().unwrap_or_default()))
+    }
+
+    /// Element `i` of an array of a fixed-size type, without walking; `None` past the end or for
+    /// strings and arrays (use [`iter`](Self::iter)).
+    pub fn get(&self, i: u64) -> Option<ValueRef<'a>> {
+        let size = self.elem.fixed_size()?;
+        if i >= self.len {
+            return None;
+        }
+        let start = usize::try_from(i).ok()?.checked_mul(size)?;
+        let bytes = self.bytes.get(start..start.checked_add(size)?)?;
+        Some(decode_fixed(self.elem, bytes, self.endian))
+    }
+
+    /// An owned copy of the whole array.
+    pub fn to_owned_array(&self) -> Array {
+        macro_rules! collect {
+            ($variant:ident, $inner:ident) => {
+                Array::$variant(
+                    self.iter()
+                        .map(|v| match v {
+                            ValueRef::$inner(x) => x,
+                            _ => Default::default(),
+                        })
+                        .collect(),
+                )
+            };
+        }
+        match self.elem {
+            ValueType::U8 => Array::U8(self.bytes.to_vec()),
+            ValueType::I8 => collect!(I8, I8),
+            ValueType::U16 => collect!(U16, U16),
+            ValueType::I16 => collect!(I16, I16),
+            ValueType::U32 => collect!(U32, U32),
+            ValueType::I32 => collect!(I32, I32),
+            ValueType::F32 => collect!(F32, F32),
+            ValueType::Bool => collect!(Bool, Bool),
+            ValueType::U64 => collect!(U64, U64),
+            ValueType::I64 => collect!(I64, I64),
+            ValueType::F64 => collect!(F64, F64),
+            ValueType::String => {
+                Array::String(self.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect())
+            }
+            ValueType::Array => Array::Array(
+                self.iter()
+                    .map(|v| match v {
+                        ValueRef::Array(a) => a.to_owned_array(),
+                        _ => Array::U8(Vec::new()),
+                    })
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Decodes one fixed-size value; `bytes` has exactly the type's size (a shorter slice gives 0).
+pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueRef<'static> {
+    fn arr<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
+        let mut out = [0u8; N];
+        if let Some(src) = b.get(..N) {
+            out.copy_from_slice(src);
+        }
+        if endian == Endian::Big {
+            out.reverse();
+        }
+        out
+    }
+    match t {
+        ValueType::U8 => ValueRef::U8(arr::<1>(bytes, endian)[0]),
+        ValueType::I8 => ValueRef::I8(i8::from_le_bytes(arr(bytes, endian))),
+        ValueType::Bool => ValueRef::Bool(arr::<1>(bytes, endian)[0] != 0),
+        ValueType::U16 => ValueRef::U16(u16::from_le_bytes(arr(bytes, endian))),
+        ValueType::I16 => ValueRef::I16(i16::from_le_bytes(arr(bytes, endian))),
+        ValueType::U32 => ValueRef::U32(u32::from_le_bytes(arr(bytes, endian))),
+        ValueType::I32 => ValueRef::I32(i32::from_le_bytes(arr(bytes, endian))),
+        ValueType::F32 => ValueRef::F32(f32::from_le_bytes(arr(bytes, endian))),
+        ValueType::U64 => ValueRef::U64(u64::from_le_bytes(arr(bytes, endian))),
+        ValueType::I64 => ValueRef::I64(i64::from_le_bytes(arr(bytes, endian))),
+        ValueType::F64 => ValueRef::F64(f64::from_le_bytes(arr(bytes, endian))),
+        ValueType::String | ValueType::Array => ValueRef::U8(0),
+    }
+}
+
+/// Iterator over the elements of an [`ArrayRef`].
+#[derive(Clone, Debug)]
+pub struct ArrayIter<'a> {
+    array: ArrayRef<'a>,
+    pos: usize,
+    remaining: u64,
+}
+
+impl<'a> ArrayIter<'a> {
+    /// Byte offset of the next element within the array's stored bytes.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn read_u32(&mut self) -> u32 {
+        let v = match decode_fixed(ValueType::U32, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
+            ValueRef::U32(v) => v,
+            _ => 0,
+        };
+        self.pos = self.pos.saturating_add(4);
+        v
+    }
+
+    fn read_u64(&mut self) -> u64 {
+        let v = match decode_fixed(ValueType::U64, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
+            ValueRef::U64(v) => v,
+            _ => 0,
+        };
+        self.pos = self.pos.saturating_add(8);
+        v
+    }
+
+    fn take(&mut self, n: u64) -> &'a [u8] {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        let end = self.pos.saturating_add(n).min(self.array.bytes.len());
+        let out = self.array.bytes.get(self.pos..end).unwrap_or(&[]);
+        self.pos = end;
+        out
+    }
+}
+
+impl<'a> Iterator for ArrayIter<'a> {
+    type Item = ValueRef<'a>;
+
+    fn next(&mut self) -> Option<ValueRef<'a>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let elem = self.array.elem;
+        Some(match elem {
+            ValueType::String => {
+                let len = self.read_u64();
+                ValueRef::String(std::str::from_utf8(self.take(len)).unwrap_or_default())
+            }
+            ValueType::Array => {
+                let inner = ValueType::from_id(self.read_u32()).unwrap_or(ValueType::U8);
+                let len = self.read_u64();
+                let start = self.pos;
+                skip_elements(self, inner, len);
+                let bytes = self.array.bytes.get(start..self.pos).unwrap_or(&[]);
+                ValueRef::Array(ArrayRef { elem: inner, len, bytes, endian: self.array.endian })
+            }
+            t => {
+                let size = t.fixed_size().unwrap_or(1);
+                decode_fixed(t, self.take(size as u64), self.array.endian)
+            }
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::try_from(self.remaining).unwrap_or(usize::MAX);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ArrayIter<'_> {}
+
+/// Advances `it` past `len` elements of type `elem` (validated bytes).
+fn skip_elements(it: &mut ArrayIter<'_>, elem: ValueType, len: u64) {
+    match elem.fixed_size() {
+        Some(size) => {
+            it.take(len.saturating_mul(size as u64));
+        }
+        None => {
+            for _ in 0..len {
+                if it.pos >= it.array.bytes.len() {
+                    break;
+                }
+                if elem == ValueType::String {
+                    let n = it.read_u64();
+                    it.take(n);
+                } else {
+                    let inner = ValueType::from_id(it.read_u32()).unwrap_or(ValueType::U8);
+                    let n = it.read_u64();
+                    skip_elements(it, inner, n);
+                }
+            }
+        }
+    }
+}
+
+/// An owned metadata value: every GGUF type at its exact width.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// u8.
+    U8(u8),
+    /// i8.
+    I8(i8),
+    /// u16.
+    U16(u16),
+    /// i16.
+    I16(i16),
+    /// u32.
+    U32(u32),
+    /// i32.
+    I32(i32),
+    /// f32.
+    F32(f32),
+    /// bool.
+    Bool(bool),
+    /// string.
+    String(String),
+    /// array.
+    Array(Array),
+    /// u64.
+    U64(u64),
+    /// i64.
+    I64(i64),
+    /// f64.
+    F64(f64),
+}
+
+/// An owned, typed array: one element type for all elements, so an empty array keeps its type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Array {
+    /// `array<u8>`.
+    U8(Vec<u8>),
+    /// `array<i8>`.
+    I8(Vec<i8>),
+    /// `array<u16>`.
+    U16(Vec<u16>),
+    /// `array<i16>`.
+    I16(Vec<i16>),
+    /// `array<u32>`.
+    U32(Vec<u32>),
+    /// `array<i32>`.
+    I32(Vec<i32>),
+    /// `array<f32>`.
+    F32(Vec<f32>),
+    /// `array<bool>`.
+    Bool(Vec<bool>),
+    /// `array<string>`.
+    String(Vec<String>),
+    /// `array<array<…>>`: each inner array has its own element type.
+    Array(Vec<Array>),
+    /// `array<u64>`.
+    U64(Vec<u64>),
+    /// `array<i64>`.
+    I64(Vec<i64>),
+    /// `array<f64>`.
+    F64(Vec<f64>),
+}
+
+impl Value {
+    /// The stored type.
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            Self::U8(_) => ValueType::U8,
+            Self::I8(_) => ValueType::I8,
+            Self::U16(_) => ValueType::U16,
+            Self::I16(_) => ValueType::I16,
+            Self::U32(_) => ValueType::U32,
+            Self::I32(_) => ValueType::I32,
+            Self::F32(_) => ValueType::F32,
+            Self::Bool(_) => ValueType::Bool,
+            Self::String(_) => ValueType::String,
+            Self::Array(_) => ValueType::Array,
+            Self::U64(_) => ValueType::U64,
+            Self::I64(_) => ValueType::I64,
+            Self::F64(_) => ValueType::F64,
+        }
+    }
+}
+
+impl Array {
+    /// The element type.
+    pub fn elem_type(&self) -> ValueType {
+        match self {
+            Self::U8(_) => ValueType::U8,
+            Self::I8(_) => ValueType::I8,
+            Self::U16(_) => ValueType::U16,
+            Self::I16(_) => ValueType::I16,
+            Self::U32(_) => ValueType::U32,
+            Self::I32(_) => ValueType::I32,
+            Self::F32(_) => ValueType::F32,
+            Self::Bool(_) => ValueType::Bool,
+            Self::String(_) => ValueType::String,
+            Self::Array(_) => ValueType::Array,
+            Self::U64(_) => ValueType::U64,
+            Self::I64(_) => ValueType::I64,
+            Self::F64(_) => ValueType::F64,
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::U8(v) => v.len(),
+            Self::I8(v) => v.len(),
+            Self::U16(v) => v.len(),
+            Self::I16(v) => v.len(),
+            Self::U32(v) => v.len(),
+            Self::I32(v) => v.len(),
+            Self::F32(v) => v.len(),
+            Self::Bool(v) => v.len(),
+            Self::String(v) => v.len(),
+            Self::Array(v) => v.len(),
+            Self::U64(v) => v.len(),
+            Self::I64(v) => v.len(),
+            Self::F64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+macro_rules! from_scalar {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for Value {
+            fn from(x: $t) -> Value { Value::$v(x) }
+        }
+        impl From<Vec<$t>> for Value {
+            fn from(x: Vec<$t>) -> Value { Value::Array(Array::$v(x)) }
+        }
+        impl From<Vec<$t>> for Array {
+            fn from(x: Vec<$t>) -> Array { Array::$v(x) }
+        }
+    )*};
+}
+from_scalar!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, f32 => F32,
+    bool => Bool, String => String, u64 => U64, i64 => I64, f64 => F64);
+
+impl From<&str> for Value {
+    fn from(x: &str) -> Value {
+        Value::String(x.to_owned())
+    }
+}
+
+impl From<Vec<&str>> for Value {
+    fn from(x: Vec<&str>) -> Value {
+        Value::Array(Array::String(x.into_iter().map(str::to_owned).collect()))
+    }
+}
+
+impl From<Array> for Value {
+    fn from(x: Array) -> Value {
+        Value::Array(x)
+    }
+}
+
+impl From<ValueRef<'_>> for Value {
+    fn from(x: ValueRef<'_>) -> Value {
+        x.to_owned_value()
+    }
+}

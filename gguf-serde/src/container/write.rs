@@ -1,0 +1,618 @@
+//! The streaming writer.
+//!
+//! Declare key/value pairs and tensor infos, then give each tensor's bytes in declaration order;
+//! the header is written before the first tensor's data, and nothing of the tensor data is held
+//! in memory. Layout follows ggml's `gguf_write_to_buf`: tensor offsets are the running sum of
+//! sizes padded to the alignment, the data section starts at the aligned end of the tensor infos,
+//! and every tensor (the last one too) is followed by zero padding to the alignment. A file read
+//! and written back with the same keys, tensors and version is therefore byte-identical to one
+//! that ggml wrote.
+
+use std::collections::HashSet;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::value::{Array, ArrayRef, Value, ValueRef, ValueType};
+use super::{align_up, Endian, Shape, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::dtype::GgmlType;
+use crate::error::{AlignmentProblem, Error, Result};
+
+/// Options of a [`GgufWriter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Format version to write: 3 (default) or 2 (same layout; 2 must be little-endian).
+    pub version: u32,
+    /// Byte order of every number, length and count. Tensor data is written exactly as given: the
+    /// caller supplies it in this byte order.
+    pub endian: Endian,
+    /// Whether a file with no tensors gets zero padding after its (empty) tensor infos, up to the
+    /// alignment. ggml writes it; gguf-py does not. Default `true`.
+    pub pad_empty_data: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { version: 3, endian: Endian::Little, pad_empty_data: true }
+    }
+}
+
+#[derive(Debug)]
+struct Pending {
+    name: String,
+    dtype: GgmlType,
+    ne: Shape,
+    nbytes: u64,
+    offset: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Declaring,
+    Data { next: usize },
+    Finished,
+}
+
+/// A streaming GGUF writer over any `Write`.
+///
+/// ```
+/// use gguf_serde::{GgufWriter, GgmlType, Gguf};
+/// let mut w = GgufWriter::new(Vec::new());
+/// w.add_kv("general.architecture", "llama")?;
+/// w.add_tensor("w", GgmlType::F32, &[2, 3])?; // canonical shape: 2 rows of 3
+/// w.write_tensor_data(&[0u8; 24])?;
+/// let bytes = w.finish()?;
+/// let file = Gguf::from_slice(&bytes)?;
+/// assert_eq!(&*file.tensor("w").unwrap().shape, &[2, 3]);
+/// # Ok::<(), gguf_serde::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct GgufWriter<W: Write> {
+    out: W,
+    opts: WriteOptions,
+    kv_bytes: Vec<u8>,
+    kv_count: u64,
+    keys: HashSet<String>,
+    alignment: u32,
+    tensors: Vec<Pending>,
+    names: HashSet<String>,
+    next_offset: u64,
+    state: State,
+    written: u64,
+}
+
+impl GgufWriter<AtomicFile> {
+    /// Writes to a temporary file in the folder of `path`; [`GgufWriter::commit`] renames it into
+    /// place. Dropped or failed before that, the temporary file is removed and any existing file
+    /// at `path` is untouched.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the temporary file cannot be created.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        Ok(GgufWriter::new(AtomicFile::new(path)?))
+    }
+
+    /// As [`GgufWriter::create`], with options.
+    ///
+    /// # Errors
+    /// As [`GgufWriter::create`] and [`GgufWriter::with_options`].
+    pub fn create_with_options(path: impl AsRef<Path>, opts: WriteOptions) -> Result<Self> {
+        GgufWriter::with_options(AtomicFile::new(path)?, opts)
+    }
+
+    /// Finishes the file ([`GgufWriter::finish`]), syncs it and renames it into place.
+    ///
+    /// # Errors
+    /// As [`GgufWriter::finish`] and [`AtomicFile::commit`].
+    pub fn commit(self) -> Result<()> {
+        self.finish()?.commit()
+    }
+}
+
+impl<W: Write> GgufWriter<W> {
+    /// A writer of GGUF version 3, little-endian.
+    pub fn new(out: W) -> Self {
+        GgufWriter {
+            out,
+            opts: WriteOptions::default(),
+            kv_bytes: Vec::new(),
+            kv_count: 0,
+            keys: HashSet::new(),
+            alignment: DEFAULT_ALIGNMENT,
+            tensors: Vec::new(),
+            names: HashSet::new(),
+            next_offset: 0,
+            state: State::Declaring,
+            written: 0,
+        }
+    }
+
+    /// A writer with `opts`.
+    ///
+    /// # Errors
+    /// [`Error::WriterState`] for a version other than 2 or 3, or version 2 big-endian.
+    pub fn with_options(out: W, opts: WriteOptions) -> Result<Self> {
+        if !(2..=3).contains(&opts.version) || (opts.version == 2 && opts.endian == Endian::Big) {
+            return Err(Error::WriterState(format!(
+                "cannot write version {} {}-endian (2 little-endian or 3 either way)",
+                opts.version,
+                opts.endian.name()
+            )));
+        }
+        let mut w = GgufWriter::new(out);
+        w.opts = opts;
+        Ok(w)
+    }
+
+    /// The alignment in force: the value of `general.alignment` if it was added, else 32.
+    pub fn alignment(&self) -> u32 {
+        self.alignment
+    }
+
+    fn check_key(&mut self, key: &str) -> Result<()> {
+        if self.state != State::Declaring {
+            return Err(Error::WriterState(format!("key {key:?} added after tensor data was started")));
+        }
+        let reason = if key.is_empty() {
+            Some("empty")
+        } else if key.len() > 65535 {
+            Some("longer than 65,535 bytes")
+        } else if !key.is_ascii() {
+            Some("not ASCII (the spec requires ASCII keys)")
+        } else if self.keys.contains(key) {
+            Some("already added (duplicate key)")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(Error::InvalidKey { key: key.to_owned(), reason });
+        }
+        Ok(())
+    }
+
+    fn set_alignment(&mut self, key: &str, value: Option<u32>, type_name: &'static str) -> Result<()> {
+        if key != "general.alignment" {
+            return Ok(());
+        }
+        let offset = 24 + self.kv_bytes.len() as u64;
+        self.alignment = match value {
+            None => return Err(Error::BadAlignment { problem: AlignmentProblem::WrongType(type_name), offset }),
+            Some(0) => return Err(Error::BadAlignment { problem: AlignmentProblem::Zero, offset }),
+            Some(a) if !a.is_power_of_two() => {
+                return Err(Error::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset })
+            }
+            Some(a) => a,
+        };
+        Ok(())
+    }
+
+    /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
+    /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a non-zero
+    /// power of two) sets the alignment of the tensor data.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`] for an empty, over-long (> 65,535 bytes), non-ASCII or duplicate key;
+    /// [`Error::BadAlignment`]; [`Error::TooDeep`] for arrays nested past [`MAX_DEPTH`];
+    /// [`Error::WriterState`] once tensor data has started.
+    pub fn add_kv(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
+        self.add_value(key, &value.into())
+    }
+
+    /// Adds a key/value pair from an owned [`Value`]. Errors as [`GgufWriter::add_kv`].
+    ///
+    /// # Errors
+    /// As [`GgufWriter::add_kv`].
+    pub fn add_value(&mut self, key: &str, value: &Value) -> Result<()> {
+        self.check_key(key)?;
+        let align = match value {
+            Value::U32(a) => Some(*a),
+            _ => None,
+        };
+        self.set_alignment(key, align, value.value_type().name())?;
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian };
+        enc.string(key);
+        enc.u32(value.value_type().id());
+        enc.value(value, key, 1)?;
+        self.push_kv(key, enc.out);
+        Ok(())
+    }
+
+    /// Adds a key/value pair borrowed from another file, copying its stored bytes (re-encoded if
+    /// the byte orders differ). Errors as [`GgufWriter::add_kv`].
+    ///
+    /// # Errors
+    /// As [`GgufWriter::add_kv`].
+    pub fn add_kv_ref(&mut self, key: &str, value: ValueRef<'_>) -> Result<()> {
+        self.check_key(key)?;
+        let align = match value {
+            ValueRef::U32(a) => Some(a),
+            _ => None,
+        };
+        self.set_alignment(key, align, value.value_type().name())?;
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian };
+        enc.string(key);
+        enc.u32(value.value_type().id());
+        enc.value_ref(value, key, 1)?;
+        self.push_kv(key, enc.out);
+        Ok(())
+    }
+
+    fn push_kv(&mut self, key: &str, bytes: Vec<u8>) {
+        if self.kv_bytes.is_empty() {
+            self.kv_bytes = bytes;
+        } else {
+            self.kv_bytes.extend_from_slice(&bytes);
+        }
+        self.kv_count += 1;
+        self.keys.insert(key.to_owned());
+    }
+
+    /// Declares a tensor by canonical shape (outermost first; stored as `ne` = `shape` reversed).
+    /// An empty `shape` (a scalar) is stored as one dimension of length 1, as ggml does.
+    ///
+    /// # Errors
+    /// [`Error::InvalidTensor`] for a name of 64 bytes or more, an empty name, a duplicate name, more
+    /// than 4 dims, a last dim that is not a multiple of the block size, or a size that overflows
+    /// `i64`; [`Error::WriterState`] once tensor data has started.
+    pub fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()> {
+        let mut ne: Vec<u64> = shape.iter().rev().copied().collect();
+        if ne.is_empty() {
+            ne.push(1);
+        }
+        self.add_tensor_ne(name, dtype, &ne)
+    }
+
+    /// Declares a tensor by stored dims `ne` (fastest first). Errors as [`GgufWriter::add_tensor`].
+    ///
+    /// # Errors
+    /// As [`GgufWriter::add_tensor`].
+    pub fn add_tensor_ne(&mut self, name: &str, dtype: GgmlType, ne: &[u64]) -> Result<()> {
+        let bad = |reason: String| Err(Error::InvalidTensor { name: name.to_owned(), reason });
+        if self.state != State::Declaring {
+            return Err(Error::WriterState(format!("tensor {name:?} declared after tensor data was started")));
+        }
+        if name.is_empty() {
+            return bad("empty name".into());
+        }
+        if name.len() as u64 >= MAX_TENSOR_NAME {
+            return bad(format!("name is {} bytes; ggml keeps at most {}", name.len(), MAX_TENSOR_NAME - 1));
+        }
+        if self.names.contains(name) {
+            return bad("duplicate tensor name".into());
+        }
+        if ne.len() > MAX_DIMS {
+            return bad(format!("{} dimensions, at most {MAX_DIMS}", ne.len()));
+        }
+        if ne.iter().any(|&d| d > i64::MAX as u64) {
+            return bad(format!("dimension larger than int64 in ne {ne:?}"));
+        }
+        let ne0 = ne.first().copied().unwrap_or(1);
+        if ne0 % dtype.block_size() != 0 {
+            return bad(format!(
+                "row length {ne0} (last canonical dim) is not a multiple of the {dtype} block size {}",
+                dtype.block_size()
+            ));
+        }
+        let n_elements = ne.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).filter(|&n| n <= i64::MAX as u64);
+        let nbytes = dtype.nbytes(ne).filter(|&n| n <= i64::MAX as u64);
+        let (Some(_), Some(nbytes)) = (n_elements, nbytes) else {
+            return bad(format!("size of ne {ne:?} overflows int64"));
+        };
+        let offset = self.next_offset;
+        let next =
+            offset.checked_add(nbytes).and_then(|e| align_up(e, self.alignment)).filter(|&n| n <= i64::MAX as u64);
+        let Some(next) = next else {
+            return bad("data section larger than int64".into());
+        };
+        self.next_offset = next;
+        let Some(ne) = Shape::from_canonical(ne) else {
+            return bad(format!("{} dimensions, at most {MAX_DIMS}", ne.len()));
+        };
+        self.tensors.push(Pending { name: name.to_owned(), dtype, ne, nbytes, offset });
+        self.names.insert(name.to_owned());
+        Ok(())
+    }
+
+    fn emit(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes).map_err(|e| Error::io("writing GGUF", e))?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn pad(&mut self) -> Result<()> {
+        let target = align_up(self.written, self.alignment).unwrap_or(self.written);
+        let zeros = vec![0u8; (target - self.written) as usize];
+        self.emit(&zeros)
+    }
+
+    /// Writes the header, the key/value pairs, the tensor infos and the padding before the data
+    /// section. Called by the first [`write_tensor_data`](Self::write_tensor_data) or
+    /// [`finish`](Self::finish) if not called before; declarations are closed afterwards.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the writer; [`Error::WriterState`] if called twice.
+    pub fn write_header(&mut self) -> Result<()> {
+        if self.state != State::Declaring {
+            return Err(Error::WriterState("header already written".into()));
+        }
+        // Offsets assume a fixed alignment; recompute in case general.alignment came after tensors.
+        let mut off = 0u64;
+        for t in &mut self.tensors {
+            t.offset = off;
+            off = off
+                .checked_add(t.nbytes)
+                .and_then(|e| align_up(e, self.alignment))
+                .ok_or_else(|| Error::WriterState("data section overflows u64".into()))?;
+        }
+        let mut enc = Encoder { out: Vec::with_capacity(24 + self.kv_bytes.len()), endian: self.opts.endian };
+        enc.out.extend_from_slice(b"GGUF");
+        enc.u32(self.opts.version);
+        enc.u64(self.tensors.len() as u64);
+        enc.u64(self.kv_count);
+        let kv = std::mem::take(&mut self.kv_bytes);
+        enc.out.extend_from_slice(&kv);
+        for t in &self.tensors {
+            enc.string(&t.name);
+            enc.u32(t.ne.len() as u32);
+            for &d in t.ne.iter() {
+                enc.u64(d);
+            }
+            enc.u32(t.dtype.id());
+            enc.u64(t.offset);
+        }
+        self.emit(&enc.out)?;
+        if !self.tensors.is_empty() || self.opts.pad_empty_data {
+            self.pad()?;
+        }
+        self.state = State::Data { next: 0 };
+        Ok(())
+    }
+
+    fn next_tensor(&mut self) -> Result<(usize, u64, String)> {
+        if self.state == State::Declaring {
+            self.write_header()?;
+        }
+        match self.state {
+            State::Data { next } => match self.tensors.get(next) {
+                Some(t) => Ok((next, t.nbytes, t.name.clone())),
+                None => Err(Error::WriterState(format!(
+                    "data given for more tensors than the {} declared",
+                    self.tensors.len()
+                ))),
+            },
+            _ => Err(Error::WriterState("writer already finished".into())),
+        }
+    }
+
+    /// Writes the data of the next declared tensor (in declaration order), then its padding.
+    /// The bytes are written as given (in the output's byte order).
+    ///
+    /// # Errors
+    /// [`Error::TensorSizeMismatch`] if `bytes` is not the declared size; [`Error::WriterState`]
+    /// if every declared tensor already has its data; [`Error::Io`].
+    pub fn write_tensor_data(&mut self, bytes: &[u8]) -> Result<()> {
+        let (i, nbytes, name) = self.next_tensor()?;
+        if bytes.len() as u64 != nbytes {
+            return Err(Error::TensorSizeMismatch { name, expected: nbytes, found: bytes.len() as u64 });
+        }
+        self.emit(bytes)?;
+        self.pad()?;
+        self.state = State::Data { next: i + 1 };
+        Ok(())
+    }
+
+    /// Copies the data of the next declared tensor from `reader`, which must yield exactly the
+    /// declared number of bytes, then writes its padding. Memory use is a small fixed buffer.
+    ///
+    /// # Errors
+    /// [`Error::TensorSizeMismatch`] if the reader yields fewer or more bytes; otherwise as
+    /// [`GgufWriter::write_tensor_data`].
+    pub fn copy_tensor_data(&mut self, mut reader: impl Read) -> Result<()> {
+        let (i, nbytes, name) = self.next_tensor()?;
+        let copied = std::io::copy(&mut (&mut reader).take(nbytes), &mut self.out)
+            .map_err(|e| Error::io("copying tensor data", e))?;
+        self.written += copied;
+        let mut extra = [0u8; 1];
+        let more = reader.read(&mut extra).map_err(|e| Error::io("copying tensor data", e))?;
+        if copied != nbytes || more != 0 {
+            return Err(Error::TensorSizeMismatch { name, expected: nbytes, found: copied + more as u64 });
+        }
+        self.pad()?;
+        self.state = State::Data { next: i + 1 };
+        Ok(())
+    }
+
+    /// Writes the header if no tensor data was written, checks every declared tensor got its data,
+    /// flushes and returns the inner writer.
+    ///
+    /// # Errors
+    /// [`Error::WriterState`] if a declared tensor has no data; [`Error::Io`].
+    pub fn finish(mut self) -> Result<W> {
+        if self.state == State::Declaring {
+            self.write_header()?;
+        }
+        if let State::Data { next } = self.state {
+            if next != self.tensors.len() {
+                let missing: Vec<&str> = self.tensors.iter().skip(next).map(|t| t.name.as_str()).collect();
+                return Err(Error::WriterState(format!("no data written for tensors {missing:?}")));
+            }
+        }
+        self.state = State::Finished;
+        self.out.flush().map_err(|e| Error::io("flushing GGUF", e))?;
+        Ok(self.out)
+    }
+}
+
+struct Encoder {
+    out: Vec<u8>,
+    endian: Endian,
+}
+
+macro_rules! put {
+    ($self:ident, $v:expr) => {
+        match $self.endian {
+            Endian::Little => $self.out.extend_from_slice(&$v.to_le_bytes()),
+            Endian::Big => $self.out.extend_from_slice(&$v.to_be_bytes()),
+        }
+    };
+}
+
+impl Encoder {
+    fn u32(&mut self, v: u32) {
+        put!(self, v)
+    }
+
+    fn u64(&mut self, v: u64) {
+        put!(self, v)
+    }
+
+    fn string(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.out.extend_from_slice(s.as_bytes());
+    }
+
+    fn value(&mut self, v: &Value, key: &str, depth: usize) -> Result<()> {
+        match v {
+            Value::U8(x) => self.out.push(*x),
+            Value::I8(x) => put!(self, x),
+            Value::U16(x) => put!(self, x),
+            Value::I16(x) => put!(self, x),
+            Value::U32(x) => put!(self, x),
+            Value::I32(x) => put!(self, x),
+            Value::F32(x) => put!(self, x),
+            Value::Bool(x) => self.out.push(u8::from(*x)),
+            Value::String(s) => self.string(s),
+            Value::U64(x) => put!(self, x),
+            Value::I64(x) => put!(self, x),
+            Value::F64(x) => put!(self, x),
+            Value::Array(a) => self.array(a, key, depth)?,
+        }
+        Ok(())
+    }
+
+    fn array(&mut self, a: &Array, key: &str, depth: usize) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(Error::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: 0 });
+        }
+        self.u32(a.elem_type().id());
+        self.u64(a.len() as u64);
+        macro_rules! each {
+            ($v:expr) => {
+                for x in $v {
+                    put!(self, x)
+                }
+            };
+        }
+        match a {
+            Array::U8(v) => self.out.extend_from_slice(v),
+            Array::I8(v) => each!(v),
+            Array::U16(v) => each!(v),
+            Array::I16(v) => each!(v),
+            Array::U32(v) => each!(v),
+            Array::I32(v) => each!(v),
+            Array::F32(v) => each!(v),
+            Array::Bool(v) => self.out.extend(v.iter().map(|&b| u8::from(b))),
+            Array::String(v) => v.iter().for_each(|s| self.string(s)),
+            Array::Array(v) => {
+                for inner in v {
+                    self.array(inner, key, depth + 1)?;
+                }
+            }
+            Array::U64(v) => each!(v),
+            Array::I64(v) => each!(v),
+            Array::F64(v) => each!(v),
+        }
+        Ok(())
+    }
+
+    fn value_ref(&mut self, v: ValueRef<'_>, key: &str, depth: usize) -> Result<()> {
+        match v {
+            ValueRef::U8(x) => self.out.push(x),
+            ValueRef::I8(x) => put!(self, x),
+            ValueRef::U16(x) => put!(self, x),
+            ValueRef::I16(x) => put!(self, x),
+            ValueRef::U32(x) => put!(self, x),
+            ValueRef::I32(x) => put!(self, x),
+            ValueRef::F32(x) => put!(self, x),
+            ValueRef::Bool(x) => self.out.push(u8::from(x)),
+            ValueRef::String(s) => self.string(s),
+            ValueRef::U64(x) => put!(self, x),
+            ValueRef::I64(x) => put!(self, x),
+            ValueRef::F64(x) => put!(self, x),
+            ValueRef::Array(a) => self.array_ref(a, key, depth)?,
+        }
+        Ok(())
+    }
+
+    fn array_ref(&mut self, a: ArrayRef<'_>, key: &str, depth: usize) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(Error::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: 0 });
+        }
+        self.u32(a.elem_type().id());
+        self.u64(a.len());
+        let same_order = a.endian() == self.endian;
+        match a.elem_type() {
+            // Same byte order, or single bytes: the stored bytes are the encoding.
+            ValueType::U8 | ValueType::I8 | ValueType::Bool => self.out.extend_from_slice(a.raw_bytes()),
+            t if same_order && t != ValueType::Array && t != ValueType::String => {
+                self.out.extend_from_slice(a.raw_bytes())
+            }
+            _ => {
+                for x in a.iter() {
+                    self.value_ref(x, key, depth + 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A file written to a temporary name in the target's folder and renamed into place by
+/// [`commit`](Self::commit). Dropped without `commit` (an error, a panic), the temporary file is
+/// removed and the target is untouched.
+#[derive(Debug)]
+pub struct AtomicFile {
+    inner: BufWriter<tempfile::NamedTempFile>,
+    target: PathBuf,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file next to `path`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if it cannot be created.
+    pub fn new(path: impl AsRef<Path>) -> Result<Self> {
+        let target = path.as_ref().to_path_buf();
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".gguf-tmp-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+        Ok(AtomicFile { inner: BufWriter::with_capacity(1 << 20, tmp), target })
+    }
+
+    /// Flushes, syncs to disk and renames the temporary file to the target path.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; the target is untouched and the temporary file removed.
+    pub fn commit(self) -> Result<()> {
+        let target = self.target;
+        let tmp = self.inner.into_inner().map_err(|e| Error::io("flushing", e.into_error()))?;
+        tmp.as_file().sync_all().map_err(|e| Error::io("syncing", e))?;
+        tmp.persist(&target).map_err(|e| Error::io(format!("renaming into {}", target.display()), e.error))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
