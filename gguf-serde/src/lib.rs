@@ -35,6 +35,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod codec;
 pub mod container;
 pub mod dtype;
 pub mod error;
