@@ -38,7 +38,7 @@ use std::ops::Deref;
 use std::path::Path;
 
 pub use parse::DEFAULT_ALIGNMENT;
-pub(crate) use parse::{align_up, Layout, RawValue};
+pub(crate) use parse::{align_up, Layout};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef, ValueType};
 pub use write::{AtomicFile, GgufWriter, WriteOptions};
 
@@ -334,6 +334,7 @@ impl<S: Source> Gguf<S> {
         self.tensor_data(&info)
     }
 
+    #[allow(dead_code)] // for the serde layer
     pub(crate) fn layout(&self) -> &Layout {
         &self.layout
     }
