@@ -12,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Cursor;
 
-use common::{gt, sample, ty, B};
+use common::{all_types, gt, sample, ty, B};
 use gguf_serde::error::{AlignmentProblem, Item};
 use gguf_serde::{Endian, Error, GgmlType, Gguf, ValueRef, ValueType};
 
@@ -1081,40 +1081,6 @@ fn no_padding_after_the_last_tensor_and_trailing_bytes() {
     let g = parse_ok(&long);
     assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
     assert_eq!(g.tensor_data_by_name("c").unwrap(), &s.bytes[s.data_end as usize - 6..s.data_end as usize]);
-}
-
-/// One key of each of the 13 types (and an array of each), in the given byte order.
-fn all_types(big: bool, version: u32) -> Vec<u8> {
-    let mut b = if big { B::be() } else { B::le() };
-    b.header(version, 1, 26);
-    b.kv("u8", ty::U8).u8(200);
-    b.kv("i8", ty::I8).i8(-100);
-    b.kv("u16", ty::U16).u16(0xbeef);
-    b.kv("i16", ty::I16).i16(-12345);
-    b.kv("u32", ty::U32).u32(0xdead_beef);
-    b.kv("i32", ty::I32).i32(-123_456_789);
-    b.kv("f32", ty::F32).f32(-1.25);
-    b.kv("bool", ty::BOOL).u8(1);
-    b.kv("string", ty::STRING).str("héllo");
-    b.kv("u64", ty::U64).u64(0x0123_4567_89ab_cdef);
-    b.kv("i64", ty::I64).i64(-0x0123_4567_89ab_cdef);
-    b.kv("f64", ty::F64).f64(std::f64::consts::PI);
-    b.kv("a.u8", ty::ARRAY).arr(ty::U8, 2).u8(1).u8(255);
-    b.kv("a.i8", ty::ARRAY).arr(ty::I8, 2).i8(-1).i8(1);
-    b.kv("a.u16", ty::ARRAY).arr(ty::U16, 2).u16(1).u16(0xff00);
-    b.kv("a.i16", ty::ARRAY).arr(ty::I16, 1).i16(-2);
-    b.kv("a.u32", ty::ARRAY).arr(ty::U32, 2).u32(7).u32(0x0102_0304);
-    b.kv("a.i32", ty::ARRAY).arr(ty::I32, 1).i32(-7);
-    b.kv("a.f32", ty::ARRAY).arr(ty::F32, 2).f32(0.5).f32(f32::INFINITY);
-    b.kv("a.bool", ty::ARRAY).arr(ty::BOOL, 3).u8(1).u8(0).u8(1);
-    b.kv("a.string", ty::ARRAY).arr(ty::STRING, 3).str("a").str("").str("ü");
-    b.kv("a.u64", ty::ARRAY).arr(ty::U64, 1).u64(u64::MAX - 1);
-    b.kv("a.i64", ty::ARRAY).arr(ty::I64, 1).i64(i64::MIN);
-    b.kv("a.f64", ty::ARRAY).arr(ty::F64, 1).f64(-0.0);
-    b.kv("a.array", ty::ARRAY).arr(ty::ARRAY, 2).arr(ty::U16, 1).u16(0x1234).arr(ty::STRING, 1).str("in");
-    b.kv("a.empty", ty::ARRAY).arr(ty::F32, 0);
-    b.tensor("t", &[2], gt::F32, 0).pad(32).f32(1.0).f32(-2.0);
-    b.buf
 }
 
 fn check_all_types(g: &Gguf<&[u8]>) {
