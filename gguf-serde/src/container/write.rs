@@ -319,9 +319,14 @@ impl<W: Write> GgufWriter<W> {
     }
 
     fn pad(&mut self) -> Result<()> {
+        // In small pieces: an alignment of up to 2^31 must not allocate its size.
+        const ZEROS: [u8; 4096] = [0; 4096];
         let target = align_up(self.written, self.alignment).unwrap_or(self.written);
-        let zeros = vec![0u8; (target - self.written) as usize];
-        self.emit(&zeros)
+        while self.written < target {
+            let n = usize::try_from(target - self.written).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
+            self.emit(ZEROS.get(..n).unwrap_or(&ZEROS))?;
+        }
+        Ok(())
     }
 
     /// Writes the header, the key/value pairs, the tensor infos and the padding before the data
