@@ -8,59 +8,11 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Cursor;
 
-use common::{all_types, gt, sample, ty, B};
+use common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::error::{AlignmentProblem, Item};
 use gguf_serde::{Endian, Error, GgmlType, Gguf, ValueRef, ValueType};
-
-// ---------------------------------------------------------------------------------------------
-// The largest single allocation made on this thread, to prove hostile lengths allocate nothing.
-
-struct Tracking;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    let _ = LARGEST.try_with(|c| {
-        if size > c.get() {
-            c.set(size)
-        }
-    });
-}
-
-// SAFETY: forwards every call to the system allocator; only records sizes.
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        System.realloc(ptr, layout, new_size)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-}
-
-#[global_allocator]
-static ALLOC: Tracking = Tracking;
-
-/// Runs `f` and returns its result with the largest single allocation it made on this thread.
-fn largest_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    LARGEST.with(|c| c.set(0));
-    let r = f();
-    (r, LARGEST.with(|c| c.get()))
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -323,15 +275,22 @@ fn tensor_name_length_longer_than_the_file() {
 
 #[test]
 fn hostile_counts_allocate_no_more_than_a_few_times_the_file() {
-    // The largest KV count a file of this size may claim; every pair is garbage after the first.
-    let mut b = B::le();
-    b.header(3, 0, 0);
+    // The largest counts a 64 KiB body may claim (a pair takes at least 14 bytes, a tensor info
+    // 24); every entry after the first is garbage. The index entries are preallocated, so the
+    // bound is a small multiple of the file size (about 5x for pairs, measured), never the claim.
     let body = 1 << 16;
-    let n_kv = body / 14;
-    b.buf.splice(16..24, (n_kv as u64).to_le_bytes());
-    b.kv("a", ty::U8).u8(1).raw(&vec![0xee; body - 14]);
+    let mut b = B::le();
+    b.header(3, 0, (body / 14) as u64).kv("a", ty::U8).u8(1).raw(&vec![0xee; body - 14]);
     let (e, big) = largest_alloc(|| Gguf::from_slice(&b.buf).unwrap_err());
     assert!(matches!(e, Error::TooLong { item: Item::Key, .. }), "{e:?}");
+    assert!(big <= 8 * b.buf.len(), "allocated {big} bytes for a {} byte file", b.buf.len());
+
+    let mut b = B::le();
+    b.header(3, (body / 24) as u64, 0).tensor("t", &[1], gt::F32, 0);
+    let rest = body - (b.buf.len() - 24);
+    b.raw(&vec![0xee; rest]);
+    let (e, big) = largest_alloc(|| Gguf::from_slice(&b.buf).unwrap_err());
+    assert!(matches!(e, Error::TooLong { item: Item::TensorName, .. }), "{e:?}");
     assert!(big <= 8 * b.buf.len(), "allocated {big} bytes for a {} byte file", b.buf.len());
 }
 
@@ -1190,4 +1149,57 @@ fn sample_reads_with_expected_layout() {
     let nested = g.get("test.nested").unwrap().as_array().unwrap();
     assert_eq!(nested.len(), 3);
     assert_eq!(nested.type_name(), "array<array<u8>>");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Other sources: a reader not at the start of its stream, a reader that lies, a mapped file
+
+#[test]
+fn from_reader_starts_at_the_current_position() {
+    use std::io::{Seek, SeekFrom};
+    let s = sample(false);
+    let mut stream = vec![0xcc; 100];
+    stream.extend_from_slice(&s.bytes);
+    let mut c = Cursor::new(&stream);
+    c.seek(SeekFrom::Start(100)).unwrap();
+    let g = Gguf::from_reader(c).unwrap();
+    assert_eq!((g.kv_count(), g.tensor_count(), g.file_len()), (7, 3, s.bytes.len() as u64));
+    assert_eq!(g.tensor("c").unwrap().data_offset, s.data_offset + 96);
+}
+
+#[test]
+fn from_reader_whose_length_lies_is_an_io_error() {
+    use std::io::{Read, Seek, SeekFrom};
+    /// Claims 1000 more bytes than it yields.
+    struct Liar(Cursor<Vec<u8>>);
+    impl Read for Liar {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+    impl Seek for Liar {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            match pos {
+                SeekFrom::End(d) => Ok((self.0.get_ref().len() as i64 + 1000 + d) as u64),
+                p => self.0.seek(p),
+            }
+        }
+    }
+    let e = Gguf::from_reader(Liar(Cursor::new(sample(false).bytes))).unwrap_err();
+    assert!(matches!(&e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof), "{e:?}");
+}
+
+#[test]
+fn mapped_files_are_validated_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = sample(false);
+    for len in [0, 3, 4, 23, 24, 100, s.infos_end as usize, s.data_end as usize - 1, s.data_end as usize] {
+        let path = dir.path().join(format!("cut{len}.gguf"));
+        std::fs::write(&path, &s.bytes[..len]).unwrap();
+        let mapped = Gguf::open(&path).map(|g| g.tensor_count());
+        let slice = Gguf::from_slice(&s.bytes[..len]).map(|g| g.tensor_count());
+        assert_eq!(format!("{mapped:?}"), format!("{slice:?}"), "cut at {len}");
+    }
+    let e = Gguf::open(dir.path().join("missing.gguf")).unwrap_err();
+    assert!(matches!(&e, Error::Io { context: Some(c), .. } if c.starts_with("opening")), "{e:?}");
 }

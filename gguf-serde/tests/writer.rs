@@ -8,7 +8,7 @@ mod common;
 use std::io::{Cursor, Read};
 use std::path::Path;
 
-use common::{all_types, gt, sample, ty, B};
+use common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::error::AlignmentProblem;
 use gguf_serde::{Array, Endian, Error, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
 
@@ -363,6 +363,86 @@ fn copy_tensor_data_exact_short_and_long() {
     w.add_tensor("t", GgmlType::F32, &[3]).unwrap();
     w.copy_tensor_data(Trickle(&data)).unwrap();
     assert_eq!(w.finish().unwrap(), bytes);
+}
+
+#[test]
+fn a_partly_written_tensor_poisons_the_writer() {
+    // Two of four bytes went out before the short reader was noticed: the file can no longer be
+    // completed correctly, so every later call must fail rather than write a corrupt file.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
+    w.add_tensor("b", GgmlType::I8, &[4]).unwrap();
+    let e = w.copy_tensor_data(&[1u8, 2][..]).unwrap_err();
+    assert!(matches!(e, Error::TensorSizeMismatch { expected: 4, found: 2, .. }), "{e:?}");
+    assert!(matches!(w.copy_tensor_data(&[1u8, 2, 3, 4][..]), Err(Error::WriterState(_))));
+    assert!(matches!(w.write_tensor_data(&[5; 4]), Err(Error::WriterState(_))));
+    assert!(matches!(w.finish(), Err(Error::WriterState(_))));
+
+    // All four bytes and one more: the four went out.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
+    w.copy_tensor_data(&[1u8, 2, 3, 4, 5][..]).unwrap_err();
+    assert!(matches!(w.copy_tensor_data(&[1u8, 2, 3, 4][..]), Err(Error::WriterState(_))));
+    assert!(matches!(w.finish(), Err(Error::WriterState(_))));
+}
+
+#[test]
+fn a_refused_write_that_wrote_nothing_can_be_retried() {
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
+    w.write_tensor_data(&[1; 3]).unwrap_err();
+    w.copy_tensor_data(&[][..]).unwrap_err();
+    w.write_tensor_data(&[1, 2, 3, 4]).unwrap();
+    let bytes = w.finish().unwrap();
+    assert_eq!(Gguf::from_slice(&bytes).unwrap().tensor_data_by_name("a").unwrap(), [1, 2, 3, 4]);
+}
+
+/// Accepts `n` bytes, fails once, then accepts everything again (a transient error).
+struct FailOnceAfter(usize, bool);
+
+impl std::io::Write for FailOnceAfter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0 == 0 && !self.1 {
+            self.1 = true;
+            return Err(std::io::Error::other("disk full"));
+        }
+        let n = if self.1 { buf.len() } else { buf.len().min(self.0) };
+        self.0 = self.0.saturating_sub(n);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn an_io_error_poisons_the_writer() {
+    // Fails inside the header, inside tensor data and inside padding; part of the bytes went
+    // out, so the file cannot be completed even though the output works again.
+    for limit in [10, 100, 130] {
+        let mut w = GgufWriter::new(FailOnceAfter(limit, false));
+        w.add_kv("a", 7u32).unwrap();
+        w.add_tensor("t", GgmlType::F32, &[8]).unwrap();
+        w.add_tensor("u", GgmlType::F32, &[1]).unwrap();
+        let first = w.write_tensor_data(&[0; 32]);
+        assert!(matches!(first, Err(Error::Io { .. })), "{limit}: {first:?}");
+        assert!(w.write_tensor_data(&[0; 32]).is_err(), "{limit}");
+        assert!(w.write_tensor_data(&[0; 4]).is_err(), "{limit}");
+        assert!(w.finish().is_err(), "{limit}");
+    }
+}
+
+#[test]
+fn padding_does_not_allocate_the_alignment() {
+    // general.alignment 2^31 is legal: about 4 GiB of padding go to the sink, in small pieces.
+    let ((), big) = largest_alloc(|| {
+        let mut w = GgufWriter::new(std::io::sink());
+        w.add_kv("general.alignment", 1u32 << 31).unwrap();
+        w.add_tensor("t", GgmlType::I8, &[1]).unwrap();
+        w.write_tensor_data(&[1]).unwrap();
+        w.finish().unwrap();
+    });
+    assert!(big < 1 << 20, "largest allocation {big} bytes");
 }
 
 #[test]

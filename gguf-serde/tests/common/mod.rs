@@ -6,6 +6,56 @@
 //! u32 n_dims, u64 ne[n_dims], u32 ggml type, u64 offset), zero padding to the alignment, data.
 #![allow(dead_code)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+// ---------------------------------------------------------------------------------------------
+// The largest single allocation made on this thread (every test binary that uses this module
+// installs the tracking allocator), to prove hostile lengths allocate nothing.
+
+struct Tracking;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    let _ = LARGEST.try_with(|c| {
+        if size > c.get() {
+            c.set(size)
+        }
+    });
+}
+
+// SAFETY: forwards every call to the system allocator; only records sizes.
+unsafe impl GlobalAlloc for Tracking {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        System.realloc(ptr, layout, new_size)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Tracking = Tracking;
+
+/// Runs `f` and returns its result with the largest single allocation it made on this thread.
+pub fn largest_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    LARGEST.with(|c| c.set(0));
+    let r = f();
+    (r, LARGEST.with(|c| c.get()))
+}
+
 /// GGUF value type ids (spec table `gguf_metadata_value_type`).
 pub mod ty {
     pub const U8: u32 = 0;
