@@ -448,7 +448,8 @@ fn tensor_info(c: &mut Cursor<'_>) -> Result<TensorEntry> {
     let name_len_at = c.pos;
     let name_len = c.len(Item::TensorName, None)?;
     if name_len > MAX_TENSOR_NAME {
-        let shown = c.data.get(c.pos..c.pos.saturating_add(80).min(c.data.len())).unwrap_or_default();
+        // The name itself (its first 256 bytes), through `take` so a metadata buffer grows to hold it.
+        let shown = c.take(name_len.min(256), Item::TensorName, None)?;
         return Err(Error::TensorNameTooLong {
             name: String::from_utf8_lossy(shown).into_owned(),
             len: name_len,
