@@ -36,15 +36,12 @@ const KSIGNS: [u8; 128] = {
     t
 };
 
-/// `+1.0` or `-1.0` as the reference writes it (`signs & kmask_iq2xs[j] ? -1.f : 1.f`), so that a
-/// product with it behaves exactly like the reference's, NaN included.
+/// `v` negated when bit `j` of `bits` is set: the reference's `v * (bits & kmask_iq2xs[j] ? -1.f
+/// : 1.f)`. A compiler may (and gcc at `-O2` does) turn that product into a sign flip, which only
+/// differs from a multiplication for NaN; the flip is what the compiled reference gives.
 #[inline(always)]
-fn sign(bits: u8, j: usize) -> f32 {
-    if bits & (1u8 << j) != 0 {
-        -1.0
-    } else {
-        1.0
-    }
+fn signed(v: f32, bits: u8, j: usize) -> f32 {
+    f32::from_bits(v.to_bits() ^ (u32::from((bits >> j) & 1) << 31))
 }
 
 /// Little-endian f16 at `b[0..2]` as f32 (exact; NaN payloads kept, quieted, as ggml does).
@@ -161,7 +158,7 @@ fn dequant_iq2_xxs(b: &[u8; 66], y: &mut [f32; 256]) {
             let grid = &IQ2XXS_GRID[q[l] as usize];
             let signs = KSIGNS[((aux1 >> (7 * l)) & 127) as usize];
             for j in 0..8 {
-                y[j] = db * grid[j] as f32 * sign(signs, j);
+                y[j] = signed(db * grid[j] as f32, signs, j);
             }
         }
     }
@@ -180,7 +177,7 @@ fn dequant_iq2_xs(b: &[u8; 74], y: &mut [f32; 256]) {
             let signs = KSIGNS[(v >> 9) as usize];
             let dl = db[l / 2];
             for j in 0..8 {
-                y[j] = dl * grid[j] as f32 * sign(signs, j);
+                y[j] = signed(dl * grid[j] as f32, signs, j);
             }
         }
     }
@@ -203,7 +200,7 @@ fn dequant_iq2_s(b: &[u8; 82], y: &mut [f32; 256]) {
             let s = signs[4 * ib + l];
             let dl = db[l / 2];
             for j in 0..8 {
-                y[j] = dl * grid[j] as f32 * sign(s, j);
+                y[j] = signed(dl * grid[j] as f32, s, j);
             }
         }
     }
@@ -222,8 +219,8 @@ fn dequant_iq3_xxs(b: &[u8; 98], y: &mut [f32; 256]) {
             let g1 = &IQ3XXS_GRID[q[2 * l] as usize];
             let g2 = &IQ3XXS_GRID[q[2 * l + 1] as usize];
             for j in 0..4 {
-                y[j] = db * g1[j] as f32 * sign(signs, j);
-                y[j + 4] = db * g2[j] as f32 * sign(signs, j + 4);
+                y[j] = signed(db * g1[j] as f32, signs, j);
+                y[j + 4] = signed(db * g2[j] as f32, signs, j + 4);
             }
         }
     }
@@ -246,8 +243,8 @@ fn dequant_iq3_s(b: &[u8; 110], y: &mut [f32; 256]) {
             let g2 = &IQ3S_GRID[qs[8 * ib + 2 * l + 1] as usize | ((h << (7 - 2 * l)) & 256)];
             let s = signs[4 * ib + l];
             for j in 0..4 {
-                y[j] = db * g1[j] as f32 * sign(s, j);
-                y[j + 4] = db * g2[j] as f32 * sign(s, j + 4);
+                y[j] = signed(db * g1[j] as f32, s, j);
+                y[j + 4] = signed(db * g2[j] as f32, s, j + 4);
             }
         }
     }

@@ -140,3 +140,84 @@ fn matches_gguf_py() {
         assert_bytes_eq(&format!("quantize {t:?}"), ts(t), &quant(t, &src), &want);
     }
 }
+
+fn c_dir() -> PathBuf {
+    data_dir().join("c-vectors")
+}
+
+const C_DEQUANT: [GgmlType; 15] = [
+    GgmlType::IQ2_XXS,
+    GgmlType::IQ2_XS,
+    GgmlType::IQ2_S,
+    GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S,
+    GgmlType::IQ1_S,
+    GgmlType::IQ1_M,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+    GgmlType::NVFP4,
+    GgmlType::Q1_0,
+    GgmlType::Q2_0,
+];
+
+const C_QUANT: [GgmlType; 8] = [
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+    GgmlType::NVFP4,
+    GgmlType::Q1_0,
+    GgmlType::Q2_0,
+];
+
+/// Dequantization equals ggml's `dequantize_row_*` bit for bit, NaN payloads included (the C
+/// vectors hold NaN, infinite, subnormal and negative-zero scales).
+#[test]
+fn dequantize_matches_c_reference() {
+    for t in C_DEQUANT {
+        let src = read(&c_dir(), &format!("{}.deq.in", t.name()));
+        let want = f32s(&read(&c_dir(), &format!("{}.deq.out", t.name())));
+        assert!(src.len() >= 16 * ts(t));
+        let ours = dequant(t, &src);
+        assert_eq!(ours.len(), want.len());
+        if let Some(i) = (0..ours.len()).find(|&i| ours[i].to_bits() != want[i].to_bits()) {
+            panic!(
+                "dequantize {t:?}: element {i} (block {}): ours {:#010x}, C reference {:#010x}",
+                i / bs(t),
+                ours[i].to_bits(),
+                want[i].to_bits()
+            );
+        }
+    }
+}
+
+/// Quantization equals ggml's reference quantizers byte for byte, on edge blocks (zeros, -0,
+/// huge values, NaN, ±Inf, subnormals, ties, a maximum just below a power of two) and random ones.
+#[test]
+fn quantize_matches_c_reference() {
+    for t in C_QUANT {
+        let src = f32s(&read(&c_dir(), &format!("{}.q.in", t.name())));
+        let want = read(&c_dir(), &format!("{}.q.out", t.name()));
+        assert!(src.len() >= 24 * bs(t));
+        assert_bytes_eq(&format!("quantize {t:?}"), ts(t), &quant(t, &src), &want);
+    }
+}
+
+/// IQ4_NL / IQ4_XS with importance weights equal ggml's `quantize_iq4_*(…, quant_weights)`.
+#[test]
+fn quantize_weighted_matches_c_reference() {
+    for t in [GgmlType::IQ4_NL, GgmlType::IQ4_XS] {
+        let src = f32s(&read(&c_dir(), &format!("{}.q.in", t.name())));
+        let w = f32s(&read(&c_dir(), &format!("{}.qw.w", t.name())));
+        let want = read(&c_dir(), &format!("{}.qw.out", t.name()));
+        let mut ours = vec![0u8; want.len()];
+        assert!(iquants::quantize_weighted(t, &src, Some(&w), &mut ours));
+        assert_bytes_eq(&format!("quantize_weighted {t:?}"), ts(t), &ours, &want);
+        // The weights matter: the unweighted bytes differ.
+        assert_ne!(quant(t, &src), want, "{t:?}: weights had no effect");
+    }
+}
