@@ -157,8 +157,8 @@ fn dequant_iq2_xxs(b: &[u8; 66], y: &mut [f32; 256]) {
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
             let grid = &IQ2XXS_GRID[q[l] as usize];
             let signs = KSIGNS[((aux1 >> (7 * l)) & 127) as usize];
-            for j in 0..8 {
-                y[j] = signed(db * grid[j] as f32, signs, j);
+            for (j, (yv, &g)) in y.iter_mut().zip(grid).enumerate() {
+                *yv = signed(db * g as f32, signs, j);
             }
         }
     }
@@ -176,8 +176,8 @@ fn dequant_iq2_xs(b: &[u8; 74], y: &mut [f32; 256]) {
             let grid = &IQ2XS_GRID[(v & 511) as usize];
             let signs = KSIGNS[(v >> 9) as usize];
             let dl = db[l / 2];
-            for j in 0..8 {
-                y[j] = signed(dl * grid[j] as f32, signs, j);
+            for (j, (yv, &g)) in y.iter_mut().zip(grid).enumerate() {
+                *yv = signed(dl * g as f32, signs, j);
             }
         }
     }
@@ -199,8 +199,8 @@ fn dequant_iq2_s(b: &[u8; 82], y: &mut [f32; 256]) {
             let grid = &IQ2S_GRID[idx];
             let s = signs[4 * ib + l];
             let dl = db[l / 2];
-            for j in 0..8 {
-                y[j] = signed(dl * grid[j] as f32, s, j);
+            for (j, (yv, &g)) in y.iter_mut().zip(grid).enumerate() {
+                *yv = signed(dl * g as f32, s, j);
             }
         }
     }

@@ -119,14 +119,32 @@ fn trunc_i32_x86(x: f32) -> i32 {
     }
 }
 
+/// Round half away from zero for |x| < 2^31 (exact: `x - trunc(x)` is exact in f32).
+#[inline(always)]
+fn round_away_small(x: f32) -> i32 {
+    let t = x as i32;
+    let frac = x - t as f32;
+    if frac >= 0.5 {
+        t + 1
+    } else if frac <= -0.5 {
+        t - 1
+    } else {
+        t
+    }
+}
+
 /// `lroundf` as glibc on x86-64 gives it: round half away from zero; NaN and values outside the
 /// range of `long` give `i64::MIN`.
 #[inline(always)]
 fn lroundf(x: f32) -> i64 {
-    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
-        i64::MIN
+    if (-2_147_483_648.0..2_147_483_648.0).contains(&x) {
+        // Rounding can reach ±2^31 only from values that already are integers, so this fits.
+        i64::from(round_away_small(x))
+    } else if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
+        // Integral already (|x| ≥ 2^23).
+        x as i64
     } else {
-        x.round() as i64
+        i64::MIN
     }
 }
 
@@ -150,23 +168,16 @@ fn max_abs_c(x: &[f32]) -> f32 {
 // ---------------------------------------------------------------------------------------------
 // Ternary quants.
 
-/// Trit `n` (0 = most significant of 5) of a TQ1_0 byte, minus one: the reference's
+/// Trit `n` (0 = most significant of 5) of a TQ1_0 byte `q`, minus one: the reference's
 /// `((uint8_t)(q * 3^n) * 3) >> 8`, then `- 1`.
-const TQ1_TRITS: [[i8; 256]; 5] = {
-    let mut t = [[0i8; 256]; 5];
-    let pow3 = [1u32, 3, 9, 27, 81];
-    let mut n = 0;
-    while n < 5 {
-        let mut b = 0;
-        while b < 256 {
-            let q = (b as u32 * pow3[n]) & 0xff;
-            t[n][b] = ((q * 3) >> 8) as i8 - 1;
-            b += 1;
-        }
-        n += 1;
-    }
-    t
-};
+#[inline(always)]
+fn tq1_trit(q: u8, pow3: u8) -> f32 {
+    let q = q.wrapping_mul(pow3);
+    (((u16::from(q) * 3) >> 8) as i16 - 1) as f32
+}
+
+/// 3^n for the five trits of a TQ1_0 byte.
+const POW3: [u8; 5] = [1, 3, 9, 27, 81];
 
 /// TQ1_0, 54 bytes: 48 bytes of five base-3 digits (elements 0..160 in 32-byte rows, 160..240 in
 /// 16-byte rows), 4 bytes of four digits (elements 240..256), f16 `d` last.
@@ -176,17 +187,17 @@ fn dequant_tq1_0(b: &[u8; 54], y: &mut [f32; 256]) {
     let (y1, y2) = rest.split_at_mut(80);
     for (n, y) in y0.chunks_exact_mut(32).enumerate() {
         for (yv, &q) in y.iter_mut().zip(&b[..32]) {
-            *yv = TQ1_TRITS[n][q as usize] as f32 * d;
+            *yv = tq1_trit(q, POW3[n]) * d;
         }
     }
     for (n, y) in y1.chunks_exact_mut(16).enumerate() {
         for (yv, &q) in y.iter_mut().zip(&b[32..48]) {
-            *yv = TQ1_TRITS[n][q as usize] as f32 * d;
+            *yv = tq1_trit(q, POW3[n]) * d;
         }
     }
     for (n, y) in y2.chunks_exact_mut(4).enumerate() {
         for (yv, &q) in y.iter_mut().zip(&b[48..52]) {
-            *yv = TQ1_TRITS[n][q as usize] as f32 * d;
+            *yv = tq1_trit(q, POW3[n]) * d;
         }
     }
 }
@@ -392,7 +403,10 @@ fn quant_q2_0(x: &[f32; 64], b: &mut [u8; 18]) {
     for (q, xg) in b[2..].iter_mut().zip(x.chunks_exact(4)) {
         let mut v = 0u8;
         for (j, &w) in xg.iter().enumerate() {
-            let c = trunc_i32_x86((w * id).round()).wrapping_add(1).clamp(0, 3);
+            let a = w * id;
+            // (int)roundf(a): in range, round half away; otherwise x86's integer indefinite.
+            let r = if (-2_147_483_648.0..2_147_483_648.0).contains(&a) { round_away_small(a) } else { i32::MIN };
+            let c = r.wrapping_add(1).clamp(0, 3);
             v |= (c as u8) << (2 * j);
         }
         *q = v;
