@@ -221,3 +221,88 @@ fn quantize_weighted_matches_c_reference() {
         assert_ne!(quant(t, &src), want, "{t:?}: weights had no effect");
     }
 }
+
+/// Values that the format represents exactly come back unchanged from quantize → dequantize
+/// (hand-derived: the scale each reference quantizer picks is known for these blocks).
+#[test]
+fn representable_values_round_trip() {
+    // E2M1 magnitudes; a block whose largest magnitude is 6·2^k gets scale 2^k exactly.
+    const E2M1: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    // n values ±E2M1·2^k, the first one 6·2^k.
+    let fp4 = |n: usize, k: i32| -> Vec<f32> {
+        let p = 2f32.powi(k);
+        let mut x: Vec<f32> = (0..n)
+            .map(|j| {
+                let m = E2M1[(j * 5 + 3) % 8] * p;
+                if j % 3 == 1 && m != 0.0 {
+                    -m
+                } else {
+                    m
+                }
+            })
+            .collect();
+        x[0] = 6.0 * p;
+        x
+    };
+    for k in [-20, -3, 0, 5, 30] {
+        let x = fp4(32, k);
+        assert_eq!(dequant(GgmlType::MXFP4, &quant(GgmlType::MXFP4, &x)), x, "MXFP4 k={k}");
+    }
+    // NVFP4: each 16-element sub-block with largest magnitude 6·u, u an E4M3 value.
+    let x: Vec<f32> = [1.0f32, 0.25, 1.5, 18.0]
+        .iter()
+        .flat_map(|&u| fp4(16, 0).into_iter().map(move |v| v * u))
+        .collect();
+    assert_eq!(dequant(GgmlType::NVFP4, &quant(GgmlType::NVFP4, &x)), x, "NVFP4");
+    // Ternary and sign types: d is the largest magnitude (TQ*, Q2_0) or the mean magnitude (Q1_0);
+    // 1.5 is exact in f16.
+    let tern: Vec<f32> = (0..256).map(|j| [-1.5f32, 0.0, 1.5][(j * 7 + 1) % 3]).collect();
+    for t in [GgmlType::TQ1_0, GgmlType::TQ2_0] {
+        assert_eq!(dequant(t, &quant(t, &tern)), tern, "{t:?}");
+    }
+    assert_eq!(dequant(GgmlType::Q2_0, &quant(GgmlType::Q2_0, &tern[..64])), &tern[..64], "Q2_0");
+    let signs: Vec<f32> = (0..128).map(|j| if j % 5 < 2 { -1.5 } else { 1.5 }).collect();
+    assert_eq!(dequant(GgmlType::Q1_0, &quant(GgmlType::Q1_0, &signs)), signs, "Q1_0");
+}
+
+/// The IQ4 levels: a block whose values are `d · kvalues_iq4nl` with the largest level −127·d
+/// (first level, so the scale search starts there) quantizes to d exactly.
+#[test]
+fn iq4_nl_levels_round_trip() {
+    let d = 0.0625f32;
+    let x: Vec<f32> = (0..32).map(|j| d * KV[(j * 11) % 16] as f32).collect();
+    assert_eq!(x.iter().fold(0f32, |a, v| a.max(v.abs())), 127.0 * d);
+    assert_eq!(dequant(GgmlType::IQ4_NL, &quant(GgmlType::IQ4_NL, &x)), x);
+}
+
+use super::KVALUES_IQ4NL as KV;
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Arbitrary block bytes dequantize without panicking, to the right number of values.
+        #[test]
+        fn any_bytes_dequantize(seed in any::<u64>(), nblocks in 1usize..4) {
+            for t in C_DEQUANT {
+                let mut s = seed ^ t.id() as u64;
+                let src: Vec<u8> = (0..nblocks * ts(t)).map(|_| {
+                    s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (s >> 56) as u8
+                }).collect();
+                prop_assert_eq!(dequant(t, &src).len(), nblocks * bs(t));
+            }
+        }
+
+        /// Arbitrary f32 bit patterns (NaN, ±Inf, subnormals included) quantize without panicking.
+        #[test]
+        fn any_floats_quantize(bits in proptest::collection::vec(any::<u32>(), 256)) {
+            let x: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            for t in C_QUANT {
+                prop_assert_eq!(quant(t, &x).len(), 256 / bs(t) * ts(t));
+            }
+        }
+    }
+}
