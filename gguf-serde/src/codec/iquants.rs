@@ -44,7 +44,8 @@ fn signed(v: f32, bits: u8, j: usize) -> f32 {
     f32::from_bits(v.to_bits() ^ (u32::from((bits >> j) & 1) << 31))
 }
 
-/// Little-endian f16 at `b[0..2]` as f32 (exact; NaN payloads kept, quieted, as ggml does).
+/// The little-endian f16 with bytes `b0`, `b1` as f32 (exact; NaN payloads kept, quieted, as
+/// ggml does).
 #[inline(always)]
 pub(crate) fn f16_le(b0: u8, b1: u8) -> f32 {
     half::f16::from_bits(u16::from_le_bytes([b0, b1])).to_f32()
@@ -111,15 +112,20 @@ pub(crate) fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> bool {
 /// Returns `false` if `dtype` is not quantized by this family.
 ///
 /// IQ4_NL and IQ4_XS follow ggml's `quantize_iq4_nl` / `quantize_iq4_xs` without importance
-/// weights (7 scale trials per 32-element block).
+/// weights (7 scale trials per 32-element block), which is what `ggml_quantize_chunk` runs.
+/// (`quantize_row_iq4_xs_ref` is the same function; `quantize_row_iq4_nl_ref` tries no scales
+/// and leaves the levels of an all-small block to whatever its buffer held, so it is not
+/// followed.)
 #[allow(dead_code)] // called from `codec/mod.rs` once wired
 pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
     quantize_weighted(dtype, src, None, dst)
 }
 
 /// [`quantize`] with optional importance weights (`quant_weights` of ggml's `quantize_iq4_*`),
-/// one per element of `src` (same length, checked by the caller). Returns `false` if `dtype` is
-/// not quantized by this family.
+/// one per element of `src` (same length, checked by the caller; a block without its full
+/// weights is quantized unweighted). ggml's importance matrix has one weight per column, shared
+/// by all rows: quantize a tensor row by row with the same `weights`. Returns `false` if `dtype`
+/// is not quantized by this family.
 #[allow(dead_code)] // called from `codec/mod.rs` once wired
 pub(crate) fn quantize_weighted(dtype: GgmlType, src: &[f32], weights: Option<&[f32]>, dst: &mut [u8]) -> bool {
     match dtype {

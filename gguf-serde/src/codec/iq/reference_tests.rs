@@ -249,10 +249,8 @@ fn representable_values_round_trip() {
         assert_eq!(dequant(GgmlType::MXFP4, &quant(GgmlType::MXFP4, &x)), x, "MXFP4 k={k}");
     }
     // NVFP4: each 16-element sub-block with largest magnitude 6·u, u an E4M3 value.
-    let x: Vec<f32> = [1.0f32, 0.25, 1.5, 18.0]
-        .iter()
-        .flat_map(|&u| fp4(16, 0).into_iter().map(move |v| v * u))
-        .collect();
+    let x: Vec<f32> =
+        [1.0f32, 0.25, 1.5, 18.0].iter().flat_map(|&u| fp4(16, 0).into_iter().map(move |v| v * u)).collect();
     assert_eq!(dequant(GgmlType::NVFP4, &quant(GgmlType::NVFP4, &x)), x, "NVFP4");
     // Ternary and sign types: d is the largest magnitude (TQ*, Q2_0) or the mean magnitude (Q1_0);
     // 1.5 is exact in f16.
