@@ -1185,8 +1185,14 @@ fn from_reader_whose_length_lies_is_an_io_error() {
             }
         }
     }
-    let e = Gguf::from_reader(Liar(Cursor::new(sample(false).bytes))).unwrap_err();
+    // Metadata cut short by the lie: an I/O error.
+    let s = sample(false);
+    let e = Gguf::from_reader(Liar(Cursor::new(s.bytes[..100].to_vec()))).unwrap_err();
     assert!(matches!(&e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof), "{e:?}");
+    // Metadata whole: from_reader reads no tensor data, so it trusts the claimed length.
+    let g = Gguf::from_reader(Liar(Cursor::new(s.bytes.clone()))).unwrap();
+    assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
+    assert_eq!(g.bytes().len() as u64, s.infos_end);
 }
 
 #[test]
@@ -1202,4 +1208,38 @@ fn mapped_files_are_validated_the_same() {
     }
     let e = Gguf::open(dir.path().join("missing.gguf")).unwrap_err();
     assert!(matches!(&e, Error::Io { context: Some(c), .. } if c.starts_with("opening")), "{e:?}");
+}
+
+#[test]
+fn from_reader_reads_no_tensor_data() {
+    use std::io::{Read, Seek, SeekFrom};
+    /// Records the furthest byte read.
+    struct Watch {
+        inner: Cursor<Vec<u8>>,
+        furthest: u64,
+    }
+    impl Read for Watch {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.furthest = self.furthest.max(self.inner.position());
+            Ok(n)
+        }
+    }
+    impl Seek for Watch {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+    // One key, one 1 MiB F32 tensor.
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_tensor("big", gguf_serde::GgmlType::F32, &[512, 512]).unwrap();
+    w.write_tensor_data(&vec![0u8; 512 * 512 * 4]).unwrap();
+    let bytes = w.finish().unwrap();
+    let mut watch = Watch { inner: Cursor::new(bytes), furthest: 0 };
+    let g = Gguf::from_reader(&mut watch).unwrap();
+    assert_eq!(g.tensor("big").unwrap().nbytes, 1 << 20);
+    // The header, key and tensor info take 95 bytes; the read-ahead buffer adds at most 8 KiB.
+    assert_eq!(g.tensor_infos_end(), 95);
+    assert!(watch.furthest <= 95 + 8192, "read up to byte {}", watch.furthest);
 }
