@@ -5,19 +5,22 @@
 //! holds the metadata and nothing of the tensor data (beyond a small read-ahead buffer). It stops
 //! at the first thing that is malformed; the validating parser then reports it precisely.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, Read};
 
 use super::value::ValueType;
 use super::{MAX_DEPTH, MAX_DIMS};
 
-/// Capacity of the read-ahead buffer: the most that is read past the end of the tensor infos.
+/// Read granularity: the most that is read past the end of the tensor infos.
 pub(crate) const READ_AHEAD: usize = 8 * 1024;
 
 struct Skim<R> {
-    r: BufReader<R>,
+    r: R,
+    /// Bytes read so far (the metadata, plus up to `READ_AHEAD` beyond `pos`).
     buf: Vec<u8>,
+    /// Bytes walked so far.
+    pos: usize,
     big_endian: bool,
-    /// Bytes of the file not yet consumed.
+    /// Bytes of the file not yet walked.
     remaining: u64,
 }
 
@@ -25,31 +28,28 @@ struct Skim<R> {
 type Step = io::Result<bool>;
 
 impl<R: Read> Skim<R> {
-    /// Appends the next `n` bytes to the buffer; `false` if the file has fewer left, after
-    /// appending all it has (so the parser sees the same cut file as from a slice).
+    /// Walks the next `n` bytes, reading them if needed; `false` if the file has fewer left,
+    /// after reading all it has (so the parser sees the same cut file as from a slice).
     fn bytes(&mut self, n: u64) -> Step {
-        if n > self.remaining {
-            let rest = self.remaining;
-            self.bytes(rest)?;
-            return Ok(false);
-        }
-        let mut left = n;
-        while left > 0 {
-            let chunk = self.r.fill_buf()?;
-            if chunk.is_empty() {
+        let short = n > self.remaining;
+        let n = n.min(self.remaining);
+        let end = self.pos.saturating_add(usize::try_from(n).unwrap_or(usize::MAX));
+        if end > self.buf.len() {
+            // Read what is missing, plus up to READ_AHEAD more while the file has it.
+            let unread = self.remaining.saturating_sub((self.buf.len() - self.pos) as u64);
+            let want = ((end - self.buf.len()) as u64).saturating_add(READ_AHEAD as u64).min(unread);
+            (&mut self.r).take(want).read_to_end(&mut self.buf)?;
+            if self.buf.len() < end {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shorter than its length"));
             }
-            let take = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-            self.buf.extend_from_slice(chunk.get(..take).unwrap_or_default());
-            self.r.consume(take);
-            left -= take as u64;
         }
+        self.pos = end;
         self.remaining -= n;
-        Ok(true)
+        Ok(!short)
     }
 
     fn num<const N: usize>(&mut self) -> io::Result<Option<u64>> {
-        let at = self.buf.len();
+        let at = self.pos;
         if !self.bytes(N as u64)? {
             return Ok(None);
         }
@@ -103,7 +103,7 @@ impl<R: Read> Skim<R> {
         if !self.bytes(8)? || self.buf.get(..4) != Some(b"GGUF") {
             return Ok(false);
         }
-        let raw = self.buf.get(4..8).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0);
+        let raw = self.buf.get(4..8).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).unwrap_or(0);
         self.big_endian = raw & 0xffff == 0 && raw != 0;
         let (Some(n_tensors), Some(n_kv)) = (self.num::<8>()?, self.num::<8>()?) else { return Ok(false) };
         // The same minimum sizes as the parser: anything claiming more stops here.
@@ -136,16 +136,9 @@ impl<R: Read> Skim<R> {
 /// malformed item, or to the end of a file that is cut short). Reads at most [`READ_AHEAD`] bytes
 /// more from `reader`; allocates only for bytes the file really has.
 pub(crate) fn read_metadata<R: Read>(reader: R, file_len: u64) -> io::Result<Vec<u8>> {
-    let mut s = Skim {
-        // A small file gets a small buffer: memory follows the file's size.
-        r: BufReader::with_capacity(
-            READ_AHEAD.min(usize::try_from(file_len).unwrap_or(READ_AHEAD)).max(1),
-            reader.take(file_len),
-        ),
-        buf: Vec::new(),
-        big_endian: false,
-        remaining: file_len,
-    };
+    let mut s = Skim { r: reader, buf: Vec::new(), pos: 0, big_endian: false, remaining: file_len };
     s.all()?;
+    // Drop the read-ahead: the buffer holds the metadata only.
+    s.buf.truncate(s.pos);
     Ok(s.buf)
 }
