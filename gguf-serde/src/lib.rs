@@ -38,7 +38,10 @@
 pub mod codec;
 pub mod container;
 pub mod dtype;
+pub mod edit;
 pub mod error;
+mod rewrite;
+pub mod shard;
 
 pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
@@ -46,3 +49,4 @@ pub use container::{
 };
 pub use dtype::GgmlType;
 pub use error::{Error, Result};
+pub use shard::{ShardedGguf, TensorSource};
