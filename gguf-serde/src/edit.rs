@@ -249,3 +249,145 @@ fn infer(text: &str) -> Value {
     }
     Value::String(text.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    //! Failure injection: whatever fails while the new file is written, the original stays
+    //! byte-identical and no temporary file is left.
+
+    use std::io::{self, BufWriter, Write};
+    use std::path::{Path, PathBuf};
+
+    use super::{rewrite_with, Edit};
+    use crate::{GgmlType, GgufWriter, Value};
+
+    /// A writer that accepts `left` bytes, then fails with `kind` (or ENOSPC).
+    struct FailAfter<W> {
+        inner: W,
+        left: usize,
+        enospc: bool,
+    }
+
+    impl<W: Write> Write for FailAfter<W> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.left == 0 {
+                return Err(if self.enospc {
+                    io::Error::from_raw_os_error(28) // ENOSPC: no space left on device
+                } else {
+                    io::Error::other("injected failure")
+                });
+            }
+            let n = buf.len().min(self.left);
+            let n = self.inner.write(&buf[..n])?;
+            self.left -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    fn setup(name: &str) -> (PathBuf, Vec<u8>) {
+        let d = std::env::temp_dir().join(format!("gguf-edit-inject-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("general.name", "x").unwrap();
+        w.add_tensor("t", GgmlType::F32, &[300]).unwrap();
+        w.add_tensor("u", GgmlType::F32, &[7]).unwrap();
+        w.write_tensor_data(&[1u8; 1200]).unwrap();
+        w.write_tensor_data(&[2u8; 28]).unwrap();
+        let bytes = w.finish().unwrap();
+        let p = d.join("m.gguf");
+        std::fs::write(&p, &bytes).unwrap();
+        (p, bytes)
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    fn edits() -> Vec<Edit> {
+        vec![Edit::Set { key: "general.name".into(), value: Value::from("a longer name than before") }]
+    }
+
+    #[test]
+    fn a_writer_failing_anywhere_leaves_the_original() {
+        let (p, original) = setup("midway");
+        let dir = p.parent().unwrap();
+        // The new file is about 1.4 KB: fail in the header, the tensor infos, each tensor's data
+        // and padding, and at the very end (the flush).
+        for (left, enospc) in [(0, false), (1, true), (20, false), (60, true), (100, false), (130, true), (700, false)]
+            .into_iter()
+            .chain((1000..1500).step_by(37).map(|n| (n, n % 2 == 0)))
+        {
+            let r = rewrite_with(
+                &p,
+                &p,
+                &edits(),
+                None,
+                |w| Ok(FailAfter { inner: w, left, enospc }),
+                |f: FailAfter<BufWriter<std::fs::File>>| Ok(f.inner),
+            );
+            let Err(e) = r else {
+                // Only a budget past the whole file succeeds.
+                assert!(left >= 1400, "succeeded with {left} bytes");
+                std::fs::write(&p, &original).unwrap();
+                continue;
+            };
+            if enospc {
+                let msg = format!("{e}");
+                assert!(msg.contains("No space left on device") || msg.contains("writer misuse"), "{msg}");
+            }
+            assert!(std::fs::read(&p).unwrap() == original, "original changed after a failure at byte {left}");
+            assert_eq!(files(dir), ["m.gguf"], "temporary file left after a failure at byte {left}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn failing_flush_and_failing_unwrap_leave_the_original() {
+        let (p, original) = setup("unwrap");
+        let dir = p.parent().unwrap();
+        let r = rewrite_with(&p, &p, &edits(), None, Ok, |_w| Err(io::Error::other("injected at the end")));
+        assert!(r.is_err());
+        assert!(std::fs::read(&p).unwrap() == original);
+        assert_eq!(files(dir), ["m.gguf"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_temp_dir_leaves_the_original() {
+        let (p, original) = setup("tempdir");
+        let dir = p.parent().unwrap();
+        // A "folder" that is a file: no temporary file can be made in it (even as root).
+        let not_a_dir = p.clone();
+        let e = rewrite_with(&p, &p, &edits(), Some(&not_a_dir), Ok, Ok).unwrap_err();
+        assert!(e.to_string().contains("creating a temporary file in"), "{e}");
+        assert!(std::fs::read(&p).unwrap() == original);
+        // A missing folder.
+        let e = rewrite_with(&p, &p, &edits(), Some(&dir.join("missing/deeper")), Ok, Ok).unwrap_err();
+        assert!(e.to_string().contains("creating a temporary file in"), "{e}");
+        assert!(std::fs::read(&p).unwrap() == original);
+        assert_eq!(files(dir), ["m.gguf"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failing_rename_leaves_the_original() {
+        let (p, original) = setup("rename");
+        let dir = p.parent().unwrap();
+        // The target is a non-empty folder: the rename fails after the new file is complete.
+        let target = dir.join("folder");
+        std::fs::create_dir_all(target.join("inside")).unwrap();
+        let e = rewrite_with(&p, &target, &edits(), None, Ok, Ok).unwrap_err();
+        assert!(e.to_string().contains("renaming into"), "{e}");
+        assert!(std::fs::read(&p).unwrap() == original);
+        assert_eq!(files(dir), ["folder", "m.gguf"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
