@@ -385,3 +385,35 @@ fn gemma_edit() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "- key general.license: string = \"gemma\"\n1 difference\n");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `gguf set` / `gguf rm` write the same bytes as gguf-py's `gguf_new_metadata` script (the
+/// reference for metadata edits) given the same change.
+#[test]
+fn edits_equal_gguf_new_metadata() {
+    let Some(py) = python() else { return };
+    let d = temp_dir("cli-new-metadata");
+    let (p, _, _) = hand_made(&d, 3, 4);
+    for (ours, theirs) in [
+        (vec!["set", "general.name", "new name"], vec!["--general-name", "new name"]),
+        (vec!["set", "general.description", "a description"], vec!["--general-description", "a description"]),
+        (vec!["rm", "llama.rope.freq_base"], vec!["--remove-metadata", "llama.rope.freq_base"]),
+    ] {
+        let (a, b) = (d.join("ours.gguf"), d.join("theirs.gguf"));
+        std::fs::copy(&p, &a).unwrap();
+        let _ = std::fs::remove_file(&b);
+        let mut args = vec![ours[0], s(&a)];
+        args.extend(&ours[1..]);
+        ok(&args);
+        let out = Command::new(&py)
+            .args(["-m", "gguf.scripts.gguf_new_metadata", "--force"])
+            .args(&theirs)
+            .args([s(&p), s(&b)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "gguf_new_metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "{ours:?} differs from gguf_new_metadata {theirs:?}"
+        );
+    }
+}
