@@ -28,7 +28,7 @@ pub struct SetArgs {
     /// it, an existing key keeps its type; a new key gets one inferred from the text: true/false
     /// → bool, an integer → u32 (i32 if negative; u64/i64 if it does not fit), a decimal number →
     /// f32, anything else → string.
-    #[arg(long = "type", value_parser = parse_type)]
+    #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
     ty: Option<ValueType>,
 }
 

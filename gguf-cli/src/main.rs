@@ -28,8 +28,8 @@ enum Command {
     /// (the first shard has all the metadata; every shard has split.no, split.count and
     /// split.tensors.count). Writes nothing unless every shard is complete.
     Split(split::SplitArgs),
-    /// Merge the shards of a split model (give any shard) into one file, byte-identical to the
-    /// file that was split.
+    /// Merge the shards of a split model (give any shard) into one file without the split keys:
+    /// byte-identical to the file that `gguf split` split.
     Merge(split::MergeArgs),
     /// Set a metadata key (rewrites the file safely: temporary file, then rename).
     Set(edit::SetArgs),

@@ -451,6 +451,15 @@ pub enum Error {
         second: std::path::PathBuf,
     },
 
+    /// A shard whose byte order differs from the first shard's.
+    #[error("shard {}: {endian}-endian, unlike the first shard", .path.display())]
+    ShardByteOrder {
+        /// The shard.
+        path: std::path::PathBuf,
+        /// Its byte order, `"little"` or `"big"`.
+        endian: &'static str,
+    },
+
     /// An error in one shard of a split model (invalid file, I/O error).
     #[error("shard {}: {source}", .path.display())]
     InShard {

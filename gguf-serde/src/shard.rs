@@ -201,7 +201,8 @@ impl ShardedGguf {
     /// [`Error::SplitTensorCount`] when a shard's `split.tensors.count` is not the number of
     /// tensors found; [`Error::TensorInTwoShards`]; [`Error::BadShardName`] for a shard whose
     /// file name does not match its keys; [`Error::InShard`] wrapping the error of a shard that
-    /// cannot be read or is invalid.
+    /// cannot be read or is invalid; [`Error::ShardByteOrder`] for a shard whose byte order
+    /// differs from the first shard's.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let given = Gguf::open(path).map_err(in_shard(path))?;
@@ -247,7 +248,11 @@ impl ShardedGguf {
     fn from_shards(shards: Vec<(PathBuf, Gguf<memmap2::Mmap>)>, count: u16) -> Result<Self> {
         let mut order = Vec::new();
         let mut by_name: HashMap<String, u32> = HashMap::new();
+        let endian = shards.first().map(|(_, f)| f.endian());
         for (s, (path, f)) in shards.iter().enumerate() {
+            if Some(f.endian()) != endian {
+                return Err(Error::ShardByteOrder { path: path.clone(), endian: f.endian().name() });
+            }
             if count > 1 {
                 for (key, want) in [(SPLIT_NO, s as u64), (SPLIT_COUNT, u64::from(count))] {
                     let found = int_key(f, key);

@@ -189,6 +189,17 @@ fn single_file_is_a_one_shard_model() {
     let m = ShardedGguf::open(&p).unwrap();
     assert_eq!((m.shard_count(), m.tensor_count()), (1, 5));
     assert_eq!(m.tensor("token_embd.weight").unwrap().shard, 0);
+    // The single file is a tensor source too, with the same answers.
+    let bytes = model(None, Endian::Little);
+    let f = Gguf::from_slice(&bytes).unwrap();
+    for src in [&f as &dyn TensorSource, &m as &dyn TensorSource] {
+        assert_eq!(src.tensor_count(), 5);
+        let names: Vec<&str> = src.tensor_infos().map(|t| t.name).collect();
+        assert_eq!(names, TENSORS.map(|t| t.0));
+        assert_eq!(src.tensor_bytes("blk.0.ffn_up.weight").unwrap().1, tensor_bytes(3));
+        assert_eq!(&*src.tensor_info("blk.0.attn_q.weight").unwrap().shape, &[2, 32]);
+        assert!(matches!(src.tensor_bytes("x"), Err(Error::NotFound { what: "tensor", .. })));
+    }
 }
 
 /// Writes a shard by hand: `keys` then the tensors `tensors` (indices into TENSORS).
@@ -276,6 +287,20 @@ fn errors() {
         matches!(&e, Error::InShard { path, source } if *path == p(2, 3) && matches!(**source, Error::Truncated { .. })),
         "{e:?}"
     );
+
+    // A big-endian shard among little-endian ones.
+    {
+        let mut w =
+            GgufWriter::with_options(Vec::new(), WriteOptions { endian: Endian::Big, ..Default::default() }).unwrap();
+        for (k, v) in split_kv(2, 3, 5) {
+            w.add_value(k, &v).unwrap();
+        }
+        w.add_tensor(TENSORS[4].0, TENSORS[4].1, TENSORS[4].2).unwrap();
+        w.write_tensor_data(&tensor_bytes(4)).unwrap();
+        write(&p(2, 3), &w.finish().unwrap());
+        let e = ShardedGguf::open(p(0, 3)).unwrap_err();
+        assert_eq!(e.to_string(), format!("shard {}: big-endian, unlike the first shard", p(2, 3).display()));
+    }
 
     // A shard whose name does not follow the pattern, or disagrees with its keys.
     let odd = d.join("renamed.gguf");
