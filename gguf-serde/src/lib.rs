@@ -9,6 +9,11 @@
 //! - [`GgufWriter`]: a streaming writer; tensor data goes straight to the output, and writing to a
 //!   path is atomic (temporary file, then rename).
 //! - [`GgmlType`]: every ggml tensor type with its block size and bytes per block.
+//! - [`ShardedGguf`] and the [`shard`] module: a model split into `NAME-00001-of-0000N.gguf`
+//!   files read as one, and splitting and merging in `llama-gguf-split`'s layout;
+//!   [`TensorSource`] looks tensors up by name in either kind of model.
+//! - [`edit`]: set, remove and rename metadata keys, rewriting the file safely with tensor data
+//!   copied by the kernel.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
 //! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's
