@@ -9,6 +9,11 @@
 //! - [`GgufWriter`]: a streaming writer; tensor data goes straight to the output, and writing to a
 //!   path is atomic (temporary file, then rename).
 //! - [`GgmlType`]: every ggml tensor type with its block size and bytes per block.
+//! - [`ShardedGguf`] and the [`shard`] module: a model split into `NAME-00001-of-0000N.gguf`
+//!   files read as one, and splitting and merging in `llama-gguf-split`'s layout;
+//!   [`TensorSource`] looks tensors up by name in either kind of model.
+//! - [`edit`]: set, remove and rename metadata keys, rewriting the file safely with tensor data
+//!   copied by the kernel.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
 //! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's
@@ -38,7 +43,10 @@
 pub mod codec;
 pub mod container;
 pub mod dtype;
+pub mod edit;
 pub mod error;
+mod rewrite;
+pub mod shard;
 
 pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
@@ -46,3 +54,4 @@ pub use container::{
 };
 pub use dtype::GgmlType;
 pub use error::{Error, Result};
+pub use shard::{ShardedGguf, TensorSource};

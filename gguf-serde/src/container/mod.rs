@@ -304,6 +304,12 @@ impl<S: Source> Gguf<S> {
         self.layout.tensors.iter().map(move |t| TensorInfo::new(&self.layout, data, t))
     }
 
+    /// The tensor info at position `index` in file order (0-based), if there is one.
+    pub fn tensor_at(&self, index: usize) -> Option<TensorInfo<'_>> {
+        let data = self.source.bytes();
+        self.layout.tensors.get(index).map(|t| TensorInfo::new(&self.layout, data, t))
+    }
+
     /// The tensor info named `name` (binary search over a sorted index).
     pub fn tensor(&self, name: &str) -> Option<TensorInfo<'_>> {
         let data = self.source.bytes();
