@@ -48,8 +48,8 @@ pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
     ValueType, WriteOptions,
 };
-pub use dtype::GgmlType;
 pub use de::{from_gguf, from_reader, from_slice, from_value};
+pub use dtype::GgmlType;
 pub use error::{Error, Result};
 pub use options::{elem, Options, ARCH, MAX_NESTING};
 pub use ser::{to_value, to_vec, to_writer};

@@ -154,7 +154,8 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
-const TYPE_NAMES: &[&str] = &["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64", "bool", "string", "array"];
+const TYPE_NAMES: &[&str] =
+    &["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "f32", "f64", "bool", "string", "array"];
 
 struct ArrayVisitor;
 

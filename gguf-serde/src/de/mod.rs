@@ -227,7 +227,9 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 Ok(None) => resolved.push((*f).into()),
                 Err(_) => {
                     let key = format!("{}{}", self.prefix, f);
-                    return Err(resolve_arch_key(&key, None).err().unwrap_or_else(|| err("unresolved {arch}", None, None)));
+                    return Err(resolve_arch_key(&key, None)
+                        .err()
+                        .unwrap_or_else(|| err("unresolved {arch}", None, None)));
                 }
             }
         }
@@ -255,7 +257,8 @@ impl<'a, 'de> GroupDe<'a, 'de> {
             let conflict = |other: u32| {
                 let e = self.entries.get(m as usize);
                 let o = self.entries.get(other as usize).map_or("", |x| x.key);
-                let (value_key, group_key) = if exact { (e.map_or("", |e| e.key), o) } else { (o, e.map_or("", |e| e.key)) };
+                let (value_key, group_key) =
+                    if exact { (e.map_or("", |e| e.key), o) } else { (o, e.map_or("", |e| e.key)) };
                 err(
                     format!("key is both a value and a prefix of key {group_key:?}"),
                     Some(value_key.to_owned()),
@@ -270,7 +273,16 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 (Claim::Leaf(l), _) => return Err(conflict(*l)),
             }
         }
-        Ok(StructAccess { group: self, fields, resolved, claims, unknown, next_field: 0, next_unknown: 0, pending: None })
+        Ok(StructAccess {
+            group: self,
+            fields,
+            resolved,
+            claims,
+            unknown,
+            next_field: 0,
+            next_unknown: 0,
+            pending: None,
+        })
     }
 
     fn nested(&self, members: Vec<u32>, prefix: String) -> Result<GroupDe<'a, 'de>> {
@@ -292,7 +304,7 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 let field = msg.get(MISSING.len()..msg.len().saturating_sub(1)).unwrap_or_default();
                 let key = format!("{}{}", self.prefix, field);
                 let key = resolve_arch_key(&key, self.arch).ok().flatten().unwrap_or(key);
-                err("missing key", Some(key), None)
+                err("missing (no key of this name, nor under it)", Some(key), None)
             }
             Error::Serde { msg, key: None, offset } if !self.prefix.is_empty() => {
                 Error::Serde { msg, key: Some(self.name().to_owned()), offset }
@@ -447,7 +459,11 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
             self.next_unknown += 1;
             self.pending = Some(Pending::Leaf(m));
             let rest = self.group.rest(m);
-            return seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(rest)).map(Some);
+            let e = self.group.entries.get(m as usize);
+            return seed
+                .deserialize(de::value::BorrowedStrDeserializer::<Error>::new(rest))
+                .map(Some)
+                .map_err(|x| annotate(x, || e.map_or(String::new(), |e| e.key.to_owned()), e.map(|e| e.offset)));
         }
         Ok(None)
     }

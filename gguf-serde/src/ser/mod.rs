@@ -97,7 +97,7 @@ impl Options {
     /// duplicates), which happen when the pairs are added to a writer.
     pub fn to_pairs<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<(String, Value)>> {
         let mut out = Vec::new();
-        value.serialize(Node { out: &mut out, key: String::new(), depth: 0 })?;
+        value.serialize(Node { out: &mut out, key: String::new(), root: true, depth: 0 })?;
         finish_pairs(out, self)
     }
 }
@@ -160,6 +160,8 @@ struct Node<'a> {
     out: &'a mut Vec<(String, Value)>,
     /// The full key; empty at the root.
     key: String,
+    /// Whether this is the top level (a map key may be empty too, and is refused later).
+    root: bool,
     depth: usize,
 }
 
@@ -169,11 +171,8 @@ impl<'a> Node<'a> {
     }
 
     fn push(self, v: Value) -> Result<()> {
-        if self.key.is_empty() {
-            return Err(err_at(
-                format!("the top level must be a struct or map of keys, found {}", describe(&v)),
-                "",
-            ));
+        if self.root {
+            return Err(err_at(format!("the top level must be a struct or map of keys, found {}", describe(&v)), ""));
         }
         self.out.push((self.key, v));
         Ok(())
@@ -183,7 +182,7 @@ impl<'a> Node<'a> {
         if self.depth >= MAX_NESTING {
             return Err(err_at(format!("structs or maps nested deeper than {MAX_NESTING} levels"), &self.key));
         }
-        let prefix = if self.key.is_empty() { String::new() } else { format!("{}.", self.key) };
+        let prefix = if self.root { String::new() } else { format!("{}.", self.key) };
         Ok(Group { out: self.out, prefix, depth: self.depth + 1, pending_key: None })
     }
 }
@@ -381,7 +380,7 @@ struct Group<'a> {
 impl Group<'_> {
     fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T) -> Result<()> {
         let key = format!("{}{}", self.prefix, name);
-        let node = Node { out: &mut *self.out, key: key.clone(), depth: self.depth };
+        let node = Node { out: &mut *self.out, key: key.clone(), root: false, depth: self.depth };
         v.serialize(node).map_err(|e| with_key(e, &key))
     }
 }
@@ -609,7 +608,9 @@ impl<'k> ser::Serializer for LeafSer<'k> {
     fn serialize_bytes(self, v: &[u8]) -> Result<Value> {
         match self.hint {
             None | Some(ValueType::U8) => Ok(Value::Array(Array::U8(v.to_vec()))),
-            Some(t) => Err(err_at(format!("bytes are array<u8>, but the array type is forced to array<{t}>"), self.key)),
+            Some(t) => {
+                Err(err_at(format!("bytes are array<u8>, but the array type is forced to array<{t}>"), self.key))
+            }
         }
     }
     fn serialize_none(self) -> Result<Value> {
@@ -644,10 +645,7 @@ impl<'k> ser::Serializer for LeafSer<'k> {
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<LeafSeq<'k>> {
         if self.depth >= crate::container::MAX_DEPTH {
-            return Err(err_at(
-                format!("arrays nested deeper than {} levels", crate::container::MAX_DEPTH),
-                self.key,
-            ));
+            return Err(err_at(format!("arrays nested deeper than {} levels", crate::container::MAX_DEPTH), self.key));
         }
         Ok(LeafSeq { key: self.key, seq: ArrayBuilder::new(len, self.hint, self.depth + 1) })
     }
