@@ -82,3 +82,97 @@ fn array_type_name(a: &gguf_serde::Array) -> String {
         a => format!("array<{}>", a.elem_type().name()),
     }
 }
+
+pub mod llama {
+    //! llama-2-tiny-random-style metadata: the same shape as the Gemma struct, written for llama.
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct LlamaMetadata<S> {
+        pub general: General,
+        #[serde(rename = "{arch}")]
+        pub hparams: Hparams,
+        pub tokenizer: Tokenizer<S>,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct General {
+        pub architecture: String,
+        pub name: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub file_type: Option<u32>,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct Hparams {
+        pub context_length: u32,
+        pub embedding_length: u32,
+        pub block_count: u32,
+        pub feed_forward_length: u32,
+        pub rope: Rope,
+        pub attention: Attention,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct Rope {
+        pub dimension_count: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub freq_base: Option<f32>,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct Attention {
+        pub head_count: u32,
+        pub head_count_kv: u32,
+        pub layer_norm_rms_epsilon: f32,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct Tokenizer<S> {
+        pub ggml: Ggml<S>,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    pub struct Ggml<S> {
+        pub model: String,
+        pub tokens: Vec<S>,
+        pub scores: Vec<f32>,
+        pub token_type: Vec<i32>,
+        pub bos_token_id: u32,
+        pub eos_token_id: u32,
+        pub unknown_token_id: u32,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        pub padding_token_id: Option<u32>,
+        pub add_bos_token: bool,
+        pub add_eos_token: bool,
+    }
+
+    /// The values `tests/py/write_llama.py` writes.
+    pub fn tiny() -> LlamaMetadata<String> {
+        LlamaMetadata {
+            general: General { architecture: "llama".into(), name: "tiny-random-llama".into(), file_type: Some(1) },
+            hparams: Hparams {
+                context_length: 2048,
+                embedding_length: 16,
+                block_count: 2,
+                feed_forward_length: 64,
+                rope: Rope { dimension_count: 4, freq_base: Some(10000.0) },
+                attention: Attention { head_count: 4, head_count_kv: 2, layer_norm_rms_epsilon: 1e-6 },
+            },
+            tokenizer: Tokenizer {
+                ggml: Ggml {
+                    model: "llama".into(),
+                    tokens: ["<unk>", "<s>", "</s>", "▁a", "▁b", "é", "<0x0A>", ""].map(String::from).to_vec(),
+                    scores: vec![0.0, 0.0, 0.0, -1.5, -2.25, -3.0, -4.0, -5.5],
+                    token_type: vec![2, 3, 3, 1, 1, 1, 6, 5],
+                    bos_token_id: 1,
+                    eos_token_id: 2,
+                    unknown_token_id: 0,
+                    padding_token_id: None,
+                    add_bos_token: true,
+                    add_eos_token: false,
+                },
+            },
+        }
+    }
+}
