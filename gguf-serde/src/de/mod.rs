@@ -12,7 +12,7 @@ use std::io::Read;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
-use crate::container::{ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef, ValueType};
+use crate::container::{ArrayIter, ArrayRef, Endian, Gguf, Source, Value, ValueRef, ValueType};
 use crate::error::{Error, Result};
 use crate::options::{resolve_arch_key, Options, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
 
@@ -633,8 +633,14 @@ fn int_of(v: &ValueRef<'_>) -> Option<i128> {
 }
 
 macro_rules! de_int {
-    ($($m:ident => $visit:ident($t:ty)),* $(,)?) => {$(
+    ($($m:ident => $visit:ident($t:ty) $(, $same:ident)?);* $(;)?) => {$(
         fn $m<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            $(
+                // The stored type is the field's: no range check.
+                if let ValueRef::$same(x) = self.v {
+                    return self.visit(|| visitor.$visit(x));
+                }
+            )?
             let Some(n) = int_of(&self.v) else { return Err(self.mismatch(&visitor)) };
             let x = <$t>::try_from(n).map_err(|_| self.fail(format!(
                 "integer {n} (stored as {}) does not fit in {}", self.v.value_type(), stringify!($t)
@@ -662,9 +668,21 @@ impl<'p, 'de> ValueDe<'p, 'de> {
     fn seq<V: Visitor<'de>>(self, a: ArrayRef<'de>, visitor: V) -> Result<V::Value> {
         let path = self.path;
         let start = self.offset.map(|o| o + 12);
-        let mut access = SeqDe { iter: a.iter(), path: &path, start, index: 0 };
+        let mut access = SeqDe {
+            iter: a.iter(),
+            elem: a.elem_type(),
+            endian: a.endian(),
+            bytes: a.raw_bytes(),
+            pos: 0,
+            run: "",
+            run_start: 0,
+            remaining: a.len(),
+            path: &path,
+            start,
+            index: 0,
+        };
         let out = visitor.visit_seq(&mut access).map_err(|e| annotate(e, || path.to_string(), self.offset))?;
-        if access.iter.len() != 0 {
+        if access.remaining != 0 {
             return Err(err(
                 format!("invalid length: the array has {} elements, fewer were expected", a.len()),
                 Some(path.to_string()),
@@ -697,16 +715,16 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
     }
 
     de_int!(
-        deserialize_u8 => visit_u8(u8),
-        deserialize_i8 => visit_i8(i8),
-        deserialize_u16 => visit_u16(u16),
-        deserialize_i16 => visit_i16(i16),
-        deserialize_u32 => visit_u32(u32),
-        deserialize_i32 => visit_i32(i32),
-        deserialize_u64 => visit_u64(u64),
-        deserialize_i64 => visit_i64(i64),
-        deserialize_u128 => visit_u128(u128),
-        deserialize_i128 => visit_i128(i128),
+        deserialize_u8 => visit_u8(u8), U8;
+        deserialize_i8 => visit_i8(i8), I8;
+        deserialize_u16 => visit_u16(u16), U16;
+        deserialize_i16 => visit_i16(i16), I16;
+        deserialize_u32 => visit_u32(u32), U32;
+        deserialize_i32 => visit_i32(i32), I32;
+        deserialize_u64 => visit_u64(u64), U64;
+        deserialize_i64 => visit_i64(i64), I64;
+        deserialize_u128 => visit_u128(u128);
+        deserialize_i128 => visit_i128(i128);
     );
 
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -836,28 +854,112 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
     }
 }
 
+/// The elements of an array. Strings and fixed-size elements are decoded straight from the
+/// (validated) stored bytes; arrays of arrays go through the container's [`ArrayIter`].
 struct SeqDe<'p, 'de> {
     iter: ArrayIter<'de>,
+    elem: ValueType,
+    endian: Endian,
+    bytes: &'de [u8],
+    /// Offset of the next element in `bytes` (strings and fixed-size elements).
+    pos: usize,
+    /// A run of `bytes` known to be UTF-8, starting at `run_start` (see [`SeqDe::str_at`]).
+    run: &'de str,
+    run_start: usize,
+    remaining: u64,
     path: &'p Path<'p>,
     /// Absolute offset of the first element.
     start: Option<u64>,
     index: u64,
 }
 
+#[inline]
+fn le<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
+    let mut out = [0u8; N];
+    if let Some(src) = b.get(..N) {
+        out.copy_from_slice(src);
+    }
+    if endian == Endian::Big {
+        out.reverse();
+    }
+    out
+}
+
+impl<'p, 'de> SeqDe<'p, 'de> {
+    /// The string at `bytes[start..end]`.
+    ///
+    /// Validating each string on its own costs more than everything else here (the file was
+    /// validated when opened, but turning bytes into `&str` without `unsafe` means validating
+    /// again). So the bytes are validated in long runs with SIMD (`simdutf8`): from a string's
+    /// start to the end of the array or the first byte that is not UTF-8 (a length prefix with a
+    /// byte ≥ 0x80 ends a run), and each string is a boundary-checked slice of the run it lies
+    /// in. Each byte is scanned at most twice.
+    #[inline(always)]
+    fn str_at(&mut self, start: usize, end: usize) -> Option<&'de str> {
+        let in_run = start >= self.run_start && end <= self.run_start.saturating_add(self.run.len());
+        if !in_run {
+            let rest = self.bytes.get(start..)?;
+            self.run = match simdutf8::compat::from_utf8(rest) {
+                Ok(s) => s,
+                Err(e) => simdutf8::basic::from_utf8(rest.get(..e.valid_up_to())?).ok()?,
+            };
+            self.run_start = start;
+        }
+        self.run.get(start.checked_sub(self.run_start)?..end.checked_sub(self.run_start)?)
+    }
+
+    /// The next element and its offset in `bytes`; `None` at the end (or, for bytes that are
+    /// not what the container validated, which cannot happen, early).
+    #[inline(always)]
+    fn next_value(&mut self) -> Option<(ValueRef<'de>, usize)> {
+        let at = self.pos;
+        let b = self.bytes.get(at..)?;
+        let (v, size) = match self.elem {
+            ValueType::String => {
+                let len = usize::try_from(u64::from_le_bytes(le::<8>(b, self.endian))).ok()?;
+                let start = at.checked_add(8)?;
+                (ValueRef::String(self.str_at(start, start.checked_add(len)?)?), 8 + len)
+            }
+            ValueType::Array => {
+                let pos = self.iter.position();
+                let v = self.iter.next()?;
+                return Some((v, pos));
+            }
+            ValueType::U8 => (ValueRef::U8(*b.first()?), 1),
+            ValueType::I8 => (ValueRef::I8(i8::from_le_bytes(le(b, self.endian))), 1),
+            ValueType::Bool => (ValueRef::Bool(*b.first()? != 0), 1),
+            ValueType::U16 => (ValueRef::U16(u16::from_le_bytes(le(b, self.endian))), 2),
+            ValueType::I16 => (ValueRef::I16(i16::from_le_bytes(le(b, self.endian))), 2),
+            ValueType::U32 => (ValueRef::U32(u32::from_le_bytes(le(b, self.endian))), 4),
+            ValueType::I32 => (ValueRef::I32(i32::from_le_bytes(le(b, self.endian))), 4),
+            ValueType::F32 => (ValueRef::F32(f32::from_le_bytes(le(b, self.endian))), 4),
+            ValueType::U64 => (ValueRef::U64(u64::from_le_bytes(le(b, self.endian))), 8),
+            ValueType::I64 => (ValueRef::I64(i64::from_le_bytes(le(b, self.endian))), 8),
+            ValueType::F64 => (ValueRef::F64(f64::from_le_bytes(le(b, self.endian))), 8),
+        };
+        self.pos = at.checked_add(size)?;
+        Some((v, at))
+    }
+}
+
 impl<'p, 'de> de::SeqAccess<'de> for &mut SeqDe<'p, 'de> {
     type Error = Error;
 
+    #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        let pos = self.iter.position() as u64;
-        let Some(v) = self.iter.next() else { return Ok(None) };
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        let Some((v, pos)) = self.next_value() else { return Ok(None) };
+        self.remaining -= 1;
         let index = self.index;
         self.index += 1;
         let path = Path::Elem(self.path, index);
-        seed.deserialize(ValueDe { v, path, offset: self.start.map(|s| s + pos) }).map(Some)
+        seed.deserialize(ValueDe { v, path, offset: self.start.map(|s| s + pos as u64) }).map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.iter.len())
+        usize::try_from(self.remaining).ok()
     }
 }
 
