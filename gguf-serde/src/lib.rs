@@ -9,6 +9,10 @@
 //! - [`GgufWriter`]: a streaming writer; tensor data goes straight to the output, and writing to a
 //!   path is atomic (temporary file, then rename).
 //! - [`GgmlType`]: every ggml tensor type with its block size and bytes per block.
+//! - serde: metadata as plain Rust structs. [`to_vec`] / [`to_writer`] write a struct as the
+//!   key/value block of a GGUF file, [`from_slice`] / [`from_reader`] / [`Gguf::deserialize_metadata`]
+//!   read one back (borrowing strings), [`GgufWriter::add_serialize`] writes a model's metadata;
+//!   see [the mapping](#the-serde-mapping) below.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
 //! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's
@@ -33,6 +37,7 @@
 //! assert_eq!(file.tensor_data(&t)?.len(), 128);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
+#![doc = include_str!("../docs/serde-mapping.md")]
 #![warn(missing_docs)]
 
 pub mod codec;

@@ -5,7 +5,7 @@
 //! are STRING, sequences are typed ARRAYs, `None` leaves the key out.
 //!
 //! The pairs are collected first and checked as a whole (key rules, keys that are both a value and
-//! a prefix, the [`ARCH`](crate::ARCH) placeholder), then handed to a [`GgufWriter`], which encodes
+//! a prefix, the [`ARCH`] placeholder), then handed to a [`GgufWriter`], which encodes
 //! them.
 
 use std::io::Write;
@@ -113,7 +113,7 @@ impl<W: Write> GgufWriter<W> {
     }
 
     /// [`GgufWriter::add_serialize`] with options (e.g. the architecture of
-    /// [`ARCH`](crate::ARCH) keys).
+    /// [`ARCH`] keys).
     ///
     /// # Errors
     /// As [`GgufWriter::add_serialize`].
