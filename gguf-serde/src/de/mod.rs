@@ -14,6 +14,8 @@ use serde::Deserialize;
 
 use crate::container::{ArrayIter, ArrayRef, Endian, Gguf, Source, Value, ValueRef, ValueType};
 use crate::error::{Error, Result};
+mod stream;
+
 use crate::options::{resolve_arch_key, Options, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
 
 impl de::Error for Error {
@@ -41,16 +43,19 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     Options::new().from_slice(bytes)
 }
 
-/// Deserializes a `T` from a GGUF file read from `reader` to its end.
+/// Deserializes a `T` from the key/value block of a GGUF file read from `reader`.
 ///
-/// The reader is read whole into memory (as much as it yields; nothing is allocated ahead of the
-/// bytes), then parsed as with [`from_slice`]; `T` cannot borrow. For a file on disk, prefer
-/// [`Gguf::open`] (a memory mapping) and [`Gguf::deserialize_metadata`], which read only the
-/// pages the metadata occupies; for a `Read + Seek`, [`Gguf::from_reader`] reads only the
-/// metadata.
+/// Only the header and the key/value block are read: they are walked by their lengths (through a
+/// `BufReader`, so the reader may be a plain file or pipe) and copied into memory, which grows
+/// only as far as the reader really yields bytes; tensor infos and tensor data are not read. The
+/// copy is then validated as a file with no tensors and deserialized as with [`from_slice`]
+/// (byte offsets in errors are the file's). `T` cannot borrow. To deserialize the metadata of a
+/// file whose tensors are also wanted, open it with [`Gguf::open`] or [`Gguf::from_reader`] and
+/// use [`Gguf::deserialize_metadata`].
 ///
 /// # Errors
-/// [`Error::Io`] from the reader; otherwise as [`from_slice`].
+/// [`Error::Io`] from the reader; [`Error::Truncated`] if it ends inside the block; otherwise as
+/// [`from_slice`].
 pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
     Options::new().from_reader(reader)
 }
@@ -96,9 +101,8 @@ impl Options {
     ///
     /// # Errors
     /// As [`from_reader`].
-    pub fn from_reader<T: DeserializeOwned, R: Read>(&self, mut reader: R) -> Result<T> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes).map_err(|e| Error::io("reading GGUF", e))?;
+    pub fn from_reader<T: DeserializeOwned, R: Read>(&self, reader: R) -> Result<T> {
+        let bytes = stream::read_kv_block(reader)?;
         self.from_slice(&bytes)
     }
 
