@@ -6,7 +6,7 @@
 //! The model is `<workspace>/models/gemma-3-270m-q4_k_m.gguf` (env `GGUF_MODELS` overrides the
 //! folder; `scripts/fetch-gemma.sh` makes it).
 
-#[path = "../tests/common/gemma.rs"]
+#[path = "../tests/serde_common/gemma.rs"]
 mod gemma;
 
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
 //! The Gemma 3 270M model's metadata through a typed struct: values equal to gguf-py's reading,
 //! borrowed tokens, and the key/value block written back byte for byte.
 
-mod common;
+mod serde_common;
+use serde_common as common;
 
 use common::gemma::Gemma3Metadata;
 use gguf_serde::{Gguf, Options};

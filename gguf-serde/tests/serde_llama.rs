@@ -1,7 +1,8 @@
 //! A llama-style metadata struct through gguf-py, both ways: we write and gguf-py reads the same
 //! keys, types and values; gguf-py writes (`tests/py/write_llama.py`) and we read.
 
-mod common;
+mod serde_common;
+use serde_common as common;
 
 use common::llama::{tiny, LlamaMetadata};
 use serde_json::json;
