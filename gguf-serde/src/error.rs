@@ -216,7 +216,7 @@ pub enum Error {
     /// keeps at most 63).
     #[error("tensor name {name:?} at offset {offset} is {len} bytes, more than the {max} allowed")]
     TensorNameTooLong {
-        /// The name (lossily decoded).
+        /// The name (lossily decoded; the first 256 bytes of a longer one).
         name: String,
         /// Its length in bytes.
         len: u64,

@@ -423,11 +423,6 @@ pub struct ArrayIter<'a> {
 }
 
 impl<'a> ArrayIter<'a> {
-    /// Byte offset of the next element within the array's stored bytes.
-    pub(crate) fn position(&self) -> usize {
-        self.pos
-    }
-
     fn read_u32(&mut self) -> u32 {
         let v = match decode_fixed(ValueType::U32, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
             ValueRef::U32(v) => v,

@@ -925,8 +925,14 @@ impl<'p, 'de> SeqDe<'p, 'de> {
                 (ValueRef::String(self.str_at(start, start.checked_add(len)?)?), 8 + len)
             }
             ValueType::Array => {
-                let pos = self.iter.position();
                 let v = self.iter.next()?;
+                // The inner array's bytes are a slice of ours, after its type and count (12 bytes).
+                let pos = match v {
+                    ValueRef::Array(inner) => (inner.raw_bytes().as_ptr() as usize)
+                        .saturating_sub(self.bytes.as_ptr() as usize)
+                        .saturating_sub(12),
+                    _ => 0,
+                };
                 return Some((v, pos));
             }
             ValueType::U8 => (ValueRef::U8(*b.first()?), 1),

@@ -1,0 +1,1 @@
+//! Runnable examples of gguf-serde: see `src/bin/`.

@@ -1,0 +1,176 @@
+//! Support for the workspace's integration tests: finding the Python oracle (gguf-py) and the
+//! real models, running the Python scripts in `tests/py/`, and describing a file as JSON in the
+//! same shape as `tests/py/dump.py` and `gguf inspect --json`.
+//!
+//! Environment:
+//! - `GGUF_PYTHON`: the Python interpreter with PyPI `gguf` installed; default
+//!   `<workspace>/.venv/bin/python` (which `.ci/run` creates).
+//! - `GGUF_SKIP_PYTHON=1`: tests that need Python pass without running it (say so loudly). Without
+//!   it, a missing interpreter fails the test.
+//! - `GGUF_MODELS`: the folder of real models; default `<workspace>/models` (made by
+//!   `scripts/fetch-gemma.sh`). A missing model fails the test unless `GGUF_SKIP_MODELS=1`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gguf_serde::container::Source;
+use gguf_serde::{Gguf, ValueRef};
+use serde_json::{json, Value as Json};
+use sha2::{Digest, Sha256};
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// The Python interpreter with gguf-py, or `None` if `GGUF_SKIP_PYTHON=1` (after printing why).
+/// Panics (fails the test) if it is missing otherwise.
+pub fn python() -> Option<PathBuf> {
+    if std::env::var("GGUF_SKIP_PYTHON").as_deref() == Ok("1") {
+        eprintln!("SKIPPED: GGUF_SKIP_PYTHON=1, gguf-py comparison not run");
+        return None;
+    }
+    let p =
+        std::env::var_os("GGUF_PYTHON").map(PathBuf::from).unwrap_or_else(|| workspace_root().join(".venv/bin/python"));
+    assert!(
+        p.exists(),
+        "no Python with gguf-py at {} (run .ci/run, or set GGUF_PYTHON / GGUF_SKIP_PYTHON=1)",
+        p.display()
+    );
+    Some(p)
+}
+
+/// Runs `tests/py/<script>` with `args`; returns its stdout parsed as JSON.
+pub fn run_py(python: &Path, script: &str, args: &[&str]) -> Json {
+    let script = workspace_root().join("tests/py").join(script);
+    let out = Command::new(python).arg(&script).args(args).output().expect("running python");
+    assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("JSON from python")
+}
+
+/// The path of a real model under the models folder, or `None` if `GGUF_SKIP_MODELS=1`.
+/// Fails the test if the model is missing otherwise.
+pub fn model(name: &str) -> Option<PathBuf> {
+    if std::env::var("GGUF_SKIP_MODELS").as_deref() == Ok("1") {
+        eprintln!("SKIPPED: GGUF_SKIP_MODELS=1, {name} not tested");
+        return None;
+    }
+    let dir = std::env::var_os("GGUF_MODELS").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("models"));
+    let p = dir.join(name);
+    assert!(
+        p.exists(),
+        "model {} missing: run scripts/fetch-gemma.sh (or set GGUF_MODELS / GGUF_SKIP_MODELS=1)",
+        p.display()
+    );
+    Some(p)
+}
+
+/// A fresh temporary folder under the target directory (kept for inspection after a failure).
+pub fn temp_dir(name: &str) -> PathBuf {
+    let d = workspace_root().join("target/test-tmp").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// The hex sha256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A metadata value as JSON: numbers exactly (f32 widened to f64), non-finite floats as the
+/// strings "nan"/"inf"/"-inf", arrays as lists.
+pub fn value_json(v: &ValueRef<'_>) -> Json {
+    fn float(x: f64) -> Json {
+        if x.is_nan() {
+            json!("nan")
+        } else if x.is_infinite() {
+            json!(if x > 0.0 { "inf" } else { "-inf" })
+        } else {
+            json!(x)
+        }
+    }
+    match *v {
+        ValueRef::U8(x) => json!(x),
+        ValueRef::I8(x) => json!(x),
+        ValueRef::U16(x) => json!(x),
+        ValueRef::I16(x) => json!(x),
+        ValueRef::U32(x) => json!(x),
+        ValueRef::I32(x) => json!(x),
+        ValueRef::U64(x) => json!(x),
+        ValueRef::I64(x) => json!(x),
+        ValueRef::F32(x) => float(x.into()),
+        ValueRef::F64(x) => float(x),
+        ValueRef::Bool(x) => json!(x),
+        ValueRef::String(s) => json!(s),
+        ValueRef::Array(a) => Json::Array(a.iter().map(|x| value_json(&x)).collect()),
+    }
+}
+
+/// Describes a file in the JSON shape of `tests/py/dump.py` (tensor data hashed when held).
+pub fn describe<S: Source>(f: &Gguf<S>, hash: bool) -> Json {
+    let metadata: Vec<Json> = f
+        .metadata()
+        .map(|kv| json!({"key": kv.key, "type": kv.value.type_name(), "value": value_json(&kv.value)}))
+        .collect();
+    let tensors: Vec<Json> = f
+        .tensors()
+        .map(|t| {
+            let mut j = json!({
+                "name": t.name, "dtype": t.dtype.name(), "shape": &*t.shape,
+                "data_offset": t.data_offset, "nbytes": t.nbytes,
+            });
+            if hash {
+                j["sha256"] = json!(sha256(f.tensor_data(&t).expect("tensor data")));
+            }
+            j
+        })
+        .collect();
+    json!({
+        "version": f.version(), "endianness": f.endian().name(), "alignment": f.alignment(),
+        "data_offset": f.data_offset(), "metadata": metadata, "tensors": tensors,
+    })
+}
+
+/// Asserts two descriptions are equal, field by field with readable messages. Keys absent from
+/// `expected` are not compared (an expectation may leave out data offsets); a `null` metadata
+/// value in `expected` (gguf-py cannot decode arrays of arrays) compares the type only.
+pub fn assert_same(ours: &Json, expected: &Json) {
+    for field in ["version", "endianness", "alignment", "data_offset"] {
+        if let Some(e) = expected.get(field) {
+            assert_eq!(&ours[field], e, "{field}");
+        }
+    }
+    let (om, em) = (ours["metadata"].as_array().expect("metadata"), expected["metadata"].as_array().expect("metadata"));
+    assert_eq!(om.len(), em.len(), "number of keys");
+    for (o, e) in om.iter().zip(em) {
+        assert_eq!(o["key"], e["key"], "key order");
+        let key = e["key"].as_str().unwrap_or_default();
+        assert_eq!(o["type"], e["type"], "type of {key}");
+        if !e["value"].is_null() {
+            assert!(
+                o["value"] == e["value"],
+                "value of {key}: ours {} expected {}",
+                short(&o["value"]),
+                short(&e["value"])
+            );
+        }
+    }
+    let (ot, et) = (ours["tensors"].as_array().expect("tensors"), expected["tensors"].as_array().expect("tensors"));
+    assert_eq!(ot.len(), et.len(), "number of tensors");
+    for (o, e) in ot.iter().zip(et) {
+        let name = e["name"].as_str().unwrap_or_default();
+        for (k, v) in e.as_object().expect("tensor object") {
+            assert_eq!(&o[k], v, "{k} of tensor {name}");
+        }
+    }
+}
+
+fn short(v: &Json) -> String {
+    let s = v.to_string();
+    if s.len() > 200 {
+        format!("{}... ({} chars)", &s[..200], s.len())
+    } else {
+        s
+    }
+}
