@@ -340,6 +340,12 @@ fn borrowed_strings() {
     }
     let bytes = to_vec(&W { s: "hello", c: "cow", v: vec!["x", "yz"] }).unwrap();
     let r: R<'_> = from_slice(&bytes).unwrap();
+    // From an opened slice-backed file, the result may outlive the `Gguf`.
+    let r2: R<'_> = {
+        let f = Gguf::from_slice(&bytes).unwrap();
+        f.deserialize_metadata_borrowed().unwrap()
+    };
+    assert_eq!(r2.s, "hello");
     assert_eq!((r.s, r.v.as_slice()), ("hello", &["x", "yz"][..]));
     assert!(matches!(r.c, Cow::Borrowed("cow")));
     let range = bytes.as_ptr_range();
@@ -375,7 +381,8 @@ fn enums() {
     }
     assert_eq!(
         to_vec(&D { d: Data::Pair(1, 2) }).unwrap_err().to_string(),
-        "enum variant Data::Pair has data; GGUF stores only unit variants (as STRING) at key \"d\""
+        "enum variant Data::Pair has data; GGUF stores only unit variants (as STRING): for variants with fields \
+         use an internally tagged enum, #[serde(tag = \"type\")] at key \"d\""
     );
     #[derive(Serialize)]
     struct Bad {
@@ -650,5 +657,44 @@ fn values_keep_exact_types() {
     assert_eq!(
         gguf_serde::from_value::<u8>(Value::I32(-1)).unwrap_err().to_string(),
         "integer -1 (stored as i32) does not fit in u8"
+    );
+}
+
+#[test]
+fn internally_tagged_enums_for_variants_with_data() {
+    // GGUF's own convention, e.g. `rope.scaling.type = "linear"` beside `rope.scaling.factor`.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(tag = "type", rename_all = "lowercase")]
+    enum Scaling {
+        None,
+        Linear { factor: f32 },
+        Yarn { factor: f32, original_context_length: u32 },
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Rope {
+        scaling: Scaling,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct M {
+        rope: Rope,
+    }
+    for s in
+        [Scaling::None, Scaling::Linear { factor: 2.0 }, Scaling::Yarn { factor: 4.0, original_context_length: 8192 }]
+    {
+        let v = M { rope: Rope { scaling: s } };
+        let bytes = to_vec(&v).unwrap();
+        assert_eq!(from_slice::<M>(&bytes).unwrap(), v);
+    }
+    let bytes =
+        to_vec(&M { rope: Rope { scaling: Scaling::Yarn { factor: 4.0, original_context_length: 8192 } } }).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let keys: Vec<(&str, ValueRef<'_>)> = f.metadata().map(|kv| (kv.key, kv.value)).collect();
+    assert_eq!(
+        keys,
+        [
+            ("rope.scaling.type", ValueRef::String("yarn")),
+            ("rope.scaling.factor", ValueRef::F32(4.0)),
+            ("rope.scaling.original_context_length", ValueRef::U32(8192)),
+        ]
     );
 }

@@ -135,11 +135,20 @@ impl<S: Source> Gguf<S> {
 }
 
 impl<'de> Gguf<&'de [u8]> {
-    /// Like [`Gguf::deserialize_metadata`], borrowing from the slice rather than from `self`.
+    /// Like [`Gguf::deserialize_metadata`], borrowing from the slice rather than from `self`, so
+    /// the result may outlive this `Gguf`.
     ///
     /// # Errors
     /// As [`from_gguf`].
-    pub fn deserialize_metadata_borrowed<T: Deserialize<'de>>(&self, opts: &Options) -> Result<T> {
+    pub fn deserialize_metadata_borrowed<T: Deserialize<'de>>(&self) -> Result<T> {
+        self.deserialize_metadata_borrowed_with(&Options::new())
+    }
+
+    /// [`Gguf::deserialize_metadata_borrowed`] with options.
+    ///
+    /// # Errors
+    /// As [`from_gguf`].
+    pub fn deserialize_metadata_borrowed_with<T: Deserialize<'de>>(&self, opts: &Options) -> Result<T> {
         let entries: Vec<Entry<'de>> = self.metadata_borrowed().map(Entry::from).collect();
         deserialize_entries(&entries, opts)
     }

@@ -315,7 +315,10 @@ impl<'a> ser::Serializer for Node<'a> {
 }
 
 fn not_unit_variant(name: &str, variant: &str) -> String {
-    format!("enum variant {name}::{variant} has data; GGUF stores only unit variants (as STRING)")
+    format!(
+        "enum variant {name}::{variant} has data; GGUF stores only unit variants (as STRING): for variants \
+         with fields use an internally tagged enum, #[serde(tag = \"type\")]"
+    )
 }
 
 /// A sequence at a key: an array value.
