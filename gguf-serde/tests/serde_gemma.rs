@@ -79,3 +79,23 @@ fn gemma_from_slice_and_from_reader_agree() {
     let e = Options::new().arch("llama").from_slice::<Gemma3Metadata<&str>>(&bytes).unwrap_err();
     assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"llama\"");
 }
+
+#[test]
+fn gemma_wrong_field_type_names_the_full_key() {
+    let Some(path) = common::model(GEMMA) else { return };
+    let file = Gguf::open(&path).unwrap();
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Wrong {
+        #[serde(rename = "{arch}.attention.head_count")]
+        head_count: String,
+    }
+    let offset = file.metadata().find(|kv| kv.key == "gemma3.attention.head_count").unwrap().value_offset;
+    let e = file.deserialize_metadata::<Wrong>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "invalid type: expected a string, found u32 4 at key \"gemma3.attention.head_count\" (offset {offset})"
+        )
+    );
+}

@@ -698,3 +698,25 @@ fn internally_tagged_enums_for_variants_with_data() {
         ]
     );
 }
+
+#[test]
+fn a_file_with_a_key_that_is_also_a_prefix() {
+    // The writer refuses this; build it with the container writer, which does not know structs.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("a", 1u32).unwrap();
+    w.add_kv("a.b", 2u32).unwrap();
+    let bytes = w.finish().unwrap();
+    // Read as a flat map: both keys.
+    let m: BTreeMap<String, u32> = from_slice(&bytes).unwrap();
+    assert_eq!(m.len(), 2);
+    // A struct that asks for `a` sees a value and a group under one name.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct S {
+        a: u32,
+    }
+    assert_eq!(
+        from_slice::<S>(&bytes).unwrap_err().to_string(),
+        "key is both a value and a prefix of key \"a.b\" at key \"a\" (offset 37)"
+    );
+}

@@ -268,14 +268,13 @@ impl<'a, 'de> GroupDe<'a, 'de> {
             };
             let Some(claim) = claims.get_mut(fi) else { continue };
             let conflict = |other: u32| {
-                let e = self.entries.get(m as usize);
-                let o = self.entries.get(other as usize).map_or("", |x| x.key);
-                let (value_key, group_key) =
-                    if exact { (e.map_or("", |e| e.key), o) } else { (o, e.map_or("", |e| e.key)) };
+                let (value, group) = if exact { (m, other) } else { (other, m) };
+                let value = self.entries.get(value as usize);
+                let group_key = self.entries.get(group as usize).map_or("", |x| x.key);
                 err(
                     format!("key is both a value and a prefix of key {group_key:?}"),
-                    Some(value_key.to_owned()),
-                    e.map(|e| e.offset),
+                    value.map(|e| e.key.to_owned()),
+                    value.map(|e| e.offset),
                 )
             };
             match (claim, exact) {
