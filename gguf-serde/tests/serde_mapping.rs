@@ -720,3 +720,46 @@ fn a_file_with_a_key_that_is_also_a_prefix() {
         "key is both a value and a prefix of key \"a.b\" at key \"a\" (offset 37)"
     );
 }
+
+#[test]
+fn value_and_elem_with_other_formats() {
+    // Plain content in JSON; read back, numbers take JSON's widths and an empty array is array<u8>.
+    let v = Value::Array(Array::U16(vec![1, 2]));
+    assert_eq!(serde_json::to_string(&v).unwrap(), "[1,2]");
+    assert_eq!(serde_json::from_str::<Value>("[1,2]").unwrap(), Value::Array(Array::U64(vec![1, 2])));
+    assert_eq!(serde_json::from_str::<Value>("[]").unwrap(), Value::Array(Array::U8(vec![])));
+    assert_eq!(serde_json::from_str::<Value>("-3").unwrap(), Value::I64(-3));
+    assert_eq!(serde_json::from_str::<Value>("\"s\"").unwrap(), Value::String("s".into()));
+    assert_eq!(
+        serde_json::from_str::<Value>("[1,\"x\"]").unwrap_err().to_string(),
+        "mixed array element types: element 1 differs from element 0 (u64) at line 1 column 7"
+    );
+    assert!(serde_json::from_str::<Value>("{\"a\":1}").is_err());
+    // The elem:: modules are transparent to other formats.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct F {
+        #[serde(with = "gguf_serde::elem::u32")]
+        ids: Vec<u32>,
+    }
+    let j = serde_json::to_string(&F { ids: vec![] }).unwrap();
+    assert_eq!(j, "{\"ids\":[]}");
+    assert_eq!(serde_json::from_str::<F>(&j).unwrap(), F { ids: vec![] });
+    // A group of keys is not a value.
+    #[derive(Serialize)]
+    struct W {
+        g: G,
+    }
+    #[derive(Serialize)]
+    struct G {
+        x: u8,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct R {
+        g: Value,
+    }
+    assert_eq!(
+        from_slice::<R>(&to_vec(&W { g: G { x: 1 } }).unwrap()).unwrap_err().to_string(),
+        "invalid type: map, expected a GGUF value (number, bool, string or array) at key \"g\""
+    );
+}
