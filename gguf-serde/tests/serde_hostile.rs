@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use gguf_serde::{from_reader, from_slice, Endian, GgmlType, Gguf, GgufWriter, Value, WriteOptions};
+use gguf_serde::{from_reader, from_slice, Array, Endian, GgmlType, Gguf, GgufWriter, Value, WriteOptions};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -151,4 +151,21 @@ proptest! {
         bytes.truncate(cut % (bytes.len() + 1));
         let _ = from_reader::<BTreeMap<String, Value>, _>(bytes.as_slice());
     }
+}
+
+#[test]
+fn array_nesting_limit() {
+    fn nest(levels: usize) -> Array {
+        let mut a = Array::U8(vec![1]);
+        for _ in 1..levels {
+            a = Array::Array(vec![a]);
+        }
+        a
+    }
+    let mut m = BTreeMap::new();
+    m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::container::MAX_DEPTH)));
+    let bytes = gguf_serde::to_vec(&m).unwrap();
+    assert_eq!(from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), m);
+    m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::container::MAX_DEPTH + 1)));
+    assert_eq!(gguf_serde::to_vec(&m).unwrap_err().to_string(), "arrays nested deeper than 32 levels at key \"deep\"");
 }

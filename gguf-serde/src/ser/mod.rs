@@ -167,7 +167,8 @@ struct Node<'a> {
 
 impl<'a> Node<'a> {
     fn leaf(&self) -> LeafSer<'_> {
-        LeafSer { key: &self.key, hint: None, depth: self.depth }
+        // A value at a key: no array around it yet.
+        LeafSer { key: &self.key, hint: None, depth: 0 }
     }
 
     fn push(self, v: Value) -> Result<()> {
@@ -273,7 +274,7 @@ impl<'a> ser::Serializer for Node<'a> {
     }
 
     fn serialize_seq(self, len: Option<usize>) -> Result<NodeSeq<'a>> {
-        let seq = ArrayBuilder::new(len, None, self.depth + 1);
+        let seq = ArrayBuilder::new(len, None, 1);
         Ok(NodeSeq { node: self, seq })
     }
 
