@@ -308,21 +308,23 @@ impl<'a, 'de> GroupDe<'a, 'de> {
         }
         Ok(GroupDe { entries: self.entries, members, prefix, arch: self.arch, depth: self.depth + 1 })
     }
+}
 
-    /// Turns a missing-field error of serde's into one naming the full key.
-    fn fix_missing(&self, e: Error) -> Error {
-        match e {
-            Error::Serde { msg, key: None, offset: None } if msg.starts_with(MISSING) => {
-                let field = msg.get(MISSING.len()..msg.len().saturating_sub(1)).unwrap_or_default();
-                let key = format!("{}{}", self.prefix, field);
-                let key = resolve_arch_key(&key, self.arch).ok().flatten().unwrap_or(key);
-                err("missing (no key of this name, nor under it)", Some(key), None)
-            }
-            Error::Serde { msg, key: None, offset } if !self.prefix.is_empty() => {
-                Error::Serde { msg, key: Some(self.name().to_owned()), offset }
-            }
-            e => e,
+/// Turns serde's missing-field error of a struct at `prefix` into one naming the full key, and
+/// gives other errors without a key the struct's key.
+fn fix_missing(e: Error, prefix: &str, arch: Option<&str>) -> Error {
+    match e {
+        Error::Serde { msg, key: None, offset: None } if msg.starts_with(MISSING) => {
+            let field = msg.get(MISSING.len()..msg.len().saturating_sub(1)).unwrap_or_default();
+            let key = format!("{prefix}{field}");
+            let key = resolve_arch_key(&key, arch).ok().flatten().unwrap_or(key);
+            err("missing (no key of this name, nor under it)", Some(key), None)
         }
+        Error::Serde { msg, key: None, offset } if !prefix.is_empty() => {
+            let name = prefix.strip_suffix('.').unwrap_or(prefix);
+            Error::Serde { msg, key: Some(name.to_owned()), offset }
+        }
+        e => e,
     }
 }
 
@@ -364,15 +366,9 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
+        let (prefix, arch) = (self.prefix.clone(), self.arch);
         let access = self.struct_access(fields)?;
-        let fix = GroupDe {
-            entries: access.group.entries,
-            members: Vec::new(),
-            prefix: access.group.prefix.clone(),
-            arch: access.group.arch,
-            depth: 0,
-        };
-        visitor.visit_map(access).map_err(|e| fix.fix_missing(e))
+        visitor.visit_map(access).map_err(|e| fix_missing(e, &prefix, arch))
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
