@@ -40,6 +40,7 @@ pub mod container;
 pub mod dtype;
 pub mod error;
 
+pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec};
 pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
     ValueType, WriteOptions,
