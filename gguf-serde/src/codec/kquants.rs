@@ -31,12 +31,12 @@ const GROUP_MAX_EPS: f32 = 1e-15;
 /// not of this family.
 pub(crate) fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> bool {
     match dtype {
-        GgmlType::Q2_K => dequant_q2_k(src, dst),
-        GgmlType::Q3_K => dequant_q3_k(src, dst),
+        GgmlType::Q2_K => simd_or!(q2_k_avx2, dequant_q2_k, src, dst),
+        GgmlType::Q3_K => simd_or!(q3_k_avx2, dequant_q3_k, src, dst),
         GgmlType::Q4_K => q4_k_rows(src, dst),
-        GgmlType::Q5_K => dequant_q5_k(src, dst),
+        GgmlType::Q5_K => simd_or!(q5_k_avx2, dequant_q5_k, src, dst),
         GgmlType::Q6_K => q6_k_rows(src, dst),
-        GgmlType::Q8_K => dequant_q8_k(src, dst),
+        GgmlType::Q8_K => simd_or!(q8_k_avx2, dequant_q8_k, src, dst),
         _ => return false,
     }
     true
@@ -74,7 +74,7 @@ pub(crate) fn scale_min_k4(j: usize, q: &[u8]) -> (u8, u8) {
 
 // ------------------------------------------------------------------------------- dequantize
 
-fn dequant_q2_k(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q2_k(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(84).zip(dst.chunks_exact_mut(QK_K)) {
         let scales = &b[0..16];
         let qs = &b[16..80];
@@ -102,7 +102,7 @@ fn dequant_q2_k(src: &[u8], dst: &mut [f32]) {
 
 /// Unpacks Q3_K's 12 scale bytes into 16 signed 6-bit scales (already minus 32).
 #[inline(always)]
-fn q3_k_scales(s: &[u8]) -> [i8; 16] {
+pub(crate) fn q3_k_scales(s: &[u8]) -> [i8; 16] {
     let mut out = [0i8; 16];
     for (j, o) in out.iter_mut().enumerate() {
         let low = if j < 8 { s[j] & 0xF } else { s[j - 8] >> 4 };
@@ -112,7 +112,7 @@ fn q3_k_scales(s: &[u8]) -> [i8; 16] {
     out
 }
 
-fn dequant_q3_k(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q3_k(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(110).zip(dst.chunks_exact_mut(QK_K)) {
         let hm = &b[0..32];
         let qs = &b[32..96];
@@ -187,7 +187,7 @@ pub(crate) fn dequant_q4_k(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-fn dequant_q5_k(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q5_k(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(176).zip(dst.chunks_exact_mut(QK_K)) {
         let d = half_at(b, 0);
         let min = half_at(b, 2);
@@ -238,7 +238,7 @@ pub(crate) fn dequant_q6_k(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-fn dequant_q8_k(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q8_k(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(292).zip(dst.chunks_exact_mut(QK_K)) {
         let d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         for (o, &q) in y.iter_mut().zip(&b[4..260]) {

@@ -16,7 +16,7 @@
 // Index loops mirror the reference's, which keeps the evaluation order easy to check.
 #![allow(clippy::needless_range_loop)]
 
-use super::{cvtt_i32, f16_to_f32, f32_to_f16};
+use super::{cvtt_i32, f16_to_f32, f32_to_f16, round_cvt_i32};
 use crate::dtype::GgmlType;
 
 const QK: usize = 32;
@@ -27,11 +27,11 @@ const QK: usize = 32;
 pub(crate) fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> bool {
     match dtype {
         GgmlType::Q4_0 => q4_0_rows(src, dst),
-        GgmlType::Q4_1 => dequant_q4_1(src, dst),
+        GgmlType::Q4_1 => simd_or!(q4_1_avx2, dequant_q4_1, src, dst),
         GgmlType::Q5_0 => q5_0_rows(src, dst),
-        GgmlType::Q5_1 => dequant_q5_1(src, dst),
+        GgmlType::Q5_1 => simd_or!(q5_1_avx2, dequant_q5_1, src, dst),
         GgmlType::Q8_0 => q8_0_rows(src, dst),
-        GgmlType::Q8_1 => dequant_q8_1(src, dst),
+        GgmlType::Q8_1 => simd_or!(q8_1_avx2, dequant_q8_1, src, dst),
         _ => return false,
     }
     true
@@ -108,7 +108,7 @@ pub(crate) fn dequant_q4_0(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-fn dequant_q4_1(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q4_1(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(20).zip(dst.chunks_exact_mut(QK)) {
         let d = half_at(b, 0);
         let m = half_at(b, 2);
@@ -137,7 +137,7 @@ pub(crate) fn dequant_q5_0(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-fn dequant_q5_1(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q5_1(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(24).zip(dst.chunks_exact_mut(QK)) {
         let d = half_at(b, 0);
         let m = half_at(b, 2);
@@ -163,7 +163,7 @@ pub(crate) fn dequant_q8_0(src: &[u8], dst: &mut [f32]) {
     }
 }
 
-fn dequant_q8_1(src: &[u8], dst: &mut [f32]) {
+pub(crate) fn dequant_q8_1(src: &[u8], dst: &mut [f32]) {
     for (b, y) in src.chunks_exact(36).zip(dst.chunks_exact_mut(QK)) {
         let d = half_at(b, 0);
         for (o, &q) in y.iter_mut().zip(&b[4..36]) {
@@ -304,7 +304,7 @@ fn quant_q8_0(src: &[f32], dst: &mut [u8]) {
         let id = inv(d);
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         for (o, &v) in b[2..34].iter_mut().zip(x) {
-            *o = cvtt_i32((v * id).round()) as u8;
+            *o = round_cvt_i32(v * id) as u8;
         }
     }
 }
@@ -317,8 +317,8 @@ fn quant_q8_1(src: &[f32], dst: &mut [u8]) {
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         let mut sum = 0i32;
         for j in 0..16 {
-            let q0 = cvtt_i32((x[j] * id).round()) as i8;
-            let q1 = cvtt_i32((x[j + 16] * id).round()) as i8;
+            let q0 = round_cvt_i32(x[j] * id) as i8;
+            let q1 = round_cvt_i32(x[j + 16] * id) as i8;
             b[4 + j] = q0 as u8;
             b[4 + j + 16] = q1 as u8;
             sum += q0 as i32 + q1 as i32;

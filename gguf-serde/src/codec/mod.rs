@@ -44,6 +44,25 @@ use crate::container::Endian;
 use crate::dtype::GgmlType;
 use crate::error::{Error, Result};
 
+/// Calls the AVX2 version `$simd` when the CPU has AVX2, else the portable `$portable`.
+macro_rules! simd_or {
+    ($simd:ident, $portable:ident, $src:expr, $dst:expr) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::simd::has_avx2() {
+                // SAFETY: AVX2 is available (checked at run time).
+                unsafe { super::simd::$simd($src, $dst) }
+            } else {
+                $portable($src, $dst)
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $portable($src, $dst)
+        }
+    }};
+}
+
 pub(crate) mod floats;
 pub(crate) mod iquants;
 pub(crate) mod kquants;
@@ -370,11 +389,42 @@ pub(crate) fn nearest_int(x: f32) -> i32 {
 /// cast that compiles to this, keeping the low byte.
 #[inline(always)]
 pub(crate) fn cvtt_i32(x: f32) -> i32 {
-    // `as` saturates; x86 gives i32::MIN for anything out of range or NaN.
-    if x.is_nan() || !(-2_147_483_648.0f32..2_147_483_648.0f32).contains(&x) {
-        i32::MIN
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE is part of the x86-64 baseline; this is the instruction itself.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::x86_64::_mm_cvtt_ss2si(std::arch::x86_64::_mm_set_ss(x))
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        // `as` saturates; x86 gives i32::MIN for anything out of range or NaN.
+        if x.is_nan() || !(-2_147_483_648.0f32..2_147_483_648.0f32).contains(&x) {
+            i32::MIN
+        } else {
+            x as i32
+        }
+    }
+}
+
+/// `(int)roundf(x)` as the reference computes it on x86-64 (round half away from zero, then
+/// `cvttss2si`), without a call to `roundf`.
+#[inline(always)]
+pub(crate) fn round_cvt_i32(x: f32) -> i32 {
+    let q = cvtt_i32(x);
+    if q == i32::MIN {
+        // NaN, out of range, or exactly -2^31 (already integral): roundf changes nothing.
+        return q;
+    }
+    // Exact: |x| < 2^31 and q = trunc(x), so x - q is representable.
+    let f = x - q as f32;
+    if f >= 0.5 {
+        q + 1
+    } else if f <= -0.5 {
+        q - 1
     } else {
-        x as i32
+        q
     }
 }
 
@@ -418,6 +468,10 @@ mod tests {
             [1, -1, i32::MIN, i32::MIN, i32::MIN, i32::MIN]
         );
         assert_eq!(cvtt_i32(-2_147_483_648.0), i32::MIN);
+        for x in [0.5f32, -0.5, 1.5, 2.5, -2.5, 0.49999997, -0.49999997, 126.5, 1e9, -1e9, 3e9, f32::NAN, 8388607.5] {
+            let want = if x.is_nan() || x.abs() >= 2_147_483_648.0 { i32::MIN } else { x.round() as i32 };
+            assert_eq!(round_cvt_i32(x), want, "{x}");
+        }
     }
 
     #[test]

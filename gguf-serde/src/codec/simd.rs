@@ -1,5 +1,5 @@
-//! Runtime-detected x86-64 AVX2 (and F16C) versions of the hot dequantizers: F16, BF16, Q4_0,
-//! Q5_0, Q8_0, Q4_K, Q6_K.
+//! Runtime-detected x86-64 AVX2 (and F16C) versions of the dequantizers: F16, BF16, Q4_0, Q4_1,
+//! Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K.
 //!
 //! Each computes exactly the scalar expression of the portable version, lane by lane (a float
 //! multiply, then a separate subtract where the reference has one; never a fused multiply-add), so
@@ -78,6 +78,33 @@ pub(crate) unsafe fn f16_row_avx2(src: &[u8], dst: &mut [f32]) {
         i += 8;
     }
     super::floats::f16_row_portable(&src[2 * main..2 * n], &mut dst[main..n]);
+}
+
+/// f32 → F16 with F16C (round to nearest even), NaN replaced by ggml's `0x7E00 | sign`.
+///
+/// # Safety
+/// The CPU must support AVX2 and F16C.
+#[target_feature(enable = "avx2,f16c")]
+pub(crate) unsafe fn f32_to_f16_row_avx2(src: &[f32], dst: &mut [u8]) {
+    let n = src.len().min(dst.len() / 2);
+    let main = n / 8 * 8;
+    let qnan = _mm_set1_epi16(0x7E00);
+    let sign = _mm_set1_epi16(-0x8000);
+    let mut i = 0;
+    while i < main {
+        // SAFETY: i + 8 <= n: 8 floats at src[i], 16 bytes at dst[2i].
+        let x = _mm256_loadu_ps(src.as_ptr().add(i));
+        let h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+        let nan32 = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+        let nan16 = _mm_packs_epi32(_mm256_castsi256_si128(nan32), _mm256_extracti128_si256(nan32, 1));
+        let fixed = _mm_or_si128(_mm_and_si128(h, sign), qnan);
+        let out = _mm_blendv_epi8(h, fixed, nan16);
+        _mm_storeu_si128(dst.as_mut_ptr().add(2 * i) as *mut __m128i, out);
+        i += 8;
+    }
+    for (d, s) in dst[2 * main..2 * n].chunks_exact_mut(2).zip(&src[main..n]) {
+        d.copy_from_slice(&super::f32_to_f16(*s).to_le_bytes());
+    }
 }
 
 /// BF16 → f32 (a 16-bit left shift).
@@ -251,6 +278,229 @@ pub(crate) unsafe fn q6_k_avx2(src: &[u8], dst: &mut [f32]) {
     }
 }
 
+/// Stores 16 unsigned bytes as `d × q − m`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_u8x16_mul_sub(v: __m128i, d: __m256, m: __m256, y: *mut f32) {
+    store_u8x8_mul_sub(v, d, m, y);
+    store_u8x8_mul_sub(_mm_srli_si128(v, 8), d, m, y.add(8));
+}
+
+/// Stores 8 unsigned bytes as `q × d + m`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_u8x8_mul_add(v: __m128i, d: __m256, m: __m256, y: *mut f32) {
+    let f = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v));
+    _mm256_storeu_ps(y, _mm256_add_ps(_mm256_mul_ps(f, d), m));
+}
+
+/// Stores 16 unsigned bytes as `q × d + m`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_u8x16_mul_add(v: __m128i, d: __m256, m: __m256, y: *mut f32) {
+    store_u8x8_mul_add(v, d, m, y);
+    store_u8x8_mul_add(_mm_srli_si128(v, 8), d, m, y.add(8));
+}
+
+/// The 5th bits of Q5_0/Q5_1 for elements 0..16 (`hi = false`) or 16..32, as 0 or 16 per byte.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn q5_high_bits(qh: u32, hi: bool) -> __m128i {
+    let spread = if hi {
+        _mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3)
+    } else {
+        _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1)
+    };
+    let bits = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+    let s = _mm_and_si128(_mm_shuffle_epi8(_mm_cvtsi32_si128(qh as i32), spread), bits);
+    _mm_and_si128(_mm_cmpeq_epi8(s, bits), _mm_set1_epi8(16))
+}
+
+/// Q4_1: `q × d + m`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q4_1_avx2(src: &[u8], dst: &mut [f32]) {
+    let m4 = _mm_set1_epi8(0x0F);
+    for (b, y) in src.chunks_exact(20).zip(dst.chunks_exact_mut(32)) {
+        let d = _mm256_set1_ps(half_at(b, 0));
+        let m = _mm256_set1_ps(half_at(b, 2));
+        // SAFETY: 16 bytes at 4 inside the 20-byte block; y has 32 floats.
+        let q = _mm_loadu_si128(b.as_ptr().add(4) as *const __m128i);
+        let yp = y.as_mut_ptr();
+        store_u8x16_mul_add(_mm_and_si128(q, m4), d, m, yp);
+        store_u8x16_mul_add(_mm_and_si128(_mm_srli_epi16(q, 4), m4), d, m, yp.add(16));
+    }
+}
+
+/// Q5_1: `q × d + m`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q5_1_avx2(src: &[u8], dst: &mut [f32]) {
+    let m4 = _mm_set1_epi8(0x0F);
+    for (b, y) in src.chunks_exact(24).zip(dst.chunks_exact_mut(32)) {
+        let d = _mm256_set1_ps(half_at(b, 0));
+        let m = _mm256_set1_ps(half_at(b, 2));
+        let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+        // SAFETY: 16 bytes at 8 inside the 24-byte block; y has 32 floats.
+        let q = _mm_loadu_si128(b.as_ptr().add(8) as *const __m128i);
+        let lo = _mm_or_si128(_mm_and_si128(q, m4), q5_high_bits(qh, false));
+        let hi = _mm_or_si128(_mm_and_si128(_mm_srli_epi16(q, 4), m4), q5_high_bits(qh, true));
+        let yp = y.as_mut_ptr();
+        store_u8x16_mul_add(lo, d, m, yp);
+        store_u8x16_mul_add(hi, d, m, yp.add(16));
+    }
+}
+
+/// Q8_1: `q × d` (the `s` field is not needed).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q8_1_avx2(src: &[u8], dst: &mut [f32]) {
+    for (b, y) in src.chunks_exact(36).zip(dst.chunks_exact_mut(32)) {
+        let d = _mm256_set1_ps(half_at(b, 0));
+        // SAFETY: 32 bytes at 4 inside the 36-byte block; y has 32 floats.
+        let q = _mm256_loadu_si256(b.as_ptr().add(4) as *const __m256i);
+        let yp = y.as_mut_ptr();
+        store_i8x16_mul(_mm256_castsi256_si128(q), d, yp);
+        store_i8x16_mul(_mm256_extracti128_si256(q, 1), d, yp.add(16));
+    }
+}
+
+/// Q8_K: `d × q` with an f32 `d`.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q8_k_avx2(src: &[u8], dst: &mut [f32]) {
+    for (b, y) in src.chunks_exact(292).zip(dst.chunks_exact_mut(256)) {
+        let d = _mm256_set1_ps(f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        for k in 0..8 {
+            // SAFETY: 32 bytes at 4 + 32k (k < 8) inside the 292-byte block; y has 256 floats.
+            let q = _mm256_loadu_si256(b.as_ptr().add(4 + 32 * k) as *const __m256i);
+            let yp = y.as_mut_ptr().add(32 * k);
+            store_i8x16_mul(_mm256_castsi256_si128(q), d, yp);
+            store_i8x16_mul(_mm256_extracti128_si256(q, 1), d, yp.add(16));
+        }
+    }
+}
+
+/// Q5_K: `d·sc × (q + 16·h) − dmin·m` per 32 elements.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q5_k_avx2(src: &[u8], dst: &mut [f32]) {
+    let m4 = _mm256_set1_epi8(0x0F);
+    let sixteen = _mm256_set1_epi8(16);
+    for (b, y) in src.chunks_exact(176).zip(dst.chunks_exact_mut(256)) {
+        let d = half_at(b, 0);
+        let min = half_at(b, 2);
+        let scales = &b[4..16];
+        // SAFETY: qh is 32 bytes at 16 inside the 176-byte block.
+        let qh = _mm256_loadu_si256(b.as_ptr().add(16) as *const __m256i);
+        for j in 0..4 {
+            let (sc1, mn1) = super::kquants::scale_min_k4(2 * j, scales);
+            let (sc2, mn2) = super::kquants::scale_min_k4(2 * j + 1, scales);
+            let d1 = _mm256_set1_ps(d * sc1 as f32);
+            let m1 = _mm256_set1_ps(min * mn1 as f32);
+            let d2 = _mm256_set1_ps(d * sc2 as f32);
+            let m2 = _mm256_set1_ps(min * mn2 as f32);
+            let u1 = _mm256_set1_epi8((1u8 << (2 * j)) as i8);
+            let u2 = _mm256_set1_epi8((2u8 << (2 * j)) as i8);
+            let h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u1), u1), sixteen);
+            let h2 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, u2), u2), sixteen);
+            // SAFETY: 32 bytes at 48 + 32j (j < 4) inside the block; y has 256 floats.
+            let q = _mm256_loadu_si256(b.as_ptr().add(48 + 32 * j) as *const __m256i);
+            let lo = _mm256_or_si256(_mm256_and_si256(q, m4), h1);
+            let hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h2);
+            let yp = y.as_mut_ptr().add(64 * j);
+            store_u8x16_mul_sub(_mm256_castsi256_si128(lo), d1, m1, yp);
+            store_u8x16_mul_sub(_mm256_extracti128_si256(lo, 1), d1, m1, yp.add(16));
+            store_u8x16_mul_sub(_mm256_castsi256_si128(hi), d2, m2, yp.add(32));
+            store_u8x16_mul_sub(_mm256_extracti128_si256(hi, 1), d2, m2, yp.add(48));
+        }
+    }
+}
+
+/// `(v >> shift) & 3` per byte, for shift 0, 2, 4 or 6.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn two_bits(v: __m256i, shift: u32) -> __m256i {
+    let s = match shift {
+        0 => v,
+        2 => _mm256_srli_epi16(v, 2),
+        4 => _mm256_srli_epi16(v, 4),
+        _ => _mm256_srli_epi16(v, 6),
+    };
+    _mm256_and_si256(s, _mm256_set1_epi8(3))
+}
+
+/// Q2_K: `d·(sc & 15) × q − dmin·(sc >> 4)` per 16 elements.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q2_k_avx2(src: &[u8], dst: &mut [f32]) {
+    for (b, y) in src.chunks_exact(84).zip(dst.chunks_exact_mut(256)) {
+        let d = half_at(b, 80);
+        let min = half_at(b, 82);
+        let mut is = 0;
+        for n in 0..2 {
+            // SAFETY: 32 bytes at 16 + 32n inside the 84-byte block.
+            let q = _mm256_loadu_si256(b.as_ptr().add(16 + 32 * n) as *const __m256i);
+            for (k, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                let v = two_bits(q, shift);
+                let sc0 = b[is];
+                let sc1 = b[is + 1];
+                is += 2;
+                let yp = y.as_mut_ptr().add(128 * n + 32 * k);
+                let (dl0, ml0) = (_mm256_set1_ps(d * (sc0 & 0xF) as f32), _mm256_set1_ps(min * (sc0 >> 4) as f32));
+                let (dl1, ml1) = (_mm256_set1_ps(d * (sc1 & 0xF) as f32), _mm256_set1_ps(min * (sc1 >> 4) as f32));
+                store_u8x16_mul_sub(_mm256_castsi256_si128(v), dl0, ml0, yp);
+                store_u8x16_mul_sub(_mm256_extracti128_si256(v, 1), dl1, ml1, yp.add(16));
+            }
+        }
+    }
+}
+
+/// Q3_K: `d·(sc − 32) × (q − 4·!h)` per 16 elements.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn q3_k_avx2(src: &[u8], dst: &mut [f32]) {
+    let four = _mm256_set1_epi8(4);
+    for (b, y) in src.chunks_exact(110).zip(dst.chunks_exact_mut(256)) {
+        let d_all = half_at(b, 108);
+        let scales = super::kquants::q3_k_scales(&b[96..108]);
+        // SAFETY: hmask is 32 bytes at 0 inside the 110-byte block.
+        let hm = _mm256_loadu_si256(b.as_ptr() as *const __m256i);
+        let mut is = 0;
+        let mut m = 1u8;
+        for n in 0..2 {
+            // SAFETY: 32 bytes at 32 + 32n inside the block.
+            let q = _mm256_loadu_si256(b.as_ptr().add(32 + 32 * n) as *const __m256i);
+            for (k, shift) in [0u32, 2, 4, 6].into_iter().enumerate() {
+                let mv = _mm256_set1_epi8(m as i8);
+                let set = _mm256_cmpeq_epi8(_mm256_and_si256(hm, mv), mv);
+                let v = _mm256_sub_epi8(two_bits(q, shift), _mm256_andnot_si256(set, four));
+                let dl0 = _mm256_set1_ps(d_all * (scales[is] as i32) as f32);
+                let dl1 = _mm256_set1_ps(d_all * (scales[is + 1] as i32) as f32);
+                is += 2;
+                let yp = y.as_mut_ptr().add(128 * n + 32 * k);
+                store_i8x16_mul(_mm256_castsi256_si128(v), dl0, yp);
+                store_i8x16_mul(_mm256_extracti128_si256(v, 1), dl1, yp.add(16));
+                m <<= 1;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{floats, kquants, legacy};
@@ -289,6 +539,13 @@ mod tests {
             same_bits(22, 32, q5_0_avx2, legacy::dequant_q5_0);
             same_bits(144, 256, q4_k_avx2, kquants::dequant_q4_k);
             same_bits(210, 256, q6_k_avx2, kquants::dequant_q6_k);
+            same_bits(20, 32, q4_1_avx2, legacy::dequant_q4_1);
+            same_bits(24, 32, q5_1_avx2, legacy::dequant_q5_1);
+            same_bits(36, 32, q8_1_avx2, legacy::dequant_q8_1);
+            same_bits(292, 256, q8_k_avx2, kquants::dequant_q8_k);
+            same_bits(176, 256, q5_k_avx2, kquants::dequant_q5_k);
+            same_bits(84, 256, q2_k_avx2, kquants::dequant_q2_k);
+            same_bits(110, 256, q3_k_avx2, kquants::dequant_q3_k);
         } else {
             eprintln!("no AVX2: SIMD paths not tested on this machine");
         }
@@ -302,6 +559,17 @@ mod tests {
             unsafe { f16_row_avx2(&src, &mut a) };
             floats::f16_row_portable(&src, &mut b);
             assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+            // f32 -> f16 on special values and random bits, odd length.
+            let mut x: Vec<f32> = random_bytes(4 * 4099, 7)
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            x.extend([f32::NAN, -f32::NAN, f32::INFINITY, 65520.0, 65519.99, 1e-8, -6e-8, 0.0, -0.0]);
+            let mut a = vec![0u8; 2 * x.len()];
+            // SAFETY: F16C and AVX2 checked above.
+            unsafe { f32_to_f16_row_avx2(&x, &mut a) };
+            let b: Vec<u8> = x.iter().flat_map(|&v| super::super::f32_to_f16(v).to_le_bytes()).collect();
+            assert_eq!(a, b);
         }
     }
 }
