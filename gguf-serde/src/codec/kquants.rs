@@ -368,6 +368,9 @@ fn make_q3_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
     }
 }
 
+/// ggml's `make_qkx2_quants` one sub-block at a time: the plain transcription that the
+/// lane-parallel [`make_qkx2_quants_x8`] is tested against.
+#[cfg(test)]
 /// ggml's `make_qkx2_quants`: scale and (negated) min for `x` with weights, searching `nstep + 1`
 /// candidate scales. Returns `(scale, the_min)`.
 #[allow(clippy::too_many_arguments)]
@@ -457,6 +460,293 @@ fn make_qkx2_quants(
     (scale, -min)
 }
 
+/// Sub-blocks processed side by side by [`make_qkx2_quants_x8`].
+const LANES: usize = 8;
+
+type Lf = [f32; LANES];
+type Li = [i32; LANES];
+
+/// [`make_qkx2_quants`] for 8 independent sub-blocks at once: lane `k` of every array is
+/// sub-block `k`. Each lane performs exactly the scalar function's operations in the same order
+/// (its sums stay sequential), so the results are bit-identical; the lanes only let the compiler
+/// use SIMD registers across sub-blocks. `x[i][k]` is element `i` of sub-block `k`.
+/// Returns `(scale, the_min)` per lane and writes the levels to `l_out[i][k]`.
+#[inline(always)]
+fn qkx2_x8_body<const N: usize, const MAD: bool>(
+    nmax: i32,
+    x: &[Lf; N],
+    w: &[Lf; N],
+    l_out: &mut [[u8; LANES]; N],
+    rmin: f32,
+    rdelta: f32,
+    nstep: i32,
+) -> (Lf, Lf) {
+    let nmaxf = nmax as f32;
+    let mut min = x[0];
+    let mut max = x[0];
+    let mut sum_w = w[0];
+    let mut sum_x = [0f32; LANES];
+    for k in 0..LANES {
+        sum_x[k] = sum_w[k] * x[0][k];
+    }
+    for i in 1..N {
+        for k in 0..LANES {
+            let v = x[i][k];
+            min[k] = if v < min[k] { v } else { min[k] };
+            max[k] = if v > max[k] { v } else { max[k] };
+            sum_w[k] += w[i][k];
+            sum_x[k] += w[i][k] * v;
+        }
+    }
+    let mut done = [false; LANES];
+    let mut iscale = [0f32; LANES];
+    let mut scale = [0f32; LANES];
+    for k in 0..LANES {
+        if min[k] > 0.0 {
+            min[k] = 0.0;
+        }
+        done[k] = max[k] == min[k];
+        iscale[k] = nmaxf / (max[k] - min[k]);
+        scale[k] = 1.0 / iscale[k];
+    }
+    let err = |diff: f32| if MAD { diff.abs() } else { diff * diff };
+    let near = |v: f32| -> i32 { ((v + 12_582_912.0f32).to_bits() as i32 & 0x007f_ffff) - 0x0040_0000 };
+    let mut best_error = [0f32; LANES];
+    for i in 0..N {
+        for k in 0..LANES {
+            let l = near(iscale[k] * (x[i][k] - min[k])).clamp(0, nmax);
+            l_out[i][k] = l as u8;
+            let diff = scale[k] * l as f32 + min[k] - x[i][k];
+            best_error[k] += w[i][k] * err(diff);
+        }
+    }
+    if nstep >= 1 {
+        let mut laux = [[0i32; LANES]; N];
+        for is in 0..=nstep {
+            let mut sum_l = [0f32; LANES];
+            let mut sum_l2 = [0f32; LANES];
+            let mut sum_xl = [0f32; LANES];
+            for k in 0..LANES {
+                // `min` may have changed in an earlier step, as in the reference.
+                iscale[k] = (rmin + rdelta * is as f32 + nmaxf) / (max[k] - min[k]);
+            }
+            for i in 0..N {
+                let mut li: Li = [0; LANES];
+                for k in 0..LANES {
+                    li[k] = near(iscale[k] * (x[i][k] - min[k])).clamp(0, nmax);
+                    let lf = li[k] as f32;
+                    let wk = w[i][k];
+                    sum_l[k] += wk * lf;
+                    sum_l2[k] += wk * lf * lf;
+                    sum_xl[k] += wk * lf * x[i][k];
+                }
+                laux[i] = li;
+            }
+            let mut ok = [false; LANES];
+            let mut this_scale = [0f32; LANES];
+            let mut this_min = [0f32; LANES];
+            for k in 0..LANES {
+                let d = sum_w[k] * sum_l2[k] - sum_l[k] * sum_l[k];
+                ok[k] = d > 0.0 && !done[k];
+                let ts = (sum_w[k] * sum_xl[k] - sum_x[k] * sum_l[k]) / d;
+                let tm = (sum_l2[k] * sum_x[k] - sum_l[k] * sum_xl[k]) / d;
+                let clamp_min = tm > 0.0;
+                this_min[k] = if clamp_min { 0.0 } else { tm };
+                this_scale[k] = if clamp_min { sum_xl[k] / sum_l2[k] } else { ts };
+            }
+            if !ok.iter().any(|&o| o) {
+                continue;
+            }
+            let mut cur_error = [0f32; LANES];
+            for i in 0..N {
+                for k in 0..LANES {
+                    let diff = this_scale[k] * laux[i][k] as f32 + this_min[k] - x[i][k];
+                    cur_error[k] += w[i][k] * err(diff);
+                }
+            }
+            let mut take = [false; LANES];
+            for k in 0..LANES {
+                take[k] = ok[k] && cur_error[k] < best_error[k];
+                if take[k] {
+                    best_error[k] = cur_error[k];
+                    scale[k] = this_scale[k];
+                    min[k] = this_min[k];
+                }
+            }
+            if take.iter().any(|&t| t) {
+                for i in 0..N {
+                    for k in 0..LANES {
+                        if take[k] {
+                            l_out[i][k] = laux[i][k] as u8;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut the_min = [0f32; LANES];
+    for k in 0..LANES {
+        if done[k] {
+            scale[k] = 0.0;
+            for row in l_out.iter_mut() {
+                row[k] = 0;
+            }
+        }
+        the_min[k] = -min[k];
+    }
+    (scale, the_min)
+}
+
+/// [`qkx2_x8_body`] written with AVX2 intrinsics: one 8-lane register per array row, the same
+/// operations per lane in the same order (comparisons, selects and integer clamps where the scalar
+/// code branches). Never a fused multiply-add.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn qkx2_x8_avx2<const N: usize, const MAD: bool>(
+    nmax: i32,
+    x: &[Lf; N],
+    w: &[Lf; N],
+    l_out: &mut [[u8; LANES]; N],
+    rmin: f32,
+    rdelta: f32,
+    nstep: i32,
+) -> (Lf, Lf) {
+    use std::arch::x86_64::*;
+    let zero = _mm256_setzero_ps();
+    let zi = _mm256_setzero_si256();
+    let nmaxf = nmax as f32;
+    let nmax_v = _mm256_set1_epi32(nmax);
+    let magic = _mm256_set1_ps(12_582_912.0);
+    let mant = _mm256_set1_epi32(0x007f_ffff);
+    let bias = _mm256_set1_epi32(0x0040_0000);
+    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    // SAFETY (all loads/stores): x[i], w[i] are [f32; 8]; lv/laux rows are [i32; 8].
+    let ld = |a: &Lf| _mm256_loadu_ps(a.as_ptr());
+    // nearest_int, then clamp to [0, nmax].
+    let level = |v: __m256| {
+        let bits = _mm256_castps_si256(_mm256_add_ps(v, magic));
+        let l = _mm256_sub_epi32(_mm256_and_si256(bits, mant), bias);
+        _mm256_min_epi32(_mm256_max_epi32(l, zi), nmax_v)
+    };
+    let err = |d: __m256| if MAD { _mm256_and_ps(d, absmask) } else { _mm256_mul_ps(d, d) };
+
+    let x0 = ld(&x[0]);
+    let mut min = x0;
+    let mut max = x0;
+    let mut sum_w = ld(&w[0]);
+    let mut sum_x = _mm256_mul_ps(sum_w, x0);
+    for i in 1..N {
+        let v = ld(&x[i]);
+        let wi = ld(&w[i]);
+        min = _mm256_blendv_ps(min, v, _mm256_cmp_ps(v, min, _CMP_LT_OQ));
+        max = _mm256_blendv_ps(max, v, _mm256_cmp_ps(v, max, _CMP_GT_OQ));
+        sum_w = _mm256_add_ps(sum_w, wi);
+        sum_x = _mm256_add_ps(sum_x, _mm256_mul_ps(wi, v));
+    }
+    min = _mm256_blendv_ps(min, zero, _mm256_cmp_ps(min, zero, _CMP_GT_OQ));
+    let done = _mm256_cmp_ps(max, min, _CMP_EQ_OQ);
+    let iscale = _mm256_div_ps(_mm256_set1_ps(nmaxf), _mm256_sub_ps(max, min));
+    let mut scale = _mm256_div_ps(_mm256_set1_ps(1.0), iscale);
+    let mut best = zero;
+    let mut lv = [[0i32; LANES]; N];
+    for i in 0..N {
+        let xi = ld(&x[i]);
+        let l = level(_mm256_mul_ps(iscale, _mm256_sub_ps(xi, min)));
+        _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, l);
+        let diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(l)), min), xi);
+        best = _mm256_add_ps(best, _mm256_mul_ps(ld(&w[i]), err(diff)));
+    }
+    if nstep >= 1 {
+        let mut laux = [[0i32; LANES]; N];
+        for is in 0..=nstep {
+            let c = _mm256_set1_ps(rmin + rdelta * is as f32 + nmaxf);
+            let isc = _mm256_div_ps(c, _mm256_sub_ps(max, min));
+            let mut sum_l = zero;
+            let mut sum_l2 = zero;
+            let mut sum_xl = zero;
+            for i in 0..N {
+                let xi = ld(&x[i]);
+                let wi = ld(&w[i]);
+                let l = level(_mm256_mul_ps(isc, _mm256_sub_ps(xi, min)));
+                _mm256_storeu_si256(laux[i].as_mut_ptr() as *mut __m256i, l);
+                let lf = _mm256_cvtepi32_ps(l);
+                let wl = _mm256_mul_ps(wi, lf);
+                sum_l = _mm256_add_ps(sum_l, wl);
+                sum_l2 = _mm256_add_ps(sum_l2, _mm256_mul_ps(wl, lf));
+                sum_xl = _mm256_add_ps(sum_xl, _mm256_mul_ps(wl, xi));
+            }
+            let d = _mm256_sub_ps(_mm256_mul_ps(sum_w, sum_l2), _mm256_mul_ps(sum_l, sum_l));
+            let ok = _mm256_andnot_ps(done, _mm256_cmp_ps(d, zero, _CMP_GT_OQ));
+            if _mm256_movemask_ps(ok) == 0 {
+                continue;
+            }
+            let ts = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_w, sum_xl), _mm256_mul_ps(sum_x, sum_l)), d);
+            let tm = _mm256_div_ps(_mm256_sub_ps(_mm256_mul_ps(sum_l2, sum_x), _mm256_mul_ps(sum_l, sum_xl)), d);
+            let cm = _mm256_cmp_ps(tm, zero, _CMP_GT_OQ);
+            let this_min = _mm256_blendv_ps(tm, zero, cm);
+            let this_scale = _mm256_blendv_ps(ts, _mm256_div_ps(sum_xl, sum_l2), cm);
+            let mut cur = zero;
+            for i in 0..N {
+                let xi = ld(&x[i]);
+                let lf = _mm256_cvtepi32_ps(_mm256_loadu_si256(laux[i].as_ptr() as *const __m256i));
+                let diff = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(this_scale, lf), this_min), xi);
+                cur = _mm256_add_ps(cur, _mm256_mul_ps(ld(&w[i]), err(diff)));
+            }
+            let take = _mm256_and_ps(ok, _mm256_cmp_ps(cur, best, _CMP_LT_OQ));
+            if _mm256_movemask_ps(take) == 0 {
+                continue;
+            }
+            best = _mm256_blendv_ps(best, cur, take);
+            scale = _mm256_blendv_ps(scale, this_scale, take);
+            min = _mm256_blendv_ps(min, this_min, take);
+            let ti = _mm256_castps_si256(take);
+            for i in 0..N {
+                let old = _mm256_loadu_si256(lv[i].as_ptr() as *const __m256i);
+                let new = _mm256_loadu_si256(laux[i].as_ptr() as *const __m256i);
+                _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, _mm256_blendv_epi8(old, new, ti));
+            }
+        }
+    }
+    let di = _mm256_castps_si256(done);
+    for i in 0..N {
+        let l = _mm256_andnot_si256(di, _mm256_loadu_si256(lv[i].as_ptr() as *const __m256i));
+        _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, l);
+        for k in 0..LANES {
+            l_out[i][k] = lv[i][k] as u8;
+        }
+    }
+    scale = _mm256_andnot_ps(done, scale);
+    let neg_min = _mm256_xor_ps(min, _mm256_set1_ps(-0.0));
+    let mut s_out = [0f32; LANES];
+    let mut m_out = [0f32; LANES];
+    _mm256_storeu_ps(s_out.as_mut_ptr(), scale);
+    _mm256_storeu_ps(m_out.as_mut_ptr(), neg_min);
+    (s_out, m_out)
+}
+
+/// Dispatches [`qkx2_x8_body`] to an AVX2 build of it when the CPU has AVX2 (same operations,
+/// wider registers; no fused multiply-add is ever formed).
+fn make_qkx2_quants_x8<const N: usize, const MAD: bool>(
+    nmax: i32,
+    x: &[Lf; N],
+    w: &[Lf; N],
+    l_out: &mut [[u8; LANES]; N],
+    rmin: f32,
+    rdelta: f32,
+    nstep: i32,
+) -> (Lf, Lf) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            // SAFETY: AVX2 checked at run time.
+            #[allow(unsafe_code)]
+            return unsafe { qkx2_x8_avx2::<N, MAD>(nmax, x, w, l_out, rmin, rdelta, nstep) };
+        }
+    }
+    qkx2_x8_body::<N, MAD>(nmax, x, w, l_out, rmin, rdelta, nstep)
+}
+
 /// Packs 2-bit values `l[256]` the way Q2_K and Q3_K store `qs[64]`.
 #[inline(always)]
 fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
@@ -473,25 +763,43 @@ fn quant_q2_k(src: &[f32], dst: &mut [u8]) {
     const Q4SCALE: f32 = 15.0;
     for (x, y) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(84)) {
         let mut l = [0u8; QK_K];
-        let mut laux = [0u8; 16];
-        let mut weights = [0f32; 16];
         let mut mins = [0f32; 16];
         let mut scales = [0f32; 16];
+        for half in 0..2 {
+            let mut xt = [[0f32; LANES]; 16];
+            let mut wt = [[0f32; LANES]; 16];
+            for k in 0..LANES {
+                let j = 8 * half + k;
+                for i in 0..16 {
+                    xt[i][k] = x[16 * j + i];
+                    wt[i][k] = x[16 * j + i].abs();
+                }
+            }
+            let mut lt = [[0u8; LANES]; 16];
+            let (s8, m8) = make_qkx2_quants_x8::<16, true>(3, &xt, &wt, &mut lt, -0.5, 0.1, 15);
+            let mut lt2 = [[0u8; LANES]; 16];
+            let (s8b, m8b) = qkx2_x8_body::<16, true>(3, &xt, &wt, &mut lt2, -0.5, 0.1, 15);
+            assert_eq!(
+                (s8.map(f32::to_bits), m8.map(f32::to_bits), lt),
+                (s8b.map(f32::to_bits), m8b.map(f32::to_bits), lt2)
+            );
+            for k in 0..LANES {
+                let j = 8 * half + k;
+                scales[j] = s8[k];
+                mins[j] = m8[k];
+                for i in 0..16 {
+                    l[16 * j + i] = lt[i][k];
+                }
+            }
+        }
         let mut max_scale = 0f32;
         let mut max_min = 0f32;
         for j in 0..16 {
-            let xs = &x[16 * j..16 * j + 16];
-            for (w, &v) in weights.iter_mut().zip(xs) {
-                *w = v.abs();
+            if scales[j] > max_scale {
+                max_scale = scales[j];
             }
-            let (s, m) = make_qkx2_quants(3, xs, &weights, &mut l[16 * j..16 * j + 16], &mut laux, -0.5, 0.1, 15, true);
-            scales[j] = s;
-            mins[j] = m;
-            if s > max_scale {
-                max_scale = s;
-            }
-            if m > max_min {
-                max_min = m;
+            if mins[j] > max_min {
+                max_min = mins[j];
             }
         }
         let (sc, rest) = y.split_at_mut(16);
@@ -619,12 +927,9 @@ fn pack_scales_k4(ls: &[u8; 8], lm: &[u8; 8], sc: &mut [u8]) {
 /// block's `d`, `dmin` and packed scales, then the requantized levels `l`. Writes `d`, `dmin`,
 /// `scales[12]` into `head[0..16]`.
 fn quant_k4_head(x: &[f32], nmax: i32, rmin: f32, nstep: i32, head: &mut [u8], l: &mut [u8; QK_K]) {
-    let mut laux = [0u8; 32];
-    let mut weights = [0f32; 32];
-    let mut mins = [0f32; 8];
-    let mut scales = [0f32; 8];
-    let mut max_scale = 0f32;
-    let mut max_min = 0f32;
+    // Sub-block j's element i at [i][j] (transposed for the lane-parallel search).
+    let mut xt = [[0f32; LANES]; 32];
+    let mut wt = [[0f32; LANES]; 32];
     for j in 0..8 {
         let xs = &x[32 * j..32 * j + 32];
         let mut sum_x2 = 0f32;
@@ -632,18 +937,24 @@ fn quant_k4_head(x: &[f32], nmax: i32, rmin: f32, nstep: i32, head: &mut [u8], l
             sum_x2 += v * v;
         }
         let av_x = (sum_x2 / 32.0).sqrt();
-        for (w, &v) in weights.iter_mut().zip(xs) {
-            *w = av_x + v.abs();
+        for (i, &v) in xs.iter().enumerate() {
+            xt[i][j] = v;
+            wt[i][j] = av_x + v.abs();
         }
-        let (s, m) =
-            make_qkx2_quants(nmax, xs, &weights, &mut l[32 * j..32 * j + 32], &mut laux, rmin, 0.1, nstep, false);
-        scales[j] = s;
-        mins[j] = m;
-        if s > max_scale {
-            max_scale = s;
+    }
+    let mut lt = [[0u8; LANES]; 32];
+    let (scales, mins) = make_qkx2_quants_x8::<32, false>(nmax, &xt, &wt, &mut lt, rmin, 0.1, nstep);
+    let mut max_scale = 0f32;
+    let mut max_min = 0f32;
+    for j in 0..8 {
+        for i in 0..32 {
+            l[32 * j + i] = lt[i][j];
         }
-        if m > max_min {
-            max_min = m;
+        if scales[j] > max_scale {
+            max_scale = scales[j];
+        }
+        if mins[j] > max_min {
+            max_min = mins[j];
         }
     }
     let inv_scale = if max_scale > 0.0 { 63.0 / max_scale } else { 0.0 };
@@ -800,5 +1111,84 @@ fn quant_q8_k(src: &[f32], dst: &mut [u8]) {
             y[260 + 2 * j..262 + 2 * j].copy_from_slice(&(sum as i16).to_le_bytes());
         }
         y[0..4].copy_from_slice(&(1.0 / iscale).to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod lane_tests {
+    use super::*;
+
+    #[test]
+    fn qkx2_lanes_equal_scalar_q4_k_shape() {
+        let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/codec/Q4_K.in.f32")).unwrap();
+        let x: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        for (bi, blk) in x.chunks_exact(256).enumerate() {
+            let mut xt = [[0f32; LANES]; 32];
+            let mut wt = [[0f32; LANES]; 32];
+            for k in 0..LANES {
+                for i in 0..32 {
+                    xt[i][k] = blk[32 * k + i];
+                    wt[i][k] = 0.3 + blk[32 * k + i].abs();
+                }
+            }
+            let mut lt = [[0u8; LANES]; 32];
+            let (s8, m8) = make_qkx2_quants_x8::<32, false>(15, &xt, &wt, &mut lt, -1.0, 0.1, 20);
+            let mut lt2 = [[0u8; LANES]; 32];
+            let (s8b, m8b) = qkx2_x8_body::<32, false>(15, &xt, &wt, &mut lt2, -1.0, 0.1, 20);
+            assert_eq!(
+                (s8.map(f32::to_bits), m8.map(f32::to_bits), lt),
+                (s8b.map(f32::to_bits), m8b.map(f32::to_bits), lt2)
+            );
+            for k in 0..LANES {
+                let xs = &blk[32 * k..32 * k + 32];
+                let w: Vec<f32> = xs.iter().map(|v| 0.3 + v.abs()).collect();
+                let mut l = [0u8; 32];
+                let mut laux = [0u8; 32];
+                let (s, m) = make_qkx2_quants(15, xs, &w, &mut l, &mut laux, -1.0, 0.1, 20, false);
+                let ll: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
+                assert_eq!(
+                    (s.to_bits(), m.to_bits(), l.to_vec()),
+                    (s8[k].to_bits(), m8[k].to_bits(), ll),
+                    "block {bi} lane {k}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn qkx2_lanes_equal_scalar() {
+        let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/codec/Q2_K.in.f32")).unwrap();
+        let x: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        for (bi, blk) in x.chunks_exact(128).enumerate() {
+            let mut xt = [[0f32; LANES]; 16];
+            let mut wt = [[0f32; LANES]; 16];
+            for k in 0..LANES {
+                for i in 0..16 {
+                    xt[i][k] = blk[16 * k + i];
+                    wt[i][k] = blk[16 * k + i].abs();
+                }
+            }
+            let mut lt = [[0u8; LANES]; 16];
+            let (s8, m8) = make_qkx2_quants_x8::<16, true>(3, &xt, &wt, &mut lt, -0.5, 0.1, 15);
+            let mut lt2 = [[0u8; LANES]; 16];
+            let (s8b, m8b) = qkx2_x8_body::<16, true>(3, &xt, &wt, &mut lt2, -0.5, 0.1, 15);
+            assert_eq!(
+                (s8.map(f32::to_bits), m8.map(f32::to_bits), lt),
+                (s8b.map(f32::to_bits), m8b.map(f32::to_bits), lt2)
+            );
+            for k in 0..LANES {
+                let xs = &blk[16 * k..16 * k + 16];
+                let w: Vec<f32> = xs.iter().map(|v| v.abs()).collect();
+                let mut l = [0u8; 16];
+                let mut laux = [0u8; 16];
+                let (s, m) = make_qkx2_quants(3, xs, &w, &mut l, &mut laux, -0.5, 0.1, 15, true);
+                let ll: Vec<u8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!(
+                    (s.to_bits(), m.to_bits(), l.to_vec()),
+                    (s8[k].to_bits(), m8[k].to_bits(), ll),
+                    "block {bi} lane {k} {xs:?}"
+                );
+            }
+        }
     }
 }

@@ -174,10 +174,52 @@ pub(crate) fn dequant_q8_1(src: &[u8], dst: &mut [f32]) {
 
 // --------------------------------------------------------------------------------- quantize
 
-/// `(int8_t)f` then `MIN(hi, ·)` as a signed int, stored to `uint8_t`: ggml's nibble rounding.
+/// `cvtt_i32(((x[i] - sub) * mul) + add)` for a 32-element block, with AVX2 when available.
 #[inline(always)]
-fn min_i8(hi: i32, f: f32) -> u8 {
-    let v = cvtt_i32(f) as i8 as i32;
+fn affine_cvtt(x: &[f32], sub: f32, mul: f32, add: f32) -> [i32; 32] {
+    let mut out = [0i32; 32];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            // SAFETY: AVX2 checked at run time; x is a 32-element block.
+            #[allow(unsafe_code)]
+            unsafe {
+                super::simd::affine_cvtt_32(x, sub, mul, add, &mut out)
+            };
+            return out;
+        }
+    }
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = cvtt_i32((v - sub) * mul + add);
+    }
+    out
+}
+
+/// `round_cvt_i32(x[i] * mul)` for a 32-element block, with AVX2 when available.
+#[inline(always)]
+fn round_cvt(x: &[f32], mul: f32) -> [i32; 32] {
+    let mut out = [0i32; 32];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            // SAFETY: AVX2 checked at run time; x is a 32-element block.
+            #[allow(unsafe_code)]
+            unsafe {
+                super::simd::round_cvt_32(x, mul, &mut out)
+            };
+            return out;
+        }
+    }
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = round_cvt_i32(v * mul);
+    }
+    out
+}
+
+/// `MIN(hi, (int8_t)v)` stored to `uint8_t`, from the 32-bit conversion result `v`.
+#[inline(always)]
+fn min_i8_of(hi: i32, v: i32) -> u8 {
+    let v = v as i8 as i32;
     (if hi < v { hi } else { v }) as u8
 }
 
@@ -225,10 +267,10 @@ fn quant_q4_0(src: &[f32], dst: &mut [u8]) {
         let d = max / -8.0;
         let id = inv(d);
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+        // x - 0.0 is x bit for bit, so this is `x * id + 8.5` as in the reference.
+        let q = affine_cvtt(x, 0.0, id, 8.5);
         for j in 0..16 {
-            let x0 = min_i8(15, x[j] * id + 8.5);
-            let x1 = min_i8(15, x[j + 16] * id + 8.5);
-            b[2 + j] = x0 | (x1 << 4);
+            b[2 + j] = min_i8_of(15, q[j]) | (min_i8_of(15, q[j + 16]) << 4);
         }
     }
 }
@@ -240,10 +282,9 @@ fn quant_q4_1(src: &[f32], dst: &mut [u8]) {
         let id = inv(d);
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         b[2..4].copy_from_slice(&f32_to_f16(min).to_le_bytes());
+        let q = affine_cvtt(x, min, id, 0.5);
         for j in 0..16 {
-            let x0 = min_i8(15, (x[j] - min) * id + 0.5);
-            let x1 = min_i8(15, (x[j + 16] - min) * id + 0.5);
-            b[4 + j] = x0 | (x1 << 4);
+            b[4 + j] = min_i8_of(15, q[j]) | (min_i8_of(15, q[j + 16]) << 4);
         }
     }
 }
@@ -255,9 +296,10 @@ fn quant_q5_0(src: &[f32], dst: &mut [u8]) {
         let id = inv(d);
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         let mut qh = 0u32;
+        let q = affine_cvtt(x, 0.0, id, 16.5);
         for j in 0..16 {
-            let x0 = min_i8(31, x[j] * id + 16.5);
-            let x1 = min_i8(31, x[j + 16] * id + 16.5);
+            let x0 = min_i8_of(31, q[j]);
+            let x1 = min_i8_of(31, q[j + 16]);
             b[6 + j] = (x0 & 0x0F) | ((x1 & 0x0F) << 4);
             qh |= (((x0 & 0x10) >> 4) as u32) << j;
             qh |= (((x1 & 0x10) >> 4) as u32) << (j + 16);
@@ -274,10 +316,11 @@ fn quant_q5_1(src: &[f32], dst: &mut [u8]) {
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         b[2..4].copy_from_slice(&f32_to_f16(min).to_le_bytes());
         let mut qh = 0u32;
+        let q = affine_cvtt(x, min, id, 0.5);
         for j in 0..16 {
             // `(uint8_t)(float)`: no clamp in the reference.
-            let x0 = cvtt_i32((x[j] - min) * id + 0.5) as u8;
-            let x1 = cvtt_i32((x[j + 16] - min) * id + 0.5) as u8;
+            let x0 = q[j] as u8;
+            let x1 = q[j + 16] as u8;
             b[8 + j] = (x0 & 0x0F) | ((x1 & 0x0F) << 4);
             qh |= (((x0 & 0x10) >> 4) as u32) << j;
             qh |= (((x1 & 0x10) >> 4) as u32) << (j + 16);
@@ -303,8 +346,9 @@ fn quant_q8_0(src: &[f32], dst: &mut [u8]) {
         let d = amax / 127.0;
         let id = inv(d);
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
-        for (o, &v) in b[2..34].iter_mut().zip(x) {
-            *o = round_cvt_i32(v * id) as u8;
+        let q = round_cvt(x, id);
+        for (o, &v) in b[2..34].iter_mut().zip(&q) {
+            *o = v as u8;
         }
     }
 }
@@ -316,9 +360,10 @@ fn quant_q8_1(src: &[f32], dst: &mut [u8]) {
         let id = inv(d);
         b[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
         let mut sum = 0i32;
+        let q = round_cvt(x, id);
         for j in 0..16 {
-            let q0 = round_cvt_i32(x[j] * id) as i8;
-            let q1 = round_cvt_i32(x[j + 16] * id) as i8;
+            let q0 = q[j] as i8;
+            let q1 = q[j + 16] as i8;
             b[4 + j] = q0 as u8;
             b[4 + j + 16] = q1 as u8;
             sum += q0 as i32 + q1 as i32;

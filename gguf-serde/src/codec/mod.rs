@@ -419,13 +419,7 @@ pub(crate) fn round_cvt_i32(x: f32) -> i32 {
     }
     // Exact: |x| < 2^31 and q = trunc(x), so x - q is representable.
     let f = x - q as f32;
-    if f >= 0.5 {
-        q + 1
-    } else if f <= -0.5 {
-        q - 1
-    } else {
-        q
-    }
+    q + (f >= 0.5) as i32 - (f <= -0.5) as i32
 }
 
 #[cfg(test)]

@@ -501,6 +501,45 @@ pub(crate) unsafe fn q3_k_avx2(src: &[u8], dst: &mut [f32]) {
     }
 }
 
+/// `cvttss2si(((x[i] − sub) × mul) + add)` for 32 elements (the legacy quantizers' rounding;
+/// `sub = 0` leaves `x` unchanged bit for bit).
+///
+/// # Safety
+/// The CPU must support AVX2; `x` has at least 32 elements.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn affine_cvtt_32(x: &[f32], sub: f32, mul: f32, add: f32, out: &mut [i32; 32]) {
+    let (s, m, a) = (_mm256_set1_ps(sub), _mm256_set1_ps(mul), _mm256_set1_ps(add));
+    for k in 0..4 {
+        // SAFETY: x has 32 elements, out is [i32; 32].
+        let v = _mm256_loadu_ps(x.as_ptr().add(8 * k));
+        let r = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(v, s), m), a);
+        _mm256_storeu_si256(out.as_mut_ptr().add(8 * k) as *mut __m256i, _mm256_cvttps_epi32(r));
+    }
+}
+
+/// `(int)roundf(x[i] × mul)` as x86 computes it (see `round_cvt_i32`) for 32 elements.
+///
+/// # Safety
+/// The CPU must support AVX2; `x` has at least 32 elements.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn round_cvt_32(x: &[f32], mul: f32, out: &mut [i32; 32]) {
+    let m = _mm256_set1_ps(mul);
+    let half = _mm256_set1_ps(0.5);
+    let neg_half = _mm256_set1_ps(-0.5);
+    let int_min = _mm256_set1_epi32(i32::MIN);
+    for k in 0..4 {
+        // SAFETY: x has 32 elements, out is [i32; 32].
+        let v = _mm256_mul_ps(_mm256_loadu_ps(x.as_ptr().add(8 * k)), m);
+        let q = _mm256_cvttps_epi32(v);
+        let f = _mm256_sub_ps(v, _mm256_cvtepi32_ps(q));
+        let up = _mm256_castps_si256(_mm256_cmp_ps(f, half, _CMP_GE_OQ));
+        let down = _mm256_castps_si256(_mm256_cmp_ps(f, neg_half, _CMP_LE_OQ));
+        let r = _mm256_add_epi32(_mm256_sub_epi32(q, up), down);
+        let keep = _mm256_cmpeq_epi32(q, int_min);
+        _mm256_storeu_si256(out.as_mut_ptr().add(8 * k) as *mut __m256i, _mm256_blendv_epi8(r, q, keep));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{floats, kquants, legacy};
@@ -546,6 +585,22 @@ mod tests {
             same_bits(176, 256, q5_k_avx2, kquants::dequant_q5_k);
             same_bits(84, 256, q2_k_avx2, kquants::dequant_q2_k);
             same_bits(110, 256, q3_k_avx2, kquants::dequant_q3_k);
+            // The quantizers' rounding helpers against the scalar conversions.
+            let bits = random_bytes(4 * 32 * 64, 11);
+            for (n, c) in bits.chunks_exact(128).enumerate() {
+                let mut x: Vec<f32> = c.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+                if n % 2 == 0 {
+                    x.iter_mut().enumerate().for_each(|(i, v)| *v = (i as f32 - 16.0) * 0.37 + n as f32 * 0.25);
+                }
+                let (sub, mul, add) = (x[3].min(0.0), 1.7f32, 8.5f32);
+                let mut a = [0i32; 32];
+                unsafe { affine_cvtt_32(&x, sub, mul, add, &mut a) };
+                let b: Vec<i32> = x.iter().map(|&v| super::super::cvtt_i32((v - sub) * mul + add)).collect();
+                assert_eq!(a.to_vec(), b);
+                unsafe { round_cvt_32(&x, mul, &mut a) };
+                let b: Vec<i32> = x.iter().map(|&v| super::super::round_cvt_i32(v * mul)).collect();
+                assert_eq!(a.to_vec(), b);
+            }
         } else {
             eprintln!("no AVX2: SIMD paths not tested on this machine");
         }
