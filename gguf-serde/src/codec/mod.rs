@@ -6,7 +6,10 @@
 //! that reference compiled without fused multiply-add (`-ffp-contract=off`) on x86-64: this module
 //! evaluates every float expression in the reference's order, and where the reference converts a
 //! float to an integer type the way only x86 defines (NaN or out of range), it does what x86's
-//! `cvttss2si` does.
+//! `cvttss2si` does. One thing no one can pin down: when both operands of one float operation are
+//! NaN (say a block whose scale and min are both NaN), IEEE 754 leaves open whose payload the
+//! result carries, and compilers (ggml's and this crate's) swap operands freely; the result is a
+//! NaN either way.
 //!
 //! All functions work on flat slices of whole blocks: `src` of a quantized type holds
 //! `n / block_size` blocks of [`GgmlType::type_size`] bytes for `n` elements; a tensor's rows
