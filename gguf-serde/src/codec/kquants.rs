@@ -747,6 +747,262 @@ fn make_qkx2_quants_x8<const N: usize, const MAD: bool>(
     qkx2_x8_body::<N, MAD>(nmax, x, w, l_out, rmin, rdelta, nstep)
 }
 
+/// [`make_qx_quants`] (weights `x²`, no importance) for 8 sub-blocks of 16 at once with AVX2,
+/// lane `k` = sub-block `k`, `x[i][k]` its element `i`; the same operations per lane in the same
+/// order as the scalar function. Returns the scales and writes the levels to `l_out[i][k]`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> Lf {
+    use std::arch::x86_64::*;
+    let zero = _mm256_setzero_ps();
+    let magic = _mm256_set1_ps(12_582_912.0);
+    let mant = _mm256_set1_epi32(0x007f_ffff);
+    let bias = _mm256_set1_epi32(0x0040_0000);
+    let lo = _mm256_set1_epi32(-nmax);
+    let hi = _mm256_set1_epi32(nmax - 1);
+    let nmax_v = _mm256_set1_epi32(nmax);
+    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    // SAFETY (all loads/stores): rows are [f32; 8] / [i32; 8].
+    let ld = |a: &Lf| _mm256_loadu_ps(a.as_ptr());
+    let level = |v: __m256| {
+        let bits = _mm256_castps_si256(_mm256_add_ps(v, magic));
+        let l = _mm256_sub_epi32(_mm256_and_si256(bits, mant), bias);
+        _mm256_min_epi32(_mm256_max_epi32(l, lo), hi)
+    };
+    let mut max = zero;
+    let mut amax = zero;
+    for row in x.iter() {
+        let v = ld(row);
+        let ax = _mm256_and_ps(v, absmask);
+        let gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = _mm256_blendv_ps(amax, ax, gt);
+        max = _mm256_blendv_ps(max, v, gt);
+    }
+    let done = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    // Sums for one candidate inverse scale.
+    let sums = |isc: __m256| {
+        let mut sumlx = zero;
+        let mut suml2 = zero;
+        for row in x.iter() {
+            let v = ld(row);
+            let lf = _mm256_cvtepi32_ps(level(_mm256_mul_ps(isc, v)));
+            let w = _mm256_mul_ps(v, v);
+            sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, v), lf));
+            suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, lf), lf));
+        }
+        (sumlx, suml2)
+    };
+    let mut lv = [[0i32; LANES]; 16];
+    let iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax as f32)), max);
+    for (i, row) in x.iter().enumerate() {
+        let l = _mm256_add_epi32(level(_mm256_mul_ps(iscale, ld(row))), nmax_v);
+        _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, l);
+    }
+    let (sumlx, suml2) = sums(iscale);
+    let mut scale = _mm256_blendv_ps(_mm256_div_ps(sumlx, suml2), zero, _mm256_cmp_ps(suml2, zero, _CMP_EQ_OQ));
+    let mut best = _mm256_mul_ps(scale, sumlx);
+    for is in -9i32..=9 {
+        if is == 0 {
+            continue;
+        }
+        let isc = _mm256_div_ps(_mm256_set1_ps(-(nmax as f32 + 0.1f32 * is as f32)), max);
+        let (sumlx, suml2) = sums(isc);
+        let better = _mm256_cmp_ps(_mm256_mul_ps(sumlx, sumlx), _mm256_mul_ps(best, suml2), _CMP_GT_OQ);
+        let upd = _mm256_andnot_ps(done, _mm256_and_ps(_mm256_cmp_ps(suml2, zero, _CMP_GT_OQ), better));
+        if _mm256_movemask_ps(upd) == 0 {
+            continue;
+        }
+        let ui = _mm256_castps_si256(upd);
+        for (i, row) in x.iter().enumerate() {
+            let l = _mm256_add_epi32(level(_mm256_mul_ps(isc, ld(row))), nmax_v);
+            let old = _mm256_loadu_si256(lv[i].as_ptr() as *const __m256i);
+            _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, _mm256_blendv_epi8(old, l, ui));
+        }
+        scale = _mm256_blendv_ps(scale, _mm256_div_ps(sumlx, suml2), upd);
+        best = _mm256_blendv_ps(best, _mm256_mul_ps(scale, sumlx), upd);
+    }
+    let di = _mm256_castps_si256(done);
+    for i in 0..16 {
+        let l = _mm256_andnot_si256(di, _mm256_loadu_si256(lv[i].as_ptr() as *const __m256i));
+        _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, l);
+        for k in 0..LANES {
+            l_out[i][k] = lv[i][k] as i8;
+        }
+    }
+    let mut out = [0f32; LANES];
+    _mm256_storeu_ps(out.as_mut_ptr(), _mm256_andnot_ps(done, scale));
+    out
+}
+
+/// [`make_q3_quants`] for 8 sub-blocks of 16 at once with AVX2 (lane `k` = sub-block `k`), the
+/// same operations per lane in the same order. A lane whose refinement pass changes nothing would
+/// change nothing in a further pass either, so passes run until no lane changes (at most 5).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn q3_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> Lf {
+    use std::arch::x86_64::*;
+    let zero = _mm256_setzero_ps();
+    let magic = _mm256_set1_ps(12_582_912.0);
+    let mant = _mm256_set1_epi32(0x007f_ffff);
+    let bias = _mm256_set1_epi32(0x0040_0000);
+    let lo = _mm256_set1_epi32(-nmax);
+    let hi = _mm256_set1_epi32(nmax - 1);
+    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    // SAFETY (all loads/stores): rows are [f32; 8] / [i32; 8].
+    let ld = |a: &Lf| _mm256_loadu_ps(a.as_ptr());
+    let level = |v: __m256| {
+        let bits = _mm256_castps_si256(_mm256_add_ps(v, magic));
+        let l = _mm256_sub_epi32(_mm256_and_si256(bits, mant), bias);
+        _mm256_min_epi32(_mm256_max_epi32(l, lo), hi)
+    };
+    let mut max = zero;
+    let mut amax = zero;
+    for row in x.iter() {
+        let v = ld(row);
+        let ax = _mm256_and_ps(v, absmask);
+        let gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = _mm256_blendv_ps(amax, ax, gt);
+        max = _mm256_blendv_ps(max, v, gt);
+    }
+    let done = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    let iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax as f32)), max);
+    let mut lv = [_mm256_setzero_si256(); 16];
+    let mut sumlx = zero;
+    let mut suml2 = zero;
+    for (i, row) in x.iter().enumerate() {
+        let v = ld(row);
+        let l = level(_mm256_mul_ps(iscale, v));
+        lv[i] = l;
+        let lf = _mm256_cvtepi32_ps(l);
+        let w = _mm256_mul_ps(v, v);
+        sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, v), lf));
+        suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, lf), lf));
+    }
+    for _ in 0..5 {
+        let mut changed = _mm256_setzero_ps();
+        for (i, row) in x.iter().enumerate() {
+            let v = ld(row);
+            let w = _mm256_mul_ps(v, v);
+            let li = _mm256_cvtepi32_ps(lv[i]);
+            let wx = _mm256_mul_ps(w, v);
+            let mut slx = _mm256_sub_ps(sumlx, _mm256_mul_ps(wx, li));
+            let c1 = _mm256_cmp_ps(slx, zero, _CMP_GT_OQ);
+            let mut sl2 = _mm256_sub_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, li), li));
+            let new_l = level(_mm256_div_ps(_mm256_mul_ps(v, sl2), slx));
+            let c2 = _mm256_xor_ps(
+                _mm256_castsi256_ps(_mm256_cmpeq_epi32(new_l, lv[i])),
+                _mm256_castsi256_ps(_mm256_set1_epi32(-1)),
+            );
+            let nf = _mm256_cvtepi32_ps(new_l);
+            slx = _mm256_add_ps(slx, _mm256_mul_ps(wx, nf));
+            sl2 = _mm256_add_ps(sl2, _mm256_mul_ps(_mm256_mul_ps(w, nf), nf));
+            let c3 = _mm256_and_ps(
+                _mm256_cmp_ps(sl2, zero, _CMP_GT_OQ),
+                _mm256_cmp_ps(
+                    _mm256_mul_ps(_mm256_mul_ps(slx, slx), suml2),
+                    _mm256_mul_ps(_mm256_mul_ps(sumlx, sumlx), sl2),
+                    _CMP_GT_OQ,
+                ),
+            );
+            let upd = _mm256_andnot_ps(done, _mm256_and_ps(c1, _mm256_and_ps(c2, c3)));
+            lv[i] = _mm256_blendv_epi8(lv[i], new_l, _mm256_castps_si256(upd));
+            sumlx = _mm256_blendv_ps(sumlx, slx, upd);
+            suml2 = _mm256_blendv_ps(suml2, sl2, upd);
+            changed = _mm256_or_ps(changed, upd);
+        }
+        if _mm256_movemask_ps(changed) == 0 {
+            break;
+        }
+    }
+    let di = _mm256_castps_si256(done);
+    let nmax_v = _mm256_set1_epi32(nmax);
+    for i in 0..16 {
+        let l = _mm256_andnot_si256(di, _mm256_add_epi32(lv[i], nmax_v));
+        let mut tmp = [0i32; LANES];
+        _mm256_storeu_si256(tmp.as_mut_ptr() as *mut __m256i, l);
+        for k in 0..LANES {
+            l_out[i][k] = tmp[k] as i8;
+        }
+    }
+    let pos = _mm256_cmp_ps(suml2, zero, _CMP_GT_OQ);
+    let scale = _mm256_and_ps(_mm256_andnot_ps(done, pos), _mm256_div_ps(sumlx, suml2));
+    let mut out = [0f32; LANES];
+    _mm256_storeu_ps(out.as_mut_ptr(), scale);
+    out
+}
+
+/// The 16 sub-block scales and levels of one Q3_K super-block (`make_q3_quants(16, 4, …, true)`
+/// for each), 8 sub-blocks at a time with AVX2 when available.
+fn q3_k_subblocks(x: &[f32], l: &mut [i8; QK_K]) -> [f32; 16] {
+    let mut scales = [0f32; 16];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            for half in 0..2 {
+                let mut xt = [[0f32; LANES]; 16];
+                for k in 0..LANES {
+                    for i in 0..16 {
+                        xt[i][k] = x[16 * (8 * half + k) + i];
+                    }
+                }
+                let mut lt = [[0i8; LANES]; 16];
+                // SAFETY: AVX2 checked at run time.
+                #[allow(unsafe_code)]
+                let s8 = unsafe { q3_x8_avx2(4, &xt, &mut lt) };
+                for k in 0..LANES {
+                    let j = 8 * half + k;
+                    scales[j] = s8[k];
+                    for i in 0..16 {
+                        l[16 * j + i] = lt[i][k];
+                    }
+                }
+            }
+            return scales;
+        }
+    }
+    for j in 0..16 {
+        scales[j] = make_q3_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16]);
+    }
+    scales
+}
+
+/// The 16 sub-block scales and levels of one Q6_K super-block (`make_qx_quants(16, 32, …, 1,
+/// NULL)` for each), 8 sub-blocks at a time with AVX2 when available.
+fn q6_k_subblocks(x: &[f32], l: &mut [i8; QK_K]) -> [f32; 16] {
+    let mut scales = [0f32; 16];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            for half in 0..2 {
+                let mut xt = [[0f32; LANES]; 16];
+                for k in 0..LANES {
+                    for i in 0..16 {
+                        xt[i][k] = x[16 * (8 * half + k) + i];
+                    }
+                }
+                let mut lt = [[0i8; LANES]; 16];
+                // SAFETY: AVX2 checked at run time.
+                #[allow(unsafe_code)]
+                let s8 = unsafe { qx_x8_avx2(32, &xt, &mut lt) };
+                for k in 0..LANES {
+                    let j = 8 * half + k;
+                    scales[j] = s8[k];
+                    for i in 0..16 {
+                        l[16 * j + i] = lt[i][k];
+                    }
+                }
+            }
+            return scales;
+        }
+    }
+    for ib in 0..16 {
+        scales[ib] = make_qx_quants(32, &x[16 * ib..16 * ib + 16], &mut l[16 * ib..16 * ib + 16], None);
+    }
+    scales
+}
+
 /// Packs 2-bit values `l[256]` the way Q2_K and Q3_K store `qs[64]`.
 #[inline(always)]
 fn pack_2bit(l: &[u8; QK_K], qs: &mut [u8]) {
@@ -844,15 +1100,14 @@ fn quant_q2_k(src: &[f32], dst: &mut [u8]) {
 fn quant_q3_k(src: &[f32], dst: &mut [u8]) {
     for (x, y) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(110)) {
         let mut l = [0i8; QK_K];
-        let mut scales = [0f32; 16];
+        let scales = q3_k_subblocks(x, &mut l);
         let mut max_scale = 0f32;
         let mut amax = 0f32;
-        for j in 0..16 {
-            scales[j] = make_q3_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16]);
-            let scale = scales[j].abs();
+        for &sc in &scales {
+            let scale = sc.abs();
             if scale > amax {
                 amax = scale;
-                max_scale = scales[j];
+                max_scale = sc;
             }
         }
         let (hmask, rest) = y.split_at_mut(32);
@@ -1030,12 +1285,10 @@ fn quant_q5_k(src: &[f32], dst: &mut [u8]) {
 fn quant_q6_k(src: &[f32], dst: &mut [u8]) {
     for (x, y) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(210)) {
         let mut l = [0i8; QK_K];
-        let mut scales = [0f32; 16];
+        let scales = q6_k_subblocks(x, &mut l);
         let mut max_scale = 0f32;
         let mut max_abs_scale = 0f32;
-        for ib in 0..16 {
-            let scale = make_qx_quants(32, &x[16 * ib..16 * ib + 16], &mut l[16 * ib..16 * ib + 16], None);
-            scales[ib] = scale;
+        for &scale in &scales {
             let abs_scale = scale.abs();
             if abs_scale > max_abs_scale {
                 max_abs_scale = abs_scale;
@@ -1118,10 +1371,24 @@ fn quant_q8_k(src: &[f32], dst: &mut [u8]) {
 mod lane_tests {
     use super::*;
 
+    /// The C vector inputs for `ty` followed by 64 Ki pseudo-random values at scales 1e-6..1e4
+    /// (many more blocks than the vectors, for the lane-vs-scalar comparisons).
+    fn inputs(ty: &str) -> Vec<f32> {
+        let path = format!("{}/tests/data/codec/{ty}.in.f32", env!("CARGO_MANIFEST_DIR"));
+        let data = std::fs::read(path).unwrap();
+        let mut x: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let mut st = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..65536 {
+            st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (st >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
+            x.push(u * 10f32.powi((i / 256 % 11) as i32 - 6));
+        }
+        x
+    }
+
     #[test]
     fn qkx2_lanes_equal_scalar_q4_k_shape() {
-        let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/codec/Q4_K.in.f32")).unwrap();
-        let x: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let x = inputs("Q4_K");
         for (bi, blk) in x.chunks_exact(256).enumerate() {
             let mut xt = [[0f32; LANES]; 32];
             let mut wt = [[0f32; LANES]; 32];
@@ -1156,9 +1423,58 @@ mod lane_tests {
     }
 
     #[test]
+    fn qx_lanes_equal_scalar() {
+        if !crate::codec::simd::has_avx2() {
+            return;
+        }
+        let x = inputs("Q6_K");
+        for (bi, blk) in x.chunks_exact(128).enumerate() {
+            let mut xt = [[0f32; LANES]; 16];
+            for k in 0..LANES {
+                for i in 0..16 {
+                    xt[i][k] = blk[16 * k + i];
+                }
+            }
+            let mut lt = [[0i8; LANES]; 16];
+            #[allow(unsafe_code)]
+            let s8 = unsafe { qx_x8_avx2(32, &xt, &mut lt) };
+            for k in 0..LANES {
+                let mut l = [0i8; 16];
+                let s = make_qx_quants(32, &blk[16 * k..16 * k + 16], &mut l, None);
+                let ll: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!((s.to_bits(), l.to_vec()), (s8[k].to_bits(), ll), "block {bi} lane {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn q3_lanes_equal_scalar() {
+        if !crate::codec::simd::has_avx2() {
+            return;
+        }
+        let x = inputs("Q3_K");
+        for (bi, blk) in x.chunks_exact(128).enumerate() {
+            let mut xt = [[0f32; LANES]; 16];
+            for k in 0..LANES {
+                for i in 0..16 {
+                    xt[i][k] = blk[16 * k + i];
+                }
+            }
+            let mut lt = [[0i8; LANES]; 16];
+            #[allow(unsafe_code)]
+            let s8 = unsafe { q3_x8_avx2(4, &xt, &mut lt) };
+            for k in 0..LANES {
+                let mut l = [0i8; 16];
+                let s = make_q3_quants(4, &blk[16 * k..16 * k + 16], &mut l);
+                let ll: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!((s.to_bits(), l.to_vec()), (s8[k].to_bits(), ll), "block {bi} lane {k}");
+            }
+        }
+    }
+
+    #[test]
     fn qkx2_lanes_equal_scalar() {
-        let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/codec/Q2_K.in.f32")).unwrap();
-        let x: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let x = inputs("Q2_K");
         for (bi, blk) in x.chunks_exact(128).enumerate() {
             let mut xt = [[0f32; LANES]; 16];
             let mut wt = [[0f32; LANES]; 16];
