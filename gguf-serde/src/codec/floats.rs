@@ -73,6 +73,14 @@ pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
             }
         }
         GgmlType::BF16 => {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if super::simd::has_avx2() {
+                    // SAFETY: AVX2 checked at run time.
+                    unsafe { super::simd::f32_to_bf16_row_avx2(src, dst) };
+                    return true;
+                }
+            }
             for (d, s) in dst.chunks_exact_mut(2).zip(src) {
                 d.copy_from_slice(&f32_to_bf16(*s).to_le_bytes());
             }

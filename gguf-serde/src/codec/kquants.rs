@@ -1143,21 +1143,13 @@ fn quant_q3_k(src: &[f32], dst: &mut [u8]) {
             }
         }
         hmask.iter_mut().for_each(|h| *h = 0);
+        // The high bit of element j goes to bit j / 32 of hmask[j % 32] (the reference walks
+        // m = j % 32 and hm = 1 << (j / 32)); branch-free.
         let mut lu = [0u8; QK_K];
-        let mut m = 0;
-        let mut hm = 1u8;
         for j in 0..QK_K {
-            let mut v = l[j] as u8;
-            if l[j] > 3 {
-                hmask[m] |= hm;
-                v = (l[j] - 4) as u8;
-            }
-            lu[j] = v;
-            m += 1;
-            if m == QK_K / 8 {
-                m = 0;
-                hm <<= 1;
-            }
+            let high = (l[j] > 3) as u8;
+            hmask[j % 32] |= high << (j / 32);
+            lu[j] = (l[j] as u8).wrapping_sub(4 * high);
         }
         pack_2bit(&lu, qs);
     }
@@ -1378,10 +1370,10 @@ mod lane_tests {
         let data = std::fs::read(path).unwrap();
         let mut x: Vec<f32> = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let mut st = 0x9e37_79b9_7f4a_7c15u64;
-        for i in 0..65536 {
+        for i in 0..65536i32 {
             st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let u = (st >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
-            x.push(u * 10f32.powi((i / 256 % 11) as i32 - 6));
+            x.push(u * 10f32.powi(i / 256 % 11 - 6));
         }
         x
     }

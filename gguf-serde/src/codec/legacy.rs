@@ -226,6 +226,20 @@ fn min_i8_of(hi: i32, v: i32) -> u8 {
 /// Absolute max and the signed value that has it (the first one, strict `<`), as the reference.
 #[inline(always)]
 fn signed_absmax(x: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            // SAFETY: AVX2 checked at run time; x is a 32-element block.
+            #[allow(unsafe_code)]
+            let amax = unsafe { super::simd::abs_max_32(x) };
+            // The reference keeps the first element whose |v| beats every earlier one: the
+            // first with |v| == amax (none if amax is 0).
+            if amax > 0.0 {
+                return x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0);
+            }
+            return 0.0;
+        }
+    }
     let mut amax = 0f32;
     let mut max = 0f32;
     for &v in x {
@@ -237,8 +251,23 @@ fn signed_absmax(x: &[f32]) -> f32 {
     max
 }
 
+/// `min` and `max` as the reference finds them (`v < min`, `v > max` from `FLT_MAX`,
+/// `-FLT_MAX`; the first of equal values stays).
 #[inline(always)]
 fn min_max(x: &[f32]) -> (f32, f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::simd::has_avx2() {
+            // SAFETY: AVX2 checked at run time; x is a 32-element block.
+            #[allow(unsafe_code)]
+            let (min, max) = unsafe { super::simd::min_max_32(x) };
+            // Values that compare equal have equal bits except +0 and -0, where the reference
+            // keeps whichever came first: settle those rare cases the scalar way.
+            if min != 0.0 && max != 0.0 {
+                return (min, max);
+            }
+        }
+    }
     let mut min = f32::MAX;
     let mut max = -f32::MAX;
     for &v in x {
@@ -369,5 +398,31 @@ fn quant_q8_1(src: &[f32], dst: &mut [u8]) {
             sum += q0 as i32 + q1 as i32;
         }
         b[2..4].copy_from_slice(&f32_to_f16(sum as f32 * d).to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference keeps the first of +0 and -0 as the block minimum (`v < min` is false for
+    /// equal values); Q4_1 stores it in `m`. Worked out by hand.
+    #[test]
+    fn q4_1_min_keeps_the_first_signed_zero() {
+        for (first, second, want_m) in [(0.0f32, -0.0f32, 0x0000u16), (-0.0, 0.0, 0x8000)] {
+            let mut x = [1.0f32; 32];
+            x[5] = first;
+            x[20] = second;
+            let mut b = [0u8; 20];
+            assert!(quantize(GgmlType::Q4_1, &x, &mut b));
+            assert_eq!(u16::from_le_bytes([b[2], b[3]]), want_m);
+        }
+        // And the largest magnitude's sign for Q4_0: the first of equal |v| wins.
+        let mut x = [0.5f32; 32];
+        x[3] = -2.0;
+        x[9] = 2.0;
+        let mut b = [0u8; 18];
+        assert!(quantize(GgmlType::Q4_0, &x, &mut b));
+        assert_eq!(f16_to_f32(u16::from_le_bytes([b[0], b[1]])), 0.25); // d = -2 / -8
     }
 }

@@ -107,6 +107,44 @@ pub(crate) unsafe fn f32_to_f16_row_avx2(src: &[f32], dst: &mut [u8]) {
     }
 }
 
+/// f32 → BF16 as `ggml_compute_fp32_to_bf16`: NaN keeps its top half with the quiet bit forced,
+/// everything else rounds to nearest even.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn f32_to_bf16_row_avx2(src: &[f32], dst: &mut [u8]) {
+    let n = src.len().min(dst.len() / 2);
+    let main = n / 16 * 16;
+    let absmask = _mm256_set1_epi32(0x7fff_ffff);
+    let inf = _mm256_set1_epi32(0x7f80_0000);
+    let one = _mm256_set1_epi32(1);
+    let round = _mm256_set1_epi32(0x7fff);
+    let quiet = _mm256_set1_epi32(64);
+    let conv = |u: __m256i| {
+        let nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absmask), inf);
+        let rounded = _mm256_srli_epi32(
+            _mm256_add_epi32(u, _mm256_add_epi32(round, _mm256_and_si256(_mm256_srli_epi32(u, 16), one))),
+            16,
+        );
+        let q = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+        _mm256_blendv_epi8(rounded, q, nan)
+    };
+    let mut i = 0;
+    while i < main {
+        // SAFETY: i + 16 <= n: 16 floats at src[i], 32 bytes at dst[2i].
+        let a = conv(_mm256_loadu_si256(src.as_ptr().add(i) as *const __m256i));
+        let b = conv(_mm256_loadu_si256(src.as_ptr().add(i + 8) as *const __m256i));
+        // Values are < 2^16, so the unsigned saturating pack is exact; fix the lane order.
+        let packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0b11_01_10_00);
+        _mm256_storeu_si256(dst.as_mut_ptr().add(2 * i) as *mut __m256i, packed);
+        i += 16;
+    }
+    for (d, s) in dst[2 * main..2 * n].chunks_exact_mut(2).zip(&src[main..n]) {
+        d.copy_from_slice(&super::floats::f32_to_bf16(*s).to_le_bytes());
+    }
+}
+
 /// BF16 → f32 (a 16-bit left shift).
 ///
 /// # Safety
@@ -540,6 +578,59 @@ pub(crate) unsafe fn round_cvt_32(x: &[f32], mul: f32, out: &mut [i32; 32]) {
     }
 }
 
+/// Horizontal (min, max) of the lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn hmin_hmax(mn: __m256, mx: __m256) -> (f32, f32) {
+    let mut a = [0f32; 8];
+    let mut b = [0f32; 8];
+    _mm256_storeu_ps(a.as_mut_ptr(), mn);
+    _mm256_storeu_ps(b.as_mut_ptr(), mx);
+    let mut lo = a[0];
+    let mut hi = b[0];
+    for k in 1..8 {
+        lo = if a[k] < lo { a[k] } else { lo };
+        hi = if b[k] > hi { b[k] } else { hi };
+    }
+    (lo, hi)
+}
+
+/// The largest `|x[i]|` of 32 elements, NaN ignored (0 if none is larger than 0).
+///
+/// # Safety
+/// The CPU must support AVX2; `x` has 32 elements.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn abs_max_32(x: &[f32]) -> f32 {
+    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let mut acc = _mm256_setzero_ps();
+    for k in 0..4 {
+        // SAFETY: x has 32 elements. MAXPS returns its second operand when either is NaN.
+        let v = _mm256_and_ps(_mm256_loadu_ps(x.as_ptr().add(8 * k)), absmask);
+        acc = _mm256_max_ps(v, acc);
+    }
+    hmin_hmax(acc, acc).1
+}
+
+/// `(min, max)` of 32 elements compared as the reference does (`v < min`, `v > max`, starting
+/// from `FLT_MAX` / `-FLT_MAX`; NaN never taken). Exact except for the sign of a zero result,
+/// which the caller settles (see `min_max` in `legacy`).
+///
+/// # Safety
+/// The CPU must support AVX2; `x` has 32 elements.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn min_max_32(x: &[f32]) -> (f32, f32) {
+    let mut mn = _mm256_set1_ps(f32::MAX);
+    let mut mx = _mm256_set1_ps(-f32::MAX);
+    for k in 0..4 {
+        // SAFETY: x has 32 elements. MINPS/MAXPS return the second operand (the accumulator)
+        // when either is NaN or both are equal.
+        let v = _mm256_loadu_ps(x.as_ptr().add(8 * k));
+        mn = _mm256_min_ps(v, mn);
+        mx = _mm256_max_ps(v, mx);
+    }
+    hmin_hmax(mn, mx)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{floats, kquants, legacy};
@@ -624,6 +715,18 @@ mod tests {
             // SAFETY: F16C and AVX2 checked above.
             unsafe { f32_to_f16_row_avx2(&x, &mut a) };
             let b: Vec<u8> = x.iter().flat_map(|&v| super::super::f32_to_f16(v).to_le_bytes()).collect();
+            assert_eq!(a, b);
+        }
+        if has_avx2() {
+            let mut x: Vec<f32> = random_bytes(4 * 4099, 9)
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            x.extend([f32::NAN, -f32::NAN, f32::INFINITY, f32::from_bits(0x3F80_8000), f32::from_bits(0x7F7F_FFFF)]);
+            let mut a = vec![0u8; 2 * x.len()];
+            // SAFETY: AVX2 checked above.
+            unsafe { f32_to_bf16_row_avx2(&x, &mut a) };
+            let b: Vec<u8> = x.iter().flat_map(|&v| floats::f32_to_bf16(v).to_le_bytes()).collect();
             assert_eq!(a, b);
         }
     }
