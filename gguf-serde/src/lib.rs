@@ -53,6 +53,7 @@ pub mod edit;
 pub mod error;
 mod options;
 mod rewrite;
+pub mod requant;
 pub mod ser;
 pub mod shard;
 mod value_serde;
