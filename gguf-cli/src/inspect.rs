@@ -68,7 +68,7 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, ite
     Ok(())
 }
 
-fn show(v: &ValueRef<'_>, items: usize) -> String {
+pub(crate) fn show(v: &ValueRef<'_>, items: usize) -> String {
     match v {
         ValueRef::Array(a) => format!("{} (length {})", show_inner(v, items), a.len()),
         v => show_inner(v, items),

@@ -1,6 +1,9 @@
 //! `gguf`: inspect, validate and edit GGUF files.
 
+mod diff;
+mod edit;
 mod inspect;
+mod split;
 mod validate;
 
 use std::process::ExitCode;
@@ -21,6 +24,23 @@ enum Command {
     Inspect(inspect::Args),
     /// Validate files: exit 0 if every file is valid, 1 otherwise, printing the error per file.
     Validate(validate::Args),
+    /// Split a model into shards NAME-00001-of-0000N.gguf, ... in llama-gguf-split's layout
+    /// (the first shard has all the metadata; every shard has split.no, split.count and
+    /// split.tensors.count). Writes nothing unless every shard is complete.
+    Split(split::SplitArgs),
+    /// Merge the shards of a split model (give any shard) into one file without the split keys:
+    /// byte-identical to the file that `gguf split` split.
+    Merge(split::MergeArgs),
+    /// Set a metadata key (rewrites the file safely: temporary file, then rename).
+    Set(edit::SetArgs),
+    /// Remove a metadata key (rewrites the file safely).
+    Rm(edit::RmArgs),
+    /// Rename a metadata key, keeping its place and value (rewrites the file safely).
+    Rename(edit::RenameArgs),
+    /// Show the keys and tensors that differ between two files (only in A: -, only in B: +,
+    /// changed: ~;
+    /// tensor data compared byte for byte). Exit 0 if none, 1 if any, 2 on error.
+    Diff(diff::Args),
 }
 
 fn main() -> ExitCode {
@@ -28,6 +48,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
         Command::Validate(args) => validate::run(&args),
+        Command::Split(args) => split::run_split(&args),
+        Command::Merge(args) => split::run_merge(&args),
+        Command::Set(args) => edit::run_set(&args),
+        Command::Rm(args) => edit::run_rm(&args),
+        Command::Rename(args) => edit::run_rename(&args),
+        Command::Diff(args) => diff::run(&args),
     };
     match result {
         Ok(code) => code,

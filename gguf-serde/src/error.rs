@@ -216,7 +216,7 @@ pub enum Error {
     /// keeps at most 63).
     #[error("tensor name {name:?} at offset {offset} is {len} bytes, more than the {max} allowed")]
     TensorNameTooLong {
-        /// The name (lossily decoded).
+        /// The name (lossily decoded; the first 256 bytes of a longer one).
         name: String,
         /// Its length in bytes.
         len: u64,
@@ -425,6 +425,101 @@ pub enum Error {
     /// Dequantizing a type that has no decoder in this crate.
     #[error("dequantizing {0} is not supported")]
     UnsupportedDequantize(GgmlType),
+
+    /// A shard of a split model (`NAME-00001-of-00003.gguf`, ...) that does not exist.
+    #[error("shard {index} of {count} is missing: {}", .path.display())]
+    MissingShard {
+        /// The path looked for.
+        path: std::path::PathBuf,
+        /// Its 1-based number, as in the file name.
+        index: u32,
+        /// The number of shards.
+        count: u32,
+    },
+
+    /// A shard whose `split.no` or `split.count` is missing, not an integer, or not the value its
+    /// place in the split requires (a shard of another split, renamed or mixed in).
+    #[error("shard {}: {key} is {}, expected {expected}", .path.display(), match .found { Some(v) => v.to_string(), None => "missing or not an integer".into() })]
+    ShardMismatch {
+        /// The shard.
+        path: std::path::PathBuf,
+        /// `split.no` or `split.count`.
+        key: &'static str,
+        /// The value required.
+        expected: u64,
+        /// The value stored, if it is an integer.
+        found: Option<i64>,
+    },
+
+    /// A shard file name that does not follow `PREFIX-NNNNN-of-MMMMM.gguf` although the file
+    /// says it is one shard of several.
+    #[error("{}: not a shard file name (expected PREFIX-{index:05}-of-{count:05}.gguf)", .path.display())]
+    BadShardName {
+        /// The path.
+        path: std::path::PathBuf,
+        /// Its 1-based shard number from `split.no`.
+        index: u32,
+        /// Its `split.count`.
+        count: u32,
+    },
+
+    /// `split.tensors.count` of a shard differs from the number of tensors in all shards.
+    #[error("shard {}: split.tensors.count is {declared}, but the shards hold {found} tensors", .path.display())]
+    SplitTensorCount {
+        /// The shard that declares it.
+        path: std::path::PathBuf,
+        /// The declared count.
+        declared: i64,
+        /// The tensors found in all shards.
+        found: u64,
+    },
+
+    /// A tensor name that occurs in two shards.
+    #[error("tensor {name:?} is in two shards: {} and {}", .first.display(), .second.display())]
+    TensorInTwoShards {
+        /// The tensor.
+        name: String,
+        /// The shard where it occurs first.
+        first: std::path::PathBuf,
+        /// The other shard.
+        second: std::path::PathBuf,
+    },
+
+    /// A shard whose byte order differs from the first shard's.
+    #[error("shard {}: {endian}-endian, unlike the first shard", .path.display())]
+    ShardByteOrder {
+        /// The shard.
+        path: std::path::PathBuf,
+        /// Its byte order, `"little"` or `"big"`.
+        endian: &'static str,
+    },
+
+    /// An error in one shard of a split model (invalid file, I/O error).
+    #[error("shard {}: {source}", .path.display())]
+    InShard {
+        /// The shard.
+        path: std::path::PathBuf,
+        /// The error.
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// A split that cannot be made (a limit of 0, more than 65,535 shards).
+    #[error("cannot split: {reason}")]
+    Split {
+        /// Why.
+        reason: String,
+    },
+
+    /// A metadata edit that cannot be applied: a missing key to remove or rename, a new name
+    /// that exists, a value that does not parse as the requested type.
+    #[error("cannot edit {key:?}: {reason}")]
+    Edit {
+        /// The key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
 
     /// An error from the serde layer, with the key it happened at and, when reading, the offset.
     #[error("{msg}{}{}", match .key { Some(k) => format!(" at key {k:?}"), None => String::new() }, match .offset { Some(o) => format!(" (offset {o})"), None => String::new() })]

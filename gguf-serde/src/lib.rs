@@ -9,6 +9,15 @@
 //! - [`GgufWriter`]: a streaming writer; tensor data goes straight to the output, and writing to a
 //!   path is atomic (temporary file, then rename).
 //! - [`GgmlType`]: every ggml tensor type with its block size and bytes per block.
+//! - [`ShardedGguf`] and the [`shard`] module: a model split into `NAME-00001-of-0000N.gguf`
+//!   files read as one, and splitting and merging in `llama-gguf-split`'s layout;
+//!   [`TensorSource`] looks tensors up by name in either kind of model.
+//! - [`edit`]: set, remove and rename metadata keys, rewriting the file safely with tensor data
+//!   copied by the kernel.
+//! - serde: metadata as plain Rust structs. [`to_vec`] / [`to_writer`] write a struct as the
+//!   key/value block of a GGUF file, [`from_slice`] / [`from_reader`] / [`Gguf::deserialize_metadata`]
+//!   read one back (borrowing strings), [`GgufWriter::add_serialize`] writes a model's metadata;
+//!   see [the mapping](#the-serde-mapping) below.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
 //! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's
@@ -33,17 +42,29 @@
 //! assert_eq!(file.tensor_data(&t)?.len(), 128);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
+#![doc = include_str!("../docs/serde-mapping.md")]
 #![warn(missing_docs)]
 
 pub mod codec;
 pub mod container;
+pub mod de;
 pub mod dtype;
+pub mod edit;
 pub mod error;
+mod rewrite;
+pub mod shard;
+mod options;
+pub mod ser;
+mod value_serde;
 
 pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec};
 pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
     ValueType, WriteOptions,
 };
+pub use de::{from_gguf, from_reader, from_slice, from_value};
 pub use dtype::GgmlType;
 pub use error::{Error, Result};
+pub use shard::{ShardedGguf, TensorSource};
+pub use options::{elem, Options, ARCH, MAX_NESTING};
+pub use ser::{to_value, to_vec, to_writer};

@@ -29,6 +29,7 @@
 //!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
 
 mod parse;
+mod skim;
 mod value;
 mod write;
 
@@ -175,8 +176,9 @@ impl Gguf<memmap2::Mmap> {
 
 impl Gguf<MetadataOnly> {
     /// Reads the metadata and tensor infos of a file from `reader`, which is positioned at the
-    /// start of the file; tensor data is not read. The file's length (from `Seek`) bounds every
-    /// read, and the buffer only grows as far as the metadata really extends.
+    /// start of the file; tensor data is not read: the reader walks the items by their lengths
+    /// and reads at most 8 KiB (a read-ahead buffer) past the end of the tensor infos. The file's
+    /// length (from `Seek`) bounds every read, so memory follows what the file really holds.
     ///
     /// # Errors
     /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
@@ -186,30 +188,29 @@ impl Gguf<MetadataOnly> {
         let end = reader.seek(SeekFrom::End(0))?;
         reader.seek(SeekFrom::Start(start))?;
         let file_len = end.saturating_sub(start);
-        let mut buf = Vec::new();
-        let mut want = file_len.min(64 * 1024);
+        let mut buf = skim::read_metadata(&mut reader, file_len).map_err(|e| Error::io("reading metadata", e))?;
         loop {
-            let have = buf.len() as u64;
-            if want > have {
-                let mut more = Vec::new();
-                (&mut reader).take(want - have).read_to_end(&mut more)?;
-                if more.len() as u64 != want - have {
-                    return Err(Error::io(
-                        "reading metadata",
-                        std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than its length"),
-                    ));
-                }
-                buf.extend_from_slice(&more);
-            }
             match parse::parse(&buf, file_len) {
                 Ok(layout) => {
                     buf.truncate(usize::try_from(layout.infos_end).unwrap_or(buf.len()).min(buf.len()));
                     return Ok(Gguf { source: MetadataOnly(buf), layout });
                 }
-                // Short buffer, not a short file: read more (at least double) and parse again.
+                // The walk stopped where the parser wants more of a file that has it (the walk
+                // stops only at what the parser refuses, so this is a safety net): read more,
+                // at least doubling, and parse again.
                 Err(Error::Truncated { offset, needed, available, .. }) if available >= needed => {
-                    let need_end = offset.saturating_add(needed);
-                    want = need_end.max(want.saturating_mul(2)).min(file_len);
+                    let have = buf.len() as u64;
+                    let want = offset.saturating_add(needed).max(have.saturating_mul(2)).min(file_len);
+                    let mut more = Vec::new();
+                    reader.seek(SeekFrom::Start(start.saturating_add(have)))?;
+                    (&mut reader).take(want.saturating_sub(have)).read_to_end(&mut more)?;
+                    if more.is_empty() {
+                        return Err(Error::io(
+                            "reading metadata",
+                            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than its length"),
+                        ));
+                    }
+                    buf.extend_from_slice(&more);
                 }
                 Err(e) => return Err(e),
             }
@@ -301,6 +302,12 @@ impl<S: Source> Gguf<S> {
     pub fn tensors(&self) -> impl ExactSizeIterator<Item = TensorInfo<'_>> + '_ {
         let data = self.source.bytes();
         self.layout.tensors.iter().map(move |t| TensorInfo::new(&self.layout, data, t))
+    }
+
+    /// The tensor info at position `index` in file order (0-based), if there is one.
+    pub fn tensor_at(&self, index: usize) -> Option<TensorInfo<'_>> {
+        let data = self.source.bytes();
+        self.layout.tensors.get(index).map(|t| TensorInfo::new(&self.layout, data, t))
     }
 
     /// The tensor info named `name` (binary search over a sorted index).

@@ -48,8 +48,16 @@ struct Pending {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Declaring,
-    Data { next: usize },
+    Data {
+        next: usize,
+    },
     Finished,
+    /// An error left part of an item written: the file cannot be completed.
+    Failed,
+}
+
+fn failed() -> Error {
+    Error::WriterState("an earlier error left the output partly written; the file cannot be completed".into())
 }
 
 /// A streaming GGUF writer over any `Write`.
@@ -313,15 +321,23 @@ impl<W: Write> GgufWriter<W> {
     }
 
     fn emit(&mut self, bytes: &[u8]) -> Result<()> {
-        self.out.write_all(bytes).map_err(|e| Error::io("writing GGUF", e))?;
+        if let Err(e) = self.out.write_all(bytes) {
+            self.state = State::Failed;
+            return Err(Error::io("writing GGUF", e));
+        }
         self.written += bytes.len() as u64;
         Ok(())
     }
 
     fn pad(&mut self) -> Result<()> {
+        // In small pieces: an alignment of up to 2^31 must not allocate its size.
+        const ZEROS: [u8; 4096] = [0; 4096];
         let target = align_up(self.written, self.alignment).unwrap_or(self.written);
-        let zeros = vec![0u8; (target - self.written) as usize];
-        self.emit(&zeros)
+        while self.written < target {
+            let n = usize::try_from(target - self.written).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
+            self.emit(ZEROS.get(..n).unwrap_or(&ZEROS))?;
+        }
+        Ok(())
     }
 
     /// Writes the header, the key/value pairs, the tensor infos and the padding before the data
@@ -331,6 +347,9 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// [`Error::Io`] from the writer; [`Error::WriterState`] if called twice.
     pub fn write_header(&mut self) -> Result<()> {
+        if self.state == State::Failed {
+            return Err(failed());
+        }
         if self.state != State::Declaring {
             return Err(Error::WriterState("header already written".into()));
         }
@@ -379,6 +398,7 @@ impl<W: Write> GgufWriter<W> {
                     self.tensors.len()
                 ))),
             },
+            State::Failed => Err(failed()),
             _ => Err(Error::WriterState("writer already finished".into())),
         }
     }
@@ -387,8 +407,12 @@ impl<W: Write> GgufWriter<W> {
     /// The bytes are written as given (in the output's byte order).
     ///
     /// # Errors
-    /// [`Error::TensorSizeMismatch`] if `bytes` is not the declared size; [`Error::WriterState`]
-    /// if every declared tensor already has its data; [`Error::Io`].
+    /// [`Error::TensorSizeMismatch`] if `bytes` is not the declared size (nothing is written, so
+    /// the call can be repeated with the right data); [`Error::WriterState`] if every declared
+    /// tensor already has its data, or after an error that left the output partly written (an
+    /// [`Error::Io`], or a reader that was short or long in
+    /// [`copy_tensor_data`](Self::copy_tensor_data)): such a writer refuses every later call;
+    /// [`Error::Io`].
     pub fn write_tensor_data(&mut self, bytes: &[u8]) -> Result<()> {
         let (i, nbytes, name) = self.next_tensor()?;
         if bytes.len() as u64 != nbytes {
@@ -404,15 +428,26 @@ impl<W: Write> GgufWriter<W> {
     /// declared number of bytes, then writes its padding. Memory use is a small fixed buffer.
     ///
     /// # Errors
-    /// [`Error::TensorSizeMismatch`] if the reader yields fewer or more bytes; otherwise as
-    /// [`GgufWriter::write_tensor_data`].
+    /// [`Error::TensorSizeMismatch`] if the reader yields fewer or more bytes (the bytes it
+    /// yielded up to the declared size were written: unless there were none, the writer then
+    /// refuses every later call); otherwise as [`GgufWriter::write_tensor_data`].
     pub fn copy_tensor_data(&mut self, mut reader: impl Read) -> Result<()> {
         let (i, nbytes, name) = self.next_tensor()?;
-        let copied = std::io::copy(&mut (&mut reader).take(nbytes), &mut self.out)
-            .map_err(|e| Error::io("copying tensor data", e))?;
+        let copied = match std::io::copy(&mut (&mut reader).take(nbytes), &mut self.out) {
+            Ok(n) => n,
+            Err(e) => {
+                self.state = State::Failed;
+                return Err(Error::io("copying tensor data", e));
+            }
+        };
         self.written += copied;
         let mut extra = [0u8; 1];
-        let more = reader.read(&mut extra).map_err(|e| Error::io("copying tensor data", e))?;
+        let more = reader.read(&mut extra);
+        if copied > 0 && !(copied == nbytes && matches!(more, Ok(0))) {
+            // Part of this tensor went out without the rest: no later call can repair the file.
+            self.state = State::Failed;
+        }
+        let more = more.map_err(|e| Error::io("copying tensor data", e))?;
         if copied != nbytes || more != 0 {
             return Err(Error::TensorSizeMismatch { name, expected: nbytes, found: copied + more as u64 });
         }
@@ -425,10 +460,14 @@ impl<W: Write> GgufWriter<W> {
     /// flushes and returns the inner writer.
     ///
     /// # Errors
-    /// [`Error::WriterState`] if a declared tensor has no data; [`Error::Io`].
+    /// [`Error::WriterState`] if a declared tensor has no data or an earlier error left the output
+    /// partly written; [`Error::Io`].
     pub fn finish(mut self) -> Result<W> {
         if self.state == State::Declaring {
             self.write_header()?;
+        }
+        if self.state == State::Failed {
+            return Err(failed());
         }
         if let State::Data { next } = self.state {
             if next != self.tensors.len() {

@@ -1,0 +1,64 @@
+//! Opens and validates a GGUF file with several readers, in one process per reader so that peak
+//! memory (VmHWM) is the reader's own. Usage: `bench-compare READER FILE [ITERATIONS]` with READER
+//! one of `gguf-serde-mmap`, `gguf-serde-reader`, `ggus`, `candle`. Prints the median and minimum
+//! wall time of an open (file already in the page cache) and the process's peak RSS.
+
+use std::time::{Duration, Instant};
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn open_once(reader: &str, path: &str) -> usize {
+    match reader {
+        "gguf-serde-mmap" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            f.tensor_count() + f.kv_count()
+        }
+        "gguf-serde-reader" => {
+            let f = gguf_serde::Gguf::from_reader(std::io::BufReader::new(std::fs::File::open(path).expect("file")))
+                .expect("open");
+            f.tensor_count() + f.kv_count()
+        }
+        "ggus" => {
+            let file = std::fs::File::open(path).expect("file");
+            // SAFETY: read-only mapping of a file nobody changes during the benchmark.
+            let map = unsafe { memmap2::Mmap::map(&file) }.expect("map");
+            let g = ggus::GGuf::new(&map).expect("ggus");
+            g.tensors.len() + g.meta_kvs.len()
+        }
+        "candle" => {
+            let mut file = std::fs::File::open(path).expect("file");
+            let c = candle_core::quantized::gguf_file::Content::read(&mut file).expect("candle");
+            c.tensor_infos.len() + c.metadata.len()
+        }
+        other => panic!("unknown reader {other}"),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (reader, path) = (args[1].as_str(), args[2].as_str());
+    let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let check = open_once(reader, path); // warm-up (page cache, allocator)
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            let c = open_once(reader, path);
+            let e = t.elapsed();
+            assert_eq!(c, check);
+            e
+        })
+        .collect();
+    times.sort();
+    println!(
+        "{reader:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  (tensors+keys {check})",
+        times[n / 2].as_secs_f64() * 1e3,
+        times[0].as_secs_f64() * 1e3,
+        peak_rss_kib() as f64 / 1024.0
+    );
+}

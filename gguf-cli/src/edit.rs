@@ -1,0 +1,78 @@
+//! `gguf set`, `gguf rm`, `gguf rename`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use gguf_serde::edit::{edit_file, parse_value, Edit};
+use gguf_serde::{Gguf, ValueType};
+
+/// A value type name for `--type`.
+fn parse_type(s: &str) -> Result<ValueType, String> {
+    ValueType::from_name(s)
+        .filter(|t| *t != ValueType::Array)
+        .ok_or_else(|| format!("{s:?} is not one of u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool, string"))
+}
+
+/// Arguments of `gguf set`.
+#[derive(clap::Args)]
+pub struct SetArgs {
+    /// The GGUF file, rewritten in place.
+    file: PathBuf,
+    /// The key.
+    key: String,
+    /// The value, as text.
+    #[arg(allow_hyphen_values = true)]
+    value: String,
+    /// The value's type: u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool or string. Without
+    /// it, an existing key keeps its type; a new key gets one inferred from the text: true/false
+    /// → bool, an integer → u32 (i32 if negative; u64/i64 if it does not fit), a decimal number →
+    /// f32, anything else → string.
+    #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
+    ty: Option<ValueType>,
+}
+
+/// Sets the key.
+pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
+    let value = {
+        let f = Gguf::open(&args.file).with_context(|| args.file.display().to_string())?;
+        parse_value(&args.key, &args.value, args.ty, f.get(&args.key))?
+    };
+    edit_file(&args.file, &[Edit::Set { key: args.key.clone(), value }])
+        .with_context(|| args.file.display().to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `gguf rm`.
+#[derive(clap::Args)]
+pub struct RmArgs {
+    /// The GGUF file, rewritten in place.
+    file: PathBuf,
+    /// The key to remove.
+    key: String,
+}
+
+/// Removes the key.
+pub fn run_rm(args: &RmArgs) -> anyhow::Result<ExitCode> {
+    edit_file(&args.file, &[Edit::Remove { key: args.key.clone() }])
+        .with_context(|| args.file.display().to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `gguf rename`.
+#[derive(clap::Args)]
+pub struct RenameArgs {
+    /// The GGUF file, rewritten in place.
+    file: PathBuf,
+    /// The key's name.
+    old: String,
+    /// Its new name.
+    new: String,
+}
+
+/// Renames the key.
+pub fn run_rename(args: &RenameArgs) -> anyhow::Result<ExitCode> {
+    edit_file(&args.file, &[Edit::Rename { from: args.old.clone(), to: args.new.clone() }])
+        .with_context(|| args.file.display().to_string())?;
+    Ok(ExitCode::SUCCESS)
+}

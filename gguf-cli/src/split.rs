@@ -1,0 +1,91 @@
+//! `gguf split` and `gguf merge`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use gguf_serde::shard::{merge_file, plan_split, shard_path, split_file, SplitBy, SplitOptions};
+use gguf_serde::Gguf;
+
+/// Arguments of `gguf split`.
+#[derive(clap::Args)]
+pub struct SplitArgs {
+    /// The GGUF file to split.
+    input: PathBuf,
+    /// Output prefix: shards are written as PREFIX-00001-of-0000N.gguf, ...
+    prefix: PathBuf,
+    /// At most N tensors per shard (the default, with N = 128, as llama-gguf-split).
+    #[arg(long, value_name = "N", conflicts_with = "split_max_size")]
+    split_max_tensors: Option<usize>,
+    /// At most SIZE bytes of tensor data per shard, counted as llama-gguf-split counts them
+    /// (tensors padded to 32 bytes, metadata not counted). SIZE is bytes, or a number with
+    /// K, M or G (powers of 1000, as llama-gguf-split) or Ki, Mi, Gi (powers of 1024).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    split_max_size: Option<u64>,
+    /// The first shard holds the metadata only, no tensors.
+    #[arg(long)]
+    no_tensor_first_split: bool,
+    /// Print the plan (tensors and bytes per shard) without writing anything.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Parses `500M`, `2G`, `64Ki`, `1000`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let units: [(&str, u64); 6] =
+        [("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("K", 1_000), ("M", 1_000_000), ("G", 1_000_000_000)];
+    let (num, mult) = units.iter().find_map(|&(u, m)| t.strip_suffix(u).map(|n| (n, m))).unwrap_or((t, 1));
+    let n: u64 = num.trim().parse().map_err(|_| format!("{s:?} is not a size (e.g. 500M, 2G, 64Ki, 1000)"))?;
+    match n.checked_mul(mult) {
+        Some(0) => Err("the size must be positive".into()),
+        Some(v) => Ok(v),
+        None => Err(format!("{s:?} is too large")),
+    }
+}
+
+/// Splits the file.
+pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
+    let by = match (args.split_max_tensors, args.split_max_size) {
+        (_, Some(size)) => SplitBy::MaxBytes(size),
+        (n, None) => SplitBy::MaxTensors(n.unwrap_or(128)),
+    };
+    let opts = SplitOptions { by, no_tensor_first_split: args.no_tensor_first_split };
+    if args.dry_run {
+        let f = Gguf::open(&args.input).with_context(|| args.input.display().to_string())?;
+        let plan = plan_split(&f, &opts)?;
+        println!("{} shards", plan.len());
+        for (i, r) in plan.iter().enumerate() {
+            let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
+            let path = shard_path(&args.prefix, i as u16, plan.len() as u16);
+            println!("{}: {} tensors, {} bytes of tensor data", path.display(), r.len(), bytes);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let paths = split_file(&args.input, &args.prefix, &opts).with_context(|| args.input.display().to_string())?;
+    for p in &paths {
+        println!("{}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `gguf merge`.
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// Any shard of the split (usually the first, NAME-00001-of-0000N.gguf).
+    shard: PathBuf,
+    /// The merged file to write.
+    out: PathBuf,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Merges the shards.
+pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
+    if !args.force && args.out.exists() {
+        bail!("{} exists (use --force to replace it)", args.out.display());
+    }
+    merge_file(&args.shard, &args.out).with_context(|| args.shard.display().to_string())?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,306 @@
+//! Tests of the `iquants` and `other` codec families against reference output:
+//! gguf-py (`gguf.quants`, run from `tests/data/codec-b/gguf_py_reference.py`) and fixed vectors
+//! made by ggml's C reference (`tests/data/codec-b/c-vectors/`, see its README).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::codec::{iquants, other};
+use crate::dtype::GgmlType;
+
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn data_dir() -> PathBuf {
+    crate_dir().join("tests").join("data").join("codec-b")
+}
+
+/// The Python interpreter with gguf-py: `GGUF_PYTHON`, else `<workspace>/.venv/bin/python`.
+/// `None` (test skipped) only when `GGUF_SKIP_PYTHON=1`; otherwise a missing interpreter fails.
+fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GGUF_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let venv = crate_dir().join("..").join(".venv").join("bin").join("python");
+    if venv.exists() {
+        return Some(venv);
+    }
+    if std::env::var("GGUF_SKIP_PYTHON").as_deref() == Ok("1") {
+        eprintln!("GGUF_SKIP_PYTHON=1: skipping the gguf-py comparison");
+        return None;
+    }
+    panic!("no Python with gguf-py: set GGUF_PYTHON or create <workspace>/.venv (or set GGUF_SKIP_PYTHON=1 to skip)");
+}
+
+fn bs(t: GgmlType) -> usize {
+    t.block_size() as usize
+}
+
+fn ts(t: GgmlType) -> usize {
+    t.type_size() as usize
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn dequant(t: GgmlType, src: &[u8]) -> Vec<f32> {
+    let mut out = vec![0f32; src.len() / ts(t) * bs(t)];
+    assert!(iquants::dequantize(t, src, &mut out) || other::dequantize(t, src, &mut out), "{t:?} not handled");
+    out
+}
+
+fn quant(t: GgmlType, src: &[f32]) -> Vec<u8> {
+    let mut out = vec![0u8; src.len() / bs(t) * ts(t)];
+    assert!(iquants::quantize(t, src, &mut out) || other::quantize(t, src, &mut out), "{t:?} not handled");
+    out
+}
+
+/// Same bits, or both NaN (NaN payloads are not compared: numpy and C may propagate them
+/// differently).
+fn same_f32(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Compares element-wise; reports the first mismatches with block and element.
+fn assert_f32_eq(what: &str, block: usize, ours: &[f32], want: &[f32]) {
+    assert_eq!(ours.len(), want.len(), "{what}: length");
+    let bad: Vec<_> = (0..ours.len()).filter(|&i| !same_f32(ours[i], want[i])).collect();
+    if let Some(&i) = bad.first() {
+        panic!(
+            "{what}: {} of {} values differ; first at element {i} (block {}): ours {:e} ({:#010x}), reference {:e} ({:#010x})",
+            bad.len(),
+            ours.len(),
+            i / block,
+            ours[i],
+            ours[i].to_bits(),
+            want[i],
+            want[i].to_bits()
+        );
+    }
+}
+
+fn assert_bytes_eq(what: &str, size: usize, ours: &[u8], want: &[u8]) {
+    assert_eq!(ours.len(), want.len(), "{what}: length");
+    if let Some(i) = (0..ours.len()).find(|&i| ours[i] != want[i]) {
+        let b = i / size;
+        panic!(
+            "{what}: first differing byte {i} (block {b}):\n ours {:02x?}\n want {:02x?}",
+            &ours[b * size..(b + 1) * size],
+            &want[b * size..(b + 1) * size]
+        );
+    }
+}
+
+const PY_DEQUANT: [GgmlType; 13] = [
+    GgmlType::IQ2_XXS,
+    GgmlType::IQ2_XS,
+    GgmlType::IQ2_S,
+    GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S,
+    GgmlType::IQ1_S,
+    GgmlType::IQ1_M,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+    GgmlType::NVFP4,
+];
+
+const PY_QUANT: [GgmlType; 3] = [GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4];
+
+fn read(dir: &Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}"))
+}
+
+#[test]
+fn matches_gguf_py() {
+    let Some(py) = python() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let status = Command::new(&py)
+        .arg(data_dir().join("gguf_py_reference.py"))
+        .arg(tmp.path())
+        .status()
+        .unwrap_or_else(|e| panic!("running {}: {e}", py.display()));
+    assert!(status.success(), "gguf_py_reference.py failed: {status}");
+    for t in PY_DEQUANT {
+        let src = read(tmp.path(), &format!("{}.deq.in", t.name()));
+        let want = f32s(&read(tmp.path(), &format!("{}.deq.out", t.name())));
+        assert!(src.len() > 100 * ts(t));
+        // Random scales are NaN or infinite now and then, but most values must be finite.
+        assert!(want.iter().filter(|v| v.is_finite()).count() > want.len() * 9 / 10, "{t:?}: reference mostly NaN");
+        assert_f32_eq(&format!("dequantize {t:?}"), bs(t), &dequant(t, &src), &want);
+    }
+    for t in PY_QUANT {
+        let src = f32s(&read(tmp.path(), &format!("{}.q.in", t.name())));
+        let want = read(tmp.path(), &format!("{}.q.out", t.name()));
+        assert!(src.len() > 100 * bs(t));
+        assert_bytes_eq(&format!("quantize {t:?}"), ts(t), &quant(t, &src), &want);
+    }
+}
+
+fn c_dir() -> PathBuf {
+    data_dir().join("c-vectors")
+}
+
+const C_DEQUANT: [GgmlType; 15] = [
+    GgmlType::IQ2_XXS,
+    GgmlType::IQ2_XS,
+    GgmlType::IQ2_S,
+    GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S,
+    GgmlType::IQ1_S,
+    GgmlType::IQ1_M,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+    GgmlType::NVFP4,
+    GgmlType::Q1_0,
+    GgmlType::Q2_0,
+];
+
+const C_QUANT: [GgmlType; 8] = [
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+    GgmlType::NVFP4,
+    GgmlType::Q1_0,
+    GgmlType::Q2_0,
+];
+
+/// Dequantization equals ggml's `dequantize_row_*` bit for bit, NaN payloads included (the C
+/// vectors hold NaN, infinite, subnormal and negative-zero scales).
+#[test]
+fn dequantize_matches_c_reference() {
+    for t in C_DEQUANT {
+        let src = read(&c_dir(), &format!("{}.deq.in", t.name()));
+        let want = f32s(&read(&c_dir(), &format!("{}.deq.out", t.name())));
+        assert!(src.len() >= 16 * ts(t));
+        let ours = dequant(t, &src);
+        assert_eq!(ours.len(), want.len());
+        if let Some(i) = (0..ours.len()).find(|&i| ours[i].to_bits() != want[i].to_bits()) {
+            panic!(
+                "dequantize {t:?}: element {i} (block {}): ours {:#010x}, C reference {:#010x}",
+                i / bs(t),
+                ours[i].to_bits(),
+                want[i].to_bits()
+            );
+        }
+    }
+}
+
+/// Quantization equals ggml's reference quantizers byte for byte, on edge blocks (zeros, -0,
+/// huge values, NaN, ±Inf, subnormals, ties, a maximum just below a power of two) and random ones.
+#[test]
+fn quantize_matches_c_reference() {
+    for t in C_QUANT {
+        let src = f32s(&read(&c_dir(), &format!("{}.q.in", t.name())));
+        let want = read(&c_dir(), &format!("{}.q.out", t.name()));
+        assert!(src.len() >= 24 * bs(t));
+        assert_bytes_eq(&format!("quantize {t:?}"), ts(t), &quant(t, &src), &want);
+    }
+}
+
+/// IQ4_NL / IQ4_XS with importance weights equal ggml's `quantize_iq4_*(…, quant_weights)`.
+#[test]
+fn quantize_weighted_matches_c_reference() {
+    for t in [GgmlType::IQ4_NL, GgmlType::IQ4_XS] {
+        let src = f32s(&read(&c_dir(), &format!("{}.q.in", t.name())));
+        let w = f32s(&read(&c_dir(), &format!("{}.qw.w", t.name())));
+        let want = read(&c_dir(), &format!("{}.qw.out", t.name()));
+        let mut ours = vec![0u8; want.len()];
+        assert!(iquants::quantize_weighted(t, &src, Some(&w), &mut ours));
+        assert_bytes_eq(&format!("quantize_weighted {t:?}"), ts(t), &ours, &want);
+        // The weights matter: the unweighted bytes differ.
+        assert_ne!(quant(t, &src), want, "{t:?}: weights had no effect");
+    }
+}
+
+/// Values that the format represents exactly come back unchanged from quantize → dequantize
+/// (hand-derived: the scale each reference quantizer picks is known for these blocks).
+#[test]
+fn representable_values_round_trip() {
+    // E2M1 magnitudes; a block whose largest magnitude is 6·2^k gets scale 2^k exactly.
+    const E2M1: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    // n values ±E2M1·2^k, the first one 6·2^k.
+    let fp4 = |n: usize, k: i32| -> Vec<f32> {
+        let p = 2f32.powi(k);
+        let mut x: Vec<f32> = (0..n)
+            .map(|j| {
+                let m = E2M1[(j * 5 + 3) % 8] * p;
+                if j % 3 == 1 && m != 0.0 {
+                    -m
+                } else {
+                    m
+                }
+            })
+            .collect();
+        x[0] = 6.0 * p;
+        x
+    };
+    for k in [-20, -3, 0, 5, 30] {
+        let x = fp4(32, k);
+        assert_eq!(dequant(GgmlType::MXFP4, &quant(GgmlType::MXFP4, &x)), x, "MXFP4 k={k}");
+    }
+    // NVFP4: each 16-element sub-block with largest magnitude 6·u, u an E4M3 value.
+    let x: Vec<f32> =
+        [1.0f32, 0.25, 1.5, 18.0].iter().flat_map(|&u| fp4(16, 0).into_iter().map(move |v| v * u)).collect();
+    assert_eq!(dequant(GgmlType::NVFP4, &quant(GgmlType::NVFP4, &x)), x, "NVFP4");
+    // Ternary and sign types: d is the largest magnitude (TQ*, Q2_0) or the mean magnitude (Q1_0);
+    // 1.5 is exact in f16.
+    let tern: Vec<f32> = (0..256).map(|j| [-1.5f32, 0.0, 1.5][(j * 7 + 1) % 3]).collect();
+    for t in [GgmlType::TQ1_0, GgmlType::TQ2_0] {
+        assert_eq!(dequant(t, &quant(t, &tern)), tern, "{t:?}");
+    }
+    assert_eq!(dequant(GgmlType::Q2_0, &quant(GgmlType::Q2_0, &tern[..64])), &tern[..64], "Q2_0");
+    let signs: Vec<f32> = (0..128).map(|j| if j % 5 < 2 { -1.5 } else { 1.5 }).collect();
+    assert_eq!(dequant(GgmlType::Q1_0, &quant(GgmlType::Q1_0, &signs)), signs, "Q1_0");
+}
+
+/// The IQ4 levels: a block whose values are `d · kvalues_iq4nl` with the largest level −127·d
+/// (first level, so the scale search starts there) quantizes to d exactly.
+#[test]
+fn iq4_nl_levels_round_trip() {
+    let d = 0.0625f32;
+    let x: Vec<f32> = (0..32).map(|j| d * KV[(j * 11) % 16] as f32).collect();
+    assert_eq!(x.iter().fold(0f32, |a, v| a.max(v.abs())), 127.0 * d);
+    assert_eq!(dequant(GgmlType::IQ4_NL, &quant(GgmlType::IQ4_NL, &x)), x);
+}
+
+use super::KVALUES_IQ4NL as KV;
+
+mod hostile {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Arbitrary block bytes dequantize without panicking, to the right number of values.
+        #[test]
+        fn any_bytes_dequantize(seed in any::<u64>(), nblocks in 1usize..4) {
+            for t in C_DEQUANT {
+                let mut s = seed ^ t.id() as u64;
+                let src: Vec<u8> = (0..nblocks * ts(t)).map(|_| {
+                    s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (s >> 56) as u8
+                }).collect();
+                prop_assert_eq!(dequant(t, &src).len(), nblocks * bs(t));
+            }
+        }
+
+        /// Arbitrary f32 bit patterns (NaN, ±Inf, subnormals included) quantize without panicking.
+        #[test]
+        fn any_floats_quantize(bits in proptest::collection::vec(any::<u32>(), 256)) {
+            let x: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            for t in C_QUANT {
+                prop_assert_eq!(quant(t, &x).len(), 256 / bs(t) * ts(t));
+            }
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! Metadata editing: set, remove and rename keys of a GGUF file, rewriting it safely.
+//!
+//! An edit rewrites the whole file: the header and key/value block are encoded anew, and the
+//! tensor infos and data follow as the [`GgufWriter`] lays them out (offsets the running sum of
+//! padded sizes, as ggml writes them). Tensor data is copied by the kernel (`copy_file_range` on
+//! Linux), never through user memory. The new file goes to a temporary file in the same folder,
+//! which is synced and renamed over the original only when complete: the original is intact
+//! after any failure (an invalid edit, an I/O error, a full disk).
+//!
+//! - A file whose tensor offsets already are ggml's running sums (every file ggml, gguf-py or
+//!   this crate wrote) keeps its tensor data byte for byte; only the data section's start moves
+//!   when the metadata's size changes.
+//! - Setting or removing `general.alignment` re-lays out the data to the new alignment.
+//! - The version and byte order of the file are kept.
+//!
+//! ```
+//! use gguf_serde::edit::{apply, Edit};
+//! use gguf_serde::{Gguf, GgufWriter, Value, ValueRef};
+//! let mut w = GgufWriter::new(Vec::new());
+//! w.add_kv("general.name", "old")?;
+//! let bytes = w.finish()?;
+//! let file = Gguf::from_slice(&bytes)?;
+//! let edits = [
+//!     Edit::Set { key: "general.name".into(), value: Value::from("new") },
+//!     Edit::Rename { from: "general.name".into(), to: "general.basename".into() },
+//! ];
+//! let out = apply(&file, &edits, GgufWriter::new(Vec::new()), |w, _| Ok(w))?.finish()?;
+//! assert_eq!(Gguf::from_slice(&out)?.get("general.basename"), Some(ValueRef::String("new")));
+//! # Ok::<(), gguf_serde::Error>(())
+//! ```
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::container::{Gguf, Source, Value, ValueRef, ValueType, WriteOptions};
+use crate::error::{Error, Result};
+use crate::rewrite::{create_temp, file_range, open_file};
+use crate::GgufWriter;
+
+/// One change to a file's metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Edit {
+    /// Sets `key` to `value`: in place (same position, possibly a new type) if the key exists,
+    /// else appended after the last key.
+    Set {
+        /// The key.
+        key: String,
+        /// The new value, with its type.
+        value: Value,
+    },
+    /// Removes `key`, which must exist.
+    Remove {
+        /// The key.
+        key: String,
+    },
+    /// Renames `from`, which must exist, to `to`, which must not; the pair keeps its position
+    /// and value. Renaming a key to itself does nothing.
+    Rename {
+        /// The old name.
+        from: String,
+        /// The new name.
+        to: String,
+    },
+}
+
+enum Item<'a> {
+    Ref(ValueRef<'a>),
+    Owned(Value),
+}
+
+/// The key/value pairs of `file` after `edits`, in order.
+fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(String, Item<'a>)>> {
+    let mut kvs: Vec<(String, Item<'a>)> = file.metadata().map(|kv| (kv.key.to_owned(), Item::Ref(kv.value))).collect();
+    let find = |kvs: &[(String, Item<'a>)], k: &str| kvs.iter().position(|(key, _)| key == k);
+    for e in edits {
+        match e {
+            Edit::Set { key, value } => match find(&kvs, key).and_then(|i| kvs.get_mut(i)) {
+                Some(slot) => slot.1 = Item::Owned(value.clone()),
+                None => kvs.push((key.clone(), Item::Owned(value.clone()))),
+            },
+            Edit::Remove { key } => match find(&kvs, key) {
+                Some(i) => {
+                    kvs.remove(i);
+                }
+                None => return Err(Error::Edit { key: key.clone(), reason: "no such key to remove".into() }),
+            },
+            Edit::Rename { from, to } => {
+                let Some(i) = find(&kvs, from) else {
+                    return Err(Error::Edit { key: from.clone(), reason: "no such key to rename".into() });
+                };
+                if from != to {
+                    if find(&kvs, to).is_some() {
+                        return Err(Error::Edit {
+                            key: from.clone(),
+                            reason: format!("cannot rename to {to:?}: that key exists"),
+                        });
+                    }
+                    if let Some(slot) = kvs.get_mut(i) {
+                        slot.0 = to.clone();
+                    }
+                }
+            }
+        }
+    }
+    Ok(kvs)
+}
+
+/// Declares `file`'s metadata after `edits` and its tensor infos to `w`, then hands `w` to
+/// `data`, which writes the tensor data of every tensor of `file` in order (the writer's
+/// [`copy_tensor_data`](GgufWriter::copy_tensor_data) or
+/// [`write_tensor_data`](GgufWriter::write_tensor_data)), and returns what `data` returns.
+///
+/// `w` should be made with `file`'s version and byte order (see [`edit_file`], which does all
+/// of this for a file on disk).
+///
+/// # Errors
+/// [`Error::Edit`] for an edit that cannot be applied; the writer's errors (e.g.
+/// [`Error::BadAlignment`] for a `general.alignment` that is not a power-of-two u32,
+/// [`Error::InvalidKey`]); whatever `data` returns.
+pub fn apply<'f, S: Source, W: Write, T>(
+    file: &'f Gguf<S>,
+    edits: &[Edit],
+    mut w: GgufWriter<W>,
+    data: impl FnOnce(GgufWriter<W>, &'f Gguf<S>) -> Result<T>,
+) -> Result<T> {
+    for (key, item) in edited(file, edits)? {
+        match item {
+            Item::Ref(v) => w.add_kv_ref(&key, v)?,
+            Item::Owned(v) => w.add_value(&key, &v)?,
+        }
+    }
+    for t in file.tensors() {
+        w.add_tensor(t.name, t.dtype, &t.shape)?;
+    }
+    data(w, file)
+}
+
+/// Applies `edits` to the GGUF file at `path`, rewriting it in place safely (see the
+/// [module docs](self)).
+///
+/// # Errors
+/// As [`apply`]; [`Error::Io`] (the file is then unchanged); any validation error of the file.
+pub fn edit_file(path: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
+    let path = path.as_ref();
+    rewrite_file(path, path, edits)
+}
+
+/// Like [`edit_file`], writing the result to `out` (which may be `input`) instead.
+///
+/// # Errors
+/// As [`edit_file`].
+pub fn rewrite_file(input: impl AsRef<Path>, out: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
+    rewrite_with(input.as_ref(), out.as_ref(), edits, None, Ok, Ok)
+}
+
+/// The machinery of [`rewrite_file`], with hooks for failure injection: the temporary file's
+/// folder, and a wrapper around the output writer (`wrap`, undone by `unwrap`).
+pub(crate) fn rewrite_with<O: Write>(
+    input: &Path,
+    out: &Path,
+    edits: &[Edit],
+    temp_dir: Option<&Path>,
+    wrap: impl FnOnce(BufWriter<File>) -> std::io::Result<O>,
+    unwrap: impl FnOnce(O) -> std::io::Result<BufWriter<File>>,
+) -> Result<()> {
+    let file = Gguf::open(input)?;
+    let src = open_file(input)?;
+    let opts = WriteOptions { version: file.version(), endian: file.endian(), ..WriteOptions::default() };
+    // Check the edits before creating anything.
+    edited(&file, edits)?;
+    let (o, pending) = create_temp(out, temp_dir)?;
+    let w = GgufWriter::with_options(wrap(o)?, opts)?;
+    let o = apply(&file, edits, w, |mut w, file| {
+        for t in file.tensors() {
+            w.copy_tensor_data(file_range(&src, t.data_offset, t.nbytes)?)?;
+        }
+        w.finish()
+    })?;
+    pending.commit(unwrap(o)?)
+}
+
+/// Parses `text` as a metadata value for `gguf set`.
+///
+/// - With `ty`: as that type. Integers must fit (`u8` 0–255, …); floats are Rust float syntax
+///   (`inf`, `NaN` included); `bool` is `true`/`false`/`1`/`0`; `string` takes the text as is.
+/// - Without `ty`, for a key that exists (`existing`): as the existing value's type (not for
+///   arrays).
+/// - Without `ty`, for a new key, the type is inferred: `true`/`false` → bool; an integer →
+///   `u32` if it fits, `i32` if negative and fits, else `u64`/`i64`; a number with a decimal
+///   point or exponent → `f32`; anything else → string. (u32 and f32 are the types of nearly
+///   all numeric GGUF keys, `general.alignment` included.)
+///
+/// # Errors
+/// [`Error::Edit`] (with `key`) if the text does not parse as the type, or the type is an array.
+pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Option<ValueRef<'_>>) -> Result<Value> {
+    let bad = |t: &str| Error::Edit { key: key.to_owned(), reason: format!("{text:?} is not a valid {t}") };
+    let ty = match (ty, existing) {
+        (Some(t), _) => t,
+        (None, Some(v)) => v.value_type(),
+        (None, None) => return Ok(infer(text)),
+    };
+    macro_rules! num {
+        ($t:ty, $v:ident) => {
+            text.trim().parse::<$t>().map(Value::$v).map_err(|_| bad(ty.name()))
+        };
+    }
+    match ty {
+        ValueType::U8 => num!(u8, U8),
+        ValueType::I8 => num!(i8, I8),
+        ValueType::U16 => num!(u16, U16),
+        ValueType::I16 => num!(i16, I16),
+        ValueType::U32 => num!(u32, U32),
+        ValueType::I32 => num!(i32, I32),
+        ValueType::U64 => num!(u64, U64),
+        ValueType::I64 => num!(i64, I64),
+        ValueType::F32 => num!(f32, F32),
+        ValueType::F64 => num!(f64, F64),
+        ValueType::Bool => match text.trim() {
+            "true" | "1" => Ok(Value::Bool(true)),
+            "false" | "0" => Ok(Value::Bool(false)),
+            _ => Err(bad("bool")),
+        },
+        ValueType::String => Ok(Value::String(text.to_owned())),
+        ValueType::Array => Err(Error::Edit {
+            key: key.to_owned(),
+            reason: "arrays cannot be set from text; give a scalar --type to replace it".into(),
+        }),
+    }
+}
+
+fn infer(text: &str) -> Value {
+    match text {
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        _ => {}
+    }
+    let numeric = !text.is_empty() && text.bytes().all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
+    if numeric && text.bytes().any(|c| c.is_ascii_digit()) {
+        if let Ok(u) = text.parse::<u64>() {
+            return u32::try_from(u).map_or(Value::U64(u), Value::U32);
+        }
+        if let Ok(i) = text.parse::<i64>() {
+            return i32::try_from(i).map_or(Value::I64(i), Value::I32);
+        }
+        if let Ok(f) = text.parse::<f32>() {
+            return Value::F32(f);
+        }
+    }
+    Value::String(text.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Failure injection: whatever fails while the new file is written, the original stays
+    //! byte-identical and no temporary file is left.
+
+    use std::io::{self, BufWriter, Write};
+    use std::path::{Path, PathBuf};
+
+    use super::{rewrite_with, Edit};
+    use crate::{GgmlType, GgufWriter, Value};
+
+    /// A writer that accepts `left` bytes, then fails with `kind` (or ENOSPC).
+    struct FailAfter<W> {
+        inner: W,
+        left: usize,
+        enospc: bool,
+    }
+
+    impl<W: Write> Write for FailAfter<W> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.left == 0 {
+                return Err(if self.enospc {
+                    io::Error::from_raw_os_error(28) // ENOSPC: no space left on device
+                } else {
+                    io::Error::other("injected failure")
+                });
+            }
+            let n = buf.len().min(self.left);
+            let n = self.inner.write(&buf[..n])?;
+            self.left -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.inner.flush()
+        }
+    }
+
+    fn setup(name: &str) -> (PathBuf, Vec<u8>) {
+        let d = std::env::temp_dir().join(format!("gguf-edit-inject-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("general.name", "x").unwrap();
+        w.add_tensor("t", GgmlType::F32, &[300]).unwrap();
+        w.add_tensor("u", GgmlType::F32, &[7]).unwrap();
+        w.write_tensor_data(&[1u8; 1200]).unwrap();
+        w.write_tensor_data(&[2u8; 28]).unwrap();
+        let bytes = w.finish().unwrap();
+        let p = d.join("m.gguf");
+        std::fs::write(&p, &bytes).unwrap();
+        (p, bytes)
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    fn edits() -> Vec<Edit> {
+        vec![Edit::Set { key: "general.name".into(), value: Value::from("a longer name than before") }]
+    }
+
+    #[test]
+    fn a_writer_failing_anywhere_leaves_the_original() {
+        let (p, original) = setup("midway");
+        let dir = p.parent().unwrap();
+        // The new file is about 1.4 KB: fail in the header, the tensor infos, each tensor's data
+        // and padding, and at the very end (the flush).
+        for (left, enospc) in [(0, false), (1, true), (20, false), (60, true), (100, false), (130, true), (700, false)]
+            .into_iter()
+            .chain((1000..1500).step_by(37).map(|n| (n, n % 2 == 0)))
+        {
+            let r = rewrite_with(
+                &p,
+                &p,
+                &edits(),
+                None,
+                |w| Ok(FailAfter { inner: w, left, enospc }),
+                |f: FailAfter<BufWriter<std::fs::File>>| Ok(f.inner),
+            );
+            let Err(e) = r else {
+                // Only a budget past the whole file succeeds.
+                assert!(left >= 1400, "succeeded with {left} bytes");
+                std::fs::write(&p, &original).unwrap();
+                continue;
+            };
+            if enospc {
+                let msg = format!("{e}");
+                assert!(msg.contains("No space left on device") || msg.contains("writer misuse"), "{msg}");
+            }
+            assert!(std::fs::read(&p).unwrap() == original, "original changed after a failure at byte {left}");
+            assert_eq!(files(dir), ["m.gguf"], "temporary file left after a failure at byte {left}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn failing_flush_and_failing_unwrap_leave_the_original() {
+        let (p, original) = setup("unwrap");
+        let dir = p.parent().unwrap();
+        let r = rewrite_with(&p, &p, &edits(), None, Ok, |_w| Err(io::Error::other("injected at the end")));
+        assert!(r.is_err());
+        assert!(std::fs::read(&p).unwrap() == original);
+        assert_eq!(files(dir), ["m.gguf"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_temp_dir_leaves_the_original() {
+        let (p, original) = setup("tempdir");
+        let dir = p.parent().unwrap();
+        // A "folder" that is a file: no temporary file can be made in it (even as root).
+        let not_a_dir = p.clone();
+        let e = rewrite_with(&p, &p, &edits(), Some(&not_a_dir), Ok, Ok).unwrap_err();
+        assert!(e.to_string().contains("creating a temporary file in"), "{e}");
+        assert!(std::fs::read(&p).unwrap() == original);
+        // A missing folder.
+        let e = rewrite_with(&p, &p, &edits(), Some(&dir.join("missing/deeper")), Ok, Ok).unwrap_err();
+        assert!(e.to_string().contains("creating a temporary file in"), "{e}");
+        assert!(std::fs::read(&p).unwrap() == original);
+        assert_eq!(files(dir), ["m.gguf"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_failing_rename_leaves_the_original() {
+        let (p, original) = setup("rename");
+        let dir = p.parent().unwrap();
+        // The target is a non-empty folder: the rename fails after the new file is complete.
+        let target = dir.join("folder");
+        std::fs::create_dir_all(target.join("inside")).unwrap();
+        let e = rewrite_with(&p, &target, &edits(), None, Ok, Ok).unwrap_err();
+        assert!(e.to_string().contains("renaming into"), "{e}");
+        assert!(std::fs::read(&p).unwrap() == original);
+        assert_eq!(files(dir), ["folder", "m.gguf"]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,811 @@
+//! The serde `Serializer`: a `Serialize` value becomes a GGUF key/value block.
+//!
+//! The mapping is written down in the [crate docs](crate#the-serde-mapping). In short: a struct or
+//! map is a set of keys (nested ones join with `.`), integers and floats keep their width, strings
+//! are STRING, sequences are typed ARRAYs, `None` leaves the key out.
+//!
+//! The pairs are collected first and checked as a whole (key rules, keys that are both a value and
+//! a prefix, the [`ARCH`] placeholder), then handed to a [`GgufWriter`], which encodes
+//! them.
+
+use std::io::Write;
+
+use serde::ser::{self, Impossible, Serialize};
+
+use crate::container::{Array, GgufWriter, Value, ValueType};
+use crate::error::{Error, Result};
+use crate::options::{resolve_arch_key, Options, ARCH, MAX_NESTING};
+
+impl ser::Error for Error {
+    #[cold]
+    fn custom<T: std::fmt::Display>(msg: T) -> Self {
+        Error::Serde { msg: msg.to_string(), key: None, offset: None }
+    }
+}
+
+#[cold]
+fn err_at(msg: impl Into<String>, key: &str) -> Error {
+    Error::Serde { msg: msg.into(), key: (!key.is_empty()).then(|| key.to_owned()), offset: None }
+}
+
+/// Fills in the key of an error raised by a `Serialize` impl (which does not know it).
+fn with_key(e: Error, key: &str) -> Error {
+    match e {
+        Error::Serde { msg, key: None, offset } if !key.is_empty() => {
+            Error::Serde { msg, key: Some(key.to_owned()), offset }
+        }
+        e => e,
+    }
+}
+
+/// Serializes `value` as the key/value block of a complete GGUF v3 file with no tensors, written
+/// to `writer` (in one `write_all` of the header and block, then the padding).
+///
+/// # Errors
+/// [`Error::Serde`] naming the key for a value GGUF cannot store (see the mapping table in the
+/// crate docs), mixed array element types, an empty sequence with no element type, or a key that
+/// is both a value and a prefix; [`Error::InvalidKey`] for an empty, non-ASCII, duplicate or
+/// over-long key; [`Error::Io`] from the writer.
+pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
+    Options::new().to_writer(value, writer)
+}
+
+/// Serializes `value` as the key/value block of a complete GGUF v3 file with no tensors.
+///
+/// # Errors
+/// As [`to_writer`].
+pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
+    Options::new().to_vec(value)
+}
+
+/// Serializes one value (not a key/value block) to an owned [`Value`], with the same mapping as
+/// a struct field: `5u16` is `Value::U16(5)`, `vec!["a"]` an `array<string>`.
+///
+/// # Errors
+/// [`Error::Serde`] for a struct, map, `None`, unit, or anything else with no single GGUF value.
+pub fn to_value<T: ?Sized + Serialize>(value: &T) -> Result<Value> {
+    value.serialize(LeafSer { key: "", hint: None, depth: 0 })
+}
+
+impl Options {
+    /// [`to_writer`] with these options.
+    ///
+    /// # Errors
+    /// As [`to_writer`].
+    pub fn to_writer<T: ?Sized + Serialize, W: Write>(&self, value: &T, writer: W) -> Result<()> {
+        let mut w = GgufWriter::new(writer);
+        w.add_serialize_with(value, self)?;
+        w.finish()?;
+        Ok(())
+    }
+
+    /// [`to_vec`] with these options.
+    ///
+    /// # Errors
+    /// As [`to_writer`].
+    pub fn to_vec<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<u8>> {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_serialize_with(value, self)?;
+        w.finish()
+    }
+
+    /// Serializes `value` to its key/value pairs, in order, with keys resolved and checked (the
+    /// pairs [`GgufWriter::add_serialize`] adds).
+    ///
+    /// # Errors
+    /// As [`to_writer`], except the checks of [`GgufWriter::add_value`] (key length, ASCII,
+    /// duplicates), which happen when the pairs are added to a writer.
+    pub fn to_pairs<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<(String, Value)>> {
+        let mut out = Vec::new();
+        value.serialize(Node { out: &mut out, key: String::new(), root: true, depth: 0 })?;
+        finish_pairs(out, self)
+    }
+}
+
+impl<W: Write> GgufWriter<W> {
+    /// Adds the key/value pairs of a `Serialize` value (a struct or map), with the mapping of the
+    /// [crate docs](crate#the-serde-mapping). Pairs come in field order.
+    ///
+    /// # Errors
+    /// As [`to_writer`], and as [`GgufWriter::add_value`] for each pair.
+    pub fn add_serialize<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+        self.add_serialize_with(value, &Options::new())
+    }
+
+    /// [`GgufWriter::add_serialize`] with options (e.g. the architecture of
+    /// [`ARCH`] keys).
+    ///
+    /// # Errors
+    /// As [`GgufWriter::add_serialize`].
+    pub fn add_serialize_with<T: ?Sized + Serialize>(&mut self, value: &T, opts: &Options) -> Result<()> {
+        for (k, v) in opts.to_pairs(value)? {
+            self.add_value(&k, &v)?;
+        }
+        Ok(())
+    }
+}
+
+/// Resolves `{arch}` segments and refuses keys that are both a value and a prefix of another key.
+fn finish_pairs(mut pairs: Vec<(String, Value)>, opts: &Options) -> Result<Vec<(String, Value)>> {
+    if pairs.iter().any(|(k, _)| k.split('.').any(|s| s == ARCH)) {
+        let arch = match &opts.arch {
+            Some(a) => Some(a.clone()),
+            None => pairs.iter().find_map(|(k, v)| match v {
+                Value::String(s) if k == "general.architecture" => Some(s.clone()),
+                _ => None,
+            }),
+        };
+        for (k, _) in &mut pairs {
+            if let Some(resolved) = resolve_arch_key(k, arch.as_deref())? {
+                *k = resolved;
+            }
+        }
+    }
+    let mut sorted: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+    sorted.sort_unstable();
+    for k in &sorted {
+        let dotted = format!("{k}.");
+        let i = sorted.partition_point(|x| *x < dotted.as_str());
+        if let Some(other) = sorted.get(i).filter(|x| x.starts_with(&dotted)) {
+            return Err(err_at(format!("key is both a value and a prefix of key {other:?}"), k));
+        }
+    }
+    Ok(pairs)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node: the value at a key (or the root), which may be a struct/map of further keys.
+
+struct Node<'a> {
+    out: &'a mut Vec<(String, Value)>,
+    /// The full key; empty at the root.
+    key: String,
+    /// Whether this is the top level (a map key may be empty too, and is refused later).
+    root: bool,
+    depth: usize,
+}
+
+impl<'a> Node<'a> {
+    fn leaf(&self) -> LeafSer<'_> {
+        // A value at a key: no array around it yet.
+        LeafSer { key: &self.key, hint: None, depth: 0 }
+    }
+
+    fn push(self, v: Value) -> Result<()> {
+        if self.root {
+            return Err(err_at(format!("the top level must be a struct or map of keys, found {}", describe(&v)), ""));
+        }
+        self.out.push((self.key, v));
+        Ok(())
+    }
+
+    fn group(self) -> Result<Group<'a>> {
+        if self.depth >= MAX_NESTING {
+            return Err(err_at(format!("structs or maps nested deeper than {MAX_NESTING} levels"), &self.key));
+        }
+        let prefix = if self.root { String::new() } else { format!("{}.", self.key) };
+        Ok(Group { out: self.out, prefix, depth: self.depth + 1, pending_key: None })
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Array(a) => format!("array<{}>", a.elem_type()),
+        v => v.value_type().to_string(),
+    }
+}
+
+macro_rules! node_leaf {
+    ($($method:ident($t:ty)),* $(,)?) => {$(
+        fn $method(self, v: $t) -> Result<()> {
+            let value = self.leaf().$method(v)?;
+            self.push(value)
+        }
+    )*};
+}
+
+impl<'a> ser::Serializer for Node<'a> {
+    type Ok = ();
+    type Error = Error;
+    type SerializeSeq = NodeSeq<'a>;
+    type SerializeTuple = NodeSeq<'a>;
+    type SerializeTupleStruct = NodeSeq<'a>;
+    type SerializeTupleVariant = Impossible<(), Error>;
+    type SerializeMap = Group<'a>;
+    type SerializeStruct = Group<'a>;
+    type SerializeStructVariant = Impossible<(), Error>;
+
+    node_leaf!(
+        serialize_bool(bool),
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_i128(i128),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_u128(u128),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_char(char),
+        serialize_str(&str),
+        serialize_bytes(&[u8]),
+    );
+
+    fn serialize_none(self) -> Result<()> {
+        Ok(())
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<()> {
+        v.serialize(self)
+    }
+
+    fn serialize_unit(self) -> Result<()> {
+        self.leaf().serialize_unit().map(|_| ())
+    }
+
+    fn serialize_unit_struct(self, name: &'static str) -> Result<()> {
+        self.leaf().serialize_unit_struct(name).map(|_| ())
+    }
+
+    fn serialize_unit_variant(self, name: &'static str, idx: u32, variant: &'static str) -> Result<()> {
+        let value = self.leaf().serialize_unit_variant(name, idx, variant)?;
+        self.push(value)
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, v: &T) -> Result<()> {
+        if crate::options::array_token_type(name).is_some() {
+            let value = self.leaf().serialize_newtype_struct(name, v)?;
+            return self.push(value);
+        }
+        v.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: &T,
+    ) -> Result<()> {
+        Err(err_at(not_unit_variant(name, variant), &self.key))
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> Result<NodeSeq<'a>> {
+        let seq = ArrayBuilder::new(len, None, 1);
+        Ok(NodeSeq { node: self, seq })
+    }
+
+    fn serialize_tuple(self, len: usize) -> Result<NodeSeq<'a>> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<NodeSeq<'a>> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(err_at(not_unit_variant(name, variant), &self.key))
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Group<'a>> {
+        self.group()
+    }
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Group<'a>> {
+        self.group()
+    }
+
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(err_at(not_unit_variant(name, variant), &self.key))
+    }
+}
+
+fn not_unit_variant(name: &str, variant: &str) -> String {
+    format!(
+        "enum variant {name}::{variant} has data; GGUF stores only unit variants (as STRING): for variants \
+         with fields use an internally tagged enum, #[serde(tag = \"type\")]"
+    )
+}
+
+/// A sequence at a key: an array value.
+struct NodeSeq<'a> {
+    node: Node<'a>,
+    seq: ArrayBuilder,
+}
+
+impl NodeSeq<'_> {
+    fn elem<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.seq.push_ser(v, &self.node.key)
+    }
+
+    fn done(self) -> Result<()> {
+        let a = self.seq.finish(&self.node.key)?;
+        self.node.push(Value::Array(a))
+    }
+}
+
+impl ser::SerializeSeq for NodeSeq<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.elem(v)
+    }
+    fn end(self) -> Result<()> {
+        self.done()
+    }
+}
+
+impl ser::SerializeTuple for NodeSeq<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.elem(v)
+    }
+    fn end(self) -> Result<()> {
+        self.done()
+    }
+}
+
+impl ser::SerializeTupleStruct for NodeSeq<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.elem(v)
+    }
+    fn end(self) -> Result<()> {
+        self.done()
+    }
+}
+
+/// A struct or map: its fields are keys under `prefix`.
+struct Group<'a> {
+    out: &'a mut Vec<(String, Value)>,
+    /// The key so far with a trailing `.`; empty at the root.
+    prefix: String,
+    depth: usize,
+    pending_key: Option<String>,
+}
+
+impl Group<'_> {
+    fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T) -> Result<()> {
+        let key = format!("{}{}", self.prefix, name);
+        let node = Node { out: &mut *self.out, key: key.clone(), root: false, depth: self.depth };
+        v.serialize(node).map_err(|e| with_key(e, &key))
+    }
+}
+
+impl ser::SerializeStruct for Group<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, name: &'static str, v: &T) -> Result<()> {
+        self.field(name, v)
+    }
+    fn end(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl ser::SerializeMap for Group<'_> {
+    type Ok = ();
+    type Error = Error;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, k: &T) -> Result<()> {
+        let prefix = self.prefix.trim_end_matches('.');
+        self.pending_key = Some(k.serialize(KeySer).map_err(|e| with_key(e, prefix))?);
+        Ok(())
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        let Some(k) = self.pending_key.take() else {
+            return Err(err_at("map value serialized before its key", &self.prefix));
+        };
+        self.field(&k, v)
+    }
+    fn end(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Map keys: strings, chars and integers (written in decimal), unit variants.
+struct KeySer;
+
+fn bad_key(what: &str) -> Error {
+    Error::Serde { msg: format!("a map key must be a string, char or integer, found {what}"), key: None, offset: None }
+}
+
+macro_rules! key_int {
+    ($($m:ident($t:ty)),*) => {$(
+        fn $m(self, v: $t) -> Result<String> { Ok(v.to_string()) }
+    )*};
+}
+
+impl ser::Serializer for KeySer {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = Impossible<String, Error>;
+    type SerializeTuple = Impossible<String, Error>;
+    type SerializeTupleStruct = Impossible<String, Error>;
+    type SerializeTupleVariant = Impossible<String, Error>;
+    type SerializeMap = Impossible<String, Error>;
+    type SerializeStruct = Impossible<String, Error>;
+    type SerializeStructVariant = Impossible<String, Error>;
+
+    key_int!(
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_i128(i128),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_u128(u128)
+    );
+    fn serialize_bool(self, _: bool) -> Result<String> {
+        Err(bad_key("bool"))
+    }
+    fn serialize_f32(self, _: f32) -> Result<String> {
+        Err(bad_key("f32"))
+    }
+    fn serialize_f64(self, _: f64) -> Result<String> {
+        Err(bad_key("f64"))
+    }
+    fn serialize_char(self, v: char) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_str(self, v: &str) -> Result<String> {
+        Ok(v.to_owned())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Result<String> {
+        Err(bad_key("bytes"))
+    }
+    fn serialize_none(self) -> Result<String> {
+        Err(bad_key("None"))
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<String> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<String> {
+        Err(bad_key("unit"))
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Result<String> {
+        Err(bad_key("a unit struct"))
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<String> {
+        Ok(variant.to_owned())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, v: &T) -> Result<String> {
+        v.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String> {
+        Err(bad_key("an enum variant with data"))
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(bad_key("a sequence"))
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
+        Err(bad_key("a tuple"))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct> {
+        Err(bad_key("a tuple struct"))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(bad_key("an enum variant with data"))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(bad_key("a map"))
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
+        Err(bad_key("a struct"))
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(bad_key("an enum variant with data"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LeafSer: one GGUF value (a scalar, string or array), as an array element or through to_value.
+
+struct LeafSer<'k> {
+    /// The full key, for errors (empty for `to_value`).
+    key: &'k str,
+    /// The element type forced by [`crate::elem`] for the next sequence.
+    hint: Option<ValueType>,
+    /// Array nesting so far.
+    depth: usize,
+}
+
+impl LeafSer<'_> {
+    fn no_value(&self, what: &str) -> Error {
+        err_at(format!("{what} has no GGUF value"), self.key)
+    }
+}
+
+impl<'k> ser::Serializer for LeafSer<'k> {
+    type Ok = Value;
+    type Error = Error;
+    type SerializeSeq = LeafSeq<'k>;
+    type SerializeTuple = LeafSeq<'k>;
+    type SerializeTupleStruct = LeafSeq<'k>;
+    type SerializeTupleVariant = Impossible<Value, Error>;
+    type SerializeMap = Impossible<Value, Error>;
+    type SerializeStruct = Impossible<Value, Error>;
+    type SerializeStructVariant = Impossible<Value, Error>;
+
+    fn serialize_bool(self, v: bool) -> Result<Value> {
+        Ok(Value::Bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<Value> {
+        Ok(Value::I8(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<Value> {
+        Ok(Value::I16(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<Value> {
+        Ok(Value::I32(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<Value> {
+        Ok(Value::I64(v))
+    }
+    fn serialize_i128(self, v: i128) -> Result<Value> {
+        i64::try_from(v).map(Value::I64).map_err(|_| err_at(format!("i128 value {v} does not fit in i64"), self.key))
+    }
+    fn serialize_u8(self, v: u8) -> Result<Value> {
+        Ok(Value::U8(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<Value> {
+        Ok(Value::U16(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<Value> {
+        Ok(Value::U32(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<Value> {
+        Ok(Value::U64(v))
+    }
+    fn serialize_u128(self, v: u128) -> Result<Value> {
+        u64::try_from(v).map(Value::U64).map_err(|_| err_at(format!("u128 value {v} does not fit in u64"), self.key))
+    }
+    fn serialize_f32(self, v: f32) -> Result<Value> {
+        Ok(Value::F32(v))
+    }
+    fn serialize_f64(self, v: f64) -> Result<Value> {
+        Ok(Value::F64(v))
+    }
+    fn serialize_char(self, v: char) -> Result<Value> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn serialize_str(self, v: &str) -> Result<Value> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Value> {
+        match self.hint {
+            None | Some(ValueType::U8) => Ok(Value::Array(Array::U8(v.to_vec()))),
+            Some(t) => {
+                Err(err_at(format!("bytes are array<u8>, but the array type is forced to array<{t}>"), self.key))
+            }
+        }
+    }
+    fn serialize_none(self) -> Result<Value> {
+        Err(self.no_value("None (here an array element or a single value)"))
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<Value> {
+        v.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Value> {
+        Err(self.no_value("unit `()`"))
+    }
+    fn serialize_unit_struct(self, name: &'static str) -> Result<Value> {
+        Err(self.no_value(&format!("unit struct {name}")))
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Result<Value> {
+        Ok(Value::String(variant.to_owned()))
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, v: &T) -> Result<Value> {
+        match crate::options::array_token_type(name) {
+            Some(t) => v.serialize(LeafSer { hint: Some(t), ..self }),
+            None => v.serialize(self),
+        }
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: &T,
+    ) -> Result<Value> {
+        Err(err_at(not_unit_variant(name, variant), self.key))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<LeafSeq<'k>> {
+        if self.depth >= crate::container::MAX_DEPTH {
+            return Err(err_at(format!("arrays nested deeper than {} levels", crate::container::MAX_DEPTH), self.key));
+        }
+        Ok(LeafSeq { key: self.key, seq: ArrayBuilder::new(len, self.hint, self.depth + 1) })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<LeafSeq<'k>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<LeafSeq<'k>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(err_at(not_unit_variant(name, variant), self.key))
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(self.no_value("a map inside an array (or passed to to_value)"))
+    }
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Self::SerializeStruct> {
+        Err(self.no_value(&format!("struct {name} inside an array (or passed to to_value)")))
+    }
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(err_at(not_unit_variant(name, variant), self.key))
+    }
+}
+
+struct LeafSeq<'k> {
+    key: &'k str,
+    seq: ArrayBuilder,
+}
+
+impl ser::SerializeSeq for LeafSeq<'_> {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.seq.push_ser(v, self.key)
+    }
+    fn end(self) -> Result<Value> {
+        self.seq.finish(self.key).map(Value::Array)
+    }
+}
+
+impl ser::SerializeTuple for LeafSeq<'_> {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.seq.push_ser(v, self.key)
+    }
+    fn end(self) -> Result<Value> {
+        self.seq.finish(self.key).map(Value::Array)
+    }
+}
+
+impl ser::SerializeTupleStruct for LeafSeq<'_> {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
+        self.seq.push_ser(v, self.key)
+    }
+    fn end(self) -> Result<Value> {
+        self.seq.finish(self.key).map(Value::Array)
+    }
+}
+
+/// Builds a typed [`Array`] element by element; the first element (or the forced type) fixes the
+/// element type.
+struct ArrayBuilder {
+    arr: Option<Array>,
+    hint: Option<ValueType>,
+    cap: usize,
+    index: usize,
+    depth: usize,
+}
+
+fn empty_array(t: ValueType, cap: usize) -> Array {
+    match t {
+        ValueType::U8 => Array::U8(Vec::with_capacity(cap)),
+        ValueType::I8 => Array::I8(Vec::with_capacity(cap)),
+        ValueType::U16 => Array::U16(Vec::with_capacity(cap)),
+        ValueType::I16 => Array::I16(Vec::with_capacity(cap)),
+        ValueType::U32 => Array::U32(Vec::with_capacity(cap)),
+        ValueType::I32 => Array::I32(Vec::with_capacity(cap)),
+        ValueType::F32 => Array::F32(Vec::with_capacity(cap)),
+        ValueType::Bool => Array::Bool(Vec::with_capacity(cap)),
+        ValueType::String => Array::String(Vec::with_capacity(cap)),
+        ValueType::Array => Array::Array(Vec::with_capacity(cap)),
+        ValueType::U64 => Array::U64(Vec::with_capacity(cap)),
+        ValueType::I64 => Array::I64(Vec::with_capacity(cap)),
+        ValueType::F64 => Array::F64(Vec::with_capacity(cap)),
+    }
+}
+
+impl ArrayBuilder {
+    fn new(len: Option<usize>, hint: Option<ValueType>, depth: usize) -> Self {
+        // The length comes from the caller's own data, but stay modest anyway.
+        ArrayBuilder { arr: None, hint, cap: len.unwrap_or(0).min(1 << 16), index: 0, depth }
+    }
+
+    fn push_ser<T: ?Sized + Serialize>(&mut self, v: &T, key: &str) -> Result<()> {
+        let value = v.serialize(LeafSer { key, hint: None, depth: self.depth })?;
+        self.push(value, key)
+    }
+
+    fn push(&mut self, v: Value, key: &str) -> Result<()> {
+        let t = v.value_type();
+        let arr = match &mut self.arr {
+            Some(a) => a,
+            None => {
+                let want = self.hint.unwrap_or(t);
+                self.arr.insert(empty_array(want, self.cap))
+            }
+        };
+        let index = self.index;
+        let mismatch = |arr: &Array, v: &Value| {
+            let why = if index == 0 { "the array type forced for this field" } else { "the type of element 0" };
+            err_at(
+                format!(
+                    "mixed array element types: element {index} is {}, but the elements are {} ({why})",
+                    describe(v),
+                    arr.elem_type()
+                ),
+                key,
+            )
+        };
+        macro_rules! put {
+            ($($variant:ident),*) => {
+                match (arr, v) {
+                    $((Array::$variant(a), Value::$variant(x)) => a.push(x),)*
+                    (Array::Array(a), Value::Array(x)) => a.push(x),
+                    (arr, v) => return Err(mismatch(arr, &v)),
+                }
+            };
+        }
+        put!(U8, I8, U16, I16, U32, I32, F32, Bool, String, U64, I64, F64);
+        self.index += 1;
+        Ok(())
+    }
+
+    fn finish(self, key: &str) -> Result<Array> {
+        match (self.arr, self.hint) {
+            (Some(a), _) => Ok(a),
+            (None, Some(t)) => Ok(empty_array(t, 0)),
+            (None, None) => Err(err_at(
+                "empty sequence has no element type: force one with #[serde(with = \"gguf_serde::elem::u32\")] \
+                 (or another elem:: type), use a Value, or skip it with skip_serializing_if = \"Vec::is_empty\"",
+                key,
+            )),
+        }
+    }
+}

@@ -1,0 +1,537 @@
+//! Sharded (split) models: read `NAME-00001-of-00003.gguf`, `NAME-00002-of-00003.gguf`, … as one
+//! model, write such splits, and merge them back.
+//!
+//! # The layout (as llama.cpp's `llama-gguf-split` writes it, and its model loader reads it)
+//! - File names: `PREFIX-NNNNN-of-MMMMM.gguf`, `NNNNN` the 1-based shard number and `MMMMM` the
+//!   shard count, both zero-padded to five digits (`%s-%05d-of-%05d.gguf`).
+//! - Every shard is a complete GGUF file with three keys: `split.no` (UINT16, the 0-based shard
+//!   number), `split.count` (UINT16, the number of shards) and `split.tensors.count` (INT32, the
+//!   number of tensors in all shards together). `llama-gguf-split` (with ggml's current
+//!   `gguf_set_val_*`, which removes a key and appends it again) writes them in the order
+//!   `split.no`, `split.tensors.count`, `split.count`; so does [`split_file`].
+//! - The first shard also carries all the model's metadata, before the three split keys (a
+//!   `split.*` key the model already had is replaced). Later shards carry the three split keys
+//!   only, and so the default alignment of 32.
+//! - Each tensor is in exactly one shard; the shards hold the tensors in the model's order.
+//! - The loader opens the first shard, reads `split.count` (a count of 0 or 1, or no key, means a
+//!   single file), checks that every other shard's `split.no` is its position, refuses a tensor
+//!   name that occurs twice, and checks that `split.tensors.count` of the first shard equals the
+//!   number of tensors found.
+//!
+//! [`ShardedGguf`] checks all of that and more (every shard's `split.count`, every
+//! `split.tensors.count` present, the file names), with a typed error for each problem.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use crate::container::{Gguf, Kv, Source, TensorInfo, ValueRef, WriteOptions};
+use crate::error::{Error, Result};
+use crate::rewrite::{create_temp, file_range, open_file, SealedFile};
+use crate::GgufWriter;
+
+/// Key of the 0-based shard number (UINT16).
+pub const SPLIT_NO: &str = "split.no";
+/// Key of the number of shards (UINT16).
+pub const SPLIT_COUNT: &str = "split.count";
+/// Key of the number of tensors in all shards (INT32).
+pub const SPLIT_TENSORS_COUNT: &str = "split.tensors.count";
+
+/// Whether `key` is one of the three split keys.
+pub fn is_split_key(key: &str) -> bool {
+    key == SPLIT_NO || key == SPLIT_COUNT || key == SPLIT_TENSORS_COUNT
+}
+
+/// The path of shard `index` (0-based) of `count`: `PREFIX-{index+1:05}-of-{count:05}.gguf`.
+///
+/// ```
+/// use gguf_serde::shard::shard_path;
+/// assert_eq!(shard_path("out/model", 0, 3), std::path::PathBuf::from("out/model-00001-of-00003.gguf"));
+/// ```
+pub fn shard_path(prefix: impl AsRef<Path>, index: u16, count: u16) -> PathBuf {
+    let mut s: OsString = prefix.as_ref().as_os_str().to_owned();
+    s.push(format!("-{:05}-of-{:05}.gguf", u32::from(index) + 1, count));
+    PathBuf::from(s)
+}
+
+/// Splits a shard path into its prefix, 0-based shard number and shard count; `None` if the file
+/// name does not end in `-NNNNN-of-MMMMM.gguf` with `1 <= NNNNN <= MMMMM <= 65535`.
+///
+/// ```
+/// use gguf_serde::shard::parse_shard_path;
+/// let (prefix, index, count) = parse_shard_path("m/llama-00002-of-00004.gguf").unwrap();
+/// assert_eq!((prefix.to_str().unwrap(), index, count), ("m/llama", 1, 4));
+/// assert!(parse_shard_path("llama.gguf").is_none());
+/// ```
+pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
+    let path = path.as_ref();
+    let name = path.file_name()?.to_str()?;
+    // "-NNNNN-of-MMMMM.gguf" is 20 bytes.
+    let cut = name.len().checked_sub(20)?;
+    let (stem, tail) = (name.get(..cut)?, name.get(cut..)?);
+    let b = tail.as_bytes();
+    let digits = |r: Range<usize>| -> Option<u32> {
+        let s = tail.get(r)?;
+        if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b.first() != Some(&b'-') || tail.get(6..10) != Some("-of-") || tail.get(15..) != Some(".gguf") {
+        return None;
+    }
+    let (no, count) = (digits(1..6)?, digits(10..15)?);
+    if no == 0 || no > count || count > u32::from(u16::MAX) {
+        return None;
+    }
+    let prefix = path.with_file_name(stem);
+    Some((prefix, (no - 1) as u16, count as u16))
+}
+
+/// Where a model's tensors are: a view that the typed model layer binds to, whatever the files.
+///
+/// Implemented by [`Gguf`] (one file) and [`ShardedGguf`] (one model in several files). Data
+/// offsets in the [`TensorInfo`]s are absolute offsets in the file that holds the tensor.
+pub trait TensorSource {
+    /// The number of tensors.
+    fn tensor_count(&self) -> usize;
+
+    /// The tensor infos, in model order.
+    fn tensor_infos(&self) -> Box<dyn Iterator<Item = TensorInfo<'_>> + '_>;
+
+    /// The info of the tensor named `name`.
+    fn tensor_info(&self, name: &str) -> Option<TensorInfo<'_>>;
+
+    /// The info and stored bytes (in the file's byte order) of the tensor named `name`.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if there is no such tensor; [`Error::DataNotLoaded`] if the source
+    /// holds metadata only.
+    fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])>;
+}
+
+impl<S: Source> TensorSource for Gguf<S> {
+    fn tensor_count(&self) -> usize {
+        Gguf::tensor_count(self)
+    }
+
+    fn tensor_infos(&self) -> Box<dyn Iterator<Item = TensorInfo<'_>> + '_> {
+        Box::new(self.tensors())
+    }
+
+    fn tensor_info(&self, name: &str) -> Option<TensorInfo<'_>> {
+        self.tensor(name)
+    }
+
+    fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])> {
+        let info = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        Ok((info, self.tensor_data(&info)?))
+    }
+}
+
+/// A tensor of a sharded model: its info and the shard that holds it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShardTensor<'a> {
+    /// 0-based number of the shard that holds the tensor.
+    pub shard: usize,
+    /// The tensor info; `data_offset` is absolute in that shard.
+    pub info: TensorInfo<'a>,
+}
+
+/// One model split over several GGUF files (or a single file), opened as one: the first shard's
+/// metadata, every tensor of every shard in order, and tensor data borrowed from memory mappings.
+///
+/// ```no_run
+/// use gguf_serde::shard::{ShardedGguf, TensorSource};
+/// // Any shard's path will do; the others are found by name.
+/// let model = ShardedGguf::open("llama-00001-of-00003.gguf")?;
+/// println!("{:?}", model.get("general.architecture"));
+/// let (info, bytes) = model.tensor_bytes("token_embd.weight")?;
+/// println!("{:?} {} bytes", info.shape, bytes.len());
+/// # Ok::<(), gguf_serde::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ShardedGguf {
+    shards: Vec<(PathBuf, Gguf<memmap2::Mmap>)>,
+    /// (shard, index in shard) of every tensor, in model order.
+    order: Vec<(u32, u32)>,
+    by_name: HashMap<String, u32>,
+}
+
+/// The value of integer key `key` in `f`, widened to i64 (`None` if absent or not an integer).
+fn int_key<S: Source>(f: &Gguf<S>, key: &str) -> Option<i64> {
+    let v = f.get(key)?;
+    v.as_i64().or_else(|| v.as_u64().and_then(|u| i64::try_from(u).ok()))
+}
+
+fn in_shard(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
+    move |e| Error::InShard { path: path.to_path_buf(), source: Box::new(e) }
+}
+
+fn open_shard(path: &Path, index: u16, count: u16) -> Result<Gguf<memmap2::Mmap>> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::MissingShard {
+                path: path.to_path_buf(),
+                index: u32::from(index) + 1,
+                count: u32::from(count),
+            })
+        }
+        _ => {}
+    }
+    Gguf::open(path).map_err(in_shard(path))
+}
+
+impl ShardedGguf {
+    /// Opens a split model from the path of any of its shards, or a single (unsplit) GGUF file.
+    ///
+    /// A file without `split.count`, or with a count of 0 or 1, is a model by itself. Otherwise
+    /// its name must follow `PREFIX-NNNNN-of-MMMMM.gguf` (matching its `split.no` and
+    /// `split.count`), and every shard of the split is opened and memory-mapped.
+    ///
+    /// Integer split keys are read whatever their integer type (llama.cpp writes UINT16 and
+    /// INT32), so long as the value fits.
+    ///
+    /// # Errors
+    /// [`Error::MissingShard`] for a shard file that does not exist; [`Error::ShardMismatch`] for
+    /// a shard whose `split.no` is not its position or whose `split.count` differs (a shard of
+    /// another split), or a first shard without `split.tensors.count`;
+    /// [`Error::SplitTensorCount`] when a shard's `split.tensors.count` is not the number of
+    /// tensors found; [`Error::TensorInTwoShards`]; [`Error::BadShardName`] for a shard whose
+    /// file name does not match its keys; [`Error::InShard`] wrapping the error of a shard that
+    /// cannot be read or is invalid; [`Error::ShardByteOrder`] for a shard whose byte order
+    /// differs from the first shard's.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let given = Gguf::open(path).map_err(in_shard(path))?;
+        let count = int_key(&given, SPLIT_COUNT);
+        let count = match count {
+            None | Some(0) | Some(1) => return Self::from_shards(vec![(path.to_path_buf(), given)], 1),
+            Some(c) => u16::try_from(c).map_err(|_| Error::ShardMismatch {
+                path: path.to_path_buf(),
+                key: SPLIT_COUNT,
+                expected: u64::from(u16::MAX),
+                found: Some(c),
+            })?,
+        };
+        let no = int_key(&given, SPLIT_NO);
+        let Some(no) = no.and_then(|n| u16::try_from(n).ok()).filter(|&n| n < count) else {
+            return Err(Error::ShardMismatch {
+                path: path.to_path_buf(),
+                key: SPLIT_NO,
+                expected: u64::from(count) - 1,
+                found: no,
+            });
+        };
+        let bad_name =
+            || Error::BadShardName { path: path.to_path_buf(), index: u32::from(no) + 1, count: u32::from(count) };
+        let (prefix, name_no, name_count) = parse_shard_path(path).ok_or_else(bad_name)?;
+        if (name_no, name_count) != (no, count) {
+            return Err(bad_name());
+        }
+        let mut given = Some(given);
+        let mut shards = Vec::with_capacity(usize::from(count));
+        for i in 0..count {
+            let p = shard_path(&prefix, i, count);
+            let f = match (i == no).then(|| given.take()).flatten() {
+                Some(f) => f,
+                None => open_shard(&p, i, count)?,
+            };
+            shards.push((p, f));
+        }
+        Self::from_shards(shards, count)
+    }
+
+    /// Checks the split keys of each shard (when `count > 1`) and indexes the tensors.
+    fn from_shards(shards: Vec<(PathBuf, Gguf<memmap2::Mmap>)>, count: u16) -> Result<Self> {
+        let mut order = Vec::new();
+        let mut by_name: HashMap<String, u32> = HashMap::new();
+        let endian = shards.first().map(|(_, f)| f.endian());
+        for (s, (path, f)) in shards.iter().enumerate() {
+            if Some(f.endian()) != endian {
+                return Err(Error::ShardByteOrder { path: path.clone(), endian: f.endian().name() });
+            }
+            if count > 1 {
+                for (key, want) in [(SPLIT_NO, s as u64), (SPLIT_COUNT, u64::from(count))] {
+                    let found = int_key(f, key);
+                    if found.and_then(|v| u64::try_from(v).ok()) != Some(want) {
+                        return Err(Error::ShardMismatch { path: path.clone(), key, expected: want, found });
+                    }
+                }
+            }
+            for (i, t) in f.tensors().enumerate() {
+                let pos = order.len() as u32;
+                if let Some(&prev) = by_name.get(t.name) {
+                    let first = order
+                        .get(prev as usize)
+                        .and_then(|&(ps, _): &(u32, u32)| shards.get(ps as usize))
+                        .map(|(p, _)| p.clone())
+                        .unwrap_or_default();
+                    return Err(Error::TensorInTwoShards { name: t.name.to_owned(), first, second: path.clone() });
+                }
+                by_name.insert(t.name.to_owned(), pos);
+                order.push((s as u32, i as u32));
+            }
+        }
+        let found = order.len() as u64;
+        for (s, (path, f)) in shards.iter().enumerate() {
+            match int_key(f, SPLIT_TENSORS_COUNT) {
+                Some(declared) if u64::try_from(declared).ok() != Some(found) => {
+                    return Err(Error::SplitTensorCount { path: path.clone(), declared, found })
+                }
+                None if s == 0 && count > 1 => {
+                    return Err(Error::ShardMismatch {
+                        path: path.clone(),
+                        key: SPLIT_TENSORS_COUNT,
+                        expected: found,
+                        found: None,
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(ShardedGguf { shards, order, by_name })
+    }
+
+    /// The number of shards (1 for an unsplit file).
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The paths of the shards, in order.
+    pub fn shard_paths(&self) -> impl ExactSizeIterator<Item = &Path> + '_ {
+        self.shards.iter().map(|(p, _)| p.as_path())
+    }
+
+    /// Shard `index` (0-based) as a file of its own, split keys included.
+    pub fn shard(&self, index: usize) -> Option<&Gguf<memmap2::Mmap>> {
+        self.shards.get(index).map(|(_, f)| f)
+    }
+
+    fn first(&self) -> Option<&Gguf<memmap2::Mmap>> {
+        self.shard(0)
+    }
+
+    /// The model's metadata: the first shard's key/value pairs in file order, without the split
+    /// keys (`split.no`, `split.count`, `split.tensors.count`), so that it is the metadata of the
+    /// model as a single file. [`ShardedGguf::shard`]`(0)` shows them.
+    pub fn metadata(&self) -> impl Iterator<Item = Kv<'_>> + '_ {
+        self.first().into_iter().flat_map(|f| f.metadata()).filter(|kv| !is_split_key(kv.key))
+    }
+
+    /// The value of `key` in [`metadata`](Self::metadata) (never a split key).
+    pub fn get(&self, key: &str) -> Option<ValueRef<'_>> {
+        if is_split_key(key) {
+            return None;
+        }
+        self.first()?.get(key)
+    }
+
+    /// The format version of the first shard.
+    pub fn version(&self) -> u32 {
+        self.first().map_or(3, |f| f.version())
+    }
+
+    /// The number of tensors in all shards.
+    pub fn tensor_count(&self) -> usize {
+        self.order.len()
+    }
+
+    fn at(&self, pos: usize) -> Option<ShardTensor<'_>> {
+        let &(s, i) = self.order.get(pos)?;
+        let info = self.shards.get(s as usize)?.1.tensor_at(i as usize)?;
+        Some(ShardTensor { shard: s as usize, info })
+    }
+
+    /// Every tensor with its shard, in model order (shard by shard, each in file order).
+    pub fn tensors(&self) -> impl Iterator<Item = ShardTensor<'_>> + '_ {
+        // `at` cannot fail for positions of `order`; filter_map keeps indexing out of it.
+        (0..self.order.len()).filter_map(move |p| self.at(p))
+    }
+
+    /// The tensor named `name` with its shard.
+    pub fn tensor(&self, name: &str) -> Option<ShardTensor<'_>> {
+        self.at(*self.by_name.get(name)? as usize)
+    }
+
+    /// The stored bytes of a tensor (in its shard's byte order), borrowed from the mapping.
+    ///
+    /// # Errors
+    /// [`Error::DataNotLoaded`] for a `ShardTensor` that is not from this model.
+    pub fn tensor_data(&self, t: &ShardTensor<'_>) -> Result<&[u8]> {
+        let f = self.shard(t.shard).ok_or_else(|| Error::DataNotLoaded { name: t.info.name.to_owned() })?;
+        f.tensor_data(&t.info)
+    }
+}
+
+impl TensorSource for ShardedGguf {
+    fn tensor_count(&self) -> usize {
+        self.order.len()
+    }
+
+    fn tensor_infos(&self) -> Box<dyn Iterator<Item = TensorInfo<'_>> + '_> {
+        Box::new((0..self.order.len()).filter_map(move |p| self.at(p).map(|t| t.info)))
+    }
+
+    fn tensor_info(&self, name: &str) -> Option<TensorInfo<'_>> {
+        self.tensor(name).map(|t| t.info)
+    }
+
+    fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])> {
+        let t = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        Ok((t.info, self.tensor_data(&t)?))
+    }
+}
+
+/// How [`split_file`] cuts a model into shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitBy {
+    /// At most this many tensors per shard (`llama-gguf-split --split-max-tensors`; its default
+    /// is 128).
+    MaxTensors(usize),
+    /// At most this many bytes of tensor data per shard, counted as `llama-gguf-split
+    /// --split-max-size` counts them: each tensor's size padded to 32 bytes, the metadata not
+    /// counted. A new shard starts when the next tensor would go past the limit; a tensor larger
+    /// than the limit gets a shard of its own. So the same limit gives the same shards as
+    /// `llama-gguf-split`, and a shard file can be a little larger than the limit.
+    MaxBytes(u64),
+}
+
+/// Options of [`split_file`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitOptions {
+    /// Where to cut.
+    pub by: SplitBy,
+    /// Put no tensors in the first shard: it holds the metadata only
+    /// (`llama-gguf-split --no-tensor-first-split`).
+    pub no_tensor_first_split: bool,
+}
+
+impl Default for SplitOptions {
+    /// 128 tensors per shard, tensors in the first shard: `llama-gguf-split`'s defaults.
+    fn default() -> Self {
+        SplitOptions { by: SplitBy::MaxTensors(128), no_tensor_first_split: false }
+    }
+}
+
+/// The tensors of each shard, as ranges of tensor indices (file order) of `model`, for
+/// [`split_file`] with `opts`.
+///
+/// # Errors
+/// [`Error::Split`] for a limit of 0 or a split into more than 65,535 shards.
+pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec<Range<usize>>> {
+    let bad = |reason: String| Error::Split { reason };
+    let n = model.tensor_count();
+    let mut shards = Vec::new();
+    if opts.no_tensor_first_split {
+        shards.push(0..0);
+    }
+    let mut start = 0usize;
+    let mut size = 0u64;
+    for (i, t) in model.tensors().enumerate() {
+        let cut = match opts.by {
+            SplitBy::MaxTensors(0) | SplitBy::MaxBytes(0) => return Err(bad("the limit per shard is 0".into())),
+            SplitBy::MaxTensors(max) => i > start && i - start >= max,
+            SplitBy::MaxBytes(max) => {
+                let padded = t.nbytes.div_ceil(32).saturating_mul(32);
+                let cut = i > start && size.saturating_add(padded) > max;
+                size = if cut { padded } else { size.saturating_add(padded) };
+                cut
+            }
+        };
+        if cut {
+            shards.push(start..i);
+            start = i;
+        }
+    }
+    if n > start || shards.is_empty() {
+        shards.push(start..n);
+    }
+    if shards.len() > usize::from(u16::MAX) {
+        return Err(bad(format!("{} shards, at most 65535 (split.count is a u16)", shards.len())));
+    }
+    Ok(shards)
+}
+
+/// Splits the GGUF file at `input` into shards `PREFIX-00001-of-0000N.gguf`, … in
+/// `llama-gguf-split`'s layout (see the [module docs](self)); returns their paths.
+///
+/// The shards keep the input's version and byte order. The first shard has the input's metadata
+/// and alignment; later shards have the three split keys and the default alignment. Tensor data
+/// is copied by the kernel, shard by shard (memory use does not depend on the model's size).
+/// Every shard is written to a temporary file; they are renamed into place together once all are
+/// complete, so a failure leaves no shard of this split behind (and no existing file replaced).
+/// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
+///
+/// # Errors
+/// [`Error::Split`] (see [`plan_split`]); [`Error::Io`]; any validation error of the input.
+pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
+    let input = input.as_ref();
+    let model = Gguf::open(input)?;
+    let src = open_file(input)?;
+    let plan = plan_split(&model, opts)?;
+    let count = u16::try_from(plan.len()).map_err(|_| Error::Split { reason: "too many shards".into() })?;
+    let n_tensors = i32::try_from(model.tensor_count())
+        .map_err(|_| Error::Split { reason: "more tensors than split.tensors.count (i32) can hold".into() })?;
+    let wopts = WriteOptions { version: model.version(), endian: model.endian(), ..WriteOptions::default() };
+    let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
+    for (i, range) in plan.iter().enumerate() {
+        let path = shard_path(prefix.as_ref(), i as u16, count);
+        let (out, pending) = create_temp(&path, None)?;
+        let mut w = GgufWriter::with_options(out, wopts)?;
+        if i == 0 {
+            for kv in model.metadata().filter(|kv| !is_split_key(kv.key)) {
+                w.add_kv_ref(kv.key, kv.value)?;
+            }
+        }
+        w.add_kv(SPLIT_NO, i as u16)?;
+        w.add_kv(SPLIT_TENSORS_COUNT, n_tensors)?;
+        w.add_kv(SPLIT_COUNT, count)?;
+        let tensors: Vec<TensorInfo<'_>> = range.clone().filter_map(|t| model.tensor_at(t)).collect();
+        for t in &tensors {
+            w.add_tensor(t.name, t.dtype, &t.shape)?;
+        }
+        for t in &tensors {
+            w.copy_tensor_data(file_range(&src, t.data_offset, t.nbytes)?)?;
+        }
+        sealed.push(pending.seal(w.finish()?)?);
+    }
+    let mut paths = Vec::with_capacity(sealed.len());
+    for s in sealed {
+        paths.push(s.target().to_path_buf());
+        s.persist()?;
+    }
+    Ok(paths)
+}
+
+/// Merges a split model (given the path of any shard) into one GGUF file at `out`: the first
+/// shard's metadata without the split keys, every tensor in order, with the first shard's
+/// version, byte order and alignment. Written to a temporary file and renamed into place; tensor
+/// data is copied by the kernel.
+///
+/// Unlike `llama-gguf-split --merge`, which keeps the split keys (with `split.count` set to 0),
+/// the split keys are dropped, so a file split by [`split_file`] merges back byte for byte.
+///
+/// # Errors
+/// As [`ShardedGguf::open`]; [`Error::Io`].
+pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
+    let model = ShardedGguf::open(shard)?;
+    let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
+    let first = model.first().ok_or_else(|| Error::Split { reason: "no shards".into() })?;
+    let wopts = WriteOptions { version: first.version(), endian: first.endian(), ..WriteOptions::default() };
+    let (o, pending) = create_temp(out.as_ref(), None)?;
+    let mut w = GgufWriter::with_options(o, wopts)?;
+    for kv in model.metadata() {
+        w.add_kv_ref(kv.key, kv.value)?;
+    }
+    for t in model.tensors() {
+        w.add_tensor(t.info.name, t.info.dtype, &t.info.shape)?;
+    }
+    for t in model.tensors() {
+        let src = files.get(t.shard).ok_or_else(|| Error::DataNotLoaded { name: t.info.name.to_owned() })?;
+        w.copy_tensor_data(file_range(src, t.info.data_offset, t.info.nbytes)?)?;
+    }
+    pending.seal(w.finish()?)?.persist()
+}

@@ -1,0 +1,278 @@
+//! Test support: a tiny GGUF byte builder that knows nothing of the crate's writer, so tests of
+//! the reader and of the writer never check the writer against itself.
+//!
+//! Layout (ggml `docs/gguf.md`, "File Structure"): `"GGUF"`, version u32, tensor count u64,
+//! KV count u64, KV pairs (u64-length key, u32 type, value), tensor infos (u64-length name,
+//! u32 n_dims, u64 ne[n_dims], u32 ggml type, u64 offset), zero padding to the alignment, data.
+#![allow(dead_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+// ---------------------------------------------------------------------------------------------
+// The largest single allocation made on this thread (every test binary that uses this module
+// installs the tracking allocator), to prove hostile lengths allocate nothing.
+
+struct Tracking;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    let _ = LARGEST.try_with(|c| {
+        if size > c.get() {
+            c.set(size)
+        }
+    });
+}
+
+// SAFETY: forwards every call to the system allocator; only records sizes.
+unsafe impl GlobalAlloc for Tracking {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        System.realloc(ptr, layout, new_size)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Tracking = Tracking;
+
+/// Runs `f` and returns its result with the largest single allocation it made on this thread.
+pub fn largest_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    LARGEST.with(|c| c.set(0));
+    let r = f();
+    (r, LARGEST.with(|c| c.get()))
+}
+
+/// GGUF value type ids (spec table `gguf_metadata_value_type`).
+pub mod ty {
+    pub const U8: u32 = 0;
+    pub const I8: u32 = 1;
+    pub const U16: u32 = 2;
+    pub const I16: u32 = 3;
+    pub const U32: u32 = 4;
+    pub const I32: u32 = 5;
+    pub const F32: u32 = 6;
+    pub const BOOL: u32 = 7;
+    pub const STRING: u32 = 8;
+    pub const ARRAY: u32 = 9;
+    pub const U64: u32 = 10;
+    pub const I64: u32 = 11;
+    pub const F64: u32 = 12;
+}
+
+/// ggml type ids used in tests (ggml `enum ggml_type`).
+pub mod gt {
+    pub const F32: u32 = 0;
+    pub const F16: u32 = 1;
+    pub const Q4_0: u32 = 2;
+    pub const Q8_0: u32 = 8;
+    pub const Q4_K: u32 = 12;
+    pub const I8: u32 = 24;
+    pub const BF16: u32 = 30;
+}
+
+/// Appends GGUF primitives to a byte vector in one byte order.
+#[derive(Clone, Debug, Default)]
+pub struct B {
+    pub buf: Vec<u8>,
+    pub big: bool,
+}
+
+impl B {
+    /// A little-endian builder.
+    pub fn le() -> B {
+        B { buf: Vec::new(), big: false }
+    }
+
+    /// A big-endian builder.
+    pub fn be() -> B {
+        B { buf: Vec::new(), big: true }
+    }
+
+    /// Current length = absolute offset of the next byte.
+    pub fn pos(&self) -> u64 {
+        self.buf.len() as u64
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        self.buf.clone()
+    }
+
+    pub fn raw(&mut self, b: &[u8]) -> &mut Self {
+        self.buf.extend_from_slice(b);
+        self
+    }
+
+    fn num<const N: usize>(&mut self, mut le: [u8; N]) -> &mut Self {
+        if self.big {
+            le.reverse();
+        }
+        self.buf.extend_from_slice(&le);
+        self
+    }
+
+    pub fn u8(&mut self, v: u8) -> &mut Self {
+        self.raw(&[v])
+    }
+    pub fn i8(&mut self, v: i8) -> &mut Self {
+        self.raw(&v.to_le_bytes())
+    }
+    pub fn u16(&mut self, v: u16) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn i16(&mut self, v: i16) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn u32(&mut self, v: u32) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn i32(&mut self, v: i32) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn f32(&mut self, v: f32) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn i64(&mut self, v: i64) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+    pub fn f64(&mut self, v: f64) -> &mut Self {
+        self.num(v.to_le_bytes())
+    }
+
+    /// A GGUF string: u64 byte length, then the bytes (no NUL).
+    pub fn str(&mut self, s: impl AsRef<[u8]>) -> &mut Self {
+        let s = s.as_ref();
+        self.u64(s.len() as u64).raw(s)
+    }
+
+    /// Magic, version, tensor count, KV count (24 bytes).
+    pub fn header(&mut self, version: u32, n_tensors: u64, n_kv: u64) -> &mut Self {
+        self.raw(b"GGUF").u32(version).u64(n_tensors).u64(n_kv)
+    }
+
+    /// A key and a value type id; the value follows with the other methods.
+    pub fn kv(&mut self, key: impl AsRef<[u8]>, type_id: u32) -> &mut Self {
+        self.str(key).u32(type_id)
+    }
+
+    /// An array header: element type id and count; the elements follow.
+    pub fn arr(&mut self, elem: u32, count: u64) -> &mut Self {
+        self.u32(elem).u64(count)
+    }
+
+    /// A tensor info with stored dims `ne` (fastest first) and a ggml type id.
+    pub fn tensor(&mut self, name: impl AsRef<[u8]>, ne: &[u64], type_id: u32, offset: u64) -> &mut Self {
+        self.str(name).u32(ne.len() as u32);
+        for &d in ne {
+            self.u64(d);
+        }
+        self.u32(type_id).u64(offset)
+    }
+
+    /// Zero bytes up to the next multiple of `align` (absolute offset).
+    pub fn pad(&mut self, align: u64) -> &mut Self {
+        while self.pos() % align != 0 {
+            self.buf.push(0);
+        }
+        self
+    }
+
+    /// `n` bytes of a simple non-zero pattern starting at `seed`.
+    pub fn data(&mut self, n: usize, seed: u8) -> &mut Self {
+        for i in 0..n {
+            self.buf.push(seed.wrapping_add((i as u8).wrapping_mul(7)) | 1);
+        }
+        self
+    }
+}
+
+/// A valid file exercising several KV types, an array of arrays, strings and three tensors, with
+/// the offsets a test needs to know.
+pub struct Sample {
+    pub bytes: Vec<u8>,
+    /// End of the tensor infos.
+    pub infos_end: u64,
+    /// Start of the data section (infos_end rounded up to 32).
+    pub data_offset: u64,
+    /// End of the last tensor's data (before its padding).
+    pub data_end: u64,
+}
+
+/// Builds [`Sample`] in the given byte order. Tensors: `a` F32 ne [4, 2] (32 bytes) at 0, `b` Q8_0
+/// ne [32] (34 bytes) at 32, `c` F16 ne [3] (6 bytes) at 96; each padded to 32.
+pub fn sample(big: bool) -> Sample {
+    let mut b = if big { B::be() } else { B::le() };
+    b.header(3, 3, 7);
+    b.kv("general.architecture", ty::STRING).str("llama");
+    b.kv("test.u32", ty::U32).u32(42);
+    b.kv("test.i16", ty::I16).i16(-3);
+    b.kv("test.bool", ty::BOOL).u8(1);
+    b.kv("test.f64", ty::F64).f64(0.25);
+    // array<array<...>>: [[1u8, 2u8], [], ["x", "yz"]] (inner types differ).
+    b.kv("test.nested", ty::ARRAY).arr(ty::ARRAY, 3);
+    b.arr(ty::U8, 2).u8(1).u8(2);
+    b.arr(ty::I32, 0);
+    b.arr(ty::STRING, 2).str("x").str("yz");
+    b.kv("test.strings", ty::ARRAY).arr(ty::STRING, 2).str("alpha").str("");
+    b.tensor("a", &[4, 2], gt::F32, 0);
+    b.tensor("b", &[32], gt::Q8_0, 32);
+    b.tensor("c", &[3], gt::F16, 96);
+    let infos_end = b.pos();
+    b.pad(32);
+    let data_offset = b.pos();
+    b.data(32, 1).pad(32).data(34, 2).pad(32).data(6, 3);
+    let data_end = b.pos();
+    b.pad(32);
+    assert_eq!(data_end, data_offset + 96 + 6);
+    Sample { bytes: b.bytes(), infos_end, data_offset, data_end }
+}
+
+/// One key of each of the 13 types (and an array of each), in the given byte order.
+pub fn all_types(big: bool, version: u32) -> Vec<u8> {
+    let mut b = if big { B::be() } else { B::le() };
+    b.header(version, 1, 26);
+    b.kv("u8", ty::U8).u8(200);
+    b.kv("i8", ty::I8).i8(-100);
+    b.kv("u16", ty::U16).u16(0xbeef);
+    b.kv("i16", ty::I16).i16(-12345);
+    b.kv("u32", ty::U32).u32(0xdead_beef);
+    b.kv("i32", ty::I32).i32(-123_456_789);
+    b.kv("f32", ty::F32).f32(-1.25);
+    b.kv("bool", ty::BOOL).u8(1);
+    b.kv("string", ty::STRING).str("héllo");
+    b.kv("u64", ty::U64).u64(0x0123_4567_89ab_cdef);
+    b.kv("i64", ty::I64).i64(-0x0123_4567_89ab_cdef);
+    b.kv("f64", ty::F64).f64(std::f64::consts::PI);
+    b.kv("a.u8", ty::ARRAY).arr(ty::U8, 2).u8(1).u8(255);
+    b.kv("a.i8", ty::ARRAY).arr(ty::I8, 2).i8(-1).i8(1);
+    b.kv("a.u16", ty::ARRAY).arr(ty::U16, 2).u16(1).u16(0xff00);
+    b.kv("a.i16", ty::ARRAY).arr(ty::I16, 1).i16(-2);
+    b.kv("a.u32", ty::ARRAY).arr(ty::U32, 2).u32(7).u32(0x0102_0304);
+    b.kv("a.i32", ty::ARRAY).arr(ty::I32, 1).i32(-7);
+    b.kv("a.f32", ty::ARRAY).arr(ty::F32, 2).f32(0.5).f32(f32::INFINITY);
+    b.kv("a.bool", ty::ARRAY).arr(ty::BOOL, 3).u8(1).u8(0).u8(1);
+    b.kv("a.string", ty::ARRAY).arr(ty::STRING, 3).str("a").str("").str("ü");
+    b.kv("a.u64", ty::ARRAY).arr(ty::U64, 1).u64(u64::MAX - 1);
+    b.kv("a.i64", ty::ARRAY).arr(ty::I64, 1).i64(i64::MIN);
+    b.kv("a.f64", ty::ARRAY).arr(ty::F64, 1).f64(-0.0);
+    b.kv("a.array", ty::ARRAY).arr(ty::ARRAY, 2).arr(ty::U16, 1).u16(0x1234).arr(ty::STRING, 1).str("in");
+    b.kv("a.empty", ty::ARRAY).arr(ty::F32, 0);
+    b.tensor("t", &[2], gt::F32, 0).pad(32).f32(1.0).f32(-2.0);
+    b.buf
+}

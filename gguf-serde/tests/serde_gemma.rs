@@ -1,0 +1,101 @@
+//! The Gemma 3 270M model's metadata through a typed struct: values equal to gguf-py's reading,
+//! borrowed tokens, and the key/value block written back byte for byte.
+
+mod serde_common;
+use serde_common as common;
+
+use common::gemma::Gemma3Metadata;
+use gguf_serde::{Gguf, Options};
+
+const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
+
+#[test]
+fn gemma_metadata_equals_gguf_py_and_writes_back_identically() {
+    let Some(path) = common::model(GEMMA) else { return };
+    let file = Gguf::open(&path).unwrap();
+    let meta: Gemma3Metadata<String> = file.deserialize_metadata().unwrap();
+    assert_eq!(meta.general.architecture, "gemma3");
+    assert_eq!(meta.tokenizer.ggml.tokens.len(), 262_144);
+
+    // Borrowed tokens read the same strings, pointing into the mapped file.
+    let borrowed: Gemma3Metadata<&str> = file.deserialize_metadata().unwrap();
+    assert_eq!(borrowed.tokenizer.ggml.tokens, meta.tokenizer.ggml.tokens);
+    let range = file.bytes().as_ptr_range();
+    assert!(borrowed.tokenizer.ggml.tokens.iter().all(|t| range.contains(&t.as_ptr()) || t.is_empty()));
+
+    // Written back in field order: the file's own key/value block, byte for byte. The block is
+    // bytes 24.. (after magic, version, tensor and key counts) up to the first tensor info.
+    let ours = gguf_serde::to_vec(&meta).unwrap();
+    let kv_end = file.tensors().next().unwrap().info_offset as usize;
+    let theirs = &file.bytes()[24..kv_end];
+    let ours_file = Gguf::from_slice(&ours).unwrap();
+    assert_eq!(ours_file.kv_count(), file.kv_count());
+    assert_eq!(ours_file.tensor_count(), 0);
+    let ours_kv = &ours[24..ours_file.tensor_infos_end() as usize];
+    assert_eq!(ours_kv.len(), theirs.len(), "key/value block length");
+    assert!(
+        ours_kv == theirs,
+        "key/value block differs at byte {:?}",
+        ours_kv.iter().zip(theirs).position(|(a, b)| a != b)
+    );
+    // Header counts: version 3, no tensors, 33 keys.
+    assert_eq!(
+        &ours[..24],
+        &[b"GGUF".as_slice(), &3u32.to_le_bytes(), &0u64.to_le_bytes(), &33u64.to_le_bytes()].concat()
+    );
+
+    // Every value equals gguf-py's reading of the file, with the same type.
+    let Some(py) = common::python() else { return };
+    let expected = common::run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]);
+    let expected = expected.as_array().unwrap();
+    let pairs = Options::new().to_pairs(&meta).unwrap();
+    assert_eq!(pairs.len(), expected.len(), "number of keys");
+    assert_eq!(expected.len(), 33);
+    for ((key, value), e) in pairs.iter().zip(expected) {
+        assert_eq!(key, e["key"].as_str().unwrap(), "key order");
+        assert_eq!(common::type_name(value), e["type"].as_str().unwrap(), "type of {key}");
+        assert!(common::value_json(value) == e["value"], "value of {key} differs from gguf-py's");
+    }
+    // A few directly against gguf-py's numbers.
+    let find = |k: &str| &expected.iter().find(|e| e["key"] == k).unwrap()["value"];
+    assert_eq!(find("gemma3.context_length"), meta.hparams.context_length);
+    assert_eq!(
+        find("gemma3.attention.layer_norm_rms_epsilon").as_f64().unwrap(),
+        f64::from(meta.hparams.layer_norm_rms_epsilon)
+    );
+    assert_eq!(find("tokenizer.ggml.tokens")[262_143], meta.tokenizer.ggml.tokens[262_143].as_str());
+    assert_eq!(find("tokenizer.ggml.scores")[1000].as_f64().unwrap(), f64::from(meta.tokenizer.ggml.scores[1000]));
+}
+
+#[test]
+fn gemma_from_slice_and_from_reader_agree() {
+    let Some(path) = common::model(GEMMA) else { return };
+    let bytes = std::fs::read(&path).unwrap();
+    let a: Gemma3Metadata<&str> = gguf_serde::from_slice(&bytes).unwrap();
+    let b: Gemma3Metadata<String> = gguf_serde::from_reader(std::io::Cursor::new(&bytes)).unwrap();
+    assert_eq!(a.tokenizer.ggml.tokens, b.tokenizer.ggml.tokens);
+    assert_eq!(a.hparams, b.hparams);
+    // A caller-given architecture that the file does not use: the hparams keys are missing.
+    let e = Options::new().arch("llama").from_slice::<Gemma3Metadata<&str>>(&bytes).unwrap_err();
+    assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"llama\"");
+}
+
+#[test]
+fn gemma_wrong_field_type_names_the_full_key() {
+    let Some(path) = common::model(GEMMA) else { return };
+    let file = Gguf::open(&path).unwrap();
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Wrong {
+        #[serde(rename = "{arch}.attention.head_count")]
+        head_count: String,
+    }
+    let offset = file.metadata().find(|kv| kv.key == "gemma3.attention.head_count").unwrap().value_offset;
+    let e = file.deserialize_metadata::<Wrong>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "invalid type: expected a string, found u32 4 at key \"gemma3.attention.head_count\" (offset {offset})"
+        )
+    );
+}

@@ -1,0 +1,765 @@
+//! The serde mapping, one behaviour at a time: exact bytes of small structs (hand-computed),
+//! attributes, enums, arrays, key rules, the architecture placeholder and the error messages of
+//! the common mistakes.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use gguf_serde::{from_slice, to_vec, Array, Gguf, GgufWriter, Options, Value, ValueRef};
+use serde::{Deserialize, Serialize};
+
+/// A GGUF v3 file with no tensors: header, `kv` (already encoded), zero padding to 32 bytes.
+fn file(n_kv: u64, kv: &[u8]) -> Vec<u8> {
+    let mut out = b"GGUF".to_vec();
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&n_kv.to_le_bytes());
+    out.extend_from_slice(kv);
+    while out.len() % 32 != 0 {
+        out.push(0);
+    }
+    out
+}
+
+fn key(k: &str) -> Vec<u8> {
+    [&(k.len() as u64).to_le_bytes()[..], k.as_bytes()].concat()
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Small {
+    general: SmallGeneral,
+    count: u16,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct SmallGeneral {
+    name: String,
+    alignment: u32,
+}
+
+#[test]
+fn exact_bytes_nested_struct() {
+    let v = Small { general: SmallGeneral { name: "ab".into(), alignment: 64 }, count: 7 };
+    let mut kv = Vec::new();
+    kv.extend(key("general.name"));
+    kv.extend(8u32.to_le_bytes()); // STRING
+    kv.extend(2u64.to_le_bytes());
+    kv.extend(b"ab");
+    kv.extend(key("general.alignment"));
+    kv.extend(4u32.to_le_bytes()); // UINT32
+    kv.extend(64u32.to_le_bytes());
+    kv.extend(key("count"));
+    kv.extend(2u32.to_le_bytes()); // UINT16
+    kv.extend(7u16.to_le_bytes());
+    let mut expected = file(3, &kv);
+    // general.alignment = 64 pads the (empty) data section to 64.
+    while expected.len() % 64 != 0 {
+        expected.push(0);
+    }
+    assert_eq!(to_vec(&v).unwrap(), expected);
+    assert_eq!(from_slice::<Small>(&expected).unwrap(), v);
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Widths {
+    a: u8,
+    b: i8,
+    c: i16,
+    d: i32,
+    e: u64,
+    f: i64,
+    g: f32,
+    h: f64,
+    i: bool,
+    j: char,
+    k: Vec<i16>,
+    #[serde(with = "serde_bytes_like")]
+    l: Vec<u8>,
+    m: (u32, u32),
+    n: Vec<Vec<u8>>,
+}
+
+/// `serialize_bytes` without the serde_bytes crate.
+mod serde_bytes_like {
+    pub fn serialize<S: serde::Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let b: &[u8] = serde::Deserialize::deserialize(d)?;
+        Ok(b.to_vec())
+    }
+}
+
+#[test]
+fn exact_bytes_every_width() {
+    let v = Widths {
+        a: 0xab,
+        b: -2,
+        c: -300,
+        d: -70000,
+        e: 1 << 40,
+        f: -(1 << 40),
+        g: 0.5,
+        h: -0.25,
+        i: true,
+        j: 'é',
+        k: vec![1, -1],
+        l: vec![9, 8],
+        m: (1, 2),
+        n: vec![vec![1], vec![]],
+    };
+    let mut kv = Vec::new();
+    let mut put = |k: &str, t: u32, bytes: &[u8]| {
+        kv.extend(key(k));
+        kv.extend(t.to_le_bytes());
+        kv.extend(bytes);
+    };
+    put("a", 0, &[0xab]);
+    put("b", 1, &(-2i8).to_le_bytes());
+    put("c", 3, &(-300i16).to_le_bytes());
+    put("d", 5, &(-70000i32).to_le_bytes());
+    put("e", 10, &(1u64 << 40).to_le_bytes());
+    put("f", 11, &(-(1i64 << 40)).to_le_bytes());
+    put("g", 6, &0.5f32.to_le_bytes());
+    put("h", 12, &(-0.25f64).to_le_bytes());
+    put("i", 7, &[1]);
+    put("j", 8, &[&2u64.to_le_bytes()[..], "é".as_bytes()].concat());
+    put("k", 9, &[&3u32.to_le_bytes()[..], &2u64.to_le_bytes(), &1i16.to_le_bytes(), &(-1i16).to_le_bytes()].concat());
+    put("l", 9, &[&0u32.to_le_bytes()[..], &2u64.to_le_bytes(), &[9, 8]].concat());
+    put("m", 9, &[&4u32.to_le_bytes()[..], &2u64.to_le_bytes(), &1u32.to_le_bytes(), &2u32.to_le_bytes()].concat());
+    let kv_without_n = kv.clone();
+    // array<array<u8>>: the outer array's elements are (element type, count, elements).
+    let nested = |kv: &mut Vec<u8>, inner: &[u8]| {
+        kv.extend(key("n"));
+        kv.extend(9u32.to_le_bytes());
+        kv.extend(9u32.to_le_bytes());
+        kv.extend(2u64.to_le_bytes());
+        kv.extend(0u32.to_le_bytes());
+        kv.extend(1u64.to_le_bytes());
+        kv.push(1);
+        kv.extend(0u32.to_le_bytes());
+        kv.extend((inner.len() as u64).to_le_bytes());
+        kv.extend(inner);
+    };
+    // The empty inner array of `n` has no element type of its own: an error, unless forced.
+    let e = to_vec(&v).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "empty sequence has no element type: force one with #[serde(with = \"gguf_serde::elem::u32\")] (or \
+         another elem:: type), use a Value, or skip it with skip_serializing_if = \"Vec::is_empty\" at key \"n\""
+    );
+    let v = Widths { n: vec![vec![1], vec![0]], ..v };
+    let mut kv = kv_without_n;
+    nested(&mut kv, &[0]);
+    let expected = file(14, &kv);
+    assert_eq!(to_vec(&v).unwrap(), expected);
+    assert_eq!(from_slice::<Widths>(&expected).unwrap(), v);
+}
+
+#[test]
+fn any_integer_that_fits_is_accepted() {
+    #[derive(Serialize)]
+    struct W {
+        a: u64,
+        b: i8,
+        c: u8,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct R {
+        a: u8,
+        b: i64,
+        c: i128,
+    }
+    let bytes = to_vec(&W { a: 255, b: -5, c: 200 }).unwrap();
+    assert_eq!(from_slice::<R>(&bytes).unwrap(), R { a: 255, b: -5, c: 200 });
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Narrow {
+        a: u32,
+        b: u16,
+    }
+    let e = from_slice::<Narrow>(&bytes).unwrap_err();
+    // b = -5 (i8) at offset 24 + (8+1+4+8) + (8+1+4).
+    assert_eq!(e.to_string(), "integer -5 (stored as i8) does not fit in u16 at key \"b\" (offset 58)");
+    let v: u128 = gguf_serde::from_value(Value::U64(u64::MAX)).unwrap();
+    assert_eq!(v, u128::from(u64::MAX));
+    assert_eq!(gguf_serde::to_value(&u128::from(u64::MAX)).unwrap(), Value::U64(u64::MAX));
+    assert_eq!(
+        gguf_serde::to_value(&(u128::from(u64::MAX) + 1)).unwrap_err().to_string(),
+        "u128 value 18446744073709551616 does not fit in u64"
+    );
+    assert_eq!(gguf_serde::to_value(&-5i128).unwrap(), Value::I64(-5));
+}
+
+#[test]
+fn wrong_type_names_key_types_and_offset() {
+    #[derive(Serialize)]
+    struct W {
+        general: G,
+    }
+    #[derive(Serialize)]
+    struct G {
+        name: &'static str,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct R {
+        general: RG,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct RG {
+        name: u32,
+    }
+    let bytes = to_vec(&W { general: G { name: "x" } }).unwrap();
+    let e = from_slice::<R>(&bytes).unwrap_err();
+    assert_eq!(e.to_string(), "invalid type: expected u32, found string \"x\" at key \"general.name\" (offset 48)");
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct R2 {
+        general: u32,
+    }
+    let e = from_slice::<R2>(&bytes).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid type: expected u32, found a group of keys (1 keys, first \"general.name\") at key \"general\" (offset 48)"
+    );
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct R3 {
+        general: RG3,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct RG3 {
+        name: String,
+        architecture: String,
+    }
+    let e = from_slice::<R3>(&bytes).unwrap_err();
+    assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"general.architecture\"");
+}
+
+#[test]
+fn option_default_rename_skip() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Default)]
+    struct S {
+        present: Option<u32>,
+        absent: Option<u32>,
+        #[serde(default)]
+        defaulted: u8,
+        #[serde(rename = "general.file_type")]
+        file_type: u32,
+        #[serde(skip_serializing_if = "Vec::is_empty", default)]
+        list: Vec<u32>,
+        #[serde(skip)]
+        skipped: u64,
+    }
+    let v = S { present: Some(1), file_type: 15, skipped: 9, ..S::default() };
+    let bytes = to_vec(&v).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let keys: Vec<&str> = f.metadata().map(|kv| kv.key).collect();
+    assert_eq!(keys, ["present", "defaulted", "general.file_type"]);
+    assert_eq!(from_slice::<S>(&bytes).unwrap(), S { skipped: 0, ..v });
+}
+
+#[test]
+fn unknown_keys_ignored_or_denied() {
+    #[derive(Serialize)]
+    struct W {
+        a: u32,
+        b: Vec<String>,
+        c: C,
+    }
+    #[derive(Serialize)]
+    struct C {
+        d: bool,
+    }
+    let bytes = to_vec(&W { a: 1, b: vec!["x".into()], c: C { d: true } }).unwrap();
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Lenient {
+        a: u32,
+    }
+    assert_eq!(from_slice::<Lenient>(&bytes).unwrap(), Lenient { a: 1 });
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        a: u32,
+        b: Vec<String>,
+    }
+    let e = from_slice::<Strict>(&bytes).unwrap_err();
+    assert_eq!(e.to_string(), "unknown field `c.d`, expected `a` or `b` at key \"c.d\" (offset 90)");
+}
+
+#[test]
+fn flatten_and_maps_see_flat_keys() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct S {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+    let mut rest = BTreeMap::new();
+    rest.insert("llama.context_length".to_owned(), Value::U32(4096));
+    rest.insert("llama.rope.scale".to_owned(), Value::F32(0.5));
+    rest.insert("tokenizer.ggml.tokens".to_owned(), Value::from(vec!["a", "b"]));
+    let v = S { arch: "llama".into(), rest };
+    let bytes = to_vec(&v).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(f.get("llama.rope.scale"), Some(ValueRef::F32(0.5)));
+    assert_eq!(from_slice::<S>(&bytes).unwrap(), v);
+    // A map at the top level takes every key.
+    let all: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(all["general.architecture"], Value::String("llama".into()));
+    // A map nested under a key takes the keys under it.
+    #[derive(Deserialize)]
+    struct L {
+        llama: BTreeMap<String, Value>,
+    }
+    let l: L = from_slice(&bytes).unwrap();
+    assert_eq!(l.llama.keys().collect::<Vec<_>>(), ["context_length", "rope.scale"]);
+}
+
+#[test]
+fn borrowed_strings() {
+    #[derive(Serialize)]
+    struct W {
+        s: &'static str,
+        c: &'static str,
+        v: Vec<&'static str>,
+    }
+    #[derive(Deserialize)]
+    struct R<'a> {
+        s: &'a str,
+        #[serde(borrow)]
+        c: Cow<'a, str>,
+        #[serde(borrow)]
+        v: Vec<&'a str>,
+    }
+    let bytes = to_vec(&W { s: "hello", c: "cow", v: vec!["x", "yz"] }).unwrap();
+    let r: R<'_> = from_slice(&bytes).unwrap();
+    // From an opened slice-backed file, the result may outlive the `Gguf`.
+    let r2: R<'_> = {
+        let f = Gguf::from_slice(&bytes).unwrap();
+        f.deserialize_metadata_borrowed().unwrap()
+    };
+    assert_eq!(r2.s, "hello");
+    assert_eq!((r.s, r.v.as_slice()), ("hello", &["x", "yz"][..]));
+    assert!(matches!(r.c, Cow::Borrowed("cow")));
+    let range = bytes.as_ptr_range();
+    assert!(range.contains(&r.s.as_ptr()) && range.contains(&r.v[1].as_ptr()));
+}
+
+#[test]
+fn enums() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    enum Pooling {
+        #[serde(rename = "mean")]
+        Mean,
+        Cls,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct S {
+        a: Pooling,
+        b: Vec<Pooling>,
+    }
+    let v = S { a: Pooling::Mean, b: vec![Pooling::Cls, Pooling::Mean] };
+    let bytes = to_vec(&v).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(f.get("a"), Some(ValueRef::String("mean")));
+    assert_eq!(from_slice::<S>(&bytes).unwrap(), v);
+
+    #[derive(Serialize)]
+    enum Data {
+        Pair(u32, u32),
+    }
+    #[derive(Serialize)]
+    struct D {
+        d: Data,
+    }
+    assert_eq!(
+        to_vec(&D { d: Data::Pair(1, 2) }).unwrap_err().to_string(),
+        "enum variant Data::Pair has data; GGUF stores only unit variants (as STRING): for variants with fields \
+         use an internally tagged enum, #[serde(tag = \"type\")] at key \"d\""
+    );
+    #[derive(Serialize)]
+    struct Bad {
+        a: &'static str,
+    }
+    let e = from_slice::<S>(&to_vec(&Bad { a: "median" }).unwrap()).unwrap_err();
+    assert_eq!(e.to_string(), "unknown variant `median`, expected `mean` or `Cls` at key \"a\" (offset 37)");
+}
+
+#[test]
+fn arrays_mixed_empty_forced() {
+    #[derive(Serialize)]
+    struct Mixed {
+        t: (u32, String),
+    }
+    assert_eq!(
+        to_vec(&Mixed { t: (1, "x".into()) }).unwrap_err().to_string(),
+        "mixed array element types: element 1 is string, but the elements are u32 (the type of element 0) at key \"t\""
+    );
+    #[derive(Serialize)]
+    struct Values {
+        v: Vec<Value>,
+    }
+    assert_eq!(
+        to_vec(&Values { v: vec![Value::U32(1), Value::U32(2), Value::I32(3)] }).unwrap_err().to_string(),
+        "mixed array element types: element 2 is i32, but the elements are u32 (the type of element 0) at key \"v\""
+    );
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Forced {
+        #[serde(with = "gguf_serde::elem::u64")]
+        ids: Vec<u64>,
+        #[serde(with = "gguf_serde::elem::string")]
+        names: Vec<String>,
+        any: Value,
+    }
+    let v = Forced { ids: vec![], names: vec![], any: Value::Array(Array::F64(vec![])) };
+    let bytes = to_vec(&v).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let types: Vec<String> = f.metadata().map(|kv| kv.value.type_name()).collect();
+    assert_eq!(types, ["array<u64>", "array<string>", "array<f64>"]);
+    assert_eq!(from_slice::<Forced>(&bytes).unwrap(), v);
+    let v = Forced { ids: vec![1], ..v };
+    assert_eq!(from_slice::<Forced>(&to_vec(&v).unwrap()).unwrap(), v);
+    #[derive(Serialize)]
+    struct WrongForced {
+        #[serde(with = "gguf_serde::elem::u64")]
+        ids: Vec<u32>,
+    }
+    assert_eq!(
+        to_vec(&WrongForced { ids: vec![1] }).unwrap_err().to_string(),
+        "mixed array element types: element 0 is u32, but the elements are u64 (the array type forced for this \
+         field) at key \"ids\""
+    );
+    // Nested arrays round-trip, and a wrong element type on read names the index.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Nested {
+        m: Vec<Vec<i32>>,
+    }
+    let v = Nested { m: vec![vec![1, 2], vec![3]] };
+    let bytes = to_vec(&v).unwrap();
+    assert_eq!(from_slice::<Nested>(&bytes).unwrap(), v);
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct NestedU8 {
+        m: Vec<Vec<u8>>,
+    }
+    let e = from_slice::<NestedU8>(&to_vec(&Nested { m: vec![vec![1], vec![2, 300]] }).unwrap()).unwrap_err();
+    // m at 24; value at 24 + 8+1 + 4 = 37; elements from 37 + 12 = 49; element 1 at 49 + 12 + 4 = 65;
+    // its element 1 at 65 + 12 + 4 = 81.
+    assert_eq!(e.to_string(), "integer 300 (stored as i32) does not fit in u8 at key \"m[1][1]\" (offset 81)");
+    // A tuple reads an array of its exact length.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct T {
+        m: (Vec<i32>,),
+    }
+    let e = from_slice::<T>(&bytes).unwrap_err();
+    assert_eq!(e.to_string(), "invalid length: the array has 2 elements, fewer were expected at key \"m\" (offset 37)");
+}
+
+#[test]
+fn key_rules_on_write() {
+    #[derive(Serialize)]
+    struct Conflict {
+        a: u32,
+        #[serde(rename = "a.b")]
+        ab: u32,
+    }
+    assert_eq!(
+        to_vec(&Conflict { a: 1, ab: 2 }).unwrap_err().to_string(),
+        "key is both a value and a prefix of key \"a.b\" at key \"a\""
+    );
+    let mut m = BTreeMap::new();
+    m.insert("ключ".to_owned(), 1u8);
+    assert_eq!(to_vec(&m).unwrap_err().to_string(), "invalid key \"ключ\": not ASCII (the spec requires ASCII keys)");
+    let mut m = BTreeMap::new();
+    m.insert(String::new(), 1u8);
+    assert_eq!(to_vec(&m).unwrap_err().to_string(), "invalid key \"\": empty");
+    let mut m = BTreeMap::new();
+    m.insert("k".repeat(65_536), 1u8);
+    assert!(to_vec(&m).unwrap_err().to_string().ends_with(": longer than 65,535 bytes"));
+    m.clear();
+    m.insert("k".repeat(65_535), 1u8);
+    assert!(to_vec(&m).is_ok());
+    #[derive(Serialize)]
+    struct Dup {
+        #[serde(rename = "a.b")]
+        x: u32,
+        a: A,
+    }
+    #[derive(Serialize)]
+    struct A {
+        b: u32,
+    }
+    assert_eq!(
+        to_vec(&Dup { x: 1, a: A { b: 2 } }).unwrap_err().to_string(),
+        "invalid key \"a.b\": already added (duplicate key)"
+    );
+    assert_eq!(to_vec(&5u32).unwrap_err().to_string(), "the top level must be a struct or map of keys, found u32");
+    #[derive(Serialize)]
+    struct Unit {
+        u: (),
+    }
+    assert_eq!(to_vec(&Unit { u: () }).unwrap_err().to_string(), "unit `()` has no GGUF value at key \"u\"");
+}
+
+#[test]
+fn architecture_placeholder() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+    struct Hp {
+        context_length: u32,
+        #[serde(rename = "attention.head_count")]
+        head_count: u32,
+        #[serde(rename = "rope.dimension_count")]
+        rope_dims: Option<u32>,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct M {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(rename = "{arch}")]
+        hp: Hp,
+    }
+    let hp = Hp { context_length: 2048, head_count: 8, rope_dims: None };
+    for arch in ["llama", "gemma3", "qwen2"] {
+        let bytes = to_vec(&M { arch: arch.into(), hp: hp.clone() }).unwrap();
+        let f = Gguf::from_slice(&bytes).unwrap();
+        let keys: Vec<&str> = f.metadata().map(|kv| kv.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "general.architecture".to_owned(),
+                format!("{arch}.context_length"),
+                format!("{arch}.attention.head_count")
+            ]
+        );
+        assert_eq!(from_slice::<M>(&bytes).unwrap().hp, hp);
+    }
+    // The struct of hyper-parameters alone, with the prefix given by the caller.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Only {
+        #[serde(rename = "{arch}")]
+        hp: Hp,
+    }
+    let bytes = Options::new().arch("phi3").to_vec(&Only { hp: hp.clone() }).unwrap();
+    assert!(Gguf::from_slice(&bytes).unwrap().get("phi3.context_length").is_some());
+    assert_eq!(Options::new().arch("phi3").from_slice::<Only>(&bytes).unwrap().hp, hp);
+    assert_eq!(
+        to_vec(&Only { hp: hp.clone() }).unwrap_err().to_string(),
+        "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
+         was given with Options::arch at key \"{arch}.context_length\""
+    );
+    assert_eq!(
+        from_slice::<Only>(&bytes).unwrap_err().to_string(),
+        "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
+         was given with Options::arch at key \"{arch}\""
+    );
+    // The writer of model files takes the same mapping.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_serialize(&M { arch: "llama".into(), hp: hp.clone() }).unwrap();
+    w.add_tensor("t", gguf_serde::GgmlType::F32, &[2]).unwrap();
+    w.write_tensor_data(&[0; 8]).unwrap();
+    let bytes = w.finish().unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(f.deserialize_metadata::<M>().unwrap().hp, hp);
+    assert_eq!(gguf_serde::from_gguf::<M, _>(&f).unwrap().arch, "llama");
+}
+
+#[test]
+fn deserialize_any_and_ignored_any() {
+    #[derive(Serialize)]
+    struct W {
+        a: u16,
+        b: Vec<String>,
+        c: C,
+    }
+    #[derive(Serialize)]
+    struct C {
+        d: f64,
+    }
+    let bytes = to_vec(&W { a: 3, b: vec!["q".into()], c: C { d: 1.5 } }).unwrap();
+    // deserialize_any: the whole block as JSON through serde_transcode-like buffering.
+    let j: serde_json::Value = from_slice(&bytes).unwrap();
+    assert_eq!(j, serde_json::json!({"a": 3, "b": ["q"], "c.d": 1.5}));
+    // ignored_any for every value.
+    let _: BTreeMap<String, serde::de::IgnoredAny> = from_slice(&bytes).unwrap();
+    #[derive(Deserialize)]
+    struct Partial {
+        #[allow(dead_code)]
+        a: serde::de::IgnoredAny,
+    }
+    let _: Partial = from_slice(&bytes).unwrap();
+}
+
+#[test]
+fn nesting_limit() {
+    #[derive(Serialize, Deserialize, Debug)]
+    struct Node {
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        n: Option<Box<Node>>,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        v: Option<u8>,
+    }
+    fn chain(depth: usize) -> Node {
+        let mut n = Node { n: None, v: Some(1) };
+        for _ in 1..depth {
+            n = Node { n: Some(Box::new(n)), v: None };
+        }
+        n
+    }
+    // 63 levels of structs under the root: fine; 64: refused on write.
+    let bytes = to_vec(&chain(64)).unwrap();
+    assert!(from_slice::<Node>(&bytes).is_ok());
+    let e = to_vec(&chain(65)).unwrap_err().to_string();
+    assert!(e.starts_with("structs or maps nested deeper than 64 levels at key \"n.n.n."), "{e}");
+    // Read: a key of 100 segments against a recursive type stops at the limit.
+    let mut m = BTreeMap::new();
+    m.insert(format!("{}v", "n.".repeat(100)), 1u8);
+    let bytes = to_vec(&m).unwrap();
+    let e = from_slice::<Node>(&bytes).unwrap_err().to_string();
+    assert!(e.starts_with("keys nested deeper than 64 levels of structs or maps at key \"n.n.n."), "{e}");
+}
+
+#[test]
+fn values_keep_exact_types() {
+    let values = vec![
+        Value::U8(1),
+        Value::I8(-1),
+        Value::U16(2),
+        Value::I16(-2),
+        Value::U32(3),
+        Value::I32(-3),
+        Value::F32(0.5),
+        Value::Bool(true),
+        Value::String("s".into()),
+        Value::U64(4),
+        Value::I64(-4),
+        Value::F64(0.25),
+        Value::Array(Array::U16(vec![])),
+        Value::Array(Array::Array(vec![Array::String(vec![]), Array::Bool(vec![true])])),
+    ];
+    let m: BTreeMap<String, Value> = values.iter().enumerate().map(|(i, v)| (format!("k{i:02}"), v.clone())).collect();
+    let bytes = to_vec(&m).unwrap();
+    let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
+    assert_eq!(back, m);
+    for v in &values {
+        assert_eq!(&gguf_serde::from_value::<Value>(v.clone()).unwrap(), v);
+        assert_eq!(&gguf_serde::to_value(v).unwrap(), v);
+    }
+    assert_eq!(gguf_serde::to_value(&vec!["a", "b"]).unwrap(), Value::from(vec!["a", "b"]));
+    assert_eq!(gguf_serde::from_value::<Vec<u64>>(Value::Array(Array::U8(vec![1, 2]))).unwrap(), vec![1, 2]);
+    assert_eq!(
+        gguf_serde::from_value::<u8>(Value::I32(-1)).unwrap_err().to_string(),
+        "integer -1 (stored as i32) does not fit in u8"
+    );
+}
+
+#[test]
+fn internally_tagged_enums_for_variants_with_data() {
+    // GGUF's own convention, e.g. `rope.scaling.type = "linear"` beside `rope.scaling.factor`.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    #[serde(tag = "type", rename_all = "lowercase")]
+    enum Scaling {
+        None,
+        Linear { factor: f32 },
+        Yarn { factor: f32, original_context_length: u32 },
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Rope {
+        scaling: Scaling,
+    }
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct M {
+        rope: Rope,
+    }
+    for s in
+        [Scaling::None, Scaling::Linear { factor: 2.0 }, Scaling::Yarn { factor: 4.0, original_context_length: 8192 }]
+    {
+        let v = M { rope: Rope { scaling: s } };
+        let bytes = to_vec(&v).unwrap();
+        assert_eq!(from_slice::<M>(&bytes).unwrap(), v);
+    }
+    let bytes =
+        to_vec(&M { rope: Rope { scaling: Scaling::Yarn { factor: 4.0, original_context_length: 8192 } } }).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let keys: Vec<(&str, ValueRef<'_>)> = f.metadata().map(|kv| (kv.key, kv.value)).collect();
+    assert_eq!(
+        keys,
+        [
+            ("rope.scaling.type", ValueRef::String("yarn")),
+            ("rope.scaling.factor", ValueRef::F32(4.0)),
+            ("rope.scaling.original_context_length", ValueRef::U32(8192)),
+        ]
+    );
+}
+
+#[test]
+fn a_file_with_a_key_that_is_also_a_prefix() {
+    // The writer refuses this; build it with the container writer, which does not know structs.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("a", 1u32).unwrap();
+    w.add_kv("a.b", 2u32).unwrap();
+    let bytes = w.finish().unwrap();
+    // Read as a flat map: both keys.
+    let m: BTreeMap<String, u32> = from_slice(&bytes).unwrap();
+    assert_eq!(m.len(), 2);
+    // A struct that asks for `a` sees a value and a group under one name.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct S {
+        a: u32,
+    }
+    assert_eq!(
+        from_slice::<S>(&bytes).unwrap_err().to_string(),
+        "key is both a value and a prefix of key \"a.b\" at key \"a\" (offset 37)"
+    );
+}
+
+#[test]
+fn value_and_elem_with_other_formats() {
+    // Plain content in JSON; read back, numbers take JSON's widths and an empty array is array<u8>.
+    let v = Value::Array(Array::U16(vec![1, 2]));
+    assert_eq!(serde_json::to_string(&v).unwrap(), "[1,2]");
+    assert_eq!(serde_json::from_str::<Value>("[1,2]").unwrap(), Value::Array(Array::U64(vec![1, 2])));
+    assert_eq!(serde_json::from_str::<Value>("[]").unwrap(), Value::Array(Array::U8(vec![])));
+    assert_eq!(serde_json::from_str::<Value>("-3").unwrap(), Value::I64(-3));
+    assert_eq!(serde_json::from_str::<Value>("\"s\"").unwrap(), Value::String("s".into()));
+    assert_eq!(
+        serde_json::from_str::<Value>("[1,\"x\"]").unwrap_err().to_string(),
+        "mixed array element types: element 1 differs from element 0 (u64) at line 1 column 7"
+    );
+    assert!(serde_json::from_str::<Value>("{\"a\":1}").is_err());
+    // The elem:: modules are transparent to other formats.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct F {
+        #[serde(with = "gguf_serde::elem::u32")]
+        ids: Vec<u32>,
+    }
+    let j = serde_json::to_string(&F { ids: vec![] }).unwrap();
+    assert_eq!(j, "{\"ids\":[]}");
+    assert_eq!(serde_json::from_str::<F>(&j).unwrap(), F { ids: vec![] });
+    // A group of keys is not a value.
+    #[derive(Serialize)]
+    struct W {
+        g: G,
+    }
+    #[derive(Serialize)]
+    struct G {
+        x: u8,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct R {
+        g: Value,
+    }
+    assert_eq!(
+        from_slice::<R>(&to_vec(&W { g: G { x: 1 } }).unwrap()).unwrap_err().to_string(),
+        "invalid type: map, expected a GGUF value (number, bool, string or array) at key \"g\""
+    );
+}

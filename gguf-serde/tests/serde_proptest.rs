@@ -1,0 +1,188 @@
+//! Property tests: random `Value` trees under random nested dotted keys, and fixed struct types
+//! with random field values, round-trip exactly; the container reader (no serde) sees the same
+//! keys and values that were serialized.
+
+use std::collections::BTreeMap;
+
+use gguf_serde::{from_slice, to_vec, Array, Gguf, Value};
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+
+fn finite_f32() -> impl Strategy<Value = f32> {
+    any::<f32>().prop_filter("not NaN", |x| !x.is_nan())
+}
+
+fn finite_f64() -> impl Strategy<Value = f64> {
+    any::<f64>().prop_filter("not NaN", |x| !x.is_nan())
+}
+
+fn array(depth: u32) -> BoxedStrategy<Array> {
+    let leaf = prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..6).prop_map(Array::U8),
+        prop::collection::vec(any::<i8>(), 0..6).prop_map(Array::I8),
+        prop::collection::vec(any::<u16>(), 0..6).prop_map(Array::U16),
+        prop::collection::vec(any::<i16>(), 0..6).prop_map(Array::I16),
+        prop::collection::vec(any::<u32>(), 0..6).prop_map(Array::U32),
+        prop::collection::vec(any::<i32>(), 0..6).prop_map(Array::I32),
+        prop::collection::vec(finite_f32(), 0..6).prop_map(Array::F32),
+        prop::collection::vec(any::<bool>(), 0..6).prop_map(Array::Bool),
+        prop::collection::vec(".{0,6}", 0..6).prop_map(Array::String),
+        prop::collection::vec(any::<u64>(), 0..6).prop_map(Array::U64),
+        prop::collection::vec(any::<i64>(), 0..6).prop_map(Array::I64),
+        prop::collection::vec(finite_f64(), 0..6).prop_map(Array::F64),
+    ];
+    if depth == 0 {
+        leaf.boxed()
+    } else {
+        prop_oneof![4 => leaf, 1 => prop::collection::vec(array(depth - 1), 0..4).prop_map(Array::Array)].boxed()
+    }
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<u8>().prop_map(Value::U8),
+        any::<i8>().prop_map(Value::I8),
+        any::<u16>().prop_map(Value::U16),
+        any::<i16>().prop_map(Value::I16),
+        any::<u32>().prop_map(Value::U32),
+        any::<i32>().prop_map(Value::I32),
+        finite_f32().prop_map(Value::F32),
+        any::<bool>().prop_map(Value::Bool),
+        ".{0,12}".prop_map(Value::String),
+        any::<u64>().prop_map(Value::U64),
+        any::<i64>().prop_map(Value::I64),
+        finite_f64().prop_map(Value::F64),
+        array(2).prop_map(Value::Array),
+    ]
+}
+
+/// A tree of keys: leaves are values, nodes are maps of key segments.
+#[derive(Debug, Clone)]
+enum Tree {
+    Leaf(Value),
+    Node(BTreeMap<String, Tree>),
+}
+
+impl Serialize for Tree {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Tree::Leaf(v) => v.serialize(s),
+            Tree::Node(m) => m.serialize(s),
+        }
+    }
+}
+
+fn tree() -> impl Strategy<Value = BTreeMap<String, Tree>> {
+    let segment = "[a-z_][a-z0-9_]{0,5}";
+    let t = value()
+        .prop_map(Tree::Leaf)
+        .prop_recursive(4, 24, 4, move |inner| prop::collection::btree_map(segment, inner, 1..4).prop_map(Tree::Node));
+    prop::collection::btree_map(segment, t, 1..6)
+}
+
+fn flatten(prefix: &str, m: &BTreeMap<String, Tree>, out: &mut Vec<(String, Value)>) {
+    for (k, t) in m {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match t {
+            Tree::Leaf(v) => out.push((key, v.clone())),
+            Tree::Node(sub) => flatten(&key, sub, out),
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+struct Fixed {
+    a: u8,
+    b: i16,
+    c: u64,
+    d: f32,
+    e: Option<i64>,
+    s: String,
+    #[serde(with = "gguf_serde::elem::u32")]
+    ids: Vec<u32>,
+    #[serde(with = "gguf_serde::elem::string")]
+    names: Vec<String>,
+    inner: Inner,
+    #[serde(rename = "x.y.z")]
+    deep: bool,
+    mode: Mode,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+struct Inner {
+    m: Vec<Vec<i16>>,
+    t: (u8, u8, u8),
+    f: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
+enum Mode {
+    #[serde(rename = "spm")]
+    Spm,
+    #[serde(rename = "bpe")]
+    Bpe,
+}
+
+fn fixed() -> impl Strategy<Value = Fixed> {
+    let inner = (
+        prop::collection::vec(prop::collection::vec(any::<i16>(), 1..4), 0..4)
+            .prop_filter("non-empty", |v| !v.is_empty()),
+        any::<(u8, u8, u8)>(),
+        proptest::option::of(finite_f64()),
+    )
+        .prop_map(|(m, t, f)| Inner { m, t, f });
+    (
+        (any::<u8>(), any::<i16>(), any::<u64>(), finite_f32(), proptest::option::of(any::<i64>()), ".{0,10}"),
+        (prop::collection::vec(any::<u32>(), 0..5), prop::collection::vec(".{0,4}", 0..5)),
+        inner,
+        any::<bool>(),
+        prop_oneof![Just(Mode::Spm), Just(Mode::Bpe)],
+    )
+        .prop_map(|((a, b, c, d, e, s), (ids, names), inner, deep, mode)| Fixed {
+            a,
+            b,
+            c,
+            d,
+            e,
+            s,
+            ids,
+            names,
+            inner,
+            deep,
+            mode,
+        })
+}
+
+proptest! {
+    #[test]
+    fn value_trees_round_trip(t in tree()) {
+        let bytes = to_vec(&t).unwrap();
+        let mut expected = Vec::new();
+        flatten("", &t, &mut expected);
+        // The container reader (no serde) sees the keys in order with the exact values.
+        let file = Gguf::from_slice(&bytes).unwrap();
+        let stored: Vec<(String, Value)> =
+            file.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+        prop_assert_eq!(&stored, &expected);
+        // The deserializer gives them back exactly.
+        let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
+        let expected_map: BTreeMap<String, Value> = expected.into_iter().collect();
+        prop_assert_eq!(back, expected_map);
+    }
+
+    #[test]
+    fn values_round_trip(v in value()) {
+        prop_assert_eq!(&gguf_serde::from_value::<Value>(v.clone()).unwrap(), &v);
+        prop_assert_eq!(&gguf_serde::to_value(&v).unwrap(), &v);
+    }
+
+    #[test]
+    fn fixed_structs_round_trip(v in fixed()) {
+        let bytes = to_vec(&v).unwrap();
+        prop_assert_eq!(from_slice::<Fixed>(&bytes).unwrap(), v.clone());
+        let file = Gguf::from_slice(&bytes).unwrap();
+        prop_assert_eq!(file.get("inner.t").unwrap().type_name(), "array<u8>");
+        prop_assert_eq!(file.get("x.y.z").unwrap().as_bool(), Some(v.deep));
+        prop_assert_eq!(file.get("e").is_some(), v.e.is_some());
+    }
+}
