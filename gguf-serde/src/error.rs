@@ -33,6 +33,16 @@ pub enum Item {
     Value,
 }
 
+impl Item {
+    /// What a count of this item counts: `bytes` for keys, strings and names, else `entries`.
+    fn unit(&self) -> &'static str {
+        match self {
+            Item::Key | Item::String | Item::TensorName => "bytes",
+            _ => "entries",
+        }
+    }
+}
+
 impl fmt::Display for Item {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -126,7 +136,7 @@ pub enum Error {
 
     /// A count or length larger than the bytes left in the file could possibly hold. Checked
     /// before anything is allocated for it.
-    #[error("{item}{} at offset {offset} claims {count} entries, more than the {remaining} bytes left can hold", key_suffix(.key))]
+    #[error("{item}{} at offset {offset} claims {count} {}, more than the {remaining} bytes left can hold", key_suffix(.key), .item.unit())]
     TooLong {
         /// What the count belongs to.
         item: Item,
@@ -392,40 +402,6 @@ pub enum Error {
     #[error("writer misuse: {0}")]
     WriterState(String),
 
-    /// Codec input that is not a whole number of blocks of its type.
-    #[error("{dtype}: {what} of {len} is not a whole number of blocks of {block}")]
-    NotWholeBlocks {
-        /// The tensor type.
-        dtype: GgmlType,
-        /// `"input bytes"` (dequantize) or `"input elements"` (quantize).
-        what: &'static str,
-        /// The length given.
-        len: u64,
-        /// Bytes (or elements) per block.
-        block: u64,
-    },
-
-    /// A codec output buffer whose length does not match its input.
-    #[error("{dtype}: {what} is {found}, expected {expected}")]
-    CodecSizeMismatch {
-        /// The tensor type.
-        dtype: GgmlType,
-        /// `"output elements"` or `"output bytes"`.
-        what: &'static str,
-        /// The length the input calls for.
-        expected: u64,
-        /// The length given.
-        found: u64,
-    },
-
-    /// Quantizing to a type that has no reference quantizer in this crate.
-    #[error("quantizing to {0} is not supported")]
-    UnsupportedQuantize(GgmlType),
-
-    /// Dequantizing a type that has no decoder in this crate.
-    #[error("dequantizing {0} is not supported")]
-    UnsupportedDequantize(GgmlType),
-
     /// A shard of a split model (`NAME-00001-of-00003.gguf`, ...) that does not exist.
     #[error("shard {index} of {count} is missing: {}", .path.display())]
     MissingShard {
@@ -520,6 +496,40 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+
+    /// Codec input that is not a whole number of blocks of its type.
+    #[error("{dtype}: {what} of {len} is not a whole number of blocks of {block}")]
+    NotWholeBlocks {
+        /// The tensor type.
+        dtype: GgmlType,
+        /// `"input bytes"` (dequantize) or `"input elements"` (quantize).
+        what: &'static str,
+        /// The length given.
+        len: u64,
+        /// Bytes (or elements) per block.
+        block: u64,
+    },
+
+    /// A codec output buffer whose length does not match its input.
+    #[error("{dtype}: {what} is {found}, expected {expected}")]
+    CodecSizeMismatch {
+        /// The tensor type.
+        dtype: GgmlType,
+        /// `"output elements"` or `"output bytes"`.
+        what: &'static str,
+        /// The length the input calls for.
+        expected: u64,
+        /// The length given.
+        found: u64,
+    },
+
+    /// Quantizing to a type that has no reference quantizer in this crate.
+    #[error("quantizing to {0} is not supported")]
+    UnsupportedQuantize(GgmlType),
+
+    /// Dequantizing a type that has no decoder in this crate.
+    #[error("dequantizing {0} is not supported")]
+    UnsupportedDequantize(GgmlType),
 
     /// An error from the serde layer, with the key it happened at and, when reading, the offset.
     #[error("{msg}{}{}", match .key { Some(k) => format!(" at key {k:?}"), None => String::new() }, match .offset { Some(o) => format!(" (offset {o})"), None => String::new() })]

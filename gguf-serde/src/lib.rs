@@ -51,10 +51,10 @@ pub mod de;
 pub mod dtype;
 pub mod edit;
 pub mod error;
-mod rewrite;
-pub mod shard;
 mod options;
+mod rewrite;
 pub mod ser;
+pub mod shard;
 mod value_serde;
 
 pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance};
@@ -65,6 +65,6 @@ pub use container::{
 pub use de::{from_gguf, from_reader, from_slice, from_value};
 pub use dtype::GgmlType;
 pub use error::{Error, Result};
-pub use shard::{ShardedGguf, TensorSource};
 pub use options::{elem, Options, ARCH, MAX_NESTING};
 pub use ser::{to_value, to_vec, to_writer};
+pub use shard::{ShardedGguf, TensorSource};
