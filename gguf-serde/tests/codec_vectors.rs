@@ -73,21 +73,44 @@ fn check_dequantize(t: GgmlType, src: &str, expected: &str) {
     assert_eq!(first_difference(&par, &want), None, "dequantize_to_vec {t} ({src})");
 }
 
-#[test]
-fn quantize_equals_reference() {
+fn quantize_all() {
     for t in TYPES {
         check_quantize(t);
     }
 }
 
-#[test]
-fn dequantize_equals_reference() {
+fn dequantize_all() {
     for t in TYPES {
         if t == GgmlType::Q8_1 {
             continue; // ggml has no dequantize_row_q8_1; see below
         }
         check_dequantize(t, &format!("{t}.q"), &format!("{t}.deq.f32"));
         check_dequantize(t, &format!("{t}.rand.bin"), &format!("{t}.rand.f32"));
+    }
+}
+
+#[test]
+fn quantize_equals_reference() {
+    quantize_all();
+}
+
+#[test]
+fn dequantize_equals_reference() {
+    dequantize_all();
+}
+
+/// The same with the portable code paths (no SIMD). Both paths give the same bits, so tests
+/// running at the same time are not disturbed by the switch.
+#[test]
+fn portable_paths_equal_reference() {
+    codec::force_portable(true);
+    let result = std::panic::catch_unwind(|| {
+        quantize_all();
+        dequantize_all();
+    });
+    codec::force_portable(false);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
     }
 }
 

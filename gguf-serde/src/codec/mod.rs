@@ -322,6 +322,18 @@ pub fn quantize_with_importance(
     Ok(())
 }
 
+/// Makes every codec function use its portable (non-SIMD) code from now on (`true`), or the
+/// runtime-detected SIMD code again (`false`). Both give the same bits; this exists so that tests
+/// and benchmarks can run the portable paths on a machine with AVX2. The environment variable
+/// `GGUF_CODEC_NO_SIMD` (read once) has the same effect for a whole process.
+#[doc(hidden)]
+pub fn force_portable(portable: bool) {
+    #[cfg(target_arch = "x86_64")]
+    simd::FORCE_PORTABLE.store(portable, std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = portable;
+}
+
 /// Whether [`quantize`] supports `dtype`.
 pub fn can_quantize(dtype: GgmlType) -> bool {
     let bs = dtype.block_size() as usize;
