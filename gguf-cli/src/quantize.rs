@@ -60,7 +60,13 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     convert(&a.input, &a.output, a.target, &a.exclude, a.quiet)
 }
 
-fn convert(input: &PathBuf, output: &PathBuf, target: GgmlType, exclude: &[String], quiet: bool) -> anyhow::Result<ExitCode> {
+fn convert(
+    input: &PathBuf,
+    output: &PathBuf,
+    target: GgmlType,
+    exclude: &[String],
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
     let src = Gguf::open(input).with_context(|| format!("{}", input.display()))?;
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(

@@ -116,7 +116,11 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// # Errors
 /// [`Error::UnsupportedQuantize`] if the target cannot be quantized to; the codecs' errors;
 /// [`Error::Io`] from writing (the file at `out` is then untouched).
-pub fn requantize<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &RequantizeOptions<'_>) -> Result<RequantizeReport> {
+pub fn requantize<S: Source>(
+    src: &Gguf<S>,
+    out: impl AsRef<Path>,
+    opts: &RequantizeOptions<'_>,
+) -> Result<RequantizeReport> {
     if !codec::can_quantize(opts.target) {
         return Err(Error::UnsupportedQuantize(opts.target));
     }
@@ -175,7 +179,8 @@ pub fn requantize<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &Requan
             while r < n_rows {
                 let rows = rows_per_chunk.min(n_rows - r);
                 let (start, len) = ((r * in_row) as usize, (rows * in_row) as usize);
-                let chunk = data.get(start..start + len).ok_or_else(|| Error::DataNotLoaded { name: t.name.to_owned() })?;
+                let chunk =
+                    data.get(start..start + len).ok_or_else(|| Error::DataNotLoaded { name: t.name.to_owned() })?;
                 let elems = (rows * row) as usize;
                 scratch.resize(elems, 0.0);
                 outbuf.resize((rows * out_row) as usize, 0);

@@ -2,7 +2,7 @@
 OUT, dequantize IN's tensor with gguf.quants and quantize it to OUT's type with gguf.quants (when
 gguf-py can), and compare with OUT's bytes.
 
-Usage: python requant_check.py IN OUT
+Usage: python requant_check.py IN OUT [NAME...]   (only the named tensors, if given)
 Prints JSON {"checked": [names], "unsupported": [names], "mismatched": [names], "same": [names]}.
 """
 import json
@@ -17,7 +17,10 @@ def main():
     a, b = gguf.GGUFReader(sys.argv[1]), gguf.GGUFReader(sys.argv[2])
     ta = {t.name: t for t in a.tensors}
     out = {"checked": [], "unsupported": [], "mismatched": [], "same": []}
+    only = set(sys.argv[3:])
     for t in b.tensors:
+        if only and t.name not in only:
+            continue
         s = ta[t.name]
         if s.tensor_type == t.tensor_type:
             same = bytes(a.data[s.data_offset:s.data_offset + s.n_bytes]) == bytes(b.data[t.data_offset:t.data_offset + t.n_bytes])
