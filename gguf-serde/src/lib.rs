@@ -51,10 +51,11 @@ pub mod de;
 pub mod dtype;
 pub mod edit;
 pub mod error;
-mod rewrite;
-pub mod shard;
+pub mod model;
 mod options;
+mod rewrite;
 pub mod ser;
+pub mod shard;
 mod value_serde;
 
 pub use container::{
@@ -64,6 +65,16 @@ pub use container::{
 pub use de::{from_gguf, from_reader, from_slice, from_value};
 pub use dtype::GgmlType;
 pub use error::{Error, Result};
-pub use shard::{ShardedGguf, TensorSource};
+pub use model::{GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorStorage, TensorView, Unbound};
 pub use options::{elem, Options, ARCH, MAX_NESTING};
 pub use ser::{to_value, to_vec, to_writer};
+pub use shard::{ShardedGguf, TensorSource};
+
+/// `#[derive(GgufModel)]`: see the [`model`] module for the attributes.
+pub use gguf_derive::GgufModel;
+
+/// Runtime support for the code `#[derive(GgufModel)]` generates. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::model::__private::*;
+}
