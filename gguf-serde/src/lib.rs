@@ -58,6 +58,7 @@ pub mod ser;
 pub mod shard;
 mod value_serde;
 
+pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec};
 pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
     ValueType, WriteOptions,

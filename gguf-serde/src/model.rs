@@ -194,9 +194,9 @@ impl<'a> TensorView<'a> {
     /// The elements as `f32`, in row-major order of the canonical shape (the stored order).
     ///
     /// # Errors
-    /// [`Error::InvalidTensor`] for a type that cannot be converted (see [`to_f32`]).
+    /// [`Error::UnsupportedDequantize`] for a type the [codecs](crate::codec) cannot decode.
     pub fn to_f32(&self) -> Result<Vec<f32>> {
-        to_f32(self.name, self.dtype, self.endian, self.bytes)
+        to_f32(self.dtype, self.endian, self.bytes)
     }
 
     /// An owned copy.
@@ -257,7 +257,23 @@ impl Tensor {
     /// # Errors
     /// As [`TensorView::to_f32`].
     pub fn to_f32(&self) -> Result<Vec<f32>> {
-        to_f32("", self.dtype, self.endian, &self.bytes)
+        to_f32(self.dtype, self.endian, &self.bytes)
+    }
+
+    /// This tensor converted to `dtype` (dequantized to `f32`, then quantized with ggml's
+    /// reference quantizer; F32, F16 and BF16 are plain conversions), little-endian.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedDequantize`] / [`Error::UnsupportedQuantize`] for types the
+    /// [codecs](crate::codec) do not handle; [`Error::InvalidTensor`] if the last dimension is not
+    /// a multiple of `dtype`'s block size.
+    pub fn quantize(&self, dtype: GgmlType) -> Result<Tensor> {
+        let data = self.to_f32()?;
+        let check = Tensor::new(dtype, &self.shape, Vec::new());
+        if let Err(e @ Error::InvalidTensor { .. }) = check {
+            return Err(e);
+        }
+        Tensor::new(dtype, &self.shape, from_f32(dtype, Endian::Little, &data)?)
     }
 
     /// A view of this tensor, named `name`.
@@ -268,8 +284,9 @@ impl Tensor {
 
 /// How a field's tensor is stored in Rust: the trait the derive binds tensor fields through.
 ///
-/// Implemented for [`TensorView`] (borrowed), [`Tensor`] (owned) and `Vec<f32>` (converted on
-/// read; written as F32, or as the first type of the field's `dtype`), and implementable for
+/// Implemented for [`TensorView`] (borrowed), [`Tensor`] (owned) and `Vec<f32>` (dequantized on
+/// read; written as F32, or quantized to the first type of the field's `dtype`), and
+/// implementable for
 /// your own types. Reading checks the field's constraints before [`from_view`](Self::from_view);
 /// writing asks [`layout`](Self::layout) how the tensor is stored (checked against the
 /// constraints too) and then [`stored_bytes`](Self::stored_bytes) for its data.
@@ -344,7 +361,7 @@ impl<'a> TensorStorage<'a> for TensorView<'a> {
     }
 
     fn stored_bytes(&self, dtype: GgmlType, endian: Endian) -> Result<Cow<'_, [u8]>> {
-        same_bytes(self.name, self.dtype, self.endian, self.bytes, dtype, endian).map(Cow::Borrowed)
+        same_bytes(self.name, self.dtype, self.endian, self.bytes, dtype, endian)
     }
 }
 
@@ -358,7 +375,7 @@ impl<'a> TensorStorage<'a> for Tensor {
     }
 
     fn stored_bytes(&self, dtype: GgmlType, endian: Endian) -> Result<Cow<'_, [u8]>> {
-        same_bytes("", self.dtype, self.endian, &self.bytes, dtype, endian).map(Cow::Borrowed)
+        same_bytes("", self.dtype, self.endian, &self.bytes, dtype, endian)
     }
 }
 
@@ -369,20 +386,21 @@ fn same_bytes<'b>(
     bytes: &'b [u8],
     dtype: GgmlType,
     endian: Endian,
-) -> Result<&'b [u8]> {
+) -> Result<Cow<'b, [u8]>> {
     if have != dtype {
         return Err(Error::InvalidTensor { name: name.to_owned(), reason: format!("stored as {have}, not {dtype}") });
     }
-    if have_endian != endian && have.type_size() > 1 {
-        return Err(Error::InvalidTensor {
-            name: name.to_owned(),
-            reason: format!("data is {}-endian, the writer {}-endian", have_endian.name(), endian.name()),
-        });
+    if have_endian == endian {
+        return Ok(Cow::Borrowed(bytes));
     }
-    Ok(bytes)
+    // Byte-swap each multi-byte field of each block (the layout the codecs define).
+    let mut owned = bytes.to_vec();
+    crate::codec::swap_blocks(dtype, &mut owned);
+    Ok(Cow::Owned(owned))
 }
 
-/// Typed storage: the elements as `f32`, converted on read (row-major in the canonical shape).
+/// Typed storage: the elements as `f32`, converted on read through the [codecs](crate::codec)
+/// (row-major in the canonical shape).
 /// Written as the first type of the field's `dtype` constraint, else F32; the shape written is
 /// the field's `shape` constraint when it is fully known and matches the length, else one
 /// dimension of the vector's length.
@@ -405,79 +423,47 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
     }
 
     fn stored_bytes(&self, dtype: GgmlType, endian: Endian) -> Result<Cow<'_, [u8]>> {
-        from_f32("", dtype, endian, self).map(Cow::Owned)
+        from_f32(dtype, endian, self).map(Cow::Owned)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Conversion (one place to switch to the codecs)
 
-/// Converts stored tensor bytes of `dtype` in byte order `endian` to `f32`.
+/// Converts stored tensor bytes of `dtype` in byte order `endian` to `f32`, through the
+/// [codecs](crate::codec) (every type they decode).
 ///
 /// # Errors
-/// [`Error::InvalidTensor`] naming `name` for a type that cannot be converted, or bytes that are
-/// not a whole number of elements.
-pub(crate) fn to_f32(name: &str, dtype: GgmlType, endian: Endian, bytes: &[u8]) -> Result<Vec<f32>> {
-    let bad = |reason: String| Error::InvalidTensor { name: name.to_owned(), reason };
-    let size = match dtype {
-        GgmlType::F32 => 4,
-        GgmlType::F16 | GgmlType::BF16 => 2,
-        _ => return Err(bad(format!("cannot convert {dtype} to f32 (F32, F16 and BF16 only)"))),
-    };
-    if bytes.len() % size != 0 {
-        return Err(bad(format!("{} bytes is not a whole number of {dtype} elements", bytes.len())));
-    }
-    let le = endian == Endian::Little;
-    Ok(match dtype {
-        GgmlType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| {
-                let b = [c[0], c[1], c[2], c[3]];
-                if le {
-                    f32::from_le_bytes(b)
-                } else {
-                    f32::from_be_bytes(b)
-                }
-            })
-            .collect(),
-        _ => bytes
-            .chunks_exact(2)
-            .map(|c| {
-                let bits = if le { u16::from_le_bytes([c[0], c[1]]) } else { u16::from_be_bytes([c[0], c[1]]) };
-                if dtype == GgmlType::F16 {
-                    half::f16::from_bits(bits).to_f32()
-                } else {
-                    half::bf16::from_bits(bits).to_f32()
-                }
-            })
-            .collect(),
-    })
+/// The codec's errors ([`Error::UnsupportedDequantize`], [`Error::NotWholeBlocks`]).
+pub(crate) fn to_f32(dtype: GgmlType, endian: Endian, bytes: &[u8]) -> Result<Vec<f32>> {
+    let blocks = bytes.len() as u64 / dtype.type_size();
+    let n =
+        blocks.checked_mul(dtype.block_size()).and_then(|n| usize::try_from(n).ok()).ok_or(Error::NotWholeBlocks {
+            dtype,
+            what: "input bytes",
+            len: bytes.len() as u64,
+            block: dtype.type_size(),
+        })?;
+    let mut out = vec![0f32; n];
+    crate::codec::dequantize_par(dtype, endian, bytes, &mut out)?;
+    Ok(out)
 }
 
-/// Converts `f32` elements to stored bytes of `dtype` in byte order `endian`.
+/// Converts `f32` elements to stored bytes of `dtype` in byte order `endian`, through the
+/// [codecs](crate::codec).
 ///
 /// # Errors
-/// [`Error::InvalidTensor`] naming `name` for a type that cannot be produced.
-pub(crate) fn from_f32(name: &str, dtype: GgmlType, endian: Endian, data: &[f32]) -> Result<Vec<u8>> {
-    let le = endian == Endian::Little;
-    let mut out = Vec::with_capacity(data.len().saturating_mul(4));
-    match dtype {
-        GgmlType::F32 => data.iter().for_each(|x| out.extend(if le { x.to_le_bytes() } else { x.to_be_bytes() })),
-        GgmlType::F16 | GgmlType::BF16 => data.iter().for_each(|&x| {
-            let bits = if dtype == GgmlType::F16 {
-                half::f16::from_f32(x).to_bits()
-            } else {
-                half::bf16::from_f32(x).to_bits()
-            };
-            out.extend(if le { bits.to_le_bytes() } else { bits.to_be_bytes() })
-        }),
-        _ => {
-            return Err(Error::InvalidTensor {
-                name: name.to_owned(),
-                reason: format!("cannot convert f32 to {dtype} (F32, F16 and BF16 only)"),
-            })
-        }
-    }
+/// The codec's errors ([`Error::UnsupportedQuantize`], [`Error::NotWholeBlocks`]).
+pub(crate) fn from_f32(dtype: GgmlType, endian: Endian, data: &[f32]) -> Result<Vec<u8>> {
+    let nbytes =
+        dtype.row_bytes(data.len() as u64).and_then(|n| usize::try_from(n).ok()).ok_or(Error::NotWholeBlocks {
+            dtype,
+            what: "input elements",
+            len: data.len() as u64,
+            block: dtype.block_size(),
+        })?;
+    let mut out = vec![0u8; nbytes];
+    crate::codec::quantize_par(dtype, endian, data, &mut out)?;
     Ok(out)
 }
 
