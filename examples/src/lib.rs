@@ -1,1 +1,3 @@
 //! Runnable examples of gguf-serde: see `src/bin/`.
+
+pub mod models;
