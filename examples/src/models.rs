@@ -309,3 +309,72 @@ pub struct Llama<T> {
     #[gguf(name = "output.weight", shape = "[vocab_size, embedding_length]")]
     pub output: Option<T>,
 }
+
+/// Sizes of [`tiny_llama`].
+pub const TINY_LLAMA: LlamaMetadata = LlamaMetadata {
+    architecture: String::new(),
+    name: String::new(),
+    context_length: 128,
+    embedding_length: 64,
+    block_count: 2,
+    feed_forward_length: 96,
+    rope_dimension_count: 16,
+    head_count: 4,
+    head_count_kv: 2,
+    rms_epsilon: 1e-5,
+    vocab_size: 32,
+};
+
+/// A tiny Llama with random weights from `seed` (a splitmix64 stream, uniform in [-1, 1)):
+/// the sizes of [`TINY_LLAMA`], norms and embeddings F32, the projections Q8_0 (quantized with
+/// the codecs from the random F32 values), a separate output projection in Q8_0.
+///
+/// # Errors
+/// Only if quantizing fails (it does not for these shapes).
+pub fn tiny_llama(seed: u64) -> gguf_serde::Result<Llama<gguf_serde::Tensor>> {
+    use gguf_serde::{GgmlType, Tensor};
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    };
+    let mut f32_tensor = |shape: &[u64]| {
+        let n: u64 = shape.iter().product();
+        Tensor::from_f32(shape, &(0..n).map(|_| next()).collect::<Vec<_>>())
+    };
+    let c = LlamaMetadata { architecture: "llama".into(), name: "tiny random llama".into(), ..TINY_LLAMA };
+    let (embd, ff, vocab) = (u64::from(c.embedding_length), u64::from(c.feed_forward_length), u64::from(c.vocab_size));
+    let kv = embd / u64::from(c.head_count) * u64::from(c.head_count_kv);
+    let q8 = GgmlType::Q8_0;
+    let mut blocks = Vec::new();
+    for _ in 0..c.block_count {
+        blocks.push(LlamaBlock {
+            dims: LlamaDims {
+                embd: c.embedding_length,
+                ff: c.feed_forward_length,
+                heads: c.head_count,
+                kv_heads: c.head_count_kv,
+            },
+            attn_norm: f32_tensor(&[embd])?,
+            attn_q: f32_tensor(&[embd, embd])?.quantize(q8)?,
+            attn_k: f32_tensor(&[kv, embd])?.quantize(q8)?,
+            attn_v: f32_tensor(&[kv, embd])?.quantize(q8)?,
+            attn_output: f32_tensor(&[embd, embd])?.quantize(q8)?,
+            ffn_norm: f32_tensor(&[embd])?,
+            ffn_gate: f32_tensor(&[ff, embd])?.quantize(q8)?,
+            ffn_down: f32_tensor(&[embd, ff])?.quantize(q8)?,
+            ffn_up: f32_tensor(&[ff, embd])?.quantize(q8)?,
+        });
+    }
+    Ok(Llama {
+        token_embd: f32_tensor(&[vocab, embd])?,
+        blocks,
+        output_norm: f32_tensor(&[embd])?,
+        output: Some(f32_tensor(&[vocab, embd])?.quantize(q8)?),
+        config: c,
+    })
+}
