@@ -93,11 +93,31 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
     let (impl_g, _, _) = g.split_for_impl();
     let (_, ty_g, where_c) = input.generics.split_for_impl();
 
-    // Bounds: one per field type, spanned at the field, so an unsatisfied one points there.
+    // Bounds: one per field type that uses a type parameter of the struct, spanned at the field,
+    // so an unsatisfied one points there. A field type without type parameters gets no bound:
+    // the generated code's use of it is then checked where the struct is defined (a bound on a
+    // concrete type would only make the impl never apply).
+    let params: Vec<String> = input.generics.type_params().map(|p| p.ident.to_string()).collect();
     let mut bounds: Vec<TokenStream> =
         where_c.map(|w| w.predicates.iter().map(|p| quote!(#p)).collect()).unwrap_or_default();
+    // Fields with `dtype`/`shape` must be tensors: a bound when generic, else a check in the body.
+    let mut asserts: Vec<TokenStream> = Vec::new();
     for c in fields {
         let ty = c.field.ty;
+        if let Some(span) = c.tensor_only {
+            let x = match c.kind {
+                Kind::Optional(x) | Kind::Numbered(x) => x,
+                _ => ty,
+            };
+            if mentions(&quote!(#x), &params) {
+                bounds.push(quote_spanned!(span=> #x: __gguf::TensorStorage<#lt>));
+            } else {
+                asserts.push(quote_spanned!(span=> __gguf::assert_tensor::<#lt, #x>();));
+            }
+        }
+        if !mentions(&quote!(#ty), &params) {
+            continue;
+        }
         let b = match c.kind {
             Kind::Metadata => {
                 quote_spanned!(ty.span()=> #ty: __gguf::Deserialize<#lt> + __gguf::Serialize)
@@ -106,13 +126,6 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
             Kind::Optional(x) | Kind::Numbered(x) => quote_spanned!(x.span()=> #x: __gguf::ModelField<#lt>),
         };
         bounds.push(b);
-        if let Some(span) = c.tensor_only {
-            let x = match c.kind {
-                Kind::Optional(x) | Kind::Numbered(x) => x,
-                _ => ty,
-            };
-            bounds.push(quote_spanned!(span=> #x: __gguf::TensorStorage<#lt>));
-        }
     }
 
     let meta = fields.iter().find(|c| matches!(c.kind, Kind::Metadata));
@@ -211,6 +224,7 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
             const UNBOUND: __gguf::Unbound = #unbound;
 
             fn read_fields(__cx: &mut __gguf::ReadCx<#lt>, __prefix: &str) -> __gguf::Result<Self> {
+                #(#asserts)*
                 #read_meta
                 #(#reads)*
                 __gguf::Ok(#ident { #(#all),* })
@@ -237,4 +251,13 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
             }
         }
     }
+}
+
+/// Whether `tokens` contain one of the identifiers `params`.
+fn mentions(tokens: &TokenStream, params: &[String]) -> bool {
+    tokens.clone().into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => params.iter().any(|p| i == p),
+        proc_macro2::TokenTree::Group(g) => mentions(&g.stream(), params),
+        _ => false,
+    })
 }
