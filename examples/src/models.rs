@@ -325,7 +325,8 @@ pub const TINY_LLAMA: LlamaMetadata = LlamaMetadata {
     vocab_size: 32,
 };
 
-/// A tiny Llama with random weights from `seed` (a splitmix64 stream, uniform in [-1, 1)):
+/// A tiny Llama with random weights from `seed` (a splitmix64 stream, uniform in [-1, 1), drawn
+/// tensor by tensor in file order, each in row-major order):
 /// the sizes of [`TINY_LLAMA`], norms and embeddings F32, the projections Q8_0 (quantized with
 /// the codecs from the random F32 values), a separate output projection in Q8_0.
 ///
@@ -350,6 +351,8 @@ pub fn tiny_llama(seed: u64) -> gguf_serde::Result<Llama<gguf_serde::Tensor>> {
     let (embd, ff, vocab) = (u64::from(c.embedding_length), u64::from(c.feed_forward_length), u64::from(c.vocab_size));
     let kv = embd / u64::from(c.head_count) * u64::from(c.head_count_kv);
     let q8 = GgmlType::Q8_0;
+    // Drawn in file order: token_embd, the blocks, output_norm, output.
+    let token_embd = f32_tensor(&[vocab, embd])?;
     let mut blocks = Vec::new();
     for _ in 0..c.block_count {
         blocks.push(LlamaBlock {
@@ -371,7 +374,7 @@ pub fn tiny_llama(seed: u64) -> gguf_serde::Result<Llama<gguf_serde::Tensor>> {
         });
     }
     Ok(Llama {
-        token_embd: f32_tensor(&[vocab, embd])?,
+        token_embd,
         blocks,
         output_norm: f32_tensor(&[embd])?,
         output: Some(f32_tensor(&[vocab, embd])?.quantize(q8)?),
