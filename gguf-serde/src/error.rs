@@ -80,6 +80,28 @@ impl fmt::Display for AlignmentProblem {
     }
 }
 
+fn display_dtypes(d: &[GgmlType]) -> String {
+    match d {
+        [] => "any type".into(),
+        [one] => one.to_string(),
+        many => format!("one of {}", many.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn display_dims(d: &[Option<u64>]) -> String {
+    let dims: Vec<String> = d.iter().map(|x| x.map_or_else(|| "_".to_owned(), |v| v.to_string())).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+fn display_names(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut s = names.iter().take(SHOWN).map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
 fn key_suffix(key: &Option<String>) -> String {
     match key {
         Some(k) => format!(" (key {k:?})"),
@@ -495,6 +517,88 @@ pub enum Error {
         key: String,
         /// Why.
         reason: String,
+    },
+
+    /// A tensor that a field of a typed model requires is not in the file.
+    #[error("tensor {name:?} is missing (required by the model field `{field}`)")]
+    MissingTensor {
+        /// The tensor's full name.
+        name: String,
+        /// The Rust field that binds it (`Struct.field`).
+        field: String,
+    },
+
+    /// A tensor whose type is not one that its model field accepts.
+    #[error("tensor {name:?} has type {found}, expected {}", display_dtypes(.expected))]
+    TensorDtype {
+        /// The tensor.
+        name: String,
+        /// The types the field accepts.
+        expected: Vec<GgmlType>,
+        /// The type stored.
+        found: GgmlType,
+    },
+
+    /// A tensor whose canonical shape (outermost first) differs from its field's constraint.
+    #[error("tensor {name:?} has shape {found:?}, expected {}", display_dims(.expected))]
+    TensorShape {
+        /// The tensor.
+        name: String,
+        /// The constraint, canonical; `None` for a dimension not constrained (`_`, or a metadata
+        /// value that is absent).
+        expected: Vec<Option<u64>>,
+        /// The canonical shape stored.
+        found: Vec<u64>,
+    },
+
+    /// A shape or count constraint of a typed model that cannot be evaluated (an arithmetic
+    /// overflow, a negative or non-integer metadata value).
+    #[error("constraint of {name:?}: {reason}")]
+    ModelConstraint {
+        /// The tensor or name template.
+        name: String,
+        /// What went wrong.
+        reason: String,
+    },
+
+    /// A numbered list of sub-models or tensors (`blk.{}`) whose numbers have a hole: number
+    /// `missing` is absent although a higher one is present.
+    #[error("{template:?}: number {missing} is missing, but numbers up to {max} are present")]
+    NumberingHole {
+        /// The name template.
+        template: String,
+        /// The first absent number.
+        missing: u64,
+        /// The highest number present.
+        max: u64,
+    },
+
+    /// A numbered list whose length differs from its count in the metadata (on write).
+    #[error("{template:?}: {found} entries, but the count from the metadata is {expected}")]
+    CountMismatch {
+        /// The name template.
+        template: String,
+        /// The count from the metadata.
+        expected: u64,
+        /// The entries present.
+        found: u64,
+    },
+
+    /// An error converting one tensor of a typed model (e.g. a type the codecs cannot decode).
+    #[error("tensor {name:?}: {source}")]
+    InTensor {
+        /// The tensor.
+        name: String,
+        /// The error.
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// Tensors of the file that no field of the model binds (when the model refuses them).
+    #[error("{} tensors are bound by no field of the model: {}", .names.len(), display_names(.names))]
+    UnboundTensors {
+        /// Their names, in file order.
+        names: Vec<String>,
     },
 
     /// Codec input that is not a whole number of blocks of its type.

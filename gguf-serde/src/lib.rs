@@ -18,6 +18,10 @@
 //!   key/value block of a GGUF file, [`from_slice`] / [`from_reader`] / [`Gguf::deserialize_metadata`]
 //!   read one back (borrowing strings), [`GgufWriter::add_serialize`] writes a model's metadata;
 //!   see [the mapping](#the-serde-mapping) below.
+//! - [`model`]: `#[derive(GgufModel)]` binds a whole file — metadata and every tensor — to a
+//!   struct, generic over the tensor storage ([`TensorView`] borrowed, [`Tensor`] owned, `Vec<f32>`
+//!   dequantized, or your own [`TensorStorage`]); read from a [`Gguf`] or [`ShardedGguf`], written
+//!   back through the streaming writer.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
 //! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's
@@ -51,6 +55,7 @@ pub mod de;
 pub mod dtype;
 pub mod edit;
 pub mod error;
+pub mod model;
 mod options;
 pub mod requant;
 mod rewrite;
@@ -66,6 +71,16 @@ pub use container::{
 pub use de::{from_gguf, from_reader, from_slice, from_value};
 pub use dtype::GgmlType;
 pub use error::{Error, Result};
+pub use model::{GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorStorage, TensorView, Unbound};
 pub use options::{elem, Options, ARCH, MAX_NESTING};
 pub use ser::{to_value, to_vec, to_writer};
 pub use shard::{ShardedGguf, TensorSource};
+
+/// `#[derive(GgufModel)]`: see the [`model`] module for the attributes.
+pub use gguf_derive::GgufModel;
+
+/// Runtime support for the code `#[derive(GgufModel)]` generates. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::model::__private::*;
+}

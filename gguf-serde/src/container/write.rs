@@ -151,6 +151,11 @@ impl<W: Write> GgufWriter<W> {
         Ok(w)
     }
 
+    /// The byte order of the output (tensor data must be given in it).
+    pub fn endian(&self) -> Endian {
+        self.opts.endian
+    }
+
     /// The alignment in force: the value of `general.alignment` if it was added, else 32.
     pub fn alignment(&self) -> u32 {
         self.alignment

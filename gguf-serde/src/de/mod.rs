@@ -106,6 +106,19 @@ impl Options {
         self.from_slice(&bytes)
     }
 
+    /// Deserializes a `T` from key/value pairs, such as those of
+    /// [`ShardedGguf::metadata`](crate::ShardedGguf::metadata); `T` may borrow from them.
+    ///
+    /// # Errors
+    /// As [`from_gguf`].
+    pub fn from_kvs<'a, T: Deserialize<'a>>(
+        &self,
+        kvs: impl IntoIterator<Item = crate::container::Kv<'a>>,
+    ) -> Result<T> {
+        let entries: Vec<Entry<'a>> = kvs.into_iter().map(Entry::from).collect();
+        deserialize_entries(&entries, self)
+    }
+
     /// [`from_gguf`] with these options.
     ///
     /// # Errors

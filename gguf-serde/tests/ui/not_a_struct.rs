@@ -1,0 +1,8 @@
+use gguf_serde::GgufModel;
+
+#[derive(GgufModel)]
+enum Model<T> {
+    Small(T),
+}
+
+fn main() {}
