@@ -173,7 +173,7 @@ pub fn requantize<S: Source>(
             // Whole rows of both types per chunk: a multiple of both block sizes.
             let row = t.ne().first().copied().unwrap_or(1).max(1);
             let rows_per_chunk = (CHUNK_ELEMS / row).max(1);
-            let n_rows = if row == 0 { 0 } else { t.n_elements / row };
+            let n_rows = t.n_elements / row; // row >= 1
             let (in_row, out_row) = (t.dtype.row_bytes(row).unwrap_or(0), opts.target.row_bytes(row).unwrap_or(0));
             let mut r = 0u64;
             while r < n_rows {
