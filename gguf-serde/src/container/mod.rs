@@ -37,6 +37,10 @@
 //!   of the *canonical shape*, outermost first, which is the stored dims reversed (numpy/PyTorch
 //!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
 
+// Parsing code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
+// is an `#[allow]` with its reason next to it. Applies to parse.rs, value.rs and write.rs too.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 mod parse;
 mod value;
 mod write;
