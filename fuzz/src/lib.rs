@@ -88,7 +88,13 @@ pub fn assert_same<A: Source, B: Source>(a: &Gguf<A>, b: &Gguf<B>, cmp: Compare)
     }
     for (x, y) in a.metadata().zip(b.metadata()) {
         assert_eq!(x.key, y.key, "key order");
-        assert!(same_value(x.value, y.value, cmp.values_bytewise), "value of {:?}: {:?} vs {:?}", x.key, x.value, y.value);
+        assert!(
+            same_value(x.value, y.value, cmp.values_bytewise),
+            "value of {:?}: {:?} vs {:?}",
+            x.key,
+            x.value,
+            y.value
+        );
         if cmp.offsets {
             assert_eq!((x.offset, x.value_offset), (y.offset, y.value_offset), "offsets of {:?}", x.key);
         }
@@ -291,8 +297,8 @@ pub fn check_roundtrip(data: &[u8]) {
         Endian::Big => Endian::Little,
     };
     let swapped = rewrite(&f, other, Via::Borrowed).unwrap_or_else(|e| panic!("writing {}-endian: {e}", other.name()));
-    let h = Gguf::from_slice(&swapped).unwrap_or_else(|e| panic!("the {}-endian rewrite does not re-open: {e}", other.name()));
+    let h = Gguf::from_slice(&swapped)
+        .unwrap_or_else(|e| panic!("the {}-endian rewrite does not re-open: {e}", other.name()));
     assert_eq!(h.endian(), other);
     assert_same(&f, &h, Compare { values_bytewise: false, version: !v2_big(other), ..content });
 }
-
