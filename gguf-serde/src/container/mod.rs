@@ -161,6 +161,9 @@ impl<'a> Gguf<&'a [u8]> {
     pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
         let t = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        if t.nbytes == 0 {
+            return Ok(&[]);
+        }
         slice_range(data, t.data_offset, t.nbytes).ok_or_else(|| Error::DataNotLoaded { name: name.to_owned() })
     }
 }
@@ -328,12 +331,16 @@ impl<S: Source> Gguf<S> {
     }
 
     /// The stored bytes of a tensor: `info.nbytes` bytes at `info.data_offset`, in the file's byte
-    /// order, without copying.
+    /// order, without copying. A tensor of 0 bytes (a dimension of 0) has the empty slice, from
+    /// every source.
     ///
     /// # Errors
-    /// [`Error::DataNotLoaded`] for a file opened with [`Gguf::from_reader`] (or an `info` that
-    /// belongs to another file and lies outside this one).
+    /// [`Error::DataNotLoaded`] for a tensor of a file opened with [`Gguf::from_reader`] (or an
+    /// `info` that belongs to another file and lies outside this one), unless it has 0 bytes.
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
+        if info.nbytes == 0 {
+            return Ok(&[]);
+        }
         slice_range(self.source.bytes(), info.data_offset, info.nbytes)
             .ok_or_else(|| Error::DataNotLoaded { name: info.name.to_owned() })
     }
