@@ -26,7 +26,7 @@ for t in $targets; do
   mkdir -p "$tmp/$t" "artifacts/$t"
   # New inputs go to the temporary folder (the first one); the seeds are only read. A crashing
   # input is kept in fuzz/artifacts/<target>/ (git-ignored).
-  if ! "target/x86_64-unknown-linux-gnu/release/$t" "$tmp/$t" seeds -dict=gguf.dict -runs="$runs" \
+  if ! "${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/release/$t" "$tmp/$t" seeds -dict=gguf.dict -runs="$runs" \
     -artifact_prefix="artifacts/$t/" -rss_limit_mb=2048 -timeout=10 >"$tmp/$t.log" 2>&1; then
     tail -40 "$tmp/$t.log" >&2
     echo "fuzz target $t failed; the input is in fuzz/artifacts/$t/" >&2
