@@ -25,7 +25,8 @@ use gguf_serde::{Error, Gguf};
 /// Bytes allocated per byte of metadata, at most (the documented constant). Measured worst case:
 /// 15.4, a file of nothing but the smallest key/value pairs (72 bytes of index and a hash-set
 /// slot for every 14 to 18 bytes of file), just past a doubling of the index, counting the old
-/// and new block of a reallocation together; smallest tensor infos: 9.7; real files: under 0.01.
+/// and new block of a reallocation together; smallest tensor infos: 9.7; real files: at most 0.04
+/// (SmolLM2, 272 tensors); the 19 vocabulary files: under 0.004.
 const PER_BYTE: usize = 16;
 /// Bytes allocated regardless of the file (error messages, the index tables reserved for up to 64
 /// entries before any is parsed), at most.
