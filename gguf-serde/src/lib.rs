@@ -24,8 +24,9 @@
 //!   back through the streaming writer.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
-//! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's
-//! size.
+//! key or tensor name); no input panics or hangs, and opening a file allocates in proportion to
+//! the bytes its metadata really occupies, never to a count it claims (at most 16 bytes per byte
+//! of metadata plus 16 KiB; see the [`container`] module docs).
 //!
 //! ```
 //! use gguf_serde::{Gguf, GgufWriter, GgmlType, ValueRef};

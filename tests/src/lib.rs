@@ -8,13 +8,14 @@
 //! - `GGUF_SKIP_PYTHON=1`: tests that need Python pass without running it (say so loudly). Without
 //!   it, a missing interpreter fails the test.
 //! - `GGUF_MODELS`: the folder of real models; default `<workspace>/models` (made by
-//!   `scripts/fetch-gemma.sh`). A missing model fails the test unless `GGUF_SKIP_MODELS=1`.
+//!   `scripts/setup.sh`, which runs `scripts/fetch-gemma.sh` and `scripts/fetch-corpus.sh`). A
+//!   missing model fails the test unless `GGUF_SKIP_MODELS=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gguf_serde::container::Source;
-use gguf_serde::{Gguf, ValueRef};
+use gguf_serde::{Array, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 
@@ -48,8 +49,9 @@ pub fn run_py(python: &Path, script: &str, args: &[&str]) -> Json {
     serde_json::from_slice(&out.stdout).expect("JSON from python")
 }
 
-/// The path of a real model under the models folder, or `None` if `GGUF_SKIP_MODELS=1`.
-/// Fails the test if the model is missing otherwise.
+/// The path of a real model under the models folder (`name` may have a subfolder, e.g.
+/// `vocab/ggml-vocab-gpt-2.gguf`), or `None` if `GGUF_SKIP_MODELS=1`. Fails the test if the model
+/// is missing otherwise.
 pub fn model(name: &str) -> Option<PathBuf> {
     if std::env::var("GGUF_SKIP_MODELS").as_deref() == Ok("1") {
         eprintln!("SKIPPED: GGUF_SKIP_MODELS=1, {name} not tested");
@@ -59,7 +61,7 @@ pub fn model(name: &str) -> Option<PathBuf> {
     let p = dir.join(name);
     assert!(
         p.exists(),
-        "model {} missing: run scripts/fetch-gemma.sh (or set GGUF_MODELS / GGUF_SKIP_MODELS=1)",
+        "model {} missing: run scripts/setup.sh (or set GGUF_MODELS / GGUF_SKIP_MODELS=1)",
         p.display()
     );
     Some(p)
@@ -105,6 +107,80 @@ pub fn value_json(v: &ValueRef<'_>) -> Json {
         ValueRef::String(s) => json!(s),
         ValueRef::Array(a) => Json::Array(a.iter().map(|x| value_json(&x)).collect()),
     }
+}
+
+/// An owned metadata value as JSON, in the same form as [`value_json`].
+pub fn owned_value_json(v: &Value) -> Json {
+    fn float(x: f64) -> Json {
+        value_json(&ValueRef::F64(x))
+    }
+    fn list<T>(v: &[T], f: impl Fn(&T) -> Json) -> Json {
+        Json::Array(v.iter().map(f).collect())
+    }
+    fn array(a: &Array) -> Json {
+        match a {
+            Array::U8(v) => list(v, |x| json!(x)),
+            Array::I8(v) => list(v, |x| json!(x)),
+            Array::U16(v) => list(v, |x| json!(x)),
+            Array::I16(v) => list(v, |x| json!(x)),
+            Array::U32(v) => list(v, |x| json!(x)),
+            Array::I32(v) => list(v, |x| json!(x)),
+            Array::U64(v) => list(v, |x| json!(x)),
+            Array::I64(v) => list(v, |x| json!(x)),
+            Array::F32(v) => list(v, |&x| float(x.into())),
+            Array::F64(v) => list(v, |&x| float(x)),
+            Array::Bool(v) => list(v, |x| json!(x)),
+            Array::String(v) => list(v, |x| json!(x)),
+            Array::Array(v) => list(v, array),
+        }
+    }
+    match v {
+        Value::U8(x) => json!(x),
+        Value::I8(x) => json!(x),
+        Value::U16(x) => json!(x),
+        Value::I16(x) => json!(x),
+        Value::U32(x) => json!(x),
+        Value::I32(x) => json!(x),
+        Value::U64(x) => json!(x),
+        Value::I64(x) => json!(x),
+        Value::F32(x) => float((*x).into()),
+        Value::F64(x) => float(*x),
+        Value::Bool(x) => json!(x),
+        Value::String(s) => json!(s),
+        Value::Array(a) => array(a),
+    }
+}
+
+/// The options that rewrite `f` as it was written: its version and byte order, and zero padding
+/// after empty tensor infos only if the file has it (gguf-py does not write it, ggml does: a
+/// file with no tensors that ends before the aligned data offset has none).
+pub fn rewrite_options<S: Source>(f: &Gguf<S>) -> WriteOptions {
+    WriteOptions {
+        version: f.version(),
+        endian: f.endian(),
+        pad_empty_data: f.tensor_count() > 0 || f.file_len() >= f.data_offset(),
+    }
+}
+
+/// Writes `f` back through [`GgufWriter`] with [`rewrite_options`]: every key in order (through
+/// owned [`Value`]s when `owned`, else the borrowed values), every tensor in order with its stored
+/// dims and data.
+pub fn rewrite<S: Source>(f: &Gguf<S>, owned: bool) -> Vec<u8> {
+    let mut w = GgufWriter::with_options(Vec::with_capacity(f.file_len() as usize), rewrite_options(f)).unwrap();
+    for kv in f.metadata() {
+        if owned {
+            w.add_value(kv.key, &kv.value.to_owned_value()).unwrap();
+        } else {
+            w.add_kv_ref(kv.key, kv.value).unwrap();
+        }
+    }
+    for t in f.tensors() {
+        w.add_tensor_ne(t.name, t.dtype, &t.ne()).unwrap();
+    }
+    for t in f.tensors() {
+        w.write_tensor_data(f.tensor_data(&t).expect("tensor data")).unwrap();
+    }
+    w.finish().unwrap()
 }
 
 /// Describes a file in the JSON shape of `tests/py/dump.py` (tensor data hashed when held).

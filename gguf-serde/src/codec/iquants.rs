@@ -8,13 +8,19 @@
 //!
 //! The grid tables live in [`grids`] as data.
 
+// Decoding code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
+// is an `#[allow]` with its reason next to it. Applies to the grids and reference tests below.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
 use crate::dtype::GgmlType;
 
 #[path = "iq/grids.rs"]
 mod grids;
 
+// Tests may unwrap, panic and index (the project's rule: only library code must not).
 #[cfg(test)]
 #[path = "iq/reference_tests.rs"]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod reference_tests;
 
 use grids::{IQ1S_GRID, IQ2S_GRID, IQ2XS_GRID, IQ2XXS_GRID, IQ3S_GRID, IQ3XXS_GRID};
@@ -26,6 +32,9 @@ pub(crate) const KVALUES_IQ4NL: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22,
 const IQ1_DELTA: f32 = 0.125;
 
 /// `ksigns_iq2xs`: 7 stored sign bits plus an 8th bit that makes the count of set bits even.
+// Evaluated at compile time only (it builds a const/static table): an index out of range is a
+// compile error, never a runtime panic.
+#[allow(clippy::indexing_slicing)]
 const KSIGNS: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut i = 0;
@@ -155,6 +164,11 @@ pub(crate) fn quantize_weighted(dtype: GgmlType, src: &[f32], weights: Option<&[
 
 /// IQ2_XXS, 66 bytes: f16 `d`; 8 groups of 32 elements, each two u32: four grid indices (bytes of
 /// the first), four 7-bit sign indices and a 4-bit scale (the second).
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq2_xxs(b: &[u8; 66], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     for (q, y) in b[2..].chunks_exact(8).zip(y.chunks_exact_mut(32)) {
@@ -172,6 +186,11 @@ fn dequant_iq2_xxs(b: &[u8; 66], y: &mut [f32; 256]) {
 
 /// IQ2_XS, 74 bytes: f16 `d`, 32 u16 (9-bit grid index, 7-bit sign index), 8 bytes of two 4-bit
 /// scales.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq2_xs(b: &[u8; 74], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     let (qs, scales) = b[2..].split_at(64);
@@ -191,6 +210,11 @@ fn dequant_iq2_xs(b: &[u8; 74], y: &mut [f32; 256]) {
 
 /// IQ2_S, 82 bytes: f16 `d`, 32 low grid index bytes, 32 sign bytes, 8 bytes of high index bits,
 /// 8 bytes of two 4-bit scales.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq2_s(b: &[u8; 82], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     let (qs, rest) = b[2..].split_at(32);
@@ -214,6 +238,11 @@ fn dequant_iq2_s(b: &[u8; 82], y: &mut [f32; 256]) {
 
 /// IQ3_XXS, 98 bytes: f16 `d`, 64 grid index bytes, 8 u32 of four 7-bit sign indices and a 4-bit
 /// scale.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq3_xxs(b: &[u8; 98], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     let (qs, ss) = b[2..].split_at(64);
@@ -234,6 +263,11 @@ fn dequant_iq3_xxs(b: &[u8; 98], y: &mut [f32; 256]) {
 
 /// IQ3_S, 110 bytes: f16 `d`, 64 low grid index bytes, 8 bytes of high index bits, 32 sign bytes,
 /// 4 bytes of two 4-bit scales.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq3_s(b: &[u8; 110], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     let (qs, rest) = b[2..].split_at(64);
@@ -258,6 +292,11 @@ fn dequant_iq3_s(b: &[u8; 110], y: &mut [f32; 256]) {
 
 /// IQ1_S, 50 bytes: f16 `d`, 32 low grid index bytes, 8 u16 of four 3-bit high index parts, a
 /// 3-bit scale and the delta sign.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq1_s(b: &[u8; 50], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     let (qs, qh) = b[2..].split_at(32);
@@ -276,6 +315,11 @@ fn dequant_iq1_s(b: &[u8; 50], y: &mut [f32; 256]) {
 
 /// IQ1_M, 56 bytes: 32 low grid index bytes, 16 bytes of two (3-bit high index, delta sign)
 /// nibbles, 4 u16 of 3-bit scales whose top nibbles together are the f16 super-block scale.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
     let (qs, rest) = b.split_at(32);
     let (qh, scales) = rest.split_at(16);
@@ -313,6 +357,11 @@ fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
 }
 
 /// IQ4_NL, 18 bytes: f16 `d`, 16 bytes of two 4-bit level indices (elements `j` and `j + 16`).
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq4_nl(b: &[u8; 18], y: &mut [f32; 32]) {
     let d = f16_le(b[0], b[1]);
     let (lo, hi) = y.split_at_mut(16);
@@ -324,6 +373,11 @@ fn dequant_iq4_nl(b: &[u8; 18], y: &mut [f32; 32]) {
 
 /// IQ4_XS, 136 bytes: f16 `d`, u16 of 2-bit high scale parts, 4 bytes of 4-bit low scale parts,
 /// 128 bytes of 4-bit level indices.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
+// by loop counters over the block's fixed layout, and every table index taken from file bytes
+// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
+// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+#[allow(clippy::indexing_slicing)]
 fn dequant_iq4_xs(b: &[u8; 136], y: &mut [f32; 256]) {
     let d = f16_le(b[0], b[1]);
     let scales_h = u16::from_le_bytes([b[2], b[3]]) as i32;
@@ -356,6 +410,8 @@ fn nearest_int(x: f32) -> i32 {
 /// ggml's `best_index_int8` over `KVALUES_IQ4NL`: the index of the level nearest `x` (ties and
 /// NaN as the reference's comparisons decide).
 #[inline(always)]
+// A binary search over the 16 levels: `ml < mav < mu <= 15` and `mu >= 1` throughout.
+#[allow(clippy::indexing_slicing)]
 fn best_index_iq4nl(x: f32) -> u8 {
     let val = &KVALUES_IQ4NL;
     if x <= val[0] as f32 {
@@ -382,6 +438,9 @@ fn best_index_iq4nl(x: f32) -> u8 {
 
 /// Finds the best scale of one 32-element sub-block (levels go to `l`); returns 0 for a
 /// sub-block below [`GROUP_MAX_EPS`]. `sigma2` is only used with importance weights.
+// Indexing is in range by the types: fixed-size input and block arrays indexed by loop
+// counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
+#[allow(clippy::indexing_slicing)]
 fn iq4_subblock_scale(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, l: &mut [u8]) -> f32 {
     const NTRY: i32 = 7;
     let mut weight = [0f32; 32];
@@ -450,6 +509,8 @@ fn sigma2(x: &[f32]) -> f32 {
 }
 
 /// Packs 32-element groups of levels: byte `j` holds element `j` (low nibble) and `j + 16`.
+// `j < 16` in a 16-byte chunk, `j + 16 < 32` in a 32-byte chunk (chunks_exact).
+#[allow(clippy::indexing_slicing)]
 fn pack_levels(l: &[u8], q4: &mut [u8]) {
     for (lg, qg) in l.chunks_exact(32).zip(q4.chunks_exact_mut(16)) {
         for j in 0..16 {
@@ -471,6 +532,9 @@ fn quant_iq4_nl(x: &[f32; 32], qw: Option<&[f32]>, b: &mut [u8; 18]) {
     pack_levels(&l, &mut b[2..]);
 }
 
+// Indexing is in range by the types: fixed-size input and block arrays indexed by loop
+// counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
+#[allow(clippy::indexing_slicing)]
 fn quant_iq4_xs(x: &[f32; 256], qw: Option<&[f32]>, b: &mut [u8; 136]) {
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 256];

@@ -205,8 +205,13 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
         });
     }
 
-    let mut kvs = Vec::with_capacity(n_kv as usize);
-    let mut seen: HashSet<&str> = HashSet::with_capacity(n_kv as usize);
+    // The counts passed the check above against the bytes left in the *file*, which for a model
+    // includes its tensor data: a lying count in a 10 GB file could still reserve gigabytes (and
+    // abort the process when the allocation fails). So reserve at most PREALLOC entries up front;
+    // past that the tables grow with the entries really parsed, each of which took real bytes.
+    const PREALLOC: u64 = 64;
+    let mut kvs = Vec::with_capacity(n_kv.min(PREALLOC) as usize);
+    let mut seen: HashSet<&str> = HashSet::with_capacity(n_kv.min(PREALLOC) as usize);
     let mut alignment = DEFAULT_ALIGNMENT;
     for _ in 0..n_kv {
         let offset = c.pos as u64;
@@ -244,7 +249,7 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
     }
     drop(seen);
 
-    let mut tensors = Vec::with_capacity(n_tensors as usize);
+    let mut tensors = Vec::with_capacity(n_tensors.min(PREALLOC) as usize);
     for _ in 0..n_tensors {
         tensors.push(tensor_info(&mut c)?);
     }

@@ -10,38 +10,50 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 // ---------------------------------------------------------------------------------------------
-// The largest single allocation made on this thread (every test binary that uses this module
-// installs the tracking allocator), to prove hostile lengths allocate nothing.
+// A counting allocator (every test binary that uses this module installs it): per thread, the
+// largest single allocation, the total of all allocations, and the peak of bytes live at once,
+// to prove hostile lengths allocate nothing and opening a file allocates in proportion to it.
 
 struct Tracking;
 
 thread_local! {
     static LARGEST: Cell<usize> = const { Cell::new(0) };
+    static TOTAL: Cell<usize> = const { Cell::new(0) };
+    // Bytes allocated minus bytes freed on this thread since the last reset (negative when the
+    // thread frees what it had before), and the highest value it reached.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
 }
 
-fn note(size: usize) {
-    let _ = LARGEST.try_with(|c| {
-        if size > c.get() {
-            c.set(size)
-        }
+fn note(grow: usize, shrink: usize) {
+    let _ = LARGEST.try_with(|c| c.set(c.get().max(grow)));
+    let _ = TOTAL.try_with(|c| c.set(c.get().saturating_add(grow)));
+    let _ = LIVE.try_with(|live| {
+        let now = live.get().saturating_add(grow as isize).saturating_sub(shrink as isize);
+        live.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
     });
 }
 
 // SAFETY: forwards every call to the system allocator; only records sizes.
 unsafe impl GlobalAlloc for Tracking {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
+        note(layout.size(), 0);
         System.alloc(layout)
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
+        note(layout.size(), 0);
         System.alloc_zeroed(layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        System.realloc(ptr, layout, new_size)
+        // Counted as a new block live next to the old one: the worst case of a moving realloc.
+        note(new_size, 0);
+        let p = System.realloc(ptr, layout, new_size);
+        note(0, layout.size());
+        p
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note(0, layout.size());
         System.dealloc(ptr, layout)
     }
 }
@@ -49,11 +61,37 @@ unsafe impl GlobalAlloc for Tracking {
 #[global_allocator]
 static ALLOC: Tracking = Tracking;
 
+/// What [`measure`] saw: bytes allocated on this thread while the closure ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Allocs {
+    /// The largest single allocation (or reallocation's new size).
+    pub largest: usize,
+    /// The sum of every allocation's size.
+    pub total: usize,
+    /// The most bytes live at once, counted from the start of the closure (a reallocation counts
+    /// old and new block together).
+    pub peak: usize,
+}
+
+/// Runs `f` and returns its result with what it allocated on this thread.
+pub fn measure<R>(f: impl FnOnce() -> R) -> (R, Allocs) {
+    LARGEST.with(|c| c.set(0));
+    TOTAL.with(|c| c.set(0));
+    LIVE.with(|c| c.set(0));
+    PEAK.with(|c| c.set(0));
+    let r = f();
+    let a = Allocs {
+        largest: LARGEST.with(|c| c.get()),
+        total: TOTAL.with(|c| c.get()),
+        peak: PEAK.with(|c| c.get()).max(0) as usize,
+    };
+    (r, a)
+}
+
 /// Runs `f` and returns its result with the largest single allocation it made on this thread.
 pub fn largest_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    LARGEST.with(|c| c.set(0));
-    let r = f();
-    (r, LARGEST.with(|c| c.get()))
+    let (r, a) = measure(f);
+    (r, a.largest)
 }
 
 /// GGUF value type ids (spec table `gguf_metadata_value_type`).
@@ -275,4 +313,193 @@ pub fn all_types(big: bool, version: u32) -> Vec<u8> {
     b.kv("a.empty", ty::ARRAY).arr(ty::F32, 0);
     b.tensor("t", &[2], gt::F32, 0).pad(32).f32(1.0).f32(-2.0);
     b.buf
+}
+
+/// ggml types as (id, elements per block, bytes per block), from the ggml type table (ggml
+/// `ggml.c` `type_traits`; GGUF-FACTS), every id a current ggml reads.
+pub const GGML_TYPES: [(u32, u64, u64); 35] = [
+    (0, 1, 4),
+    (1, 1, 2),
+    (2, 32, 18),
+    (3, 32, 20),
+    (6, 32, 22),
+    (7, 32, 24),
+    (8, 32, 34),
+    (9, 32, 36),
+    (10, 256, 84),
+    (11, 256, 110),
+    (12, 256, 144),
+    (13, 256, 176),
+    (14, 256, 210),
+    (15, 256, 292),
+    (16, 256, 66),
+    (17, 256, 74),
+    (18, 256, 98),
+    (19, 256, 50),
+    (20, 32, 18),
+    (21, 256, 110),
+    (22, 256, 82),
+    (23, 256, 136),
+    (24, 1, 1),
+    (25, 1, 2),
+    (26, 1, 4),
+    (27, 1, 8),
+    (28, 1, 8),
+    (29, 256, 56),
+    (30, 1, 2),
+    (34, 256, 54),
+    (35, 256, 66),
+    (39, 32, 17),
+    (40, 64, 36),
+    (41, 128, 18),
+    (42, 64, 18),
+];
+
+/// A named input of the fuzz seed corpus (`fuzz/seeds/`) and of the resource tests.
+pub struct Seed {
+    /// File name in `fuzz/seeds/`: `ok-*` for files that open, `bad-*` for files refused.
+    pub name: &'static str,
+    pub bytes: Vec<u8>,
+}
+
+impl Seed {
+    pub fn valid(&self) -> bool {
+        self.name.starts_with("ok-")
+    }
+}
+
+/// The seed corpus: small valid files of every shape the reader knows (both byte orders, both
+/// versions, every value type, every ggml type, alignments 1 and 64, no tensors with and without
+/// padding, tensors without dims or of length 0, nested arrays) and one malformed file per kind
+/// of error. Each is under 8 KiB.
+pub fn seeds() -> Vec<Seed> {
+    let mut out = Vec::new();
+    let mut add = |name: &'static str, bytes: Vec<u8>| out.push(Seed { name, bytes });
+    add("ok-sample-le", sample(false).bytes);
+    add("ok-sample-be", sample(true).bytes);
+    add("ok-all-types-le-v3", all_types(false, 3));
+    add("ok-all-types-be-v3", all_types(true, 3));
+    add("ok-all-types-le-v2", all_types(false, 2));
+    add("ok-all-types-be-v2", all_types(true, 2));
+    add("ok-header-only", B::le().header(3, 0, 0).bytes());
+    add(
+        "ok-vocab-padded",
+        B::le().header(3, 0, 1).kv("t", ty::ARRAY).arr(ty::STRING, 2).str("a").str("bc").pad(32).bytes(),
+    );
+    add("ok-vocab-unpadded", B::le().header(3, 0, 1).kv("t", ty::ARRAY).arr(ty::STRING, 2).str("a").str("bc").bytes());
+    {
+        // One block of every ggml type, back to back (alignment 32).
+        let mut b = B::le();
+        b.header(3, GGML_TYPES.len() as u64, 0);
+        let mut off = 0;
+        for (i, &(id, blk, size)) in GGML_TYPES.iter().enumerate() {
+            b.tensor(format!("t{i}"), &[blk], id, off);
+            off = (off + size).div_ceil(32) * 32;
+        }
+        b.pad(32);
+        for &(_, _, size) in &GGML_TYPES {
+            b.data(size as usize, 5).pad(32);
+        }
+        add("ok-every-ggml-type", b.bytes());
+    }
+    add(
+        "ok-alignment-1",
+        B::le()
+            .header(3, 2, 1)
+            .kv("general.alignment", ty::U32)
+            .u32(1)
+            .tensor("a", &[3], 24, 0)
+            .tensor("b", &[1], 25, 3)
+            .data(5, 9)
+            .bytes(),
+    );
+    add(
+        "ok-alignment-64",
+        B::le()
+            .header(3, 1, 1)
+            .kv("general.alignment", ty::U32)
+            .u32(64)
+            .tensor("a", &[2, 2], gt::F16, 0)
+            .pad(64)
+            .data(8, 3)
+            .pad(64)
+            .bytes(),
+    );
+    add(
+        "ok-odd-tensors",
+        // No dims (a scalar), a zero-length dim, offsets out of declaration order, trailing bytes.
+        B::le()
+            .header(3, 3, 0)
+            .tensor("scalar", &[], gt::F32, 32)
+            .tensor("empty", &[0, 4], gt::Q8_0, 64)
+            .tensor("first", &[2], gt::I8, 0)
+            .pad(32)
+            .data(2, 1)
+            .pad(32)
+            .data(4, 2)
+            .pad(32)
+            .data(7, 3)
+            .bytes(),
+    );
+    {
+        let mut b = B::be();
+        b.header(3, 0, 1).kv("deep", ty::ARRAY).arr(ty::ARRAY, 2).arr(ty::ARRAY, 1).arr(ty::F64, 1).f64(-0.5);
+        b.arr(ty::ARRAY, 0).pad(32);
+        add("ok-nested-be", b.bytes());
+    }
+    // Malformed: one per kind of error.
+    add("bad-magic", B::le().raw(b"GGUG").u32(3).u64(0).u64(0).bytes());
+    add("bad-version-1", B::le().raw(b"GGUF").u32(1).u32(0).u32(0).bytes());
+    add("bad-version-4", B::le().header(4, 0, 0).bytes());
+    add("bad-cut-header", B::le().raw(b"GGUF").u32(3).u32(0).bytes());
+    {
+        let s = sample(false).bytes;
+        add("bad-cut-metadata", s[..s.len() / 3].to_vec());
+        add("bad-cut-data", s[..s.len() - 40].to_vec());
+    }
+    add("bad-kv-count", B::le().header(3, 0, u64::MAX).kv("a", ty::U8).u8(1).bytes());
+    add("bad-tensor-count", B::le().header(3, 1 << 60, 0).tensor("a", &[1], gt::F32, 0).bytes());
+    add("bad-key-length", B::le().header(3, 0, 1).u64(i64::MAX as u64).raw(b"key").bytes());
+    add("bad-string-length", B::le().header(3, 0, 1).kv("s", ty::STRING).u64(1 << 60).raw(b"abc").bytes());
+    add("bad-array-count", B::le().header(3, 0, 1).kv("a", ty::ARRAY).arr(ty::U32, 1 << 60).u32(1).bytes());
+    add(
+        "bad-string-array-count",
+        B::le().header(3, 0, 1).kv("a", ty::ARRAY).arr(ty::STRING, u64::MAX).str("x").bytes(),
+    );
+    add("bad-empty-key", B::le().header(3, 0, 1).kv("", ty::U8).u8(1).bytes());
+    add("bad-duplicate-key", B::le().header(3, 0, 2).kv("k", ty::U8).u8(1).kv("k", ty::U8).u8(2).bytes());
+    add("bad-value-type", B::le().header(3, 0, 1).kv("k", 13).u8(1).bytes());
+    add("bad-array-type", B::le().header(3, 0, 1).kv("k", ty::ARRAY).arr(99, 1).u8(1).bytes());
+    add("bad-bool", B::le().header(3, 0, 1).kv("k", ty::BOOL).u8(2).bytes());
+    add("bad-utf8", B::le().header(3, 0, 1).kv("k", ty::STRING).str(b"a\xffb").bytes());
+    add("bad-alignment-zero", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(0).bytes());
+    add("bad-alignment-3", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(3).bytes());
+    add("bad-alignment-type", B::le().header(3, 0, 1).kv("general.alignment", ty::U64).u64(32).bytes());
+    {
+        let mut b = B::le();
+        b.header(3, 0, 1).kv("deep", ty::ARRAY);
+        for _ in 0..40 {
+            b.arr(ty::ARRAY, 1);
+        }
+        add("bad-too-deep", b.bytes());
+    }
+    add("bad-name-65", B::le().header(3, 1, 0).tensor([b'n'; 65], &[1], gt::F32, 0).pad(32).data(4, 1).bytes());
+    add(
+        "bad-duplicate-tensor",
+        B::le().header(3, 2, 0).tensor("t", &[1], 24, 0).tensor("t", &[1], 24, 32).pad(32).data(33, 1).bytes(),
+    );
+    add("bad-dims-5", B::le().header(3, 1, 0).tensor("t", &[1, 1, 1, 1, 1], gt::F32, 0).pad(32).data(4, 1).bytes());
+    add("bad-dim-negative", B::le().header(3, 1, 0).tensor("t", &[u64::MAX], gt::F32, 0).bytes());
+    add("bad-dims-wrap", B::le().header(3, 1, 0).tensor("t", &[1 << 32, 1 << 32], 24, 0).bytes());
+    add("bad-block-multiple", B::le().header(3, 1, 0).tensor("t", &[31], gt::Q8_0, 0).pad(32).data(34, 1).bytes());
+    add("bad-removed-type", B::le().header(3, 1, 0).tensor("t", &[32], 4, 0).pad(32).data(32, 1).bytes());
+    add("bad-unknown-type", B::le().header(3, 1, 0).tensor("t", &[1], 43, 0).pad(32).data(32, 1).bytes());
+    add("bad-misaligned", B::le().header(3, 1, 0).tensor("t", &[1], 24, 1).pad(32).data(32, 1).bytes());
+    add(
+        "bad-overlap",
+        B::le().header(3, 2, 0).tensor("a", &[64], 24, 0).tensor("b", &[1], 24, 32).pad(32).data(64, 1).bytes(),
+    );
+    add("bad-out-of-bounds", B::le().header(3, 1, 0).tensor("t", &[64], gt::F32, 0).pad(32).data(64, 1).bytes());
+    add("bad-offset-huge", B::le().header(3, 1, 0).tensor("t", &[1], 24, u64::MAX - 31).pad(32).data(1, 1).bytes());
+    out
 }

@@ -9,6 +9,9 @@
 //! expanded bytes in ggml's order, computed from the header itself.
 
 /// Expands 8-value rows of 2-bit indices into bytes through `map`.
+// Evaluated at compile time only (it builds a const/static table): an index out of range is a
+// compile error, never a runtime panic.
+#[allow(clippy::indexing_slicing)]
 const fn expand8<const N: usize>(packed: &[u16; N], map: [u8; 3]) -> [[u8; 8]; N] {
     let mut out = [[0u8; 8]; N];
     let mut i = 0;
@@ -24,6 +27,9 @@ const fn expand8<const N: usize>(packed: &[u16; N], map: [u8; 3]) -> [[u8; 8]; N
 }
 
 /// Expands 4-value rows of 3-bit indices into bytes through `map`.
+// Evaluated at compile time only (it builds a const/static table): an index out of range is a
+// compile error, never a runtime panic.
+#[allow(clippy::indexing_slicing)]
 const fn expand4<const N: usize>(packed: &[u16; N], map: [u8; 8]) -> [[u8; 4]; N] {
     let mut out = [[0u8; 4]; N];
     let mut i = 0;
@@ -39,6 +45,9 @@ const fn expand4<const N: usize>(packed: &[u16; N], map: [u8; 8]) -> [[u8; 4]; N
 }
 
 /// Expands 8-value rows of 2-bit indices into the signed values -1, 0, 1.
+// Evaluated at compile time only (it builds a const/static table): an index out of range is a
+// compile error, never a runtime panic.
+#[allow(clippy::indexing_slicing)]
 const fn expand_ternary<const N: usize>(packed: &[u16; N]) -> [[i8; 8]; N] {
     let mut out = [[0i8; 8]; N];
     let mut i = 0;

@@ -1,0 +1,306 @@
+//! Checks shared by the fuzz targets in `fuzz_targets/` (one thin file per target calls one of
+//! these). A new target (serde `Value`, a typed struct, a derived model, dequantizing a tensor)
+//! adds a function here and a file there; see `README.md`.
+//!
+//! Every check panics (libFuzzer reports a crash) on a broken invariant; an input the reader
+//! refuses is fine as long as it is refused with an error, the same way by every entry point.
+
+use std::io::Cursor;
+
+use gguf_serde::container::{Source, MAX_TENSOR_NAME};
+use gguf_serde::{ArrayRef, Endian, Error, Gguf, GgufWriter, TensorInfo, ValueRef, WriteOptions};
+
+/// Opens `data` through `from_slice`, `from_vec` and `from_reader` (at the start of a cursor and
+/// after a 3-byte prefix) and asserts that they agree: every one succeeds with the same file, or
+/// every one fails with the same message. Returns the slice-backed file.
+pub fn open_all_ways(data: &[u8]) -> Option<Gguf<&[u8]>> {
+    let slice = Gguf::from_slice(data);
+    let owned = Gguf::from_vec(data.to_vec());
+    let reader = Gguf::from_reader(Cursor::new(data));
+    let mut prefixed = Cursor::new([b"xyz", data].concat());
+    prefixed.set_position(3);
+    let offset_reader = Gguf::from_reader(prefixed);
+
+    let msg = |r: &Result<(), &Error>| r.err().map(ToString::to_string);
+    let results = [
+        ("from_slice", msg(&slice.as_ref().map(|_| ()))),
+        ("from_vec", msg(&owned.as_ref().map(|_| ()))),
+        ("from_reader", msg(&reader.as_ref().map(|_| ()))),
+        ("from_reader after a prefix", msg(&offset_reader.as_ref().map(|_| ()))),
+    ];
+    for (name, r) in &results[1..] {
+        assert_eq!(r, &results[0].1, "{name} disagrees with from_slice");
+    }
+    let slice = slice.ok()?;
+    let same = Compare { offsets: true, data: true, values_bytewise: true, version: true };
+    if let Ok(owned) = &owned {
+        assert_same(&slice, owned, same);
+        assert_eq!(owned.bytes(), data);
+    }
+    let meta = Compare { data: false, ..same };
+    for r in [reader, offset_reader] {
+        let r = r.ok()?;
+        assert_same(&slice, &r, meta);
+        // The metadata buffer is exactly the file up to the end of the tensor infos.
+        let end = usize::try_from(slice.tensor_infos_end()).ok()?;
+        assert_eq!(r.bytes(), data.get(..end)?, "from_reader holds more or other bytes than the metadata");
+        // Tensor data is not held: an error, except for a tensor of 0 bytes (the empty slice).
+        for t in r.tensors() {
+            match r.tensor_data(&t) {
+                Err(Error::DataNotLoaded { .. }) => assert!(t.nbytes > 0),
+                Ok(d) => assert!(d.is_empty() && t.nbytes == 0),
+                Err(e) => panic!("tensor_data of a metadata-only file: {e}"),
+            }
+        }
+    }
+    Some(slice)
+}
+
+/// What [`assert_same`] compares beyond the content (keys, types, values, tensor infos).
+#[derive(Clone, Copy, Debug)]
+pub struct Compare {
+    /// Byte offsets: of each pair, value, tensor info and tensor data, the data section, the end
+    /// of the infos, and the file length.
+    pub offsets: bool,
+    /// Tensor data bytes (both files must hold them).
+    pub data: bool,
+    /// Array values by their stored bytes (same byte order) rather than element by element.
+    pub values_bytewise: bool,
+    /// The version (a version 2 big-endian file is rewritten as version 3).
+    pub version: bool,
+}
+
+/// Asserts that `a` and `b` hold the same metadata (keys in order, exact types, values with
+/// floats compared bit for bit) and the same tensor infos, plus what `cmp` asks for.
+pub fn assert_same<A: Source, B: Source>(a: &Gguf<A>, b: &Gguf<B>, cmp: Compare) {
+    if cmp.version {
+        assert_eq!(a.version(), b.version(), "version");
+    }
+    assert_eq!(a.alignment(), b.alignment(), "alignment");
+    assert_eq!(a.kv_count(), b.kv_count(), "kv count");
+    assert_eq!(a.tensor_count(), b.tensor_count(), "tensor count");
+    if cmp.offsets {
+        assert_eq!(a.endian(), b.endian(), "endian");
+        assert_eq!(a.data_offset(), b.data_offset(), "data offset");
+        assert_eq!(a.tensor_infos_end(), b.tensor_infos_end(), "end of the tensor infos");
+        assert_eq!(a.file_len(), b.file_len(), "file length");
+    }
+    for (x, y) in a.metadata().zip(b.metadata()) {
+        assert_eq!(x.key, y.key, "key order");
+        assert!(
+            same_value(x.value, y.value, cmp.values_bytewise),
+            "value of {:?}: {:?} vs {:?}",
+            x.key,
+            x.value,
+            y.value
+        );
+        if cmp.offsets {
+            assert_eq!((x.offset, x.value_offset), (y.offset, y.value_offset), "offsets of {:?}", x.key);
+        }
+    }
+    for (x, y) in a.tensors().zip(b.tensors()) {
+        assert_eq!(x.name, y.name, "tensor order");
+        assert_eq!((x.dtype, x.shape, x.ne()), (y.dtype, y.shape, y.ne()), "type and shape of {:?}", x.name);
+        assert_eq!((x.nbytes, x.n_elements), (y.nbytes, y.n_elements), "size of {:?}", x.name);
+        if cmp.offsets {
+            assert_eq!(
+                (x.data_offset, x.relative_offset, x.info_offset),
+                (y.data_offset, y.relative_offset, y.info_offset),
+                "offsets of {:?}",
+                x.name
+            );
+        }
+        if cmp.data {
+            assert!(a.tensor_data(&x).ok() == b.tensor_data(&y).ok(), "data of {:?}", x.name);
+        }
+    }
+}
+
+/// Whether two values have the same type and value; floats compare bit for bit (NaN payloads
+/// and the sign of zero included); arrays by element type, length, and their elements (by the
+/// stored bytes when `bytewise` and both have the same byte order).
+pub fn same_value(a: ValueRef<'_>, b: ValueRef<'_>, bytewise: bool) -> bool {
+    match (a, b) {
+        (ValueRef::F32(x), ValueRef::F32(y)) => x.to_bits() == y.to_bits(),
+        (ValueRef::F64(x), ValueRef::F64(y)) => x.to_bits() == y.to_bits(),
+        (ValueRef::Array(x), ValueRef::Array(y)) => same_array(x, y, bytewise),
+        (x, y) => x == y,
+    }
+}
+
+fn same_array(x: ArrayRef<'_>, y: ArrayRef<'_>, bytewise: bool) -> bool {
+    if x.elem_type() != y.elem_type() || x.len() != y.len() {
+        return false;
+    }
+    if bytewise && x.endian() == y.endian() {
+        return x.raw_bytes() == y.raw_bytes();
+    }
+    x.iter().zip(y.iter()).all(|(a, b)| same_value(a, b, bytewise))
+}
+
+/// Calls every accessor of the file and checks what each must give: element counts, lookups by
+/// name and key, sizes from the ggml type table, tensor data inside the file, owned copies.
+pub fn check_accessors<S: Source>(f: &Gguf<S>) {
+    assert!(matches!(f.version(), 2 | 3));
+    assert!(f.alignment().is_power_of_two());
+    assert!(f.tensor_infos_end() <= f.data_offset());
+    assert_eq!(f.data_offset() % u64::from(f.alignment()), 0);
+    assert_eq!(f.metadata().len(), f.kv_count());
+    assert_eq!(f.tensors().len(), f.tensor_count());
+    for kv in f.metadata() {
+        assert!(!kv.key.is_empty());
+        assert!(kv.offset < kv.value_offset && kv.value_offset <= f.tensor_infos_end());
+        // Keys are unique, so `get` finds this very value.
+        assert!(f.get(kv.key).is_some_and(|v| same_value(v, kv.value, true)), "get({:?})", kv.key);
+        check_value(kv.value, 1);
+        let owned = kv.value.to_owned_value();
+        assert_eq!(owned.value_type(), kv.value.value_type());
+        if let (ValueRef::Array(a), gguf_serde::Value::Array(o)) = (kv.value, &owned) {
+            assert_eq!(o.len() as u64, a.len());
+            assert_eq!(o.elem_type(), a.elem_type());
+        }
+    }
+    for t in f.tensors() {
+        check_tensor(f, &t);
+    }
+}
+
+/// `depth`: the nesting level of `v` (1 for a pair's value); arrays may nest `MAX_DEPTH` levels.
+fn check_value(v: ValueRef<'_>, depth: usize) {
+    if v.as_array().is_some() {
+        assert!(depth <= gguf_serde::container::MAX_DEPTH, "array nested deeper than MAX_DEPTH");
+    }
+    let _ = (v.type_name(), v.as_u64(), v.as_i64(), v.as_f64(), v.as_str(), v.as_bool());
+    if let ValueRef::Bool(_) | ValueRef::String(_) = v {
+        assert!(v.as_u64().is_none() && v.as_i64().is_none());
+    }
+    let Some(a) = v.as_array() else { return };
+    let mut n = 0u64;
+    for (i, x) in a.iter().enumerate() {
+        n += 1;
+        assert_eq!(x.value_type(), a.elem_type());
+        if let Some(size) = a.elem_type().fixed_size() {
+            let got = a.get(i as u64);
+            assert!(got.is_some_and(|g| same_value(g, x, true)), "get({i}) disagrees with iter");
+            assert_eq!(a.raw_bytes().len() as u64, a.len() * size as u64);
+        }
+        check_value(x, depth + 1);
+    }
+    assert_eq!(n, a.len(), "iterated a different number of elements than the length");
+    assert_eq!(a.iter().len() as u64, a.len());
+    assert!(a.get(a.len()).is_none());
+    match a.strings() {
+        Some(s) => assert_eq!(s.count() as u64, a.len()),
+        None => assert_ne!(a.elem_type(), gguf_serde::ValueType::String),
+    }
+    // Nested arrays: the elements' bytes tile the array's bytes exactly.
+    if a.elem_type() == gguf_serde::ValueType::Array {
+        let inner: usize = a.iter().filter_map(|x| x.as_array()).map(|x| 12 + x.raw_bytes().len()).sum();
+        assert_eq!(inner, a.raw_bytes().len());
+    }
+}
+
+fn check_tensor<S: Source>(f: &Gguf<S>, t: &TensorInfo<'_>) {
+    assert!(t.name.len() as u64 <= MAX_TENSOR_NAME);
+    let found = f.tensor(t.name);
+    assert!(found.as_ref() == Some(t), "tensor({:?}) finds another info", t.name);
+    let ne = t.ne();
+    assert_eq!(ne.iter().rev().copied().collect::<Vec<_>>(), &*t.shape);
+    assert_eq!(t.n_elements, t.shape.iter().product::<u64>());
+    assert_eq!(t.dtype.nbytes(&ne), Some(t.nbytes), "nbytes of {:?}", t.name);
+    assert_eq!(ne.first().copied().unwrap_or(1) % t.dtype.block_size(), 0);
+    assert_eq!(t.data_offset, f.data_offset() + t.relative_offset);
+    assert_eq!(t.relative_offset % u64::from(f.alignment()), 0);
+    assert!(t.data_offset + t.nbytes <= f.file_len(), "tensor {:?} ends past the file", t.name);
+    assert!(t.info_offset < f.tensor_infos_end());
+    match f.tensor_data(t) {
+        Ok(d) => {
+            assert_eq!(d.len() as u64, t.nbytes);
+            assert!(f.tensor_data_by_name(t.name).ok() == Some(d));
+        }
+        Err(Error::DataNotLoaded { .. }) => assert!((f.bytes().len() as u64) < f.file_len()),
+        Err(e) => panic!("tensor_data({:?}): {e}", t.name),
+    }
+}
+
+/// How [`rewrite`] gives each value to the writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// `add_kv_ref` with the borrowed value.
+    Borrowed,
+    /// `add_value` with an owned copy (`to_owned_value`).
+    Owned,
+}
+
+/// Writes `f` back through [`GgufWriter`]: same keys and values in order, same tensors (stored
+/// dims, so a tensor with no dims keeps none) in order with their data, the file's version and
+/// byte order (version 2 big-endian, which the writer does not produce, becomes version 3), and
+/// padding after empty tensor infos only if the file has it.
+///
+/// # Errors
+/// Whatever the writer refuses.
+pub fn rewrite(f: &Gguf<&[u8]>, endian: Endian, via: Via) -> gguf_serde::Result<Vec<u8>> {
+    let version = if f.version() == 2 && endian == Endian::Big { 3 } else { f.version() };
+    let pad_empty_data = f.tensor_count() > 0 || f.file_len() >= f.data_offset();
+    let opts = WriteOptions { version, endian, pad_empty_data };
+    let mut w = GgufWriter::with_options(Vec::new(), opts)?;
+    for kv in f.metadata() {
+        match via {
+            Via::Borrowed => w.add_kv_ref(kv.key, kv.value)?,
+            Via::Owned => w.add_value(kv.key, &kv.value.to_owned_value())?,
+        }
+    }
+    for t in f.tensors() {
+        w.add_tensor_ne(t.name, t.dtype, &t.ne())?;
+    }
+    for t in f.tensors() {
+        w.write_tensor_data(f.tensor_data(&t)?)?;
+    }
+    w.finish()
+}
+
+/// Whether the writer's refusal `e` of a file the reader took is one of the documented
+/// differences between them: the reader takes any UTF-8 key of any length and tensor names up
+/// to the spec's 64 bytes, empty ones included; the writer takes ASCII keys of at most 65,535
+/// bytes (the spec) and non-empty names of at most 63 bytes (what ggml keeps).
+pub fn documented_refusal(e: &Error) -> bool {
+    match e {
+        Error::InvalidKey { key, .. } => !key.is_ascii() || key.len() > 65_535,
+        Error::InvalidTensor { name, .. } => name.is_empty() || name.len() as u64 >= MAX_TENSOR_NAME,
+        _ => false,
+    }
+}
+
+/// The round trip: whatever opens writes back and re-opens to the same content, in its own byte
+/// order and in the other one, through borrowed and owned values alike (byte-identical), and
+/// rewriting the rewrite changes nothing.
+pub fn check_roundtrip(data: &[u8]) {
+    let Ok(f) = Gguf::from_slice(data) else { return };
+    let out = match rewrite(&f, f.endian(), Via::Borrowed) {
+        Ok(out) => out,
+        Err(e) if documented_refusal(&e) => return,
+        Err(e) => panic!("the writer refuses a file the reader took: {e}"),
+    };
+    let g = Gguf::from_slice(&out).unwrap_or_else(|e| panic!("the rewrite does not re-open: {e}"));
+    // Version 2 is written little-endian only: a big-endian rewrite of it is version 3.
+    let v2_big = |e: Endian| f.version() == 2 && e == Endian::Big;
+    let content = Compare { offsets: false, data: true, values_bytewise: true, version: !v2_big(f.endian()) };
+    assert_same(&f, &g, content);
+    assert_eq!(g.endian(), f.endian());
+
+    let owned = rewrite(&f, f.endian(), Via::Owned).unwrap_or_else(|e| panic!("owned values refused: {e}"));
+    assert!(owned == out, "writing owned values gives other bytes than writing borrowed ones");
+
+    let again = rewrite(&g, g.endian(), Via::Borrowed).unwrap_or_else(|e| panic!("rewriting the rewrite: {e}"));
+    assert!(again == out, "rewriting the rewrite changes it");
+
+    let other = match f.endian() {
+        Endian::Little => Endian::Big,
+        Endian::Big => Endian::Little,
+    };
+    let swapped = rewrite(&f, other, Via::Borrowed).unwrap_or_else(|e| panic!("writing {}-endian: {e}", other.name()));
+    let h = Gguf::from_slice(&swapped)
+        .unwrap_or_else(|e| panic!("the {}-endian rewrite does not re-open: {e}", other.name()));
+    assert_eq!(h.endian(), other);
+    assert_same(&f, &h, Compare { values_bytewise: false, version: !v2_big(other), ..content });
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A short run of every fuzz target (fuzz/, cargo-fuzz + libFuzzer): keeps them compiling and
+# running. Each target starts from the committed seed corpus (fuzz/seeds) and runs RUNS inputs
+# (default 2000); any crash fails the script. Long runs: fuzz/README.md.
+#
+# Needs cargo-fuzz (installed here with `cargo install cargo-fuzz --locked` when missing) and a
+# nightly compiler for the sanitizer flags: the `nightly` toolchain if rustup has one, else the
+# stable one with RUSTC_BOOTSTRAP=1 (which unlocks nightly flags on stable; only for this build).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root/fuzz"
+runs=${RUNS:-2000}
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked
+fi
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  build() { cargo +nightly fuzz build -O "$@"; }
+else
+  build() { RUSTC_BOOTSTRAP=1 cargo fuzz build -O "$@"; }
+fi
+build
+targets=$(cargo fuzz list)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for t in $targets; do
+  mkdir -p "$tmp/$t" "artifacts/$t"
+  # New inputs go to the temporary folder (the first one); the seeds are only read. A crashing
+  # input is kept in fuzz/artifacts/<target>/ (git-ignored).
+  if ! "${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-gnu/release/$t" "$tmp/$t" seeds -dict=gguf.dict -runs="$runs" \
+    -artifact_prefix="artifacts/$t/" -rss_limit_mb=2048 -timeout=10 >"$tmp/$t.log" 2>&1; then
+    tail -40 "$tmp/$t.log" >&2
+    echo "fuzz target $t failed; the input is in fuzz/artifacts/$t/" >&2
+    exit 1
+  fi
+  echo "$t: $(grep -E '^#[0-9]+' "$tmp/$t.log" | tail -1)"
+done
