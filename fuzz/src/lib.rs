@@ -304,3 +304,86 @@ pub fn check_roundtrip(data: &[u8]) {
     assert_eq!(h.endian(), other);
     assert_same(&f, &h, Compare { values_bytewise: false, version: !v2_big(other), ..content });
 }
+
+/// The serde layer on arbitrary bytes: whenever the container opens the file, deserializing its
+/// whole KV block into a map of [`gguf_serde::Value`]s succeeds and gives every key's owned
+/// value; a small typed struct either deserializes or fails with an `Error` (never a panic); and
+/// the map, serialized back (when its keys are ones the writer accepts), reads back equal.
+pub fn check_serde(data: &[u8]) {
+    use std::collections::BTreeMap;
+
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct General<'a> {
+        architecture: Option<&'a str>,
+        alignment: Option<u32>,
+        name: Option<String>,
+        tags: Option<Vec<&'a str>>,
+    }
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Meta<'a> {
+        #[serde(borrow)]
+        general: Option<General<'a>>,
+        #[serde(rename = "{arch}")]
+        arch: Option<BTreeMap<String, gguf_serde::Value>>,
+    }
+
+    let Ok(file) = Gguf::from_slice(data) else { return };
+    let map: BTreeMap<String, gguf_serde::Value> = match gguf_serde::from_slice(data) {
+        Ok(m) => m,
+        Err(e) => panic!("container opens the file but serde cannot read its KV block: {e}"),
+    };
+    assert_eq!(map.len(), file.kv_count(), "every key becomes one map entry");
+    for kv in file.metadata() {
+        // Debug strings: NaN equals NaN here (payloads are the roundtrip target's business).
+        let (got, want) = (format!("{:?}", map.get(kv.key)), format!("{:?}", Some(&kv.value.to_owned_value())));
+        assert_eq!(got, want, "value of {}", kv.key);
+    }
+    let _ = gguf_serde::from_slice::<Meta<'_>>(data);
+    // A key with a `{arch}` segment is the serde layer's architecture placeholder on write
+    // (documented), so such a map does not read back under the same key.
+    if map.keys().any(|k| k.contains("{arch}")) {
+        return;
+    }
+    if let Ok(bytes) = gguf_serde::to_vec(&map) {
+        let again: BTreeMap<String, gguf_serde::Value> =
+            gguf_serde::from_slice(&bytes).unwrap_or_else(|e| panic!("re-reading what to_vec wrote: {e}"));
+        assert_eq!(format!("{again:?}"), format!("{map:?}"));
+    }
+}
+
+/// The codecs on arbitrary bytes: the first byte picks a ggml type; the rest, cut to whole
+/// blocks, dequantizes without a panic (NaN and infinities allowed) on the single-thread,
+/// parallel and big-endian paths, which agree bit for bit; and for types with a quantizer, the
+/// bytes read as `f32`s quantize (whole blocks) without a panic and dequantize back.
+pub fn check_codec(data: &[u8]) {
+    use gguf_serde::{codec, GgmlType};
+    let Some((&pick, rest)) = data.split_first() else { return };
+    let Some(&dtype) = GgmlType::ALL.get(pick as usize % GgmlType::ALL.len()) else { return };
+    let ts = dtype.type_size() as usize;
+    let bs = dtype.block_size() as usize;
+    let blocks = rest.len() / ts;
+    let src = &rest[..blocks * ts];
+    let mut a = vec![0f32; blocks * bs];
+    let mut b = vec![0f32; blocks * bs];
+    codec::dequantize(dtype, src, &mut a).expect("whole blocks dequantize");
+    codec::dequantize_par(dtype, Endian::Little, src, &mut b).expect("whole blocks dequantize");
+    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "parallel path differs");
+    let mut swapped = src.to_vec();
+    codec::swap_blocks(dtype, &mut swapped);
+    codec::dequantize_endian(dtype, Endian::Big, &swapped, &mut b).expect("whole blocks dequantize");
+    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "big-endian path differs");
+    // A cut block is an error, not a panic.
+    if ts > 1 && !rest.is_empty() && rest.len() % ts != 0 {
+        assert!(codec::dequantize_to_vec(dtype, rest).is_err());
+    }
+    if codec::can_quantize(dtype) {
+        let floats: Vec<f32> = rest.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let n = floats.len() / bs * bs;
+        let q = codec::quantize_to_vec(dtype, &floats[..n]).expect("whole blocks quantize");
+        assert_eq!(q.len(), n / bs * ts);
+        let back = codec::dequantize_to_vec(dtype, &q).expect("own output dequantizes");
+        assert_eq!(back.len(), n);
+    }
+}
