@@ -1,3 +1,4 @@
-//! Runnable examples of gguf-serde: see `src/bin/`.
+//! Runnable examples of gguf-serde (see `src/bin/`), and the generator of the spec's test vector.
 
 pub mod models;
+pub mod small;

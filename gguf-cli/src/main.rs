@@ -3,6 +3,7 @@
 mod diff;
 mod edit;
 mod inspect;
+mod quantize;
 mod split;
 mod validate;
 
@@ -41,6 +42,12 @@ enum Command {
     /// changed: ~;
     /// tensor data compared byte for byte). Exit 0 if none, 1 if any, 2 on error.
     Diff(diff::Args),
+    /// Convert a model's tensors to a quantized type with ggml's reference quantizers, keeping the
+    /// metadata (general.file_type updated). Tensors of two or more dimensions whose rows fit the
+    /// type's blocks convert; one-dimensional tensors and excluded names stay as they are.
+    Quantize(quantize::QuantizeArgs),
+    /// Convert a model's quantized tensors to F32 (or F16, BF16).
+    Dequantize(quantize::DequantizeArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +61,8 @@ fn main() -> ExitCode {
         Command::Rm(args) => edit::run_rm(&args),
         Command::Rename(args) => edit::run_rename(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Quantize(args) => quantize::run_quantize(&args),
+        Command::Dequantize(args) => quantize::run_dequantize(&args),
     };
     match result {
         Ok(code) => code,

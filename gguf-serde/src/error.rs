@@ -33,6 +33,16 @@ pub enum Item {
     Value,
 }
 
+impl Item {
+    /// What a count of this item counts: `bytes` for keys, strings and names, else `entries`.
+    fn unit(&self) -> &'static str {
+        match self {
+            Item::Key | Item::String | Item::TensorName => "bytes",
+            _ => "entries",
+        }
+    }
+}
+
 impl fmt::Display for Item {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -148,7 +158,7 @@ pub enum Error {
 
     /// A count or length larger than the bytes left in the file could possibly hold. Checked
     /// before anything is allocated for it.
-    #[error("{item}{} at offset {offset} claims {count} entries, more than the {remaining} bytes left can hold", key_suffix(.key))]
+    #[error("{item}{} at offset {offset} claims {count} {}, more than the {remaining} bytes left can hold", key_suffix(.key), .item.unit())]
     TooLong {
         /// What the count belongs to.
         item: Item,

@@ -53,12 +53,13 @@ pub mod edit;
 pub mod error;
 pub mod model;
 mod options;
+pub mod requant;
 mod rewrite;
 pub mod ser;
 pub mod shard;
 mod value_serde;
 
-pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec};
+pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance};
 pub use container::{
     Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
     ValueType, WriteOptions,

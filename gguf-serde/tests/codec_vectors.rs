@@ -73,21 +73,44 @@ fn check_dequantize(t: GgmlType, src: &str, expected: &str) {
     assert_eq!(first_difference(&par, &want), None, "dequantize_to_vec {t} ({src})");
 }
 
-#[test]
-fn quantize_equals_reference() {
+fn quantize_all() {
     for t in TYPES {
         check_quantize(t);
     }
 }
 
-#[test]
-fn dequantize_equals_reference() {
+fn dequantize_all() {
     for t in TYPES {
         if t == GgmlType::Q8_1 {
             continue; // ggml has no dequantize_row_q8_1; see below
         }
         check_dequantize(t, &format!("{t}.q"), &format!("{t}.deq.f32"));
         check_dequantize(t, &format!("{t}.rand.bin"), &format!("{t}.rand.f32"));
+    }
+}
+
+#[test]
+fn quantize_equals_reference() {
+    quantize_all();
+}
+
+#[test]
+fn dequantize_equals_reference() {
+    dequantize_all();
+}
+
+/// The same with the portable code paths (no SIMD). Both paths give the same bits, so tests
+/// running at the same time are not disturbed by the switch.
+#[test]
+fn portable_paths_equal_reference() {
+    codec::force_portable(true);
+    let result = std::panic::catch_unwind(|| {
+        quantize_all();
+        dequantize_all();
+    });
+    codec::force_portable(false);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
     }
 }
 
@@ -168,4 +191,60 @@ fn every_f32_value_quantizes_to_f16_and_bf16_as_ggml() {
     }
     assert_eq!(h16.0, 0x66c2_a4ac_265e_2325, "F16");
     assert_eq!(hbf.0, 0xef0e_7894_0a5e_2325, "BF16");
+}
+
+/// Quantizing with an importance matrix equals ggml's `quantize_*` given `quant_weights`
+/// (`*.imat.*` vectors: rows of 64 elements for the 32-element types, 512 for the k-quants).
+#[test]
+fn quantize_with_importance_equals_reference() {
+    let types = [
+        (GgmlType::Q4_0, 64),
+        (GgmlType::Q4_1, 64),
+        (GgmlType::Q5_0, 64),
+        (GgmlType::Q5_1, 64),
+        (GgmlType::Q2_K, 512),
+        (GgmlType::Q3_K, 512),
+        (GgmlType::Q4_K, 512),
+        (GgmlType::Q5_K, 512),
+        (GgmlType::Q6_K, 512),
+    ];
+    for (t, n_per_row) in types {
+        let x = f32s(&data(&format!("{t}.imat.in.f32")).unwrap());
+        let w = f32s(&data(&format!("{t}.imat.w.f32")).unwrap());
+        let want = data(&format!("{t}.imat.q")).unwrap();
+        let mut got = vec![0u8; want.len()];
+        codec::quantize_with_importance(t, &x, &mut got, n_per_row, &w).unwrap();
+        let ts = t.type_size() as usize;
+        for (i, (g, e)) in got.chunks(ts).zip(want.chunks(ts)).enumerate() {
+            assert_eq!(g, e, "quantize_with_importance {t}: block {i} differs from ggml's reference");
+        }
+    }
+    // Length checks.
+    let mut out = vec![0u8; 144];
+    assert!(codec::quantize_with_importance(GgmlType::Q4_K, &[0.0; 256], &mut out, 256, &[1.0; 255]).is_err());
+    assert!(codec::quantize_with_importance(GgmlType::Q4_K, &[0.0; 256], &mut out, 128, &[1.0; 128]).is_err());
+    assert!(matches!(
+        codec::quantize_with_importance(GgmlType::I8, &[0.0; 4], &mut out[..4], 4, &[1.0; 4]),
+        Err(gguf_serde::Error::UnsupportedQuantize(GgmlType::I8))
+    ));
+}
+
+/// The importance path is not the plain one in disguise: on the same rows the bytes differ.
+#[test]
+fn importance_changes_the_result() {
+    for t in [
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q5_0,
+        GgmlType::Q5_1,
+        GgmlType::Q2_K,
+        GgmlType::Q3_K,
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
+    ] {
+        let x = f32s(&data(&format!("{t}.imat.in.f32")).unwrap());
+        let with = data(&format!("{t}.imat.q")).unwrap();
+        assert_ne!(codec::quantize_to_vec(t, &x).unwrap(), with, "{t}");
+    }
 }

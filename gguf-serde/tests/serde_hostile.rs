@@ -92,7 +92,7 @@ fn truncated_and_lying_streams() {
     lie.extend(8u32.to_le_bytes());
     lie.extend((1u64 << 60).to_le_bytes());
     lie.extend(b"short");
-    let msg = "string (key \"k\") at offset 37 claims 1152921504606846976 entries, more than the 5 bytes left can hold";
+    let msg = "string (key \"k\") at offset 37 claims 1152921504606846976 bytes, more than the 5 bytes left can hold";
     assert_eq!(from_reader::<BTreeMap<String, Value>, _>(lie.as_slice()).unwrap_err().to_string(), msg);
     assert_eq!(from_slice::<BTreeMap<String, Value>>(&lie).unwrap_err().to_string(), msg);
     // An array of 2^62 u64 elements.

@@ -206,7 +206,7 @@ fn string_length_longer_than_the_bytes_left() {
     );
     assert_eq!(
         e.to_string(),
-        r#"string (key "k") at offset 37 claims 1000 entries, more than the 5 bytes left can hold"#
+        r#"string (key "k") at offset 37 claims 1000 bytes, more than the 5 bytes left can hold"#
     );
 
     // One byte more than is left; exactly what is left is fine.

@@ -249,9 +249,9 @@ pub(crate) fn dequant_q8_k(src: &[u8], dst: &mut [f32]) {
 
 // ------------------------------------------------------------------------- quantize helpers
 
-/// ggml's `make_qx_quants` with no importance weights; `rmse_type` 1 (weights `x²`) is the only
-/// one the reference quantizers here use without an importance matrix.
-fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8], qw: Option<&[f32]>) -> f32 {
+/// ggml's `make_qx_quants` with `rmse_type` 1: weights `qw`, or `x²` when `None` (the only
+/// variants the quantizers here use).
+pub(crate) fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8], qw: Option<&[f32]>) -> f32 {
     let n = x.len();
     let mut max = 0f32;
     let mut amax = 0f32;
@@ -368,13 +368,12 @@ fn make_q3_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
     }
 }
 
-/// ggml's `make_qkx2_quants` one sub-block at a time: the plain transcription that the
-/// lane-parallel [`make_qkx2_quants_x8`] is tested against.
-#[cfg(test)]
-/// ggml's `make_qkx2_quants`: scale and (negated) min for `x` with weights, searching `nstep + 1`
-/// candidate scales. Returns `(scale, the_min)`.
+/// ggml's `make_qkx2_quants` (`qkx3 = false`) and `make_qkx3_quants` with weights (`qkx3 =
+/// true`; the only difference is its `max <= min` test for a flat sub-block), one sub-block at a
+/// time. Scale and (negated) min for `x` with weights, searching `nstep + 1` candidate scales;
+/// returns `(scale, the_min)`. The lane-parallel [`make_qkx2_quants_x8`] is tested against it.
 #[allow(clippy::too_many_arguments)]
-fn make_qkx2_quants(
+pub(crate) fn make_qkx_quants(
     nmax: i32,
     x: &[f32],
     weights: &[f32],
@@ -384,6 +383,7 @@ fn make_qkx2_quants(
     rdelta: f32,
     nstep: i32,
     use_mad: bool,
+    qkx3: bool,
 ) -> (f32, f32) {
     let n = x.len();
     let mut min = x[0];
@@ -404,7 +404,7 @@ fn make_qkx2_quants(
     if min > 0.0 {
         min = 0.0;
     }
-    if max == min {
+    if (qkx3 && max <= min) || max == min {
         l_out.iter_mut().for_each(|l| *l = 0);
         return (0.0, -min);
     }
@@ -466,7 +466,7 @@ const LANES: usize = 8;
 type Lf = [f32; LANES];
 type Li = [i32; LANES];
 
-/// [`make_qkx2_quants`] for 8 independent sub-blocks at once: lane `k` of every array is
+/// [`make_qkx_quants`] (`make_qkx2_quants`) for 8 independent sub-blocks at once: lane `k` of every array is
 /// sub-block `k`. Each lane performs exactly the scalar function's operations in the same order
 /// (its sums stay sequential), so the results are bit-identical; the lanes only let the compiler
 /// use SIMD registers across sub-blocks. `x[i][k]` is element `i` of sub-block `k`.
@@ -1249,28 +1249,33 @@ fn quant_q5_k(src: &[f32], dst: &mut [u8]) {
     for (x, y) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(176)) {
         let mut l = [0u8; QK_K];
         quant_k4_head(x, 31, -0.5, 15, &mut y[0..16], &mut l);
-        let (qh, ql) = y[16..176].split_at_mut(32);
-        qh.iter_mut().for_each(|h| *h = 0);
-        let mut m1 = 1u8;
-        let mut m2 = 2u8;
-        for (n, qq) in ql.chunks_exact_mut(32).enumerate() {
-            let base = 64 * n;
-            for j in 0..32 {
-                let mut l1 = l[base + j];
-                if l1 > 15 {
-                    l1 -= 16;
-                    qh[j] |= m1;
-                }
-                let mut l2 = l[base + j + 32];
-                if l2 > 15 {
-                    l2 -= 16;
-                    qh[j] |= m2;
-                }
-                qq[j] = l1 | (l2 << 4);
+        pack_q5_k_levels(&l, &mut y[16..176]);
+    }
+}
+
+/// Writes Q5_K levels `l` (0..=31) as `qh[32]` and `qs[128]` (`out` = the block from byte 16).
+fn pack_q5_k_levels(l: &[u8; QK_K], out: &mut [u8]) {
+    let (qh, ql) = out.split_at_mut(32);
+    qh.iter_mut().for_each(|h| *h = 0);
+    let mut m1 = 1u8;
+    let mut m2 = 2u8;
+    for (n, qq) in ql.chunks_exact_mut(32).enumerate() {
+        let base = 64 * n;
+        for j in 0..32 {
+            let mut l1 = l[base + j];
+            if l1 > 15 {
+                l1 -= 16;
+                qh[j] |= m1;
             }
-            m1 <<= 2;
-            m2 <<= 2;
+            let mut l2 = l[base + j + 32];
+            if l2 > 15 {
+                l2 -= 16;
+                qh[j] |= m2;
+            }
+            qq[j] = l1 | (l2 << 4);
         }
+        m1 <<= 2;
+        m2 <<= 2;
     }
 }
 
@@ -1278,50 +1283,56 @@ fn quant_q6_k(src: &[f32], dst: &mut [u8]) {
     for (x, y) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(210)) {
         let mut l = [0i8; QK_K];
         let scales = q6_k_subblocks(x, &mut l);
-        let mut max_scale = 0f32;
-        let mut max_abs_scale = 0f32;
-        for &scale in &scales {
-            let abs_scale = scale.abs();
-            if abs_scale > max_abs_scale {
-                max_abs_scale = abs_scale;
-                max_scale = scale;
-            }
+        finish_q6_k(x, y, &scales, &mut l);
+    }
+}
+
+/// The second half of the Q6_K quantizers (reference and importance): super-block scale, 8-bit
+/// sub-block scales, requantized levels, packing. `l` holds the first-pass levels.
+fn finish_q6_k(x: &[f32], y: &mut [u8], scales: &[f32; 16], l: &mut [i8; QK_K]) {
+    let mut max_scale = 0f32;
+    let mut max_abs_scale = 0f32;
+    for &scale in scales {
+        let abs_scale = scale.abs();
+        if abs_scale > max_abs_scale {
+            max_abs_scale = abs_scale;
+            max_scale = scale;
         }
-        if max_abs_scale < GROUP_MAX_EPS {
-            y.iter_mut().for_each(|b| *b = 0);
+    }
+    if max_abs_scale < GROUP_MAX_EPS {
+        y.iter_mut().for_each(|b| *b = 0);
+        return;
+    }
+    let iscale = -128.0f32 / max_scale;
+    y[208..210].copy_from_slice(&f32_to_f16(1.0 / iscale).to_le_bytes());
+    for ib in 0..16 {
+        y[192 + ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
+    }
+    let d_all = half_at(y, 208);
+    for j in 0..16 {
+        let d = d_all * (y[192 + j] as i8) as f32;
+        if d == 0.0 {
             continue;
         }
-        let iscale = -128.0f32 / max_scale;
-        y[208..210].copy_from_slice(&f32_to_f16(1.0 / iscale).to_le_bytes());
-        for ib in 0..16 {
-            y[192 + ib] = nearest_int(iscale * scales[ib]).min(127) as i8 as u8;
+        for ii in 0..16 {
+            let q = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
+            l[16 * j + ii] = (q + 32) as i8;
         }
-        let d_all = half_at(y, 208);
-        for j in 0..16 {
-            let d = d_all * (y[192 + j] as i8) as f32;
-            if d == 0.0 {
-                continue;
-            }
-            for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).clamp(-32, 31);
-                l[16 * j + ii] = (q + 32) as i8;
-            }
-        }
-        let lu = l.map(|v| v as u8);
-        for n in 0..2 {
-            let j = 128 * n;
-            for i in 0..32 {
-                let q1 = lu[j + i] & 0xF;
-                let q2 = lu[j + i + 32] & 0xF;
-                let q3 = lu[j + i + 64] & 0xF;
-                let q4 = lu[j + i + 96] & 0xF;
-                y[64 * n + i] = q1 | (q3 << 4);
-                y[64 * n + i + 32] = q2 | (q4 << 4);
-                y[128 + 32 * n + i] = (lu[j + i] >> 4)
-                    | ((lu[j + i + 32] >> 4) << 2)
-                    | ((lu[j + i + 64] >> 4) << 4)
-                    | ((lu[j + i + 96] >> 4) << 6);
-            }
+    }
+    let lu = l.map(|v| v as u8);
+    for n in 0..2 {
+        let j = 128 * n;
+        for i in 0..32 {
+            let q1 = lu[j + i] & 0xF;
+            let q2 = lu[j + i + 32] & 0xF;
+            let q3 = lu[j + i + 64] & 0xF;
+            let q4 = lu[j + i + 96] & 0xF;
+            y[64 * n + i] = q1 | (q3 << 4);
+            y[64 * n + i + 32] = q2 | (q4 << 4);
+            y[128 + 32 * n + i] = (lu[j + i] >> 4)
+                | ((lu[j + i + 32] >> 4) << 2)
+                | ((lu[j + i + 64] >> 4) << 4)
+                | ((lu[j + i + 96] >> 4) << 6);
         }
     }
 }
@@ -1356,6 +1367,316 @@ fn quant_q8_k(src: &[f32], dst: &mut [u8]) {
             y[260 + 2 * j..262 + 2 * j].copy_from_slice(&(sum as i16).to_le_bytes());
         }
         y[0..4].copy_from_slice(&(1.0 / iscale).to_le_bytes());
+    }
+}
+
+// ------------------------------------------------------------- quantize with importance weights
+
+/// ggml's `make_qp_quants`: quantizes non-negative `x` (sub-block scales or mins) to `0..=nmax`
+/// with weights; returns the scale.
+pub(crate) fn make_qp_quants(nmax: i32, x: &[f32], l_out: &mut [u8], qw: &[f32]) -> f32 {
+    let n = x.len();
+    let mut max = 0f32;
+    for &v in x {
+        max = if max > v { max } else { v };
+    }
+    if max < GROUP_MAX_EPS {
+        l_out.iter_mut().for_each(|l| *l = 0);
+        return 0.0;
+    }
+    let nmaxf = nmax as f32;
+    let mut iscale = nmaxf / max;
+    for i in 0..n {
+        l_out[i] = nearest_int(iscale * x[i]) as u8;
+    }
+    let scale = 1.0 / iscale;
+    let mut best_mse = 0f32;
+    for i in 0..n {
+        let diff = x[i] - scale * l_out[i] as f32;
+        best_mse += qw[i] * diff * diff;
+    }
+    for is in -4i32..=4 {
+        if is == 0 {
+            continue;
+        }
+        let iscale_is = (0.1f32 * is as f32 + nmaxf) / max;
+        let scale_is = 1.0 / iscale_is;
+        let mut mse = 0f32;
+        for i in 0..n {
+            let l = nearest_int(iscale_is * x[i]).min(nmax);
+            let diff = x[i] - scale_is * l as f32;
+            mse += qw[i] * diff * diff;
+        }
+        if mse < best_mse {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    let mut sumlx = 0f32;
+    let mut suml2 = 0f32;
+    for i in 0..n {
+        let l = nearest_int(iscale * x[i]).min(nmax);
+        l_out[i] = l as u8;
+        let w = qw[i];
+        sumlx += w * x[i] * l as f32;
+        suml2 += w * l as f32 * l as f32;
+    }
+    for _ in 0..5 {
+        let mut n_changed = 0;
+        for i in 0..n {
+            let w = qw[i];
+            let li = l_out[i] as f32;
+            let mut slx = sumlx - w * x[i] * li;
+            let mut sl2 = suml2 - w * li * li;
+            if slx > 0.0 && sl2 > 0.0 {
+                let new_l = nearest_int(x[i] * sl2 / slx).min(nmax);
+                if new_l != l_out[i] as i32 {
+                    slx += w * x[i] * new_l as f32;
+                    sl2 += w * new_l as f32 * new_l as f32;
+                    if slx * slx * suml2 > sumlx * sumlx * sl2 {
+                        l_out[i] = new_l as u8;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        n_changed += 1;
+                    }
+                }
+            }
+        }
+        if n_changed == 0 {
+            break;
+        }
+    }
+    if suml2 > 0.0 {
+        sumlx / suml2
+    } else {
+        0.0
+    }
+}
+
+/// Quantizes one row (`x.len()` = `n_per_row`, whole super-blocks) with importance weights
+/// `qw` (one per column of the row), as ggml's `quantize_row_q{2..6}_K_impl`. Returns `false` if
+/// `dtype` is not a k-quant with an importance path.
+pub(crate) fn quantize_row_imatrix(dtype: GgmlType, x: &[f32], dst: &mut [u8], qw: &[f32]) -> bool {
+    match dtype {
+        GgmlType::Q2_K => q2_k_impl(x, dst, qw),
+        GgmlType::Q3_K => q3_k_impl(x, dst, qw),
+        GgmlType::Q4_K => q45_k_impl(x, dst, qw, 15, 144),
+        GgmlType::Q5_K => q45_k_impl(x, dst, qw, 31, 176),
+        GgmlType::Q6_K => q6_k_impl(x, dst, qw),
+        _ => return false,
+    }
+    true
+}
+
+fn block_sigma2(x: &[f32], factor: f32) -> f32 {
+    let mut sumx2 = 0f32;
+    for &v in x {
+        sumx2 += v * v;
+    }
+    factor * sumx2 / QK_K as f32
+}
+
+fn q2_k_impl(src: &[f32], dst: &mut [u8], qw_row: &[f32]) {
+    for ((x, y), qwb) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(84)).zip(qw_row.chunks_exact(QK_K)) {
+        let mut l = [0u8; QK_K];
+        let mut laux = [0u8; 16];
+        let mut mins = [0f32; 16];
+        let mut scales = [0f32; 16];
+        let mut sw = [0f32; 16];
+        let mut weight = [0f32; 16];
+        let sigma2 = block_sigma2(x, 1.0);
+        for j in 0..16 {
+            let qw = &qwb[16 * j..16 * j + 16];
+            for i in 0..16 {
+                let v = x[16 * j + i];
+                weight[i] = qw[i] * (sigma2 + v * v).sqrt();
+            }
+            for &w in &weight {
+                sw[j] += w;
+            }
+            let (sc, m) = make_qkx_quants(
+                3,
+                &x[16 * j..16 * j + 16],
+                &weight,
+                &mut l[16 * j..16 * j + 16],
+                &mut laux,
+                -0.9,
+                0.05,
+                36,
+                false,
+                true,
+            );
+            scales[j] = sc;
+            mins[j] = m;
+        }
+        let mut ls = [0u8; 16];
+        let mut lm = [0u8; 16];
+        let dm = make_qp_quants(15, &scales, &mut ls, &sw);
+        let mm = make_qp_quants(15, &mins, &mut lm, &sw);
+        y[80..82].copy_from_slice(&f32_to_f16(dm).to_le_bytes());
+        y[82..84].copy_from_slice(&f32_to_f16(mm).to_le_bytes());
+        let dm = half_at(y, 80);
+        let mm = half_at(y, 82);
+        for j in 0..16 {
+            y[j] = ls[j] | (lm[j] << 4);
+        }
+        for j in 0..16 {
+            let d = dm * (y[j] & 0xF) as f32;
+            if d == 0.0 {
+                continue;
+            }
+            let m = mm * (y[j] >> 4) as f32;
+            for ii in 0..16 {
+                l[16 * j + ii] = nearest_int((x[16 * j + ii] + m) / d).clamp(0, 3) as u8;
+            }
+        }
+        pack_2bit(&l, &mut y[16..80]);
+    }
+}
+
+fn q3_k_impl(src: &[f32], dst: &mut [u8], qw_row: &[f32]) {
+    for ((x, y), qwb) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(110)).zip(qw_row.chunks_exact(QK_K)) {
+        let mut l = [0i8; QK_K];
+        let mut scales = [0f32; 16];
+        let mut sw = [0f32; 16];
+        let mut weight = [0f32; 16];
+        let sigma2 = block_sigma2(x, 2.0);
+        for j in 0..16 {
+            let qw = &qwb[16 * j..16 * j + 16];
+            for i in 0..16 {
+                let v = x[16 * j + i];
+                weight[i] = qw[i] * (sigma2 + v * v).sqrt();
+            }
+            let mut sumw = 0f32;
+            for &w in &weight {
+                sumw += w;
+            }
+            sw[j] = sumw;
+            scales[j] = make_qx_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16], Some(&weight));
+        }
+        let (hmask, rest) = y.split_at_mut(32);
+        let (qs, rest) = rest.split_at_mut(64);
+        let (sc, dd) = rest.split_at_mut(12);
+        sc.iter_mut().for_each(|s| *s = 0);
+        let mut ls = [0i8; 16];
+        let d_block = make_qx_quants(32, &scales, &mut ls, Some(&sw));
+        for j in 0..16 {
+            let li = ls[j] as u8;
+            if j < 8 {
+                sc[j] = li & 0xF;
+            } else {
+                sc[j - 8] |= (li & 0xF) << 4;
+            }
+            sc[j % 4 + 8] |= (li >> 4) << (2 * (j / 4));
+        }
+        dd.copy_from_slice(&f32_to_f16(d_block).to_le_bytes());
+        let d_all = half_at(dd, 0);
+        let sci = q3_k_scales(sc);
+        for j in 0..16 {
+            let d = d_all * sci[j] as f32;
+            if d == 0.0 {
+                continue;
+            }
+            for ii in 0..16 {
+                l[16 * j + ii] = (nearest_int(x[16 * j + ii] / d).clamp(-4, 3) + 4) as i8;
+            }
+        }
+        hmask.iter_mut().for_each(|h| *h = 0);
+        let mut lu = [0u8; QK_K];
+        for j in 0..QK_K {
+            let high = (l[j] > 3) as u8;
+            hmask[j % 32] |= high << (j / 32);
+            lu[j] = (l[j] as u8).wrapping_sub(4 * high);
+        }
+        pack_2bit(&lu, qs);
+    }
+}
+
+fn q45_k_impl(src: &[f32], dst: &mut [u8], qw_row: &[f32], nmax: i32, ts: usize) {
+    for ((x, y), qwb) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(ts)).zip(qw_row.chunks_exact(QK_K)) {
+        let mut l = [0u8; QK_K];
+        let mut laux = [0u8; 32];
+        let mut weights = [0f32; 32];
+        let mut sw = [0f32; 8];
+        let mut mins = [0f32; 8];
+        let mut scales = [0f32; 8];
+        let sigma2 = block_sigma2(x, 2.0);
+        for j in 0..8 {
+            let qw = &qwb[32 * j..32 * j + 32];
+            for i in 0..32 {
+                let v = x[32 * j + i];
+                weights[i] = qw[i] * (sigma2 + v * v).sqrt();
+            }
+            let mut sumw = 0f32;
+            for &w in &weights {
+                sumw += w;
+            }
+            sw[j] = sumw;
+            let (sc, m) = make_qkx_quants(
+                nmax,
+                &x[32 * j..32 * j + 32],
+                &weights,
+                &mut l[32 * j..32 * j + 32],
+                &mut laux,
+                -0.9,
+                0.05,
+                36,
+                false,
+                true,
+            );
+            scales[j] = sc;
+            mins[j] = m;
+        }
+        let mut ls = [0u8; 8];
+        let mut lm = [0u8; 8];
+        let d_block = make_qp_quants(63, &scales, &mut ls, &sw);
+        let m_block = make_qp_quants(63, &mins, &mut lm, &sw);
+        if nmax == 31 {
+            // quantize_row_q5_K_impl clamps to 63 (a no-op for make_qp_quants' output).
+            ls = ls.map(|v| v.min(63));
+            lm = lm.map(|v| v.min(63));
+        }
+        y[0..2].copy_from_slice(&f32_to_f16(d_block).to_le_bytes());
+        y[2..4].copy_from_slice(&f32_to_f16(m_block).to_le_bytes());
+        pack_scales_k4(&ls, &lm, &mut y[4..16]);
+        let d_all = half_at(y, 0);
+        let dmin_all = half_at(y, 2);
+        for j in 0..8 {
+            let (sc, m) = scale_min_k4(j, &y[4..16]);
+            let d = d_all * sc as f32;
+            if d == 0.0 {
+                continue;
+            }
+            let dm = dmin_all * m as f32;
+            for ii in 0..32 {
+                l[32 * j + ii] = nearest_int((x[32 * j + ii] + dm) / d).clamp(0, nmax) as u8;
+            }
+        }
+        if nmax == 15 {
+            for (n, qq) in y[16..144].chunks_exact_mut(32).enumerate() {
+                for i in 0..32 {
+                    qq[i] = l[64 * n + i] | (l[64 * n + i + 32] << 4);
+                }
+            }
+        } else {
+            pack_q5_k_levels(&l, &mut y[16..176]);
+        }
+    }
+}
+
+fn q6_k_impl(src: &[f32], dst: &mut [u8], qw_row: &[f32]) {
+    for ((x, y), qwb) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(210)).zip(qw_row.chunks_exact(QK_K)) {
+        let mut l = [0i8; QK_K];
+        let mut scales = [0f32; 16];
+        for ib in 0..16 {
+            scales[ib] = make_qx_quants(
+                32,
+                &x[16 * ib..16 * ib + 16],
+                &mut l[16 * ib..16 * ib + 16],
+                Some(&qwb[16 * ib..16 * ib + 16]),
+            );
+        }
+        finish_q6_k(x, y, &scales, &mut l);
     }
 }
 
@@ -1403,7 +1724,7 @@ mod lane_tests {
                 let w: Vec<f32> = xs.iter().map(|v| 0.3 + v.abs()).collect();
                 let mut l = [0u8; 32];
                 let mut laux = [0u8; 32];
-                let (s, m) = make_qkx2_quants(15, xs, &w, &mut l, &mut laux, -1.0, 0.1, 20, false);
+                let (s, m) = make_qkx_quants(15, xs, &w, &mut l, &mut laux, -1.0, 0.1, 20, false, false);
                 let ll: Vec<u8> = (0..32).map(|i| lt[i][k]).collect();
                 assert_eq!(
                     (s.to_bits(), m.to_bits(), l.to_vec()),
@@ -1489,7 +1810,7 @@ mod lane_tests {
                 let w: Vec<f32> = xs.iter().map(|v| v.abs()).collect();
                 let mut l = [0u8; 16];
                 let mut laux = [0u8; 16];
-                let (s, m) = make_qkx2_quants(3, xs, &w, &mut l, &mut laux, -0.5, 0.1, 15, true);
+                let (s, m) = make_qkx_quants(3, xs, &w, &mut l, &mut laux, -0.5, 0.1, 15, true, false);
                 let ll: Vec<u8> = (0..16).map(|i| lt[i][k]).collect();
                 assert_eq!(
                     (s.to_bits(), m.to_bits(), l.to_vec()),

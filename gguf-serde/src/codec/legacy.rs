@@ -401,6 +401,64 @@ fn quant_q8_1(src: &[f32], dst: &mut [u8]) {
     }
 }
 
+// ------------------------------------------------------------- quantize with importance weights
+
+/// Quantizes one row (`x.len()` = `n_per_row`, whole blocks) with importance weights `qw` (one per
+/// column), as ggml's `quantize_row_q{4_0,4_1,5_0,5_1}_impl`. Q8_0 and Q8_1 ignore the weights,
+/// as ggml does. Returns `false` for other types.
+pub(crate) fn quantize_row_imatrix(dtype: GgmlType, x: &[f32], dst: &mut [u8], qw: &[f32]) -> bool {
+    let (nmax, ts, with_min) = match dtype {
+        GgmlType::Q4_0 => (8, 18, false),
+        GgmlType::Q5_0 => (16, 22, false),
+        GgmlType::Q4_1 => (15, 20, true),
+        GgmlType::Q5_1 => (31, 24, true),
+        GgmlType::Q8_0 | GgmlType::Q8_1 => return quantize(dtype, x, dst),
+        _ => return false,
+    };
+    let mut sum_x2 = 0f32;
+    for &v in x {
+        sum_x2 += v * v;
+    }
+    let sigma2 = sum_x2 / x.len() as f32;
+    let mut weight = [0f32; QK];
+    for ((xb, y), qwb) in x.chunks_exact(QK).zip(dst.chunks_exact_mut(ts)).zip(qw.chunks_exact(QK)) {
+        for j in 0..QK {
+            weight[j] = qwb[j] * (sigma2 + xb[j] * xb[j]).sqrt();
+        }
+        let mut l = [0u8; QK];
+        let qs_at;
+        if with_min {
+            let mut laux = [0u8; QK];
+            let (d, the_min) =
+                super::kquants::make_qkx_quants(nmax, xb, &weight, &mut l, &mut laux, -0.9, 0.05, 36, false, true);
+            y[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+            y[2..4].copy_from_slice(&f32_to_f16(-the_min).to_le_bytes());
+            qs_at = 4;
+        } else {
+            let mut li = [0i8; QK];
+            let d = super::kquants::make_qx_quants(nmax, xb, &mut li, Some(&weight));
+            l = li.map(|v| v as u8);
+            y[0..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+            qs_at = 2;
+        }
+        if nmax < 16 {
+            for j in 0..16 {
+                y[qs_at + j] = l[j] | (l[j + 16] << 4);
+            }
+        } else {
+            let mut qh = 0u32;
+            for j in 0..16 {
+                let (x0, x1) = (l[j], l[j + 16]);
+                y[qs_at + 4 + j] = (x0 & 0x0F) | ((x1 & 0x0F) << 4);
+                qh |= (((x0 & 0x10) >> 4) as u32) << j;
+                qh |= (((x1 & 0x10) >> 4) as u32) << (j + 16);
+            }
+            y[qs_at..qs_at + 4].copy_from_slice(&qh.to_le_bytes());
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

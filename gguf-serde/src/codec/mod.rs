@@ -35,6 +35,9 @@
 //!   `Q3_K`, `Q4_K`, `Q5_K`, `Q6_K`, `Q8_K`, plus those of the i-quant and other families that
 //!   ggml quantizes without an importance matrix; anything else is
 //!   [`Error::UnsupportedQuantize`].
+//! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
+//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F16, BF16, Q8_0 and
+//!   Q8_1 ignore the weights, as in ggml).
 //!
 //! # Byte order
 //! GGUF files are little-endian unless the header says otherwise. A big-endian file, as ggml on a
@@ -270,6 +273,65 @@ pub fn quantize_to_vec(dtype: GgmlType, src: &[f32]) -> Result<Vec<u8>> {
     let mut out = vec![0u8; nb];
     quantize_par(dtype, Endian::Little, src, &mut out)?;
     Ok(out)
+}
+
+/// Quantizes whole rows of `n_per_row` elements with an importance matrix (`importance`: one
+/// non-negative weight per column, as llama.cpp's imatrix gives), as ggml's `quantize_*` with
+/// `quant_weights` (`quantize_row_*_impl`): for Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
+/// Q6_K. F16, BF16, Q8_0 and Q8_1 ignore the weights, as ggml does. Rows run in parallel
+/// (rayon). `src` holds `src.len() / n_per_row` rows one after another (shape outermost first:
+/// `[rows, n_per_row]`); `dst` their blocks, little-endian.
+///
+/// # Errors
+/// [`Error::NotWholeBlocks`] if `n_per_row` is not a multiple of the block size,
+/// [`Error::CodecSizeMismatch`] if `src` is not whole rows, `importance.len() != n_per_row` or
+/// `dst` has the wrong length, [`Error::UnsupportedQuantize`] for other types.
+pub fn quantize_with_importance(
+    dtype: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    n_per_row: usize,
+    importance: &[f32],
+) -> Result<()> {
+    let row_bytes = bytes_for_elems(dtype, n_per_row)?;
+    let mismatch = |what, expected: usize, found: usize| Error::CodecSizeMismatch {
+        dtype,
+        what,
+        expected: expected as u64,
+        found: found as u64,
+    };
+    if importance.len() != n_per_row {
+        return Err(mismatch("importance weights", n_per_row, importance.len()));
+    }
+    if n_per_row == 0 || src.len() % n_per_row != 0 {
+        return Err(mismatch("input elements (whole rows)", n_per_row, src.len()));
+    }
+    check_quant(dtype, src, dst)?;
+    let plain = matches!(dtype, GgmlType::F16 | GgmlType::BF16 | GgmlType::F32);
+    if !plain
+        && !legacy::quantize_row_imatrix(dtype, &[], &mut [], &[])
+        && !kquants::quantize_row_imatrix(dtype, &[], &mut [], &[])
+    {
+        return Err(Error::UnsupportedQuantize(dtype));
+    }
+    src.par_chunks(n_per_row).zip(dst.par_chunks_mut(row_bytes)).for_each(|(x, y)| {
+        let _ = plain && quant_le(dtype, x, y).is_ok()
+            || legacy::quantize_row_imatrix(dtype, x, y, importance)
+            || kquants::quantize_row_imatrix(dtype, x, y, importance);
+    });
+    Ok(())
+}
+
+/// Makes every codec function use its portable (non-SIMD) code from now on (`true`), or the
+/// runtime-detected SIMD code again (`false`). Both give the same bits; this exists so that tests
+/// and benchmarks can run the portable paths on a machine with AVX2. The environment variable
+/// `GGUF_CODEC_NO_SIMD` (read once) has the same effect for a whole process.
+#[doc(hidden)]
+pub fn force_portable(portable: bool) {
+    #[cfg(target_arch = "x86_64")]
+    simd::FORCE_PORTABLE.store(portable, std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = portable;
 }
 
 /// Whether [`quantize`] supports `dtype`.

@@ -9,7 +9,11 @@
 #![allow(unsafe_code)]
 
 use std::arch::x86_64::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
+
+/// Set by [`super::force_portable`]: use the portable paths even where SIMD is available.
+pub(crate) static FORCE_PORTABLE: AtomicBool = AtomicBool::new(false);
 
 fn features() -> (bool, bool) {
     static F: OnceLock<(bool, bool)> = OnceLock::new();
@@ -25,12 +29,12 @@ fn features() -> (bool, bool) {
 
 /// Whether AVX2 is available (and not disabled with `GGUF_CODEC_NO_SIMD`).
 pub(crate) fn has_avx2() -> bool {
-    features().0
+    features().0 && !FORCE_PORTABLE.load(Ordering::Relaxed)
 }
 
 /// Whether AVX2 and F16C are available (and not disabled).
 pub(crate) fn has_avx2_f16c() -> bool {
-    features().1
+    features().1 && !FORCE_PORTABLE.load(Ordering::Relaxed)
 }
 
 #[inline(always)]

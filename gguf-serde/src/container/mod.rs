@@ -41,7 +41,7 @@ use std::path::Path;
 pub use parse::DEFAULT_ALIGNMENT;
 pub(crate) use parse::{align_up, Layout};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef, ValueType};
-pub use write::{AtomicFile, GgufWriter, WriteOptions};
+pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
 use crate::dtype::GgmlType;
 use crate::error::{Error, Result};

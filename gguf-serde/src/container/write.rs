@@ -429,6 +429,17 @@ impl<W: Write> GgufWriter<W> {
         Ok(())
     }
 
+    /// Starts the data of the next declared tensor, to be given in pieces through the returned
+    /// [`TensorDataWriter`] (for data made chunk by chunk, e.g. by a converter) and closed with
+    /// [`TensorDataWriter::finish`], which checks the total and writes the padding.
+    ///
+    /// # Errors
+    /// As [`GgufWriter::write_tensor_data`].
+    pub fn tensor_data_writer(&mut self) -> Result<TensorDataWriter<'_, W>> {
+        let (index, expected, name) = self.next_tensor()?;
+        Ok(TensorDataWriter { w: self, index, expected, written: 0, name, done: false })
+    }
+
     /// Copies the data of the next declared tensor from `reader`, which must yield exactly the
     /// declared number of bytes, then writes its padding. Memory use is a small fixed buffer.
     ///
@@ -607,6 +618,66 @@ impl Encoder {
             }
         }
         Ok(())
+    }
+}
+
+/// The data of one tensor given in pieces; from [`GgufWriter::tensor_data_writer`].
+///
+/// Dropped without [`finish`](Self::finish) after some bytes were written, the writer is left
+/// failed: every later call returns [`Error::WriterState`].
+#[derive(Debug)]
+pub struct TensorDataWriter<'w, W: Write> {
+    w: &'w mut GgufWriter<W>,
+    index: usize,
+    expected: u64,
+    written: u64,
+    name: String,
+    done: bool,
+}
+
+impl<W: Write> TensorDataWriter<'_, W> {
+    /// Writes the next piece.
+    ///
+    /// # Errors
+    /// [`Error::TensorSizeMismatch`] if the pieces exceed the declared size (nothing of this
+    /// piece is written, and the writer is failed); [`Error::Io`].
+    pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        let found = self.written.saturating_add(bytes.len() as u64);
+        if found > self.expected {
+            self.w.state = State::Failed;
+            return Err(Error::TensorSizeMismatch { name: self.name.clone(), expected: self.expected, found });
+        }
+        self.w.emit(bytes)?;
+        self.written = found;
+        Ok(())
+    }
+
+    /// Checks that the declared size was written and writes the padding.
+    ///
+    /// # Errors
+    /// [`Error::TensorSizeMismatch`] if fewer bytes were written (the writer is then failed);
+    /// [`Error::Io`].
+    pub fn finish(mut self) -> Result<()> {
+        if self.written != self.expected {
+            self.w.state = State::Failed;
+            return Err(Error::TensorSizeMismatch {
+                name: std::mem::take(&mut self.name),
+                expected: self.expected,
+                found: self.written,
+            });
+        }
+        self.w.pad()?;
+        self.w.state = State::Data { next: self.index + 1 };
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for TensorDataWriter<'_, W> {
+    fn drop(&mut self) {
+        if !self.done && self.written > 0 {
+            self.w.state = State::Failed;
+        }
     }
 }
 
