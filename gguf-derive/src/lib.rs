@@ -4,10 +4,10 @@
 //! documents the attributes (module `gguf_serde::model`). The generated code names its runtime
 //! through `::gguf_serde::__private`.
 //!
-//! The macro works in stages, as serde_derive and thiserror do: [`ast`] turns the input into a
-//! typed description, [`attr`] parses the `#[gguf(...)]` attributes (collecting every mistake
-//! with its span in a [`ctxt::Ctxt`]), [`check`] classifies the fields and checks attributes
-//! against each other and against the field types, and [`expand`] writes the impls. When there
+//! The macro works in stages, as serde_derive and thiserror do: `ast` turns the input into a
+//! typed description, `attr` parses the `#[gguf(...)]` attributes (collecting every mistake
+//! with its span in a `ctxt::Ctxt`), `check` classifies the fields and checks attributes
+//! against each other and against the field types, and `expand` writes the impls. When there
 //! are errors, the errors are emitted together with a placeholder impl, so that the user sees the
 //! attribute mistakes and not a cascade of "trait not implemented" errors.
 

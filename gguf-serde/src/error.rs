@@ -584,6 +584,16 @@ pub enum Error {
         found: u64,
     },
 
+    /// An error converting one tensor of a typed model (e.g. a type the codecs cannot decode).
+    #[error("tensor {name:?}: {source}")]
+    InTensor {
+        /// The tensor.
+        name: String,
+        /// The error.
+        #[source]
+        source: Box<Error>,
+    },
+
     /// Tensors of the file that no field of the model binds (when the model refuses them).
     #[error("{} tensors are bound by no field of the model: {}", .names.len(), display_names(.names))]
     UnboundTensors {

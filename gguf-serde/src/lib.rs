@@ -18,6 +18,10 @@
 //!   key/value block of a GGUF file, [`from_slice`] / [`from_reader`] / [`Gguf::deserialize_metadata`]
 //!   read one back (borrowing strings), [`GgufWriter::add_serialize`] writes a model's metadata;
 //!   see [the mapping](#the-serde-mapping) below.
+//! - [`model`]: `#[derive(GgufModel)]` binds a whole file — metadata and every tensor — to a
+//!   struct, generic over the tensor storage ([`TensorView`] borrowed, [`Tensor`] owned, `Vec<f32>`
+//!   dequantized, or your own [`TensorStorage`]); read from a [`Gguf`] or [`ShardedGguf`], written
+//!   back through the streaming writer.
 //!
 //! Every malformed or truncated file gives an [`Error`] that says what and where (byte offset,
 //! key or tensor name); no input panics, hangs, or makes the reader allocate more than the file's

@@ -97,7 +97,8 @@
 //! [`LoadReport`]. The metadata field is deserialized first (shape and count constraints use
 //! it), then the fields in order. Errors name the tensor: [`Error::MissingTensor`],
 //! [`Error::TensorDtype`], [`Error::TensorShape`], [`Error::NumberingHole`],
-//! [`Error::UnboundTensors`], [`Error::ModelConstraint`].
+//! [`Error::UnboundTensors`], [`Error::ModelConstraint`] (also for a `count` larger than the number
+//! of tensors), [`Error::InTensor`] for a conversion that fails.
 //!
 //! # Writing
 //! [`GgufModel::write`] adds to a [`GgufWriter`] the top-level metadata (its key/value pairs, in
@@ -601,6 +602,19 @@ impl<'a> ReadCx<'a> {
     }
 }
 
+/// Names the tensor in an error of a storage's conversion: an [`Error::InvalidTensor`] without a
+/// name gets it, an error that names no tensor (a codec error) is wrapped in
+/// [`Error::InTensor`].
+fn in_tensor(name: &str, e: Error) -> Error {
+    match e {
+        Error::InvalidTensor { name: n, reason } if n.is_empty() => {
+            Error::InvalidTensor { name: name.to_owned(), reason }
+        }
+        e @ (Error::InvalidTensor { .. } | Error::InTensor { .. }) => e,
+        e => Error::InTensor { name: name.to_owned(), source: Box::new(e) },
+    }
+}
+
 /// The sink a model writes to: a [`GgufWriter`] over any output.
 trait Sink {
     fn add_value(&mut self, key: &str, value: &Value) -> Result<()>;
@@ -652,12 +666,7 @@ impl WriteCx<'_> {
         if self.declaring {
             self.sink.add_tensor(spec.name, dtype, &shape)
         } else {
-            let bytes = t.stored_bytes(dtype, self.sink.endian()).map_err(|e| match e {
-                Error::InvalidTensor { name, reason } if name.is_empty() => {
-                    Error::InvalidTensor { name: spec.name.to_owned(), reason }
-                }
-                e => e,
-            })?;
+            let bytes = t.stored_bytes(dtype, self.sink.endian()).map_err(|e| in_tensor(spec.name, e))?;
             self.sink.write_tensor_data(&bytes)
         }
     }
@@ -694,12 +703,7 @@ pub trait ModelField<'a>: Sized {
 impl<'a, T: TensorStorage<'a>> ModelField<'a> for T {
     fn read_field(cx: &mut ReadCx<'a>, spec: &FieldSpec<'_>) -> Result<Self> {
         let view = cx.read_tensor(spec)?;
-        T::from_view(view).map_err(|e| match e {
-            Error::InvalidTensor { name, reason } if name.is_empty() => {
-                Error::InvalidTensor { name: spec.name.to_owned(), reason }
-            }
-            e => e,
-        })
+        T::from_view(view).map_err(|e| in_tensor(spec.name, e))
     }
 
     fn is_present(cx: &ReadCx<'a>, name: &str) -> bool {
@@ -938,6 +942,14 @@ pub mod __private {
     ) -> Result<Vec<X>> {
         let full = join(prefix, template);
         let count = match count {
+            // Each element binds at least one tensor in any real model: a larger count is a
+            // hostile or broken value, refused before reading (or allocating) anything.
+            Dim::Known(n) if n > cx.src.tensor_count() as u64 => {
+                return Err(Error::ModelConstraint {
+                    name: full,
+                    reason: format!("count {n} is more than the {} tensors of the model", cx.src.tensor_count()),
+                })
+            }
             Dim::Known(n) => n,
             Dim::Invalid(reason) => return Err(Error::ModelConstraint { name: full, reason }),
             Dim::Any => {
@@ -955,6 +967,9 @@ pub mod __private {
                         continue;
                     }
                     if let Ok(i) = num.parse::<u64>() {
+                        if present.contains(&i) {
+                            continue;
+                        }
                         let name = numbered("", &full, i);
                         if X::is_present(cx, &name) {
                             present.insert(i);

@@ -351,3 +351,28 @@ fn borrowed_metadata_uses_the_struct_lifetime() {
     let m = Borrowing::read(&f).unwrap();
     assert_eq!((m.names.arch, m.a.name), ("toy", "a"));
 }
+
+#[test]
+fn conversion_errors_name_the_tensor() {
+    #[derive(GgufModel)]
+    struct Iq<T> {
+        #[gguf(name = "w", dtype = "IQ2_XXS")]
+        w: T,
+    }
+    assert!(!gguf_serde::codec::can_quantize(GgmlType::IQ2_XXS));
+    let e = Iq { w: vec![0.0f32; 256] }.to_vec().unwrap_err();
+    assert!(
+        matches!(&e, Error::InTensor { name, source } if name == "w"
+            && matches!(**source, Error::UnsupportedQuantize(GgmlType::IQ2_XXS))),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "tensor \"w\": quantizing to IQ2_XXS is not supported");
+}
+
+#[test]
+fn hostile_count_is_refused_before_reading() {
+    let bytes = file(4, 3, Some(u32::MAX), &[("embd.weight", F32, &[3, 4]), ("blk.0.norm", F32, &[4])]);
+    let e = Model::<TensorView>::read(&Gguf::from_slice(&bytes).unwrap()).unwrap_err();
+    assert!(matches!(&e, Error::ModelConstraint { name, .. } if name == "blk.{}"), "{e:?}");
+    assert_eq!(e.to_string(), "constraint of \"blk.{}\": count 4294967295 is more than the 2 tensors of the model");
+}
