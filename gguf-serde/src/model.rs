@@ -104,10 +104,12 @@
 //! [`GgufModel::write`] adds to a [`GgufWriter`] the top-level metadata (its key/value pairs, in
 //! field order), then declares every tensor in field order (a sub-model's tensors where the
 //! sub-model is, `Vec` elements by number), then streams each tensor's data in the same order.
-//! Nothing but one tensor at a time is held in memory, and a [`TensorView`] is written straight
-//! from the file it borrows from (a memory mapping), so a model larger than memory can be written
-//! from the views of another file. Constraints are checked on write too. A file read and written
-//! back with the same field order and metadata is byte-identical.
+//! Nothing but one tensor at a time is held in memory (or one piece of it: a storage may give its
+//! data in pieces through [`TensorStorage::write_stored`], converting as it goes), and a
+//! [`TensorView`] is written straight from the file it borrows from (a memory mapping), so a
+//! model larger than memory can be written from the views of another file. Constraints are
+//! checked on write too. A file read and written back with the same field order and metadata is
+//! byte-identical.
 //!
 //! # Tensor storage
 //! A field's tensor type implements [`TensorStorage`]: [`TensorView`] (borrowed from the file,
