@@ -9,7 +9,8 @@ Sizes: hidden 64, 4 query heads and 2 key/value heads (head width 16), 2 layers,
 weights BF16 (rounded to nearest even from random f32), the norms and `v_proj` F32, `lm_head`
 F16. `rotary_emb.inv_freq` buffers are included (converters skip them).
 
-usage: make_hf_llama.py OUT_DIR [--tied] [--single] [--seed N]
+usage: make_hf_llama.py OUT_DIR [--tied] [--single] [--seed N] [--sizes HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB]
+(`--sizes` makes a larger model of the same layout, e.g. to watch the converter's memory.)
 """
 
 import argparse
@@ -44,7 +45,12 @@ def main():
     ap.add_argument("--tied", action="store_true", help="tie_word_embeddings: no lm_head")
     ap.add_argument("--single", action="store_true", help="one model.safetensors, no index")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sizes", help="HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB")
     a = ap.parse_args()
+    global HIDDEN, HEADS, KV_HEADS, LAYERS, FF, VOCAB, HEAD
+    if a.sizes:
+        HIDDEN, HEADS, KV_HEADS, LAYERS, FF, VOCAB = (int(x) for x in a.sizes.split(","))
+        HEAD = HIDDEN // HEADS
     rng = np.random.default_rng(a.seed)
     os.makedirs(a.out, exist_ok=True)
 
