@@ -66,7 +66,7 @@ pub const CHUNK_ELEMS: u64 = 1 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum ConvertError {
     /// A file could not be read or mapped.
-    #[error("{path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -75,7 +75,7 @@ pub enum ConvertError {
         source: std::io::Error,
     },
     /// `config.json` or the index is not the JSON expected.
-    #[error("{path}: {source}")]
+    #[error("{path} is not the JSON expected")]
     Json {
         /// The file.
         path: PathBuf,
@@ -84,7 +84,7 @@ pub enum ConvertError {
         source: serde_json::Error,
     },
     /// A weights file is not a valid safetensors file.
-    #[error("{path}: not a valid safetensors file: {source}")]
+    #[error("{path} is not a valid safetensors file")]
     SafeTensors {
         /// The file.
         path: PathBuf,
