@@ -24,6 +24,8 @@ pub struct StructAttrs {
 pub struct FieldAttrs {
     /// `metadata`, with the span of the word.
     pub metadata: Option<Span>,
+    /// `flatten`, with the span of the word.
+    pub flatten: Option<Span>,
     /// `name = "..."`.
     pub name: Option<LitStr>,
     /// `dtype = "F32 | F16"`.
@@ -34,7 +36,7 @@ pub struct FieldAttrs {
     pub count: Option<LitStr>,
 }
 
-const FIELD_KEYS: &str = "`metadata`, `name`, `dtype`, `shape`, `count`";
+const FIELD_KEYS: &str = "`metadata`, `flatten`, `name`, `dtype`, `shape`, `count`";
 
 fn set<T>(cx: &Ctxt, slot: &mut Option<T>, value: T, path: &syn::Path, what: &str) {
     if slot.is_some() {
@@ -100,6 +102,8 @@ impl FieldAttrs {
                 let p = &meta.path;
                 if p.is_ident("metadata") {
                     set(cx, &mut out.metadata, p.span(), p, "metadata");
+                } else if p.is_ident("flatten") {
+                    set(cx, &mut out.flatten, p.span(), p, "flatten");
                 } else if p.is_ident("name") {
                     set(cx, &mut out.name, meta.value()?.parse()?, p, "name");
                 } else if p.is_ident("dtype") {

@@ -71,9 +71,26 @@ pub fn check<'a>(cx: &Ctxt, input: &'a Input<'a>) -> Vec<Checked<'a>> {
     let mut out: Vec<Checked<'a>> = Vec::new();
     for f in &input.fields {
         let a = &f.attrs;
-        let (name, name_span) = match &a.name {
-            Some(l) => (l.value(), l.span()),
-            None => (f.ident.to_string().trim_start_matches("r#").to_owned(), f.ident.span()),
+        let (name, name_span) = match (&a.name, a.flatten) {
+            (_, Some(span)) => {
+                for (lit, what) in [(&a.name, "name"), (&a.dtype, "dtype"), (&a.shape, "shape"), (&a.count, "count")] {
+                    if let Some(l) = lit {
+                        cx.error_spanned_by(l, format!("`{what}` does not apply to a #[gguf(flatten)] sub-model"));
+                    }
+                }
+                if a.metadata.is_some() {
+                    cx.syn_error(syn::Error::new(span, "`flatten` and `metadata` exclude each other"));
+                }
+                if generic_arg(f.ty, "Option").is_some() || generic_arg(f.ty, "Vec").is_some() {
+                    cx.error_spanned_by(
+                        f.ty,
+                        "a #[gguf(flatten)] field is a sub-model itself, not an `Option` or `Vec`",
+                    );
+                }
+                (String::new(), span)
+            }
+            (Some(l), None) => (l.value(), l.span()),
+            (None, None) => (f.ident.to_string().trim_start_matches("r#").to_owned(), f.ident.span()),
         };
         let kind = if a.metadata.is_some() {
             for (lit, what) in [(&a.name, "name"), (&a.dtype, "dtype"), (&a.shape, "shape"), (&a.count, "count")] {
@@ -109,7 +126,7 @@ pub fn check<'a>(cx: &Ctxt, input: &'a Input<'a>) -> Vec<Checked<'a>> {
             }
             Kind::Single
         };
-        if !matches!(kind, Kind::Metadata) {
+        if !matches!(kind, Kind::Metadata) && a.flatten.is_none() {
             check_name(cx, &name, name_span, matches!(kind, Kind::Numbered(_)));
             if let Some(other) = out.iter().find(|c| !matches!(c.kind, Kind::Metadata) && c.name == name) {
                 cx.syn_error(syn::Error::new(

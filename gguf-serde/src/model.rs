@@ -80,6 +80,7 @@
 //! | `#[gguf(metadata)]` | any `Serialize + Deserialize` type | the key/value metadata, read with the [serde mapping](crate#the-serde-mapping) and the read options (e.g. the `{arch}` prefix). At most one per struct. Written only for the top-level struct: a sub-model's metadata field reads the same keys (e.g. the hyper-parameters its shape constraints need) and is not written again |
 //! | `#[gguf(name = "token_embd.weight")]` | a tensor storage (`T`, [`TensorView`], [`Tensor`], `Vec<f32>`, your own) | the tensor of that name (after the prefix of the enclosing sub-model) |
 //! | `#[gguf(name = "vision")]` | a sub-model (a struct that derives `GgufModel`) | its fields' names get the prefix `vision.` |
+//! | `#[gguf(flatten)]` | a sub-model | its fields' names get no prefix of their own (a group of top-level tensors in a struct of its own) |
 //! | `#[gguf(name = "blk.{}")]` | `Vec<Sub>` of sub-models or tensors | element `i` is named with `{}` replaced by `i`: `blk.0.attn_q.weight`, `blk.1.…` |
 //! | `#[gguf(name = "blk.{}", count = "block_count")]` | `Vec<…>` | the number of elements is a metadata value (an expression as for `shape`); without `count` (or when the value is an absent `Option`), it is the number of elements present in the file, and a hole in the numbering is [`Error::NumberingHole`] |
 //! | `Option<…>` field type | | an optional tensor or sub-model: `None` when absent (tied embeddings). Any other missing tensor is [`Error::MissingTensor`] |

@@ -376,3 +376,24 @@ fn hostile_count_is_refused_before_reading() {
     assert!(matches!(&e, Error::ModelConstraint { name, .. } if name == "blk.{}"), "{e:?}");
     assert_eq!(e.to_string(), "constraint of \"blk.{}\": count 4294967295 is more than the 2 tensors of the model");
 }
+
+#[test]
+fn flattened_sub_model_has_no_prefix() {
+    #[derive(GgufModel)]
+    struct Head<T> {
+        #[gguf(name = "out.weight")]
+        out: T,
+    }
+    #[derive(GgufModel)]
+    struct Flat<T> {
+        #[gguf(name = "a")]
+        a: T,
+        #[gguf(flatten)]
+        head: Head<T>,
+    }
+    let bytes = file_without_meta(&[("a", &[2]), ("out.weight", &[3])]);
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let m = Flat::<TensorView>::read(&f).unwrap();
+    assert_eq!((m.a.name, m.head.out.name), ("a", "out.weight"));
+    assert_eq!(m.to_vec().unwrap(), bytes);
+}
