@@ -240,3 +240,20 @@ fn bad_checkpoints_are_typed_errors_and_leave_the_output_alone() {
     let e = expect_err(&d, &out);
     assert!(matches!(&e, ConvertError::Tensor { name, .. } if name == "model.norm.bias"), "{e}");
 }
+
+/// The converter's own model reads its output back (`ConvTensor::from_view` over F32/F16 views)
+/// and writes it again byte-identically: the metadata struct keeps the keys' order and types.
+#[test]
+fn converted_file_reads_back_as_the_converter_model_and_writes_identically() {
+    use gguf_examples::convert::{ConvTensor, LlamaGguf};
+    let Some(ckpt) = make_hf_llama("convert_roundtrip", HfLayout::TiedSingle, 15) else { return };
+    let out = ckpt.parent().unwrap().join("out.gguf");
+    convert(&ckpt, &out, &ConvertOptions::new(OutType::F16)).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    let file = Gguf::from_slice(&bytes).unwrap();
+    let m = LlamaGguf::<ConvTensor>::read(&file).unwrap();
+    assert_eq!(m.meta.file_type, 1);
+    assert_eq!(m.meta.key_length, Some(16));
+    assert!(m.output.is_none());
+    assert_eq!(m.to_vec().unwrap(), bytes);
+}
