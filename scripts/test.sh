@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs (scripts/setup.sh), runs the
-# lints (scripts/lint.sh), every test of the workspace, and a short run of each fuzz target
-# (scripts/fuzz-smoke.sh). `.ci/run` runs exactly this.
+# lints (scripts/lint.sh), a short run of each fuzz target (scripts/fuzz-smoke.sh) and every test
+# of the workspace, then prints the totals of all test binaries as one line. `.ci/run` runs
+# exactly this.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh
 scripts/lint.sh
-cargo test --workspace --release
 scripts/fuzz-smoke.sh
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --release 2>&1 | tee "$log"
+# The totals over every test binary and doc-test run (cargo prints one line per binary).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "%d passed, %d failed\n", p, f }' "$log"
