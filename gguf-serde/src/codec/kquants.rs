@@ -19,7 +19,7 @@
 // Index loops mirror the reference's, which keeps the evaluation order easy to check.
 #![allow(clippy::needless_range_loop)]
 
-use super::{f16_to_f32, f32_to_f16, nearest_int};
+use super::{f32_to_f16, half_at, nearest_int};
 use crate::dtype::GgmlType;
 
 const QK_K: usize = 256;
@@ -55,11 +55,6 @@ pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
         _ => return false,
     }
     true
-}
-
-#[inline(always)]
-fn half_at(b: &[u8], off: usize) -> f32 {
-    f16_to_f32(u16::from_le_bytes([b[off], b[off + 1]]))
 }
 
 /// ggml's `get_scale_min_k4`: the 6-bit scale and min of sub-block `j` (0..8) from `scales[12]`.
