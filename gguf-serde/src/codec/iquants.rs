@@ -321,7 +321,7 @@ fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
         u16::from_le_bytes([scales[6], scales[7]]),
     ];
     let scale = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000);
-    let d = half::f16::from_bits(scale).to_f32();
+    let d = f16_to_f32(scale);
     for (ib, y) in y.chunks_exact_mut(32).enumerate() {
         let s = sc[ib / 2] as usize;
         let shift = 6 * (ib % 2);
