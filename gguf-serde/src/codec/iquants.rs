@@ -12,6 +12,7 @@
 // is an `#[allow]` with its reason next to it. Applies to the grids and reference tests below.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use super::{f16_to_f32, f32_to_f16, nearest_int};
 use crate::dtype::GgmlType;
 
 #[path = "iq/grids.rs"]
@@ -57,17 +58,7 @@ fn signed(v: f32, bits: u8, j: usize) -> f32 {
 /// ggml does).
 #[inline(always)]
 pub(crate) fn f16_le(b0: u8, b1: u8) -> f32 {
-    half::f16::from_bits(u16::from_le_bytes([b0, b1])).to_f32()
-}
-
-/// ggml's `GGML_FP32_TO_FP16`: round to nearest even; any NaN becomes `0x7E00` with its sign.
-#[inline]
-pub(crate) fn f32_to_f16_bits(x: f32) -> u16 {
-    if x.is_nan() {
-        ((x.to_bits() >> 16) as u16 & 0x8000) | 0x7e00
-    } else {
-        half::f16::from_f32(x).to_bits()
-    }
+    f16_to_f32(u16::from_le_bytes([b0, b1]))
 }
 
 /// Runs `f` over whole blocks: `B` bytes in, `N` values out. The caller guarantees that `src`
@@ -330,7 +321,7 @@ fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
         u16::from_le_bytes([scales[6], scales[7]]),
     ];
     let scale = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000);
-    let d = half::f16::from_bits(scale).to_f32();
+    let d = f16_to_f32(scale);
     for (ib, y) in y.chunks_exact_mut(32).enumerate() {
         let s = sc[ib / 2] as usize;
         let shift = 6 * (ib % 2);
@@ -398,14 +389,6 @@ fn dequant_iq4_xs(b: &[u8; 136], y: &mut [f32; 256]) {
 
 /// `GROUP_MAX_EPS`: sub-blocks whose largest magnitude is below this get scale 0.
 const GROUP_MAX_EPS: f32 = 1e-15;
-
-/// ggml's `nearest_int`: adds 1.5 × 2^23 and reads the low mantissa bits (round half to even for
-/// |x| < 2^22; other inputs give what the same bit manipulation gives).
-#[inline(always)]
-fn nearest_int(x: f32) -> i32 {
-    let v = x + 12_582_912.0;
-    ((v.to_bits() as i32) & 0x007f_ffff) - 0x0040_0000
-}
 
 /// ggml's `best_index_int8` over `KVALUES_IQ4NL`: the index of the level nearest `x` (ties and
 /// NaN as the reference's comparisons decide).
@@ -523,7 +506,7 @@ fn quant_iq4_nl(x: &[f32; 32], qw: Option<&[f32]>, b: &mut [u8; 18]) {
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 32];
     let d = iq4_subblock_scale(x, qw, s2, &mut l);
-    b[..2].copy_from_slice(&f32_to_f16_bits(d).to_le_bytes());
+    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
     // With a single sub-block the levels are recomputed from the f32 scale.
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     for (lj, &xj) in l.iter_mut().zip(x) {
@@ -551,7 +534,7 @@ fn quant_iq4_xs(x: &[f32; 256], qw: Option<&[f32]>, b: &mut [u8; 136]) {
         }
     }
     let d = -max_scale / 32.0;
-    b[..2].copy_from_slice(&f32_to_f16_bits(d).to_le_bytes());
+    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut scales_h = 0u16;
     let mut scales_l = [0u8; 4];

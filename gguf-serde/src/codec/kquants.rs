@@ -19,7 +19,7 @@
 // Index loops mirror the reference's, which keeps the evaluation order easy to check.
 #![allow(clippy::needless_range_loop)]
 
-use super::{f16_to_f32, f32_to_f16, nearest_int};
+use super::{f32_to_f16, half_at, nearest_int};
 use crate::dtype::GgmlType;
 
 const QK_K: usize = 256;
@@ -55,11 +55,6 @@ pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
         _ => return false,
     }
     true
-}
-
-#[inline(always)]
-fn half_at(b: &[u8], off: usize) -> f32 {
-    f16_to_f32(u16::from_le_bytes([b[off], b[off + 1]]))
 }
 
 /// ggml's `get_scale_min_k4`: the 6-bit scale and min of sub-block `j` (0..8) from `scales[12]`.
@@ -933,35 +928,45 @@ unsafe fn q3_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> 
     out
 }
 
+/// The 16 sub-block scales and levels of one super-block (sub-blocks of 16), 8 sub-blocks at a
+/// time through `kernel`: lane `k` of its arguments is sub-block `8 × half + k`, `x[i][k]` that
+/// sub-block's element `i`; it returns the 8 scales and writes the levels to `l_out[i][k]`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn subblocks_x8(x: &[f32], l: &mut [i8; QK_K], kernel: impl Fn(&[Lf; 16], &mut [[i8; LANES]; 16]) -> Lf) -> [f32; 16] {
+    let mut scales = [0f32; 16];
+    for half in 0..2 {
+        let mut xt = [[0f32; LANES]; 16];
+        for k in 0..LANES {
+            for i in 0..16 {
+                xt[i][k] = x[16 * (8 * half + k) + i];
+            }
+        }
+        let mut lt = [[0i8; LANES]; 16];
+        let s8 = kernel(&xt, &mut lt);
+        for k in 0..LANES {
+            let j = 8 * half + k;
+            scales[j] = s8[k];
+            for i in 0..16 {
+                l[16 * j + i] = lt[i][k];
+            }
+        }
+    }
+    scales
+}
+
 /// The 16 sub-block scales and levels of one Q3_K super-block (`make_q3_quants(16, 4, …, true)`
 /// for each), 8 sub-blocks at a time with AVX2 when available.
 fn q3_k_subblocks(x: &[f32], l: &mut [i8; QK_K]) -> [f32; 16] {
-    let mut scales = [0f32; 16];
     #[cfg(target_arch = "x86_64")]
     {
         if super::simd::has_avx2() {
-            for half in 0..2 {
-                let mut xt = [[0f32; LANES]; 16];
-                for k in 0..LANES {
-                    for i in 0..16 {
-                        xt[i][k] = x[16 * (8 * half + k) + i];
-                    }
-                }
-                let mut lt = [[0i8; LANES]; 16];
-                // SAFETY: AVX2 checked at run time.
-                #[allow(unsafe_code)]
-                let s8 = unsafe { q3_x8_avx2(4, &xt, &mut lt) };
-                for k in 0..LANES {
-                    let j = 8 * half + k;
-                    scales[j] = s8[k];
-                    for i in 0..16 {
-                        l[16 * j + i] = lt[i][k];
-                    }
-                }
-            }
-            return scales;
+            // SAFETY: AVX2 checked at run time.
+            #[allow(unsafe_code)]
+            return subblocks_x8(x, l, |xt, lt| unsafe { q3_x8_avx2(4, xt, lt) });
         }
     }
+    let mut scales = [0f32; 16];
     for j in 0..16 {
         scales[j] = make_q3_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16]);
     }
@@ -971,32 +976,15 @@ fn q3_k_subblocks(x: &[f32], l: &mut [i8; QK_K]) -> [f32; 16] {
 /// The 16 sub-block scales and levels of one Q6_K super-block (`make_qx_quants(16, 32, …, 1,
 /// NULL)` for each), 8 sub-blocks at a time with AVX2 when available.
 fn q6_k_subblocks(x: &[f32], l: &mut [i8; QK_K]) -> [f32; 16] {
-    let mut scales = [0f32; 16];
     #[cfg(target_arch = "x86_64")]
     {
         if super::simd::has_avx2() {
-            for half in 0..2 {
-                let mut xt = [[0f32; LANES]; 16];
-                for k in 0..LANES {
-                    for i in 0..16 {
-                        xt[i][k] = x[16 * (8 * half + k) + i];
-                    }
-                }
-                let mut lt = [[0i8; LANES]; 16];
-                // SAFETY: AVX2 checked at run time.
-                #[allow(unsafe_code)]
-                let s8 = unsafe { qx_x8_avx2(32, &xt, &mut lt) };
-                for k in 0..LANES {
-                    let j = 8 * half + k;
-                    scales[j] = s8[k];
-                    for i in 0..16 {
-                        l[16 * j + i] = lt[i][k];
-                    }
-                }
-            }
-            return scales;
+            // SAFETY: AVX2 checked at run time.
+            #[allow(unsafe_code)]
+            return subblocks_x8(x, l, |xt, lt| unsafe { qx_x8_avx2(32, xt, lt) });
         }
     }
+    let mut scales = [0f32; 16];
     for ib in 0..16 {
         scales[ib] = make_qx_quants(32, &x[16 * ib..16 * ib + 16], &mut l[16 * ib..16 * ib + 16], None);
     }
@@ -1110,49 +1098,60 @@ fn quant_q3_k(src: &[f32], dst: &mut [u8]) {
                 max_scale = sc;
             }
         }
-        let (hmask, rest) = y.split_at_mut(32);
-        let (qs, rest) = rest.split_at_mut(64);
-        let (sc, dd) = rest.split_at_mut(12);
-        sc.iter_mut().for_each(|s| *s = 0);
-        if max_scale != 0.0 {
+        let mut ls = [0u8; 16];
+        let d_block = if max_scale != 0.0 {
             let iscale = -32.0f32 / max_scale;
             for j in 0..16 {
                 let li = nearest_int(iscale * scales[j]) as i8;
-                let li = (li.clamp(-32, 31) + 32) as u8;
-                if j < 8 {
-                    sc[j] = li & 0xF;
-                } else {
-                    sc[j - 8] |= (li & 0xF) << 4;
-                }
-                sc[j % 4 + 8] |= (li >> 4) << (2 * (j / 4));
+                ls[j] = (li.clamp(-32, 31) + 32) as u8;
             }
-            dd.copy_from_slice(&f32_to_f16(1.0 / iscale).to_le_bytes());
+            1.0 / iscale
         } else {
-            dd.copy_from_slice(&f32_to_f16(0.0).to_le_bytes());
-        }
-        let d_all = half_at(dd, 0);
-        let sci = q3_k_scales(sc);
-        for j in 0..16 {
-            let d = d_all * sci[j] as f32;
-            if d == 0.0 {
-                continue;
-            }
-            for ii in 0..16 {
-                let q = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
-                l[16 * j + ii] = (q + 4) as i8;
-            }
-        }
-        hmask.iter_mut().for_each(|h| *h = 0);
-        // The high bit of element j goes to bit j / 32 of hmask[j % 32] (the reference walks
-        // m = j % 32 and hm = 1 << (j / 32)); branch-free.
-        let mut lu = [0u8; QK_K];
-        for j in 0..QK_K {
-            let high = (l[j] > 3) as u8;
-            hmask[j % 32] |= high << (j / 32);
-            lu[j] = (l[j] as u8).wrapping_sub(4 * high);
-        }
-        pack_2bit(&lu, qs);
+            0.0
+        };
+        finish_q3_k(x, y, &ls, d_block, &mut l);
     }
+}
+
+/// The second half of the Q3_K quantizers (reference and importance): packs the 6-bit sub-block
+/// scales `ls` and the super-block scale `d_block`, requantizes the levels against the stored
+/// scales, and writes `hmask[32]`, `qs[64]`, `scales[12]`, `d` into the block `y`.
+fn finish_q3_k(x: &[f32], y: &mut [u8], ls: &[u8; 16], d_block: f32, l: &mut [i8; QK_K]) {
+    let (hmask, rest) = y.split_at_mut(32);
+    let (qs, rest) = rest.split_at_mut(64);
+    let (sc, dd) = rest.split_at_mut(12);
+    sc.iter_mut().for_each(|s| *s = 0);
+    for (j, &li) in ls.iter().enumerate() {
+        if j < 8 {
+            sc[j] = li & 0xF;
+        } else {
+            sc[j - 8] |= (li & 0xF) << 4;
+        }
+        sc[j % 4 + 8] |= (li >> 4) << (2 * (j / 4));
+    }
+    dd.copy_from_slice(&f32_to_f16(d_block).to_le_bytes());
+    let d_all = half_at(dd, 0);
+    let sci = q3_k_scales(sc);
+    for j in 0..16 {
+        let d = d_all * sci[j] as f32;
+        if d == 0.0 {
+            continue;
+        }
+        for ii in 0..16 {
+            let q = nearest_int(x[16 * j + ii] / d).clamp(-4, 3);
+            l[16 * j + ii] = (q + 4) as i8;
+        }
+    }
+    hmask.iter_mut().for_each(|h| *h = 0);
+    // The high bit of element j goes to bit j / 32 of hmask[j % 32] (the reference walks
+    // m = j % 32 and hm = 1 << (j / 32)); branch-free.
+    let mut lu = [0u8; QK_K];
+    for j in 0..QK_K {
+        let high = (l[j] > 3) as u8;
+        hmask[j % 32] |= high << (j / 32);
+        lu[j] = (l[j] as u8).wrapping_sub(4 * high);
+    }
+    pack_2bit(&lu, qs);
 }
 
 /// Packs Q4_K/Q5_K sub-block scales and mins (`ls`, `lm` ≤ 63) into `scales[12]`.
@@ -1212,9 +1211,25 @@ fn quant_k4_head(x: &[f32], nmax: i32, rmin: f32, nstep: i32, head: &mut [u8], l
         ls[j] = (nearest_int(inv_scale * scales[j]) as u8).min(63);
         lm[j] = (nearest_int(inv_min * mins[j]) as u8).min(63);
     }
-    head[0..2].copy_from_slice(&f32_to_f16(max_scale / 63.0).to_le_bytes());
-    head[2..4].copy_from_slice(&f32_to_f16(max_min / 63.0).to_le_bytes());
-    pack_scales_k4(&ls, &lm, &mut head[4..16]);
+    write_k4_head(x, nmax, max_scale / 63.0, max_min / 63.0, &ls, &lm, head, l);
+}
+
+/// Writes `d`, `dmin` and the packed 6-bit scales and mins `ls`, `lm` into `head[0..16]` of a
+/// Q4_K/Q5_K block, then requantizes the levels `l` (0..=`nmax`) against the stored values.
+#[allow(clippy::too_many_arguments)]
+fn write_k4_head(
+    x: &[f32],
+    nmax: i32,
+    d_block: f32,
+    m_block: f32,
+    ls: &[u8; 8],
+    lm: &[u8; 8],
+    head: &mut [u8],
+    l: &mut [u8; QK_K],
+) {
+    head[0..2].copy_from_slice(&f32_to_f16(d_block).to_le_bytes());
+    head[2..4].copy_from_slice(&f32_to_f16(m_block).to_le_bytes());
+    pack_scales_k4(ls, lm, &mut head[4..16]);
     let d_all = half_at(head, 0);
     let dmin_all = half_at(head, 2);
     for j in 0..8 {
@@ -1235,12 +1250,17 @@ fn quant_q4_k(src: &[f32], dst: &mut [u8]) {
     for (x, y) in src.chunks_exact(QK_K).zip(dst.chunks_exact_mut(144)) {
         let mut l = [0u8; QK_K];
         quant_k4_head(x, 15, -1.0, 20, &mut y[0..16], &mut l);
-        let q = &mut y[16..144];
-        for (n, qq) in q.chunks_exact_mut(32).enumerate() {
-            let j = 64 * n;
-            for i in 0..32 {
-                qq[i] = l[j + i] | (l[j + i + 32] << 4);
-            }
+        pack_q4_k_levels(&l, &mut y[16..144]);
+    }
+}
+
+/// Writes Q4_K levels `l` (0..=15) as `qs[128]` (`out` = the block from byte 16).
+#[inline(always)]
+fn pack_q4_k_levels(l: &[u8; QK_K], out: &mut [u8]) {
+    for (n, qq) in out.chunks_exact_mut(32).enumerate() {
+        let j = 64 * n;
+        for i in 0..32 {
+            qq[i] = l[j + i] | (l[j + i + 32] << 4);
         }
     }
 }
@@ -1554,41 +1574,9 @@ fn q3_k_impl(src: &[f32], dst: &mut [u8], qw_row: &[f32]) {
             sw[j] = sumw;
             scales[j] = make_qx_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16], Some(&weight));
         }
-        let (hmask, rest) = y.split_at_mut(32);
-        let (qs, rest) = rest.split_at_mut(64);
-        let (sc, dd) = rest.split_at_mut(12);
-        sc.iter_mut().for_each(|s| *s = 0);
         let mut ls = [0i8; 16];
         let d_block = make_qx_quants(32, &scales, &mut ls, Some(&sw));
-        for j in 0..16 {
-            let li = ls[j] as u8;
-            if j < 8 {
-                sc[j] = li & 0xF;
-            } else {
-                sc[j - 8] |= (li & 0xF) << 4;
-            }
-            sc[j % 4 + 8] |= (li >> 4) << (2 * (j / 4));
-        }
-        dd.copy_from_slice(&f32_to_f16(d_block).to_le_bytes());
-        let d_all = half_at(dd, 0);
-        let sci = q3_k_scales(sc);
-        for j in 0..16 {
-            let d = d_all * sci[j] as f32;
-            if d == 0.0 {
-                continue;
-            }
-            for ii in 0..16 {
-                l[16 * j + ii] = (nearest_int(x[16 * j + ii] / d).clamp(-4, 3) + 4) as i8;
-            }
-        }
-        hmask.iter_mut().for_each(|h| *h = 0);
-        let mut lu = [0u8; QK_K];
-        for j in 0..QK_K {
-            let high = (l[j] > 3) as u8;
-            hmask[j % 32] |= high << (j / 32);
-            lu[j] = (l[j] as u8).wrapping_sub(4 * high);
-        }
-        pack_2bit(&lu, qs);
+        finish_q3_k(x, y, &ls.map(|v| v as u8), d_block, &mut l);
     }
 }
 
@@ -1636,28 +1624,9 @@ fn q45_k_impl(src: &[f32], dst: &mut [u8], qw_row: &[f32], nmax: i32, ts: usize)
             ls = ls.map(|v| v.min(63));
             lm = lm.map(|v| v.min(63));
         }
-        y[0..2].copy_from_slice(&f32_to_f16(d_block).to_le_bytes());
-        y[2..4].copy_from_slice(&f32_to_f16(m_block).to_le_bytes());
-        pack_scales_k4(&ls, &lm, &mut y[4..16]);
-        let d_all = half_at(y, 0);
-        let dmin_all = half_at(y, 2);
-        for j in 0..8 {
-            let (sc, m) = scale_min_k4(j, &y[4..16]);
-            let d = d_all * sc as f32;
-            if d == 0.0 {
-                continue;
-            }
-            let dm = dmin_all * m as f32;
-            for ii in 0..32 {
-                l[32 * j + ii] = nearest_int((x[32 * j + ii] + dm) / d).clamp(0, nmax) as u8;
-            }
-        }
+        write_k4_head(x, nmax, d_block, m_block, &ls, &lm, &mut y[0..16], &mut l);
         if nmax == 15 {
-            for (n, qq) in y[16..144].chunks_exact_mut(32).enumerate() {
-                for i in 0..32 {
-                    qq[i] = l[64 * n + i] | (l[64 * n + i + 32] << 4);
-                }
-            }
+            pack_q4_k_levels(&l, &mut y[16..144]);
         } else {
             pack_q5_k_levels(&l, &mut y[16..176]);
         }

@@ -16,7 +16,7 @@
 // Index loops mirror the reference's, which keeps the evaluation order easy to check.
 #![allow(clippy::needless_range_loop)]
 
-use super::{cvtt_i32, f16_to_f32, f32_to_f16, round_cvt_i32};
+use super::{cvtt_i32, f32_to_f16, half_at, round_cvt_i32};
 use crate::dtype::GgmlType;
 
 const QK: usize = 32;
@@ -50,11 +50,6 @@ pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
         _ => return false,
     }
     true
-}
-
-#[inline(always)]
-fn half_at(b: &[u8], off: usize) -> f32 {
-    f16_to_f32(u16::from_le_bytes([b[off], b[off + 1]]))
 }
 
 // ------------------------------------------------------------------------------- dequantize
@@ -462,6 +457,7 @@ pub(crate) fn quantize_row_imatrix(dtype: GgmlType, x: &[f32], dst: &mut [u8], q
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::f16_to_f32;
 
     /// The reference keeps the first of +0 and -0 as the block minimum (`v < min` is false for
     /// equal values); Q4_1 stores it in `m`. Worked out by hand.

@@ -430,6 +430,13 @@ pub(crate) fn f16_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }
 
+/// The little-endian f16 at `b[off..off + 2]` as f32 ([`f16_to_f32`]). The caller guarantees
+/// that `b` holds those two bytes (block sizes are checked before any kernel runs).
+#[inline(always)]
+pub(crate) fn half_at(b: &[u8], off: usize) -> f32 {
+    f16_to_f32(u16::from_le_bytes([b[off], b[off + 1]]))
+}
+
 /// f32 → f16 bits as ggml's `GGML_FP32_TO_FP16` (`ggml_compute_fp32_to_fp16`): round to nearest
 /// even, overflow to infinity, every NaN to the quiet NaN `0x7E00` with the input's sign.
 #[inline(always)]

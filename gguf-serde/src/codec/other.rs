@@ -13,7 +13,8 @@
 // is an `#[allow]` with its reason next to it.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-use super::iquants::{blocks, blocks_q, f16_le, f32_to_f16_bits};
+use super::f32_to_f16;
+use super::iquants::{blocks, blocks_q, f16_le};
 use crate::dtype::GgmlType;
 
 /// `kvalues_mxfp4`: the E2M1 (FP4) values, doubled, indexed by the 4-bit code.
@@ -256,7 +257,7 @@ fn quant_tq1_0(x: &[f32; 256], b: &mut [u8; 54]) {
     for j in 0..4 {
         b[48 + j] = tq1_pack((0..4).map(|m| x2[j + 4 * m]), id, true);
     }
-    b[52..54].copy_from_slice(&f32_to_f16_bits(d).to_le_bytes());
+    b[52..54].copy_from_slice(&f32_to_f16(d).to_le_bytes());
 }
 
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
@@ -275,7 +276,7 @@ fn quant_tq2_0(x: &[f32; 256], b: &mut [u8; 66]) {
             *q = v;
         }
     }
-    b[64..66].copy_from_slice(&f32_to_f16_bits(d).to_le_bytes());
+    b[64..66].copy_from_slice(&f32_to_f16(d).to_le_bytes());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,7 +409,7 @@ fn quant_q1_0(x: &[f32; 128], b: &mut [u8; 18]) {
         sum_abs += v.abs();
     }
     let d = sum_abs / 128.0;
-    b[..2].copy_from_slice(&f32_to_f16_bits(d).to_le_bytes());
+    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
     for (q, xg) in b[2..].iter_mut().zip(x.chunks_exact(8)) {
         let mut v = 0u8;
         for (j, &xv) in xg.iter().enumerate() {
@@ -430,7 +431,7 @@ fn quant_q2_0(x: &[f32; 64], b: &mut [u8; 18]) {
     }
     let d = amax;
     let id = if d > 0.0 { 1.0 / d } else { 0.0 };
-    b[..2].copy_from_slice(&f32_to_f16_bits(d).to_le_bytes());
+    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
     for (q, xg) in b[2..].iter_mut().zip(x.chunks_exact(4)) {
         let mut v = 0u8;
         for (j, &w) in xg.iter().enumerate() {

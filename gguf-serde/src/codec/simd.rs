@@ -12,6 +12,8 @@ use std::arch::x86_64::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+use super::half_at;
+
 /// Set by [`super::force_portable`]: use the portable paths even where SIMD is available.
 pub(crate) static FORCE_PORTABLE: AtomicBool = AtomicBool::new(false);
 
@@ -35,11 +37,6 @@ pub(crate) fn has_avx2() -> bool {
 /// Whether AVX2 and F16C are available (and not disabled).
 pub(crate) fn has_avx2_f16c() -> bool {
     features().1 && !FORCE_PORTABLE.load(Ordering::Relaxed)
-}
-
-#[inline(always)]
-fn half_at(b: &[u8], off: usize) -> f32 {
-    super::f16_to_f32(u16::from_le_bytes([b[off], b[off + 1]]))
 }
 
 /// Converts 8 signed bytes (the low 8 of `v`) to floats and multiplies by `d`, storing to `y`.

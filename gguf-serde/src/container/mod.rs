@@ -53,6 +53,7 @@ use std::path::Path;
 
 pub use parse::DEFAULT_ALIGNMENT;
 pub(crate) use parse::{align_up, Layout};
+pub(crate) use value::le_array;
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef, ValueType};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 

@@ -386,30 +386,34 @@ impl<'a> ArrayRef<'a> {
     }
 }
 
+/// The first `N` bytes of `b` in little-endian order (reversed for a big-endian file), ready for
+/// `from_le_bytes`; zeros when `b` is shorter than `N`.
+#[inline]
+pub(crate) fn le_array<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
+    let mut out = [0u8; N];
+    if let Some(src) = b.get(..N) {
+        out.copy_from_slice(src);
+    }
+    if endian == Endian::Big {
+        out.reverse();
+    }
+    out
+}
+
 /// Decodes one fixed-size value; `bytes` has exactly the type's size (a shorter slice gives 0).
 pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueRef<'static> {
-    fn arr<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
-        let mut out = [0u8; N];
-        if let Some(src) = b.get(..N) {
-            out.copy_from_slice(src);
-        }
-        if endian == Endian::Big {
-            out.reverse();
-        }
-        out
-    }
     match t {
-        ValueType::U8 => ValueRef::U8(arr::<1>(bytes, endian)[0]),
-        ValueType::I8 => ValueRef::I8(i8::from_le_bytes(arr(bytes, endian))),
-        ValueType::Bool => ValueRef::Bool(arr::<1>(bytes, endian)[0] != 0),
-        ValueType::U16 => ValueRef::U16(u16::from_le_bytes(arr(bytes, endian))),
-        ValueType::I16 => ValueRef::I16(i16::from_le_bytes(arr(bytes, endian))),
-        ValueType::U32 => ValueRef::U32(u32::from_le_bytes(arr(bytes, endian))),
-        ValueType::I32 => ValueRef::I32(i32::from_le_bytes(arr(bytes, endian))),
-        ValueType::F32 => ValueRef::F32(f32::from_le_bytes(arr(bytes, endian))),
-        ValueType::U64 => ValueRef::U64(u64::from_le_bytes(arr(bytes, endian))),
-        ValueType::I64 => ValueRef::I64(i64::from_le_bytes(arr(bytes, endian))),
-        ValueType::F64 => ValueRef::F64(f64::from_le_bytes(arr(bytes, endian))),
+        ValueType::U8 => ValueRef::U8(le_array::<1>(bytes, endian)[0]),
+        ValueType::I8 => ValueRef::I8(i8::from_le_bytes(le_array(bytes, endian))),
+        ValueType::Bool => ValueRef::Bool(le_array::<1>(bytes, endian)[0] != 0),
+        ValueType::U16 => ValueRef::U16(u16::from_le_bytes(le_array(bytes, endian))),
+        ValueType::I16 => ValueRef::I16(i16::from_le_bytes(le_array(bytes, endian))),
+        ValueType::U32 => ValueRef::U32(u32::from_le_bytes(le_array(bytes, endian))),
+        ValueType::I32 => ValueRef::I32(i32::from_le_bytes(le_array(bytes, endian))),
+        ValueType::F32 => ValueRef::F32(f32::from_le_bytes(le_array(bytes, endian))),
+        ValueType::U64 => ValueRef::U64(u64::from_le_bytes(le_array(bytes, endian))),
+        ValueType::I64 => ValueRef::I64(i64::from_le_bytes(le_array(bytes, endian))),
+        ValueType::F64 => ValueRef::F64(f64::from_le_bytes(le_array(bytes, endian))),
         ValueType::String | ValueType::Array => ValueRef::U8(0),
     }
 }

@@ -12,7 +12,7 @@ use std::io::Read;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
-use crate::container::{ArrayIter, ArrayRef, Endian, Gguf, Source, Value, ValueRef, ValueType};
+use crate::container::{le_array, ArrayIter, ArrayRef, Endian, Gguf, Source, Value, ValueRef, ValueType};
 use crate::error::{Error, Result};
 mod stream;
 
@@ -894,18 +894,6 @@ struct SeqDe<'p, 'de> {
     index: u64,
 }
 
-#[inline]
-fn le<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
-    let mut out = [0u8; N];
-    if let Some(src) = b.get(..N) {
-        out.copy_from_slice(src);
-    }
-    if endian == Endian::Big {
-        out.reverse();
-    }
-    out
-}
-
 impl<'p, 'de> SeqDe<'p, 'de> {
     /// The string at `bytes[start..end]`.
     ///
@@ -937,7 +925,7 @@ impl<'p, 'de> SeqDe<'p, 'de> {
         let b = self.bytes.get(at..)?;
         let (v, size) = match self.elem {
             ValueType::String => {
-                let len = usize::try_from(u64::from_le_bytes(le::<8>(b, self.endian))).ok()?;
+                let len = usize::try_from(u64::from_le_bytes(le_array::<8>(b, self.endian))).ok()?;
                 let start = at.checked_add(8)?;
                 (ValueRef::String(self.str_at(start, start.checked_add(len)?)?), 8 + len)
             }
@@ -953,16 +941,16 @@ impl<'p, 'de> SeqDe<'p, 'de> {
                 return Some((v, pos));
             }
             ValueType::U8 => (ValueRef::U8(*b.first()?), 1),
-            ValueType::I8 => (ValueRef::I8(i8::from_le_bytes(le(b, self.endian))), 1),
+            ValueType::I8 => (ValueRef::I8(i8::from_le_bytes(le_array(b, self.endian))), 1),
             ValueType::Bool => (ValueRef::Bool(*b.first()? != 0), 1),
-            ValueType::U16 => (ValueRef::U16(u16::from_le_bytes(le(b, self.endian))), 2),
-            ValueType::I16 => (ValueRef::I16(i16::from_le_bytes(le(b, self.endian))), 2),
-            ValueType::U32 => (ValueRef::U32(u32::from_le_bytes(le(b, self.endian))), 4),
-            ValueType::I32 => (ValueRef::I32(i32::from_le_bytes(le(b, self.endian))), 4),
-            ValueType::F32 => (ValueRef::F32(f32::from_le_bytes(le(b, self.endian))), 4),
-            ValueType::U64 => (ValueRef::U64(u64::from_le_bytes(le(b, self.endian))), 8),
-            ValueType::I64 => (ValueRef::I64(i64::from_le_bytes(le(b, self.endian))), 8),
-            ValueType::F64 => (ValueRef::F64(f64::from_le_bytes(le(b, self.endian))), 8),
+            ValueType::U16 => (ValueRef::U16(u16::from_le_bytes(le_array(b, self.endian))), 2),
+            ValueType::I16 => (ValueRef::I16(i16::from_le_bytes(le_array(b, self.endian))), 2),
+            ValueType::U32 => (ValueRef::U32(u32::from_le_bytes(le_array(b, self.endian))), 4),
+            ValueType::I32 => (ValueRef::I32(i32::from_le_bytes(le_array(b, self.endian))), 4),
+            ValueType::F32 => (ValueRef::F32(f32::from_le_bytes(le_array(b, self.endian))), 4),
+            ValueType::U64 => (ValueRef::U64(u64::from_le_bytes(le_array(b, self.endian))), 8),
+            ValueType::I64 => (ValueRef::I64(i64::from_le_bytes(le_array(b, self.endian))), 8),
+            ValueType::F64 => (ValueRef::F64(f64::from_le_bytes(le_array(b, self.endian))), 8),
         };
         self.pos = at.checked_add(size)?;
         Some((v, at))
