@@ -540,7 +540,7 @@ impl FieldSpec<'_> {
                 return Err(Error::ModelConstraint { name: self.name.to_owned(), reason: reason.clone() });
             }
             let ok = want.len() == shape.len()
-                && want.iter().zip(shape.iter()).all(|(w, &s)| w.known().map_or(true, |w| w == s));
+                && want.iter().zip(shape.iter()).all(|(w, &s)| w.known().is_none_or(|w| w == s));
             if !ok {
                 return Err(Error::TensorShape {
                     name: self.name.to_owned(),

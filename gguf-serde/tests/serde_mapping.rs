@@ -15,7 +15,7 @@ fn file(n_kv: u64, kv: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&0u64.to_le_bytes());
     out.extend_from_slice(&n_kv.to_le_bytes());
     out.extend_from_slice(kv);
-    while out.len() % 32 != 0 {
+    while !out.len().is_multiple_of(32) {
         out.push(0);
     }
     out
@@ -53,7 +53,7 @@ fn exact_bytes_nested_struct() {
     kv.extend(7u16.to_le_bytes());
     let mut expected = file(3, &kv);
     // general.alignment = 64 pads the (empty) data section to 64.
-    while expected.len() % 64 != 0 {
+    while !expected.len().is_multiple_of(64) {
         expected.push(0);
     }
     assert_eq!(to_vec(&v).unwrap(), expected);

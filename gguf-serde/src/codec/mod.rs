@@ -83,7 +83,7 @@ const PAR_CHUNK_ELEMS: usize = 1 << 16;
 fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
     let ts = dtype.type_size() as usize;
     let bs = dtype.block_size() as usize;
-    if nbytes % ts != 0 {
+    if !nbytes.is_multiple_of(ts) {
         return Err(Error::NotWholeBlocks { dtype, what: "input bytes", len: nbytes as u64, block: ts as u64 });
     }
     (nbytes / ts).checked_mul(bs).ok_or(Error::CodecSizeMismatch {
@@ -96,7 +96,7 @@ fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
 
 fn bytes_for_elems(dtype: GgmlType, n: usize) -> Result<usize> {
     let bs = dtype.block_size() as usize;
-    if n % bs != 0 {
+    if !n.is_multiple_of(bs) {
         return Err(Error::NotWholeBlocks { dtype, what: "input elements", len: n as u64, block: bs as u64 });
     }
     (n / bs).checked_mul(dtype.type_size() as usize).ok_or(Error::CodecSizeMismatch {
@@ -303,7 +303,7 @@ pub fn quantize_with_importance(
     if importance.len() != n_per_row {
         return Err(mismatch("importance weights", n_per_row, importance.len()));
     }
-    if n_per_row == 0 || src.len() % n_per_row != 0 {
+    if n_per_row == 0 || !src.len().is_multiple_of(n_per_row) {
         return Err(mismatch("input elements (whole rows)", n_per_row, src.len()));
     }
     check_quant(dtype, src, dst)?;

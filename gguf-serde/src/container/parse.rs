@@ -304,7 +304,7 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
                         });
                     }
                 }
-                if prev.map_or(true, |(_, p_end)| end > p_end) {
+                if prev.is_none_or(|(_, p_end)| end > p_end) {
                     prev = Some((t, end));
                 }
             }

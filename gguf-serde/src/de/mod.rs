@@ -271,7 +271,7 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                     && rest.len() > f.len()
                     && rest.starts_with(f.as_ref())
                     && rest.as_bytes().get(f.len()) == Some(&b'.');
-                if (exact || nested) && best.map_or(true, |(b, _)| resolved.get(b).map_or(0, |x| x.len()) < f.len()) {
+                if (exact || nested) && best.is_none_or(|(b, _)| resolved.get(b).map_or(0, |x| x.len()) < f.len()) {
                     best = Some((fi, exact));
                 }
             }

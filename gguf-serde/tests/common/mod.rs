@@ -225,7 +225,7 @@ impl B {
 
     /// Zero bytes up to the next multiple of `align` (absolute offset).
     pub fn pad(&mut self, align: u64) -> &mut Self {
-        while self.pos() % align != 0 {
+        while !self.pos().is_multiple_of(align) {
             self.buf.push(0);
         }
         self
