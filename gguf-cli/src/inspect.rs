@@ -46,19 +46,19 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, ite
     writeln!(out, "data offset:  {}", f.data_offset())?;
     writeln!(out, "file size:    {}", f.file_len())?;
     writeln!(out, "\nmetadata ({} keys):", f.kv_count())?;
-    let width = f.metadata().map(|kv| kv.key.len()).max().unwrap_or(0);
+    let width = f.metadata().map(|kv| shown(kv.key).len()).max().unwrap_or(0);
     for kv in f.metadata() {
-        writeln!(out, "  {:width$}  {:<16}  {}", kv.key, kv.value.type_name(), show(&kv.value, items))?;
+        writeln!(out, "  {:width$}  {:<16}  {}", shown(kv.key), kv.value.type_name(), show(&kv.value, items))?;
     }
     writeln!(out, "\ntensors ({}):", f.tensor_count())?;
-    let width = f.tensors().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    let width = f.tensors().map(|t| shown(t.name).len()).max().unwrap_or(4).max(4);
     writeln!(out, "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}", "name", "dtype", "shape", "data_offset", "nbytes")?;
     for t in f.tensors() {
         let shape = format!("{:?}", &*t.shape);
         writeln!(
             out,
             "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}",
-            t.name,
+            shown(t.name),
             t.dtype.name(),
             shape,
             t.data_offset,
@@ -66,6 +66,16 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, ite
         )?;
     }
     Ok(())
+}
+
+/// A key or tensor name as printed: quoted and escaped if it holds control characters, so a file
+/// cannot write escape sequences or fake lines to the terminal.
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        format!("{s:?}").into()
+    } else {
+        s.into()
+    }
 }
 
 pub(crate) fn show(v: &ValueRef<'_>, items: usize) -> String {

@@ -71,7 +71,18 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // The chain of causes, each once: our errors already show their source's text.
+            let mut msg = String::new();
+            for cause in e.chain() {
+                let text = cause.to_string();
+                if !msg.contains(&text) {
+                    if !msg.is_empty() {
+                        msg.push_str(": ");
+                    }
+                    msg.push_str(&text);
+                }
+            }
+            eprintln!("error: {msg}");
             ExitCode::FAILURE
         }
     }

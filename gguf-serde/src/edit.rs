@@ -198,7 +198,12 @@ pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Optio
     let ty = match (ty, existing) {
         (Some(t), _) => t,
         (None, Some(v)) => v.value_type(),
-        (None, None) => return Ok(infer(text)),
+        (None, None) => {
+            return infer(text).ok_or_else(|| Error::Edit {
+                key: key.to_owned(),
+                reason: format!("{text} is an integer outside u64 and i64; give --type f32, f64 or string"),
+            })
+        }
     };
     macro_rules! num {
         ($t:ty, $v:ident) => {
@@ -229,25 +234,31 @@ pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Optio
     }
 }
 
-fn infer(text: &str) -> Value {
+/// The value a text means without a type; `None` for an integer too large for any integer type
+/// (rather than a silently rounded float).
+fn infer(text: &str) -> Option<Value> {
     match text {
-        "true" => return Value::Bool(true),
-        "false" => return Value::Bool(false),
+        "true" => return Some(Value::Bool(true)),
+        "false" => return Some(Value::Bool(false)),
         _ => {}
     }
     let numeric = !text.is_empty() && text.bytes().all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
     if numeric && text.bytes().any(|c| c.is_ascii_digit()) {
         if let Ok(u) = text.parse::<u64>() {
-            return u32::try_from(u).map_or(Value::U64(u), Value::U32);
+            return Some(u32::try_from(u).map_or(Value::U64(u), Value::U32));
         }
         if let Ok(i) = text.parse::<i64>() {
-            return i32::try_from(i).map_or(Value::I64(i), Value::I32);
+            return Some(i32::try_from(i).map_or(Value::I64(i), Value::I32));
+        }
+        let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+        if digits.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
         }
         if let Ok(f) = text.parse::<f32>() {
-            return Value::F32(f);
+            return Some(Value::F32(f));
         }
     }
-    Value::String(text.to_owned())
+    Some(Value::String(text.to_owned()))
 }
 
 #[cfg(test)]
@@ -381,11 +392,12 @@ mod tests {
     fn a_failing_rename_leaves_the_original() {
         let (p, original) = setup("rename");
         let dir = p.parent().unwrap();
-        // The target is a non-empty folder: the rename fails after the new file is complete.
+        // The target is a folder: refused before anything is written (renaming over it would
+        // replace it, or fail once the new file is complete).
         let target = dir.join("folder");
         std::fs::create_dir_all(target.join("inside")).unwrap();
         let e = rewrite_with(&p, &target, &edits(), None, Ok, Ok).unwrap_err();
-        assert!(e.to_string().contains("renaming into"), "{e}");
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         assert!(std::fs::read(&p).unwrap() == original);
         assert_eq!(files(dir), ["folder", "m.gguf"]);
         std::fs::remove_dir_all(dir).unwrap();

@@ -52,7 +52,7 @@ impl fmt::Display for Item {
             Item::String => "string",
             Item::Array => "array",
             Item::TensorName => "tensor name",
-            Item::Dims => "tensor dimensions",
+            Item::Dims => "tensor info field",
             Item::Header => "header",
             Item::Value => "value",
         })
@@ -109,6 +109,15 @@ fn key_suffix(key: &Option<String>) -> String {
     }
 }
 
+/// The name a [`Error::Truncated`] or [`Error::TooLong`] carries: a key, or for the fields of a
+/// tensor info, the tensor's name.
+fn owner_suffix(item: &Item, key: &Option<String>) -> String {
+    match (item, key) {
+        (Item::Dims | Item::TensorName, Some(k)) => format!(" (tensor {k:?})"),
+        _ => key_suffix(key),
+    }
+}
+
 /// Everything that can go wrong reading, validating or writing a GGUF file.
 ///
 /// Offsets are absolute byte offsets from the start of the file. Keys and tensor names are given
@@ -142,7 +151,7 @@ pub enum Error {
     },
 
     /// The file ends before an item it declares.
-    #[error("file truncated: {item}{} at offset {offset} needs {needed} bytes, only {available} remain", key_suffix(.key))]
+    #[error("file truncated: {item}{} at offset {offset} needs {needed} bytes, only {available} remain", owner_suffix(.item, .key))]
     Truncated {
         /// What was being read.
         item: Item,
@@ -158,7 +167,7 @@ pub enum Error {
 
     /// A count or length larger than the bytes left in the file could possibly hold. Checked
     /// before anything is allocated for it.
-    #[error("{item}{} at offset {offset} claims {count} {}, more than the {remaining} bytes left can hold", key_suffix(.key), .item.unit())]
+    #[error("{item}{} at offset {offset} claims {count} {}, more than the {remaining} bytes left can hold", owner_suffix(.item, .key), .item.unit())]
     TooLong {
         /// What the count belongs to.
         item: Item,

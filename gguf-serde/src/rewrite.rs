@@ -31,9 +31,30 @@ pub(crate) struct PendingFile {
     permissions: Option<std::fs::Permissions>,
 }
 
+/// The file a write to `path` replaces: `path` itself, or the file a symbolic link points to
+/// (so the link stays a link). Refuses an existing target that is not a regular file (a device
+/// such as `/dev/null`, a FIFO, a directory), which renaming over would destroy.
+fn resolve_target(path: &Path) -> Result<PathBuf> {
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).map_err(|e| Error::io(format!("following the link {}", path.display()), e))?
+        }
+        _ => path.to_path_buf(),
+    };
+    match std::fs::metadata(&target) {
+        Ok(m) if !m.is_file() => Err(Error::io(
+            format!("writing {}", path.display()),
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (writing would replace it)"),
+        )),
+        _ => Ok(target),
+    }
+}
+
 /// Creates a temporary file for `target`, in `temp_dir` or else the target's folder. When the
-/// target exists, its permissions are given to the new file at commit.
+/// target exists, its permissions are given to the new file at commit. A symbolic link is
+/// followed (the file it points to is replaced); a target that is not a regular file is refused.
 pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(BufWriter<File>, PendingFile)> {
+    let target = &resolve_target(target)?;
     let dir = match (temp_dir, target.parent()) {
         (Some(d), _) => d.to_path_buf(),
         (None, Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),

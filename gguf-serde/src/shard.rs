@@ -518,6 +518,13 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
 /// As [`ShardedGguf::open`]; [`Error::Io`].
 pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
     let model = ShardedGguf::open(shard)?;
+    // Renaming the merged file over one of its own shards would destroy the split.
+    let out_path = std::fs::canonicalize(out.as_ref()).ok();
+    if let Some(o) = &out_path {
+        if model.shard_paths().any(|p| std::fs::canonicalize(p).ok().as_ref() == Some(o)) {
+            return Err(Error::Split { reason: format!("the output {} is one of the shards", o.display()) });
+        }
+    }
     let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
     let first = model.first().ok_or_else(|| Error::Split { reason: "no shards".into() })?;
     let wopts = WriteOptions { version: first.version(), endian: first.endian(), ..WriteOptions::default() };

@@ -177,9 +177,18 @@ impl Gguf<memmap2::Mmap> {
     /// changed by another process while it is open.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be opened or mapped; any validation error.
+    /// [`Error::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO, a
+    /// device, a folder); any validation error.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
+        // A FIFO would block in `open` and a device or folder cannot be mapped: refuse them first.
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+                return Err(Error::io(format!("opening {}", path.display()), e));
+            }
+            _ => {}
+        }
         let file = File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
         // SAFETY: the mapping is read-only and private to this value; like every reader of mapped
         // files we rely on the file not being changed underneath it (documented above). All reads

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::value::{Array, ArrayRef, Value, ValueRef, ValueType};
 use super::{align_up, Endian, Shape, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
@@ -683,30 +683,23 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 
 /// A file written to a temporary name in the target's folder and renamed into place by
 /// [`commit`](Self::commit). Dropped without `commit` (an error, a panic), the temporary file is
-/// removed and the target is untouched.
+/// removed and the target is untouched. A target that exists keeps its permissions; a new one
+/// gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
+/// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
 #[derive(Debug)]
 pub struct AtomicFile {
-    inner: BufWriter<tempfile::NamedTempFile>,
-    target: PathBuf,
+    out: BufWriter<std::fs::File>,
+    pending: crate::rewrite::PendingFile,
 }
 
 impl AtomicFile {
     /// Creates the temporary file next to `path`.
     ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be created.
+    /// [`Error::Io`] if it cannot be created, or if `path` exists and is not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
-        let target = path.as_ref().to_path_buf();
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".gguf-tmp-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
-        Ok(AtomicFile { inner: BufWriter::with_capacity(1 << 20, tmp), target })
+        let (out, pending) = crate::rewrite::create_temp(path.as_ref(), None)?;
+        Ok(AtomicFile { out, pending })
     }
 
     /// Flushes, syncs to disk and renames the temporary file to the target path.
@@ -714,20 +707,16 @@ impl AtomicFile {
     /// # Errors
     /// [`Error::Io`]; the target is untouched and the temporary file removed.
     pub fn commit(self) -> Result<()> {
-        let target = self.target;
-        let tmp = self.inner.into_inner().map_err(|e| Error::io("flushing", e.into_error()))?;
-        tmp.as_file().sync_all().map_err(|e| Error::io("syncing", e))?;
-        tmp.persist(&target).map_err(|e| Error::io(format!("renaming into {}", target.display()), e.error))?;
-        Ok(())
+        self.pending.commit(self.out)
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.inner.write(buf)
+        self.out.write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        self.out.flush()
     }
 }

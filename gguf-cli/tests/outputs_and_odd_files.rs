@@ -1,0 +1,88 @@
+//! Regressions from a new user's session: outputs that are not regular files, symbolic links,
+//! FIFOs, merging onto a shard, overflowing integers, control characters in keys.
+
+use std::os::unix::fs::FileTypeExt;
+use std::process::Command;
+
+use gguf_serde::{Gguf, GgufWriter, ValueRef};
+use gguf_tests::{temp_dir, workspace_root};
+
+fn gguf(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
+}
+
+fn small() -> String {
+    workspace_root().join("tests/data/small.gguf").to_str().unwrap().to_owned()
+}
+
+#[test]
+fn an_output_that_is_not_a_regular_file_is_refused() {
+    let o = gguf(&["dequantize", "-q", &small(), "/dev/null"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a regular file (writing would replace it)"));
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
+}
+
+#[test]
+fn editing_through_a_symbolic_link_edits_its_target() {
+    let dir = temp_dir("cli_symlink");
+    let real = dir.join("real.gguf");
+    std::fs::copy(small(), &real).unwrap();
+    let link = dir.join("link.gguf");
+    std::os::unix::fs::symlink("real.gguf", &link).unwrap();
+    let o = gguf(&["set", link.to_str().unwrap(), "test.answer", "7"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    let bytes = std::fs::read(&real).unwrap();
+    assert_eq!(Gguf::from_slice(&bytes).unwrap().get("test.answer"), Some(ValueRef::U32(7)));
+}
+
+#[test]
+fn a_fifo_is_refused_without_waiting_for_a_writer() {
+    let dir = temp_dir("cli_fifo");
+    let fifo = dir.join("f.gguf");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = gguf(&["inspect", fifo.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a regular file"));
+}
+
+#[test]
+fn merging_onto_one_of_the_shards_is_refused() {
+    let dir = temp_dir("cli_merge_onto_shard");
+    let prefix = dir.join("x");
+    assert!(gguf(&["split", "--split-max-tensors", "1", &small(), prefix.to_str().unwrap()]).status.success());
+    let (first, second) = (dir.join("x-00001-of-00003.gguf"), dir.join("x-00002-of-00003.gguf"));
+    let before = std::fs::read(&second).unwrap();
+    let o = gguf(&["merge", first.to_str().unwrap(), second.to_str().unwrap(), "--force"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is one of the shards"));
+    assert_eq!(std::fs::read(&second).unwrap(), before);
+}
+
+#[test]
+fn an_integer_too_large_for_any_integer_type_is_an_error() {
+    let dir = temp_dir("cli_set_overflow");
+    let f = dir.join("s.gguf");
+    std::fs::copy(small(), &f).unwrap();
+    let o = gguf(&["set", f.to_str().unwrap(), "test.v", "-9223372036854775809"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is an integer outside u64 and i64"));
+    let o = gguf(&["set", f.to_str().unwrap(), "test.v", "18446744073709551615"]);
+    assert!(o.status.success());
+    let bytes = std::fs::read(&f).unwrap();
+    assert_eq!(Gguf::from_slice(&bytes).unwrap().get("test.v"), Some(ValueRef::U64(u64::MAX)));
+}
+
+#[test]
+fn control_characters_in_keys_are_escaped_in_text_output() {
+    let dir = temp_dir("cli_control_keys");
+    let f = dir.join("k.gguf");
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("evil\n\u{1b}[31mRED", 1u32).unwrap();
+    std::fs::write(&f, w.finish().unwrap()).unwrap();
+    let o = gguf(&["inspect", f.to_str().unwrap()]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(text.contains(r#""evil\n\u{1b}[31mRED""#), "{text}");
+}
