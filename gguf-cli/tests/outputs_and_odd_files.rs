@@ -86,3 +86,47 @@ fn control_characters_in_keys_are_escaped_in_text_output() {
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(text.contains(r#""evil\n\u{1b}[31mRED""#), "{text}");
 }
+
+/// A file whose only tensor sits at offset 64 of the data section (aligned, inside the file: valid
+/// GGUF), which ggml refuses ("has offset 64, expected 0").
+#[test]
+fn validate_warns_about_what_ggml_refuses_and_ggml_flag_refuses_it() {
+    let dir = temp_dir("cli_validate_ggml");
+    let f = dir.join("gap.gguf");
+    // Header 24 + one KV (general.architecture = "llama": 45) + one tensor info ("w", 1 dim: 33) =
+    // 102, data section at 128; the tensor (F32 [4], 16 bytes) at relative offset 64.
+    let mut b = Vec::new();
+    b.extend_from_slice(b"GGUF");
+    b.extend_from_slice(&3u32.to_le_bytes());
+    b.extend_from_slice(&1u64.to_le_bytes());
+    b.extend_from_slice(&1u64.to_le_bytes());
+    b.extend_from_slice(&20u64.to_le_bytes());
+    b.extend_from_slice(b"general.architecture");
+    b.extend_from_slice(&8u32.to_le_bytes());
+    b.extend_from_slice(&5u64.to_le_bytes());
+    b.extend_from_slice(b"llama");
+    b.extend_from_slice(&1u64.to_le_bytes());
+    b.extend_from_slice(b"w");
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(&4u64.to_le_bytes());
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&64u64.to_le_bytes());
+    assert_eq!(b.len(), 102);
+    b.resize(128 + 64 + 16, 0);
+    std::fs::write(&f, &b).unwrap();
+    let o = gguf(&["validate", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("gap.gguf: OK (version 3, 1 keys, 1 tensors)"), "{text}");
+    assert!(
+        text.contains("warning: valid GGUF, but ggml's reader refuses it: tensor \"w\": offset 64 in the data section, ggml expects 0"),
+        "{text}"
+    );
+    let o = gguf(&["validate", "--ggml", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("INVALID for ggml"));
+    // The shipped test vector is fine for ggml too.
+    let o = gguf(&["validate", "--ggml", &small()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
+}
