@@ -387,3 +387,46 @@ pub fn check_codec(data: &[u8]) {
         assert_eq!(back.len(), n);
     }
 }
+
+/// A small typed model for the `model` target: token embeddings, numbered blocks with one
+/// constrained tensor each, an optional output tensor; other tensors are ignored.
+#[derive(gguf_serde::GgufModel)]
+#[gguf(unbound = "ignore")]
+pub struct FuzzModel<T> {
+    /// `token_embd.weight`.
+    #[gguf(name = "token_embd.weight")]
+    pub embd: T,
+    /// `blk.N.attn_q.weight`, counted from the tensors present.
+    #[gguf(name = "blk.{}")]
+    pub blocks: Vec<FuzzBlock<T>>,
+    /// `output.weight`, optional.
+    #[gguf(name = "output.weight")]
+    pub output: Option<T>,
+}
+
+/// One block of [`FuzzModel`].
+#[derive(gguf_serde::GgufModel)]
+pub struct FuzzBlock<T> {
+    /// `attn_q.weight`, of a few types.
+    #[gguf(name = "attn_q.weight", dtype = "F32 | F16 | BF16 | Q8_0 | Q4_K")]
+    pub q: T,
+}
+
+/// The derive on arbitrary bytes: binding [`FuzzModel`] as borrowed views either fails with an
+/// `Error` or succeeds; a bound model writes back and binds again to the same tensors; binding
+/// as `Vec<f32>` (dequantizing every bound tensor) never panics.
+pub fn check_model(data: &[u8]) {
+    use gguf_serde::{GgufModel, TensorView};
+    let Ok(file) = Gguf::from_slice(data) else { return };
+    let Ok(model) = FuzzModel::<TensorView<'_>>::read(&file) else { return };
+    let _ = FuzzModel::<Vec<f32>>::read(&file);
+    let bytes = model.to_vec().unwrap_or_else(|e| panic!("a bound model must write back: {e}"));
+    let again = Gguf::from_slice(&bytes).unwrap_or_else(|e| panic!("re-opening what the model wrote: {e}"));
+    let back = FuzzModel::<TensorView<'_>>::read(&again).unwrap_or_else(|e| panic!("re-binding: {e}"));
+    assert_eq!(back.blocks.len(), model.blocks.len());
+    assert_eq!(back.embd.bytes, model.embd.bytes);
+    assert_eq!(back.output.is_some(), model.output.is_some());
+    for (a, b) in back.blocks.iter().zip(&model.blocks) {
+        assert_eq!(a.q.bytes, b.q.bytes);
+    }
+}

@@ -402,6 +402,19 @@ pub fn seeds() -> Vec<Seed> {
         }
         add("ok-every-ggml-type", b.bytes());
     }
+    {
+        // A model the fuzz `model` target binds: token_embd.weight (F32 [2, 4]), two blocks'
+        // attn_q.weight (F32 [4], Q8_0 [32]) and output.weight (F16 [4]).
+        let mut b = B::le();
+        b.header(3, 4, 1).kv("general.architecture", ty::STRING).str("llama");
+        b.tensor("token_embd.weight", &[4, 2], 0, 0);
+        b.tensor("blk.0.attn_q.weight", &[4], 0, 32);
+        b.tensor("blk.1.attn_q.weight", &[32], 8, 64);
+        b.tensor("output.weight", &[4], 1, 128);
+        b.pad(32);
+        b.data(32, 7).pad(32).data(16, 8).pad(32).data(34, 9).pad(32).data(8, 10).pad(32);
+        add("ok-model", b.bytes());
+    }
     add(
         "ok-alignment-1",
         B::le()
