@@ -7,7 +7,8 @@
 
 use std::io::Cursor;
 
-use gguf_serde::container::{Source, MAX_TENSOR_NAME};
+use gguf_serde::format::MAX_TENSOR_NAME;
+use gguf_serde::Source;
 use gguf_serde::{ArrayRef, Endian, Error, Gguf, GgufWriter, TensorInfo, ValueRef, WriteOptions};
 
 /// Opens `data` through `from_slice`, `from_vec` and `from_reader` (at the start of a cursor and
@@ -168,7 +169,7 @@ pub fn check_accessors<S: Source>(f: &Gguf<S>) {
 /// `depth`: the nesting level of `v` (1 for a pair's value); arrays may nest `MAX_DEPTH` levels.
 fn check_value(v: ValueRef<'_>, depth: usize) {
     if v.as_array().is_some() {
-        assert!(depth <= gguf_serde::container::MAX_DEPTH, "array nested deeper than MAX_DEPTH");
+        assert!(depth <= gguf_serde::format::MAX_DEPTH, "array nested deeper than MAX_DEPTH");
     }
     let _ = (v.type_name(), v.as_u64(), v.as_i64(), v.as_f64(), v.as_str(), v.as_bool());
     if let ValueRef::Bool(_) | ValueRef::String(_) = v {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gguf_serde::edit::{edit_file, parse_value, Edit};
+use gguf_serde::ops::edit::{edit_file, parse_value, Edit};
 use gguf_serde::{Gguf, ValueType};
 
 /// A value type name for `--type`.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use gguf_serde::requant::{requantize, RequantizeOptions};
+use gguf_serde::ops::requant::{requantize, RequantizeOptions};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use gguf_serde::shard::{merge_file, plan_split, shard_path, split_file, SplitBy, SplitOptions};
+use gguf_serde::container::shard_path;
+use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
 use gguf_serde::Gguf;
 
 /// Arguments of `gguf split`.

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::dtype::GgmlType;
+use crate::format::GgmlType;
 
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -210,7 +210,7 @@ pub enum Error {
         offset: u64,
     },
 
-    /// Arrays of arrays nested deeper than [`MAX_DEPTH`](crate::container::MAX_DEPTH).
+    /// Arrays of arrays nested deeper than [`MAX_DEPTH`](crate::format::MAX_DEPTH).
     #[error("arrays nested deeper than {limit} levels for key {key:?} at offset {offset}")]
     TooDeep {
         /// The key.

@@ -9,10 +9,10 @@
 //! - [`GgufWriter`]: a streaming writer; tensor data goes straight to the output, and writing to a
 //!   path is atomic (temporary file, then rename).
 //! - [`GgmlType`]: every ggml tensor type with its block size and bytes per block.
-//! - [`ShardedGguf`] and the [`shard`] module: a model split into `NAME-00001-of-0000N.gguf`
+//! - [`ShardedGguf`] and [`ops::split`]: a model split into `NAME-00001-of-0000N.gguf`
 //!   files read as one, and splitting and merging in `llama-gguf-split`'s layout;
 //!   [`TensorSource`] looks tensors up by name in either kind of model.
-//! - [`edit`]: set, remove and rename metadata keys, rewriting the file safely with tensor data
+//! - [`ops::edit`]: set, remove and rename metadata keys, rewriting the file safely with tensor data
 //!   copied by the kernel.
 //! - serde: metadata as plain Rust structs. [`to_vec`] / [`to_writer`] write a struct as the
 //!   key/value block of a GGUF file, [`from_slice`] / [`from_reader`] / [`Gguf::deserialize_metadata`]
@@ -47,35 +47,45 @@
 //! assert_eq!(file.tensor_data(&t)?.len(), 128);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
+//! # The layers
+//!
+//! The crate reads bottom-up; each layer uses only the ones above it in this list, and a change
+//! goes to the layer whose concern it is:
+//!
+//! | layer | what it holds |
+//! |---|---|
+//! | [`format`](mod@format) | format facts: the ggml type table ([`GgmlType`]), the 13 value types ([`ValueType`]), byte order ([`Endian`]), limits, well-known keys |
+//! | [`container`] | the GGUF container without serde: the one parser of the grammar, [`Gguf`] (slice, mapping, `Read + Seek`), [`Value`]/[`ValueRef`], the streaming [`GgufWriter`], atomic output ([`AtomicFile`]), and sharded reading ([`ShardedGguf`], [`TensorSource`]) |
+//! | [`codec`] | beside the container: dequantize and quantize every ggml tensor type, bit-identical to ggml's reference |
+//! | [`metadata`] | the serde mapping of the key/value block: [`to_vec`]/[`to_writer`], [`from_slice`]/[`from_reader`], `Value`'s serde impls, [`MetadataOptions`], `{arch}` keys |
+//! | [`model`] | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
+//! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::requant`] (re-quantize, dequantize) |
+//!
+//! [`Error`] is the one error type of every layer;
+//!
 #![doc = include_str!("../docs/serde-mapping.md")]
 #![warn(missing_docs)]
 
 pub mod codec;
 pub mod container;
-pub mod de;
-pub mod dtype;
-pub mod edit;
-pub mod error;
+mod error;
+pub mod format;
+pub mod metadata;
 pub mod model;
-mod options;
-pub mod requant;
-mod rewrite;
-pub mod ser;
-pub mod shard;
-mod value_serde;
+pub mod ops;
 
 pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance};
 pub use container::{
-    Array, ArrayRef, AtomicFile, Endian, Gguf, GgufWriter, Kv, MetadataOnly, Shape, TensorInfo, Value, ValueRef,
-    ValueType, WriteOptions,
+    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Shape, ShardedGguf, Source, TensorInfo,
+    TensorSource, Value, ValueRef, WriteOptions,
 };
-pub use de::{from_gguf, from_reader, from_slice, from_value};
-pub use dtype::GgmlType;
-pub use error::{Error, Result};
+pub use error::{AlignmentProblem, Error, Item, Result};
+pub use format::{Endian, GgmlType, ValueType};
+pub use metadata::{
+    elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, ARCH,
+    MAX_NESTING,
+};
 pub use model::{GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorStorage, TensorView, Unbound};
-pub use options::{elem, Options, ARCH, MAX_NESTING};
-pub use ser::{to_value, to_vec, to_writer};
-pub use shard::{ShardedGguf, TensorSource};
 
 /// `#[derive(GgufModel)]`: see the [`model`] module for the attributes.
 pub use gguf_derive::GgufModel;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_serde::edit::{edit_file, parse_value, rewrite_file, Edit};
+use gguf_serde::ops::edit::{edit_file, parse_value, rewrite_file, Edit};
 use gguf_serde::{Endian, Error, GgmlType, Gguf, GgufWriter, Value, ValueType, WriteOptions};
 
 fn dir(name: &str) -> PathBuf {

@@ -19,7 +19,7 @@ use std::io::Cursor;
 use std::path::PathBuf;
 
 use common::{measure, seeds, ty, Allocs, B};
-use gguf_serde::error::Item;
+use gguf_serde::Item;
 use gguf_serde::{Error, Gguf};
 
 /// Bytes allocated per byte of metadata, at most (the documented constant). Measured worst case:

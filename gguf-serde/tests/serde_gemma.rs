@@ -5,7 +5,7 @@ mod serde_common;
 use serde_common as common;
 
 use common::gemma::Gemma3Metadata;
-use gguf_serde::{Gguf, Options};
+use gguf_serde::{Gguf, MetadataOptions};
 
 const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 
@@ -48,7 +48,7 @@ fn gemma_metadata_equals_gguf_py_and_writes_back_identically() {
     let Some(py) = common::python() else { return };
     let expected = common::run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]);
     let expected = expected.as_array().unwrap();
-    let pairs = Options::new().to_pairs(&meta).unwrap();
+    let pairs = MetadataOptions::new().to_pairs(&meta).unwrap();
     assert_eq!(pairs.len(), expected.len(), "number of keys");
     assert_eq!(expected.len(), 33);
     for ((key, value), e) in pairs.iter().zip(expected) {
@@ -76,7 +76,7 @@ fn gemma_from_slice_and_from_reader_agree() {
     assert_eq!(a.tokenizer.ggml.tokens, b.tokenizer.ggml.tokens);
     assert_eq!(a.hparams, b.hparams);
     // A caller-given architecture that the file does not use: the hparams keys are missing.
-    let e = Options::new().arch("llama").from_slice::<Gemma3Metadata<&str>>(&bytes).unwrap_err();
+    let e = MetadataOptions::new().arch("llama").from_slice::<Gemma3Metadata<&str>>(&bytes).unwrap_err();
     assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"llama\"");
 }
 

@@ -163,9 +163,9 @@ fn array_nesting_limit() {
         a
     }
     let mut m = BTreeMap::new();
-    m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::container::MAX_DEPTH)));
+    m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::format::MAX_DEPTH)));
     let bytes = gguf_serde::to_vec(&m).unwrap();
     assert_eq!(from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), m);
-    m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::container::MAX_DEPTH + 1)));
+    m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::format::MAX_DEPTH + 1)));
     assert_eq!(gguf_serde::to_vec(&m).unwrap_err().to_string(), "arrays nested deeper than 32 levels at key \"deep\"");
 }

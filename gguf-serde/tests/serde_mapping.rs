@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use gguf_serde::{from_slice, to_vec, Array, Gguf, GgufWriter, Options, Value, ValueRef};
+use gguf_serde::{from_slice, to_vec, Array, Gguf, GgufWriter, MetadataOptions, Value, ValueRef};
 use serde::{Deserialize, Serialize};
 
 /// A GGUF v3 file with no tensors: header, `kv` (already encoded), zero padding to 32 bytes.
@@ -547,18 +547,18 @@ fn architecture_placeholder() {
         #[serde(rename = "{arch}")]
         hp: Hp,
     }
-    let bytes = Options::new().arch("phi3").to_vec(&Only { hp: hp.clone() }).unwrap();
+    let bytes = MetadataOptions::new().arch("phi3").to_vec(&Only { hp: hp.clone() }).unwrap();
     assert!(Gguf::from_slice(&bytes).unwrap().get("phi3.context_length").is_some());
-    assert_eq!(Options::new().arch("phi3").from_slice::<Only>(&bytes).unwrap().hp, hp);
+    assert_eq!(MetadataOptions::new().arch("phi3").from_slice::<Only>(&bytes).unwrap().hp, hp);
     assert_eq!(
         to_vec(&Only { hp: hp.clone() }).unwrap_err().to_string(),
         "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
-         was given with Options::arch at key \"{arch}.context_length\""
+         was given with MetadataOptions::arch at key \"{arch}.context_length\""
     );
     assert_eq!(
         from_slice::<Only>(&bytes).unwrap_err().to_string(),
         "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
-         was given with Options::arch at key \"{arch}\""
+         was given with MetadataOptions::arch at key \"{arch}\""
     );
     // The writer of model files takes the same mapping.
     let mut w = GgufWriter::new(Vec::new());

@@ -4,9 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_serde::shard::{
-    merge_file, parse_shard_path, plan_split, shard_path, split_file, ShardedGguf, SplitBy, SplitOptions, TensorSource,
-};
+use gguf_serde::container::{parse_shard_path, shard_path, ShardedGguf, TensorSource};
+use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
 use gguf_serde::{Endian, Error, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
 
 fn dir(name: &str) -> PathBuf {

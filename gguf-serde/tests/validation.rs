@@ -11,7 +11,7 @@ mod common;
 use std::io::Cursor;
 
 use common::{all_types, gt, largest_alloc, sample, ty, B};
-use gguf_serde::error::{AlignmentProblem, Item};
+use gguf_serde::{AlignmentProblem, Item};
 use gguf_serde::{Endian, Error, GgmlType, Gguf, ValueRef, ValueType};
 
 // ---------------------------------------------------------------------------------------------
@@ -369,7 +369,7 @@ fn nested(depth: usize) -> Vec<u8> {
 
 #[test]
 fn nesting_at_the_limit_reads() {
-    assert_eq!(gguf_serde::container::MAX_DEPTH, 32);
+    assert_eq!(gguf_serde::format::MAX_DEPTH, 32);
     let bytes = nested(32);
     let g = parse_ok(&bytes);
     let mut v = g.get("deep").unwrap();

@@ -9,7 +9,7 @@ use std::io::{Cursor, Read};
 use std::path::Path;
 
 use common::{all_types, gt, largest_alloc, sample, ty, B};
-use gguf_serde::error::AlignmentProblem;
+use gguf_serde::AlignmentProblem;
 use gguf_serde::{Array, Endian, Error, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
 
 /// Bytes from hex digits; whitespace and `|` are ignored.

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use gguf_examples::models::Gemma3;
-use gguf_serde::shard::{split_file, SplitBy, SplitOptions};
+use gguf_serde::ops::split::{split_file, SplitBy, SplitOptions};
 use gguf_serde::{GgmlType, Gguf, GgufModel, GgufWriter, ReadOptions, ShardedGguf, TensorView};
 use gguf_tests::{model, sha256, temp_dir};
 use sha2::{Digest, Sha256};

@@ -6,7 +6,7 @@
 //! nearest `f32`.
 
 use super::{f16_to_f32, f32_to_f16};
-use crate::dtype::GgmlType;
+use crate::format::GgmlType;
 
 /// Dequantizes whole blocks of `dtype` from `src` (little-endian block bytes) into `dst`
 /// (`dst.len()` = blocks × block size, checked by the caller). Returns `false` if `dtype` is

@@ -13,7 +13,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use super::{f16_to_f32, f32_to_f16, nearest_int};
-use crate::dtype::GgmlType;
+use crate::format::GgmlType;
 
 #[path = "iq/grids.rs"]
 mod grids;

@@ -20,7 +20,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{f32_to_f16, half_at, nearest_int};
-use crate::dtype::GgmlType;
+use crate::format::GgmlType;
 
 const QK_K: usize = 256;
 /// ggml's `GROUP_MAX_EPS`.

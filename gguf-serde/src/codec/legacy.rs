@@ -17,7 +17,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::{cvtt_i32, f32_to_f16, half_at, round_cvt_i32};
-use crate::dtype::GgmlType;
+use crate::format::GgmlType;
 
 const QK: usize = 32;
 

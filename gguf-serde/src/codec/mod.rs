@@ -46,9 +46,9 @@
 
 use rayon::prelude::*;
 
-use crate::container::Endian;
-use crate::dtype::GgmlType;
 use crate::error::{Error, Result};
+use crate::format::Endian;
+use crate::format::GgmlType;
 
 /// Calls the AVX2 version `$simd` when the CPU has AVX2, else the portable `$portable`.
 macro_rules! simd_or {

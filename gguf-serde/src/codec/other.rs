@@ -15,7 +15,7 @@
 
 use super::f32_to_f16;
 use super::iquants::{blocks, blocks_q, f16_le};
-use crate::dtype::GgmlType;
+use crate::format::GgmlType;
 
 /// `kvalues_mxfp4`: the E2M1 (FP4) values, doubled, indexed by the 4-bit code.
 const KVALUES_FP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];

@@ -18,8 +18,8 @@
 //! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
 //!   with [`Error::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this lets every
 //!   string be handed out as `&str` without copying.)
-//! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`] levels; tensors have at most
-//!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`] bytes on read (the spec's
+//! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
+//!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
 //! - **Tensor data**: each offset must be a multiple of the alignment, tensors must not overlap, and
 //!   every tensor must lie inside the file. ggml additionally requires offsets to be the running sum
@@ -41,7 +41,9 @@
 // is an `#[allow]` with its reason next to it. Applies to parse.rs, value.rs and write.rs too.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+pub(crate) mod atomic;
 mod parse;
+pub mod sharded;
 mod skim;
 mod value;
 mod write;
@@ -51,43 +53,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Deref;
 use std::path::Path;
 
-pub use parse::DEFAULT_ALIGNMENT;
 pub(crate) use parse::{align_up, Layout};
+pub use sharded::{parse_shard_path, shard_path, ShardTensor, ShardedGguf, TensorSource};
 pub(crate) use value::le_array;
-pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef, ValueType};
+pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
-use crate::dtype::GgmlType;
 use crate::error::{Error, Result};
-
-/// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
-/// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is [`Error::TooDeep`].
-pub const MAX_DEPTH: usize = 32;
-/// Most dimensions a tensor may have (ggml's `GGML_MAX_DIMS`).
-pub const MAX_DIMS: usize = 4;
-/// Longest tensor name accepted on read, in bytes (the spec's limit). The writer accepts at most
-/// `MAX_TENSOR_NAME - 1`, since ggml keeps names in a 64-byte buffer with a NUL.
-pub const MAX_TENSOR_NAME: u64 = 64;
-
-/// Byte order of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Endian {
-    /// Little-endian, the usual GGUF.
-    #[default]
-    Little,
-    /// Big-endian (version 3 allows it; detected from the byte-swapped version field).
-    Big,
-}
-
-impl Endian {
-    /// `"little"` or `"big"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Endian::Little => "little",
-            Endian::Big => "big",
-        }
-    }
-}
+use crate::format::{Endian, GgmlType, MAX_DIMS};
 
 /// Bytes a [`Gguf`] reads from: a slice, a memory mapping, or a metadata-only buffer.
 pub trait Source {

@@ -8,13 +8,11 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use super::value::{ArrayRef, ValueRef, ValueType};
-use super::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
-use crate::dtype::{GgmlType, REMOVED_TYPE_IDS};
+use super::value::{ArrayRef, ValueRef};
 use crate::error::{AlignmentProblem, Error, Item, Result};
-
-/// Default `general.alignment`.
-pub const DEFAULT_ALIGNMENT: u32 = 32;
+use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::format::{GgmlType, REMOVED_TYPE_IDS};
+use crate::format::{ValueType, DEFAULT_ALIGNMENT};
 
 /// A decoded value whose strings and arrays are byte ranges of the source.
 #[derive(Clone, Debug)]
@@ -162,9 +160,7 @@ fn header(c: &mut Cursor<'_>) -> Result<(u32, Endian)> {
     }
     c.pos = 4;
     let raw = c.u32(Item::Header, None)?;
-    // A version whose low 16 bits are zero is a byte-swapped (big-endian) small version.
-    let (version, endian) =
-        if raw & 0xffff == 0 && raw != 0 { (raw.swap_bytes(), Endian::Big) } else { (raw, Endian::Little) };
+    let (version, endian) = Endian::detect(raw);
     c.endian = endian;
     if !(2..=3).contains(&version) {
         return Err(Error::UnsupportedVersion { version });

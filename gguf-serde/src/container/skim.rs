@@ -7,8 +7,8 @@
 
 use std::io::{self, Read};
 
-use super::value::ValueType;
-use super::{MAX_DEPTH, MAX_DIMS};
+use crate::format::ValueType;
+use crate::format::{MAX_DEPTH, MAX_DIMS};
 
 /// Read granularity: the most that is read past the end of the tensor infos.
 pub(crate) const READ_AHEAD: usize = 8 * 1024;

@@ -12,10 +12,12 @@ use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
-use super::value::{Array, ArrayRef, Value, ValueRef, ValueType};
-use super::{align_up, Endian, Shape, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
-use crate::dtype::GgmlType;
+use super::value::{Array, ArrayRef, Value, ValueRef};
+use super::{align_up, Shape};
 use crate::error::{AlignmentProblem, Error, Result};
+use crate::format::GgmlType;
+use crate::format::ValueType;
+use crate::format::{Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 
 /// Options of a [`GgufWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -689,7 +691,7 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 #[derive(Debug)]
 pub struct AtomicFile {
     out: BufWriter<std::fs::File>,
-    pending: crate::rewrite::PendingFile,
+    pending: crate::container::atomic::PendingFile,
 }
 
 impl AtomicFile {
@@ -698,7 +700,7 @@ impl AtomicFile {
     /// # Errors
     /// [`Error::Io`] if it cannot be created, or if `path` exists and is not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
-        let (out, pending) = crate::rewrite::create_temp(path.as_ref(), None)?;
+        let (out, pending) = crate::container::atomic::create_temp(path.as_ref(), None)?;
         Ok(AtomicFile { out, pending })
     }
 

@@ -12,8 +12,8 @@
 
 use std::io::{BufReader, Read};
 
-use crate::container::{ValueType, MAX_DEPTH};
 use crate::error::{Error, Result};
+use crate::format::{ValueType, MAX_DEPTH};
 
 struct Walker<R> {
     r: R,

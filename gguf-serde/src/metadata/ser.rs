@@ -12,9 +12,10 @@ use std::io::Write;
 
 use serde::ser::{self, Impossible, Serialize};
 
-use crate::container::{Array, GgufWriter, Value, ValueType};
+use crate::container::{Array, GgufWriter, Value};
 use crate::error::{Error, Result};
-use crate::options::{resolve_arch_key, Options, ARCH, MAX_NESTING};
+use crate::format::ValueType;
+use crate::metadata::{resolve_arch_key, MetadataOptions, ARCH, MAX_NESTING};
 
 impl ser::Error for Error {
     #[cold]
@@ -47,7 +48,7 @@ fn with_key(e: Error, key: &str) -> Error {
 /// is both a value and a prefix; [`Error::InvalidKey`] for an empty, non-ASCII, duplicate or
 /// over-long key; [`Error::Io`] from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
-    Options::new().to_writer(value, writer)
+    MetadataOptions::new().to_writer(value, writer)
 }
 
 /// Serializes `value` as the key/value block of a complete GGUF v3 file with no tensors.
@@ -55,7 +56,7 @@ pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Resul
 /// # Errors
 /// As [`to_writer`].
 pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
-    Options::new().to_vec(value)
+    MetadataOptions::new().to_vec(value)
 }
 
 /// Serializes one value (not a key/value block) to an owned [`Value`], with the same mapping as
@@ -67,7 +68,7 @@ pub fn to_value<T: ?Sized + Serialize>(value: &T) -> Result<Value> {
     value.serialize(LeafSer { key: "", hint: None, depth: 0 })
 }
 
-impl Options {
+impl MetadataOptions {
     /// [`to_writer`] with these options.
     ///
     /// # Errors
@@ -109,7 +110,7 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`to_writer`], and as [`GgufWriter::add_value`] for each pair.
     pub fn add_serialize<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.add_serialize_with(value, &Options::new())
+        self.add_serialize_with(value, &MetadataOptions::new())
     }
 
     /// [`GgufWriter::add_serialize`] with options (e.g. the architecture of
@@ -117,7 +118,7 @@ impl<W: Write> GgufWriter<W> {
     ///
     /// # Errors
     /// As [`GgufWriter::add_serialize`].
-    pub fn add_serialize_with<T: ?Sized + Serialize>(&mut self, value: &T, opts: &Options) -> Result<()> {
+    pub fn add_serialize_with<T: ?Sized + Serialize>(&mut self, value: &T, opts: &MetadataOptions) -> Result<()> {
         for (k, v) in opts.to_pairs(value)? {
             self.add_value(&k, &v)?;
         }
@@ -126,7 +127,7 @@ impl<W: Write> GgufWriter<W> {
 }
 
 /// Resolves `{arch}` segments and refuses keys that are both a value and a prefix of another key.
-fn finish_pairs(mut pairs: Vec<(String, Value)>, opts: &Options) -> Result<Vec<(String, Value)>> {
+fn finish_pairs(mut pairs: Vec<(String, Value)>, opts: &MetadataOptions) -> Result<Vec<(String, Value)>> {
     if pairs.iter().any(|(k, _)| k.split('.').any(|s| s == ARCH)) {
         let arch = match &opts.arch {
             Some(a) => Some(a.clone()),
@@ -256,7 +257,7 @@ impl<'a> ser::Serializer for Node<'a> {
     }
 
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, v: &T) -> Result<()> {
-        if crate::options::array_token_type(name).is_some() {
+        if crate::metadata::array_token_type(name).is_some() {
             let value = self.leaf().serialize_newtype_struct(name, v)?;
             return self.push(value);
         }
@@ -633,7 +634,7 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         Ok(Value::String(variant.to_owned()))
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(self, name: &'static str, v: &T) -> Result<Value> {
-        match crate::options::array_token_type(name) {
+        match crate::metadata::array_token_type(name) {
             Some(t) => v.serialize(LeafSer { hint: Some(t), ..self }),
             None => v.serialize(self),
         }
@@ -648,8 +649,8 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         Err(err_at(not_unit_variant(name, variant), self.key))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<LeafSeq<'k>> {
-        if self.depth >= crate::container::MAX_DEPTH {
-            return Err(err_at(format!("arrays nested deeper than {} levels", crate::container::MAX_DEPTH), self.key));
+        if self.depth >= crate::format::MAX_DEPTH {
+            return Err(err_at(format!("arrays nested deeper than {} levels", crate::format::MAX_DEPTH), self.key));
         }
         Ok(LeafSeq { key: self.key, seq: ArrayBuilder::new(len, self.hint, self.depth + 1) })
     }

@@ -14,7 +14,7 @@
 //! - The version and byte order of the file are kept.
 //!
 //! ```
-//! use gguf_serde::edit::{apply, Edit};
+//! use gguf_serde::ops::edit::{apply, Edit};
 //! use gguf_serde::{Gguf, GgufWriter, Value, ValueRef};
 //! let mut w = GgufWriter::new(Vec::new());
 //! w.add_kv("general.name", "old")?;
@@ -33,9 +33,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::container::{Gguf, Source, Value, ValueRef, ValueType, WriteOptions};
+use crate::container::atomic::{create_temp, file_range, open_file};
+use crate::container::{Gguf, Source, Value, ValueRef, WriteOptions};
 use crate::error::{Error, Result};
-use crate::rewrite::{create_temp, file_range, open_file};
+use crate::format::ValueType;
 use crate::GgufWriter;
 
 /// One change to a file's metadata.

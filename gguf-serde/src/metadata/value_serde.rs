@@ -14,7 +14,7 @@ use serde::de::{self, Deserialize, Deserializer, EnumAccess, SeqAccess, VariantA
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use crate::container::{Array, Value};
-use crate::options::{array_token, ARRAY_TOKEN, VALUE_TOKEN};
+use crate::metadata::{array_token, ARRAY_TOKEN, VALUE_TOKEN};
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

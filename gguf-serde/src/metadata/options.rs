@@ -1,14 +1,14 @@
-//! Options shared by the serde [`Serializer`](crate::ser) and [`Deserializer`](crate::de): the
+//! MetadataOptions shared by the serde [`Serializer`](crate::ser) and [`Deserializer`](crate::de): the
 //! architecture of [`ARCH`] keys, the nesting limit, and the element-type markers of [`elem`].
 
-use crate::container::ValueType;
 use crate::error::{Error, Result};
+use crate::format::ValueType;
 
 /// The placeholder key segment that stands for the model architecture.
 ///
 /// A key segment that is exactly `{arch}` — a field renamed `"{arch}"`, or a dotted rename such
 /// as `"{arch}.context_length"` — is replaced, on write and on read, by the architecture: the one
-/// given with [`Options::arch`], else the STRING value of `general.architecture` (of the value
+/// given with [`MetadataOptions::arch`], else the STRING value of `general.architecture` (of the value
 /// being serialized, or of the file being read). So one struct of hyper-parameters serves every
 /// architecture:
 ///
@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 /// assert_eq!(gguf_serde::from_slice::<Meta>(&bytes)?, meta);
 ///
 /// // A caller-given architecture wins over general.architecture:
-/// let hp: Hparams = gguf_serde::Options::new().arch("gemma3").from_slice(&bytes).map(|m: Meta| m.hparams)?;
+/// let hp: Hparams = gguf_serde::MetadataOptions::new().arch("gemma3").from_slice(&bytes).map(|m: Meta| m.hparams)?;
 /// assert_eq!(hp.context_length, 32768);
 /// # Ok::<(), gguf_serde::Error>(())
 /// ```
@@ -58,10 +58,10 @@ pub const ARCH: &str = "{arch}";
 /// Deepest nesting of structs and maps (key groups) the serializer and deserializer follow: a
 /// key of more than `MAX_NESTING` dotted segments read into as many nested structs is an error,
 /// not a stack overflow. Arrays of arrays have their own limit,
-/// [`MAX_DEPTH`](crate::container::MAX_DEPTH).
+/// [`MAX_DEPTH`](crate::format::MAX_DEPTH).
 pub const MAX_NESTING: usize = 64;
 
-/// Options of the serde mapping: today, the architecture that [`ARCH`] segments stand for.
+/// MetadataOptions of the serde mapping: today, the architecture that [`ARCH`] segments stand for.
 ///
 /// ```
 /// # use serde::Serialize;
@@ -70,20 +70,20 @@ pub const MAX_NESTING: usize = 64;
 ///     #[serde(rename = "{arch}.context_length")]
 ///     context_length: u32,
 /// }
-/// let bytes = gguf_serde::Options::new().arch("llama").to_vec(&Hp { context_length: 4096 })?;
+/// let bytes = gguf_serde::MetadataOptions::new().arch("llama").to_vec(&Hp { context_length: 4096 })?;
 /// let file = gguf_serde::Gguf::from_slice(&bytes)?;
 /// assert_eq!(file.get("llama.context_length"), Some(gguf_serde::ValueRef::U32(4096)));
 /// # Ok::<(), gguf_serde::Error>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {
+pub struct MetadataOptions {
     pub(crate) arch: Option<String>,
 }
 
-impl Options {
+impl MetadataOptions {
     /// Default options: [`ARCH`] resolves from `general.architecture`.
     pub fn new() -> Self {
-        Options::default()
+        MetadataOptions::default()
     }
 
     /// Resolves [`ARCH`] segments to `arch` (e.g. `"llama"`), whatever `general.architecture` says.
@@ -101,7 +101,7 @@ pub(crate) fn resolve_arch_key(key: &str, arch: Option<&str>) -> Result<Option<S
     let Some(arch) = arch else {
         return Err(Error::Serde {
             msg: "key has an {arch} segment but the architecture is unknown: there is no general.architecture \
-                  string and none was given with Options::arch"
+                  string and none was given with MetadataOptions::arch"
                 .to_owned(),
             key: Some(key.to_owned()),
             offset: None,
@@ -177,7 +177,7 @@ pub mod elem {
                 /// # Errors
                 /// The serializer's, e.g. an element of another type.
                 pub fn serialize<T: ?Sized + Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-                    s.serialize_newtype_struct(super::super::array_token(crate::container::ValueType::$t), v)
+                    s.serialize_newtype_struct(super::super::array_token(crate::format::ValueType::$t), v)
                 }
 
                 /// Deserializes as `T` itself.

@@ -23,8 +23,8 @@ use std::path::Path;
 
 use crate::codec;
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, WriteOptions};
-use crate::dtype::GgmlType;
 use crate::error::{Error, Result};
+use crate::format::GgmlType;
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
 const CHUNK_ELEMS: u64 = 1 << 22;

@@ -12,11 +12,12 @@ use std::io::Read;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
-use crate::container::{le_array, ArrayIter, ArrayRef, Endian, Gguf, Source, Value, ValueRef, ValueType};
+use crate::container::{le_array, ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef};
 use crate::error::{Error, Result};
+use crate::format::{Endian, ValueType};
 mod stream;
 
-use crate::options::{resolve_arch_key, Options, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
+use crate::metadata::{resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
 
 impl de::Error for Error {
     #[cold]
@@ -40,7 +41,7 @@ const MISSING: &str = "missing field `";
 /// the full key, the expected and found types and the byte offset of the value when the metadata
 /// does not fit `T`.
 pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
-    Options::new().from_slice(bytes)
+    MetadataOptions::new().from_slice(bytes)
 }
 
 /// Deserializes a `T` from the key/value block of a GGUF file read from `reader`.
@@ -57,7 +58,7 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
 /// [`Error::Io`] from the reader; [`Error::Truncated`] if it ends inside the block; otherwise as
 /// [`from_slice`].
 pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
-    Options::new().from_reader(reader)
+    MetadataOptions::new().from_reader(reader)
 }
 
 /// Deserializes a `T` from the key/value block of an opened file; `T` may borrow from `file`.
@@ -65,7 +66,7 @@ pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
 /// # Errors
 /// As [`from_slice`], less the parsing.
 pub fn from_gguf<'a, T: Deserialize<'a>, S: Source>(file: &'a Gguf<S>) -> Result<T> {
-    Options::new().from_gguf(file)
+    MetadataOptions::new().from_gguf(file)
 }
 
 /// Deserializes a `T` from an owned [`Value`], with the mapping of a struct field: a `Value::U32`
@@ -86,7 +87,7 @@ pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T> {
     })
 }
 
-impl Options {
+impl MetadataOptions {
     /// [`from_slice`] with these options.
     ///
     /// # Errors
@@ -135,14 +136,14 @@ impl<S: Source> Gguf<S> {
     /// # Errors
     /// As [`from_gguf`].
     pub fn deserialize_metadata<'a, T: Deserialize<'a>>(&'a self) -> Result<T> {
-        Options::new().from_gguf(self)
+        MetadataOptions::new().from_gguf(self)
     }
 
     /// [`Gguf::deserialize_metadata`] with options.
     ///
     /// # Errors
     /// As [`from_gguf`].
-    pub fn deserialize_metadata_with<'a, T: Deserialize<'a>>(&'a self, opts: &Options) -> Result<T> {
+    pub fn deserialize_metadata_with<'a, T: Deserialize<'a>>(&'a self, opts: &MetadataOptions) -> Result<T> {
         opts.from_gguf(self)
     }
 }
@@ -154,14 +155,14 @@ impl<'de> Gguf<&'de [u8]> {
     /// # Errors
     /// As [`from_gguf`].
     pub fn deserialize_metadata_borrowed<T: Deserialize<'de>>(&self) -> Result<T> {
-        self.deserialize_metadata_borrowed_with(&Options::new())
+        self.deserialize_metadata_borrowed_with(&MetadataOptions::new())
     }
 
     /// [`Gguf::deserialize_metadata_borrowed`] with options.
     ///
     /// # Errors
     /// As [`from_gguf`].
-    pub fn deserialize_metadata_borrowed_with<T: Deserialize<'de>>(&self, opts: &Options) -> Result<T> {
+    pub fn deserialize_metadata_borrowed_with<T: Deserialize<'de>>(&self, opts: &MetadataOptions) -> Result<T> {
         let entries: Vec<Entry<'de>> = self.metadata_borrowed().map(Entry::from).collect();
         deserialize_entries(&entries, opts)
     }
@@ -182,7 +183,7 @@ impl<'de> From<crate::container::Kv<'de>> for Entry<'de> {
     }
 }
 
-fn deserialize_entries<'de, T: Deserialize<'de>>(entries: &[Entry<'de>], opts: &Options) -> Result<T> {
+fn deserialize_entries<'de, T: Deserialize<'de>>(entries: &[Entry<'de>], opts: &MetadataOptions) -> Result<T> {
     let arch = match &opts.arch {
         Some(a) => Some(a.as_str()),
         None => entries.iter().find(|e| e.key == "general.architecture").and_then(|e| e.value.as_str()),

@@ -1,0 +1,62 @@
+//! Format facts: what the GGUF spec and ggml fix, independent of any file.
+//!
+//! - [`GgmlType`]: every ggml tensor type, with its block size and bytes per block
+//!   (ggml `ggml.h` `enum ggml_type`, `ggml.c` `type_traits`);
+//! - [`ValueType`]: the 13 metadata value types (`gguf_metadata_value_type`);
+//! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
+//! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
+//!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`]);
+//! - [`keys`]: the well-known metadata keys the container and the tools act on.
+//!
+//! Spec: ggml `docs/gguf.md`, "File Structure".
+
+mod dtype;
+pub mod keys;
+mod value_type;
+
+pub use dtype::{GgmlType, REMOVED_TYPE_IDS};
+pub use value_type::ValueType;
+
+/// Default `general.alignment`.
+
+pub const DEFAULT_ALIGNMENT: u32 = 32;
+
+/// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
+/// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is [`Error::TooDeep`](crate::Error::TooDeep).
+pub const MAX_DEPTH: usize = 32;
+/// Most dimensions a tensor may have (ggml's `GGML_MAX_DIMS`).
+pub const MAX_DIMS: usize = 4;
+/// Longest tensor name accepted on read, in bytes (the spec's limit). The writer accepts at most
+/// `MAX_TENSOR_NAME - 1`, since ggml keeps names in a 64-byte buffer with a NUL.
+pub const MAX_TENSOR_NAME: u64 = 64;
+
+/// Byte order of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Endian {
+    /// Little-endian, the usual GGUF.
+    #[default]
+    Little,
+    /// Big-endian (version 3 allows it; detected from the byte-swapped version field).
+    Big,
+}
+
+impl Endian {
+    /// The version and byte order of a file from its version field read as little-endian
+    /// (offset 4). A value whose low 16 bits are zero (and which is not zero) is a byte-swapped
+    /// small version: the file is big-endian. The one place the crate decides a file's byte order.
+    pub fn detect(raw_version_le: u32) -> (u32, Endian) {
+        if raw_version_le & 0xffff == 0 && raw_version_le != 0 {
+            (raw_version_le.swap_bytes(), Endian::Big)
+        } else {
+            (raw_version_le, Endian::Little)
+        }
+    }
+
+    /// `"little"` or `"big"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The traits the derive implements.
+
+use super::*;
+use crate::container::GgufWriter;
+use crate::error::{Error, Result};
+use crate::metadata::MetadataOptions;
+use std::collections::HashSet;
+use std::io::Write;
+
+/// A field of a typed model: a tensor storage ([`TensorStorage`], through a blanket impl) or a
+/// sub-model (implemented by `#[derive(GgufModel)]`). Not meant to be implemented by hand.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is neither a tensor storage nor a GGUF sub-model",
+    label = "not a tensor or sub-model",
+    note = "a field of a `#[derive(GgufModel)]` struct is a `TensorStorage` (TensorView, Tensor, Vec<f32>, your own), \
+            a struct that derives `GgufModel`, an `Option` or `Vec` of those, or `#[gguf(metadata)]`"
+)]
+pub trait ModelField<'a>: Sized {
+    /// Reads the field named `spec.name` (a tensor name, or a sub-model's prefix).
+    ///
+    /// # Errors
+    /// The read errors of the [module docs](crate::model).
+    fn read_field(cx: &mut ReadCx<'a>, spec: &FieldSpec<'_>) -> Result<Self>;
+
+    /// Whether the source has this field under `name` (for `Option` fields and numbering).
+    fn is_present(cx: &ReadCx<'a>, name: &str) -> bool;
+
+    /// Declares (first pass) or writes (second pass) the field.
+    ///
+    /// # Errors
+    /// As [`GgufModel::write`].
+    fn write_field(&self, cx: &mut WriteCx<'_>, spec: &FieldSpec<'_>) -> Result<()>;
+}
+
+impl<'a, T: TensorStorage<'a>> ModelField<'a> for T {
+    fn read_field(cx: &mut ReadCx<'a>, spec: &FieldSpec<'_>) -> Result<Self> {
+        let view = cx.read_tensor(spec)?;
+        T::from_view(view).map_err(|e| in_tensor(spec.name, e))
+    }
+
+    fn is_present(cx: &ReadCx<'a>, name: &str) -> bool {
+        cx.has_tensor(name)
+    }
+
+    fn write_field(&self, cx: &mut WriteCx<'_>, spec: &FieldSpec<'_>) -> Result<()> {
+        cx.tensor(self, spec)
+    }
+}
+
+/// A whole GGUF model as a struct: implemented by `#[derive(GgufModel)]` (see the [module
+/// docs](crate::model) for the attributes). `'a` is the lifetime of the source a [`TensorView`] or
+/// borrowed metadata borrows from.
+pub trait GgufModel<'a>: Sized {
+    /// The struct's policy for tensors that no field binds.
+    const UNBOUND: Unbound;
+
+    /// Reads the fields, with every name prefixed by `prefix` (empty at the top). Generated.
+    ///
+    /// # Errors
+    /// As [`GgufModel::read`].
+    #[doc(hidden)]
+    fn read_fields(cx: &mut ReadCx<'a>, prefix: &str) -> Result<Self>;
+
+    /// Declares or writes the fields; `root` says whether this is the top-level struct (whose
+    /// metadata is written). Generated.
+    ///
+    /// # Errors
+    /// As [`GgufModel::write`].
+    #[doc(hidden)]
+    fn write_fields(&self, cx: &mut WriteCx<'_>, prefix: &str, root: bool) -> Result<()>;
+
+    /// Reads the model from a file or sharded model, with the default options and the struct's
+    /// policy for unbound tensors.
+    ///
+    /// # Errors
+    /// [`Error::MissingTensor`], [`Error::TensorDtype`], [`Error::TensorShape`],
+    /// [`Error::NumberingHole`], [`Error::ModelConstraint`], [`Error::UnboundTensors`] (unless the
+    /// struct ignores them), [`Error::Serde`] for metadata that does not fit, errors of the
+    /// tensor storage's conversion, [`Error::DataNotLoaded`] for a metadata-only file.
+    fn read<S: ModelSource>(src: &'a S) -> Result<Self> {
+        Self::read_with(src, &ReadOptions::default()).map(|(m, _)| m)
+    }
+
+    /// Reads the model with options; also returns which tensors were bound and which not.
+    ///
+    /// # Errors
+    /// As [`GgufModel::read`].
+    fn read_with<S: ModelSource>(src: &'a S, opts: &ReadOptions) -> Result<(Self, LoadReport)> {
+        let mut cx = ReadCx { src, opts: opts.serde.clone(), bound: HashSet::new() };
+        let model = Self::read_fields(&mut cx, "")?;
+        let unbound: Vec<String> =
+            src.tensor_infos().filter(|t| !cx.bound.contains(t.name)).map(|t| t.name.to_owned()).collect();
+        if !unbound.is_empty() && opts.unbound.unwrap_or(Self::UNBOUND) == Unbound::Error {
+            return Err(Error::UnboundTensors { names: unbound });
+        }
+        Ok((model, LoadReport { bound: cx.bound.len(), unbound }))
+    }
+
+    /// Writes the model to `w`: the metadata, the tensor infos, then the data of every tensor in
+    /// field order (see [Writing](crate::model#writing)). Keys added to `w` before stay; `w` must have no
+    /// tensors declared. Finish the writer afterwards ([`GgufWriter::finish`] /
+    /// [`GgufWriter::commit`]).
+    ///
+    /// # Errors
+    /// The writer's errors ([`Error::InvalidKey`] for a duplicate key, [`Error::InvalidTensor`],
+    /// [`Error::Io`]), [`Error::Serde`] from the metadata, [`Error::TensorDtype`] and
+    /// [`Error::TensorShape`] for a tensor that breaks its field's constraints,
+    /// [`Error::CountMismatch`] for a list whose length is not its metadata count.
+    fn write<W: Write>(&self, w: &mut GgufWriter<W>) -> Result<()> {
+        self.write_with(w, &MetadataOptions::new())
+    }
+
+    /// [`GgufModel::write`] with serde options (e.g. the `{arch}` architecture).
+    ///
+    /// # Errors
+    /// As [`GgufModel::write`].
+    fn write_with<W: Write>(&self, w: &mut GgufWriter<W>, opts: &MetadataOptions) -> Result<()> {
+        let mut cx = WriteCx { sink: w, declaring: true, opts: opts.clone() };
+        self.write_fields(&mut cx, "", true)?;
+        cx.declaring = false;
+        self.write_fields(&mut cx, "", true)
+    }
+
+    /// The model as a complete GGUF file in memory (version 3, little-endian).
+    ///
+    /// # Errors
+    /// As [`GgufModel::write`].
+    fn to_vec(&self) -> Result<Vec<u8>> {
+        let mut w = GgufWriter::new(Vec::new());
+        self.write(&mut w)?;
+        w.finish()
+    }
+}

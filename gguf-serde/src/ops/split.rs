@@ -1,0 +1,170 @@
+//! Writing and merging splits in `llama-gguf-split`'s layout (see [`crate::container::sharded`]
+//! for the layout and for reading a split model as one).
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use crate::container::atomic::{create_temp, file_range, open_file, SealedFile};
+use crate::container::sharded::shard_path;
+use crate::container::{Gguf, ShardedGguf, Source, TensorInfo, WriteOptions};
+use crate::error::{Error, Result};
+use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
+use crate::GgufWriter;
+
+/// How [`split_file`] cuts a model into shards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitBy {
+    /// At most this many tensors per shard (`llama-gguf-split --split-max-tensors`; its default
+    /// is 128).
+    MaxTensors(usize),
+    /// At most this many bytes of tensor data per shard, counted as `llama-gguf-split
+    /// --split-max-size` counts them: each tensor's size padded to 32 bytes, the metadata not
+    /// counted. A new shard starts when the next tensor would go past the limit; a tensor larger
+    /// than the limit gets a shard of its own. So the same limit gives the same shards as
+    /// `llama-gguf-split`, and a shard file can be a little larger than the limit.
+    MaxBytes(u64),
+}
+
+/// Options of [`split_file`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitOptions {
+    /// Where to cut.
+    pub by: SplitBy,
+    /// Put no tensors in the first shard: it holds the metadata only
+    /// (`llama-gguf-split --no-tensor-first-split`).
+    pub no_tensor_first_split: bool,
+}
+
+impl Default for SplitOptions {
+    /// 128 tensors per shard, tensors in the first shard: `llama-gguf-split`'s defaults.
+    fn default() -> Self {
+        SplitOptions { by: SplitBy::MaxTensors(128), no_tensor_first_split: false }
+    }
+}
+
+/// The tensors of each shard, as ranges of tensor indices (file order) of `model`, for
+/// [`split_file`] with `opts`.
+///
+/// # Errors
+/// [`Error::Split`] for a limit of 0 or a split into more than 65,535 shards.
+pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec<Range<usize>>> {
+    let bad = |reason: String| Error::Split { reason };
+    let n = model.tensor_count();
+    let mut shards = Vec::new();
+    if opts.no_tensor_first_split {
+        shards.push(0..0);
+    }
+    let mut start = 0usize;
+    let mut size = 0u64;
+    for (i, t) in model.tensors().enumerate() {
+        let cut = match opts.by {
+            SplitBy::MaxTensors(0) | SplitBy::MaxBytes(0) => return Err(bad("the limit per shard is 0".into())),
+            SplitBy::MaxTensors(max) => i > start && i - start >= max,
+            SplitBy::MaxBytes(max) => {
+                let padded = t.nbytes.div_ceil(32).saturating_mul(32);
+                let cut = i > start && size.saturating_add(padded) > max;
+                size = if cut { padded } else { size.saturating_add(padded) };
+                cut
+            }
+        };
+        if cut {
+            shards.push(start..i);
+            start = i;
+        }
+    }
+    if n > start || shards.is_empty() {
+        shards.push(start..n);
+    }
+    if shards.len() > usize::from(u16::MAX) {
+        return Err(bad(format!("{} shards, at most 65535 (split.count is a u16)", shards.len())));
+    }
+    Ok(shards)
+}
+
+/// Splits the GGUF file at `input` into shards `PREFIX-00001-of-0000N.gguf`, … in
+/// `llama-gguf-split`'s layout (see the [module docs](self)); returns their paths.
+///
+/// The shards keep the input's version and byte order. The first shard has the input's metadata
+/// and alignment; later shards have the three split keys and the default alignment. Tensor data
+/// is copied by the kernel, shard by shard (memory use does not depend on the model's size).
+/// Every shard is written to a temporary file; they are renamed into place together once all are
+/// complete, so a failure leaves no shard of this split behind (and no existing file replaced).
+/// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
+///
+/// # Errors
+/// [`Error::Split`] (see [`plan_split`]); [`Error::Io`]; any validation error of the input.
+pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
+    let input = input.as_ref();
+    let model = Gguf::open(input)?;
+    let src = open_file(input)?;
+    let plan = plan_split(&model, opts)?;
+    let count = u16::try_from(plan.len()).map_err(|_| Error::Split { reason: "too many shards".into() })?;
+    let n_tensors = i32::try_from(model.tensor_count())
+        .map_err(|_| Error::Split { reason: "more tensors than split.tensors.count (i32) can hold".into() })?;
+    let wopts = WriteOptions { version: model.version(), endian: model.endian(), ..WriteOptions::default() };
+    let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
+    for (i, range) in plan.iter().enumerate() {
+        let path = shard_path(prefix.as_ref(), i as u16, count);
+        let (out, pending) = create_temp(&path, None)?;
+        let mut w = GgufWriter::with_options(out, wopts)?;
+        if i == 0 {
+            for kv in model.metadata().filter(|kv| !is_split_key(kv.key)) {
+                w.add_kv_ref(kv.key, kv.value)?;
+            }
+        }
+        w.add_kv(SPLIT_NO, i as u16)?;
+        w.add_kv(SPLIT_TENSORS_COUNT, n_tensors)?;
+        w.add_kv(SPLIT_COUNT, count)?;
+        let tensors: Vec<TensorInfo<'_>> = range.clone().filter_map(|t| model.tensor_at(t)).collect();
+        for t in &tensors {
+            w.add_tensor(t.name, t.dtype, &t.shape)?;
+        }
+        for t in &tensors {
+            w.copy_tensor_data(file_range(&src, t.data_offset, t.nbytes)?)?;
+        }
+        sealed.push(pending.seal(w.finish()?)?);
+    }
+    let mut paths = Vec::with_capacity(sealed.len());
+    for s in sealed {
+        paths.push(s.target().to_path_buf());
+        s.persist()?;
+    }
+    Ok(paths)
+}
+
+/// Merges a split model (given the path of any shard) into one GGUF file at `out`: the first
+/// shard's metadata without the split keys, every tensor in order, with the first shard's
+/// version, byte order and alignment. Written to a temporary file and renamed into place; tensor
+/// data is copied by the kernel.
+///
+/// Unlike `llama-gguf-split --merge`, which keeps the split keys (with `split.count` set to 0),
+/// the split keys are dropped, so a file split by [`split_file`] merges back byte for byte.
+///
+/// # Errors
+/// As [`ShardedGguf::open`]; [`Error::Io`].
+pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
+    let model = ShardedGguf::open(shard)?;
+    // Renaming the merged file over one of its own shards would destroy the split.
+    let out_path = std::fs::canonicalize(out.as_ref()).ok();
+    if let Some(o) = &out_path {
+        if model.shard_paths().any(|p| std::fs::canonicalize(p).ok().as_ref() == Some(o)) {
+            return Err(Error::Split { reason: format!("the output {} is one of the shards", o.display()) });
+        }
+    }
+    let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
+    let first = model.first().ok_or_else(|| Error::Split { reason: "no shards".into() })?;
+    let wopts = WriteOptions { version: first.version(), endian: first.endian(), ..WriteOptions::default() };
+    let (o, pending) = create_temp(out.as_ref(), None)?;
+    let mut w = GgufWriter::with_options(o, wopts)?;
+    for kv in model.metadata() {
+        w.add_kv_ref(kv.key, kv.value)?;
+    }
+    for t in model.tensors() {
+        w.add_tensor(t.info.name, t.info.dtype, &t.info.shape)?;
+    }
+    for t in model.tensors() {
+        let src = files.get(t.shard).ok_or_else(|| Error::DataNotLoaded { name: t.info.name.to_owned() })?;
+        w.copy_tensor_data(file_range(src, t.info.data_offset, t.info.nbytes)?)?;
+    }
+    pending.seal(w.finish()?)?.persist()
+}
