@@ -610,39 +610,10 @@ pub enum Error {
         names: Vec<String>,
     },
 
-    /// Codec input that is not a whole number of blocks of its type.
-    #[error("{dtype}: {what} of {len} is not a whole number of blocks of {block}")]
-    NotWholeBlocks {
-        /// The tensor type.
-        dtype: GgmlType,
-        /// `"input bytes"` (dequantize) or `"input elements"` (quantize).
-        what: &'static str,
-        /// The length given.
-        len: u64,
-        /// Bytes (or elements) per block.
-        block: u64,
-    },
-
-    /// A codec output buffer whose length does not match its input.
-    #[error("{dtype}: {what} is {found}, expected {expected}")]
-    CodecSizeMismatch {
-        /// The tensor type.
-        dtype: GgmlType,
-        /// `"output elements"` or `"output bytes"`.
-        what: &'static str,
-        /// The length the input calls for.
-        expected: u64,
-        /// The length given.
-        found: u64,
-    },
-
-    /// Quantizing to a type that has no reference quantizer in this crate.
-    #[error("quantizing to {0} is not supported")]
-    UnsupportedQuantize(GgmlType),
-
-    /// Dequantizing a type that has no decoder in this crate.
-    #[error("dequantizing {0} is not supported")]
-    UnsupportedDequantize(GgmlType),
+    /// An error of the [codecs](crate::codec): input that is not whole blocks, an output buffer
+    /// of the wrong size, a type without a quantizer or decoder.
+    #[error(transparent)]
+    Codec(#[from] crate::codec::CodecError),
 
     /// An error from the serde layer, with the key it happened at and, when reading, the offset.
     #[error("{msg}{}{}", match .key { Some(k) => format!(" at key {k:?}"), None => String::new() }, match .offset { Some(o) => format!(" (offset {o})"), None => String::new() })]

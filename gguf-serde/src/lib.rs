@@ -74,7 +74,7 @@ pub mod metadata;
 pub mod model;
 pub mod ops;
 
-pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance};
+pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance, CodecError};
 pub use container::{
     Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Shape, ShardedGguf, Source, TensorInfo,
     TensorSource, Value, ValueRef, WriteOptions,

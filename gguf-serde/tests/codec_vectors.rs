@@ -134,7 +134,7 @@ fn unsupported_types_are_errors() {
     let mut out = [0u8; 66];
     assert!(matches!(
         codec::quantize(GgmlType::I32, &[0.0; 1], &mut out[..4]),
-        Err(gguf_serde::Error::UnsupportedQuantize(GgmlType::I32))
+        Err(gguf_serde::codec::CodecError::UnsupportedQuantize(GgmlType::I32))
     ));
     assert_eq!(
         codec::quantize(GgmlType::I32, &[0.0; 1], &mut out[..4]).unwrap_err().to_string(),
@@ -225,7 +225,7 @@ fn quantize_with_importance_equals_reference() {
     assert!(codec::quantize_with_importance(GgmlType::Q4_K, &[0.0; 256], &mut out, 128, &[1.0; 128]).is_err());
     assert!(matches!(
         codec::quantize_with_importance(GgmlType::I8, &[0.0; 4], &mut out[..4], 4, &[1.0; 4]),
-        Err(gguf_serde::Error::UnsupportedQuantize(GgmlType::I8))
+        Err(gguf_serde::codec::CodecError::UnsupportedQuantize(GgmlType::I8))
     ));
 }
 

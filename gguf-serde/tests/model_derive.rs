@@ -363,7 +363,7 @@ fn conversion_errors_name_the_tensor() {
     let e = Iq { w: vec![0.0f32; 256] }.to_vec().unwrap_err();
     assert!(
         matches!(&e, Error::InTensor { name, source } if name == "w"
-            && matches!(**source, Error::UnsupportedQuantize(GgmlType::IQ2_XXS))),
+            && matches!(**source, Error::Codec(gguf_serde::codec::CodecError::UnsupportedQuantize(GgmlType::IQ2_XXS)))),
         "{e:?}"
     );
     assert_eq!(e.to_string(), "tensor \"w\": quantizing to IQ2_XXS is not supported");

@@ -34,7 +34,7 @@
 //! - Quantize: `F32`, `F16`, `BF16`, `Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`, `Q8_0`, `Q8_1`, `Q2_K`,
 //!   `Q3_K`, `Q4_K`, `Q5_K`, `Q6_K`, `Q8_K`, plus those of the i-quant and other families that
 //!   ggml quantizes without an importance matrix; anything else is
-//!   [`Error::UnsupportedQuantize`].
+//!   [`CodecError::UnsupportedQuantize`].
 //! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
 //!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F16, BF16, Q8_0 and
 //!   Q8_1 ignore the weights, as in ggml).
@@ -46,9 +46,11 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+mod error;
 use crate::format::Endian;
 use crate::format::GgmlType;
+pub use error::CodecError;
+use error::Result;
 
 /// Calls the AVX2 version `$simd` when the CPU has AVX2, else the portable `$portable`.
 macro_rules! simd_or {
@@ -84,9 +86,9 @@ fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
     let ts = dtype.type_size() as usize;
     let bs = dtype.block_size() as usize;
     if !nbytes.is_multiple_of(ts) {
-        return Err(Error::NotWholeBlocks { dtype, what: "input bytes", len: nbytes as u64, block: ts as u64 });
+        return Err(CodecError::NotWholeBlocks { dtype, what: "input bytes", len: nbytes as u64, block: ts as u64 });
     }
-    (nbytes / ts).checked_mul(bs).ok_or(Error::CodecSizeMismatch {
+    (nbytes / ts).checked_mul(bs).ok_or(CodecError::CodecSizeMismatch {
         dtype,
         what: "element count",
         expected: u64::MAX,
@@ -97,9 +99,9 @@ fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
 fn bytes_for_elems(dtype: GgmlType, n: usize) -> Result<usize> {
     let bs = dtype.block_size() as usize;
     if !n.is_multiple_of(bs) {
-        return Err(Error::NotWholeBlocks { dtype, what: "input elements", len: n as u64, block: bs as u64 });
+        return Err(CodecError::NotWholeBlocks { dtype, what: "input elements", len: n as u64, block: bs as u64 });
     }
-    (n / bs).checked_mul(dtype.type_size() as usize).ok_or(Error::CodecSizeMismatch {
+    (n / bs).checked_mul(dtype.type_size() as usize).ok_or(CodecError::CodecSizeMismatch {
         dtype,
         what: "byte count",
         expected: u64::MAX,
@@ -110,7 +112,7 @@ fn bytes_for_elems(dtype: GgmlType, n: usize) -> Result<usize> {
 fn check_dequant(dtype: GgmlType, src: &[u8], dst: &[f32]) -> Result<()> {
     let n = elems_for_bytes(dtype, src.len())?;
     if n != dst.len() {
-        return Err(Error::CodecSizeMismatch {
+        return Err(CodecError::CodecSizeMismatch {
             dtype,
             what: "output elements",
             expected: n as u64,
@@ -123,7 +125,7 @@ fn check_dequant(dtype: GgmlType, src: &[u8], dst: &[f32]) -> Result<()> {
 fn check_quant(dtype: GgmlType, src: &[f32], dst: &[u8]) -> Result<()> {
     let nb = bytes_for_elems(dtype, src.len())?;
     if nb != dst.len() {
-        return Err(Error::CodecSizeMismatch {
+        return Err(CodecError::CodecSizeMismatch {
             dtype,
             what: "output bytes",
             expected: nb as u64,
@@ -143,7 +145,7 @@ fn dequant_le(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
     if done {
         Ok(())
     } else {
-        Err(Error::UnsupportedDequantize(dtype))
+        Err(CodecError::UnsupportedDequantize(dtype))
     }
 }
 
@@ -157,7 +159,7 @@ fn quant_le(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     if done {
         Ok(())
     } else {
-        Err(Error::UnsupportedQuantize(dtype))
+        Err(CodecError::UnsupportedQuantize(dtype))
     }
 }
 
@@ -169,8 +171,8 @@ fn quant_le(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
 /// / `ggml_bf16_to_fp32_row`).
 ///
 /// # Errors
-/// [`Error::NotWholeBlocks`] if `src` is not whole blocks, [`Error::CodecSizeMismatch`] if `dst`
-/// has the wrong length, [`Error::UnsupportedDequantize`] if the type has no decoder here.
+/// [`CodecError::NotWholeBlocks`] if `src` is not whole blocks, [`CodecError::CodecSizeMismatch`] if `dst`
+/// has the wrong length, [`CodecError::UnsupportedDequantize`] if the type has no decoder here.
 pub fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
     check_dequant(dtype, src, dst)?;
     dequant_le(dtype, src, dst)
@@ -228,8 +230,8 @@ pub fn dequantize_to_vec(dtype: GgmlType, src: &[u8]) -> Result<Vec<f32>> {
 /// `dst.len()` must be `src.len() / block_size × type_size`.
 ///
 /// # Errors
-/// [`Error::NotWholeBlocks`] if `src.len()` is not a multiple of the block size,
-/// [`Error::CodecSizeMismatch`] if `dst` has the wrong length, [`Error::UnsupportedQuantize`]
+/// [`CodecError::NotWholeBlocks`] if `src.len()` is not a multiple of the block size,
+/// [`CodecError::CodecSizeMismatch`] if `dst` has the wrong length, [`CodecError::UnsupportedQuantize`]
 /// for types with no reference quantizer here.
 pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     check_quant(dtype, src, dst)?;
@@ -283,9 +285,9 @@ pub fn quantize_to_vec(dtype: GgmlType, src: &[f32]) -> Result<Vec<u8>> {
 /// `[rows, n_per_row]`); `dst` their blocks, little-endian.
 ///
 /// # Errors
-/// [`Error::NotWholeBlocks`] if `n_per_row` is not a multiple of the block size,
-/// [`Error::CodecSizeMismatch`] if `src` is not whole rows, `importance.len() != n_per_row` or
-/// `dst` has the wrong length, [`Error::UnsupportedQuantize`] for other types.
+/// [`CodecError::NotWholeBlocks`] if `n_per_row` is not a multiple of the block size,
+/// [`CodecError::CodecSizeMismatch`] if `src` is not whole rows, `importance.len() != n_per_row` or
+/// `dst` has the wrong length, [`CodecError::UnsupportedQuantize`] for other types.
 pub fn quantize_with_importance(
     dtype: GgmlType,
     src: &[f32],
@@ -294,7 +296,7 @@ pub fn quantize_with_importance(
     importance: &[f32],
 ) -> Result<()> {
     let row_bytes = bytes_for_elems(dtype, n_per_row)?;
-    let mismatch = |what, expected: usize, found: usize| Error::CodecSizeMismatch {
+    let mismatch = |what, expected: usize, found: usize| CodecError::CodecSizeMismatch {
         dtype,
         what,
         expected: expected as u64,
@@ -312,7 +314,7 @@ pub fn quantize_with_importance(
         && !legacy::quantize_row_imatrix(dtype, &[], &mut [], &[])
         && !kquants::quantize_row_imatrix(dtype, &[], &mut [], &[])
     {
-        return Err(Error::UnsupportedQuantize(dtype));
+        return Err(CodecError::UnsupportedQuantize(dtype));
     }
     src.par_chunks(n_per_row).zip(dst.par_chunks_mut(row_bytes)).for_each(|(x, y)| {
         let _ = plain && quant_le(dtype, x, y).is_ok()
@@ -501,13 +503,13 @@ mod tests {
     #[test]
     fn lengths_are_checked() {
         let mut out = vec![0f32; 32];
-        assert!(matches!(dequantize(GgmlType::Q8_0, &[0u8; 33], &mut out), Err(Error::NotWholeBlocks { .. })));
-        assert!(matches!(dequantize(GgmlType::Q8_0, &[0u8; 68], &mut out), Err(Error::CodecSizeMismatch { .. })));
+        assert!(matches!(dequantize(GgmlType::Q8_0, &[0u8; 33], &mut out), Err(CodecError::NotWholeBlocks { .. })));
+        assert!(matches!(dequantize(GgmlType::Q8_0, &[0u8; 68], &mut out), Err(CodecError::CodecSizeMismatch { .. })));
         let mut q = vec![0u8; 34];
-        assert!(matches!(quantize(GgmlType::Q8_0, &[0f32; 31], &mut q), Err(Error::NotWholeBlocks { .. })));
-        assert!(matches!(quantize(GgmlType::Q8_0, &[0f32; 64], &mut q), Err(Error::CodecSizeMismatch { .. })));
-        assert!(matches!(dequantize_to_vec(GgmlType::Q4_K, &[0u8; 145]), Err(Error::NotWholeBlocks { .. })));
-        assert!(matches!(quantize_to_vec(GgmlType::Q4_K, &[0f32; 255]), Err(Error::NotWholeBlocks { .. })));
+        assert!(matches!(quantize(GgmlType::Q8_0, &[0f32; 31], &mut q), Err(CodecError::NotWholeBlocks { .. })));
+        assert!(matches!(quantize(GgmlType::Q8_0, &[0f32; 64], &mut q), Err(CodecError::CodecSizeMismatch { .. })));
+        assert!(matches!(dequantize_to_vec(GgmlType::Q4_K, &[0u8; 145]), Err(CodecError::NotWholeBlocks { .. })));
+        assert!(matches!(quantize_to_vec(GgmlType::Q4_K, &[0f32; 255]), Err(CodecError::NotWholeBlocks { .. })));
         let e = dequantize(GgmlType::Q8_0, &[0u8; 33], &mut out).unwrap_err().to_string();
         assert_eq!(e, "Q8_0: input bytes of 33 is not a whole number of blocks of 34");
     }

@@ -1,6 +1,7 @@
 //! Tensor storages: how a bound tensor is held (borrowed, owned, dequantized, or a type of your own), and the one place where they switch to the codecs.
 
 use super::*;
+use crate::codec::CodecError;
 use crate::container::{Shape, TensorInfo};
 use crate::error::{Error, Result};
 use crate::format::GgmlType;
@@ -37,7 +38,7 @@ impl<'a> TensorView<'a> {
     /// The elements as `f32`, in row-major order of the canonical shape (the stored order).
     ///
     /// # Errors
-    /// [`Error::UnsupportedDequantize`] for a type the [codecs](crate::codec) cannot decode.
+    /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) for a type the [codecs](crate::codec) cannot decode.
     pub fn to_f32(&self) -> Result<Vec<f32>> {
         to_f32(self.dtype, self.endian, self.bytes)
     }
@@ -107,7 +108,7 @@ impl Tensor {
     /// reference quantizer; F32, F16 and BF16 are plain conversions), little-endian.
     ///
     /// # Errors
-    /// [`Error::UnsupportedDequantize`] / [`Error::UnsupportedQuantize`] for types the
+    /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) / [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) for types the
     /// [codecs](crate::codec) do not handle; [`Error::InvalidTensor`] if the last dimension is not
     /// a multiple of `dtype`'s block size.
     pub fn quantize(&self, dtype: GgmlType) -> Result<Tensor> {
@@ -291,16 +292,12 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
 /// [codecs](crate::codec) (every type they decode).
 ///
 /// # Errors
-/// The codec's errors ([`Error::UnsupportedDequantize`], [`Error::NotWholeBlocks`]).
+/// The codec's errors ([`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize), [`CodecError::NotWholeBlocks`](crate::codec::CodecError::NotWholeBlocks)).
 pub(crate) fn to_f32(dtype: GgmlType, endian: Endian, bytes: &[u8]) -> Result<Vec<f32>> {
     let blocks = bytes.len() as u64 / dtype.type_size();
-    let n =
-        blocks.checked_mul(dtype.block_size()).and_then(|n| usize::try_from(n).ok()).ok_or(Error::NotWholeBlocks {
-            dtype,
-            what: "input bytes",
-            len: bytes.len() as u64,
-            block: dtype.type_size(),
-        })?;
+    let n = blocks.checked_mul(dtype.block_size()).and_then(|n| usize::try_from(n).ok()).ok_or(
+        CodecError::NotWholeBlocks { dtype, what: "input bytes", len: bytes.len() as u64, block: dtype.type_size() },
+    )?;
     let mut out = vec![0f32; n];
     crate::codec::dequantize_par(dtype, endian, bytes, &mut out)?;
     Ok(out)
@@ -310,10 +307,10 @@ pub(crate) fn to_f32(dtype: GgmlType, endian: Endian, bytes: &[u8]) -> Result<Ve
 /// [codecs](crate::codec).
 ///
 /// # Errors
-/// The codec's errors ([`Error::UnsupportedQuantize`], [`Error::NotWholeBlocks`]).
+/// The codec's errors ([`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize), [`CodecError::NotWholeBlocks`](crate::codec::CodecError::NotWholeBlocks)).
 pub(crate) fn from_f32(dtype: GgmlType, endian: Endian, data: &[f32]) -> Result<Vec<u8>> {
     let nbytes =
-        dtype.row_bytes(data.len() as u64).and_then(|n| usize::try_from(n).ok()).ok_or(Error::NotWholeBlocks {
+        dtype.row_bytes(data.len() as u64).and_then(|n| usize::try_from(n).ok()).ok_or(CodecError::NotWholeBlocks {
             dtype,
             what: "input elements",
             len: data.len() as u64,

@@ -21,7 +21,7 @@
 
 use std::path::Path;
 
-use crate::codec;
+use crate::codec::{self, CodecError};
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, WriteOptions};
 use crate::error::{Error, Result};
 use crate::format::GgmlType;
@@ -114,7 +114,7 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// alignment.
 ///
 /// # Errors
-/// [`Error::UnsupportedQuantize`] if the target cannot be quantized to; the codecs' errors;
+/// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) if the target cannot be quantized to; the codecs' errors;
 /// [`Error::Io`] from writing (the file at `out` is then untouched).
 pub fn requantize<S: Source>(
     src: &Gguf<S>,
@@ -122,7 +122,7 @@ pub fn requantize<S: Source>(
     opts: &RequantizeOptions<'_>,
 ) -> Result<RequantizeReport> {
     if !codec::can_quantize(opts.target) {
-        return Err(Error::UnsupportedQuantize(opts.target));
+        return Err(CodecError::UnsupportedQuantize(opts.target).into());
     }
     let wopts = WriteOptions {
         version: src.version(),
