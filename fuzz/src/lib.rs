@@ -242,8 +242,7 @@ pub enum Via {
 /// Whatever the writer refuses.
 pub fn rewrite(f: &Gguf<&[u8]>, endian: Endian, via: Via) -> gguf_serde::Result<Vec<u8>> {
     let version = if f.version() == 2 && endian == Endian::Big { 3 } else { f.version() };
-    let pad_empty_data = f.tensor_count() > 0 || f.file_len() >= f.data_offset();
-    let opts = WriteOptions { version, endian, pad_empty_data };
+    let opts = WriteOptions { version, endian, ..WriteOptions::like(f) };
     let mut w = GgufWriter::with_options(Vec::new(), opts)?;
     for kv in f.metadata() {
         match via {

@@ -151,22 +151,11 @@ pub fn owned_value_json(v: &Value) -> Json {
     }
 }
 
-/// The options that rewrite `f` as it was written: its version and byte order, and zero padding
-/// after empty tensor infos only if the file has it (gguf-py does not write it, ggml does: a
-/// file with no tensors that ends before the aligned data offset has none).
-pub fn rewrite_options<S: Source>(f: &Gguf<S>) -> WriteOptions {
-    WriteOptions {
-        version: f.version(),
-        endian: f.endian(),
-        pad_empty_data: f.tensor_count() > 0 || f.file_len() >= f.data_offset(),
-    }
-}
-
-/// Writes `f` back through [`GgufWriter`] with [`rewrite_options`]: every key in order (through
+/// Writes `f` back through [`GgufWriter`] with [`WriteOptions::like`]: every key in order (through
 /// owned [`Value`]s when `owned`, else the borrowed values), every tensor in order with its stored
 /// dims and data.
 pub fn rewrite<S: Source>(f: &Gguf<S>, owned: bool) -> Vec<u8> {
-    let mut w = GgufWriter::with_options(Vec::with_capacity(f.file_len() as usize), rewrite_options(f)).unwrap();
+    let mut w = GgufWriter::with_options(Vec::with_capacity(f.file_len() as usize), WriteOptions::like(f)).unwrap();
     for kv in f.metadata() {
         if owned {
             w.add_value(kv.key, &kv.value.to_owned_value()).unwrap();

@@ -11,10 +11,8 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 
-use gguf_serde::{Gguf, ValueRef};
-use gguf_tests::{
-    assert_same, describe, model, owned_value_json, python, rewrite, rewrite_options, run_py, value_json,
-};
+use gguf_serde::{Gguf, ValueRef, WriteOptions};
+use gguf_tests::{assert_same, describe, model, owned_value_json, python, rewrite, run_py, value_json};
 use serde_json::Value as Json;
 
 const SMOLLM: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -44,7 +42,7 @@ fn check(name: &str) -> Option<Gguf<memmap2::Mmap>> {
             (first_diff, out.len()),
             (None, f.bytes().len()),
             "{name}: rewrite (owned values: {owned}, {:?}) differs",
-            rewrite_options(&f)
+            WriteOptions::like(&f)
         );
     }
 
@@ -120,9 +118,9 @@ fn vocab_facts() {
         assert_eq!(f.tensor_count(), 0, "{n}");
         assert_eq!(f.version(), if n == "ggml-vocab-aquila.gguf" { 2 } else { 3 }, "{n}");
         // Every one ends right after its metadata, without the padding ggml would write (gguf-py
-        // writes none when there are no tensors): `rewrite_options` turns it off for them.
+        // writes none when there are no tensors): `WriteOptions::like` turns it off for them.
         assert_eq!(f.file_len(), f.tensor_infos_end(), "{n}");
-        assert!(!rewrite_options(&f).pad_empty_data || f.tensor_infos_end() == f.data_offset(), "{n}");
+        assert!(!WriteOptions::like(&f).pad_empty_data || f.tensor_infos_end() == f.data_offset(), "{n}");
     }
 
     let f = Gguf::open(dir.join("ggml-vocab-gemma-4.gguf")).unwrap();

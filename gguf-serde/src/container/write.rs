@@ -32,6 +32,22 @@ pub struct WriteOptions {
     pub pad_empty_data: bool,
 }
 
+impl WriteOptions {
+    /// Options that write a file laid out like `file`: its version, its byte order, and zero
+    /// padding after the tensor infos exactly when `file` has it (always when it has tensors; for
+    /// a metadata-only file, when the file extends to its padded data offset, as ggml writes it,
+    /// and not when it ends right after the tensor infos, as gguf-py writes it). Every whole-file
+    /// operation ([`crate::ops`]) writes with these, so reading a file and writing it back is
+    /// byte-identical.
+    pub fn like<S: super::Source>(file: &super::Gguf<S>) -> WriteOptions {
+        WriteOptions {
+            version: file.version(),
+            endian: file.endian(),
+            pad_empty_data: file.tensor_count() > 0 || file.file_len() >= file.data_offset(),
+        }
+    }
+}
+
 impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions { version: 3, endian: Endian::Little, pad_empty_data: true }

@@ -167,7 +167,7 @@ pub(crate) fn rewrite_with<O: Write>(
 ) -> Result<()> {
     let file = Gguf::open(input)?;
     let src = open_file(input)?;
-    let opts = WriteOptions { version: file.version(), endian: file.endian(), ..WriteOptions::default() };
+    let opts = WriteOptions::like(&file);
     // Check the edits before creating anything.
     edited(&file, edits)?;
     let (o, pending) = create_temp(out, temp_dir)?;

@@ -124,11 +124,7 @@ pub fn requantize<S: Source>(
     if !codec::can_quantize(opts.target) {
         return Err(CodecError::UnsupportedQuantize(opts.target).into());
     }
-    let wopts = WriteOptions {
-        version: src.version(),
-        endian: src.endian(),
-        pad_empty_data: src.file_len() >= src.data_offset(),
-    };
+    let wopts = WriteOptions::like(src);
     let mut w = GgufWriter::create_with_options(out, wopts)?;
     let file_type = llama_file_type(opts.target);
     let mut has_file_type = false;

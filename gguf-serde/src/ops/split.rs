@@ -101,7 +101,7 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
     let count = u16::try_from(plan.len()).map_err(|_| Error::Split { reason: "too many shards".into() })?;
     let n_tensors = i32::try_from(model.tensor_count())
         .map_err(|_| Error::Split { reason: "more tensors than split.tensors.count (i32) can hold".into() })?;
-    let wopts = WriteOptions { version: model.version(), endian: model.endian(), ..WriteOptions::default() };
+    let wopts = WriteOptions::like(&model);
     let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
     for (i, range) in plan.iter().enumerate() {
         let path = shard_path(prefix.as_ref(), i as u16, count);
@@ -153,7 +153,7 @@ pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> 
     }
     let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
     let first = model.first().ok_or_else(|| Error::Split { reason: "no shards".into() })?;
-    let wopts = WriteOptions { version: first.version(), endian: first.endian(), ..WriteOptions::default() };
+    let wopts = WriteOptions::like(first);
     let (o, pending) = create_temp(out.as_ref(), None)?;
     let mut w = GgufWriter::with_options(o, wopts)?;
     for kv in model.metadata() {
