@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs (scripts/setup.sh), runs the
-# lints (scripts/lint.sh), a short run of each fuzz target (scripts/fuzz-smoke.sh) and every test
+# lints (scripts/lint.sh), the publishing checks (scripts/package-check.sh: `cargo package` of the
+# three published crates, dependency licences), a short run of each fuzz target (scripts/fuzz-smoke.sh) and every test
 # of the workspace, then prints the totals of all test binaries as one line. `.ci/run` runs
 # exactly this.
 set -euo pipefail
@@ -8,6 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh
 scripts/lint.sh
+scripts/package-check.sh
 scripts/fuzz-smoke.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

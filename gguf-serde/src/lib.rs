@@ -95,3 +95,8 @@ pub use gguf_derive::GgufModel;
 pub mod __private {
     pub use crate::model::__private::*;
 }
+
+/// The examples of the crate's README, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

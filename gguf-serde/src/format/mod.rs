@@ -17,8 +17,7 @@ mod value_type;
 pub use dtype::{GgmlType, REMOVED_TYPE_IDS};
 pub use value_type::ValueType;
 
-/// Default `general.alignment`.
-
+/// Default `general.alignment`, in bytes (the spec's and ggml's `GGUF_DEFAULT_ALIGNMENT`).
 pub const DEFAULT_ALIGNMENT: u32 = 32;
 
 /// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
