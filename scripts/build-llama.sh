@@ -3,16 +3,19 @@
 # `llama-cpp-python==0.3.36` source distribution vendors (llama.cpp@0c1e57098, ggml 0.25.3), fetched
 # from PyPI only and checked against its sha256. The reference for the interoperability tests.
 #
-# Usage: scripts/build-llama.sh [--src-only] [TARGET...]
-#   TARGET     ninja targets; none = what the test suite uses: llama-quantize llama-gguf-split
-#              llama-imatrix llama-tokenize llama-simple and the libraries llama ggml ggml-base ggml-cpu
-#   --src-only fetch and unpack the source, build nothing
+# Usage: [GGUF_SERDE_CACHE=DIR] [GGUF_SERDE_JOBS=N] scripts/build-llama.sh [--src-only] [TARGET...]
+#   TARGET           ninja targets; none = what the test suite uses: llama-quantize
+#                    llama-gguf-split llama-imatrix llama-tokenize llama-simple and the libraries
+#                    llama ggml ggml-base ggml-cpu
+#   --src-only       fetch and unpack the source, build nothing
+#   GGUF_SERDE_JOBS  ninja's -j (default 2)
 # Prints the cache directory on stdout, last (everything else goes to stderr), so that
 #   dir=$(scripts/build-llama.sh ggml-base)
 # gives, under "$dir":
 #   src/          the unpacked llama.cpp tree (src/ggml/include, src/include, src/src, src/gguf-py,
 #                 src/models, src/convert_hf_to_gguf.py)
 #   build/bin/    the programs and shared libraries (libggml-base.so, libllama.so, ...)
+#   llama_cpp_python-0.3.36.tar.gz   the verified sdist
 #   stamp         the targets built so far, one per line, after a line `config <hash of the flags>`;
 #                 written (atomically) only after `ninja` built every requested target
 # The cache is ${GGUF_SERDE_CACHE:-$HOME/.cache/gguf-serde}/llama.cpp-<sdist sha256>, outside the
@@ -66,6 +69,7 @@ fi
 
 exec 9> "$dir/lock"
 flock 9
+rm -rf "$dir"/tmp.*  # left by a run that was killed; nobody else holds the lock
 tmp=$(mktemp -d "$dir/tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -88,6 +92,8 @@ if [ ! -f "$dir/src/.unpacked" ]; then
   echo "build-llama: unpacking vendor/llama.cpp" >&2
   mkdir "$tmp/x"
   tar -xzf "$sdist" -C "$tmp/x" "llama_cpp_python-$version/vendor/llama.cpp"
+  # The vendored tree's .git is a gitlink into llama-cpp-python's repository, which is not there.
+  rm -f "$tmp/x/llama_cpp_python-$version/vendor/llama.cpp/.git"
   touch "$tmp/x/llama_cpp_python-$version/vendor/llama.cpp/.unpacked"
   rm -rf "$dir/src" "$dir/build" "$dir/stamp"
   mv "$tmp/x/llama_cpp_python-$version/vendor/llama.cpp" "$dir/src"

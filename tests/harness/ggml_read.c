@@ -9,12 +9,15 @@
 //                                      string of tokenizer.ggml.tokens through gguf_get_arr_str,
 //                                      summing their lengths (strlen), then gguf_free; after one
 //                                      untimed warm-up, prints one line:
-//                                      "ggml median <ms> ms min <ms> ms tokens <n> bytes <sum>"
+//                                      "ggml median <ms> ms min <ms> ms peak RSS <MiB> MiB tokens
+//                                      <n> bytes <sum>" (peak RSS: VmHWM of the process)
 //
 // Dump format: one record per line, fields separated by one space, in this order:
 //   version <u32>
 //   alignment <u64>
 //   data_offset <u64>                  absolute byte offset of the tensor data section
+//                                      (gguf_get_data_offset: padded to the alignment only if
+//                                      the file has tensors; else the end of the metadata)
 //   n_kv <i64>
 //   n_tensors <i64>
 //   kv <key> <type> <value>            one per key, in file order; <type> is ggml's gguf_type_name:
@@ -104,18 +107,11 @@ static void put_scalar(const struct gguf_context *ctx, int64_t id, enum gguf_typ
         case GGUF_TYPE_UINT64: printf("%" PRIu64, gguf_get_val_u64(ctx, id)); break;
         case GGUF_TYPE_INT64: printf("%" PRId64, gguf_get_val_i64(ctx, id)); break;
         case GGUF_TYPE_BOOL: fputs(gguf_get_val_bool(ctx, id) ? "true" : "false", stdout); break;
-        case GGUF_TYPE_FLOAT32: {
-            float v = gguf_get_val_f32(ctx, id);
-            uint32_t bits;
-            memcpy(&bits, &v, sizeof bits);
-            printf("0x%08" PRIx32, bits);
-            break;
-        }
-        case GGUF_TYPE_FLOAT64: {
-            double v = gguf_get_val_f64(ctx, id);
-            uint64_t bits;
-            memcpy(&bits, &v, sizeof bits);
-            printf("0x%016" PRIx64, bits);
+        case GGUF_TYPE_FLOAT32: case GGUF_TYPE_FLOAT64: {
+            // The bit pattern, as stored (ggml keeps the bytes it read).
+            uint64_t bits = 0;
+            memcpy(&bits, gguf_get_val_data(ctx, id), scalar_size(t));
+            printf(t == GGUF_TYPE_FLOAT32 ? "0x%08" PRIx64 : "0x%016" PRIx64, bits);
             break;
         }
         case GGUF_TYPE_STRING: put_escaped(gguf_get_val_str(ctx, id)); break;
@@ -198,6 +194,22 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+// The process's peak resident set (VmHWM) in KiB, 0 if /proc does not say.
+static long peak_rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "VmHWM:", 6) == 0) {
+            kib = strtol(line + 6, NULL, 10);
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return kib;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -247,7 +259,8 @@ static int bench_tokens(const char *path, int n) {
         }
     }
     qsort(ms, (size_t)n, sizeof(double), cmp_double);
-    printf("ggml median %.2f ms min %.2f ms tokens %zu bytes %lld\n", ms[n / 2], ms[0], count, check);
+    printf("ggml median %.2f ms min %.2f ms peak RSS %.1f MiB tokens %zu bytes %lld\n", ms[n / 2], ms[0],
+           peak_rss_kib() / 1024.0, count, check);
     free(ms);
     return 0;
 }
