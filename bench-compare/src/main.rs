@@ -1,7 +1,12 @@
 //! Opens and validates a GGUF file with several readers, in one process per reader so that peak
 //! memory (VmHWM) is the reader's own. Usage: `bench-compare READER FILE [ITERATIONS]` with READER
-//! one of `gguf-serde-mmap`, `gguf-serde-reader`, `ggus`, `candle`. Prints the median and minimum
-//! wall time of an open (file already in the page cache) and the process's peak RSS.
+//! one of `gguf-serde-mmap`, `gguf-serde-reader`, `ggus`, `candle` (scripts/bench-open.sh), or one
+//! of the token walks of scripts/bench-tokens.sh, each an open of the file (`Gguf::open`) and a
+//! walk of every string of `tokenizer.ggml.tokens`, summing their lengths:
+//! `tokens-strings` (`ValueRef::as_array` + `ArrayRef::strings`), `tokens-serde-borrowed`
+//! (`Gguf::deserialize_metadata` into a struct with `Vec<&str>`), `tokens-serde-owned` (the same
+//! with `Vec<String>`). Prints the median and minimum wall time of one iteration (file already in
+//! the page cache) and the process's peak RSS.
 
 use std::time::{Duration, Instant};
 
@@ -13,8 +18,39 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// The token list as a borrowed serde struct.
+#[derive(serde::Deserialize)]
+struct TokensBorrowed<'a> {
+    #[serde(borrow, rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<&'a str>,
+}
+
+/// The token list as an owned serde struct.
+#[derive(serde::Deserialize)]
+struct TokensOwned {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<String>,
+}
+
+const TOKENS: &str = "tokenizer.ggml.tokens";
+
 fn open_once(reader: &str, path: &str) -> usize {
     match reader {
+        "tokens-strings" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let tokens = f.get(TOKENS).and_then(|v| v.as_array()).expect("a tokenizer.ggml.tokens array");
+            tokens.strings().expect("strings").map(str::len).sum()
+        }
+        "tokens-serde-borrowed" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokensBorrowed<'_> = f.deserialize_metadata().expect("deserialize");
+            t.tokens.iter().map(|s| s.len()).sum()
+        }
+        "tokens-serde-owned" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokensOwned = f.deserialize_metadata().expect("deserialize");
+            t.tokens.iter().map(String::len).sum()
+        }
         "gguf-serde-mmap" => {
             let f = gguf_serde::Gguf::open(path).expect("open");
             f.tensor_count() + f.kv_count()
@@ -56,9 +92,10 @@ fn main() {
         .collect();
     times.sort();
     println!(
-        "{reader:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  (tensors+keys {check})",
+        "{reader:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  ({} {check})",
         times[n / 2].as_secs_f64() * 1e3,
         times[0].as_secs_f64() * 1e3,
-        peak_rss_kib() as f64 / 1024.0
+        peak_rss_kib() as f64 / 1024.0,
+        if reader.starts_with("tokens-") { "token bytes" } else { "tensors+keys" }
     );
 }
