@@ -43,7 +43,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// [`source`](std::error::Error::source) is always `None`: print an `Error` once, as it is. The
 /// [`std::io::Error`] of an I/O failure is in [`ErrorKind::Io`].
 ///
-/// The kind enums and all their variants are `#[non_exhaustive]`: match with `..` and a `_` arm.
+/// [`ErrorKind`] and the layer enums are `#[non_exhaustive]`, and so is every variant of a layer
+/// enum (and `NotFound`, `DataNotLoaded`): match with a `_` arm and `..` in each variant's
+/// braces, a unit variant included (`MetadataError::MissingKey { .. }`). The layer variants of
+/// `ErrorKind` (`ErrorKind::Format(e)`, …, `ErrorKind::Io(e)`) match as they are.
 ///
 /// ```
 /// use gguf_serde::{Error, ErrorKind, FormatError, Gguf, Item};

@@ -147,6 +147,7 @@ fn missing_tensor() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), "tensor \"blk.1.norm\" is missing (required by the model field `Block.norm`)");
+    assert_eq!((e.tensor(), e.key(), e.offset()), (Some("blk.1.norm"), None, None));
 }
 
 #[test]

@@ -238,6 +238,7 @@ fn errors() {
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::Missing { index: 2, count: 3, .. })), "{e:?}");
     assert_eq!(e.to_string(), format!("shard 2 of 3 is missing: {}", p(1, 3).display()));
+    assert_eq!(e.shard(), Some(p(1, 3).as_path()));
 
     // A shard of another split: wrong split.count, wrong split.no, no split.no.
     shard(&p(1, 3), &split_kv(1, 4, 5), &[2, 3]);
@@ -250,6 +251,7 @@ fn errors() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), format!("shard {}: split.count is 4, expected 3", p(1, 3).display()));
+    assert_eq!((e.shard(), e.key()), (Some(p(1, 3).as_path()), Some("split.count")));
     shard(&p(1, 3), &split_kv(2, 3, 5), &[2, 3]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
     assert!(
@@ -310,6 +312,11 @@ fn errors() {
         matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { .. })) && e.shard() == Some(p(2, 3).as_path()),
         "{e:?}"
     );
+    assert_eq!(
+        e.to_string(),
+        format!("shard {}: file truncated: header at offset 8 needs 8 bytes, only 0 remain", p(2, 3).display())
+    );
+    assert_eq!(e.offset(), Some(8));
 
     // A big-endian shard among little-endian ones.
     {

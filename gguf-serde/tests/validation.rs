@@ -62,6 +62,7 @@ fn bad_magic() {
         e.to_string(),
         r#"not a GGUF file: magic at offset 0 is [47, 47, 55, 58], expected "GGUF" (47 47 55 46)"#
     );
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(0), None, None));
 
     for (bytes, found) in [
         (&b"gguf\x03\0\0\0"[..], &b"gguf"[..]),
@@ -405,6 +406,7 @@ fn duplicate_key() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"duplicate key "a" at offset 52"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(52), Some("a"), None));
 }
 
 #[test]
@@ -498,6 +500,7 @@ fn bool_byte_other_than_zero_or_one() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"invalid bool byte 0x02 for key "k" at offset 37 (expected 0 or 1)"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(37), Some("k"), None));
 
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::BOOL, 4).u8(1).u8(0).u8(2).u8(1);
@@ -720,6 +723,7 @@ fn too_many_dims() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"tensor "t" at offset 33 has 5 dimensions, at most 4 are allowed"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(33), None, Some("t")));
 
     let mut b = B::le();
     b.header(3, 1, 0).str("t").u32(u32::MAX).raw(&[0; 64]);
@@ -844,6 +848,8 @@ fn offset_not_a_multiple_of_the_alignment() {
         e.to_string(),
         r#"tensor "t": data offset 16 (relative to the data section) is not a multiple of the alignment 32"#
     );
+    // The stored offset is relative to the data section: no absolute offset to give.
+    assert_eq!((e.offset(), e.key(), e.tensor()), (None, None, Some("t")));
 
     let mut b = B::le();
     b.header(3, 1, 1).kv("general.alignment", ty::U32).u32(64).tensor("t", &[4], gt::F32, 32).pad(64).data(64, 0);
@@ -865,6 +871,7 @@ fn tensors_overlapping() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"tensors "a" and "b" overlap: bytes 128..160 (absolute) belong to both"#);
+    assert_eq!((e.offset(), e.tensor()), (Some(128), Some("b")));
 
     // Declared in the other order: still found, named by data order.
     let mut b = B::le();
@@ -1179,6 +1186,29 @@ fn zero_tensors() {
     // With ggml's padding after the (empty) tensor infos too.
     b.pad(32);
     assert_eq!(parse_ok(&b.buf).tensor_count(), 0);
+}
+
+#[test]
+fn a_tensor_info_cut_short_names_its_tensor() {
+    // Name "t" at 24 (8-byte length + 1 byte), n_dims = 1 at 33, ne[0] at 37, the type id at 45:
+    // 3 of its 4 bytes are there (24 bytes after the header, enough for the tensor count).
+    let mut b = B::le();
+    b.header(3, 1, 0).str("t").u32(1).u64(4).raw(&[0; 3]);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::Truncated { item: Item::Dims, owner: Some(t), offset: 45, needed: 4, available: 3, .. })
+                if t == "t"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        r#"file truncated: tensor info field (tensor "t") at offset 45 needs 4 bytes, only 3 remain"#
+    );
+    // The owner of a tensor info field is a tensor, not a key.
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(45), None, Some("t")));
 }
 
 #[test]

@@ -354,6 +354,12 @@ fn nesting_limit_on_write() {
         matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { key, limit: 32, .. }) if key == "deep"),
         "{e:?}"
     );
+    // The offset the refused array would have in the output, as the reader reports it: "deep"
+    // alone at 24 (8 + 4 bytes of key, 4 of type) has its outer array at 40 and each level's
+    // header (4-byte element type, 8-byte count) 12 bytes further in, so the 33rd starts at 424.
+    let e = GgufWriter::new(Vec::new()).add_kv("deep", nested(33)).unwrap_err();
+    assert_eq!((e.offset(), e.key()), (Some(424), Some("deep")));
+    assert_eq!(e.to_string(), r#"arrays nested deeper than 32 levels for key "deep" at offset 424"#);
     let bytes = w.finish().unwrap();
     let g = Gguf::from_slice(&bytes).unwrap();
     assert_eq!(g.get("ok").unwrap().to_owned_value(), Value::Array(nested(32)));

@@ -94,8 +94,9 @@ pub trait TensorSource {
     /// The info and stored bytes (in the file's byte order) of the tensor named `name`.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor; [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) if the source
-    /// holds metadata only.
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor;
+    /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) if the source holds metadata
+    /// only.
     fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])>;
 }
 
@@ -183,14 +184,17 @@ impl ShardedGguf {
     /// INT32), so long as the value fits.
     ///
     /// # Errors
-    /// [`ShardError::Missing`](crate::ShardError::Missing) for a shard file that does not exist; [`ShardError::Mismatch`](crate::ShardError::Mismatch) for
-    /// a shard whose `split.no` is not its position or whose `split.count` differs (a shard of
-    /// another split), or a first shard without `split.tensors.count`;
-    /// [`ShardError::TensorCount`](crate::ShardError::TensorCount) when a shard's `split.tensors.count` is not the number of
-    /// tensors found; [`ShardError::TensorInTwoShards`](crate::ShardError::TensorInTwoShards); [`ShardError::BadName`](crate::ShardError::BadName) for a shard whose
-    /// file name does not match its keys; an error with [`Error::shard`](crate::Error::shard) set wrapping the error of a shard that
-    /// cannot be read or is invalid; [`ShardError::ByteOrder`](crate::ShardError::ByteOrder) for a shard whose byte order
-    /// differs from the first shard's.
+    /// [`ShardError::Missing`](crate::ShardError::Missing) for a shard file that does not exist;
+    /// [`ShardError::Mismatch`](crate::ShardError::Mismatch) for a shard whose `split.no` is not
+    /// its position or whose `split.count` differs (a shard of another split), or a first shard
+    /// without `split.tensors.count`; [`ShardError::TensorCount`](crate::ShardError::TensorCount)
+    /// when a shard's `split.tensors.count` is not the number of tensors found;
+    /// [`ShardError::TensorInTwoShards`](crate::ShardError::TensorInTwoShards);
+    /// [`ShardError::BadName`](crate::ShardError::BadName) for a shard whose file name does not
+    /// match its keys; the error of a shard that cannot be read or is invalid, with its own kind
+    /// and [`Error::shard`] naming the shard;
+    /// [`ShardError::ByteOrder`](crate::ShardError::ByteOrder) for a shard whose byte order differs
+    /// from the first shard's.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let given = Gguf::open(path).map_err(in_shard(path))?;
@@ -356,7 +360,8 @@ impl ShardedGguf {
     /// The stored bytes of a tensor (in its shard's byte order), borrowed from the mapping.
     ///
     /// # Errors
-    /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a `ShardTensor` that is not from this model.
+    /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a `ShardTensor` that is
+    /// not from this model.
     pub fn tensor_data(&self, t: &ShardTensor<'_>) -> Result<&[u8]> {
         let f = self.shard(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
         f.tensor_data(&t.info)

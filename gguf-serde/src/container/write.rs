@@ -142,7 +142,8 @@ impl<W: Write> GgufWriter<W> {
     /// A writer with `opts`.
     ///
     /// # Errors
-    /// [`WriteError::Misuse`](crate::WriteError::Misuse) for a version other than 2 or 3, or version 2 big-endian.
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) for a version other than 2 or 3, or
+    /// version 2 big-endian.
     pub fn with_options(out: W, opts: WriteOptions) -> Result<Self> {
         if !(2..=3).contains(&opts.version) || (opts.version == 2 && opts.endian == Endian::Big) {
             return Err(WriteError::Misuse {
@@ -215,8 +216,10 @@ impl<W: Write> GgufWriter<W> {
     /// power of two) sets the alignment of the tensor data.
     ///
     /// # Errors
-    /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535 bytes), non-ASCII or duplicate key;
-    /// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment); [`FormatError::TooDeep`](crate::FormatError::TooDeep) for arrays nested past [`MAX_DEPTH`];
+    /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
+    /// bytes), non-ASCII or duplicate key;
+    /// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment);
+    /// [`FormatError::TooDeep`](crate::FormatError::TooDeep) for arrays nested past [`MAX_DEPTH`];
     /// [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
     pub fn add_kv(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
         self.add_value(key, &value.into())
@@ -275,9 +278,10 @@ impl<W: Write> GgufWriter<W> {
     /// An empty `shape` (a scalar) is stored as one dimension of length 1, as ggml does.
     ///
     /// # Errors
-    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for a name of 64 bytes or more, an empty name, a duplicate name, more
-    /// than 4 dims, a last dim that is not a multiple of the block size, or a size that overflows
-    /// `i64`; [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for a name of 64 bytes or
+    /// more, an empty name, a duplicate name, more than 4 dims, a last dim that is not a multiple
+    /// of the block size, or a size that overflows `i64`;
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
     pub fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()> {
         let mut ne: Vec<u64> = shape.iter().rev().copied().collect();
         if ne.is_empty() {
@@ -365,7 +369,8 @@ impl<W: Write> GgufWriter<W> {
     /// [`finish`](Self::finish) if not called before; declarations are closed afterwards.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer; [`WriteError::Misuse`](crate::WriteError::Misuse) if called twice.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer;
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if called twice.
     pub fn write_header(&mut self) -> Result<()> {
         if self.state == State::Failed {
             return Err(failed());
@@ -427,9 +432,10 @@ impl<W: Write> GgufWriter<W> {
     /// The bytes are written as given (in the output's byte order).
     ///
     /// # Errors
-    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if `bytes` is not the declared size (nothing is written, so
-    /// the call can be repeated with the right data); [`WriteError::Misuse`](crate::WriteError::Misuse) if every declared
-    /// tensor already has its data, or after an error that left the output partly written (an
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if `bytes` is not the declared
+    /// size (nothing is written, so the call can be repeated with the right data);
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if every declared tensor already has its
+    /// data, or after an error that left the output partly written (an
     /// [`ErrorKind::Io`](crate::ErrorKind::Io), or a reader that was short or long in
     /// [`copy_tensor_data`](Self::copy_tensor_data)): such a writer refuses every later call;
     /// [`ErrorKind::Io`](crate::ErrorKind::Io).
@@ -459,9 +465,10 @@ impl<W: Write> GgufWriter<W> {
     /// declared number of bytes, then writes its padding. Memory use is a small fixed buffer.
     ///
     /// # Errors
-    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if the reader yields fewer or more bytes (the bytes it
-    /// yielded up to the declared size were written: unless there were none, the writer then
-    /// refuses every later call); otherwise as [`GgufWriter::write_tensor_data`].
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if the reader yields fewer or
+    /// more bytes (the bytes it yielded up to the declared size were written: unless there were
+    /// none, the writer then refuses every later call); otherwise as
+    /// [`GgufWriter::write_tensor_data`].
     pub fn copy_tensor_data(&mut self, mut reader: impl Read) -> Result<()> {
         let (i, nbytes, name) = self.next_tensor()?;
         let copied = match std::io::copy(&mut (&mut reader).take(nbytes), &mut self.out) {
@@ -491,8 +498,8 @@ impl<W: Write> GgufWriter<W> {
     /// flushes and returns the inner writer.
     ///
     /// # Errors
-    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if a declared tensor has no data or an earlier error left the output
-    /// partly written; [`ErrorKind::Io`](crate::ErrorKind::Io).
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if a declared tensor has no data or an
+    /// earlier error left the output partly written; [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn finish(mut self) -> Result<W> {
         if self.state == State::Declaring {
             self.write_header()?;
@@ -662,8 +669,9 @@ impl<W: Write> TensorDataWriter<'_, W> {
     /// Writes the next piece.
     ///
     /// # Errors
-    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if the pieces exceed the declared size (nothing of this
-    /// piece is written, and the writer is failed); [`ErrorKind::Io`](crate::ErrorKind::Io).
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if the pieces exceed the
+    /// declared size (nothing of this piece is written, and the writer is failed);
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
         let found = self.written.saturating_add(bytes.len() as u64);
         if found > self.expected {
@@ -678,8 +686,8 @@ impl<W: Write> TensorDataWriter<'_, W> {
     /// Checks that the declared size was written and writes the padding.
     ///
     /// # Errors
-    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if fewer bytes were written (the writer is then failed);
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if fewer bytes were written
+    /// (the writer is then failed); [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn finish(mut self) -> Result<()> {
         if self.written != self.expected {
             self.w.state = State::Failed;
@@ -720,7 +728,8 @@ impl AtomicFile {
     /// Creates the temporary file next to `path`.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if it cannot be created, or if `path` exists and is not a regular file.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if it cannot be created, or if `path` exists and is
+    /// not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
         let (out, pending) = crate::container::atomic::create_temp(path.as_ref(), None)?;
         Ok(AtomicFile { out, pending })
@@ -729,7 +738,8 @@ impl AtomicFile {
     /// Flushes, syncs to disk and renames the temporary file to the target path.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched and the temporary file removed.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched and the temporary file
+    /// removed.
     pub fn commit(self) -> Result<()> {
         self.pending.commit(self.out)
     }

@@ -41,9 +41,10 @@ fn with_key(mut e: Error, key: &str) -> Error {
 /// to `writer` (in one `write_all` of the header and block, then the padding).
 ///
 /// # Errors
-/// [`MetadataError`](crate::MetadataError) naming the key for a value GGUF cannot store (see the mapping table in the
-/// crate docs), mixed array element types, an empty sequence with no element type, or a key that
-/// is both a value and a prefix; [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
+/// [`MetadataError`](crate::MetadataError) naming the key for a value GGUF cannot store (see the
+/// mapping table in the crate docs), mixed array element types, an empty sequence with no element
+/// type, or a key that is both a value and a prefix;
+/// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
 /// over-long key; [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
     MetadataOptions::new().to_writer(value, writer)
@@ -61,7 +62,8 @@ pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
 /// a struct field: `5u16` is `Value::U16(5)`, `vec!["a"]` an `array<string>`.
 ///
 /// # Errors
-/// [`MetadataError`](crate::MetadataError) for a struct, map, `None`, unit, or anything else with no single GGUF value.
+/// [`MetadataError`](crate::MetadataError) for a struct, map, `None`, unit, or anything else with
+/// no single GGUF value.
 pub fn to_value<T: ?Sized + Serialize>(value: &T) -> Result<Value> {
     value.serialize(LeafSer { key: "", hint: None, depth: 0 })
 }

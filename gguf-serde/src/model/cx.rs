@@ -13,7 +13,8 @@ use std::io::Write;
 /// Whether a model refuses tensors that no field binds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Unbound {
-    /// Reading fails with [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (the default of the derive).
+    /// Reading fails with [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (the
+    /// default of the derive).
     #[default]
     Error,
     /// They are ignored; [`LoadReport::unbound`] lists them.

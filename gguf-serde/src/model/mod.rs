@@ -93,13 +93,18 @@
 //! `dtype` that is not a ggml type, a `shape` that names a missing metadata field.
 //!
 //! # Reading
-//! [`GgufModel::read`] takes a [`Gguf`](crate::Gguf) (a slice, a memory mapping or owned bytes) or a
-//! [`ShardedGguf`]; [`GgufModel::read_with`] takes [`ReadOptions`] and also returns a
-//! [`LoadReport`]. The metadata field is deserialized first (shape and count constraints use
-//! it), then the fields in order. Errors name the tensor: [`ModelError::MissingTensor`](crate::ModelError::MissingTensor),
-//! [`ModelError::WrongDtype`](crate::ModelError::WrongDtype), [`ModelError::WrongShape`](crate::ModelError::WrongShape), [`ModelError::NumberingHole`](crate::ModelError::NumberingHole),
-//! [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors), [`ModelError::Constraint`](crate::ModelError::Constraint) (also for a `count` larger than the number
-//! of tensors), an error with [`Error::tensor`](crate::Error::tensor) set for a conversion that fails.
+//! [`GgufModel::read`] takes a [`Gguf`](crate::Gguf) (a slice, a memory mapping or owned bytes) or
+//! a [`ShardedGguf`]; [`GgufModel::read_with`] takes [`ReadOptions`] and also returns a
+//! [`LoadReport`]. The metadata field is deserialized first (shape and count constraints use it),
+//! then the fields in order. Errors name the tensor:
+//! [`ModelError::MissingTensor`](crate::ModelError::MissingTensor),
+//! [`ModelError::WrongDtype`](crate::ModelError::WrongDtype),
+//! [`ModelError::WrongShape`](crate::ModelError::WrongShape),
+//! [`ModelError::NumberingHole`](crate::ModelError::NumberingHole),
+//! [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors),
+//! [`ModelError::Constraint`](crate::ModelError::Constraint) (also for a `count` larger than the
+//! number of tensors); the error of a conversion that fails (a [`CodecError`](crate::CodecError))
+//! keeps its kind, with [`Error::tensor`](crate::Error::tensor) naming the tensor.
 //!
 //! # Writing
 //! [`GgufModel::write`] adds to a [`GgufWriter`](crate::GgufWriter) the top-level metadata (its key/value pairs, in

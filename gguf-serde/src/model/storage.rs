@@ -67,9 +67,9 @@ impl Tensor {
     /// `bytes`, which must be the type's size for that shape.
     ///
     /// # Errors
-    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for more than 4 dims, a last dimension that is not a multiple of
-    /// the block size, or an overflowing size; [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) for the wrong number
-    /// of bytes.
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for more than 4 dims, a last
+    /// dimension that is not a multiple of the block size, or an overflowing size;
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) for the wrong number of bytes.
     pub fn new(dtype: GgmlType, shape: &[u64], bytes: Vec<u8>) -> Result<Tensor> {
         let bad = |reason: String| Error::invalid_tensor("", reason);
         let shape = Shape::from_canonical(shape)
@@ -110,8 +110,10 @@ impl Tensor {
     /// reference quantizer; F32, F16 and BF16 are plain conversions), little-endian.
     ///
     /// # Errors
-    /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) / [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) for types the
-    /// [codecs](crate::codec) do not handle; [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) if the last dimension is not
+    /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) /
+    /// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) for types
+    /// the [codecs](crate::codec) do not handle;
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) if the last dimension is not
     /// a multiple of `dtype`'s block size.
     pub fn quantize(&self, dtype: GgmlType) -> Result<Tensor> {
         let data = self.to_f32()?;
@@ -209,7 +211,8 @@ pub trait TensorStorage<'a>: Sized {
     ///
     /// # Errors
     /// As [`stored_bytes`](Self::stored_bytes), and the errors of `out` (the writer's:
-    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) for more bytes than declared, [`ErrorKind::Io`](crate::ErrorKind::Io)).
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) for more bytes than declared,
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io)).
     fn write_stored(&self, dtype: GgmlType, endian: Endian, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         out(&self.stored_bytes(dtype, endian)?)
     }

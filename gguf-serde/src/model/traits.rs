@@ -73,10 +73,15 @@ pub trait GgufModel<'a>: Sized {
     /// policy for unbound tensors.
     ///
     /// # Errors
-    /// [`ModelError::MissingTensor`](crate::ModelError::MissingTensor), [`ModelError::WrongDtype`](crate::ModelError::WrongDtype), [`ModelError::WrongShape`](crate::ModelError::WrongShape),
-    /// [`ModelError::NumberingHole`](crate::ModelError::NumberingHole), [`ModelError::Constraint`](crate::ModelError::Constraint), [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (unless the
-    /// struct ignores them), [`MetadataError`](crate::MetadataError) for metadata that does not fit, errors of the
-    /// tensor storage's conversion, [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a metadata-only file.
+    /// [`ModelError::MissingTensor`](crate::ModelError::MissingTensor),
+    /// [`ModelError::WrongDtype`](crate::ModelError::WrongDtype),
+    /// [`ModelError::WrongShape`](crate::ModelError::WrongShape),
+    /// [`ModelError::NumberingHole`](crate::ModelError::NumberingHole),
+    /// [`ModelError::Constraint`](crate::ModelError::Constraint),
+    /// [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (unless the struct ignores
+    /// them), [`MetadataError`](crate::MetadataError) for metadata that does not fit, errors of the
+    /// tensor storage's conversion, [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded)
+    /// for a metadata-only file.
     fn read<S: ModelSource>(src: &'a S) -> Result<Self> {
         Self::read_with(src, &ReadOptions::default()).map(|(m, _)| m)
     }
@@ -102,10 +107,13 @@ pub trait GgufModel<'a>: Sized {
     /// [`GgufWriter::commit`]).
     ///
     /// # Errors
-    /// The writer's errors ([`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for a duplicate key, [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor),
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io)), [`MetadataError`](crate::MetadataError) from the metadata, [`ModelError::WrongDtype`](crate::ModelError::WrongDtype) and
-    /// [`ModelError::WrongShape`](crate::ModelError::WrongShape) for a tensor that breaks its field's constraints,
-    /// [`ModelError::CountMismatch`](crate::ModelError::CountMismatch) for a list whose length is not its metadata count.
+    /// The writer's errors ([`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for a
+    /// duplicate key, [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor),
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io)), [`MetadataError`](crate::MetadataError) from the
+    /// metadata, [`ModelError::WrongDtype`](crate::ModelError::WrongDtype) and
+    /// [`ModelError::WrongShape`](crate::ModelError::WrongShape) for a tensor that breaks its
+    /// field's constraints, [`ModelError::CountMismatch`](crate::ModelError::CountMismatch) for a
+    /// list whose length is not its metadata count.
     fn write<W: Write>(&self, w: &mut GgufWriter<W>) -> Result<()> {
         self.write_with(w, &MetadataOptions::new())
     }

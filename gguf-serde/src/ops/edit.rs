@@ -114,8 +114,9 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
 ///
 /// # Errors
 /// [`EditError`](crate::EditError) for an edit that cannot be applied; the writer's errors (e.g.
-/// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) for a `general.alignment` that is not a power-of-two u32,
-/// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever `data` returns.
+/// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) for a `general.alignment` that
+/// is not a power-of-two u32, [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever
+/// `data` returns.
 pub fn apply<'f, S: Source, W: Write, T>(
     file: &'f Gguf<S>,
     edits: &[Edit],
@@ -138,7 +139,8 @@ pub fn apply<'f, S: Source, W: Write, T>(
 /// [module docs](self)).
 ///
 /// # Errors
-/// As [`apply`]; [`ErrorKind::Io`](crate::ErrorKind::Io) (the file is then unchanged); any validation error of the file.
+/// As [`apply`]; [`ErrorKind::Io`](crate::ErrorKind::Io) (the file is then unchanged); any
+/// validation error of the file.
 pub fn edit_file(path: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
     let path = path.as_ref();
     rewrite_file(path, path, edits)
@@ -190,7 +192,8 @@ pub(crate) fn rewrite_with<O: Write>(
 ///   all numeric GGUF keys, `general.alignment` included.)
 ///
 /// # Errors
-/// [`EditError`](crate::EditError) (with `key`) if the text does not parse as the type, or the type is an array.
+/// [`EditError`](crate::EditError) (with `key`) if the text does not parse as the type, or the type
+/// is an array.
 pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Option<ValueRef<'_>>) -> Result<Value> {
     let bad = |ty: &'static str| Error::from(EditError::BadValue { key: key.to_owned(), text: text.to_owned(), ty });
     let ty = match (ty, existing) {

@@ -35,9 +35,9 @@ impl de::Error for Error {
 /// least everything up to its tensor data). Strings and arrays borrow from `bytes`.
 ///
 /// # Errors
-/// Any error of [`Gguf::from_slice`] (the whole file is validated first); [`MetadataError`](crate::MetadataError) with
-/// the full key, the expected and found types and the byte offset of the value when the metadata
-/// does not fit `T`.
+/// Any error of [`Gguf::from_slice`] (the whole file is validated first);
+/// [`MetadataError`](crate::MetadataError) with the full key, the expected and found types and the
+/// byte offset of the value when the metadata does not fit `T`.
 pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     MetadataOptions::new().from_slice(bytes)
 }
@@ -53,8 +53,9 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
 /// use [`Gguf::deserialize_metadata`].
 ///
 /// # Errors
-/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader; [`FormatError::Truncated`](crate::FormatError::Truncated) if it ends inside the block; otherwise as
-/// [`from_slice`].
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader;
+/// [`FormatError::Truncated`](crate::FormatError::Truncated) if it ends inside the block; otherwise
+/// as [`from_slice`].
 pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
     MetadataOptions::new().from_reader(reader)
 }
