@@ -1103,19 +1103,18 @@ impl Error {
     }
 
     /// Names tensor `name` in an error of its conversion: an empty tensor name of the kind is
-    /// filled in; a kind that names no tensor (a codec error) gets it as context.
+    /// filled in; an error that names no tensor (a codec error) gets it as context; one that
+    /// names a tensor already is left as it is.
     pub(crate) fn in_tensor(mut self, name: &str) -> Error {
-        let Inner { kind, cx } = &mut *self.0;
-        match kind {
-            ErrorKind::Write(WriteError::InvalidTensor { name: n, .. } | WriteError::SizeMismatch { name: n, .. })
-                if n.is_empty() =>
-            {
-                *n = name.to_owned()
+        if let ErrorKind::Write(WriteError::InvalidTensor { name: n, .. } | WriteError::SizeMismatch { name: n, .. }) =
+            &mut self.0.kind
+        {
+            if n.is_empty() {
+                name.clone_into(n);
             }
-            ErrorKind::Write(WriteError::InvalidTensor { .. }) => {}
-            _ => {
-                cx.tensor.get_or_insert_with(|| name.to_owned());
-            }
+        }
+        if self.tensor().is_none() {
+            self.0.cx.tensor = Some(name.to_owned());
         }
         self
     }

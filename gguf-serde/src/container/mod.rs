@@ -10,15 +10,14 @@
 //!
 //! # Policies
 //! - **Versions**: 2 and 3 are read (they parse the same way). Version 1 (u32 counts and lengths,
-//!   superseded in 2023) is refused with
-//!   [`FormatError::UnsupportedVersion`](crate::FormatError::UnsupportedVersion), as ggml does; so
-//!   are 0 and anything above 3.
+//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`], as ggml does; so are
+//!   0 and anything above 3.
 //! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
 //!   file is big-endian and is read as such (every number, length and count, and tensor data is
 //!   handed out as stored). [`Gguf::endian`] tells which.
 //! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
-//!   with [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8) naming the offset. (The
-//!   spec says strings are UTF-8; this lets every string be handed out as `&str` without copying.)
+//!   with [`FormatError::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this
+//!   lets every string be handed out as `&str` without copying.)
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
 //!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
@@ -88,8 +87,7 @@ impl Source for memmap2::Mmap {
 }
 
 /// The metadata of a file read through [`Gguf::from_reader`]: the bytes from the start of the file
-/// to the end of the tensor infos. Tensor data is not held
-/// ([`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded)).
+/// to the end of the tensor infos. Tensor data is not held ([`ErrorKind::DataNotLoaded`]).
 #[derive(Clone, Debug)]
 pub struct MetadataOnly(Vec<u8>);
 
@@ -134,8 +132,7 @@ impl<'a> Gguf<&'a [u8]> {
     /// Like [`Gguf::tensor_data`], with the lifetime of the slice.
     ///
     /// # Errors
-    /// None for a tensor of this file; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) for a
-    /// name it does not have.
+    /// None for a tensor of this file; [`ErrorKind::NotFound`] for a name it does not have.
     pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
         let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
@@ -153,8 +150,8 @@ impl Gguf<memmap2::Mmap> {
     /// changed by another process while it is open.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the file cannot be opened or mapped, or is not a
-    /// regular file (a FIFO, a device, a folder); any validation error.
+    /// [`ErrorKind::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO,
+    /// a device, a folder); any validation error.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         // A FIFO would block in `open` and a device or folder cannot be mapped: refuse them first.
@@ -183,8 +180,8 @@ impl Gguf<MetadataOnly> {
     /// length (from `Seek`) bounds every read, so memory follows what the file really holds.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader; any validation error (tensor bounds
-    /// are checked against the file's length).
+    /// [`ErrorKind::Io`] from the reader; any validation error (tensor bounds are checked against
+    /// the file's length).
     pub fn from_reader<R: Read + Seek>(mut reader: R) -> Result<Self> {
         let start = reader.stream_position()?;
         let end = reader.seek(SeekFrom::End(0))?;
@@ -335,9 +332,8 @@ impl<S: Source> Gguf<S> {
     /// every source.
     ///
     /// # Errors
-    /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a tensor of a file opened
-    /// with [`Gguf::from_reader`] (or an `info` that belongs to another file and lies outside this
-    /// one), unless it has 0 bytes.
+    /// [`ErrorKind::DataNotLoaded`] for a tensor of a file opened with [`Gguf::from_reader`] (or an
+    /// `info` that belongs to another file and lies outside this one), unless it has 0 bytes.
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
         if info.nbytes == 0 {
             return Ok(&[]);
@@ -348,8 +344,7 @@ impl<S: Source> Gguf<S> {
     /// The stored bytes of the tensor named `name`.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor; otherwise as
-    /// [`Gguf::tensor_data`].
+    /// [`ErrorKind::NotFound`] if there is no such tensor; otherwise as [`Gguf::tensor_data`].
     pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
         let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)

@@ -184,17 +184,14 @@ impl ShardedGguf {
     /// INT32), so long as the value fits.
     ///
     /// # Errors
-    /// [`ShardError::Missing`](crate::ShardError::Missing) for a shard file that does not exist;
-    /// [`ShardError::Mismatch`](crate::ShardError::Mismatch) for a shard whose `split.no` is not
-    /// its position or whose `split.count` differs (a shard of another split), or a first shard
-    /// without `split.tensors.count`; [`ShardError::TensorCount`](crate::ShardError::TensorCount)
+    /// [`ShardError::Missing`] for a shard file that does not exist; [`ShardError::Mismatch`] for a
+    /// shard whose `split.no` is not its position or whose `split.count` differs (a shard of
+    /// another split), or a first shard without `split.tensors.count`; [`ShardError::TensorCount`]
     /// when a shard's `split.tensors.count` is not the number of tensors found;
-    /// [`ShardError::TensorInTwoShards`](crate::ShardError::TensorInTwoShards);
-    /// [`ShardError::BadName`](crate::ShardError::BadName) for a shard whose file name does not
-    /// match its keys; the error of a shard that cannot be read or is invalid, with its own kind
-    /// and [`Error::shard`] naming the shard;
-    /// [`ShardError::ByteOrder`](crate::ShardError::ByteOrder) for a shard whose byte order differs
-    /// from the first shard's.
+    /// [`ShardError::TensorInTwoShards`]; [`ShardError::BadName`] for a shard whose file name does
+    /// not match its keys; the error of a shard that cannot be read or is invalid, with its own
+    /// kind and [`Error::shard`] naming the shard; [`ShardError::ByteOrder`] for a shard whose byte
+    /// order differs from the first shard's.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let given = Gguf::open(path).map_err(in_shard(path))?;

@@ -113,7 +113,7 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
 /// of this for a file on disk).
 ///
 /// # Errors
-/// [`EditError`](crate::EditError) for an edit that cannot be applied; the writer's errors (e.g.
+/// [`EditError`] for an edit that cannot be applied; the writer's errors (e.g.
 /// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) for a `general.alignment` that
 /// is not a power-of-two u32, [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever
 /// `data` returns.
@@ -192,8 +192,7 @@ pub(crate) fn rewrite_with<O: Write>(
 ///   all numeric GGUF keys, `general.alignment` included.)
 ///
 /// # Errors
-/// [`EditError`](crate::EditError) (with `key`) if the text does not parse as the type, or the type
-/// is an array.
+/// [`EditError`] (with `key`) if the text does not parse as the type, or the type is an array.
 pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Option<ValueRef<'_>>) -> Result<Value> {
     let bad = |ty: &'static str| Error::from(EditError::BadValue { key: key.to_owned(), text: text.to_owned(), ty });
     let ty = match (ty, existing) {

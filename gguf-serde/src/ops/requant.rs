@@ -114,9 +114,8 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// alignment.
 ///
 /// # Errors
-/// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) if the target
-/// cannot be quantized to; the codecs' errors; [`ErrorKind::Io`](crate::ErrorKind::Io) from writing
-/// (the file at `out` is then untouched).
+/// [`CodecError::UnsupportedQuantize`] if the target cannot be quantized to; the codecs' errors;
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at `out` is then untouched).
 pub fn requantize<S: Source>(
     src: &Gguf<S>,
     out: impl AsRef<Path>,

@@ -46,8 +46,7 @@ impl Default for SplitOptions {
 /// [`split_file`] with `opts`.
 ///
 /// # Errors
-/// [`ShardError::CannotSplit`](crate::ShardError::CannotSplit) for a limit of 0 or a split into
-/// more than 65,535 shards.
+/// [`ShardError::CannotSplit`] for a limit of 0 or a split into more than 65,535 shards.
 pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec<Range<usize>>> {
     let bad = |reason: String| Error::from(ShardError::CannotSplit { reason });
     let n = model.tensor_count();
@@ -93,8 +92,8 @@ pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec
 /// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
 ///
 /// # Errors
-/// [`ShardError::CannotSplit`](crate::ShardError::CannotSplit) (see [`plan_split`]);
-/// [`ErrorKind::Io`](crate::ErrorKind::Io); any validation error of the input.
+/// [`ShardError::CannotSplit`] (see [`plan_split`]); [`ErrorKind::Io`](crate::ErrorKind::Io); any
+/// validation error of the input.
 pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
     let input = input.as_ref();
     let model = Gguf::open(input)?;
