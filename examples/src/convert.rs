@@ -594,7 +594,7 @@ impl<'a> ConvTensor<'a> {
     }
 
     fn invalid(&self, reason: String) -> gguf_serde::Error {
-        gguf_serde::Error::InvalidTensor { name: self.src.name.clone(), reason }
+        gguf_serde::Error::invalid_tensor(self.src.name.clone(), reason)
     }
 
     fn report(&self, bytes: usize) {
@@ -608,10 +608,10 @@ impl<'a> TensorStorage<'a> for ConvTensor<'a> {
     /// A GGUF tensor of type F32, F16 or BF16 as a source, written as it is.
     fn from_view(view: TensorView<'a>) -> gguf_serde::Result<Self> {
         if !matches!(view.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) || view.endian != Endian::Little {
-            return Err(gguf_serde::Error::InvalidTensor {
-                name: view.name.to_owned(),
-                reason: format!("a conversion source is little-endian F32, F16 or BF16, not {}", view.dtype),
-            });
+            return Err(gguf_serde::Error::invalid_tensor(
+                view.name,
+                format!("a conversion source is little-endian F32, F16 or BF16, not {}", view.dtype),
+            ));
         }
         let src = SourceTensor { name: view.name.to_owned(), dtype: view.dtype, shape: view.shape, data: view.bytes };
         Ok(ConvTensor { src, dtype: view.dtype, permute_heads: None, progress: None, chunk_elems: CHUNK_ELEMS })

@@ -71,18 +71,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            // The chain of causes, each once: our errors already show their source's text.
-            let mut msg = String::new();
-            for cause in e.chain() {
-                let text = cause.to_string();
-                if !msg.contains(&text) {
-                    if !msg.is_empty() {
-                        msg.push_str(": ");
-                    }
-                    msg.push_str(&text);
-                }
-            }
-            eprintln!("error: {msg}");
+            // The chain: the CLI's context (a path), then the error; each error prints its own
+            // cause or returns it as `source`, never both, so each text appears once.
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -61,7 +61,11 @@
 //! | [`model`] | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
 //! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::requant`] (re-quantize, dequantize) |
 //!
-//! [`Error`] is the one error type of every layer;
+//! [`Error`] is the one error type of every layer: one pointer, whose [`kind`](Error::kind) says
+//! which layer refused what ([`ErrorKind`]: [`FormatError`], [`WriteError`], [`MetadataError`],
+//! [`ModelError`], [`CodecError`], [`ShardError`], [`EditError`], I/O), with the offset, key,
+//! tensor and shard involved as [`Error::offset`], [`Error::key`], [`Error::tensor`] and
+//! [`Error::shard`].
 //!
 #![doc = include_str!("../docs/serde-mapping.md")]
 #![warn(missing_docs)]
@@ -79,7 +83,10 @@ pub use container::{
     Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Shape, ShardedGguf, Source, TensorInfo,
     TensorSource, Value, ValueRef, WriteOptions,
 };
-pub use error::{AlignmentProblem, Error, Item, Result};
+pub use error::{
+    AlignmentProblem, EditError, Error, ErrorKind, FormatError, Item, MetadataError, ModelError, Result, ShardError,
+    WriteError,
+};
 pub use format::{Endian, GgmlType, ValueType};
 pub use metadata::{
     elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, ARCH,

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use gguf_serde::model::{FieldSpec, TensorStorage, TensorView};
-use gguf_serde::{Endian, Error, GgmlType, Gguf, GgufModel, GgufWriter, Result, Shape, Tensor};
+use gguf_serde::{Endian, Error, ErrorKind, GgmlType, Gguf, GgufModel, GgufWriter, Result, Shape, Tensor, WriteError};
 
 /// F32 values `0, 1, 2, ...` of `n` elements, given `piece` elements at a time (and giving
 /// `short` fewer bytes at the end, or failing after `fail_after` pieces).
@@ -42,7 +42,7 @@ impl<'a> TensorStorage<'a> for Counting {
         all.truncate(all.len() - self.short);
         for (i, p) in all.chunks(self.piece * 4).enumerate() {
             if self.fail_after == Some(i) {
-                return Err(Error::InvalidTensor { name: String::new(), reason: "source went away".into() });
+                return Err(Error::invalid_tensor("", "source went away"));
             }
             out(p)?;
             self.pieces.set(self.pieces.get() + 1);
@@ -78,7 +78,10 @@ fn too_few_bytes_is_a_size_mismatch_naming_the_tensor() {
     let m = Two { a: Counting::new(8, 3), b: Counting { short: 4, ..Counting::new(8, 3) } };
     let mut w = GgufWriter::new(Vec::new());
     let err = m.write(&mut w).unwrap_err();
-    assert!(matches!(&err, Error::TensorSizeMismatch { name, expected: 32, found: 28 } if name == "b"), "{err:?}");
+    assert!(
+        matches!(err.kind(), ErrorKind::Write(WriteError::SizeMismatch { name, expected: 32, found: 28, .. }) if name == "b"),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -86,6 +89,6 @@ fn a_storage_failing_midway_is_named_and_the_writer_refuses_to_finish() {
     let m = Two { a: Counting { fail_after: Some(1), ..Counting::new(8, 3) }, b: Counting::new(8, 3) };
     let mut w = GgufWriter::new(Vec::new());
     let err = m.write(&mut w).unwrap_err();
-    assert!(matches!(&err, Error::InvalidTensor { name, .. } if name == "a"), "{err:?}");
-    assert!(matches!(w.finish(), Err(Error::WriterState(_))));
+    assert!(matches!(err.kind(), ErrorKind::Write(WriteError::InvalidTensor { name, .. }) if name == "a"), "{err:?}");
+    assert!(matches!(w.finish().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
 }

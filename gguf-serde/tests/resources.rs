@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use common::{measure, seeds, ty, Allocs, B};
 use gguf_serde::Item;
-use gguf_serde::{Error, Gguf};
+use gguf_serde::{ErrorKind, FormatError, Gguf};
 
 /// Bytes allocated per byte of metadata, at most (the documented constant). Measured worst case:
 /// 15.4, a file of nothing but the smallest key/value pairs (72 bytes of index and a hash-set
@@ -147,7 +147,7 @@ fn claimed_counts_allocate_nothing_in_proportion_to_the_claim() {
                 ((Gguf::from_slice(&bytes).unwrap_err(), reader), slice, m)
             };
             let item = if tensors { Item::TensorName } else { Item::Key };
-            assert!(matches!(e, Error::TooLong { item: i, .. } if i == item), "{e:?}");
+            assert!(matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: i, .. }) if *i == item), "{e:?}");
             assert!(slice.peak <= bound(64), "claiming {filler} bytes of entries: peak {} bytes", slice.peak);
             peaks.push(slice.peak);
         }

@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use gguf_serde::{from_slice, to_vec, Array, Gguf, GgufWriter, MetadataOptions, Value, ValueRef};
+use gguf_serde::{
+    from_slice, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef,
+};
 use serde::{Deserialize, Serialize};
 
 /// A GGUF v3 file with no tensors: header, `kv` (already encoded), zero padding to 32 bytes.
@@ -214,6 +216,8 @@ fn wrong_type_names_key_types_and_offset() {
     let bytes = to_vec(&W { general: G { name: "x" } }).unwrap();
     let e = from_slice::<R>(&bytes).unwrap_err();
     assert_eq!(e.to_string(), "invalid type: expected u32, found string \"x\" at key \"general.name\" (offset 48)");
+    assert!(matches!(e.kind(), ErrorKind::Metadata(MetadataError::Message { .. })), "{e:?}");
+    assert_eq!((e.key(), e.offset(), e.tensor()), (Some("general.name"), Some(48), None));
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct R2 {
@@ -237,6 +241,8 @@ fn wrong_type_names_key_types_and_offset() {
     }
     let e = from_slice::<R3>(&bytes).unwrap_err();
     assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"general.architecture\"");
+    assert!(matches!(e.as_metadata(), Some(MetadataError::MissingKey { .. })), "{e:?}");
+    assert_eq!((e.key(), e.offset()), (Some("general.architecture"), None));
 }
 
 #[test]

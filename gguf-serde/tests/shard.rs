@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use gguf_serde::container::{parse_shard_path, shard_path, ShardedGguf, TensorSource};
 use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
-use gguf_serde::{Endian, Error, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
+use gguf_serde::{
+    Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, ShardError, Value, ValueRef, WriteOptions,
+};
 
 fn dir(name: &str) -> PathBuf {
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shard").join(name);
@@ -96,8 +98,9 @@ fn plans_match_llama_gguf_split() {
     // Smaller than any tensor: one tensor per shard, never an empty shard.
     assert_eq!(plan(SplitBy::MaxBytes(1), false).len(), 5);
     assert!(matches!(
-        plan_split(&f, &SplitOptions { by: SplitBy::MaxTensors(0), no_tensor_first_split: false }),
-        Err(Error::Split { .. })
+        plan_split(&f, &SplitOptions { by: SplitBy::MaxTensors(0), no_tensor_first_split: false })
+            .map_err(Error::into_kind),
+        Err(ErrorKind::Shard(ShardError::CannotSplit { .. }))
     ));
 }
 
@@ -168,7 +171,7 @@ fn sharded_reads_as_one_model_and_merges_back_identically() {
                     let (info, data) = m.tensor_bytes(name).unwrap();
                     assert_eq!((&*info.shape, data), (*shape, &tensor_bytes(i)[..]));
                 }
-                assert!(matches!(m.tensor_bytes("nope"), Err(Error::NotFound { .. })));
+                assert!(matches!(m.tensor_bytes("nope").map_err(Error::into_kind), Err(ErrorKind::NotFound { .. })));
             }
             let merged = d.join("merged.gguf");
             merge_file(&paths[paths.len() - 1], &merged).unwrap();
@@ -197,7 +200,10 @@ fn single_file_is_a_one_shard_model() {
         assert_eq!(names, TENSORS.map(|t| t.0));
         assert_eq!(src.tensor_bytes("blk.0.ffn_up.weight").unwrap().1, tensor_bytes(3));
         assert_eq!(&*src.tensor_info("blk.0.attn_q.weight").unwrap().shape, &[2, 32]);
-        assert!(matches!(src.tensor_bytes("x"), Err(Error::NotFound { what: "tensor", .. })));
+        assert!(matches!(
+            src.tensor_bytes("x").map_err(Error::into_kind),
+            Err(ErrorKind::NotFound { what: "tensor", .. })
+        ));
     }
 }
 
@@ -230,20 +236,31 @@ fn errors() {
     shard(&p(0, 3), &split_kv(0, 3, 5), &[0, 1]);
     shard(&p(2, 3), &split_kv(2, 3, 5), &[4]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
-    assert!(matches!(e, Error::MissingShard { index: 2, count: 3, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::Missing { index: 2, count: 3, .. })), "{e:?}");
     assert_eq!(e.to_string(), format!("shard 2 of 3 is missing: {}", p(1, 3).display()));
+    assert_eq!(e.shard(), Some(p(1, 3).as_path()));
 
     // A shard of another split: wrong split.count, wrong split.no, no split.no.
     shard(&p(1, 3), &split_kv(1, 4, 5), &[2, 3]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
-    assert!(matches!(e, Error::ShardMismatch { key: "split.count", expected: 3, found: Some(4), .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Shard(ShardError::Mismatch { key: "split.count", expected: 3, found: Some(4), .. })
+        ),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), format!("shard {}: split.count is 4, expected 3", p(1, 3).display()));
+    assert_eq!((e.shard(), e.key()), (Some(p(1, 3).as_path()), Some("split.count")));
     shard(&p(1, 3), &split_kv(2, 3, 5), &[2, 3]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
-    assert!(matches!(e, Error::ShardMismatch { key: "split.no", expected: 1, found: Some(2), .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", expected: 1, found: Some(2), .. })),
+        "{e:?}"
+    );
     shard(&p(1, 3), &[("split.count", Value::U16(3))], &[2, 3]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
-    assert!(matches!(e, Error::ShardMismatch { key: "split.no", found: None, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", found: None, .. })), "{e:?}");
     assert!(e.to_string().ends_with("split.no is missing or not an integer, expected 1"), "{e}");
 
     // Now complete and valid, from every shard.
@@ -255,25 +272,34 @@ fn errors() {
     // split.tensors.count that does not match, in the first shard or a later one.
     shard(&p(0, 3), &split_kv(0, 3, 6), &[0, 1]);
     let e = ShardedGguf::open(p(1, 3)).unwrap_err();
-    assert!(matches!(e, Error::SplitTensorCount { declared: 6, found: 5, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::TensorCount { declared: 6, found: 5, .. })), "{e:?}");
     assert_eq!(
         e.to_string(),
         format!("shard {}: split.tensors.count is 6, but the shards hold 5 tensors", p(0, 3).display())
     );
     shard(&p(0, 3), &split_kv(0, 3, 5), &[0, 1]);
     shard(&p(2, 3), &split_kv(2, 3, 4), &[4]);
-    assert!(matches!(ShardedGguf::open(p(0, 3)), Err(Error::SplitTensorCount { declared: 4, .. })));
+    assert!(matches!(
+        ShardedGguf::open(p(0, 3)).map_err(Error::into_kind),
+        Err(ErrorKind::Shard(ShardError::TensorCount { declared: 4, .. }))
+    ));
     // Missing in the first shard (llama.cpp requires it there).
     shard(&p(0, 3), &[("split.no", Value::U16(0)), ("split.count", Value::U16(3))], &[0, 1]);
     shard(&p(2, 3), &split_kv(2, 3, 5), &[4]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
-    assert!(matches!(e, Error::ShardMismatch { key: "split.tensors.count", found: None, .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.tensors.count", found: None, .. })),
+        "{e:?}"
+    );
 
     // A tensor in two shards.
     shard(&p(0, 3), &split_kv(0, 3, 5), &[0, 1]);
     shard(&p(2, 3), &split_kv(2, 3, 5), &[1]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
-    assert!(matches!(&e, Error::TensorInTwoShards { name, .. } if name == "token_embd.weight"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Shard(ShardError::TensorInTwoShards { name, .. }) if name == "token_embd.weight"),
+        "{e:?}"
+    );
     assert_eq!(
         e.to_string(),
         format!("tensor \"token_embd.weight\" is in two shards: {} and {}", p(0, 3).display(), p(2, 3).display())
@@ -283,9 +309,14 @@ fn errors() {
     write(&p(2, 3), b"GGUF\x03\x00\x00\x00");
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
     assert!(
-        matches!(&e, Error::InShard { path, source } if *path == p(2, 3) && matches!(**source, Error::Truncated { .. })),
+        matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { .. })) && e.shard() == Some(p(2, 3).as_path()),
         "{e:?}"
     );
+    assert_eq!(
+        e.to_string(),
+        format!("shard {}: file truncated: header at offset 8 needs 8 bytes, only 0 remain", p(2, 3).display())
+    );
+    assert_eq!(e.offset(), Some(8));
 
     // A big-endian shard among little-endian ones.
     {
@@ -305,14 +336,17 @@ fn errors() {
     let odd = d.join("renamed.gguf");
     shard(&odd, &split_kv(0, 3, 5), &[0, 1]);
     let e = ShardedGguf::open(&odd).unwrap_err();
-    assert!(matches!(e, Error::BadShardName { index: 1, count: 3, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::BadName { index: 1, count: 3, .. })), "{e:?}");
     assert_eq!(
         e.to_string(),
         format!("{}: not a shard file name (expected PREFIX-00001-of-00003.gguf)", odd.display())
     );
     let wrong = shard_path(d.join("w"), 1, 3);
     shard(&wrong, &split_kv(0, 3, 5), &[0, 1]);
-    assert!(matches!(ShardedGguf::open(&wrong), Err(Error::BadShardName { .. })));
+    assert!(matches!(
+        ShardedGguf::open(&wrong).map_err(Error::into_kind),
+        Err(ErrorKind::Shard(ShardError::BadName { .. }))
+    ));
 
     // split.count 0 (what llama-gguf-split --merge leaves) or 1: a single file.
     let merged = d.join("merged.gguf");

@@ -12,7 +12,7 @@ use std::io::Cursor;
 
 use common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::{AlignmentProblem, Item};
-use gguf_serde::{Endian, Error, GgmlType, Gguf, ValueRef, ValueType};
+use gguf_serde::{Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, ValueRef, ValueType};
 
 // ---------------------------------------------------------------------------------------------
 
@@ -57,11 +57,12 @@ fn bad_magic() {
     let mut b = B::le();
     b.raw(b"GGUX").u32(3).u64(0).u64(0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::BadMagic { found } if found == b"GGUX"), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::BadMagic { found, .. }) if found == b"GGUX"), "{e:?}");
     assert_eq!(
         e.to_string(),
         r#"not a GGUF file: magic at offset 0 is [47, 47, 55, 58], expected "GGUF" (47 47 55 46)"#
     );
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(0), None, None));
 
     for (bytes, found) in [
         (&b"gguf\x03\0\0\0"[..], &b"gguf"[..]),
@@ -72,7 +73,10 @@ fn bad_magic() {
         (b"\x7fELF\x02\x01\x01\0", b"\x7fELF"),
     ] {
         let e = parse_err(bytes);
-        assert!(matches!(&e, Error::BadMagic { found: f } if f == found), "{bytes:?}: {e:?}");
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::BadMagic { found: f, .. }) if f == found),
+            "{bytes:?}: {e:?}"
+        );
     }
 }
 
@@ -82,7 +86,10 @@ fn version_zero_and_above_three_refused() {
         let mut b = B::le();
         b.header(v, 0, 0);
         let e = parse_err(&b.buf);
-        assert!(matches!(e, Error::UnsupportedVersion { version } if version == v), "{v}: {e:?}");
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::UnsupportedVersion { version, .. }) if *version == v),
+            "{v}: {e:?}"
+        );
     }
     let mut b = B::le();
     b.header(0, 0, 0);
@@ -93,11 +100,14 @@ fn version_zero_and_above_three_refused() {
     // Big-endian versions are byte-swapped before the check.
     b = B::be();
     b.header(4, 0, 0);
-    assert!(matches!(parse_err(&b.buf), Error::UnsupportedVersion { version: 4 }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::UnsupportedVersion { version: 4, .. })));
     // A little-endian 0x0001_0000 has zero low bits: it reads as big-endian version 256.
     b = B::le();
     b.header(0x1_0000, 0, 0);
-    assert!(matches!(parse_err(&b.buf), Error::UnsupportedVersion { version: 256 }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::UnsupportedVersion { version: 256, .. })
+    ));
 }
 
 #[test]
@@ -106,11 +116,11 @@ fn version_one_refused_with_message() {
     let mut b = B::le();
     b.raw(b"GGUF").u32(1).u32(0).u32(1).kv("k", ty::U8).u8(1);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::UnsupportedVersion { version: 1 }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::UnsupportedVersion { version: 1, .. })), "{e:?}");
     assert_eq!(e.to_string(), "unsupported GGUF version 1 at offset 4: version 1 is not supported (only 2 and 3)");
     let mut b = B::be();
     b.header(1, 0, 0);
-    assert!(matches!(parse_err(&b.buf), Error::UnsupportedVersion { version: 1 }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::UnsupportedVersion { version: 1, .. })));
 }
 
 #[test]
@@ -120,13 +130,16 @@ fn header_cut_short() {
     for len in 4..24 {
         let e = parse_err(&b.buf[..len]);
         assert!(
-            matches!(e, Error::Truncated { item: Item::Header, key: None, offset, needed, available }
-                if offset + needed > len as u64 && available == len as u64 - offset),
+            matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { item: Item::Header, owner: None, offset, needed, available, .. })
+                if offset + needed > len as u64 && *available == len as u64 - offset),
             "{len}: {e:?}"
         );
     }
     let e = parse_err(&b.buf[..10]);
-    assert!(matches!(e, Error::Truncated { offset: 8, needed: 8, available: 2, .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { offset: 8, needed: 8, available: 2, .. })),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "file truncated: header at offset 8 needs 8 bytes, only 2 remain");
 }
 
@@ -139,7 +152,17 @@ fn kv_count_larger_than_the_file_can_hold() {
     b.header(3, 0, 1000).raw(&[0; 76]);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(e, Error::TooLong { item: Item::KvCount, key: None, offset: 16, count: 1000, remaining: 76 }),
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong {
+                item: Item::KvCount,
+                owner: None,
+                offset: 16,
+                count: 1000,
+                remaining: 76,
+                ..
+            })
+        ),
         "{e:?}"
     );
     assert_eq!(e.to_string(), "key/value count at offset 16 claims 1000 entries, more than the 76 bytes left can hold");
@@ -147,15 +170,27 @@ fn kv_count_larger_than_the_file_can_hold() {
     let mut b = B::le();
     b.header(3, 0, u64::MAX);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::TooLong { item: Item::KvCount, count: u64::MAX, remaining: 0, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong { item: Item::KvCount, count: u64::MAX, remaining: 0, .. })
+        ),
+        "{e:?}"
+    );
 
     // A pair takes at least 14 bytes: 5 pairs fit in 70 bytes (and the zeros then give an empty
     // key), not in 69.
     let mut b = B::le();
     b.header(3, 0, 5).raw(&[0; 70]);
-    assert!(matches!(parse_err(&b.buf), Error::EmptyKey { offset: 24 }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::EmptyKey { offset: 24, .. })));
     let e = parse_err(&b.buf[..b.buf.len() - 1]);
-    assert!(matches!(e, Error::TooLong { item: Item::KvCount, count: 5, remaining: 69, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong { item: Item::KvCount, count: 5, remaining: 69, .. })
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -164,7 +199,17 @@ fn tensor_count_larger_than_the_file_can_hold() {
     b.header(3, 5, 0).raw(&[0; 100]);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(e, Error::TooLong { item: Item::TensorCount, key: None, offset: 8, count: 5, remaining: 100 }),
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong {
+                item: Item::TensorCount,
+                owner: None,
+                offset: 8,
+                count: 5,
+                remaining: 100,
+                ..
+            })
+        ),
         "{e:?}"
     );
     assert_eq!(e.to_string(), "tensor count at offset 8 claims 5 entries, more than the 100 bytes left can hold");
@@ -173,11 +218,20 @@ fn tensor_count_larger_than_the_file_can_hold() {
     let mut b = B::le();
     b.header(3, 2, 2).raw(&[0; 70]);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::TooLong { item: Item::TensorCount, count: 2, remaining: 70, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong { item: Item::TensorCount, count: 2, remaining: 70, .. })
+        ),
+        "{e:?}"
+    );
 
     let mut b = B::le();
     b.header(3, u64::MAX, 0).raw(&[0; 30]);
-    assert!(matches!(parse_err(&b.buf), Error::TooLong { item: Item::TensorCount, count: u64::MAX, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TooLong { item: Item::TensorCount, count: u64::MAX, .. })
+    ));
 }
 
 #[test]
@@ -187,8 +241,8 @@ fn key_length_longer_than_the_file() {
     let remaining = b.pos() - 32;
     let (e, big) = largest_alloc(|| parse_err(&b.buf));
     assert!(
-        matches!(e, Error::TooLong { item: Item::Key, key: None, offset: 24, count, remaining: r }
-            if count == 1 << 60 && r == remaining),
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::Key, owner: None, offset: 24, count, remaining: r, .. })
+            if *count == 1 << 60 && *r == remaining),
         "{e:?}"
     );
     assert!(big < 4096, "allocated {big} bytes");
@@ -200,7 +254,7 @@ fn string_length_longer_than_the_bytes_left() {
     b.u64(1000).raw(b"short");
     let e = parse_err(&b.buf);
     assert!(
-        matches!(&e, Error::TooLong { item: Item::String, key: Some(k), offset: 37, count: 1000, remaining: 5 }
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::String, owner: Some(k), offset: 37, count: 1000, remaining: 5, .. })
             if k == "k"),
         "{e:?}"
     );
@@ -212,7 +266,10 @@ fn string_length_longer_than_the_bytes_left() {
     // One byte more than is left; exactly what is left is fine.
     let mut b = one_kv(ty::STRING);
     b.u64(6).raw(b"short");
-    assert!(matches!(parse_err(&b.buf), Error::TooLong { item: Item::String, count: 6, remaining: 5, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TooLong { item: Item::String, count: 6, remaining: 5, .. })
+    ));
     let mut b = one_kv(ty::STRING);
     b.u64(5).raw(b"short");
     assert_eq!(parse_ok(&b.buf).get("k"), Some(ValueRef::String("short")));
@@ -222,7 +279,7 @@ fn string_length_longer_than_the_bytes_left() {
     b.arr(ty::STRING, 2).str("ok").u64(1 << 62).raw(b"xyz");
     let e = parse_err(&b.buf);
     assert!(
-        matches!(&e, Error::TooLong { item: Item::String, key: Some(k), offset: 59, count, remaining: 3 }
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::String, owner: Some(k), offset: 59, count, remaining: 3, .. })
             if k == "k" && *count == 1 << 62),
         "{e:?}"
     );
@@ -235,7 +292,7 @@ fn huge_array_counts_fail_fast_without_allocating() {
         b.arr(elem, 1 << 60).raw(&[0; 64]);
         let (e, big) = largest_alloc(|| parse_err(&b.buf));
         assert!(
-            matches!(&e, Error::TooLong { item: Item::Array, key: Some(k), offset: 41, count, remaining: 64 }
+            matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::Array, owner: Some(k), offset: 41, count, remaining: 64, .. })
                 if k == "k" && *count == 1 << 60),
             "elem {elem}: {e:?}"
         );
@@ -243,12 +300,18 @@ fn huge_array_counts_fail_fast_without_allocating() {
     }
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::U32, u64::MAX);
-    assert!(matches!(parse_err(&b.buf), Error::TooLong { item: Item::Array, count: u64::MAX, remaining: 0, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TooLong { item: Item::Array, count: u64::MAX, remaining: 0, .. })
+    ));
 
     // 10 u32 need 40 bytes: 39 is too few, 40 is fine.
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::U32, 10).raw(&[0; 39]);
-    assert!(matches!(parse_err(&b.buf), Error::TooLong { item: Item::Array, count: 10, remaining: 39, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TooLong { item: Item::Array, count: 10, remaining: 39, .. })
+    ));
     b.u8(0);
     let g = parse_ok(&b.buf);
     let a = g.get("k").and_then(|v| v.as_array()).unwrap();
@@ -258,7 +321,13 @@ fn huge_array_counts_fail_fast_without_allocating() {
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::ARRAY, 1).arr(ty::I64, 1 << 61).raw(&[0; 16]);
     let (e, big) = largest_alloc(|| parse_err(&b.buf));
-    assert!(matches!(e, Error::TooLong { item: Item::Array, offset: 53, remaining: 16, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong { item: Item::Array, offset: 53, remaining: 16, .. })
+        ),
+        "{e:?}"
+    );
     assert!(big < 4096, "allocated {big} bytes");
 }
 
@@ -268,7 +337,17 @@ fn tensor_name_length_longer_than_the_file() {
     b.header(3, 1, 0).u64(1000).raw(b"name").u32(1).u64(1).u32(0).u64(0);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(e, Error::TooLong { item: Item::TensorName, key: None, offset: 24, count: 1000, remaining: 28 }),
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::TooLong {
+                item: Item::TensorName,
+                owner: None,
+                offset: 24,
+                count: 1000,
+                remaining: 28,
+                ..
+            })
+        ),
         "{e:?}"
     );
 }
@@ -282,7 +361,7 @@ fn hostile_counts_allocate_no_more_than_a_few_times_the_file() {
     let mut b = B::le();
     b.header(3, 0, (body / 14) as u64).kv("a", ty::U8).u8(1).raw(&vec![0xee; body - 14]);
     let (e, big) = largest_alloc(|| Gguf::from_slice(&b.buf).unwrap_err());
-    assert!(matches!(e, Error::TooLong { item: Item::Key, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::Key, .. })), "{e:?}");
     assert!(big <= 8 * b.buf.len(), "allocated {big} bytes for a {} byte file", b.buf.len());
 
     let mut b = B::le();
@@ -290,7 +369,7 @@ fn hostile_counts_allocate_no_more_than_a_few_times_the_file() {
     let rest = body - (b.buf.len() - 24);
     b.raw(&vec![0xee; rest]);
     let (e, big) = largest_alloc(|| Gguf::from_slice(&b.buf).unwrap_err());
-    assert!(matches!(e, Error::TooLong { item: Item::TensorName, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::TensorName, .. })), "{e:?}");
     assert!(big <= 8 * b.buf.len(), "allocated {big} bytes for a {} byte file", b.buf.len());
 }
 
@@ -303,14 +382,16 @@ fn empty_key() {
     // (A u32 value, so the file is long enough for the 14 bytes a valid pair takes at least.)
     b.header(3, 0, 1).kv("", ty::U32).u32(0);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::EmptyKey { offset: 24 }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::EmptyKey { offset: 24, .. })), "{e:?}");
     assert_eq!(e.to_string(), "empty key at offset 24");
 
     let mut b = B::le();
     b.header(3, 0, 2).kv("a", ty::U8).u8(0);
     let at = b.pos();
     b.kv("", ty::U32).u32(0);
-    assert!(matches!(parse_err(&b.buf), Error::EmptyKey { offset } if offset == at));
+    assert!(
+        matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::EmptyKey { offset, .. }) if *offset == at)
+    );
 }
 
 #[test]
@@ -320,8 +401,12 @@ fn duplicate_key() {
     assert_eq!(b.pos(), 52);
     b.kv("a", ty::U32).u32(3);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::DuplicateKey { key, offset: 52 } if key == "a"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::DuplicateKey { key, offset: 52, .. }) if key == "a"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"duplicate key "a" at offset 52"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(52), Some("a"), None));
 }
 
 #[test]
@@ -331,7 +416,7 @@ fn unknown_value_type() {
         b.header(3, 0, 1).kv("k", id).u64(0);
         let e = parse_err(&b.buf);
         assert!(
-            matches!(&e, Error::UnknownValueType { key, id: i, in_array: false, offset: 33 } if key == "k" && *i == id),
+            matches!(e.kind(), ErrorKind::Format(FormatError::UnknownValueType { key, id: i, in_array: false, offset: 33, .. }) if key == "k" && *i == id),
             "{e:?}"
         );
     }
@@ -345,14 +430,23 @@ fn unknown_array_element_type() {
     let mut b = one_kv(ty::ARRAY);
     b.arr(13, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::UnknownValueType { key, id: 13, in_array: true, offset: 37 } if key == "k"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::UnknownValueType { key, id: 13, in_array: true, offset: 37, .. }) if key == "k"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"unknown array element type 13 for key "k" at offset 37"#);
 
     // In an inner array of an array of arrays.
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::ARRAY, 2).arr(ty::U8, 1).u8(9).arr(u32::MAX, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::UnknownValueType { id: u32::MAX, in_array: true, offset: 62, .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::UnknownValueType { id: u32::MAX, in_array: true, offset: 62, .. })
+        ),
+        "{e:?}"
+    );
 }
 
 /// A file with one key `deep` holding arrays nested `depth` levels; the innermost is `[7u8]`.
@@ -386,11 +480,14 @@ fn nesting_at_the_limit_reads() {
 fn nesting_past_the_limit_refused() {
     let e = parse_err(&nested(33));
     // The 33rd array header starts after 32 headers of 12 bytes from offset 40.
-    assert!(matches!(&e, Error::TooDeep { key, limit: 32, offset: 424 } if key == "deep"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { key, limit: 32, offset: 424, .. }) if key == "deep"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"arrays nested deeper than 32 levels for key "deep" at offset 424"#);
     // Very deep nesting is refused without recursing that deep (no stack overflow).
     let e = parse_err(&nested(200_000));
-    assert!(matches!(e, Error::TooDeep { offset: 424, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { offset: 424, .. })), "{e:?}");
 }
 
 #[test]
@@ -398,18 +495,25 @@ fn bool_byte_other_than_zero_or_one() {
     let mut b = one_kv(ty::BOOL);
     b.u8(2);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::InvalidBool { key, byte: 2, offset: 37 } if key == "k"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { key, byte: 2, offset: 37, .. }) if key == "k"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"invalid bool byte 0x02 for key "k" at offset 37 (expected 0 or 1)"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(37), Some("k"), None));
 
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::BOOL, 4).u8(1).u8(0).u8(2).u8(1);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::InvalidBool { key, byte: 2, offset: 51 } if key == "k"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { key, byte: 2, offset: 51, .. }) if key == "k"),
+        "{e:?}"
+    );
 
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::ARRAY, 2).arr(ty::BOOL, 1).u8(1).arr(ty::BOOL, 1).u8(0xff);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::InvalidBool { byte: 0xff, offset: 74, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { byte: 0xff, offset: 74, .. })), "{e:?}");
 
     // 0 and 1 read as false and true.
     let mut b = B::le();
@@ -425,7 +529,10 @@ fn key_not_utf8() {
     let mut b = B::le();
     b.header(3, 0, 1).kv([b'k', 0xff], ty::U8).u8(0);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::InvalidUtf8 { item: Item::Key, key: None, offset: 32 }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::Key, key: None, offset: 32, .. })),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "key at offset 32 is not valid UTF-8");
 }
 
@@ -434,13 +541,19 @@ fn string_value_not_utf8() {
     let mut b = one_kv(ty::STRING);
     b.str([b'a', 0xc3]); // a cut two-byte sequence
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::InvalidUtf8 { item: Item::String, key: Some(k), offset: 45 } if k == "k"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, key: Some(k), offset: 45, .. }) if k == "k"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"string at offset 45 is not valid UTF-8 (key "k")"#);
 
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::STRING, 2).str("ok").str([0xed, 0xa0, 0x80]); // an encoded surrogate
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::InvalidUtf8 { item: Item::String, offset: 67, .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, offset: 67, .. })),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -448,7 +561,13 @@ fn tensor_name_not_utf8() {
     let mut b = B::le();
     b.header(3, 1, 0).tensor([0xff, 0xfe], &[1], gt::F32, 0).pad(32).data(4, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::InvalidUtf8 { item: Item::TensorName, key: None, offset: 32 }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::TensorName, key: None, offset: 32, .. })
+        ),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "tensor name at offset 32 is not valid UTF-8");
 }
 
@@ -460,20 +579,46 @@ fn alignment_of_wrong_type() {
     let mut b = B::le();
     b.header(3, 0, 1).kv("general.alignment", ty::U64).u64(32);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::BadAlignment { problem: AlignmentProblem::WrongType("u64"), offset: 24 }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment {
+                problem: AlignmentProblem::WrongType("u64"),
+                offset: 24,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "general.alignment at offset 24 has type u64, expected u32");
 
     let mut b = B::le();
     b.header(3, 0, 2).kv("a", ty::U8).u8(0).kv("general.alignment", ty::I32).i32(32);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::BadAlignment { problem: AlignmentProblem::WrongType("i32"), offset: 38 }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment {
+                problem: AlignmentProblem::WrongType("i32"),
+                offset: 38,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
 
     let mut b = B::le();
     b.header(3, 0, 1).kv("general.alignment", ty::STRING).str("32");
-    assert!(matches!(parse_err(&b.buf), Error::BadAlignment { problem: AlignmentProblem::WrongType("string"), .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::WrongType("string"), .. })
+    ));
     let mut b = B::le();
     b.header(3, 0, 1).kv("general.alignment", ty::ARRAY).arr(ty::U32, 1).u32(32);
-    assert!(matches!(parse_err(&b.buf), Error::BadAlignment { problem: AlignmentProblem::WrongType("array"), .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::WrongType("array"), .. })
+    ));
 }
 
 #[test]
@@ -481,7 +626,13 @@ fn alignment_zero() {
     let mut b = B::le();
     b.header(3, 0, 1).kv("general.alignment", ty::U32).u32(0);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::BadAlignment { problem: AlignmentProblem::Zero, offset: 24 }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset: 24, .. })
+        ),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), "general.alignment at offset 24 is 0");
 }
 
@@ -492,7 +643,7 @@ fn alignment_not_a_power_of_two() {
         b.header(3, 0, 1).kv("general.alignment", ty::U32).u32(a);
         let e = parse_err(&b.buf);
         assert!(
-            matches!(e, Error::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(v), offset: 24 } if v == a),
+            matches!(e.kind(), ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(v), offset: 24, .. }) if *v == a),
             "{e:?}"
         );
     }
@@ -510,7 +661,10 @@ fn tensor_name_of_65_bytes_refused_64_accepted() {
     let mut b = B::le();
     b.header(3, 1, 0).tensor(&long, &[1], gt::F32, 0).pad(32).data(4, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::TensorNameTooLong { name, len: 65, max: 64, offset: 24 } if *name == long), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorNameTooLong { name, len: 65, max: 64, offset: 24, .. }) if *name == long),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), format!("tensor name {long:?} at offset 24 is 65 bytes, more than the 64 allowed"));
 
     let name = "y".repeat(64);
@@ -527,7 +681,10 @@ fn long_tensor_name_is_shown_alone_and_read_fully_by_from_reader() {
     let mut b = B::le();
     b.header(3, 1, 0).tensor(&long, &[1], gt::F32, 0).pad(32).data(4, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::TensorNameTooLong { name, len: 300, .. } if *name == long[..256]), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorNameTooLong { name, len: 300, .. }) if *name == long[..256]),
+        "{e:?}"
+    );
 
     // A 70-byte name that crosses from_reader's first 64 KiB read: both paths name it fully.
     let mut b = B::le();
@@ -536,7 +693,10 @@ fn long_tensor_name_is_shown_alone_and_read_fully_by_from_reader() {
     let name = "z".repeat(70);
     b.tensor(&name, &[1], gt::F32, 0).pad(32).data(4, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::TensorNameTooLong { name: n, len: 70, offset: 65_522, .. } if *n == name), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorNameTooLong { name: n, len: 70, offset: 65_522, .. }) if *n == name),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -546,7 +706,10 @@ fn duplicate_tensor_name() {
     assert_eq!(b.pos(), 90);
     b.tensor("t", &[1], gt::F32, 64).pad(32).data(68, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::DuplicateTensor { name, offset: 90 } if name == "t"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::DuplicateTensor { name, offset: 90, .. }) if name == "t"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"duplicate tensor name "t" at offset 90"#);
 }
 
@@ -555,12 +718,19 @@ fn too_many_dims() {
     let mut b = one_tensor(&[1, 1, 1, 1, 1], gt::F32, 0);
     b.pad(32).data(4, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::TooManyDims { name, n_dims: 5, offset: 33 } if name == "t"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooManyDims { name, n_dims: 5, offset: 33, .. }) if name == "t"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"tensor "t" at offset 33 has 5 dimensions, at most 4 are allowed"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(33), None, Some("t")));
 
     let mut b = B::le();
     b.header(3, 1, 0).str("t").u32(u32::MAX).raw(&[0; 64]);
-    assert!(matches!(parse_err(&b.buf), Error::TooManyDims { n_dims: u32::MAX, offset: 33, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TooManyDims { n_dims: u32::MAX, offset: 33, .. })
+    ));
 }
 
 #[test]
@@ -569,7 +739,7 @@ fn dimension_negative_as_int64() {
     b.pad(32).data(64, 0);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(&e, Error::BadDim { name, index: 1, value, offset: 45 } if name == "t" && *value == 1 << 63),
+        matches!(e.kind(), ErrorKind::Format(FormatError::BadDim { name, index: 1, value, offset: 45, .. }) if name == "t" && *value == 1 << 63),
         "{e:?}"
     );
     assert_eq!(
@@ -577,10 +747,13 @@ fn dimension_negative_as_int64() {
         r#"tensor "t": stored dimension ne[1] = 9223372036854775808 at offset 45 is negative as int64"#
     );
     let b = one_tensor(&[u64::MAX], gt::F32, 0);
-    assert!(matches!(parse_err(&b.buf), Error::BadDim { index: 0, value: u64::MAX, offset: 37, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::BadDim { index: 0, value: u64::MAX, offset: 37, .. })
+    ));
     // 2^63 - 1 is the largest dimension; it overflows the byte size instead.
     let b = one_tensor(&[i64::MAX as u64], gt::I8, 0);
-    assert!(matches!(parse_err(&b.buf), Error::TensorOutOfBounds { .. }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::TensorOutOfBounds { .. })));
 }
 
 #[test]
@@ -589,7 +762,10 @@ fn element_count_wrapping_to_zero_is_an_error() {
     let mut b = one_tensor(&[1 << 32, 1 << 32], gt::F32, 0);
     b.pad(32);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::SizeOverflow { name, ne } if name == "t" && *ne == [1 << 32, 1 << 32]), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::SizeOverflow { name, ne, .. }) if name == "t" && *ne == [1 << 32, 1 << 32]),
+        "{e:?}"
+    );
     assert_eq!(
         e.to_string(),
         r#"tensor "t": element count or byte size of stored dims [4294967296, 4294967296] overflows int64"#
@@ -597,7 +773,7 @@ fn element_count_wrapping_to_zero_is_an_error() {
     // Four dims of 2^16 wrap to 0 as well.
     let mut b = one_tensor(&[1 << 16; 4], gt::I8, 0);
     b.pad(32);
-    assert!(matches!(parse_err(&b.buf), Error::SizeOverflow { .. }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::SizeOverflow { .. })));
 }
 
 #[test]
@@ -606,15 +782,18 @@ fn element_count_wrapping_to_a_small_number_is_an_error() {
     let mut b = one_tensor(&[274_177, 67_280_421_310_721], gt::F32, 0);
     b.pad(32).data(4, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::SizeOverflow { ne, .. } if *ne == [274_177, 67_280_421_310_721]), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::SizeOverflow { ne, .. }) if *ne == [274_177, 67_280_421_310_721]),
+        "{e:?}"
+    );
     // 3 × 6148914691236517206 = 2^64 + 2 wraps to 2.
     let mut b = one_tensor(&[3, 6_148_914_691_236_517_206], gt::I8, 0);
     b.pad(32).data(2, 0);
-    assert!(matches!(parse_err(&b.buf), Error::SizeOverflow { .. }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::SizeOverflow { .. })));
     // Above int64 without wrapping u64: 2^32 × (2^31 + 1).
     let mut b = one_tensor(&[1 << 32, (1 << 31) + 1], gt::I8, 0);
     b.pad(32);
-    assert!(matches!(parse_err(&b.buf), Error::SizeOverflow { .. }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::SizeOverflow { .. })));
 }
 
 #[test]
@@ -622,13 +801,16 @@ fn byte_size_overflowing_int64() {
     // 2^61 F32 elements fit int64; their 2^63 bytes do not.
     let b = one_tensor(&[1 << 61], gt::F32, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::SizeOverflow { name, ne } if name == "t" && *ne == [1 << 61]), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::SizeOverflow { name, ne, .. }) if name == "t" && *ne == [1 << 61]),
+        "{e:?}"
+    );
     // 2^62 F64 elements: 2^65 bytes wrap u64 to 2.
     let b = one_tensor(&[1 << 62], GgmlType::F64.id(), 0);
-    assert!(matches!(parse_err(&b.buf), Error::SizeOverflow { .. }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::SizeOverflow { .. })));
     // Q8_0: 31 × 2^58 elements fit int64; their 31 × 2^53 blocks of 34 bytes (about 9.5e18) do not.
     let b = one_tensor(&[1 << 58, 31], gt::Q8_0, 0);
-    assert!(matches!(parse_err(&b.buf), Error::SizeOverflow { .. }));
+    assert!(matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::SizeOverflow { .. })));
 }
 
 #[test]
@@ -637,13 +819,16 @@ fn row_length_not_a_multiple_of_the_block_size() {
     b.pad(32).data(68, 0);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(&e, Error::NotBlockMultiple { name, dtype: GgmlType::Q8_0, ne0: 33, block_size: 32 } if name == "t"),
+        matches!(e.kind(), ErrorKind::Format(FormatError::NotBlockMultiple { name, dtype: GgmlType::Q8_0, ne0: 33, block_size: 32, .. }) if name == "t"),
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"tensor "t": row length ne[0] = 33 is not a multiple of the Q8_0 block size 32"#);
     let mut b = one_tensor(&[32, 8], gt::Q4_K, 0);
     b.pad(32).data(144 * 8, 0);
-    assert!(matches!(parse_err(&b.buf), Error::NotBlockMultiple { ne0: 32, block_size: 256, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::NotBlockMultiple { ne0: 32, block_size: 256, .. })
+    ));
     // Only ne[0] must be a multiple: ne [32, 3] is three Q8_0 rows.
     let mut b = one_tensor(&[32, 3], gt::Q8_0, 0);
     b.pad(32).data(34 * 3, 0);
@@ -655,15 +840,23 @@ fn offset_not_a_multiple_of_the_alignment() {
     let mut b = one_tensor(&[4], gt::F32, 16);
     b.pad(32).data(32, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::MisalignedTensor { name, offset: 16, alignment: 32 } if name == "t"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::MisalignedTensor { name, relative_offset: 16, alignment: 32, .. }) if name == "t"),
+        "{e:?}"
+    );
     assert_eq!(
         e.to_string(),
         r#"tensor "t": data offset 16 (relative to the data section) is not a multiple of the alignment 32"#
     );
+    // The stored offset is relative to the data section: no absolute offset to give.
+    assert_eq!((e.offset(), e.key(), e.tensor()), (None, None, Some("t")));
 
     let mut b = B::le();
     b.header(3, 1, 1).kv("general.alignment", ty::U32).u32(64).tensor("t", &[4], gt::F32, 32).pad(64).data(64, 0);
-    assert!(matches!(parse_err(&b.buf), Error::MisalignedTensor { offset: 32, alignment: 64, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::MisalignedTensor { relative_offset: 32, alignment: 64, .. })
+    ));
 }
 
 #[test]
@@ -673,21 +866,27 @@ fn tensors_overlapping() {
     b.header(3, 2, 0).tensor("a", &[16], gt::F32, 0).tensor("b", &[8], gt::F32, 32).pad(32).data(64, 0);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(&e, Error::TensorsOverlap { first, second, second_start: 128, first_end: 160 }
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorsOverlap { first, second, second_start: 128, first_end: 160, .. })
             if first == "a" && second == "b"),
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"tensors "a" and "b" overlap: bytes 128..160 (absolute) belong to both"#);
+    assert_eq!((e.offset(), e.tensor()), (Some(128), Some("b")));
 
     // Declared in the other order: still found, named by data order.
     let mut b = B::le();
     b.header(3, 2, 0).tensor("b", &[8], gt::F32, 32).tensor("a", &[16], gt::F32, 0).pad(32).data(64, 0);
-    assert!(matches!(&parse_err(&b.buf), Error::TensorsOverlap { first, .. } if first == "a"));
+    assert!(
+        matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::TensorsOverlap { first, .. }) if first == "a")
+    );
 
     // Two tensors at one offset.
     let mut b = B::le();
     b.header(3, 2, 0).tensor("a", &[1], gt::F32, 0).tensor("b", &[1], gt::F32, 0).pad(32).data(4, 0);
-    assert!(matches!(parse_err(&b.buf), Error::TensorsOverlap { second_start: 96, first_end: 100, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TensorsOverlap { second_start: 96, first_end: 100, .. })
+    ));
 
     // Overlapping a tensor that is not the previous one: c (0..128) contains b (64..68).
     let mut b = B::le();
@@ -697,7 +896,9 @@ fn tensors_overlapping() {
         .tensor("b", &[1], gt::F32, 64)
         .pad(32)
         .data(128, 0);
-    assert!(matches!(&parse_err(&b.buf), Error::TensorsOverlap { first, second, .. } if first == "c" && second == "a"));
+    assert!(
+        matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::TensorsOverlap { first, second, .. }) if first == "c" && second == "a")
+    );
 }
 
 #[test]
@@ -706,7 +907,10 @@ fn tensor_data_past_the_end_of_the_file() {
     let mut b = one_tensor(&[8], gt::F32, 0);
     b.pad(32).data(31, 0);
     let e = parse_err(&b.buf);
-    assert!(matches!(&e, Error::TensorOutOfBounds { name, start: 64, end: 96, file_len: 95 } if name == "t"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorOutOfBounds { name, start: 64, end: 96, file_len: 95, .. }) if name == "t"),
+        "{e:?}"
+    );
     assert_eq!(
         e.to_string(),
         r#"tensor "t": data at bytes 64..96 (absolute) lies past the end of the file (95 bytes)"#
@@ -716,11 +920,17 @@ fn tensor_data_past_the_end_of_the_file() {
     let mut b = one_tensor(&[1], gt::F32, !31u64);
     b.pad(32);
     let e = parse_err(&b.buf);
-    assert!(matches!(e, Error::TensorOutOfBounds { start: u64::MAX, file_len: 64, .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorOutOfBounds { start: u64::MAX, file_len: 64, .. })),
+        "{e:?}"
+    );
 
     // The file ends right after the tensor infos.
     let b = one_tensor(&[1], gt::F32, 0);
-    assert!(matches!(parse_err(&b.buf), Error::TensorOutOfBounds { start: 64, end: 68, file_len: 57, .. }));
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::TensorOutOfBounds { start: 64, end: 68, file_len: 57, .. })
+    ));
 }
 
 #[test]
@@ -730,7 +940,7 @@ fn removed_tensor_types_name_the_tensor_and_id() {
         b.pad(32).data(1024, 0);
         let e = parse_err(&b.buf);
         assert!(
-            matches!(&e, Error::RemovedTensorType { name, id: i, offset: 45 } if name == "t" && *i == id),
+            matches!(e.kind(), ErrorKind::Format(FormatError::RemovedTensorType { name, id: i, offset: 45, .. }) if name == "t" && *i == id),
             "{id}: {e:?}"
         );
         assert_eq!(e.to_string(), format!(r#"tensor "t" at offset 45 has type id {id}, which ggml removed"#));
@@ -744,7 +954,7 @@ fn unknown_tensor_types_name_the_tensor_and_id() {
         b.pad(32).data(1024, 0);
         let e = parse_err(&b.buf);
         assert!(
-            matches!(&e, Error::UnknownTensorType { name, id: i, offset: 45 } if name == "t" && *i == id),
+            matches!(e.kind(), ErrorKind::Format(FormatError::UnknownTensorType { name, id: i, offset: 45, .. }) if name == "t" && *i == id),
             "{id}: {e:?}"
         );
     }
@@ -804,7 +1014,7 @@ fn every_known_tensor_type_reads_with_its_size() {
         assert_eq!(g.tensor_data(&t).unwrap().len() as u64, 4 * size);
         // One byte short of data is out of bounds.
         let short = &b.buf[..b.buf.len() - 1];
-        assert!(matches!(parse_err(short), Error::TensorOutOfBounds { .. }), "{name}");
+        assert!(matches!(parse_err(short).kind(), ErrorKind::Format(FormatError::TensorOutOfBounds { .. })), "{name}");
     }
 }
 
@@ -821,13 +1031,15 @@ fn check_prefix(bytes: &[u8], len: usize, infos_end: u64, data_end: u64) {
         (Ok(a), Ok(b)) => assert_eq!(a.tensors().collect::<Vec<_>>(), b.tensors().collect::<Vec<_>>()),
         _ => panic!("cut at {len}: from_slice {slice:?} but from_reader {reader:?}"),
     }
-    match slice {
-        Err(Error::BadMagic { found }) => assert!(len < 4 && found == prefix, "cut at {len}"),
-        Err(Error::Truncated { offset, needed, available, .. }) => {
+    match slice.map_err(Error::into_kind) {
+        Err(ErrorKind::Format(FormatError::BadMagic { found, .. })) => {
+            assert!(len < 4 && found == prefix, "cut at {len}")
+        }
+        Err(ErrorKind::Format(FormatError::Truncated { offset, needed, available, .. })) => {
             assert!(l < infos_end && offset + needed > l && available == l - offset, "cut at {len}")
         }
-        Err(Error::TooLong { .. }) => assert!(l < infos_end, "cut at {len}"),
-        Err(Error::TensorOutOfBounds { end, file_len, .. }) => {
+        Err(ErrorKind::Format(FormatError::TooLong { .. })) => assert!(l < infos_end, "cut at {len}"),
+        Err(ErrorKind::Format(FormatError::TensorOutOfBounds { end, file_len, .. })) => {
             assert!(l >= infos_end && l < data_end && end > l && file_len == l, "cut at {len}")
         }
         Err(e) => panic!("cut at {len}: unexpected {e:?}"),
@@ -933,7 +1145,9 @@ fn large_metadata_cut_anywhere_through_from_reader() {
     let r = Gguf::from_reader(Cursor::new(&bytes)).unwrap();
     assert_eq!(r.tensor_infos_end(), infos_end);
     assert_eq!(r.bytes().len() as u64, infos_end, "from_reader holds exactly the metadata");
-    assert!(matches!(r.tensor_data_by_name("a"), Err(Error::DataNotLoaded { name }) if name == "a"));
+    assert!(
+        matches!(r.tensor_data_by_name("a").map_err(Error::into_kind), Err(ErrorKind::DataNotLoaded { name, .. }) if name == "a")
+    );
     let near = |x: u64| (x.saturating_sub(40)..x + 40).map(|v| v as usize);
     let lens: Vec<usize> = (0..bytes.len())
         .step_by(997)
@@ -972,6 +1186,29 @@ fn zero_tensors() {
     // With ggml's padding after the (empty) tensor infos too.
     b.pad(32);
     assert_eq!(parse_ok(&b.buf).tensor_count(), 0);
+}
+
+#[test]
+fn a_tensor_info_cut_short_names_its_tensor() {
+    // Name "t" at 24 (8-byte length + 1 byte), n_dims = 1 at 33, ne[0] at 37, the type id at 45:
+    // 3 of its 4 bytes are there (24 bytes after the header, enough for the tensor count).
+    let mut b = B::le();
+    b.header(3, 1, 0).str("t").u32(1).u64(4).raw(&[0; 3]);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::Truncated { item: Item::Dims, owner: Some(t), offset: 45, needed: 4, available: 3, .. })
+                if t == "t"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        r#"file truncated: tensor info field (tensor "t") at offset 45 needs 4 bytes, only 3 remain"#
+    );
+    // The owner of a tensor info field is a tensor, not a key.
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(45), None, Some("t")));
 }
 
 #[test]
@@ -1188,7 +1425,7 @@ fn from_reader_whose_length_lies_is_an_io_error() {
     // Metadata cut short by the lie: an I/O error.
     let s = sample(false);
     let e = Gguf::from_reader(Liar(Cursor::new(s.bytes[..100].to_vec()))).unwrap_err();
-    assert!(matches!(&e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::UnexpectedEof), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::UnexpectedEof), "{e:?}");
     // Metadata whole: from_reader reads no tensor data, so it trusts the claimed length.
     let g = Gguf::from_reader(Liar(Cursor::new(s.bytes.clone()))).unwrap();
     assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
@@ -1207,7 +1444,8 @@ fn mapped_files_are_validated_the_same() {
         assert_eq!(format!("{mapped:?}"), format!("{slice:?}"), "cut at {len}");
     }
     let e = Gguf::open(dir.path().join("missing.gguf")).unwrap_err();
-    assert!(matches!(&e, Error::Io { context: Some(c), .. } if c.starts_with("opening")), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::NotFound), "{e:?}");
+    assert!(e.to_string().starts_with("I/O error opening "), "{e}");
 }
 
 #[test]

@@ -10,7 +10,9 @@ use std::path::Path;
 
 use common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::AlignmentProblem;
-use gguf_serde::{Array, Endian, Error, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
+use gguf_serde::{
+    Array, Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteError, WriteOptions,
+};
 
 /// Bytes from hex digits; whitespace and `|` are ignored.
 fn hex(s: &str) -> Vec<u8> {
@@ -161,7 +163,7 @@ fn version_option() {
     for (version, endian) in [(2, Endian::Big), (1, Endian::Little), (4, Endian::Little), (0, Endian::Big)] {
         let opts = WriteOptions { version, endian, ..WriteOptions::default() };
         let e = GgufWriter::with_options(Vec::new(), opts).unwrap_err();
-        assert!(matches!(e, Error::WriterState(_)), "{version} {endian:?}: {e:?}");
+        assert!(matches!(e.kind(), ErrorKind::Write(WriteError::Misuse { .. })), "{version} {endian:?}: {e:?}");
     }
 }
 
@@ -200,15 +202,18 @@ fn wrong_data_size_is_a_size_mismatch() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("t", GgmlType::F32, &[3]).unwrap();
     let e = w.write_tensor_data(&[0; 11]).unwrap_err();
-    assert!(matches!(&e, Error::TensorSizeMismatch { name, expected: 12, found: 11 } if name == "t"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { name, expected: 12, found: 11, .. }) if name == "t"),
+        "{e:?}"
+    );
     assert_eq!(e.to_string(), r#"tensor "t": got 11 bytes of data, expected 12 (from its dtype and shape)"#);
     let e = w.write_tensor_data(&[0; 13]).unwrap_err();
-    assert!(matches!(e, Error::TensorSizeMismatch { expected: 12, found: 13, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { expected: 12, found: 13, .. })), "{e:?}");
     // Q8_0 [2, 64]: 2 rows × 2 blocks × 34 bytes.
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("q", GgmlType::Q8_0, &[2, 64]).unwrap();
     let e = w.write_tensor_data(&[0; 128]).unwrap_err();
-    assert!(matches!(e, Error::TensorSizeMismatch { expected: 136, found: 128, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { expected: 136, found: 128, .. })), "{e:?}");
     w.write_tensor_data(&[0; 136]).unwrap();
     w.finish().unwrap();
 }
@@ -219,10 +224,10 @@ fn too_many_or_too_few_tensors() {
     w.add_tensor("t", GgmlType::I8, &[1]).unwrap();
     w.write_tensor_data(&[1]).unwrap();
     let e = w.write_tensor_data(&[1]).unwrap_err();
-    assert!(matches!(e, Error::WriterState(_)), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::Misuse { .. })), "{e:?}");
     assert_eq!(e.to_string(), "writer misuse: data given for more tensors than the 1 declared");
     let e = w.copy_tensor_data(&[1u8][..]).unwrap_err();
-    assert!(matches!(e, Error::WriterState(_)), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::Misuse { .. })), "{e:?}");
 
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("a", GgmlType::I8, &[1]).unwrap();
@@ -230,13 +235,13 @@ fn too_many_or_too_few_tensors() {
     w.add_tensor("c", GgmlType::I8, &[1]).unwrap();
     w.write_tensor_data(&[1]).unwrap();
     let e = w.finish().unwrap_err();
-    assert!(matches!(e, Error::WriterState(_)), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::Misuse { .. })), "{e:?}");
     assert_eq!(e.to_string(), r#"writer misuse: no data written for tensors ["b", "c"]"#);
 
     // Declared but never given data, header not even written.
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("a", GgmlType::I8, &[1]).unwrap();
-    assert!(matches!(w.finish(), Err(Error::WriterState(_))));
+    assert!(matches!(w.finish().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
 }
 
 #[test]
@@ -245,9 +250,12 @@ fn declarations_after_data_started_are_refused() {
     w.add_tensor("a", GgmlType::I8, &[1]).unwrap();
     w.add_tensor("b", GgmlType::I8, &[1]).unwrap();
     w.write_tensor_data(&[1]).unwrap();
-    assert!(matches!(w.add_kv("k", 1u8), Err(Error::WriterState(_))));
-    assert!(matches!(w.add_tensor("c", GgmlType::I8, &[1]), Err(Error::WriterState(_))));
-    assert!(matches!(w.write_header(), Err(Error::WriterState(_))));
+    assert!(matches!(w.add_kv("k", 1u8).map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
+    assert!(matches!(
+        w.add_tensor("c", GgmlType::I8, &[1]).map_err(Error::into_kind),
+        Err(ErrorKind::Write(WriteError::Misuse { .. }))
+    ));
+    assert!(matches!(w.write_header().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
     w.write_tensor_data(&[2]).unwrap();
     let bytes = w.finish().unwrap();
     assert_eq!(Gguf::from_slice(&bytes).unwrap().tensor_count(), 2);
@@ -257,7 +265,7 @@ fn declarations_after_data_started_are_refused() {
 fn tensor_name_of_64_bytes_refused_63_accepted() {
     let mut w = GgufWriter::new(Vec::new());
     let e = w.add_tensor(&"x".repeat(64), GgmlType::F32, &[1]).unwrap_err();
-    assert!(matches!(&e, Error::InvalidTensor { name, .. } if name.len() == 64), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::InvalidTensor { name, .. }) if name.len() == 64), "{e:?}");
     w.add_tensor(&"y".repeat(63), GgmlType::F32, &[1]).unwrap();
     w.write_tensor_data(&[0; 4]).unwrap();
     let bytes = w.finish().unwrap();
@@ -281,7 +289,10 @@ fn invalid_tensor_declarations() {
     ];
     for (name, dtype, shape) in cases {
         let e = w.add_tensor(name, dtype, &shape).unwrap_err();
-        assert!(matches!(&e, Error::InvalidTensor { name: n, .. } if n == name), "{name}: {e:?}");
+        assert!(
+            matches!(e.kind(), ErrorKind::Write(WriteError::InvalidTensor { name: n, .. }) if n == name),
+            "{name}: {e:?}"
+        );
     }
     // The failed declarations left nothing behind.
     w.write_tensor_data(&[0; 4]).unwrap();
@@ -295,14 +306,32 @@ fn invalid_keys_and_alignment() {
     w.add_kv("a", 1u8).unwrap();
     for key in ["", "a", "ключ"] {
         let e = w.add_kv(key, 1u8).unwrap_err();
-        assert!(matches!(&e, Error::InvalidKey { key: k, .. } if k == key), "{key:?}: {e:?}");
+        assert!(
+            matches!(e.kind(), ErrorKind::Write(WriteError::InvalidKey { key: k, .. }) if k == key),
+            "{key:?}: {e:?}"
+        );
     }
     let e = w.add_kv("general.alignment", 32u64).unwrap_err();
-    assert!(matches!(e, Error::BadAlignment { problem: AlignmentProblem::WrongType("u64"), .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::WrongType("u64"), .. })
+        ),
+        "{e:?}"
+    );
     let e = w.add_kv("general.alignment", 0u32).unwrap_err();
-    assert!(matches!(e, Error::BadAlignment { problem: AlignmentProblem::Zero, .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::Zero, .. })),
+        "{e:?}"
+    );
     let e = w.add_kv("general.alignment", 48u32).unwrap_err();
-    assert!(matches!(e, Error::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(48), .. }), "{e:?}");
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(48), .. })
+        ),
+        "{e:?}"
+    );
     assert_eq!(w.alignment(), 32);
     let bytes = w.finish().unwrap();
     assert_eq!(Gguf::from_slice(&bytes).unwrap().kv_count(), 1);
@@ -321,7 +350,16 @@ fn nesting_limit_on_write() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("ok", nested(32)).unwrap();
     let e = w.add_kv("deep", nested(33)).unwrap_err();
-    assert!(matches!(&e, Error::TooDeep { key, limit: 32, .. } if key == "deep"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { key, limit: 32, .. }) if key == "deep"),
+        "{e:?}"
+    );
+    // The offset the refused array would have in the output, as the reader reports it: "deep"
+    // alone at 24 (8 + 4 bytes of key, 4 of type) has its outer array at 40 and each level's
+    // header (4-byte element type, 8-byte count) 12 bytes further in, so the 33rd starts at 424.
+    let e = GgufWriter::new(Vec::new()).add_kv("deep", nested(33)).unwrap_err();
+    assert_eq!((e.offset(), e.key()), (Some(424), Some("deep")));
+    assert_eq!(e.to_string(), r#"arrays nested deeper than 32 levels for key "deep" at offset 424"#);
     let bytes = w.finish().unwrap();
     let g = Gguf::from_slice(&bytes).unwrap();
     assert_eq!(g.get("ok").unwrap().to_owned_value(), Value::Array(nested(32)));
@@ -340,14 +378,17 @@ fn copy_tensor_data_exact_short_and_long() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("t", GgmlType::F32, &[3]).unwrap();
     let e = w.copy_tensor_data(&data[..10]).unwrap_err();
-    assert!(matches!(&e, Error::TensorSizeMismatch { name, expected: 12, found: 10 } if name == "t"), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { name, expected: 12, found: 10, .. }) if name == "t"),
+        "{e:?}"
+    );
 
     // A longer reader: the first byte past the declared size is noticed (found = 12 + 1).
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("t", GgmlType::F32, &[3]).unwrap();
     let long: Vec<u8> = (0..100).collect();
     let e = w.copy_tensor_data(&long[..]).unwrap_err();
-    assert!(matches!(e, Error::TensorSizeMismatch { expected: 12, found: 13, .. }), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { expected: 12, found: 13, .. })), "{e:?}");
 
     // A reader that yields in small pieces is fine.
     struct Trickle<'a>(&'a [u8]);
@@ -373,17 +414,26 @@ fn a_partly_written_tensor_poisons_the_writer() {
     w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
     w.add_tensor("b", GgmlType::I8, &[4]).unwrap();
     let e = w.copy_tensor_data(&[1u8, 2][..]).unwrap_err();
-    assert!(matches!(e, Error::TensorSizeMismatch { expected: 4, found: 2, .. }), "{e:?}");
-    assert!(matches!(w.copy_tensor_data(&[1u8, 2, 3, 4][..]), Err(Error::WriterState(_))));
-    assert!(matches!(w.write_tensor_data(&[5; 4]), Err(Error::WriterState(_))));
-    assert!(matches!(w.finish(), Err(Error::WriterState(_))));
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { expected: 4, found: 2, .. })), "{e:?}");
+    assert!(matches!(
+        w.copy_tensor_data(&[1u8, 2, 3, 4][..]).map_err(Error::into_kind),
+        Err(ErrorKind::Write(WriteError::Misuse { .. }))
+    ));
+    assert!(matches!(
+        w.write_tensor_data(&[5; 4]).map_err(Error::into_kind),
+        Err(ErrorKind::Write(WriteError::Misuse { .. }))
+    ));
+    assert!(matches!(w.finish().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
 
     // All four bytes and one more: the four went out.
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
     w.copy_tensor_data(&[1u8, 2, 3, 4, 5][..]).unwrap_err();
-    assert!(matches!(w.copy_tensor_data(&[1u8, 2, 3, 4][..]), Err(Error::WriterState(_))));
-    assert!(matches!(w.finish(), Err(Error::WriterState(_))));
+    assert!(matches!(
+        w.copy_tensor_data(&[1u8, 2, 3, 4][..]).map_err(Error::into_kind),
+        Err(ErrorKind::Write(WriteError::Misuse { .. }))
+    ));
+    assert!(matches!(w.finish().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
 }
 
 #[test]
@@ -425,7 +475,7 @@ fn an_io_error_poisons_the_writer() {
         w.add_tensor("t", GgmlType::F32, &[8]).unwrap();
         w.add_tensor("u", GgmlType::F32, &[1]).unwrap();
         let first = w.write_tensor_data(&[0; 32]);
-        assert!(matches!(first, Err(Error::Io { .. })), "{limit}: {first:?}");
+        assert!(matches!(first.as_ref().map_err(Error::kind), Err(ErrorKind::Io(_))), "{limit}: {first:?}");
         assert!(w.write_tensor_data(&[0; 32]).is_err(), "{limit}");
         assert!(w.write_tensor_data(&[0; 4]).is_err(), "{limit}");
         assert!(w.finish().is_err(), "{limit}");
@@ -536,7 +586,10 @@ fn atomic_write_dropped_after_header_leaves_the_file_untouched() {
     // 2 MiB - 1 bytes reach the temporary file before the short reader is noticed.
     let short = vec![0x5a; (2 << 20) - 1];
     let e = w.copy_tensor_data(&short[..]).unwrap_err();
-    assert!(matches!(e, Error::TensorSizeMismatch { expected: 2097152, found: 2097151, .. }), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { expected: 2097152, found: 2097151, .. })),
+        "{e:?}"
+    );
     drop(w);
     assert_eq!(std::fs::read(&path).unwrap(), old);
     assert_eq!(dir_entries(dir.path()), ["model.gguf"]);
@@ -551,9 +604,9 @@ fn atomic_write_size_mismatch_then_commit_fails_and_leaves_the_file_untouched() 
     w.add_tensor("b", GgmlType::F32, &[4]).unwrap();
     w.write_tensor_data(&[1; 16]).unwrap();
     let e = w.write_tensor_data(&[1; 15]).unwrap_err();
-    assert!(matches!(e, Error::TensorSizeMismatch { .. }));
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { .. })));
     let e = w.commit().unwrap_err();
-    assert!(matches!(e, Error::WriterState(_)), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::Misuse { .. })), "{e:?}");
     assert_eq!(std::fs::read(&path).unwrap(), old);
     assert_eq!(dir_entries(dir.path()), ["model.gguf"]);
 }

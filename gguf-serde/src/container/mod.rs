@@ -10,14 +10,14 @@
 //!
 //! # Policies
 //! - **Versions**: 2 and 3 are read (they parse the same way). Version 1 (u32 counts and lengths,
-//!   superseded in 2023) is refused with [`Error::UnsupportedVersion`], as ggml does; so are 0 and
-//!   anything above 3.
+//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`], as ggml does; so are
+//!   0 and anything above 3.
 //! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
 //!   file is big-endian and is read as such (every number, length and count, and tensor data is
 //!   handed out as stored). [`Gguf::endian`] tells which.
 //! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
-//!   with [`Error::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this lets every
-//!   string be handed out as `&str` without copying.)
+//!   with [`FormatError::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this
+//!   lets every string be handed out as `&str` without copying.)
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
 //!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
@@ -59,7 +59,7 @@ pub(crate) use value::le_array;
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, FormatError, Result};
 use crate::format::{Endian, GgmlType, MAX_DIMS};
 
 /// Bytes a [`Gguf`] reads from: a slice, a memory mapping, or a metadata-only buffer.
@@ -86,8 +86,8 @@ impl Source for memmap2::Mmap {
     }
 }
 
-/// The metadata of a file read through [`Gguf::from_reader`]: the bytes from the start of the
-/// file to the end of the tensor infos. Tensor data is not held ([`Error::DataNotLoaded`]).
+/// The metadata of a file read through [`Gguf::from_reader`]: the bytes from the start of the file
+/// to the end of the tensor infos. Tensor data is not held ([`ErrorKind::DataNotLoaded`]).
 #[derive(Clone, Debug)]
 pub struct MetadataOnly(Vec<u8>);
 
@@ -132,14 +132,14 @@ impl<'a> Gguf<&'a [u8]> {
     /// Like [`Gguf::tensor_data`], with the lifetime of the slice.
     ///
     /// # Errors
-    /// None for a tensor of this file; [`Error::NotFound`] for a name it does not have.
+    /// None for a tensor of this file; [`ErrorKind::NotFound`] for a name it does not have.
     pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
-        let t = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         if t.nbytes == 0 {
             return Ok(&[]);
         }
-        slice_range(data, t.data_offset, t.nbytes).ok_or_else(|| Error::DataNotLoaded { name: name.to_owned() })
+        slice_range(data, t.data_offset, t.nbytes).ok_or_else(|| Error::data_not_loaded(name))
     }
 }
 
@@ -150,8 +150,8 @@ impl Gguf<memmap2::Mmap> {
     /// changed by another process while it is open.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO, a
-    /// device, a folder); any validation error.
+    /// [`ErrorKind::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO,
+    /// a device, a folder); any validation error.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         // A FIFO would block in `open` and a device or folder cannot be mapped: refuse them first.
@@ -180,8 +180,8 @@ impl Gguf<MetadataOnly> {
     /// length (from `Seek`) bounds every read, so memory follows what the file really holds.
     ///
     /// # Errors
-    /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
-    /// file's length).
+    /// [`ErrorKind::Io`] from the reader; any validation error (tensor bounds are checked against
+    /// the file's length).
     pub fn from_reader<R: Read + Seek>(mut reader: R) -> Result<Self> {
         let start = reader.stream_position()?;
         let end = reader.seek(SeekFrom::End(0))?;
@@ -197,9 +197,17 @@ impl Gguf<MetadataOnly> {
                 // The walk stopped where the parser wants more of a file that has it (the walk
                 // stops only at what the parser refuses, so this is a safety net): read more,
                 // at least doubling, and parse again.
-                Err(Error::Truncated { offset, needed, available, .. }) if available >= needed => {
+                Err(e) => {
+                    let end = match e.kind() {
+                        ErrorKind::Format(FormatError::Truncated { offset, needed, available, .. })
+                            if available >= needed =>
+                        {
+                            offset.saturating_add(*needed)
+                        }
+                        _ => return Err(e),
+                    };
                     let have = buf.len() as u64;
-                    let want = offset.saturating_add(needed).max(have.saturating_mul(2)).min(file_len);
+                    let want = end.max(have.saturating_mul(2)).min(file_len);
                     let mut more = Vec::new();
                     reader.seek(SeekFrom::Start(start.saturating_add(have)))?;
                     (&mut reader).take(want.saturating_sub(have)).read_to_end(&mut more)?;
@@ -211,7 +219,6 @@ impl Gguf<MetadataOnly> {
                     }
                     buf.extend_from_slice(&more);
                 }
-                Err(e) => return Err(e),
             }
         }
     }
@@ -325,22 +332,21 @@ impl<S: Source> Gguf<S> {
     /// every source.
     ///
     /// # Errors
-    /// [`Error::DataNotLoaded`] for a tensor of a file opened with [`Gguf::from_reader`] (or an
+    /// [`ErrorKind::DataNotLoaded`] for a tensor of a file opened with [`Gguf::from_reader`] (or an
     /// `info` that belongs to another file and lies outside this one), unless it has 0 bytes.
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
         if info.nbytes == 0 {
             return Ok(&[]);
         }
-        slice_range(self.source.bytes(), info.data_offset, info.nbytes)
-            .ok_or_else(|| Error::DataNotLoaded { name: info.name.to_owned() })
+        slice_range(self.source.bytes(), info.data_offset, info.nbytes).ok_or_else(|| Error::data_not_loaded(info.name))
     }
 
     /// The stored bytes of the tensor named `name`.
     ///
     /// # Errors
-    /// [`Error::NotFound`] if there is no such tensor; otherwise as [`Gguf::tensor_data`].
+    /// [`ErrorKind::NotFound`] if there is no such tensor; otherwise as [`Gguf::tensor_data`].
     pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
-        let info = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)
     }
 

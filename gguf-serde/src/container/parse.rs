@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use super::value::{ArrayRef, ValueRef};
-use crate::error::{AlignmentProblem, Error, Item, Result};
+use crate::error::{AlignmentProblem, FormatError, Item, Result};
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::format::{GgmlType, REMOVED_TYPE_IDS};
 use crate::format::{ValueType, DEFAULT_ALIGNMENT};
@@ -88,13 +88,14 @@ impl<'a> Cursor<'a> {
                 self.pos += bytes.len();
                 Ok(bytes)
             }
-            None => Err(Error::Truncated {
+            None => Err(FormatError::Truncated {
                 item,
-                key: key.map(str::to_owned),
+                owner: key.map(str::to_owned),
                 offset: start as u64,
                 needed: n,
                 available: self.remaining(),
-            }),
+            }
+            .into()),
         }
     }
 
@@ -121,13 +122,14 @@ impl<'a> Cursor<'a> {
         let at = self.pos as u64;
         let n = self.u64(item, key)?;
         if n > self.remaining() {
-            return Err(Error::TooLong {
+            return Err(FormatError::TooLong {
                 item,
-                key: key.map(str::to_owned),
+                owner: key.map(str::to_owned),
                 offset: at,
                 count: n,
                 remaining: self.remaining(),
-            });
+            }
+            .into());
         }
         Ok(n)
     }
@@ -138,7 +140,7 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         let bytes = self.take(n, item, key)?;
         if std::str::from_utf8(bytes).is_err() {
-            return Err(Error::InvalidUtf8 { item, key: key.map(str::to_owned), offset: start as u64 });
+            return Err(FormatError::InvalidUtf8 { item, key: key.map(str::to_owned), offset: start as u64 }.into());
         }
         Ok(start..self.pos)
     }
@@ -156,14 +158,14 @@ fn header(c: &mut Cursor<'_>) -> Result<(u32, Endian)> {
             // A metadata buffer that is too short; let the reader grow it.
             c.take(4, Item::Header, None)?;
         }
-        return Err(Error::BadMagic { found: magic.to_vec() });
+        return Err(FormatError::BadMagic { found: magic.to_vec() }.into());
     }
     c.pos = 4;
     let raw = c.u32(Item::Header, None)?;
     let (version, endian) = Endian::detect(raw);
     c.endian = endian;
     if !(2..=3).contains(&version) {
-        return Err(Error::UnsupportedVersion { version });
+        return Err(FormatError::UnsupportedVersion { version }.into());
     }
     Ok((version, endian))
 }
@@ -183,22 +185,24 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
     const MIN_KV: u64 = 14;
     const MIN_TENSOR: u64 = 24;
     if n_kv > c.remaining() / MIN_KV {
-        return Err(Error::TooLong {
+        return Err(FormatError::TooLong {
             item: Item::KvCount,
-            key: None,
+            owner: None,
             offset: kv_at,
             count: n_kv,
             remaining: c.remaining(),
-        });
+        }
+        .into());
     }
     if n_tensors > c.remaining().saturating_sub(n_kv * MIN_KV) / MIN_TENSOR {
-        return Err(Error::TooLong {
+        return Err(FormatError::TooLong {
             item: Item::TensorCount,
-            key: None,
+            owner: None,
             offset: at,
             count: n_tensors,
             remaining: c.remaining(),
-        });
+        }
+        .into());
     }
 
     // The counts passed the check above against the bytes left in the *file*, which for a model
@@ -214,14 +218,14 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
         let key_range = c.string(Item::Key, None)?;
         let key = c.str_at(&key_range);
         if key.is_empty() {
-            return Err(Error::EmptyKey { offset });
+            return Err(FormatError::EmptyKey { offset }.into());
         }
         if !seen.insert(key) {
-            return Err(Error::DuplicateKey { key: key.to_owned(), offset });
+            return Err(FormatError::DuplicateKey { key: key.to_owned(), offset }.into());
         }
         let type_at = c.pos as u64;
         let type_id = c.u32(Item::Value, Some(key))?;
-        let ty = ValueType::from_id(type_id).ok_or_else(|| Error::UnknownValueType {
+        let ty = ValueType::from_id(type_id).ok_or_else(|| FormatError::UnknownValueType {
             key: key.to_owned(),
             id: type_id,
             in_array: false,
@@ -232,13 +236,17 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
         if key == "general.alignment" {
             alignment = match value {
                 RawValue::Scalar(ValueRef::U32(0)) => {
-                    return Err(Error::BadAlignment { problem: AlignmentProblem::Zero, offset })
+                    return Err(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset }.into())
                 }
                 RawValue::Scalar(ValueRef::U32(a)) if a.is_power_of_two() => a,
                 RawValue::Scalar(ValueRef::U32(a)) => {
-                    return Err(Error::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset })
+                    return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
                 }
-                _ => return Err(Error::BadAlignment { problem: AlignmentProblem::WrongType(ty.name()), offset }),
+                _ => {
+                    return Err(
+                        FormatError::BadAlignment { problem: AlignmentProblem::WrongType(ty.name()), offset }.into()
+                    )
+                }
             };
         }
         kvs.push(KvEntry { key: key_range, value, offset, value_offset });
@@ -263,14 +271,14 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
                 let later = a.max(b) as usize;
                 let (name, offset) =
                     tensors.get(later).map(|t| (c.str_at(&t.name).to_owned(), t.info_offset)).unwrap_or_default();
-                return Err(Error::DuplicateTensor { name, offset });
+                return Err(FormatError::DuplicateTensor { name, offset }.into());
             }
         }
     }
 
-    let data_offset = align_up(infos_end, alignment).ok_or(Error::TooLong {
+    let data_offset = align_up(infos_end, alignment).ok_or(FormatError::TooLong {
         item: Item::Header,
-        key: None,
+        owner: None,
         offset: infos_end,
         count: infos_end,
         remaining: 0,
@@ -284,7 +292,7 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
         let Some(t) = tensors.get(i as usize) else { continue };
         let name = || c.str_at(&t.name).to_owned();
         if t.offset % u64::from(alignment) != 0 {
-            return Err(Error::MisalignedTensor { name: name(), offset: t.offset, alignment });
+            return Err(FormatError::MisalignedTensor { name: name(), relative_offset: t.offset, alignment }.into());
         }
         let start = data_offset.checked_add(t.offset);
         let end = start.and_then(|s| s.checked_add(t.nbytes));
@@ -292,12 +300,13 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
             (Some(start), Some(end)) if end <= file_len => {
                 if let Some((p, p_end)) = prev {
                     if start < p_end && t.nbytes > 0 {
-                        return Err(Error::TensorsOverlap {
+                        return Err(FormatError::TensorsOverlap {
                             first: c.str_at(&p.name).to_owned(),
                             second: name(),
                             second_start: start,
                             first_end: p_end,
-                        });
+                        }
+                        .into());
                     }
                 }
                 if prev.is_none_or(|(_, p_end)| end > p_end) {
@@ -305,12 +314,13 @@ pub(crate) fn parse(data: &[u8], file_len: u64) -> Result<Layout> {
                 }
             }
             (start, end) => {
-                return Err(Error::TensorOutOfBounds {
+                return Err(FormatError::TensorOutOfBounds {
                     name: name(),
                     start: start.unwrap_or(u64::MAX),
                     end: end.unwrap_or(u64::MAX),
                     file_len,
-                })
+                }
+                .into())
             }
         }
     }
@@ -341,7 +351,7 @@ fn scalar(c: &mut Cursor<'_>, t: ValueType, key: &str) -> Result<ValueRef<'stati
     let bytes = c.take(size, Item::Value, Some(key))?;
     if t == ValueType::Bool {
         if let Some(&byte) = bytes.first().filter(|&&b| b > 1) {
-            return Err(Error::InvalidBool { key: key.to_owned(), byte, offset: at as u64 });
+            return Err(FormatError::InvalidBool { key: key.to_owned(), byte, offset: at as u64 }.into());
         }
     }
     Ok(super::value::decode_fixed(t, bytes, c.endian))
@@ -352,10 +362,10 @@ fn scalar(c: &mut Cursor<'_>, t: ValueType, key: &str) -> Result<ValueRef<'stati
 fn array(c: &mut Cursor<'_>, key: &str, depth: usize) -> Result<(ValueType, u64, Range<usize>)> {
     let at = c.pos as u64;
     if depth > MAX_DEPTH {
-        return Err(Error::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: at });
+        return Err(FormatError::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: at }.into());
     }
     let id = c.u32(Item::Array, Some(key))?;
-    let elem = ValueType::from_id(id).ok_or_else(|| Error::UnknownValueType {
+    let elem = ValueType::from_id(id).ok_or_else(|| FormatError::UnknownValueType {
         key: key.to_owned(),
         id,
         in_array: true,
@@ -363,15 +373,15 @@ fn array(c: &mut Cursor<'_>, key: &str, depth: usize) -> Result<(ValueType, u64,
     })?;
     let count_at = c.pos as u64;
     let len = c.u64(Item::Array, Some(key))?;
-    let too_long = |c: &Cursor<'_>| Error::TooLong {
+    let too_long = |c: &Cursor<'_>| FormatError::TooLong {
         item: Item::Array,
-        key: Some(key.to_owned()),
+        owner: Some(key.to_owned()),
         offset: count_at,
         count: len,
         remaining: c.remaining(),
     };
     if len > c.remaining() / elem.min_size() as u64 {
-        return Err(too_long(c));
+        return Err(too_long(c).into());
     }
     let start = c.pos;
     match elem.fixed_size() {
@@ -379,11 +389,12 @@ fn array(c: &mut Cursor<'_>, key: &str, depth: usize) -> Result<(ValueType, u64,
             let bytes = c.take(len * size as u64, Item::Array, Some(key))?;
             if elem == ValueType::Bool {
                 if let Some(i) = bytes.iter().position(|&b| b > 1) {
-                    return Err(Error::InvalidBool {
+                    return Err(FormatError::InvalidBool {
                         key: key.to_owned(),
                         byte: bytes.get(i).copied().unwrap_or_default(),
                         offset: (start + i) as u64,
-                    });
+                    }
+                    .into());
                 }
             }
         }
@@ -451,12 +462,13 @@ fn tensor_info(c: &mut Cursor<'_>) -> Result<TensorEntry> {
     if name_len > MAX_TENSOR_NAME {
         // The name itself (its first 256 bytes), through `take` so a metadata buffer grows to hold it.
         let shown = c.take(name_len.min(256), Item::TensorName, None)?;
-        return Err(Error::TensorNameTooLong {
+        return Err(FormatError::TensorNameTooLong {
             name: String::from_utf8_lossy(shown).into_owned(),
             len: name_len,
             max: MAX_TENSOR_NAME,
             offset: name_len_at as u64,
-        });
+        }
+        .into());
     }
     c.pos = name_len_at;
     let name = c.string(Item::TensorName, None)?;
@@ -464,38 +476,44 @@ fn tensor_info(c: &mut Cursor<'_>) -> Result<TensorEntry> {
     let dims_at = c.pos as u64;
     let n_dims = c.u32(Item::Dims, Some(name_str))?;
     if n_dims as usize > MAX_DIMS {
-        return Err(Error::TooManyDims { name: name_str.to_owned(), n_dims, offset: dims_at });
+        return Err(FormatError::TooManyDims { name: name_str.to_owned(), n_dims, offset: dims_at }.into());
     }
     let mut ne = [1u64; MAX_DIMS];
     for (i, d) in ne.iter_mut().enumerate().take(n_dims as usize) {
         let at = c.pos as u64;
         *d = c.u64(Item::Dims, Some(name_str))?;
         if *d > i64::MAX as u64 {
-            return Err(Error::BadDim { name: name_str.to_owned(), index: i, value: *d, offset: at });
+            return Err(FormatError::BadDim { name: name_str.to_owned(), index: i, value: *d, offset: at }.into());
         }
     }
     let type_at = c.pos as u64;
     let type_id = c.u32(Item::Dims, Some(name_str))?;
     let dtype = GgmlType::from_id(type_id).ok_or_else(|| {
         if REMOVED_TYPE_IDS.contains(&type_id) {
-            Error::RemovedTensorType { name: name_str.to_owned(), id: type_id, offset: type_at }
+            FormatError::RemovedTensorType { name: name_str.to_owned(), id: type_id, offset: type_at }
         } else {
-            Error::UnknownTensorType { name: name_str.to_owned(), id: type_id, offset: type_at }
+            FormatError::UnknownTensorType { name: name_str.to_owned(), id: type_id, offset: type_at }
         }
     })?;
     let offset = c.u64(Item::Dims, Some(name_str))?;
     let dims = ne.get(..n_dims as usize).unwrap_or_default();
     let n_elements = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).filter(|&n| n <= i64::MAX as u64);
     let Some(n_elements) = n_elements else {
-        return Err(Error::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() });
+        return Err(FormatError::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() }.into());
     };
     let ne0 = ne[0];
     if ne0 % dtype.block_size() != 0 {
-        return Err(Error::NotBlockMultiple { name: name_str.to_owned(), dtype, ne0, block_size: dtype.block_size() });
+        return Err(FormatError::NotBlockMultiple {
+            name: name_str.to_owned(),
+            dtype,
+            ne0,
+            block_size: dtype.block_size(),
+        }
+        .into());
     }
     let nbytes = dtype.nbytes(dims).filter(|&n| n <= i64::MAX as u64);
     let Some(nbytes) = nbytes else {
-        return Err(Error::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() });
+        return Err(FormatError::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() }.into());
     };
     Ok(TensorEntry { name, dtype, ne, n_dims: n_dims as u8, offset, nbytes, n_elements, info_offset })
 }

@@ -27,7 +27,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::container::{Gguf, Kv, Source, TensorInfo, ValueRef};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ShardError};
 use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 
 /// The path of shard `index` (0-based) of `count`: `PREFIX-{index+1:05}-of-{count:05}.gguf`.
@@ -94,8 +94,9 @@ pub trait TensorSource {
     /// The info and stored bytes (in the file's byte order) of the tensor named `name`.
     ///
     /// # Errors
-    /// [`Error::NotFound`] if there is no such tensor; [`Error::DataNotLoaded`] if the source
-    /// holds metadata only.
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor;
+    /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) if the source holds metadata
+    /// only.
     fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])>;
 }
 
@@ -113,7 +114,7 @@ impl<S: Source> TensorSource for Gguf<S> {
     }
 
     fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])> {
-        let info = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         Ok((info, self.tensor_data(&info)?))
     }
 }
@@ -154,17 +155,18 @@ fn int_key<S: Source>(f: &Gguf<S>, key: &str) -> Option<i64> {
 }
 
 fn in_shard(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
-    move |e| Error::InShard { path: path.to_path_buf(), source: Box::new(e) }
+    move |e| e.in_shard(path)
 }
 
 fn open_shard(path: &Path, index: u16, count: u16) -> Result<Gguf<memmap2::Mmap>> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::MissingShard {
+            return Err(ShardError::Missing {
                 path: path.to_path_buf(),
                 index: u32::from(index) + 1,
                 count: u32::from(count),
-            })
+            }
+            .into())
         }
         _ => {}
     }
@@ -182,21 +184,21 @@ impl ShardedGguf {
     /// INT32), so long as the value fits.
     ///
     /// # Errors
-    /// [`Error::MissingShard`] for a shard file that does not exist; [`Error::ShardMismatch`] for
-    /// a shard whose `split.no` is not its position or whose `split.count` differs (a shard of
-    /// another split), or a first shard without `split.tensors.count`;
-    /// [`Error::SplitTensorCount`] when a shard's `split.tensors.count` is not the number of
-    /// tensors found; [`Error::TensorInTwoShards`]; [`Error::BadShardName`] for a shard whose
-    /// file name does not match its keys; [`Error::InShard`] wrapping the error of a shard that
-    /// cannot be read or is invalid; [`Error::ShardByteOrder`] for a shard whose byte order
-    /// differs from the first shard's.
+    /// [`ShardError::Missing`] for a shard file that does not exist; [`ShardError::Mismatch`] for a
+    /// shard whose `split.no` is not its position or whose `split.count` differs (a shard of
+    /// another split), or a first shard without `split.tensors.count`; [`ShardError::TensorCount`]
+    /// when a shard's `split.tensors.count` is not the number of tensors found;
+    /// [`ShardError::TensorInTwoShards`]; [`ShardError::BadName`] for a shard whose file name does
+    /// not match its keys; the error of a shard that cannot be read or is invalid, with its own
+    /// kind and [`Error::shard`] naming the shard; [`ShardError::ByteOrder`] for a shard whose byte
+    /// order differs from the first shard's.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let given = Gguf::open(path).map_err(in_shard(path))?;
         let count = int_key(&given, SPLIT_COUNT);
         let count = match count {
             None | Some(0) | Some(1) => return Self::from_shards(vec![(path.to_path_buf(), given)], 1),
-            Some(c) => u16::try_from(c).map_err(|_| Error::ShardMismatch {
+            Some(c) => u16::try_from(c).map_err(|_| ShardError::Mismatch {
                 path: path.to_path_buf(),
                 key: SPLIT_COUNT,
                 expected: u64::from(u16::MAX),
@@ -205,15 +207,21 @@ impl ShardedGguf {
         };
         let no = int_key(&given, SPLIT_NO);
         let Some(no) = no.and_then(|n| u16::try_from(n).ok()).filter(|&n| n < count) else {
-            return Err(Error::ShardMismatch {
+            return Err(ShardError::Mismatch {
                 path: path.to_path_buf(),
                 key: SPLIT_NO,
                 expected: u64::from(count) - 1,
                 found: no,
-            });
+            }
+            .into());
         };
-        let bad_name =
-            || Error::BadShardName { path: path.to_path_buf(), index: u32::from(no) + 1, count: u32::from(count) };
+        let bad_name = || {
+            Error::from(ShardError::BadName {
+                path: path.to_path_buf(),
+                index: u32::from(no) + 1,
+                count: u32::from(count),
+            })
+        };
         let (prefix, name_no, name_count) = parse_shard_path(path).ok_or_else(bad_name)?;
         if (name_no, name_count) != (no, count) {
             return Err(bad_name());
@@ -238,13 +246,13 @@ impl ShardedGguf {
         let endian = shards.first().map(|(_, f)| f.endian());
         for (s, (path, f)) in shards.iter().enumerate() {
             if Some(f.endian()) != endian {
-                return Err(Error::ShardByteOrder { path: path.clone(), endian: f.endian().name() });
+                return Err(ShardError::ByteOrder { path: path.clone(), endian: f.endian().name() }.into());
             }
             if count > 1 {
                 for (key, want) in [(SPLIT_NO, s as u64), (SPLIT_COUNT, u64::from(count))] {
                     let found = int_key(f, key);
                     if found.and_then(|v| u64::try_from(v).ok()) != Some(want) {
-                        return Err(Error::ShardMismatch { path: path.clone(), key, expected: want, found });
+                        return Err(ShardError::Mismatch { path: path.clone(), key, expected: want, found }.into());
                     }
                 }
             }
@@ -256,7 +264,9 @@ impl ShardedGguf {
                         .and_then(|&(ps, _): &(u32, u32)| shards.get(ps as usize))
                         .map(|(p, _)| p.clone())
                         .unwrap_or_default();
-                    return Err(Error::TensorInTwoShards { name: t.name.to_owned(), first, second: path.clone() });
+                    return Err(
+                        ShardError::TensorInTwoShards { name: t.name.to_owned(), first, second: path.clone() }.into()
+                    );
                 }
                 by_name.insert(t.name.to_owned(), pos);
                 order.push((s as u32, i as u32));
@@ -266,15 +276,16 @@ impl ShardedGguf {
         for (s, (path, f)) in shards.iter().enumerate() {
             match int_key(f, SPLIT_TENSORS_COUNT) {
                 Some(declared) if u64::try_from(declared).ok() != Some(found) => {
-                    return Err(Error::SplitTensorCount { path: path.clone(), declared, found })
+                    return Err(ShardError::TensorCount { path: path.clone(), declared, found }.into())
                 }
                 None if s == 0 && count > 1 => {
-                    return Err(Error::ShardMismatch {
+                    return Err(ShardError::Mismatch {
                         path: path.clone(),
                         key: SPLIT_TENSORS_COUNT,
                         expected: found,
                         found: None,
-                    })
+                    }
+                    .into())
                 }
                 _ => {}
             }
@@ -346,9 +357,10 @@ impl ShardedGguf {
     /// The stored bytes of a tensor (in its shard's byte order), borrowed from the mapping.
     ///
     /// # Errors
-    /// [`Error::DataNotLoaded`] for a `ShardTensor` that is not from this model.
+    /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a `ShardTensor` that is
+    /// not from this model.
     pub fn tensor_data(&self, t: &ShardTensor<'_>) -> Result<&[u8]> {
-        let f = self.shard(t.shard).ok_or_else(|| Error::DataNotLoaded { name: t.info.name.to_owned() })?;
+        let f = self.shard(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
         f.tensor_data(&t.info)
     }
 }
@@ -367,7 +379,7 @@ impl TensorSource for ShardedGguf {
     }
 
     fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])> {
-        let t = self.tensor(name).ok_or_else(|| Error::NotFound { what: "tensor", name: name.to_owned() })?;
+        let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         Ok((t.info, self.tensor_data(&t)?))
     }
 }

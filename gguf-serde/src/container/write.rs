@@ -14,7 +14,7 @@ use std::path::Path;
 
 use super::value::{Array, ArrayRef, Value, ValueRef};
 use super::{align_up, Shape};
-use crate::error::{AlignmentProblem, Error, Result};
+use crate::error::{AlignmentProblem, Error, FormatError, Result, WriteError};
 use crate::format::GgmlType;
 use crate::format::ValueType;
 use crate::format::{Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
@@ -75,7 +75,10 @@ enum State {
 }
 
 fn failed() -> Error {
-    Error::WriterState("an earlier error left the output partly written; the file cannot be completed".into())
+    WriteError::Misuse {
+        reason: "an earlier error left the output partly written; the file cannot be completed".into(),
+    }
+    .into()
 }
 
 /// A streaming GGUF writer over any `Write`.
@@ -112,7 +115,7 @@ impl GgufWriter<AtomicFile> {
     /// at `path` is untouched.
     ///
     /// # Errors
-    /// [`Error::Io`] if the temporary file cannot be created.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the temporary file cannot be created.
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         Ok(GgufWriter::new(AtomicFile::new(path)?))
     }
@@ -155,14 +158,18 @@ impl<W: Write> GgufWriter<W> {
     /// A writer with `opts`.
     ///
     /// # Errors
-    /// [`Error::WriterState`] for a version other than 2 or 3, or version 2 big-endian.
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) for a version other than 2 or 3, or
+    /// version 2 big-endian.
     pub fn with_options(out: W, opts: WriteOptions) -> Result<Self> {
         if !(2..=3).contains(&opts.version) || (opts.version == 2 && opts.endian == Endian::Big) {
-            return Err(Error::WriterState(format!(
-                "cannot write version {} {}-endian (2 little-endian or 3 either way)",
-                opts.version,
-                opts.endian.name()
-            )));
+            return Err(WriteError::Misuse {
+                reason: format!(
+                    "cannot write version {} {}-endian (2 little-endian or 3 either way)",
+                    opts.version,
+                    opts.endian.name()
+                ),
+            }
+            .into());
         }
         let mut w = GgufWriter::new(out);
         w.opts = opts;
@@ -181,7 +188,9 @@ impl<W: Write> GgufWriter<W> {
 
     fn check_key(&mut self, key: &str) -> Result<()> {
         if self.state != State::Declaring {
-            return Err(Error::WriterState(format!("key {key:?} added after tensor data was started")));
+            return Err(
+                WriteError::Misuse { reason: format!("key {key:?} added after tensor data was started") }.into()
+            );
         }
         let reason = if key.is_empty() {
             Some("empty")
@@ -195,7 +204,7 @@ impl<W: Write> GgufWriter<W> {
             None
         };
         if let Some(reason) = reason {
-            return Err(Error::InvalidKey { key: key.to_owned(), reason });
+            return Err(WriteError::InvalidKey { key: key.to_owned(), reason }.into());
         }
         Ok(())
     }
@@ -206,10 +215,12 @@ impl<W: Write> GgufWriter<W> {
         }
         let offset = 24 + self.kv_bytes.len() as u64;
         self.alignment = match value {
-            None => return Err(Error::BadAlignment { problem: AlignmentProblem::WrongType(type_name), offset }),
-            Some(0) => return Err(Error::BadAlignment { problem: AlignmentProblem::Zero, offset }),
+            None => {
+                return Err(FormatError::BadAlignment { problem: AlignmentProblem::WrongType(type_name), offset }.into())
+            }
+            Some(0) => return Err(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset }.into()),
             Some(a) if !a.is_power_of_two() => {
-                return Err(Error::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset })
+                return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
             }
             Some(a) => a,
         };
@@ -221,9 +232,11 @@ impl<W: Write> GgufWriter<W> {
     /// power of two) sets the alignment of the tensor data.
     ///
     /// # Errors
-    /// [`Error::InvalidKey`] for an empty, over-long (> 65,535 bytes), non-ASCII or duplicate key;
-    /// [`Error::BadAlignment`]; [`Error::TooDeep`] for arrays nested past [`MAX_DEPTH`];
-    /// [`Error::WriterState`] once tensor data has started.
+    /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
+    /// bytes), non-ASCII or duplicate key;
+    /// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment);
+    /// [`FormatError::TooDeep`](crate::FormatError::TooDeep) for arrays nested past [`MAX_DEPTH`];
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
     pub fn add_kv(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
         self.add_value(key, &value.into())
     }
@@ -239,7 +252,7 @@ impl<W: Write> GgufWriter<W> {
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
-        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian };
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: 24 + self.kv_bytes.len() as u64 };
         enc.string(key);
         enc.u32(value.value_type().id());
         enc.value(value, key, 1)?;
@@ -259,7 +272,7 @@ impl<W: Write> GgufWriter<W> {
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
-        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian };
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: 24 + self.kv_bytes.len() as u64 };
         enc.string(key);
         enc.u32(value.value_type().id());
         enc.value_ref(value, key, 1)?;
@@ -281,9 +294,10 @@ impl<W: Write> GgufWriter<W> {
     /// An empty `shape` (a scalar) is stored as one dimension of length 1, as ggml does.
     ///
     /// # Errors
-    /// [`Error::InvalidTensor`] for a name of 64 bytes or more, an empty name, a duplicate name, more
-    /// than 4 dims, a last dim that is not a multiple of the block size, or a size that overflows
-    /// `i64`; [`Error::WriterState`] once tensor data has started.
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for a name of 64 bytes or
+    /// more, an empty name, a duplicate name, more than 4 dims, a last dim that is not a multiple
+    /// of the block size, or a size that overflows `i64`;
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
     pub fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()> {
         let mut ne: Vec<u64> = shape.iter().rev().copied().collect();
         if ne.is_empty() {
@@ -297,9 +311,12 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_tensor`].
     pub fn add_tensor_ne(&mut self, name: &str, dtype: GgmlType, ne: &[u64]) -> Result<()> {
-        let bad = |reason: String| Err(Error::InvalidTensor { name: name.to_owned(), reason });
+        let bad = |reason: String| Err(WriteError::InvalidTensor { name: name.to_owned(), reason }.into());
         if self.state != State::Declaring {
-            return Err(Error::WriterState(format!("tensor {name:?} declared after tensor data was started")));
+            return Err(WriteError::Misuse {
+                reason: format!("tensor {name:?} declared after tensor data was started"),
+            }
+            .into());
         }
         if name.is_empty() {
             return bad("empty name".into());
@@ -368,13 +385,14 @@ impl<W: Write> GgufWriter<W> {
     /// [`finish`](Self::finish) if not called before; declarations are closed afterwards.
     ///
     /// # Errors
-    /// [`Error::Io`] from the writer; [`Error::WriterState`] if called twice.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer;
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if called twice.
     pub fn write_header(&mut self) -> Result<()> {
         if self.state == State::Failed {
             return Err(failed());
         }
         if self.state != State::Declaring {
-            return Err(Error::WriterState("header already written".into()));
+            return Err(WriteError::Misuse { reason: "header already written".into() }.into());
         }
         // Offsets assume a fixed alignment; recompute in case general.alignment came after tensors.
         let mut off = 0u64;
@@ -383,9 +401,9 @@ impl<W: Write> GgufWriter<W> {
             off = off
                 .checked_add(t.nbytes)
                 .and_then(|e| align_up(e, self.alignment))
-                .ok_or_else(|| Error::WriterState("data section overflows u64".into()))?;
+                .ok_or_else(|| WriteError::Misuse { reason: "data section overflows u64".into() })?;
         }
-        let mut enc = Encoder { out: Vec::with_capacity(24 + self.kv_bytes.len()), endian: self.opts.endian };
+        let mut enc = Encoder { out: Vec::with_capacity(24 + self.kv_bytes.len()), endian: self.opts.endian, base: 0 };
         enc.out.extend_from_slice(b"GGUF");
         enc.u32(self.opts.version);
         enc.u64(self.tensors.len() as u64);
@@ -416,13 +434,13 @@ impl<W: Write> GgufWriter<W> {
         match self.state {
             State::Data { next } => match self.tensors.get(next) {
                 Some(t) => Ok((next, t.nbytes, t.name.clone())),
-                None => Err(Error::WriterState(format!(
-                    "data given for more tensors than the {} declared",
-                    self.tensors.len()
-                ))),
+                None => Err(WriteError::Misuse {
+                    reason: format!("data given for more tensors than the {} declared", self.tensors.len()),
+                }
+                .into()),
             },
             State::Failed => Err(failed()),
-            _ => Err(Error::WriterState("writer already finished".into())),
+            _ => Err(WriteError::Misuse { reason: "writer already finished".into() }.into()),
         }
     }
 
@@ -430,16 +448,17 @@ impl<W: Write> GgufWriter<W> {
     /// The bytes are written as given (in the output's byte order).
     ///
     /// # Errors
-    /// [`Error::TensorSizeMismatch`] if `bytes` is not the declared size (nothing is written, so
-    /// the call can be repeated with the right data); [`Error::WriterState`] if every declared
-    /// tensor already has its data, or after an error that left the output partly written (an
-    /// [`Error::Io`], or a reader that was short or long in
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if `bytes` is not the declared
+    /// size (nothing is written, so the call can be repeated with the right data);
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if every declared tensor already has its
+    /// data, or after an error that left the output partly written (an
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io), or a reader that was short or long in
     /// [`copy_tensor_data`](Self::copy_tensor_data)): such a writer refuses every later call;
-    /// [`Error::Io`].
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn write_tensor_data(&mut self, bytes: &[u8]) -> Result<()> {
         let (i, nbytes, name) = self.next_tensor()?;
         if bytes.len() as u64 != nbytes {
-            return Err(Error::TensorSizeMismatch { name, expected: nbytes, found: bytes.len() as u64 });
+            return Err(WriteError::SizeMismatch { name, expected: nbytes, found: bytes.len() as u64 }.into());
         }
         self.emit(bytes)?;
         self.pad()?;
@@ -462,9 +481,10 @@ impl<W: Write> GgufWriter<W> {
     /// declared number of bytes, then writes its padding. Memory use is a small fixed buffer.
     ///
     /// # Errors
-    /// [`Error::TensorSizeMismatch`] if the reader yields fewer or more bytes (the bytes it
-    /// yielded up to the declared size were written: unless there were none, the writer then
-    /// refuses every later call); otherwise as [`GgufWriter::write_tensor_data`].
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if the reader yields fewer or
+    /// more bytes (the bytes it yielded up to the declared size were written: unless there were
+    /// none, the writer then refuses every later call); otherwise as
+    /// [`GgufWriter::write_tensor_data`].
     pub fn copy_tensor_data(&mut self, mut reader: impl Read) -> Result<()> {
         let (i, nbytes, name) = self.next_tensor()?;
         let copied = match std::io::copy(&mut (&mut reader).take(nbytes), &mut self.out) {
@@ -483,7 +503,7 @@ impl<W: Write> GgufWriter<W> {
         }
         let more = more.map_err(|e| Error::io("copying tensor data", e))?;
         if copied != nbytes || more != 0 {
-            return Err(Error::TensorSizeMismatch { name, expected: nbytes, found: copied + more as u64 });
+            return Err(WriteError::SizeMismatch { name, expected: nbytes, found: copied + more as u64 }.into());
         }
         self.pad()?;
         self.state = State::Data { next: i + 1 };
@@ -494,8 +514,8 @@ impl<W: Write> GgufWriter<W> {
     /// flushes and returns the inner writer.
     ///
     /// # Errors
-    /// [`Error::WriterState`] if a declared tensor has no data or an earlier error left the output
-    /// partly written; [`Error::Io`].
+    /// [`WriteError::Misuse`](crate::WriteError::Misuse) if a declared tensor has no data or an
+    /// earlier error left the output partly written; [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn finish(mut self) -> Result<W> {
         if self.state == State::Declaring {
             self.write_header()?;
@@ -506,7 +526,7 @@ impl<W: Write> GgufWriter<W> {
         if let State::Data { next } = self.state {
             if next != self.tensors.len() {
                 let missing: Vec<&str> = self.tensors.iter().skip(next).map(|t| t.name.as_str()).collect();
-                return Err(Error::WriterState(format!("no data written for tensors {missing:?}")));
+                return Err(WriteError::Misuse { reason: format!("no data written for tensors {missing:?}") }.into());
             }
         }
         self.state = State::Finished;
@@ -518,6 +538,8 @@ impl<W: Write> GgufWriter<W> {
 struct Encoder {
     out: Vec<u8>,
     endian: Endian,
+    /// Where `out` will start in the file (for the offsets of errors).
+    base: u64,
 }
 
 macro_rules! put {
@@ -530,6 +552,12 @@ macro_rules! put {
 }
 
 impl Encoder {
+    /// [`FormatError::TooDeep`] for an array starting here.
+    #[cold]
+    fn too_deep(&self, key: &str) -> Error {
+        FormatError::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: self.base + self.out.len() as u64 }.into()
+    }
+
     fn u32(&mut self, v: u32) {
         put!(self, v)
     }
@@ -564,7 +592,7 @@ impl Encoder {
 
     fn array(&mut self, a: &Array, key: &str, depth: usize) -> Result<()> {
         if depth > MAX_DEPTH {
-            return Err(Error::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: 0 });
+            return Err(self.too_deep(key));
         }
         self.u32(a.elem_type().id());
         self.u64(a.len() as u64);
@@ -618,7 +646,7 @@ impl Encoder {
 
     fn array_ref(&mut self, a: ArrayRef<'_>, key: &str, depth: usize) -> Result<()> {
         if depth > MAX_DEPTH {
-            return Err(Error::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: 0 });
+            return Err(self.too_deep(key));
         }
         self.u32(a.elem_type().id());
         self.u64(a.len());
@@ -642,7 +670,7 @@ impl Encoder {
 /// The data of one tensor given in pieces; from [`GgufWriter::tensor_data_writer`].
 ///
 /// Dropped without [`finish`](Self::finish) after some bytes were written, the writer is left
-/// failed: every later call returns [`Error::WriterState`].
+/// failed: every later call returns [`WriteError::Misuse`](crate::WriteError::Misuse).
 #[derive(Debug)]
 pub struct TensorDataWriter<'w, W: Write> {
     w: &'w mut GgufWriter<W>,
@@ -657,13 +685,14 @@ impl<W: Write> TensorDataWriter<'_, W> {
     /// Writes the next piece.
     ///
     /// # Errors
-    /// [`Error::TensorSizeMismatch`] if the pieces exceed the declared size (nothing of this
-    /// piece is written, and the writer is failed); [`Error::Io`].
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if the pieces exceed the
+    /// declared size (nothing of this piece is written, and the writer is failed);
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn write(&mut self, bytes: &[u8]) -> Result<()> {
         let found = self.written.saturating_add(bytes.len() as u64);
         if found > self.expected {
             self.w.state = State::Failed;
-            return Err(Error::TensorSizeMismatch { name: self.name.clone(), expected: self.expected, found });
+            return Err(WriteError::SizeMismatch { name: self.name.clone(), expected: self.expected, found }.into());
         }
         self.w.emit(bytes)?;
         self.written = found;
@@ -673,16 +702,17 @@ impl<W: Write> TensorDataWriter<'_, W> {
     /// Checks that the declared size was written and writes the padding.
     ///
     /// # Errors
-    /// [`Error::TensorSizeMismatch`] if fewer bytes were written (the writer is then failed);
-    /// [`Error::Io`].
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) if fewer bytes were written
+    /// (the writer is then failed); [`ErrorKind::Io`](crate::ErrorKind::Io).
     pub fn finish(mut self) -> Result<()> {
         if self.written != self.expected {
             self.w.state = State::Failed;
-            return Err(Error::TensorSizeMismatch {
+            return Err(WriteError::SizeMismatch {
                 name: std::mem::take(&mut self.name),
                 expected: self.expected,
                 found: self.written,
-            });
+            }
+            .into());
         }
         self.w.pad()?;
         self.w.state = State::Data { next: self.index + 1 };
@@ -714,7 +744,8 @@ impl AtomicFile {
     /// Creates the temporary file next to `path`.
     ///
     /// # Errors
-    /// [`Error::Io`] if it cannot be created, or if `path` exists and is not a regular file.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if it cannot be created, or if `path` exists and is
+    /// not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
         let (out, pending) = crate::container::atomic::create_temp(path.as_ref(), None)?;
         Ok(AtomicFile { out, pending })
@@ -723,7 +754,8 @@ impl AtomicFile {
     /// Flushes, syncs to disk and renames the temporary file to the target path.
     ///
     /// # Errors
-    /// [`Error::Io`]; the target is untouched and the temporary file removed.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched and the temporary file
+    /// removed.
     pub fn commit(self) -> Result<()> {
         self.pending.commit(self.out)
     }

@@ -2,8 +2,8 @@
 //!
 //! The table follows ggml's type traits (`ggml.c`, `type_traits[]`) and block layouts
 //! (`ggml-common.h`). Ids that ggml removed (4, 5, 31–33, 36–38) are not variants: reading one is
-//! [`Error::RemovedTensorType`](crate::Error::RemovedTensorType), any other unknown id is
-//! [`Error::UnknownTensorType`](crate::Error::UnknownTensorType).
+//! [`FormatError::RemovedTensorType`](crate::FormatError::RemovedTensorType), any other unknown id
+//! is [`FormatError::UnknownTensorType`](crate::FormatError::UnknownTensorType).
 
 use std::fmt;
 use std::str::FromStr;

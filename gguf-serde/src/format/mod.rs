@@ -21,7 +21,8 @@ pub use value_type::ValueType;
 pub const DEFAULT_ALIGNMENT: u32 = 32;
 
 /// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
-/// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is [`Error::TooDeep`](crate::Error::TooDeep).
+/// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is
+/// [`FormatError::TooDeep`](crate::FormatError::TooDeep).
 pub const MAX_DEPTH: usize = 32;
 /// Most dimensions a tensor may have (ggml's `GGML_MAX_DIMS`).
 pub const MAX_DIMS: usize = 4;

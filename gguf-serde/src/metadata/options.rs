@@ -1,7 +1,7 @@
 //! MetadataOptions shared by the serde [`Serializer`](crate::ser) and [`Deserializer`](crate::de): the
 //! architecture of [`ARCH`] keys, the nesting limit, and the element-type markers of [`elem`].
 
-use crate::error::{Error, Result};
+use crate::error::{Error, MetadataError, Result};
 use crate::format::ValueType;
 
 /// The placeholder key segment that stands for the model architecture.
@@ -99,13 +99,7 @@ pub(crate) fn resolve_arch_key(key: &str, arch: Option<&str>) -> Result<Option<S
         return Ok(None);
     }
     let Some(arch) = arch else {
-        return Err(Error::Serde {
-            msg: "key has an {arch} segment but the architecture is unknown: there is no general.architecture \
-                  string and none was given with MetadataOptions::arch"
-                .to_owned(),
-            key: Some(key.to_owned()),
-            offset: None,
-        });
+        return Err(Error::metadata(MetadataError::UnknownArch, Some(key.to_owned()), None));
     };
     Ok(Some(key.split('.').map(|s| if s == ARCH { arch } else { s }).collect::<Vec<_>>().join(".")))
 }

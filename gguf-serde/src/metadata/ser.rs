@@ -13,40 +13,39 @@ use std::io::Write;
 use serde::ser::{self, Impossible, Serialize};
 
 use crate::container::{Array, GgufWriter, Value};
-use crate::error::{Error, Result};
+use crate::error::{Error, MetadataError, Result};
 use crate::format::ValueType;
 use crate::metadata::{resolve_arch_key, MetadataOptions, ARCH, MAX_NESTING};
 
 impl ser::Error for Error {
     #[cold]
     fn custom<T: std::fmt::Display>(msg: T) -> Self {
-        Error::Serde { msg: msg.to_string(), key: None, offset: None }
+        MetadataError::Message { message: msg.to_string() }.into()
     }
 }
 
 #[cold]
 fn err_at(msg: impl Into<String>, key: &str) -> Error {
-    Error::Serde { msg: msg.into(), key: (!key.is_empty()).then(|| key.to_owned()), offset: None }
+    Error::metadata(MetadataError::Message { message: msg.into() }, (!key.is_empty()).then(|| key.to_owned()), None)
 }
 
 /// Fills in the key of an error raised by a `Serialize` impl (which does not know it).
-fn with_key(e: Error, key: &str) -> Error {
-    match e {
-        Error::Serde { msg, key: None, offset } if !key.is_empty() => {
-            Error::Serde { msg, key: Some(key.to_owned()), offset }
-        }
-        e => e,
+fn with_key(mut e: Error, key: &str) -> Error {
+    if let Some((k @ None, _)) = e.metadata_at() {
+        *k = Some(key.to_owned()).filter(|k| !k.is_empty());
     }
+    e
 }
 
 /// Serializes `value` as the key/value block of a complete GGUF v3 file with no tensors, written
 /// to `writer` (in one `write_all` of the header and block, then the padding).
 ///
 /// # Errors
-/// [`Error::Serde`] naming the key for a value GGUF cannot store (see the mapping table in the
-/// crate docs), mixed array element types, an empty sequence with no element type, or a key that
-/// is both a value and a prefix; [`Error::InvalidKey`] for an empty, non-ASCII, duplicate or
-/// over-long key; [`Error::Io`] from the writer.
+/// [`MetadataError`](crate::MetadataError) naming the key for a value GGUF cannot store (see the
+/// mapping table in the crate docs), mixed array element types, an empty sequence with no element
+/// type, or a key that is both a value and a prefix;
+/// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
+/// over-long key; [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
     MetadataOptions::new().to_writer(value, writer)
 }
@@ -63,7 +62,8 @@ pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
 /// a struct field: `5u16` is `Value::U16(5)`, `vec!["a"]` an `array<string>`.
 ///
 /// # Errors
-/// [`Error::Serde`] for a struct, map, `None`, unit, or anything else with no single GGUF value.
+/// [`MetadataError`](crate::MetadataError) for a struct, map, `None`, unit, or anything else with
+/// no single GGUF value.
 pub fn to_value<T: ?Sized + Serialize>(value: &T) -> Result<Value> {
     value.serialize(LeafSer { key: "", hint: None, depth: 0 })
 }
@@ -424,7 +424,7 @@ impl ser::SerializeMap for Group<'_> {
 struct KeySer;
 
 fn bad_key(what: &str) -> Error {
-    Error::Serde { msg: format!("a map key must be a string, char or integer, found {what}"), key: None, offset: None }
+    MetadataError::Message { message: format!("a map key must be a string, char or integer, found {what}") }.into()
 }
 
 macro_rules! key_int {

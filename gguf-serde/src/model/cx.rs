@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::container::{GgufWriter, Value};
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, ModelError, Result};
 use crate::format::Endian;
 use crate::format::GgmlType;
 use crate::metadata::MetadataOptions;
@@ -13,7 +13,8 @@ use std::io::Write;
 /// Whether a model refuses tensors that no field binds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Unbound {
-    /// Reading fails with [`Error::UnboundTensors`] (the default of the derive).
+    /// Reading fails with [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (the
+    /// default of the derive).
     #[default]
     Error,
     /// They are ignored; [`LoadReport::unbound`] lists them.
@@ -49,7 +50,7 @@ impl<'a> ReadCx<'a> {
     /// Deserializes the source's metadata into `M` (with the read options).
     ///
     /// # Errors
-    /// [`Error::Serde`] when the metadata does not fit `M`.
+    /// [`MetadataError`](crate::MetadataError) when the metadata does not fit `M`.
     pub fn metadata<M: Deserialize<'a>>(&self) -> Result<M> {
         self.opts.from_kvs(self.src.kvs())
     }
@@ -66,26 +67,15 @@ impl<'a> ReadCx<'a> {
 
     pub(super) fn read_tensor(&mut self, spec: &FieldSpec<'_>) -> Result<TensorView<'a>> {
         let src: &'a (dyn ModelSource + 'a) = self.src;
-        let (info, bytes) = src.tensor_bytes(spec.name).map_err(|e| match e {
-            Error::NotFound { .. } => Error::MissingTensor { name: spec.name.to_owned(), field: spec.field.to_owned() },
-            e => e,
+        let (info, bytes) = src.tensor_bytes(spec.name).map_err(|e| match e.kind() {
+            ErrorKind::NotFound { .. } => {
+                ModelError::MissingTensor { name: spec.name.to_owned(), field: spec.field.to_owned() }.into()
+            }
+            _ => e,
         })?;
         spec.check(info.dtype, &info.shape)?;
         self.bound.insert(info.name);
         Ok(TensorView::new(&info, bytes, src.endian()))
-    }
-}
-
-/// Names the tensor in an error of a storage's conversion: an [`Error::InvalidTensor`] without a
-/// name gets it, an error that names no tensor (a codec error) is wrapped in
-/// [`Error::InTensor`].
-pub(crate) fn in_tensor(name: &str, e: Error) -> Error {
-    match e {
-        Error::InvalidTensor { name: n, reason } if n.is_empty() => {
-            Error::InvalidTensor { name: name.to_owned(), reason }
-        }
-        e @ (Error::InvalidTensor { .. } | Error::InTensor { .. }) => e,
-        e => Error::InTensor { name: name.to_owned(), source: Box::new(e) },
     }
 }
 
@@ -156,7 +146,7 @@ impl WriteCx<'_> {
                     if writer_failed {
                         e
                     } else {
-                        in_tensor(spec.name, e)
+                        e.in_tensor(spec.name)
                     }
                 })
             })

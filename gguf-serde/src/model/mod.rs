@@ -70,7 +70,7 @@
 //!
 //! | attribute | meaning |
 //! |---|---|
-//! | `#[gguf(unbound = "error")]` | the default: reading fails with [`Error::UnboundTensors`](crate::Error::UnboundTensors) if the file has tensors that no field binds (so that a read-then-write round trip cannot silently drop tensors) |
+//! | `#[gguf(unbound = "error")]` | the default: reading fails with [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) if the file has tensors that no field binds (so that a read-then-write round trip cannot silently drop tensors) |
 //! | `#[gguf(unbound = "ignore")]` | tensors that no field binds are left alone; [`LoadReport::unbound`] lists them |
 //!
 //! On a field (a field with no attribute is a tensor or sub-model named after the field):
@@ -82,8 +82,8 @@
 //! | `#[gguf(name = "vision")]` | a sub-model (a struct that derives `GgufModel`) | its fields' names get the prefix `vision.` |
 //! | `#[gguf(flatten)]` | a sub-model | its fields' names get no prefix of their own (a group of top-level tensors in a struct of its own) |
 //! | `#[gguf(name = "blk.{}")]` | `Vec<Sub>` of sub-models or tensors | element `i` is named with `{}` replaced by `i`: `blk.0.attn_q.weight`, `blk.1.…` |
-//! | `#[gguf(name = "blk.{}", count = "block_count")]` | `Vec<…>` | the number of elements is a metadata value (an expression as for `shape`); without `count` (or when the value is an absent `Option`), it is the number of elements present in the file, and a hole in the numbering is [`Error::NumberingHole`](crate::Error::NumberingHole) |
-//! | `Option<…>` field type | | an optional tensor or sub-model: `None` when absent (tied embeddings). Any other missing tensor is [`Error::MissingTensor`](crate::Error::MissingTensor) |
+//! | `#[gguf(name = "blk.{}", count = "block_count")]` | `Vec<…>` | the number of elements is a metadata value (an expression as for `shape`); without `count` (or when the value is an absent `Option`), it is the number of elements present in the file, and a hole in the numbering is [`ModelError::NumberingHole`](crate::ModelError::NumberingHole) |
+//! | `Option<…>` field type | | an optional tensor or sub-model: `None` when absent (tied embeddings). Any other missing tensor is [`ModelError::MissingTensor`](crate::ModelError::MissingTensor) |
 //! | `#[gguf(dtype = "F32")]`, `#[gguf(dtype = "Q4_K \| Q6_K")]` | tensors (also in `Option` and `Vec`) | the ggml types the tensor may have (one, or a set separated by `\|`); without it, any type. A typed storage (`Vec<f32>`) is written as the first type listed (F32 without a `dtype`) |
 //! | `#[gguf(shape = "[vocab_size, embedding_length]")]` | tensors | the canonical shape (outermost first); each dimension is a number, `_` (any), or an expression over the fields of the struct's `#[gguf(metadata)]` field with `+ - * /` and parentheses: `[head_count * key_length, embd]`. A metadata value may be any integer, an `Option` of one (`None` checks nothing), or a `Vec`/slice/string array (its length: `[tokens, embd]`) |
 //!
@@ -93,13 +93,18 @@
 //! `dtype` that is not a ggml type, a `shape` that names a missing metadata field.
 //!
 //! # Reading
-//! [`GgufModel::read`] takes a [`Gguf`](crate::Gguf) (a slice, a memory mapping or owned bytes) or a
-//! [`ShardedGguf`]; [`GgufModel::read_with`] takes [`ReadOptions`] and also returns a
-//! [`LoadReport`]. The metadata field is deserialized first (shape and count constraints use
-//! it), then the fields in order. Errors name the tensor: [`Error::MissingTensor`](crate::Error::MissingTensor),
-//! [`Error::TensorDtype`](crate::Error::TensorDtype), [`Error::TensorShape`](crate::Error::TensorShape), [`Error::NumberingHole`](crate::Error::NumberingHole),
-//! [`Error::UnboundTensors`](crate::Error::UnboundTensors), [`Error::ModelConstraint`](crate::Error::ModelConstraint) (also for a `count` larger than the number
-//! of tensors), [`Error::InTensor`](crate::Error::InTensor) for a conversion that fails.
+//! [`GgufModel::read`] takes a [`Gguf`](crate::Gguf) (a slice, a memory mapping or owned bytes) or
+//! a [`ShardedGguf`]; [`GgufModel::read_with`] takes [`ReadOptions`] and also returns a
+//! [`LoadReport`]. The metadata field is deserialized first (shape and count constraints use it),
+//! then the fields in order. Errors name the tensor:
+//! [`ModelError::MissingTensor`](crate::ModelError::MissingTensor),
+//! [`ModelError::WrongDtype`](crate::ModelError::WrongDtype),
+//! [`ModelError::WrongShape`](crate::ModelError::WrongShape),
+//! [`ModelError::NumberingHole`](crate::ModelError::NumberingHole),
+//! [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors),
+//! [`ModelError::Constraint`](crate::ModelError::Constraint) (also for a `count` larger than the
+//! number of tensors); the error of a conversion that fails (a [`CodecError`](crate::CodecError))
+//! keeps its kind, with [`Error::tensor`](crate::Error::tensor) naming the tensor.
 //!
 //! # Writing
 //! [`GgufModel::write`] adds to a [`GgufWriter`](crate::GgufWriter) the top-level metadata (its key/value pairs, in

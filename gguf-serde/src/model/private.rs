@@ -1,6 +1,7 @@
 //! Runtime support for the code `#[derive(GgufModel)]` generates. Not a public API.
 
 pub use super::{Dim, FieldSpec, GgufModel, ModelField, ReadCx, TensorStorage, Unbound, WriteCx};
+use crate::error::ModelError;
 pub use crate::error::{Error, Result};
 pub use crate::format::GgmlType;
 pub use serde::{Deserialize, Serialize};
@@ -135,13 +136,14 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
         // Each element binds at least one tensor in any real model: a larger count is a
         // hostile or broken value, refused before reading (or allocating) anything.
         Dim::Known(n) if n > cx.src.tensor_count() as u64 => {
-            return Err(Error::ModelConstraint {
+            return Err(ModelError::Constraint {
                 name: full,
                 reason: format!("count {n} is more than the {} tensors of the model", cx.src.tensor_count()),
-            })
+            }
+            .into())
         }
         Dim::Known(n) => n,
-        Dim::Invalid(reason) => return Err(Error::ModelConstraint { name: full, reason }),
+        Dim::Invalid(reason) => return Err(ModelError::Constraint { name: full, reason }.into()),
         Dim::Any => {
             let (before, after) = split_template(&full);
             let mut present = BTreeSet::new();
@@ -171,7 +173,7 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
                 None => return Ok(Vec::new()),
             };
             if let Some(missing) = (0..=max).zip(present.iter()).find(|(i, p)| i != *p).map(|(i, _)| i) {
-                return Err(Error::NumberingHole { template: full, missing, max });
+                return Err(ModelError::NumberingHole { template: full, missing, max }.into());
             }
             max + 1
         }
@@ -197,9 +199,9 @@ pub fn write_numbered<'a, X: ModelField<'a>>(
     let full = join(prefix, template);
     match count {
         Dim::Known(n) if n != xs.len() as u64 => {
-            return Err(Error::CountMismatch { template: full, expected: n, found: xs.len() as u64 })
+            return Err(ModelError::CountMismatch { template: full, expected: n, found: xs.len() as u64 }.into())
         }
-        Dim::Invalid(reason) => return Err(Error::ModelConstraint { name: full, reason }),
+        Dim::Invalid(reason) => return Err(ModelError::Constraint { name: full, reason }.into()),
         _ => {}
     }
     for (i, x) in xs.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! Field specs: the dtype, shape and count constraints of a bound field, evaluated against the metadata.
 
 use crate::container::Shape;
-use crate::error::{Error, Result};
+use crate::error::{ModelError, Result};
 use crate::format::GgmlType;
 
 /// A dimension of a shape constraint, or a count, as evaluated from the metadata.
@@ -42,24 +42,26 @@ pub struct FieldSpec<'s> {
 impl FieldSpec<'_> {
     pub(super) fn check(&self, dtype: GgmlType, shape: &Shape) -> Result<()> {
         if !self.dtypes.is_empty() && !self.dtypes.contains(&dtype) {
-            return Err(Error::TensorDtype {
+            return Err(ModelError::WrongDtype {
                 name: self.name.to_owned(),
                 expected: self.dtypes.to_vec(),
                 found: dtype,
-            });
+            }
+            .into());
         }
         if let Some(want) = self.shape {
             if let Some(Dim::Invalid(reason)) = want.iter().find(|d| matches!(d, Dim::Invalid(_))) {
-                return Err(Error::ModelConstraint { name: self.name.to_owned(), reason: reason.clone() });
+                return Err(ModelError::Constraint { name: self.name.to_owned(), reason: reason.clone() }.into());
             }
             let ok = want.len() == shape.len()
                 && want.iter().zip(shape.iter()).all(|(w, &s)| w.known().is_none_or(|w| w == s));
             if !ok {
-                return Err(Error::TensorShape {
+                return Err(ModelError::WrongShape {
                     name: self.name.to_owned(),
                     expected: want.iter().map(Dim::known).collect(),
                     found: shape.to_vec(),
-                });
+                }
+                .into());
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 use super::*;
 use crate::codec::CodecError;
 use crate::container::{Shape, TensorInfo};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, WriteError};
 use crate::format::GgmlType;
 use crate::format::{Endian, MAX_DIMS};
 use std::borrow::Cow;
@@ -67,18 +67,20 @@ impl Tensor {
     /// `bytes`, which must be the type's size for that shape.
     ///
     /// # Errors
-    /// [`Error::InvalidTensor`] for more than 4 dims, a last dimension that is not a multiple of
-    /// the block size, or an overflowing size; [`Error::TensorSizeMismatch`] for the wrong number
-    /// of bytes.
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for more than 4 dims, a last
+    /// dimension that is not a multiple of the block size, or an overflowing size;
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) for the wrong number of bytes.
     pub fn new(dtype: GgmlType, shape: &[u64], bytes: Vec<u8>) -> Result<Tensor> {
-        let bad = |reason: String| Error::InvalidTensor { name: String::new(), reason };
+        let bad = |reason: String| Error::invalid_tensor("", reason);
         let shape = Shape::from_canonical(shape)
             .ok_or_else(|| bad(format!("{} dimensions, at most {MAX_DIMS}", shape.len())))?;
         let nbytes = dtype.nbytes(&shape.ne()).ok_or_else(|| {
             bad(format!("shape {shape:?} is not whole {dtype} blocks along its last dimension, or overflows"))
         })?;
         if nbytes != bytes.len() as u64 {
-            return Err(Error::TensorSizeMismatch { name: String::new(), expected: nbytes, found: bytes.len() as u64 });
+            return Err(
+                WriteError::SizeMismatch { name: String::new(), expected: nbytes, found: bytes.len() as u64 }.into()
+            );
         }
         Ok(Tensor { dtype, shape, bytes, endian: Endian::Little })
     }
@@ -108,14 +110,17 @@ impl Tensor {
     /// reference quantizer; F32, F16 and BF16 are plain conversions), little-endian.
     ///
     /// # Errors
-    /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) / [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) for types the
-    /// [codecs](crate::codec) do not handle; [`Error::InvalidTensor`] if the last dimension is not
+    /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) /
+    /// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) for types
+    /// the [codecs](crate::codec) do not handle;
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) if the last dimension is not
     /// a multiple of `dtype`'s block size.
     pub fn quantize(&self, dtype: GgmlType) -> Result<Tensor> {
         let data = self.to_f32()?;
-        let check = Tensor::new(dtype, &self.shape, Vec::new());
-        if let Err(e @ Error::InvalidTensor { .. }) = check {
-            return Err(e);
+        if let Err(e) = Tensor::new(dtype, &self.shape, Vec::new()) {
+            if matches!(e.as_write(), Some(WriteError::InvalidTensor { .. })) {
+                return Err(e);
+            }
         }
         Tensor::new(dtype, &self.shape, from_f32(dtype, Endian::Little, &data)?)
     }
@@ -206,7 +211,8 @@ pub trait TensorStorage<'a>: Sized {
     ///
     /// # Errors
     /// As [`stored_bytes`](Self::stored_bytes), and the errors of `out` (the writer's:
-    /// [`Error::TensorSizeMismatch`] for more bytes than declared, [`Error::Io`]).
+    /// [`WriteError::SizeMismatch`](crate::WriteError::SizeMismatch) for more bytes than declared,
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io)).
     fn write_stored(&self, dtype: GgmlType, endian: Endian, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         out(&self.stored_bytes(dtype, endian)?)
     }
@@ -249,7 +255,7 @@ fn same_bytes<'b>(
     endian: Endian,
 ) -> Result<Cow<'b, [u8]>> {
     if have != dtype {
-        return Err(Error::InvalidTensor { name: name.to_owned(), reason: format!("stored as {have}, not {dtype}") });
+        return Err(Error::invalid_tensor(name, format!("stored as {have}, not {dtype}")));
     }
     if have_endian == endian {
         return Ok(Cow::Borrowed(bytes));
@@ -278,8 +284,8 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
             Some(dims) if dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) == Some(len) => dims,
             _ => vec![len],
         };
-        let shape = Shape::from_canonical(&shape)
-            .ok_or_else(|| Error::InvalidTensor { name: spec.name.to_owned(), reason: "more than 4 dims".into() })?;
+        let shape =
+            Shape::from_canonical(&shape).ok_or_else(|| Error::invalid_tensor(spec.name, "more than 4 dims"))?;
         Ok((dtype, shape))
     }
 

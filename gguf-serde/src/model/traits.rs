@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::container::GgufWriter;
-use crate::error::{Error, Result};
+use crate::error::{ModelError, Result};
 use crate::metadata::MetadataOptions;
 use std::collections::HashSet;
 use std::io::Write;
@@ -35,7 +35,7 @@ pub trait ModelField<'a>: Sized {
 impl<'a, T: TensorStorage<'a>> ModelField<'a> for T {
     fn read_field(cx: &mut ReadCx<'a>, spec: &FieldSpec<'_>) -> Result<Self> {
         let view = cx.read_tensor(spec)?;
-        T::from_view(view).map_err(|e| in_tensor(spec.name, e))
+        T::from_view(view).map_err(|e| e.in_tensor(spec.name))
     }
 
     fn is_present(cx: &ReadCx<'a>, name: &str) -> bool {
@@ -73,10 +73,15 @@ pub trait GgufModel<'a>: Sized {
     /// policy for unbound tensors.
     ///
     /// # Errors
-    /// [`Error::MissingTensor`], [`Error::TensorDtype`], [`Error::TensorShape`],
-    /// [`Error::NumberingHole`], [`Error::ModelConstraint`], [`Error::UnboundTensors`] (unless the
-    /// struct ignores them), [`Error::Serde`] for metadata that does not fit, errors of the
-    /// tensor storage's conversion, [`Error::DataNotLoaded`] for a metadata-only file.
+    /// [`ModelError::MissingTensor`](crate::ModelError::MissingTensor),
+    /// [`ModelError::WrongDtype`](crate::ModelError::WrongDtype),
+    /// [`ModelError::WrongShape`](crate::ModelError::WrongShape),
+    /// [`ModelError::NumberingHole`](crate::ModelError::NumberingHole),
+    /// [`ModelError::Constraint`](crate::ModelError::Constraint),
+    /// [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (unless the struct ignores
+    /// them), [`MetadataError`](crate::MetadataError) for metadata that does not fit, errors of the
+    /// tensor storage's conversion, [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded)
+    /// for a metadata-only file.
     fn read<S: ModelSource>(src: &'a S) -> Result<Self> {
         Self::read_with(src, &ReadOptions::default()).map(|(m, _)| m)
     }
@@ -91,7 +96,7 @@ pub trait GgufModel<'a>: Sized {
         let unbound: Vec<String> =
             src.tensor_infos().filter(|t| !cx.bound.contains(t.name)).map(|t| t.name.to_owned()).collect();
         if !unbound.is_empty() && opts.unbound.unwrap_or(Self::UNBOUND) == Unbound::Error {
-            return Err(Error::UnboundTensors { names: unbound });
+            return Err(ModelError::UnboundTensors { names: unbound }.into());
         }
         Ok((model, LoadReport { bound: cx.bound.len(), unbound }))
     }
@@ -102,10 +107,13 @@ pub trait GgufModel<'a>: Sized {
     /// [`GgufWriter::commit`]).
     ///
     /// # Errors
-    /// The writer's errors ([`Error::InvalidKey`] for a duplicate key, [`Error::InvalidTensor`],
-    /// [`Error::Io`]), [`Error::Serde`] from the metadata, [`Error::TensorDtype`] and
-    /// [`Error::TensorShape`] for a tensor that breaks its field's constraints,
-    /// [`Error::CountMismatch`] for a list whose length is not its metadata count.
+    /// The writer's errors ([`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for a
+    /// duplicate key, [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor),
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io)), [`MetadataError`](crate::MetadataError) from the
+    /// metadata, [`ModelError::WrongDtype`](crate::ModelError::WrongDtype) and
+    /// [`ModelError::WrongShape`](crate::ModelError::WrongShape) for a tensor that breaks its
+    /// field's constraints, [`ModelError::CountMismatch`](crate::ModelError::CountMismatch) for a
+    /// list whose length is not its metadata count.
     fn write<W: Write>(&self, w: &mut GgufWriter<W>) -> Result<()> {
         self.write_with(w, &MetadataOptions::new())
     }

@@ -35,7 +35,7 @@ use std::path::Path;
 
 use crate::container::atomic::{create_temp, file_range, open_file};
 use crate::container::{Gguf, Source, Value, ValueRef, WriteOptions};
-use crate::error::{Error, Result};
+use crate::error::{EditError, Error, Result};
 use crate::format::ValueType;
 use crate::GgufWriter;
 
@@ -84,18 +84,15 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
                 Some(i) => {
                     kvs.remove(i);
                 }
-                None => return Err(Error::Edit { key: key.clone(), reason: "no such key to remove".into() }),
+                None => return Err(EditError::NoSuchKey { key: key.clone(), action: "remove" }.into()),
             },
             Edit::Rename { from, to } => {
                 let Some(i) = find(&kvs, from) else {
-                    return Err(Error::Edit { key: from.clone(), reason: "no such key to rename".into() });
+                    return Err(EditError::NoSuchKey { key: from.clone(), action: "rename" }.into());
                 };
                 if from != to {
                     if find(&kvs, to).is_some() {
-                        return Err(Error::Edit {
-                            key: from.clone(),
-                            reason: format!("cannot rename to {to:?}: that key exists"),
-                        });
+                        return Err(EditError::KeyExists { key: from.clone(), to: to.clone() }.into());
                     }
                     if let Some(slot) = kvs.get_mut(i) {
                         slot.0 = to.clone();
@@ -116,9 +113,10 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
 /// of this for a file on disk).
 ///
 /// # Errors
-/// [`Error::Edit`] for an edit that cannot be applied; the writer's errors (e.g.
-/// [`Error::BadAlignment`] for a `general.alignment` that is not a power-of-two u32,
-/// [`Error::InvalidKey`]); whatever `data` returns.
+/// [`EditError`] for an edit that cannot be applied; the writer's errors (e.g.
+/// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) for a `general.alignment` that
+/// is not a power-of-two u32, [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever
+/// `data` returns.
 pub fn apply<'f, S: Source, W: Write, T>(
     file: &'f Gguf<S>,
     edits: &[Edit],
@@ -141,7 +139,8 @@ pub fn apply<'f, S: Source, W: Write, T>(
 /// [module docs](self)).
 ///
 /// # Errors
-/// As [`apply`]; [`Error::Io`] (the file is then unchanged); any validation error of the file.
+/// As [`apply`]; [`ErrorKind::Io`](crate::ErrorKind::Io) (the file is then unchanged); any
+/// validation error of the file.
 pub fn edit_file(path: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
     let path = path.as_ref();
     rewrite_file(path, path, edits)
@@ -193,17 +192,15 @@ pub(crate) fn rewrite_with<O: Write>(
 ///   all numeric GGUF keys, `general.alignment` included.)
 ///
 /// # Errors
-/// [`Error::Edit`] (with `key`) if the text does not parse as the type, or the type is an array.
+/// [`EditError`] (with `key`) if the text does not parse as the type, or the type is an array.
 pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Option<ValueRef<'_>>) -> Result<Value> {
-    let bad = |t: &str| Error::Edit { key: key.to_owned(), reason: format!("{text:?} is not a valid {t}") };
+    let bad = |ty: &'static str| Error::from(EditError::BadValue { key: key.to_owned(), text: text.to_owned(), ty });
     let ty = match (ty, existing) {
         (Some(t), _) => t,
         (None, Some(v)) => v.value_type(),
         (None, None) => {
-            return infer(text).ok_or_else(|| Error::Edit {
-                key: key.to_owned(),
-                reason: format!("{text} is an integer outside u64 and i64; give --type f32, f64 or string"),
-            })
+            return infer(text)
+                .ok_or_else(|| EditError::IntegerTooLarge { key: key.to_owned(), text: text.to_owned() }.into())
         }
     };
     macro_rules! num {
@@ -228,10 +225,7 @@ pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Optio
             _ => Err(bad("bool")),
         },
         ValueType::String => Ok(Value::String(text.to_owned())),
-        ValueType::Array => Err(Error::Edit {
-            key: key.to_owned(),
-            reason: "arrays cannot be set from text; give a scalar --type to replace it".into(),
-        }),
+        ValueType::Array => Err(EditError::ArrayFromText { key: key.to_owned() }.into()),
     }
 }
 

@@ -23,7 +23,7 @@ use std::path::Path;
 
 use crate::codec::{self, CodecError};
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, WriteOptions};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, WriteError};
 use crate::format::GgmlType;
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
@@ -114,8 +114,8 @@ fn glob(pattern: &str, name: &str) -> bool {
 /// alignment.
 ///
 /// # Errors
-/// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) if the target cannot be quantized to; the codecs' errors;
-/// [`Error::Io`] from writing (the file at `out` is then untouched).
+/// [`CodecError::UnsupportedQuantize`] if the target cannot be quantized to; the codecs' errors;
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at `out` is then untouched).
 pub fn requantize<S: Source>(
     src: &Gguf<S>,
     out: impl AsRef<Path>,
@@ -161,7 +161,7 @@ pub fn requantize<S: Source>(
             report.bytes_out += t.nbytes;
             done += t.nbytes;
         } else {
-            let out_bytes = opts.target.nbytes(&t.ne()).ok_or_else(|| Error::InvalidTensor {
+            let out_bytes = opts.target.nbytes(&t.ne()).ok_or_else(|| WriteError::InvalidTensor {
                 name: t.name.to_owned(),
                 reason: format!("size as {} overflows", opts.target),
             })?;
@@ -175,8 +175,7 @@ pub fn requantize<S: Source>(
             while r < n_rows {
                 let rows = rows_per_chunk.min(n_rows - r);
                 let (start, len) = ((r * in_row) as usize, (rows * in_row) as usize);
-                let chunk =
-                    data.get(start..start + len).ok_or_else(|| Error::DataNotLoaded { name: t.name.to_owned() })?;
+                let chunk = data.get(start..start + len).ok_or_else(|| Error::data_not_loaded(t.name))?;
                 let elems = (rows * row) as usize;
                 scratch.resize(elems, 0.0);
                 outbuf.resize((rows * out_row) as usize, 0);

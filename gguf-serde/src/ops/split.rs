@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::container::atomic::{create_temp, file_range, open_file, SealedFile};
 use crate::container::sharded::shard_path;
 use crate::container::{Gguf, ShardedGguf, Source, TensorInfo, WriteOptions};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ShardError};
 use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::GgufWriter;
 
@@ -46,9 +46,9 @@ impl Default for SplitOptions {
 /// [`split_file`] with `opts`.
 ///
 /// # Errors
-/// [`Error::Split`] for a limit of 0 or a split into more than 65,535 shards.
+/// [`ShardError::CannotSplit`] for a limit of 0 or a split into more than 65,535 shards.
 pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec<Range<usize>>> {
-    let bad = |reason: String| Error::Split { reason };
+    let bad = |reason: String| Error::from(ShardError::CannotSplit { reason });
     let n = model.tensor_count();
     let mut shards = Vec::new();
     if opts.no_tensor_first_split {
@@ -92,15 +92,17 @@ pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec
 /// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
 ///
 /// # Errors
-/// [`Error::Split`] (see [`plan_split`]); [`Error::Io`]; any validation error of the input.
+/// [`ShardError::CannotSplit`] (see [`plan_split`]); [`ErrorKind::Io`](crate::ErrorKind::Io); any
+/// validation error of the input.
 pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
     let input = input.as_ref();
     let model = Gguf::open(input)?;
     let src = open_file(input)?;
     let plan = plan_split(&model, opts)?;
-    let count = u16::try_from(plan.len()).map_err(|_| Error::Split { reason: "too many shards".into() })?;
-    let n_tensors = i32::try_from(model.tensor_count())
-        .map_err(|_| Error::Split { reason: "more tensors than split.tensors.count (i32) can hold".into() })?;
+    let count = u16::try_from(plan.len()).map_err(|_| ShardError::CannotSplit { reason: "too many shards".into() })?;
+    let n_tensors = i32::try_from(model.tensor_count()).map_err(|_| ShardError::CannotSplit {
+        reason: "more tensors than split.tensors.count (i32) can hold".into(),
+    })?;
     let wopts = WriteOptions::like(&model);
     let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
     for (i, range) in plan.iter().enumerate() {
@@ -141,18 +143,20 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
 /// the split keys are dropped, so a file split by [`split_file`] merges back byte for byte.
 ///
 /// # Errors
-/// As [`ShardedGguf::open`]; [`Error::Io`].
+/// As [`ShardedGguf::open`]; [`ErrorKind::Io`](crate::ErrorKind::Io).
 pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
     let model = ShardedGguf::open(shard)?;
     // Renaming the merged file over one of its own shards would destroy the split.
     let out_path = std::fs::canonicalize(out.as_ref()).ok();
     if let Some(o) = &out_path {
         if model.shard_paths().any(|p| std::fs::canonicalize(p).ok().as_ref() == Some(o)) {
-            return Err(Error::Split { reason: format!("the output {} is one of the shards", o.display()) });
+            return Err(
+                ShardError::CannotSplit { reason: format!("the output {} is one of the shards", o.display()) }.into()
+            );
         }
     }
     let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
-    let first = model.first().ok_or_else(|| Error::Split { reason: "no shards".into() })?;
+    let first = model.first().ok_or_else(|| ShardError::CannotSplit { reason: "no shards".into() })?;
     let wopts = WriteOptions::like(first);
     let (o, pending) = create_temp(out.as_ref(), None)?;
     let mut w = GgufWriter::with_options(o, wopts)?;
@@ -163,7 +167,7 @@ pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> 
         w.add_tensor(t.info.name, t.info.dtype, &t.info.shape)?;
     }
     for t in model.tensors() {
-        let src = files.get(t.shard).ok_or_else(|| Error::DataNotLoaded { name: t.info.name.to_owned() })?;
+        let src = files.get(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
         w.copy_tensor_data(file_range(src, t.info.data_offset, t.info.nbytes)?)?;
     }
     pending.seal(w.finish()?)?.persist()

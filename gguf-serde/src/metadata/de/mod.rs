@@ -13,7 +13,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
 use crate::container::{le_array, ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef};
-use crate::error::{Error, Result};
+use crate::error::{Error, MetadataError, Result};
 use crate::format::{Endian, ValueType};
 mod stream;
 
@@ -22,24 +22,22 @@ use crate::metadata::{resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTIN
 impl de::Error for Error {
     #[cold]
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        Error::Serde { msg: msg.to_string(), key: None, offset: None }
+        MetadataError::Message { message: msg.to_string() }.into()
     }
 
     #[cold]
     fn missing_field(field: &'static str) -> Self {
-        Error::Serde { msg: format!("{MISSING}{field}`"), key: None, offset: None }
+        MetadataError::MissingField { field }.into()
     }
 }
-
-const MISSING: &str = "missing field `";
 
 /// Deserializes a `T` from the key/value block of the GGUF file in `bytes` (a whole file, or at
 /// least everything up to its tensor data). Strings and arrays borrow from `bytes`.
 ///
 /// # Errors
-/// Any error of [`Gguf::from_slice`] (the whole file is validated first); [`Error::Serde`] with
-/// the full key, the expected and found types and the byte offset of the value when the metadata
-/// does not fit `T`.
+/// Any error of [`Gguf::from_slice`] (the whole file is validated first);
+/// [`MetadataError`](crate::MetadataError) with the full key, the expected and found types and the
+/// byte offset of the value when the metadata does not fit `T`.
 pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
     MetadataOptions::new().from_slice(bytes)
 }
@@ -55,8 +53,9 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
 /// use [`Gguf::deserialize_metadata`].
 ///
 /// # Errors
-/// [`Error::Io`] from the reader; [`Error::Truncated`] if it ends inside the block; otherwise as
-/// [`from_slice`].
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader;
+/// [`FormatError::Truncated`](crate::FormatError::Truncated) if it ends inside the block; otherwise
+/// as [`from_slice`].
 pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
     MetadataOptions::new().from_reader(reader)
 }
@@ -73,17 +72,19 @@ pub fn from_gguf<'a, T: Deserialize<'a>, S: Source>(file: &'a Gguf<S>) -> Result
 /// reads as any integer type it fits, an `array<string>` as `Vec<String>`, and so on.
 ///
 /// # Errors
-/// [`Error::Serde`] if the value does not fit `T`.
+/// [`MetadataError`](crate::MetadataError) if the value does not fit `T`.
 pub fn from_value<T: DeserializeOwned>(value: Value) -> Result<T> {
     // Encode the one value as a tiny file and read it back: the one decoding path for both.
     let mut w = crate::GgufWriter::new(Vec::new());
     w.add_value("value", &value)?;
     let bytes = w.finish()?;
     let file = Gguf::from_slice(&bytes)?;
-    let kv = file.metadata_borrowed().next().ok_or_else(|| Error::NotFound { what: "key", name: "value".into() })?;
-    T::deserialize(ValueDe { v: kv.value, path: Path::Root(""), offset: None }).map_err(|e| match e {
-        Error::Serde { msg, offset: _, key } => Error::Serde { msg, key, offset: None },
-        e => e,
+    let kv = file.metadata_borrowed().next().ok_or_else(|| Error::not_found("key", "value"))?;
+    T::deserialize(ValueDe { v: kv.value, path: Path::Root(""), offset: None }).map_err(|mut e| {
+        if let Some((_, offset)) = e.metadata_at() {
+            *offset = None;
+        }
+        e
     })
 }
 
@@ -194,18 +195,24 @@ fn deserialize_entries<'de, T: Deserialize<'de>>(entries: &[Entry<'de>], opts: &
 
 #[cold]
 fn err(msg: impl Into<String>, key: Option<String>, offset: Option<u64>) -> Error {
-    Error::Serde { msg: msg.into(), key, offset }
+    Error::metadata(MetadataError::Message { message: msg.into() }, key, offset)
 }
 
 /// Fills in the key and offset of an error a visitor raised (which knows neither).
-fn annotate(e: Error, key: impl FnOnce() -> String, offset: Option<u64>) -> Error {
-    match e {
-        Error::Serde { msg, key: None, offset: None } => {
-            let key = key();
-            Error::Serde { msg, key: (!key.is_empty()).then_some(key), offset }
-        }
-        e => e,
+fn annotate(mut e: Error, key: impl FnOnce() -> String, offset: Option<u64>) -> Error {
+    if let Some((k @ None, o @ None)) = e.metadata_at() {
+        *k = Some(key()).filter(|k| !k.is_empty());
+        *o = offset;
     }
+    e
+}
+
+/// Gives a metadata error without a key the key `name` of the struct or map it happened in.
+fn in_group(mut e: Error, name: &str) -> Error {
+    if let Some((k @ None, _)) = e.metadata_at() {
+        *k = Some(name.to_owned());
+    }
+    e
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -256,7 +263,7 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                     let key = format!("{}{}", self.prefix, f);
                     return Err(resolve_arch_key(&key, None)
                         .err()
-                        .unwrap_or_else(|| err("unresolved {arch}", None, None)));
+                        .unwrap_or_else(|| Error::metadata(MetadataError::UnknownArch, None, None)));
                 }
             }
         }
@@ -327,18 +334,15 @@ impl<'a, 'de> GroupDe<'a, 'de> {
 /// Turns serde's missing-field error of a struct at `prefix` into one naming the full key, and
 /// gives other errors without a key the struct's key.
 fn fix_missing(e: Error, prefix: &str, arch: Option<&str>) -> Error {
-    match e {
-        Error::Serde { msg, key: None, offset: None } if msg.starts_with(MISSING) => {
-            let field = msg.get(MISSING.len()..msg.len().saturating_sub(1)).unwrap_or_default();
-            let key = format!("{prefix}{field}");
-            let key = resolve_arch_key(&key, arch).ok().flatten().unwrap_or(key);
-            err("missing (no key of this name, nor under it)", Some(key), None)
-        }
-        Error::Serde { msg, key: None, offset } if !prefix.is_empty() => {
-            let name = prefix.strip_suffix('.').unwrap_or(prefix);
-            Error::Serde { msg, key: Some(name.to_owned()), offset }
-        }
-        e => e,
+    if let (Some(MetadataError::MissingField { field }), None, None) = (e.as_metadata(), e.key(), e.offset()) {
+        let key = format!("{prefix}{field}");
+        let key = resolve_arch_key(&key, arch).ok().flatten().unwrap_or(key);
+        return Error::metadata(MetadataError::MissingKey, Some(key), None);
+    }
+    if prefix.is_empty() {
+        e
+    } else {
+        in_group(e, prefix.strip_suffix('.').unwrap_or(prefix))
     }
 }
 
@@ -366,11 +370,12 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         let prefix = self.prefix.clone();
         let name = self.name().to_owned();
-        visitor.visit_map(MapAccess { group: self, pos: 0, pending: None }).map_err(|e| match e {
-            Error::Serde { msg, key: None, offset } if !prefix.is_empty() => {
-                Error::Serde { msg, key: Some(name), offset }
+        visitor.visit_map(MapAccess { group: self, pos: 0, pending: None }).map_err(|e| {
+            if prefix.is_empty() {
+                e
+            } else {
+                in_group(e, &name)
             }
-            e => e,
         })
     }
 
