@@ -42,9 +42,9 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 pub(crate) mod atomic;
+mod feed;
 mod parse;
 pub mod sharded;
-mod skim;
 mod value;
 mod write;
 
@@ -53,9 +53,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Deref;
 use std::path::Path;
 
+pub(crate) use feed::READ_AHEAD;
+use parse::Goal;
 pub(crate) use parse::{align_up, Layout};
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, ShardedGguf, TensorSource};
-pub(crate) use value::le_array;
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
@@ -118,7 +119,7 @@ impl<'a> Gguf<&'a [u8]> {
     /// # Errors
     /// Any validation error of the [module docs](self), with its byte offset.
     pub fn from_slice(bytes: &'a [u8]) -> Result<Self> {
-        let layout = parse::parse(bytes, bytes.len() as u64)?;
+        let layout = feed::parse(&mut feed::Whole(bytes), Goal::TensorInfos)?;
         Ok(Gguf { source: bytes, layout })
     }
 
@@ -168,7 +169,7 @@ impl Gguf<memmap2::Mmap> {
         // go through bounds-checked slices.
         let map =
             unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(format!("mapping {}", path.display()), e))?;
-        let layout = parse::parse(&map, map.len() as u64)?;
+        let layout = feed::parse(&mut feed::Whole(&map), Goal::TensorInfos)?;
         Ok(Gguf { source: map, layout })
     }
 }
@@ -182,38 +183,46 @@ impl Gguf<MetadataOnly> {
     /// # Errors
     /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
     /// file's length).
-    pub fn from_reader<R: Read + Seek>(mut reader: R) -> Result<Self> {
+    pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
+        Self::from_reader_in_pieces(reader, feed::READ_AHEAD)
+    }
+
+    /// [`Gguf::from_reader`] reading at most `read_ahead` bytes past what the parser asks for
+    /// (0: the parser stops and resumes at every item). For tests and fuzzing.
+    #[doc(hidden)]
+    pub fn from_reader_in_pieces<R: Read + Seek>(mut reader: R, read_ahead: usize) -> Result<Self> {
         let start = reader.stream_position()?;
         let end = reader.seek(SeekFrom::End(0))?;
         reader.seek(SeekFrom::Start(start))?;
         let file_len = end.saturating_sub(start);
-        let mut buf = skim::read_metadata(&mut reader, file_len).map_err(|e| Error::io("reading metadata", e))?;
-        loop {
-            match parse::parse(&buf, file_len) {
-                Ok(layout) => {
-                    buf.truncate(usize::try_from(layout.infos_end).unwrap_or(buf.len()).min(buf.len()));
-                    return Ok(Gguf { source: MetadataOnly(buf), layout });
-                }
-                // The walk stopped where the parser wants more of a file that has it (the walk
-                // stops only at what the parser refuses, so this is a safety net): read more,
-                // at least doubling, and parse again.
-                Err(Error::Truncated { offset, needed, available, .. }) if available >= needed => {
-                    let have = buf.len() as u64;
-                    let want = offset.saturating_add(needed).max(have.saturating_mul(2)).min(file_len);
-                    let mut more = Vec::new();
-                    reader.seek(SeekFrom::Start(start.saturating_add(have)))?;
-                    (&mut reader).take(want.saturating_sub(have)).read_to_end(&mut more)?;
-                    if more.is_empty() {
-                        return Err(Error::io(
-                            "reading metadata",
-                            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than its length"),
-                        ));
-                    }
-                    buf.extend_from_slice(&more);
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        let mut feed = feed::Pieces::new(reader, Some(file_len), "reading metadata").with_read_ahead(read_ahead);
+        let layout = feed::parse(&mut feed, Goal::TensorInfos)?;
+        Ok(Gguf { source: MetadataOnly::cut(feed.into_bytes(), &layout), layout })
+    }
+
+    /// The header and key/value pairs of a file read from a plain `reader` (at the start of the
+    /// file), and nothing after them: the tensor count is not used and the result has no tensor
+    /// infos (it is not a file of its own; the serde layer reads its metadata). The reader's
+    /// length is not known: a count is checked by reading as far as it claims, at most to the
+    /// end of the reader; errors are those of [`Gguf::from_slice`] on everything the reader
+    /// yields (up to the end of the pairs). Reads at most `read_ahead` bytes past what the
+    /// parser asks for.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the reader; any validation error of the header and pairs.
+    #[doc(hidden)]
+    pub fn kv_block_from_reader<R: Read>(reader: R, read_ahead: usize) -> Result<Self> {
+        let mut feed = feed::Pieces::new(reader, None, "reading GGUF").with_read_ahead(read_ahead);
+        let layout = feed::parse(&mut feed, Goal::KvBlock)?;
+        Ok(Gguf { source: MetadataOnly::cut(feed.into_bytes(), &layout), layout })
+    }
+}
+
+impl MetadataOnly {
+    /// The metadata of `layout` in `bytes`: the read-ahead past its end dropped.
+    fn cut(mut bytes: Vec<u8>, layout: &Layout) -> MetadataOnly {
+        bytes.truncate(usize::try_from(layout.infos_end).unwrap_or(usize::MAX));
+        MetadataOnly(bytes)
     }
 }
 
@@ -223,7 +232,7 @@ impl Gguf<Vec<u8>> {
     /// # Errors
     /// As [`Gguf::from_slice`].
     pub fn from_vec(bytes: Vec<u8>) -> Result<Self> {
-        let layout = parse::parse(&bytes, bytes.len() as u64)?;
+        let layout = feed::parse(&mut feed::Whole(&bytes), Goal::TensorInfos)?;
         Ok(Gguf { source: bytes, layout })
     }
 }

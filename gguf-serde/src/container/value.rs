@@ -213,7 +213,7 @@ impl<'a> ArrayRef<'a> {
 
     /// The elements in order.
     pub fn iter(&self) -> ArrayIter<'a> {
-        ArrayIter { array: *self, pos: 0, remaining: self.len }
+        ArrayIter { array: *self, pos: 0, remaining: self.len, run: "", run_start: 0 }
     }
 
     /// The strings of a string array, in order; `None` if the elements are not strings.
@@ -221,7 +221,7 @@ impl<'a> ArrayRef<'a> {
         if self.elem != ValueType::String {
             return None;
         }
-        Some(self.iter().map(|v| v.as_str().unwrap_or_default()))
+        Some(Strings(self.iter()))
     }
 
     /// Element `i` of an array of a fixed-size type, without walking; `None` past the end or for
@@ -262,9 +262,7 @@ impl<'a> ArrayRef<'a> {
             ValueType::U64 => collect!(U64, U64),
             ValueType::I64 => collect!(I64, I64),
             ValueType::F64 => collect!(F64, F64),
-            ValueType::String => {
-                Array::String(self.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect())
-            }
+            ValueType::String => Array::String(Strings(self.iter()).map(str::to_owned).collect()),
             ValueType::Array => Array::Array(
                 self.iter()
                     .map(|v| match v {
@@ -309,69 +307,149 @@ pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueR
     }
 }
 
-/// Iterator over the elements of an [`ArrayRef`].
-#[derive(Clone, Debug)]
+/// Bytes of strings a run covers before it is validated ([`string_run`]): a run is validated and
+/// then read while it is still in the cache.
+const RUN_BYTES: usize = 64 * 1024;
+
+/// A run of length-prefixed strings (a `u64` length, then the bytes) from `pos` in `bytes`: the
+/// end of the longest run of at most `max` strings that lie wholly in `bytes` and whose 8-byte
+/// length fields are all ASCII (< 0x80), stopping after the string that reaches [`RUN_BYTES`]
+/// past `pos`; and the number of strings in it (0 if the first one does not qualify).
+///
+/// Each string of such a run is delimited by ASCII bytes, so it starts and ends on a character
+/// boundary of the run: the run is valid UTF-8 exactly when every string in it is, and one SIMD
+/// validation of the run stands for one per string. The parser (validating a file) and the
+/// element decoder ([`ArrayIter`], turning validated bytes into `&str` without `unsafe`) both
+/// read strings this way.
+#[inline]
+pub(crate) fn string_run(bytes: &[u8], pos: usize, max: u64, endian: Endian) -> (usize, u64) {
+    let limit = pos.saturating_add(RUN_BYTES);
+    let (mut at, mut n) = (pos, 0u64);
+    while n < max && at < limit {
+        let Some(raw) = at.checked_add(8).and_then(|end| bytes.get(at..end)) else { break };
+        let b = le_array::<8>(raw, Endian::Little);
+        if u64::from_ne_bytes(b) & 0x8080_8080_8080_8080 != 0 {
+            break;
+        }
+        let len = match endian {
+            Endian::Little => u64::from_le_bytes(b),
+            Endian::Big => u64::from_be_bytes(b),
+        };
+        match usize::try_from(len).ok().and_then(|len| (at + 8).checked_add(len)) {
+            Some(next) if next <= bytes.len() => at = next,
+            _ => break,
+        }
+        n += 1;
+    }
+    (at, n)
+}
+
+/// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
+/// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
+///
+/// Fixed-size elements are decoded in place; strings are sliced out of runs validated at once
+/// ([`string_run`]); an array of arrays gives each inner array as an [`ArrayRef`], its extent
+/// found by the parser's own walk.
+#[derive(Clone)]
 pub struct ArrayIter<'a> {
     array: ArrayRef<'a>,
+    /// Offset of the next element in the array's bytes.
     pos: usize,
     remaining: u64,
+    /// Whole length-prefixed strings known to be UTF-8: the array's bytes from `run_start` on.
+    run: &'a str,
+    run_start: usize,
+}
+
+impl fmt::Debug for ArrayIter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArrayIter").field("array", &self.array).field("remaining", &self.remaining).finish()
+    }
 }
 
 impl<'a> ArrayIter<'a> {
-    fn read_u32(&mut self) -> u32 {
-        let v = match decode_fixed(ValueType::U32, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
-            ValueRef::U32(v) => v,
-            _ => 0,
+    /// The next element and its offset in the array's bytes.
+    #[inline]
+    pub(crate) fn next_at(&mut self) -> Option<(ValueRef<'a>, usize)> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let at = self.pos;
+        let v = match self.array.elem {
+            ValueType::String => self.next_str().map(ValueRef::String),
+            ValueType::Array => self.next_array().map(ValueRef::Array),
+            t => self.next_fixed(t),
         };
-        self.pos = self.pos.saturating_add(4);
-        v
+        match v {
+            Some(v) => {
+                self.remaining -= 1;
+                Some((v, at))
+            }
+            None => {
+                // Not reached for the validated bytes of an opened file.
+                self.remaining = 0;
+                None
+            }
+        }
     }
 
-    fn read_u64(&mut self) -> u64 {
-        let v = match decode_fixed(ValueType::U64, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
-            ValueRef::U64(v) => v,
-            _ => 0,
+    /// The next element of a string array (`remaining` is not touched).
+    #[inline]
+    fn next_str(&mut self) -> Option<&'a str> {
+        let at = self.pos;
+        let n = u64::from_le_bytes(le_array(self.array.bytes.get(at..)?, self.array.endian));
+        let start = at.checked_add(8)?;
+        let end = start.checked_add(usize::try_from(n).ok()?)?;
+        let s = match self.run.get(start.wrapping_sub(self.run_start)..end.wrapping_sub(self.run_start)) {
+            Some(s) => s,
+            None => self.new_run(at, end)?,
         };
-        self.pos = self.pos.saturating_add(8);
-        v
-    }
-
-    fn take(&mut self, n: u64) -> &'a [u8] {
-        let n = usize::try_from(n).unwrap_or(usize::MAX);
-        let end = self.pos.saturating_add(n).min(self.array.bytes.len());
-        let out = self.array.bytes.get(self.pos..end).unwrap_or(&[]);
         self.pos = end;
-        out
+        Some(s)
+    }
+
+    /// Validates the run of strings from `at` (where the string ending at `end` starts) and
+    /// gives that string; a string that starts no run (its length has a byte ≥ 0x80) is
+    /// validated alone.
+    #[inline(never)]
+    fn new_run(&mut self, at: usize, end: usize) -> Option<&'a str> {
+        let bytes = self.array.bytes;
+        let (run_end, n) = string_run(bytes, at, self.remaining, self.array.endian);
+        if n > 0 {
+            if let Ok(run) = simdutf8::basic::from_utf8(bytes.get(at..run_end)?) {
+                self.run = run;
+                self.run_start = at;
+                return run.get(8..end - at);
+            }
+        }
+        simdutf8::basic::from_utf8(bytes.get(at.checked_add(8)?..end)?).ok()
+    }
+
+    fn next_array(&mut self) -> Option<ArrayRef<'a>> {
+        let (bytes, endian) = (self.array.bytes, self.array.endian);
+        let head = bytes.get(self.pos..self.pos.checked_add(12)?)?;
+        let elem = ValueType::from_id(u32::from_le_bytes(le_array(head, endian)))?;
+        let len = u64::from_le_bytes(le_array(head.get(4..)?, endian));
+        let start = self.pos + 12;
+        let end = super::parse::elements_end(bytes, start, elem, len, endian);
+        self.pos = end;
+        Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian })
+    }
+
+    fn next_fixed(&mut self, t: ValueType) -> Option<ValueRef<'a>> {
+        let end = self.pos.checked_add(t.fixed_size()?)?;
+        let v = decode_fixed(t, self.array.bytes.get(self.pos..end)?, self.array.endian);
+        self.pos = end;
+        Some(v)
     }
 }
 
 impl<'a> Iterator for ArrayIter<'a> {
     type Item = ValueRef<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<ValueRef<'a>> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        let elem = self.array.elem;
-        Some(match elem {
-            ValueType::String => {
-                let len = self.read_u64();
-                ValueRef::String(std::str::from_utf8(self.take(len)).unwrap_or_default())
-            }
-            ValueType::Array => {
-                let inner = ValueType::from_id(self.read_u32()).unwrap_or(ValueType::U8);
-                let len = self.read_u64();
-                let start = self.pos;
-                skip_elements(self, inner, len);
-                let bytes = self.array.bytes.get(start..self.pos).unwrap_or(&[]);
-                ValueRef::Array(ArrayRef { elem: inner, len, bytes, endian: self.array.endian })
-            }
-            t => {
-                let size = t.fixed_size().unwrap_or(1);
-                decode_fixed(t, self.take(size as u64), self.array.endian)
-            }
-        })
+        self.next_at().map(|(v, _)| v)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -382,29 +460,28 @@ impl<'a> Iterator for ArrayIter<'a> {
 
 impl ExactSizeIterator for ArrayIter<'_> {}
 
-/// Advances `it` past `len` elements of type `elem` (validated bytes).
-fn skip_elements(it: &mut ArrayIter<'_>, elem: ValueType, len: u64) {
-    match elem.fixed_size() {
-        Some(size) => {
-            it.take(len.saturating_mul(size as u64));
+/// The strings of a string array ([`ArrayRef::strings`]).
+struct Strings<'a>(ArrayIter<'a>);
+
+impl<'a> Iterator for Strings<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        if self.0.remaining == 0 {
+            return None;
         }
-        None => {
-            for _ in 0..len {
-                if it.pos >= it.array.bytes.len() {
-                    break;
-                }
-                if elem == ValueType::String {
-                    let n = it.read_u64();
-                    it.take(n);
-                } else {
-                    let inner = ValueType::from_id(it.read_u32()).unwrap_or(ValueType::U8);
-                    let n = it.read_u64();
-                    skip_elements(it, inner, n);
-                }
-            }
-        }
+        let s = self.0.next_str();
+        self.0.remaining = if s.is_some() { self.0.remaining - 1 } else { 0 };
+        s
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
     }
 }
+
+impl ExactSizeIterator for Strings<'_> {}
 
 /// An owned metadata value: every GGUF type at its exact width.
 #[derive(Clone, Debug, PartialEq)]
