@@ -671,8 +671,9 @@ fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
     };
     let ne0 = ne[0];
     if ne0 % dtype.block_size() != 0 {
-        return Err(Error::NotBlockMultiple { name: name_str.to_owned(), dtype, ne0, block_size: dtype.block_size() }
-            .into());
+        return Err(
+            Error::NotBlockMultiple { name: name_str.to_owned(), dtype, ne0, block_size: dtype.block_size() }.into()
+        );
     }
     let nbytes = dtype.nbytes(dims).filter(|&n| n <= i64::MAX as u64);
     let Some(nbytes) = nbytes else {
