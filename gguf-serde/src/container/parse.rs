@@ -83,13 +83,13 @@ pub(crate) struct Layout {
     pub tensors: Vec<TensorEntry>,
     /// Tensor indices sorted by name, for lookups.
     pub tensors_by_name: Vec<u32>,
-    /// End of the tensor infos (start of the padding before the data section); for
-    /// [`Goal::KvBlock`], the end of the key/value pairs.
+    /// End of the tensor infos (start of the padding before the data section).
     pub infos_end: u64,
     /// Absolute start of the data section: `infos_end` rounded up to the alignment.
     pub data_offset: u64,
-    /// The file's length in bytes (for [`Goal::KvBlock`] from a source of unknown length, the
-    /// bytes read).
+    /// The file's length in bytes.
+    ///
+    /// For [`Goal::KvBlock`], all three are the end of the key/value pairs.
     pub file_len: u64,
 }
 
@@ -223,10 +223,9 @@ impl Parser {
         // Keys are read: free their hashes before the tensor infos take memory.
         self.key_hashes = HashSet::new();
         if self.goal == Goal::KvBlock {
+            // No tensors, no data section: every offset past the pairs is their end.
             let end = c.pos as u64;
-            let data_offset = align_up(end, self.alignment).unwrap_or(end);
-            let file_len = self.len.unwrap_or(data.len() as u64);
-            return Ok(self.layout(head, Vec::new(), end, data_offset, file_len));
+            return Ok(self.layout(head, Vec::new(), end, end, end));
         }
         if self.tensors.capacity() == 0 {
             self.tensors.reserve(head.n_tensors.min(PREALLOC) as usize);

@@ -602,9 +602,9 @@ pub fn check_every_source(bytes: &[u8], read_aheads: &[usize]) {
                 format!("{:?}", g.metadata().collect::<Vec<_>>()),
                 format!("{:?}", k.metadata().collect::<Vec<_>>())
             );
-            let end = g.metadata().last().map_or(24, |kv| kv.offset as usize);
-            assert!(k.bytes().len() >= end && bytes.starts_with(k.bytes()));
-            assert_eq!(k.tensor_count(), 0);
+            // Exactly the bytes up to the end of the pairs (the first tensor info).
+            let end = g.tensors().next().map_or(g.tensor_infos_end(), |t| t.info_offset);
+            assert_eq!((k.bytes(), k.tensor_infos_end(), k.tensor_count()), (&bytes[..end as usize], end, 0));
         }
         (Err(s), Err(k)) => {
             let tensor_count = matches!(s, Error::TooLong { item: Item::TensorCount, .. });
