@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::ops::Range;
 
-use super::value::{decode_fixed, le_array, string_run, ArrayRef, ValueRef};
+use super::value::{decode_fixed, num, ArrayRef, ValueRef, RUN_BYTES};
 use crate::error::{AlignmentProblem, Error, Item, Result};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
@@ -422,12 +422,12 @@ impl<'a> Cursor<'a> {
 
     fn u32(&mut self, item: Item, key: Option<&str>) -> Res<u32> {
         let b = self.take(4, item, key)?;
-        Ok(u32::from_le_bytes(le_array(b, self.endian)))
+        Ok(num(b, self.endian))
     }
 
     fn u64(&mut self, item: Item, key: Option<&str>) -> Res<u64> {
         let b = self.take(8, item, key)?;
-        Ok(u64::from_le_bytes(le_array(b, self.endian)))
+        Ok(num(b, self.endian))
     }
 
     /// Reads a `u64` length and checks it against the bytes left in the file.
@@ -620,6 +620,35 @@ fn strings(c: &mut Cursor<'_>, key: &str, max: u64) -> Res<u64> {
         c.string(Item::String, Some(key))?;
     }
     Ok(n)
+}
+
+/// A run of length-prefixed strings (a `u64` length, then the bytes) from `pos` in `bytes`: the
+/// end of the longest run of at most `max` strings that lie wholly in `bytes` and whose 8-byte
+/// length fields are all ASCII (< 0x80), stopping after the string that reaches [`RUN_BYTES`]
+/// past `pos`; and the number of strings in it (0 if the first one does not qualify).
+///
+/// Each string of such a run is delimited by ASCII bytes, so it starts and ends on a character
+/// boundary of the run: the run is valid UTF-8 exactly when every string in it is, and one SIMD
+/// validation of the run stands for one per string.
+#[inline]
+fn string_run(bytes: &[u8], pos: usize, max: u64, endian: Endian) -> (usize, u64) {
+    let mut rest = bytes.get(pos..).unwrap_or_default();
+    let (total, mut n) = (rest.len(), 0u64);
+    let stop = total.saturating_sub(RUN_BYTES);
+    while n < max && rest.len() > stop {
+        let Some((&raw, tail)) = rest.split_first_chunk::<8>() else { break };
+        if u64::from_ne_bytes(raw) & 0x8080_8080_8080_8080 != 0 {
+            break;
+        }
+        let len = match endian {
+            Endian::Little => u64::from_le_bytes(raw),
+            Endian::Big => u64::from_be_bytes(raw),
+        };
+        let Some(next) = usize::try_from(len).ok().and_then(|len| tail.get(len..)) else { break };
+        rest = next;
+        n += 1;
+    }
+    (pos + (total - rest.len()), n)
 }
 
 fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {

@@ -275,81 +275,65 @@ impl<'a> ArrayRef<'a> {
     }
 }
 
-/// The first `N` bytes of `b` in little-endian order (reversed for a big-endian file), ready for
-/// `from_le_bytes`; zeros when `b` is shorter than `N`.
-#[inline]
-pub(crate) fn le_array<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
-    let mut out = [0u8; N];
-    if let Some(src) = b.get(..N) {
-        out.copy_from_slice(src);
-    }
-    if endian == Endian::Big {
-        out.reverse();
-    }
-    out
+/// A number stored in a file: read from its first bytes in the file's byte order.
+pub(crate) trait Stored: Sized + Default {
+    /// The number at the start of `b`; 0 when `b` is shorter than the number.
+    fn read(b: &[u8], endian: Endian) -> Self;
+}
+
+macro_rules! stored {
+    ($($t:ty),*) => {$(
+        impl Stored for $t {
+            #[inline(always)]
+            fn read(b: &[u8], endian: Endian) -> $t {
+                match b.first_chunk() {
+                    Some(&raw) => match endian {
+                        Endian::Little => <$t>::from_le_bytes(raw),
+                        Endian::Big => <$t>::from_be_bytes(raw),
+                    },
+                    None => <$t>::default(),
+                }
+            }
+        }
+    )*};
+}
+stored!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
+
+/// The number of type `T` at the start of `b`, in byte order `endian` (0 if `b` is shorter).
+#[inline(always)]
+pub(crate) fn num<T: Stored>(b: &[u8], endian: Endian) -> T {
+    T::read(b, endian)
 }
 
 /// Decodes one fixed-size value; `bytes` has exactly the type's size (a shorter slice gives 0).
+#[inline]
 pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueRef<'static> {
     match t {
-        ValueType::U8 => ValueRef::U8(le_array::<1>(bytes, endian)[0]),
-        ValueType::I8 => ValueRef::I8(i8::from_le_bytes(le_array(bytes, endian))),
-        ValueType::Bool => ValueRef::Bool(le_array::<1>(bytes, endian)[0] != 0),
-        ValueType::U16 => ValueRef::U16(u16::from_le_bytes(le_array(bytes, endian))),
-        ValueType::I16 => ValueRef::I16(i16::from_le_bytes(le_array(bytes, endian))),
-        ValueType::U32 => ValueRef::U32(u32::from_le_bytes(le_array(bytes, endian))),
-        ValueType::I32 => ValueRef::I32(i32::from_le_bytes(le_array(bytes, endian))),
-        ValueType::F32 => ValueRef::F32(f32::from_le_bytes(le_array(bytes, endian))),
-        ValueType::U64 => ValueRef::U64(u64::from_le_bytes(le_array(bytes, endian))),
-        ValueType::I64 => ValueRef::I64(i64::from_le_bytes(le_array(bytes, endian))),
-        ValueType::F64 => ValueRef::F64(f64::from_le_bytes(le_array(bytes, endian))),
+        ValueType::U8 => ValueRef::U8(num(bytes, endian)),
+        ValueType::I8 => ValueRef::I8(num(bytes, endian)),
+        ValueType::Bool => ValueRef::Bool(num::<u8>(bytes, endian) != 0),
+        ValueType::U16 => ValueRef::U16(num(bytes, endian)),
+        ValueType::I16 => ValueRef::I16(num(bytes, endian)),
+        ValueType::U32 => ValueRef::U32(num(bytes, endian)),
+        ValueType::I32 => ValueRef::I32(num(bytes, endian)),
+        ValueType::F32 => ValueRef::F32(num(bytes, endian)),
+        ValueType::U64 => ValueRef::U64(num(bytes, endian)),
+        ValueType::I64 => ValueRef::I64(num(bytes, endian)),
+        ValueType::F64 => ValueRef::F64(num(bytes, endian)),
         ValueType::String | ValueType::Array => ValueRef::U8(0),
     }
 }
 
-/// Bytes of strings a run covers before it is validated ([`string_run`]): a run is validated and
-/// then read while it is still in the cache.
-const RUN_BYTES: usize = 64 * 1024;
-
-/// A run of length-prefixed strings (a `u64` length, then the bytes) from `pos` in `bytes`: the
-/// end of the longest run of at most `max` strings that lie wholly in `bytes` and whose 8-byte
-/// length fields are all ASCII (< 0x80), stopping after the string that reaches [`RUN_BYTES`]
-/// past `pos`; and the number of strings in it (0 if the first one does not qualify).
-///
-/// Each string of such a run is delimited by ASCII bytes, so it starts and ends on a character
-/// boundary of the run: the run is valid UTF-8 exactly when every string in it is, and one SIMD
-/// validation of the run stands for one per string. The parser (validating a file) and the
-/// element decoder ([`ArrayIter`], turning validated bytes into `&str` without `unsafe`) both
-/// read strings this way.
-#[inline]
-pub(crate) fn string_run(bytes: &[u8], pos: usize, max: u64, endian: Endian) -> (usize, u64) {
-    let limit = pos.saturating_add(RUN_BYTES);
-    let (mut at, mut n) = (pos, 0u64);
-    while n < max && at < limit {
-        let Some(raw) = at.checked_add(8).and_then(|end| bytes.get(at..end)) else { break };
-        let b = le_array::<8>(raw, Endian::Little);
-        if u64::from_ne_bytes(b) & 0x8080_8080_8080_8080 != 0 {
-            break;
-        }
-        let len = match endian {
-            Endian::Little => u64::from_le_bytes(b),
-            Endian::Big => u64::from_be_bytes(b),
-        };
-        match usize::try_from(len).ok().and_then(|len| (at + 8).checked_add(len)) {
-            Some(next) if next <= bytes.len() => at = next,
-            _ => break,
-        }
-        n += 1;
-    }
-    (at, n)
-}
+/// Bytes of strings validated at once (a run, see [`ArrayIter`] and the parser's
+/// `string_run`): a run is validated and then read while it is still in the cache.
+pub(crate) const RUN_BYTES: usize = 64 * 1024;
 
 /// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
 /// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
 ///
-/// Fixed-size elements are decoded in place; strings are sliced out of runs validated at once
-/// ([`string_run`]); an array of arrays gives each inner array as an [`ArrayRef`], its extent
-/// found by the parser's own walk.
+/// Fixed-size elements are decoded in place; strings are sliced out of runs of [`RUN_BYTES`]
+/// validated at once (see `new_run`); an array of arrays gives each inner array as an
+/// [`ArrayRef`], its extent found by the parser's own walk.
 #[derive(Clone)]
 pub struct ArrayIter<'a> {
     array: ArrayRef<'a>,
@@ -394,10 +378,10 @@ impl<'a> ArrayIter<'a> {
     }
 
     /// The next element of a string array (`remaining` is not touched).
-    #[inline]
+    #[inline(always)]
     fn next_str(&mut self) -> Option<&'a str> {
         let at = self.pos;
-        let n = u64::from_le_bytes(le_array(self.array.bytes.get(at..)?, self.array.endian));
+        let n: u64 = num(self.array.bytes.get(at..)?, self.array.endian);
         let start = at.checked_add(8)?;
         let end = start.checked_add(usize::try_from(n).ok()?)?;
         let s = match self.run.get(start.wrapping_sub(self.run_start)..end.wrapping_sub(self.run_start)) {
@@ -408,28 +392,43 @@ impl<'a> ArrayIter<'a> {
         Some(s)
     }
 
-    /// Validates the run of strings from `at` (where the string ending at `end` starts) and
-    /// gives that string; a string that starts no run (its length has a byte ≥ 0x80) is
-    /// validated alone.
+    /// Validates a new run from the string at `at` (which ends at `end`) on, and gives that
+    /// string.
+    ///
+    /// The run is the array's bytes from the string's start, [`RUN_BYTES`] or to the end of the
+    /// array (at least to the string's end), cut back to a character boundary; it is validated
+    /// with one SIMD pass, or if that fails (a length field with bytes ≥ 0x80 is not UTF-8), as
+    /// far as it is valid. Each later string wholly inside it is sliced out of it, which checks
+    /// that the string starts and ends on its character boundaries: the bytes were validated
+    /// when the file was opened, so every string is, and its length bytes are read only once.
     #[inline(never)]
     fn new_run(&mut self, at: usize, end: usize) -> Option<&'a str> {
         let bytes = self.array.bytes;
-        let (run_end, n) = string_run(bytes, at, self.remaining, self.array.endian);
-        if n > 0 {
-            if let Ok(run) = simdutf8::basic::from_utf8(bytes.get(at..run_end)?) {
-                self.run = run;
-                self.run_start = at;
-                return run.get(8..end - at);
+        let start = at.checked_add(8)?;
+        let mut cut = start.saturating_add(RUN_BYTES).max(end).min(bytes.len());
+        for _ in 0..3 {
+            if cut > end && bytes.get(cut).is_some_and(|&b| b & 0xc0 == 0x80) {
+                cut -= 1;
             }
         }
-        simdutf8::basic::from_utf8(bytes.get(at.checked_add(8)?..end)?).ok()
+        let window = bytes.get(start..cut)?;
+        let run = match simdutf8::basic::from_utf8(window) {
+            Ok(run) => run,
+            Err(_) => {
+                let valid = simdutf8::compat::from_utf8(window).map_or_else(|e| e.valid_up_to(), str::len);
+                simdutf8::basic::from_utf8(window.get(..valid)?).ok()?
+            }
+        };
+        self.run = run;
+        self.run_start = start;
+        run.get(..end - start)
     }
 
     fn next_array(&mut self) -> Option<ArrayRef<'a>> {
         let (bytes, endian) = (self.array.bytes, self.array.endian);
         let head = bytes.get(self.pos..self.pos.checked_add(12)?)?;
-        let elem = ValueType::from_id(u32::from_le_bytes(le_array(head, endian)))?;
-        let len = u64::from_le_bytes(le_array(head.get(4..)?, endian));
+        let elem = ValueType::from_id(num(head, endian))?;
+        let len = num(head.get(4..)?, endian);
         let start = self.pos + 12;
         let end = super::parse::elements_end(bytes, start, elem, len, endian);
         self.pos = end;
