@@ -31,8 +31,16 @@
 //!   1.8 MB of SmolLM2 metadata take 70 KB, 6.5 MB of Gemma 3 metadata 36 KB). Counts are checked against the bytes left in the
 //!   file and at most 64 entries are reserved before they are parsed, so a count written over
 //!   a large model's header reserves nothing. [`Gguf::from_reader`] also holds the metadata bytes
-//!   themselves, read in growing pieces (at most about 3 times the metadata, at least 64 KiB or
-//!   the file). Strings and arrays are borrowed, never copied. Tests: `tests/resources.rs`.
+//!   themselves, read in pieces of what the parser asks for plus at most 8 KiB (the buffer, while
+//!   it grows, at most about 3 times the metadata). Strings and arrays are borrowed, never
+//!   copied. Tests: `tests/resources.rs`.
+//! - **Sources**: one resumable parser of the grammar (`parse.rs`) and one driver (`feed.rs`)
+//!   serve a slice, a memory mapping, a `Read + Seek` ([`Gguf::from_reader`]) and a plain `Read`
+//!   (serde's [`from_reader`](crate::from_reader), which reads the header and key/value pairs
+//!   only). The parser stops where its bytes end and says which it needs ("need these bytes at
+//!   this offset", a state, not an error); the driver reads them and the parser goes on where it
+//!   stopped. So every source, read in any pieces, accepts and refuses exactly what the whole
+//!   file in memory does, with the same error (`tests/validation.rs`, the `open` fuzz target).
 //! - **Shapes**: GGUF stores dimensions fastest first (`ne[0]` is the row length). This crate speaks
 //!   of the *canonical shape*, outermost first, which is the stored dims reversed (numpy/PyTorch
 //!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
@@ -176,9 +184,10 @@ impl Gguf<memmap2::Mmap> {
 
 impl Gguf<MetadataOnly> {
     /// Reads the metadata and tensor infos of a file from `reader`, which is positioned at the
-    /// start of the file; tensor data is not read: the reader walks the items by their lengths
-    /// and reads at most 8 KiB (a read-ahead buffer) past the end of the tensor infos. The file's
-    /// length (from `Seek`) bounds every read, so memory follows what the file really holds.
+    /// start of the file; tensor data is not read: the parser reads the items as their lengths
+    /// say, asking for each piece it needs, and at most 8 KiB (a read-ahead) is read past the end
+    /// of the tensor infos. Counts and lengths are checked against the file's length (from
+    /// `Seek`) before anything is read for them, so memory follows what the file really holds.
     ///
     /// # Errors
     /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the

@@ -819,3 +819,86 @@ impl Layout {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    /// A little-endian version 3 file: no tensors, one pair `a` = array<string> ["xy", "é", ""]
+    /// (spec layout: header 24 bytes; key length 8 + key 1 + type 4 = offset 37 for the array's
+    /// element type, 41 its count, 49 the first string's length, 57 its bytes).
+    fn file() -> Vec<u8> {
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(1u64.to_le_bytes());
+        b.extend(1u64.to_le_bytes());
+        b.push(b'a');
+        b.extend(9u32.to_le_bytes());
+        b.extend(8u32.to_le_bytes());
+        b.extend(3u64.to_le_bytes());
+        for s in ["xy", "é", ""] {
+            b.extend((s.len() as u64).to_le_bytes());
+            b.extend(s.as_bytes());
+        }
+        b
+    }
+
+    fn need(p: &mut Parser, data: &[u8]) -> (u64, u64) {
+        match p.resume(data).unwrap() {
+            Step::NeedMore { offset, needed } => (offset, needed),
+            Step::Done(_) => panic!("done with {} bytes", data.len()),
+        }
+    }
+
+    #[test]
+    fn a_cut_header_is_a_state_until_the_length_is_known() {
+        let f = file();
+        // Length unknown: the tensor count at offset 8 is wanted, 8 bytes.
+        let mut p = Parser::new(Goal::TensorInfos, None);
+        assert_eq!(need(&mut p, &f[..10]), (8, 8));
+        // The same with the length known and the bytes not read yet.
+        let mut q = Parser::new(Goal::TensorInfos, Some(f.len() as u64));
+        assert_eq!(need(&mut q, &f[..10]), (8, 8));
+        // The source ends there: the error a 10-byte file gives.
+        p.set_len(Some(10));
+        let e = p.resume(&f[..10]).unwrap_err();
+        assert!(matches!(e, Error::Truncated { item: Item::Header, offset: 8, needed: 8, available: 2, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn a_string_array_resumes_at_the_string_it_stopped_at() {
+        let f = file();
+        assert_eq!(f.len(), 49 + 10 + 10 + 8);
+        // Length known (a `Read + Seek`), bytes up to the middle of the second string (its 2
+        // bytes at 67): "xy" is read, then the second string's length, and its bytes are asked for.
+        let mut p = Parser::new(Goal::KvBlock, Some(f.len() as u64));
+        assert_eq!(need(&mut p, &f[..68]), (67, 2));
+        // Length unknown: the count (3 strings of at least 8 bytes from 49) is checked first; with
+        // those bytes there, the two first strings are read and the third's length is asked for.
+        let mut q = Parser::new(Goal::KvBlock, None);
+        assert_eq!(need(&mut q, &f[..60]), (49, 24));
+        assert_eq!(need(&mut q, &f[..73]), (69, 8));
+        // Given the rest, it finishes from there.
+        let Step::Done(layout) = p.resume(&f).unwrap() else { panic!("not done") };
+        assert_eq!((layout.kvs.len(), layout.infos_end), (1, f.len() as u64));
+        let RawValue::Array { elem, len, bytes } = &layout.kvs[0].value else { panic!("not an array") };
+        assert_eq!((*elem, *len, bytes.clone()), (ValueType::String, 3, 49..f.len()));
+        let a = layout.value_ref(&f, &layout.kvs[0].value).as_array().unwrap();
+        assert_eq!(a.strings().unwrap().collect::<Vec<_>>(), ["xy", "é", ""]);
+    }
+
+    #[test]
+    fn a_count_is_checked_by_reading_as_far_as_it_claims() {
+        // Length unknown: the array's count (3) needs 3 × 8 bytes after it; a source that ends
+        // first gives the error of the whole cut file.
+        let f = file();
+        let mut p = Parser::new(Goal::KvBlock, None);
+        assert_eq!(need(&mut p, &f[..50]), (49, 24));
+        p.set_len(Some(50));
+        let e = p.resume(&f[..50]).unwrap_err();
+        let want = Error::TooLong { item: Item::Array, key: Some("a".into()), offset: 41, count: 3, remaining: 1 };
+        assert_eq!(format!("{e:?}"), format!("{want:?}"));
+    }
+}
