@@ -42,6 +42,12 @@ fn walk<S: Source>(file: &Gguf<S>) -> usize {
     tokens.strings().expect("strings").map(str::len).sum()
 }
 
+/// The number of tokens, deserialized into `Vec<S>` (dropped).
+fn deserialize<'a, S: Deserialize<'a>, Src: Source>(file: &'a Gguf<Src>) -> usize {
+    let t: Tokens<S> = file.deserialize_metadata().expect("metadata");
+    t.tokenizer.ggml.tokens.len()
+}
+
 fn bench(c: &mut Criterion) {
     let path = model();
     let file = match Gguf::open(&path) {
@@ -58,18 +64,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("open_mmap", |b| b.iter(|| Gguf::open(&path).map(|f| f.kv_count())));
     g.bench_function("open_mmap_and_strings_walk", |b| b.iter(|| walk(&Gguf::open(&path).expect("open"))));
     g.bench_function("strings_walk", |b| b.iter(|| walk(&file)));
-    g.bench_function("serde_borrowed_vec_str", |b| {
-        b.iter(|| {
-            let t: Tokens<&str> = file.deserialize_metadata().expect("metadata");
-            t.tokenizer.ggml.tokens.len()
-        })
-    });
-    g.bench_function("serde_owned_vec_string", |b| {
-        b.iter(|| {
-            let t: Tokens<String> = file.deserialize_metadata().expect("metadata");
-            t.tokenizer.ggml.tokens.len()
-        })
-    });
+    g.bench_function("serde_borrowed_vec_str", |b| b.iter(|| deserialize::<&str, _>(&file)));
+    g.bench_function("serde_owned_vec_string", |b| b.iter(|| deserialize::<String, _>(&file)));
     g.finish();
 }
 

@@ -524,7 +524,6 @@ impl Walk {
             self.push(array_header(c, key, 1)?);
             *checkpoint = c.pos;
         }
-        // Not reached without a frame: the loop returns when the outermost array ends.
         while let Some(top) = self.top() {
             if top.done == top.len {
                 self.depth -= 1;
@@ -547,6 +546,7 @@ impl Walk {
             }
             *checkpoint = c.pos;
         }
+        // Not reached: the loop returns when the outermost array ends.
         Ok((ValueType::U8, 0, c.pos..c.pos))
     }
 }
@@ -829,20 +829,12 @@ mod tests {
     /// (spec layout: header 24 bytes; key length 8 + key 1 + type 4 = offset 37 for the array's
     /// element type, 41 its count, 49 the first string's length, 57 its bytes).
     fn file() -> Vec<u8> {
-        let mut b = b"GGUF".to_vec();
-        b.extend(3u32.to_le_bytes());
-        b.extend(0u64.to_le_bytes());
-        b.extend(1u64.to_le_bytes());
-        b.extend(1u64.to_le_bytes());
-        b.push(b'a');
-        b.extend(9u32.to_le_bytes());
-        b.extend(8u32.to_le_bytes());
-        b.extend(3u64.to_le_bytes());
-        for s in ["xy", "é", ""] {
-            b.extend((s.len() as u64).to_le_bytes());
-            b.extend(s.as_bytes());
-        }
-        b
+        let strings: Vec<u8> =
+            ["xy", "é", ""].iter().flat_map(|s| [&(s.len() as u64).to_le_bytes()[..], s.as_bytes()].concat()).collect();
+        let (version, n_tensors, n_kv, key_len) = (3u32.to_le_bytes(), 0u64.to_le_bytes(), 1u64.to_le_bytes(), 1u64);
+        let (array, string, count) = (9u32.to_le_bytes(), 8u32.to_le_bytes(), 3u64.to_le_bytes());
+        [&b"GGUF"[..], &version, &n_tensors, &n_kv, &key_len.to_le_bytes(), b"a", &array, &string, &count, &strings]
+            .concat()
     }
 
     fn need(p: &mut Parser, data: &[u8]) -> (u64, u64) {

@@ -340,7 +340,8 @@ pub struct ArrayIter<'a> {
     /// Offset of the next element in the array's bytes.
     pos: usize,
     remaining: u64,
-    /// Whole length-prefixed strings known to be UTF-8: the array's bytes from `run_start` on.
+    /// The array's bytes from `run_start` on, as far as they are known to be UTF-8 (see
+    /// `new_run`): strings inside are sliced out of it.
     run: &'a str,
     run_start: usize,
 }
