@@ -24,16 +24,24 @@ pub fn open_all_ways(data: &[u8]) -> Option<Gguf<&[u8]>> {
     prefixed.set_position(3);
     let offset_reader = Gguf::from_reader(prefixed);
 
+    // The parser stopped and resumed at every item (read-ahead 0), and at whatever a few bytes
+    // of read-ahead make it stop at.
+    let pieces = Gguf::from_reader_in_pieces(Cursor::new(data), 0);
+    let ragged = Gguf::from_reader_in_pieces(Cursor::new(data), 1 + data.len() % 13);
+
     let msg = |r: &Result<(), &Error>| r.err().map(ToString::to_string);
     let results = [
         ("from_slice", msg(&slice.as_ref().map(|_| ()))),
         ("from_vec", msg(&owned.as_ref().map(|_| ()))),
         ("from_reader", msg(&reader.as_ref().map(|_| ()))),
         ("from_reader after a prefix", msg(&offset_reader.as_ref().map(|_| ()))),
+        ("from_reader in pieces", msg(&pieces.as_ref().map(|_| ()))),
+        ("from_reader in ragged pieces", msg(&ragged.as_ref().map(|_| ()))),
     ];
     for (name, r) in &results[1..] {
         assert_eq!(r, &results[0].1, "{name} disagrees with from_slice");
     }
+    check_plain_read(data, slice.as_ref().err());
     let slice = slice.ok()?;
     let same = Compare { offsets: true, data: true, values_bytewise: true, version: true };
     if let Ok(owned) = &owned {
@@ -41,7 +49,7 @@ pub fn open_all_ways(data: &[u8]) -> Option<Gguf<&[u8]>> {
         assert_eq!(owned.bytes(), data);
     }
     let meta = Compare { data: false, ..same };
-    for r in [reader, offset_reader] {
+    for r in [reader, offset_reader, pieces, ragged] {
         let r = r.ok()?;
         assert_same(&slice, &r, meta);
         // The metadata buffer is exactly the file up to the end of the tensor infos.
@@ -57,6 +65,63 @@ pub fn open_all_ways(data: &[u8]) -> Option<Gguf<&[u8]>> {
         }
     }
     Some(slice)
+}
+
+/// A reader that yields at most `step` bytes per `read` (a pipe).
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        let (head, rest) = self.bytes.split_at(n);
+        buf.get_mut(..n).unwrap_or_default().copy_from_slice(head);
+        self.bytes = rest;
+        Ok(n)
+    }
+}
+
+/// The key/value block read from a plain `Read` (no length; what serde's `from_reader` reads):
+/// the same answer whether it arrives at once or a few bytes at a time with the parser resuming
+/// at every item; serde's `from_reader` into a map of `Value`s succeeds with those pairs or fails
+/// with that error; and it agrees with the whole file from a slice (`slice_err`): a file that
+/// opens has its pairs read, and a refused pair is refused by the slice too (which also refuses a
+/// tensor count the pairs-only read does not use).
+fn check_plain_read(data: &[u8], slice_err: Option<&Error>) {
+    use std::collections::BTreeMap;
+    let whole = Gguf::kv_block_from_reader(data, usize::MAX);
+    let step = 1 + data.first().map_or(0, |&b| usize::from(b % 5));
+    let trickle = Gguf::kv_block_from_reader(Trickle { bytes: data, step }, 0);
+    match (&whole, &trickle) {
+        (Ok(a), Ok(b)) => {
+            assert_same(a, b, Compare { offsets: true, data: false, values_bytewise: true, version: true });
+            assert_eq!(a.bytes(), b.bytes(), "plain reads hold other bytes");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "plain reads in pieces disagree"),
+        _ => panic!("plain read whole {:?}, in pieces {:?}", whole.as_ref().err(), trickle.as_ref().err()),
+    }
+    let map = gguf_serde::from_reader::<BTreeMap<String, gguf_serde::Value>, _>(Trickle { bytes: data, step });
+    match (&whole, &map) {
+        (Ok(k), Ok(m)) => {
+            assert_eq!(m.len(), k.kv_count(), "serde from_reader: one entry per pair");
+            for kv in k.metadata() {
+                let (got, want) = (format!("{:?}", m.get(kv.key)), format!("{:?}", Some(kv.value.to_owned_value())));
+                assert_eq!(got, want, "serde from_reader: value of {}", kv.key);
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "serde from_reader disagrees with the parser"),
+        _ => panic!("pairs {:?}, serde from_reader {:?}", whole.as_ref().err(), map.as_ref().err()),
+    }
+    match (slice_err, &whole) {
+        (None, Err(e)) => panic!("from_slice opens the file, its pairs from a plain read fail: {e}"),
+        (Some(s), Err(e)) => {
+            let tensor_count = matches!(s, Error::TooLong { item: gguf_serde::Item::TensorCount, .. });
+            assert!(tensor_count || s.to_string() == e.to_string(), "from_slice: {s}; pairs from a plain read: {e}");
+        }
+        _ => {}
+    }
 }
 
 /// What [`assert_same`] compares beyond the content (keys, types, values, tensor infos).

@@ -21,6 +21,7 @@ fn parse_err(bytes: &[u8]) -> Error {
     let e = Gguf::from_slice(bytes).expect_err("file should be refused");
     let r = Gguf::from_reader(Cursor::new(bytes)).expect_err("from_reader should refuse the file too");
     assert_eq!(format!("{e:?}"), format!("{r:?}"), "from_slice and from_reader disagree");
+    common::check_every_source(bytes, &common::READ_AHEADS);
     e
 }
 
@@ -30,6 +31,7 @@ fn parse_ok(bytes: &[u8]) -> Gguf<&[u8]> {
     assert_eq!(r.kv_count(), g.kv_count());
     assert_eq!(r.tensors().collect::<Vec<_>>(), g.tensors().collect::<Vec<_>>());
     assert_eq!(r.metadata().collect::<Vec<_>>(), g.metadata().collect::<Vec<_>>());
+    common::check_every_source(bytes, &common::READ_AHEADS);
     g
 }
 
@@ -1023,6 +1025,7 @@ fn every_known_tensor_type_reads_with_its_size() {
 
 fn check_prefix(bytes: &[u8], len: usize, infos_end: u64, data_end: u64) {
     let prefix = &bytes[..len];
+    common::check_every_source(prefix, &common::READ_AHEADS);
     let l = len as u64;
     let slice = Gguf::from_slice(prefix);
     let reader = Gguf::from_reader(Cursor::new(prefix));
@@ -1057,6 +1060,18 @@ fn a_file_cut_anywhere_is_refused_cleanly() {
         parse_ok(&s.bytes);
         for len in 0..=s.bytes.len() {
             check_prefix(&s.bytes, len, s.infos_end, s.data_end);
+        }
+    }
+}
+
+#[test]
+fn every_seed_cut_anywhere_reads_the_same_from_every_source() {
+    // The parser stops wherever its bytes end: each seed (every value type, both byte orders,
+    // each kind of error), cut at every length and read in pieces of every size, gives the
+    // answer of the whole cut file in memory.
+    for s in common::seeds() {
+        for len in 0..=s.bytes.len() {
+            common::check_every_source(&s.bytes[..len], &common::READ_AHEADS);
         }
     }
 }
@@ -1103,6 +1118,7 @@ fn every_byte_corrupted_never_panics() {
                 };
                 let slice = Gguf::from_slice(&b);
                 let reader = Gguf::from_reader(Cursor::new(&b));
+                common::check_every_source(&b, &[0, usize::MAX]);
                 match (&slice, &reader) {
                     (Ok(g), Ok(r)) => {
                         accepted += 1;
@@ -1162,6 +1178,7 @@ fn large_metadata_cut_anywhere_through_from_reader() {
         let l = len as u64;
         let slice = Gguf::from_slice(prefix);
         let reader = Gguf::from_reader(Cursor::new(prefix));
+        common::check_every_source(prefix, &[0, 4096]);
         match (&slice, &reader) {
             (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "cut at {len}"),
             (Ok(_), Ok(_)) => assert!(l >= data_end),

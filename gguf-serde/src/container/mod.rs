@@ -31,8 +31,16 @@
 //!   1.8 MB of SmolLM2 metadata take 70 KB, 6.5 MB of Gemma 3 metadata 36 KB). Counts are checked against the bytes left in the
 //!   file and at most 64 entries are reserved before they are parsed, so a count written over
 //!   a large model's header reserves nothing. [`Gguf::from_reader`] also holds the metadata bytes
-//!   themselves, read in growing pieces (at most about 3 times the metadata, at least 64 KiB or
-//!   the file). Strings and arrays are borrowed, never copied. Tests: `tests/resources.rs`.
+//!   themselves, read in pieces of what the parser asks for plus at most 8 KiB (the buffer, while
+//!   it grows, at most about 3 times the metadata). Strings and arrays are borrowed, never
+//!   copied. Tests: `tests/resources.rs`.
+//! - **Sources**: one resumable parser of the grammar (`parse.rs`) and one driver (`feed.rs`)
+//!   serve a slice, a memory mapping, a `Read + Seek` ([`Gguf::from_reader`]) and a plain `Read`
+//!   (serde's [`from_reader`](crate::from_reader), which reads the header and key/value pairs
+//!   only). The parser stops where its bytes end and says which it needs ("need these bytes at
+//!   this offset", a state, not an error); the driver reads them and the parser goes on where it
+//!   stopped. So every source, read in any pieces, accepts and refuses exactly what the whole
+//!   file in memory does, with the same error (`tests/validation.rs`, the `open` fuzz target).
 //! - **Shapes**: GGUF stores dimensions fastest first (`ne[0]` is the row length). This crate speaks
 //!   of the *canonical shape*, outermost first, which is the stored dims reversed (numpy/PyTorch
 //!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
@@ -42,9 +50,9 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 pub(crate) mod atomic;
+mod feed;
 mod parse;
 pub mod sharded;
-mod skim;
 mod value;
 mod write;
 
@@ -53,13 +61,14 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Deref;
 use std::path::Path;
 
+pub(crate) use feed::READ_AHEAD;
+use parse::Goal;
 pub(crate) use parse::{align_up, Layout};
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, ShardedGguf, TensorSource};
-pub(crate) use value::le_array;
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
-use crate::error::{Error, ErrorKind, FormatError, Result};
+use crate::error::{Error, Result};
 use crate::format::{Endian, GgmlType, MAX_DIMS};
 
 /// Bytes a [`Gguf`] reads from: a slice, a memory mapping, or a metadata-only buffer.
@@ -118,7 +127,7 @@ impl<'a> Gguf<&'a [u8]> {
     /// # Errors
     /// Any validation error of the [module docs](self), with its byte offset.
     pub fn from_slice(bytes: &'a [u8]) -> Result<Self> {
-        let layout = parse::parse(bytes, bytes.len() as u64)?;
+        let layout = feed::parse(&mut feed::Whole(bytes), Goal::TensorInfos)?;
         Ok(Gguf { source: bytes, layout })
     }
 
@@ -168,59 +177,62 @@ impl Gguf<memmap2::Mmap> {
         // go through bounds-checked slices.
         let map =
             unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(format!("mapping {}", path.display()), e))?;
-        let layout = parse::parse(&map, map.len() as u64)?;
+        let layout = feed::parse(&mut feed::Whole(&map), Goal::TensorInfos)?;
         Ok(Gguf { source: map, layout })
     }
 }
 
 impl Gguf<MetadataOnly> {
     /// Reads the metadata and tensor infos of a file from `reader`, which is positioned at the
-    /// start of the file; tensor data is not read: the reader walks the items by their lengths
-    /// and reads at most 8 KiB (a read-ahead buffer) past the end of the tensor infos. The file's
-    /// length (from `Seek`) bounds every read, so memory follows what the file really holds.
+    /// start of the file; tensor data is not read: the parser reads the items as their lengths
+    /// say, asking for each piece it needs, and at most 8 KiB (a read-ahead) is read past the end
+    /// of the tensor infos. Counts and lengths are checked against the file's length (from
+    /// `Seek`) before anything is read for them, so memory follows what the file really holds.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] from the reader; any validation error (tensor bounds are checked against
-    /// the file's length).
-    pub fn from_reader<R: Read + Seek>(mut reader: R) -> Result<Self> {
+    /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
+    /// file's length).
+    pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
+        Self::from_reader_in_pieces(reader, feed::READ_AHEAD)
+    }
+
+    /// [`Gguf::from_reader`] reading at most `read_ahead` bytes past what the parser asks for
+    /// (0: the parser stops and resumes at every item). For tests and fuzzing.
+    #[doc(hidden)]
+    pub fn from_reader_in_pieces<R: Read + Seek>(mut reader: R, read_ahead: usize) -> Result<Self> {
         let start = reader.stream_position()?;
         let end = reader.seek(SeekFrom::End(0))?;
         reader.seek(SeekFrom::Start(start))?;
         let file_len = end.saturating_sub(start);
-        let mut buf = skim::read_metadata(&mut reader, file_len).map_err(|e| Error::io("reading metadata", e))?;
-        loop {
-            match parse::parse(&buf, file_len) {
-                Ok(layout) => {
-                    buf.truncate(usize::try_from(layout.infos_end).unwrap_or(buf.len()).min(buf.len()));
-                    return Ok(Gguf { source: MetadataOnly(buf), layout });
-                }
-                // The walk stopped where the parser wants more of a file that has it (the walk
-                // stops only at what the parser refuses, so this is a safety net): read more,
-                // at least doubling, and parse again.
-                Err(e) => {
-                    let end = match e.kind() {
-                        ErrorKind::Format(FormatError::Truncated { offset, needed, available, .. })
-                            if available >= needed =>
-                        {
-                            offset.saturating_add(*needed)
-                        }
-                        _ => return Err(e),
-                    };
-                    let have = buf.len() as u64;
-                    let want = end.max(have.saturating_mul(2)).min(file_len);
-                    let mut more = Vec::new();
-                    reader.seek(SeekFrom::Start(start.saturating_add(have)))?;
-                    (&mut reader).take(want.saturating_sub(have)).read_to_end(&mut more)?;
-                    if more.is_empty() {
-                        return Err(Error::io(
-                            "reading metadata",
-                            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "file shorter than its length"),
-                        ));
-                    }
-                    buf.extend_from_slice(&more);
-                }
-            }
-        }
+        let mut feed = feed::Pieces::new(reader, Some(file_len), "reading metadata").with_read_ahead(read_ahead);
+        let layout = feed::parse(&mut feed, Goal::TensorInfos)?;
+        Ok(Gguf { source: MetadataOnly::cut(feed.into_bytes(), &layout), layout })
+    }
+
+    /// The header and key/value pairs of a file read from a plain `reader` (at the start of the
+    /// file), and nothing after them: the tensor count is not used and the result has no tensor
+    /// infos (it is not a file of its own, and its `file_len`, `data_offset` and
+    /// `tensor_infos_end` are the end of the pairs; the serde layer reads its metadata). The reader's
+    /// length is not known: a count is checked by reading as far as it claims, at most to the
+    /// end of the reader; errors are those of [`Gguf::from_slice`] on everything the reader
+    /// yields (up to the end of the pairs). Reads at most `read_ahead` bytes past what the
+    /// parser asks for.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the reader; any validation error of the header and pairs.
+    #[doc(hidden)]
+    pub fn kv_block_from_reader<R: Read>(reader: R, read_ahead: usize) -> Result<Self> {
+        let mut feed = feed::Pieces::new(reader, None, "reading GGUF").with_read_ahead(read_ahead);
+        let layout = feed::parse(&mut feed, Goal::KvBlock)?;
+        Ok(Gguf { source: MetadataOnly::cut(feed.into_bytes(), &layout), layout })
+    }
+}
+
+impl MetadataOnly {
+    /// The metadata of `layout` in `bytes`: the read-ahead past its end dropped.
+    fn cut(mut bytes: Vec<u8>, layout: &Layout) -> MetadataOnly {
+        bytes.truncate(usize::try_from(layout.infos_end).unwrap_or(usize::MAX));
+        MetadataOnly(bytes)
     }
 }
 
@@ -230,7 +242,7 @@ impl Gguf<Vec<u8>> {
     /// # Errors
     /// As [`Gguf::from_slice`].
     pub fn from_vec(bytes: Vec<u8>) -> Result<Self> {
-        let layout = parse::parse(&bytes, bytes.len() as u64)?;
+        let layout = feed::parse(&mut feed::Whole(&bytes), Goal::TensorInfos)?;
         Ok(Gguf { source: bytes, layout })
     }
 }

@@ -213,7 +213,7 @@ impl<'a> ArrayRef<'a> {
 
     /// The elements in order.
     pub fn iter(&self) -> ArrayIter<'a> {
-        ArrayIter { array: *self, pos: 0, remaining: self.len }
+        ArrayIter { array: *self, pos: 0, remaining: self.len, run: "", run_start: 0 }
     }
 
     /// The strings of a string array, in order; `None` if the elements are not strings.
@@ -221,7 +221,7 @@ impl<'a> ArrayRef<'a> {
         if self.elem != ValueType::String {
             return None;
         }
-        Some(self.iter().map(|v| v.as_str().unwrap_or_default()))
+        Some(Strings(self.iter()))
     }
 
     /// Element `i` of an array of a fixed-size type, without walking; `None` past the end or for
@@ -262,9 +262,7 @@ impl<'a> ArrayRef<'a> {
             ValueType::U64 => collect!(U64, U64),
             ValueType::I64 => collect!(I64, I64),
             ValueType::F64 => collect!(F64, F64),
-            ValueType::String => {
-                Array::String(self.iter().map(|v| v.as_str().unwrap_or_default().to_owned()).collect())
-            }
+            ValueType::String => Array::String(Strings(self.iter()).map(str::to_owned).collect()),
             ValueType::Array => Array::Array(
                 self.iter()
                     .map(|v| match v {
@@ -277,101 +275,181 @@ impl<'a> ArrayRef<'a> {
     }
 }
 
-/// The first `N` bytes of `b` in little-endian order (reversed for a big-endian file), ready for
-/// `from_le_bytes`; zeros when `b` is shorter than `N`.
-#[inline]
-pub(crate) fn le_array<const N: usize>(b: &[u8], endian: Endian) -> [u8; N] {
-    let mut out = [0u8; N];
-    if let Some(src) = b.get(..N) {
-        out.copy_from_slice(src);
-    }
-    if endian == Endian::Big {
-        out.reverse();
-    }
-    out
+/// A number stored in a file: read from its first bytes in the file's byte order.
+pub(crate) trait Stored: Sized + Default {
+    /// The number at the start of `b`; 0 when `b` is shorter than the number.
+    fn read(b: &[u8], endian: Endian) -> Self;
+}
+
+macro_rules! stored {
+    ($($t:ty),*) => {$(
+        impl Stored for $t {
+            #[inline(always)]
+            fn read(b: &[u8], endian: Endian) -> $t {
+                match b.first_chunk() {
+                    Some(&raw) => match endian {
+                        Endian::Little => <$t>::from_le_bytes(raw),
+                        Endian::Big => <$t>::from_be_bytes(raw),
+                    },
+                    None => <$t>::default(),
+                }
+            }
+        }
+    )*};
+}
+stored!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
+
+/// The number of type `T` at the start of `b`, in byte order `endian` (0 if `b` is shorter).
+#[inline(always)]
+pub(crate) fn num<T: Stored>(b: &[u8], endian: Endian) -> T {
+    T::read(b, endian)
 }
 
 /// Decodes one fixed-size value; `bytes` has exactly the type's size (a shorter slice gives 0).
+#[inline]
 pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueRef<'static> {
     match t {
-        ValueType::U8 => ValueRef::U8(le_array::<1>(bytes, endian)[0]),
-        ValueType::I8 => ValueRef::I8(i8::from_le_bytes(le_array(bytes, endian))),
-        ValueType::Bool => ValueRef::Bool(le_array::<1>(bytes, endian)[0] != 0),
-        ValueType::U16 => ValueRef::U16(u16::from_le_bytes(le_array(bytes, endian))),
-        ValueType::I16 => ValueRef::I16(i16::from_le_bytes(le_array(bytes, endian))),
-        ValueType::U32 => ValueRef::U32(u32::from_le_bytes(le_array(bytes, endian))),
-        ValueType::I32 => ValueRef::I32(i32::from_le_bytes(le_array(bytes, endian))),
-        ValueType::F32 => ValueRef::F32(f32::from_le_bytes(le_array(bytes, endian))),
-        ValueType::U64 => ValueRef::U64(u64::from_le_bytes(le_array(bytes, endian))),
-        ValueType::I64 => ValueRef::I64(i64::from_le_bytes(le_array(bytes, endian))),
-        ValueType::F64 => ValueRef::F64(f64::from_le_bytes(le_array(bytes, endian))),
+        ValueType::U8 => ValueRef::U8(num(bytes, endian)),
+        ValueType::I8 => ValueRef::I8(num(bytes, endian)),
+        ValueType::Bool => ValueRef::Bool(num::<u8>(bytes, endian) != 0),
+        ValueType::U16 => ValueRef::U16(num(bytes, endian)),
+        ValueType::I16 => ValueRef::I16(num(bytes, endian)),
+        ValueType::U32 => ValueRef::U32(num(bytes, endian)),
+        ValueType::I32 => ValueRef::I32(num(bytes, endian)),
+        ValueType::F32 => ValueRef::F32(num(bytes, endian)),
+        ValueType::U64 => ValueRef::U64(num(bytes, endian)),
+        ValueType::I64 => ValueRef::I64(num(bytes, endian)),
+        ValueType::F64 => ValueRef::F64(num(bytes, endian)),
         ValueType::String | ValueType::Array => ValueRef::U8(0),
     }
 }
 
-/// Iterator over the elements of an [`ArrayRef`].
-#[derive(Clone, Debug)]
+/// Bytes of strings validated at once (a run, see [`ArrayIter`] and the parser's
+/// `string_run`): a run is validated and then read while it is still in the cache.
+pub(crate) const RUN_BYTES: usize = 64 * 1024;
+
+/// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
+/// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
+///
+/// Fixed-size elements are decoded in place; strings are sliced out of runs of [`RUN_BYTES`]
+/// validated at once (see `new_run`); an array of arrays gives each inner array as an
+/// [`ArrayRef`], its extent found by the parser's own walk.
+#[derive(Clone)]
 pub struct ArrayIter<'a> {
     array: ArrayRef<'a>,
+    /// Offset of the next element in the array's bytes.
     pos: usize,
     remaining: u64,
+    /// The array's bytes from `run_start` on, as far as they are known to be UTF-8 (see
+    /// `new_run`): strings inside are sliced out of it.
+    run: &'a str,
+    run_start: usize,
+}
+
+impl fmt::Debug for ArrayIter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ArrayIter").field("array", &self.array).field("remaining", &self.remaining).finish()
+    }
 }
 
 impl<'a> ArrayIter<'a> {
-    fn read_u32(&mut self) -> u32 {
-        let v = match decode_fixed(ValueType::U32, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
-            ValueRef::U32(v) => v,
-            _ => 0,
+    /// The next element and its offset in the array's bytes.
+    #[inline]
+    pub(crate) fn next_at(&mut self) -> Option<(ValueRef<'a>, usize)> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let at = self.pos;
+        let v = match self.array.elem {
+            ValueType::String => self.next_str().map(ValueRef::String),
+            ValueType::Array => self.next_array().map(ValueRef::Array),
+            t => self.next_fixed(t),
         };
-        self.pos = self.pos.saturating_add(4);
-        v
+        match v {
+            Some(v) => {
+                self.remaining -= 1;
+                Some((v, at))
+            }
+            None => {
+                // Not reached for the validated bytes of an opened file.
+                self.remaining = 0;
+                None
+            }
+        }
     }
 
-    fn read_u64(&mut self) -> u64 {
-        let v = match decode_fixed(ValueType::U64, self.array.bytes.get(self.pos..).unwrap_or(&[]), self.array.endian) {
-            ValueRef::U64(v) => v,
-            _ => 0,
+    /// The next element of a string array (`remaining` is not touched).
+    #[inline(always)]
+    fn next_str(&mut self) -> Option<&'a str> {
+        let at = self.pos;
+        let n: u64 = num(self.array.bytes.get(at..)?, self.array.endian);
+        let start = at.checked_add(8)?;
+        let end = start.checked_add(usize::try_from(n).ok()?)?;
+        let s = match self.run.get(start.wrapping_sub(self.run_start)..end.wrapping_sub(self.run_start)) {
+            Some(s) => s,
+            None => self.new_run(at, end)?,
         };
-        self.pos = self.pos.saturating_add(8);
-        v
-    }
-
-    fn take(&mut self, n: u64) -> &'a [u8] {
-        let n = usize::try_from(n).unwrap_or(usize::MAX);
-        let end = self.pos.saturating_add(n).min(self.array.bytes.len());
-        let out = self.array.bytes.get(self.pos..end).unwrap_or(&[]);
         self.pos = end;
-        out
+        Some(s)
+    }
+
+    /// Validates a new run from the string at `at` (which ends at `end`) on, and gives that
+    /// string.
+    ///
+    /// The run is the array's bytes from the string's start, [`RUN_BYTES`] or to the end of the
+    /// array (at least to the string's end), cut back to a character boundary; it is validated
+    /// with one SIMD pass, or if that fails (a length field with bytes ≥ 0x80 is not UTF-8), as
+    /// far as it is valid. Each later string wholly inside it is sliced out of it, which checks
+    /// that the string starts and ends on its character boundaries: the bytes were validated
+    /// when the file was opened, so every string is, and its length bytes are read only once.
+    #[inline(never)]
+    fn new_run(&mut self, at: usize, end: usize) -> Option<&'a str> {
+        let bytes = self.array.bytes;
+        let start = at.checked_add(8)?;
+        let mut cut = start.saturating_add(RUN_BYTES).max(end).min(bytes.len());
+        for _ in 0..3 {
+            if cut > end && bytes.get(cut).is_some_and(|&b| b & 0xc0 == 0x80) {
+                cut -= 1;
+            }
+        }
+        let window = bytes.get(start..cut)?;
+        let run = match simdutf8::basic::from_utf8(window) {
+            Ok(run) => run,
+            Err(_) => {
+                let valid = simdutf8::compat::from_utf8(window).map_or_else(|e| e.valid_up_to(), str::len);
+                simdutf8::basic::from_utf8(window.get(..valid)?).ok()?
+            }
+        };
+        self.run = run;
+        self.run_start = start;
+        run.get(..end - start)
+    }
+
+    fn next_array(&mut self) -> Option<ArrayRef<'a>> {
+        let (bytes, endian) = (self.array.bytes, self.array.endian);
+        let head = bytes.get(self.pos..self.pos.checked_add(12)?)?;
+        let elem = ValueType::from_id(num(head, endian))?;
+        let len = num(head.get(4..)?, endian);
+        let start = self.pos + 12;
+        let end = super::parse::elements_end(bytes, start, elem, len, endian);
+        self.pos = end;
+        Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian })
+    }
+
+    fn next_fixed(&mut self, t: ValueType) -> Option<ValueRef<'a>> {
+        let end = self.pos.checked_add(t.fixed_size()?)?;
+        let v = decode_fixed(t, self.array.bytes.get(self.pos..end)?, self.array.endian);
+        self.pos = end;
+        Some(v)
     }
 }
 
 impl<'a> Iterator for ArrayIter<'a> {
     type Item = ValueRef<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<ValueRef<'a>> {
-        if self.remaining == 0 {
-            return None;
-        }
-        self.remaining -= 1;
-        let elem = self.array.elem;
-        Some(match elem {
-            ValueType::String => {
-                let len = self.read_u64();
-                ValueRef::String(std::str::from_utf8(self.take(len)).unwrap_or_default())
-            }
-            ValueType::Array => {
-                let inner = ValueType::from_id(self.read_u32()).unwrap_or(ValueType::U8);
-                let len = self.read_u64();
-                let start = self.pos;
-                skip_elements(self, inner, len);
-                let bytes = self.array.bytes.get(start..self.pos).unwrap_or(&[]);
-                ValueRef::Array(ArrayRef { elem: inner, len, bytes, endian: self.array.endian })
-            }
-            t => {
-                let size = t.fixed_size().unwrap_or(1);
-                decode_fixed(t, self.take(size as u64), self.array.endian)
-            }
-        })
+        self.next_at().map(|(v, _)| v)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -382,29 +460,28 @@ impl<'a> Iterator for ArrayIter<'a> {
 
 impl ExactSizeIterator for ArrayIter<'_> {}
 
-/// Advances `it` past `len` elements of type `elem` (validated bytes).
-fn skip_elements(it: &mut ArrayIter<'_>, elem: ValueType, len: u64) {
-    match elem.fixed_size() {
-        Some(size) => {
-            it.take(len.saturating_mul(size as u64));
+/// The strings of a string array ([`ArrayRef::strings`]).
+struct Strings<'a>(ArrayIter<'a>);
+
+impl<'a> Iterator for Strings<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        if self.0.remaining == 0 {
+            return None;
         }
-        None => {
-            for _ in 0..len {
-                if it.pos >= it.array.bytes.len() {
-                    break;
-                }
-                if elem == ValueType::String {
-                    let n = it.read_u64();
-                    it.take(n);
-                } else {
-                    let inner = ValueType::from_id(it.read_u32()).unwrap_or(ValueType::U8);
-                    let n = it.read_u64();
-                    skip_elements(it, inner, n);
-                }
-            }
-        }
+        let s = self.0.next_str();
+        self.0.remaining = if s.is_some() { self.0.remaining - 1 } else { 0 };
+        s
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
     }
 }
+
+impl ExactSizeIterator for Strings<'_> {}
 
 /// An owned metadata value: every GGUF type at its exact width.
 #[derive(Clone, Debug, PartialEq)]

@@ -516,3 +516,104 @@ pub fn seeds() -> Vec<Seed> {
     add("bad-offset-huge", B::le().header(3, 1, 0).tensor("t", &[1], 24, u64::MAX - 31).pad(32).data(1, 1).bytes());
     out
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every source agrees: the one parser gives the same answer however its bytes arrive.
+
+/// A reader that yields at most `step` bytes per `read` (a pipe, a slow socket).
+pub struct Trickle<'a> {
+    pub bytes: &'a [u8],
+    pub step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// Whether `e` is about the header or the key/value pairs, which a read that stops after the
+/// pairs (serde's `from_reader`) also checks; the tensor count, tensor infos and tensor data it
+/// does not read.
+pub fn in_kv_block(e: &gguf_serde::Error) -> bool {
+    use gguf_serde::{Error, Item};
+    match e {
+        Error::Truncated { item, .. } | Error::TooLong { item, .. } | Error::InvalidUtf8 { item, .. } => {
+            !matches!(item, Item::TensorCount | Item::TensorName | Item::Dims)
+        }
+        Error::BadMagic { .. }
+        | Error::UnsupportedVersion { .. }
+        | Error::EmptyKey { .. }
+        | Error::DuplicateKey { .. }
+        | Error::UnknownValueType { .. }
+        | Error::InvalidBool { .. }
+        | Error::TooDeep { .. }
+        | Error::BadAlignment { .. } => true,
+        _ => false,
+    }
+}
+
+/// The read-aheads [`check_every_source`] reads with: 0 makes the parser stop and resume at
+/// every item; `usize::MAX` reads everything at once.
+pub const READ_AHEADS: [usize; 5] = [0, 1, 7, 4096, usize::MAX];
+
+/// Opens `bytes` every way the crate reads a file and asserts that each gives the answer of
+/// `Gguf::from_slice` (error for error, by `Debug`; or the same pairs, tensor infos and
+/// metadata bytes): `from_reader` of a `Read + Seek` with each of `read_aheads`, and the key/value
+/// block from a plain `Read` of unknown length (whole, and trickling a few bytes per read with
+/// each read-ahead), which agrees with the slice on everything up to the end of the pairs.
+pub fn check_every_source(bytes: &[u8], read_aheads: &[usize]) {
+    use gguf_serde::{Error, Gguf, Item};
+    use std::io::Cursor;
+    let slice = Gguf::from_slice(bytes);
+    for &ra in read_aheads {
+        let r = Gguf::from_reader_in_pieces(Cursor::new(bytes), ra);
+        match (&slice, &r) {
+            (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "read-ahead {ra}"),
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.metadata().collect::<Vec<_>>(), b.metadata().collect::<Vec<_>>(), "read-ahead {ra}");
+                assert_eq!(a.tensors().collect::<Vec<_>>(), b.tensors().collect::<Vec<_>>(), "read-ahead {ra}");
+                assert_eq!(b.bytes(), &bytes[..a.tensor_infos_end() as usize], "read-ahead {ra}");
+            }
+            _ => panic!("read-ahead {ra}: from_slice {slice:?}, from_reader {r:?}"),
+        }
+    }
+    let whole = Gguf::kv_block_from_reader(bytes, usize::MAX);
+    for (i, &ra) in read_aheads.iter().enumerate() {
+        let k = Gguf::kv_block_from_reader(Trickle { bytes, step: 1 + i % 3 }, ra);
+        match (&whole, &k) {
+            (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "plain read, read-ahead {ra}"),
+            (Ok(a), Ok(b)) => {
+                assert_eq!(
+                    format!("{:?}", a.metadata().collect::<Vec<_>>()),
+                    format!("{:?}", b.metadata().collect::<Vec<_>>())
+                );
+                assert_eq!(a.bytes(), b.bytes(), "plain read, read-ahead {ra}");
+            }
+            _ => panic!("plain read, read-ahead {ra}: whole {whole:?}, in pieces {k:?}"),
+        }
+    }
+    match (&slice, &whole) {
+        (Ok(g), Ok(k)) => {
+            assert_eq!(
+                format!("{:?}", g.metadata().collect::<Vec<_>>()),
+                format!("{:?}", k.metadata().collect::<Vec<_>>())
+            );
+            // Exactly the bytes up to the end of the pairs (the first tensor info).
+            let end = g.tensors().next().map_or(g.tensor_infos_end(), |t| t.info_offset);
+            assert_eq!((k.bytes(), k.tensor_infos_end(), k.tensor_count()), (&bytes[..end as usize], end, 0));
+        }
+        (Err(s), Err(k)) => {
+            let tensor_count = matches!(s, Error::TooLong { item: Item::TensorCount, .. });
+            assert!(
+                tensor_count || format!("{s:?}") == format!("{k:?}"),
+                "from_slice {s:?}, pairs from a plain read {k:?}"
+            );
+        }
+        (Err(s), Ok(_)) => assert!(!in_kv_block(s), "from_slice {s:?}, but the pairs read from a plain read"),
+        (Ok(_), Err(k)) => panic!("from_slice opens the file, the pairs from a plain read fail: {k:?}"),
+    }
+}

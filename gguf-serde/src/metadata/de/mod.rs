@@ -12,10 +12,9 @@ use std::io::Read;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
-use crate::container::{le_array, ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef};
+use crate::container::{ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef, READ_AHEAD};
 use crate::error::{Error, MetadataError, Result};
-use crate::format::{Endian, ValueType};
-mod stream;
+use crate::format::ValueType;
 
 use crate::metadata::{resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
 
@@ -44,18 +43,19 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
 
 /// Deserializes a `T` from the key/value block of a GGUF file read from `reader`.
 ///
-/// Only the header and the key/value block are read: they are walked by their lengths (through a
-/// `BufReader`, so the reader may be a plain file or pipe) and copied into memory, which grows
-/// only as far as the reader really yields bytes; tensor infos and tensor data are not read. The
-/// copy is then validated as a file with no tensors and deserialized as with [`from_slice`]
-/// (byte offsets in errors are the file's). `T` cannot borrow. To deserialize the metadata of a
-/// file whose tensors are also wanted, open it with [`Gguf::open`] or [`Gguf::from_reader`] and
-/// use [`Gguf::deserialize_metadata`].
+/// Only the header and the key/value block are read, by the container's parser, in pieces of
+/// what it needs plus at most 8 KiB (so the reader may be a plain file or pipe); tensor infos
+/// and tensor data are not read (beyond that read-ahead), and the header's tensor count is not
+/// used. A plain reader has no length: a count or length is checked by reading as far as it
+/// claims, at most to the end of the reader, so memory grows only as far as the reader really
+/// yields bytes. The block is validated and deserialized as with [`from_slice`], with the same
+/// errors and byte offsets as the same bytes in memory would give. `T` cannot borrow. To
+/// deserialize the metadata of a file whose tensors are also wanted, open it with
+/// [`Gguf::open`] or [`Gguf::from_reader`] and use [`Gguf::deserialize_metadata`].
 ///
 /// # Errors
-/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader;
-/// [`FormatError::Truncated`](crate::FormatError::Truncated) if it ends inside the block; otherwise
-/// as [`from_slice`].
+/// [`Error::Io`] from the reader; [`Error::Truncated`] or [`Error::TooLong`] if it ends inside
+/// the block; otherwise as [`from_slice`].
 pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
     MetadataOptions::new().from_reader(reader)
 }
@@ -104,8 +104,8 @@ impl MetadataOptions {
     /// # Errors
     /// As [`from_reader`].
     pub fn from_reader<T: DeserializeOwned, R: Read>(&self, reader: R) -> Result<T> {
-        let bytes = stream::read_kv_block(reader)?;
-        self.from_slice(&bytes)
+        let file = Gguf::kv_block_from_reader(reader, READ_AHEAD)?;
+        self.from_gguf(&file)
     }
 
     /// Deserializes a `T` from key/value pairs, such as those of
@@ -695,21 +695,9 @@ impl<'p, 'de> ValueDe<'p, 'de> {
     fn seq<V: Visitor<'de>>(self, a: ArrayRef<'de>, visitor: V) -> Result<V::Value> {
         let path = self.path;
         let start = self.offset.map(|o| o + 12);
-        let mut access = SeqDe {
-            iter: a.iter(),
-            elem: a.elem_type(),
-            endian: a.endian(),
-            bytes: a.raw_bytes(),
-            pos: 0,
-            run: "",
-            run_start: 0,
-            remaining: a.len(),
-            path: &path,
-            start,
-            index: 0,
-        };
+        let mut access = SeqDe { iter: a.iter(), path: &path, start, index: 0 };
         let out = visitor.visit_seq(&mut access).map_err(|e| annotate(e, || path.to_string(), self.offset))?;
-        if access.remaining != 0 {
+        if access.iter.len() != 0 {
             return Err(err(
                 format!("invalid length: the array has {} elements, fewer were expected", a.len()),
                 Some(path.to_string()),
@@ -881,86 +869,13 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
     }
 }
 
-/// The elements of an array. Strings and fixed-size elements are decoded straight from the
-/// (validated) stored bytes; arrays of arrays go through the container's [`ArrayIter`].
+/// The elements of an array, from the container's element decoder ([`ArrayIter`]).
 struct SeqDe<'p, 'de> {
     iter: ArrayIter<'de>,
-    elem: ValueType,
-    endian: Endian,
-    bytes: &'de [u8],
-    /// Offset of the next element in `bytes` (strings and fixed-size elements).
-    pos: usize,
-    /// A run of `bytes` known to be UTF-8, starting at `run_start` (see [`SeqDe::str_at`]).
-    run: &'de str,
-    run_start: usize,
-    remaining: u64,
     path: &'p Path<'p>,
     /// Absolute offset of the first element.
     start: Option<u64>,
     index: u64,
-}
-
-impl<'p, 'de> SeqDe<'p, 'de> {
-    /// The string at `bytes[start..end]`.
-    ///
-    /// Validating each string on its own costs more than everything else here (the file was
-    /// validated when opened, but turning bytes into `&str` without `unsafe` means validating
-    /// again). So the bytes are validated in long runs with SIMD (`simdutf8`): from a string's
-    /// start to the end of the array or the first byte that is not UTF-8 (a length prefix with a
-    /// byte ≥ 0x80 ends a run), and each string is a boundary-checked slice of the run it lies
-    /// in. Each byte is scanned at most twice.
-    #[inline(always)]
-    fn str_at(&mut self, start: usize, end: usize) -> Option<&'de str> {
-        let in_run = start >= self.run_start && end <= self.run_start.saturating_add(self.run.len());
-        if !in_run {
-            let rest = self.bytes.get(start..)?;
-            self.run = match simdutf8::compat::from_utf8(rest) {
-                Ok(s) => s,
-                Err(e) => simdutf8::basic::from_utf8(rest.get(..e.valid_up_to())?).ok()?,
-            };
-            self.run_start = start;
-        }
-        self.run.get(start.checked_sub(self.run_start)?..end.checked_sub(self.run_start)?)
-    }
-
-    /// The next element and its offset in `bytes`; `None` at the end (or, for bytes that are
-    /// not what the container validated, which cannot happen, early).
-    #[inline(always)]
-    fn next_value(&mut self) -> Option<(ValueRef<'de>, usize)> {
-        let at = self.pos;
-        let b = self.bytes.get(at..)?;
-        let (v, size) = match self.elem {
-            ValueType::String => {
-                let len = usize::try_from(u64::from_le_bytes(le_array::<8>(b, self.endian))).ok()?;
-                let start = at.checked_add(8)?;
-                (ValueRef::String(self.str_at(start, start.checked_add(len)?)?), 8 + len)
-            }
-            ValueType::Array => {
-                let v = self.iter.next()?;
-                // The inner array's bytes are a slice of ours, after its type and count (12 bytes).
-                let pos = match v {
-                    ValueRef::Array(inner) => (inner.raw_bytes().as_ptr() as usize)
-                        .saturating_sub(self.bytes.as_ptr() as usize)
-                        .saturating_sub(12),
-                    _ => 0,
-                };
-                return Some((v, pos));
-            }
-            ValueType::U8 => (ValueRef::U8(*b.first()?), 1),
-            ValueType::I8 => (ValueRef::I8(i8::from_le_bytes(le_array(b, self.endian))), 1),
-            ValueType::Bool => (ValueRef::Bool(*b.first()? != 0), 1),
-            ValueType::U16 => (ValueRef::U16(u16::from_le_bytes(le_array(b, self.endian))), 2),
-            ValueType::I16 => (ValueRef::I16(i16::from_le_bytes(le_array(b, self.endian))), 2),
-            ValueType::U32 => (ValueRef::U32(u32::from_le_bytes(le_array(b, self.endian))), 4),
-            ValueType::I32 => (ValueRef::I32(i32::from_le_bytes(le_array(b, self.endian))), 4),
-            ValueType::F32 => (ValueRef::F32(f32::from_le_bytes(le_array(b, self.endian))), 4),
-            ValueType::U64 => (ValueRef::U64(u64::from_le_bytes(le_array(b, self.endian))), 8),
-            ValueType::I64 => (ValueRef::I64(i64::from_le_bytes(le_array(b, self.endian))), 8),
-            ValueType::F64 => (ValueRef::F64(f64::from_le_bytes(le_array(b, self.endian))), 8),
-        };
-        self.pos = at.checked_add(size)?;
-        Some((v, at))
-    }
 }
 
 impl<'p, 'de> de::SeqAccess<'de> for &mut SeqDe<'p, 'de> {
@@ -968,11 +883,7 @@ impl<'p, 'de> de::SeqAccess<'de> for &mut SeqDe<'p, 'de> {
 
     #[inline]
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
-        if self.remaining == 0 {
-            return Ok(None);
-        }
-        let Some((v, pos)) = self.next_value() else { return Ok(None) };
-        self.remaining -= 1;
+        let Some((v, pos)) = self.iter.next_at() else { return Ok(None) };
         let index = self.index;
         self.index += 1;
         let path = Path::Elem(self.path, index);
@@ -980,7 +891,7 @@ impl<'p, 'de> de::SeqAccess<'de> for &mut SeqDe<'p, 'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        usize::try_from(self.remaining).ok()
+        Some(self.iter.len())
     }
 }
 
