@@ -518,6 +518,14 @@ pub enum Error {
         reason: String,
     },
 
+    /// A quantization that cannot be made as asked ([`crate::ops::quantize`]): one that needs an
+    /// importance matrix, a bad `--tensor-type` or `--override-kv`, rows no type fits.
+    #[error("cannot quantize: {reason}")]
+    Quantize {
+        /// Why.
+        reason: String,
+    },
+
     /// A metadata edit that cannot be applied: a missing key to remove or rename, a new name
     /// that exists, a value that does not parse as the requested type.
     #[error("cannot edit {key:?}: {reason}")]
