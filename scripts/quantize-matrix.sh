@@ -5,13 +5,16 @@
 # byte-identical.
 #
 # Usage: scripts/quantize-matrix.sh [--plans-only] [TYPE...]
+#        scripts/quantize-matrix.sh --speed [TYPE...]   (wall time and peak RSS of both on Gemma 3
+#        from F32, one after the other, THREADS threads each; default Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS)
 # Environment: GGUF_LLAMA_CPP_DIR (a llama.cpp build: build/bin/llama-quantize; default: the cache
 # folder the tests use), THREADS (default 2), WORK (scratch folder, default a temporary one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-plans_only=0
+plans_only=0 speed=0
 if [[ ${1:-} == --plans-only ]]; then plans_only=1; shift; fi
+if [[ ${1:-} == --speed ]]; then speed=1; shift; fi
 llama_dir=${GGUF_LLAMA_CPP_DIR:-$(ls -d "$HOME"/.cache/gguf-serde/llama.cpp-*/ 2>/dev/null | head -1)}
 lq="${llama_dir%/}/build/bin/llama-quantize"
 [[ -x $lq ]] || { echo "no llama-quantize at $lq (set GGUF_LLAMA_CPP_DIR)" >&2; exit 1; }
@@ -29,6 +32,21 @@ declare -A src=([gemma]=models/gemma-3-270m-q4_k_m.gguf [smollm2]=models/SmolLM2
 for m in gemma smollm2; do
     [[ -f $work/$m-f32.gguf ]] || $gguf dequantize -q "${src[$m]}" "$work/$m-f32.gguf" >/dev/null
 done
+if [[ $speed == 1 ]]; then
+    [[ $# -gt 0 ]] || set -- Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS
+    in=$work/gemma-f32.gguf
+    printf '| file type | gguf quantize (s) | gguf peak RSS (MiB) | llama-quantize (s) | llama-quantize peak RSS (MiB) |\n|---|---|---|---|---|\n'
+    for t in "$@"; do
+        rm -f "$work/l.gguf" "$work/o.gguf"
+        /usr/bin/time -f '%e %M' -o "$work/o.time" $gguf quantize -q --threads "$threads" "$in" "$work/o.gguf" "$t" >/dev/null
+        /usr/bin/time -f '%e %M' -o "$work/l.time" "$lq" "$in" "$work/l.gguf" "$t" "$threads" >/dev/null 2>&1
+        cmp -s "$work/l.gguf" "$work/o.gguf" || echo "warning: $t outputs differ" >&2
+        read -r ow orss <"$work/o.time"
+        read -r lw lrss <"$work/l.time"
+        printf '| %s | %s | %d | %s | %d |\n' "$t" "$ow" $((orss / 1024)) "$lw" $((lrss / 1024))
+    done
+    exit 0
+fi
 # Per-tensor "name type" lines, lower-case, in file order.
 llama_plan() { "$lq" --dry-run "$@" 2>&1 | sed -n 's/^\[ *[0-9]*\/ *[0-9]*\] \([^ ]*\) .*type = *\([^ ,]*\),.*(\([^)]*\))$/\1 \3/p; s/^\[ *[0-9]*\/ *[0-9]*\] \([^ ]*\) .*type = *\([^ ,]*\), size = *[0-9.]* MiB$/\1 \2/p' | tr 'A-Z' 'a-z'; }
 ours_plan() { $gguf quantize --dry-run "$@" | awk 'NR > 1 && NF >= 5 && $2 != "tensors:" && $1 != "warning:" { print $1, $4 }' | tr 'A-Z' 'a-z'; }

@@ -129,8 +129,16 @@ fn bad_file_type(s: &str) -> anyhow::Error {
     }
 }
 
-/// IN, OUT, the file type and the thread count from the positional arguments and options.
-fn positional(a: &QuantizeArgs) -> anyhow::Result<(PathBuf, Option<PathBuf>, (LlamaFileType, bool), Option<usize>)> {
+/// What the positional arguments and options say: IN, OUT, the file type (and whether it is
+/// COPY), the thread count.
+struct Positional {
+    input: PathBuf,
+    output: Option<PathBuf>,
+    ftype: (LlamaFileType, bool),
+    threads: Option<usize>,
+}
+
+fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
     let mut rest = a.args.iter().map(String::as_str);
     let input = PathBuf::from(rest.next().context("missing the input model")?);
     let mut output = None;
@@ -162,10 +170,14 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<(PathBuf, Option<PathBuf>, (Ll
     if let Some(extra) = rest.next() {
         bail!("unexpected argument {extra:?}");
     }
-    Ok((input, output, ftype, threads.filter(|&n| n > 0)))
+    Ok(Positional { input, output, ftype, threads: threads.filter(|&n| n > 0) })
 }
 
-fn params(a: &QuantizeArgs, (ftype, only_copy): (LlamaFileType, bool), threads: Option<usize>) -> anyhow::Result<QuantizeParams> {
+fn params(
+    a: &QuantizeArgs,
+    (ftype, only_copy): (LlamaFileType, bool),
+    threads: Option<usize>,
+) -> anyhow::Result<QuantizeParams> {
     if a.imatrix.is_some() {
         bail!("--imatrix is not supported yet: gguf quantize has no importance-matrix quantization");
     }
@@ -234,7 +246,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 
 /// Quantizes a model as llama-quantize does.
 pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
-    let (input, output, ftype, threads) = positional(a)?;
+    let Positional { input, output, ftype, threads } = positional(a)?;
     let p = params(a, ftype, threads)?;
     let src = Gguf::open(&input).with_context(|| format!("{}", input.display()))?;
     if a.dry_run {

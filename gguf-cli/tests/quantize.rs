@@ -31,7 +31,10 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     assert_eq!(types, [("e_bf16", GgmlType::BF16), ("w_f32", GgmlType::F32), ("w_q8_0", GgmlType::Q8_0)]);
     // The keys as they were, then general.quantization_version = 2 and general.file_type = 2.
     let keys: Vec<_> = f.metadata().map(|kv| kv.key).collect();
-    assert_eq!(keys, ["general.architecture", "test.answer", "test.note", "general.quantization_version", "general.file_type"]);
+    assert_eq!(
+        keys,
+        ["general.architecture", "test.answer", "test.note", "general.quantization_version", "general.file_type"]
+    );
     assert_eq!(f.get("general.quantization_version"), Some(ValueRef::U32(2)));
     assert_eq!(f.get("general.file_type"), Some(ValueRef::U32(2)));
     let orig = Gguf::open(&input).unwrap();
@@ -50,7 +53,16 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let o = gguf(&["quantize", "-q", "--force", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "MXFP4"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("MXFP4 is a ggml tensor type, not a llama.cpp file type"));
-    let o = gguf(&["quantize", "-q", "--force", "--imatrix", "x.dat", input.to_str().unwrap(), out.to_str().unwrap(), "Q4_0"]);
+    let o = gguf(&[
+        "quantize",
+        "-q",
+        "--force",
+        "--imatrix",
+        "x.dat",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "Q4_0",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--imatrix is not supported yet"));
     assert_eq!(std::fs::read(&out).unwrap(), bytes, "a refused run changed the output");
@@ -102,7 +114,10 @@ fn quantize_gemma_to_q8_0() {
     assert_eq!(b.tensor_count(), a.tensor_count());
     // llama-quantize's order: tensors without a layer first, then by layer, each by name.
     let names: Vec<&str> = b.tensors().map(|t| t.name).collect();
-    assert_eq!(&names[..4], ["output_norm.weight", "token_embd.weight", "blk.0.attn_k.weight", "blk.0.attn_k_norm.weight"]);
+    assert_eq!(
+        &names[..4],
+        ["output_norm.weight", "token_embd.weight", "blk.0.attn_k.weight", "blk.0.attn_k_norm.weight"]
+    );
     for y in b.tensors() {
         let x = a.tensor(y.name).unwrap();
         assert_eq!(&*x.shape, &*y.shape);

@@ -96,7 +96,8 @@ fn plans_equal_for_every_file_type(input: &Path) {
             let ours = our_plan(input, &p);
             match llama_plan(&lq, input, ft.name(), pure) {
                 Some(theirs) => {
-                    let ours = ours.unwrap_or_else(|e| panic!("{ft} pure={pure}: we fail ({e}), llama-quantize does not"));
+                    let ours =
+                        ours.unwrap_or_else(|e| panic!("{ft} pure={pure}: we fail ({e}), llama-quantize does not"));
                     assert_eq!(ours, theirs, "{ft} pure={pure}: per-tensor types differ");
                     compared += 1;
                 }
@@ -151,7 +152,9 @@ fn smollm2_files_are_byte_identical_to_llama_quantize() {
     let Some(lq) = llama_quantize() else { return };
     let Some(input) = f32_model(SMOLLM2) else { return };
     use LlamaFileType as F;
-    for (ft, pure) in [(F::Q8_0, false), (F::Q4_K_M, false), (F::Q4_K_M, true), (F::IQ4_XS, false), (F::MXFP4_MOE, false)] {
+    for (ft, pure) in
+        [(F::Q8_0, false), (F::Q4_K_M, false), (F::Q4_K_M, true), (F::IQ4_XS, false), (F::MXFP4_MOE, false)]
+    {
         let args: &[&str] = if pure { &["--pure"] } else { &[] };
         same_file(&lq, &input, &format!("smollm2-{ft}-{pure}"), args, ft.name(), &params(ft, pure));
     }

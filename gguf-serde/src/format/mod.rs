@@ -18,7 +18,6 @@ pub use dtype::{GgmlType, REMOVED_TYPE_IDS};
 pub use value_type::ValueType;
 
 /// Default `general.alignment`.
-
 pub const DEFAULT_ALIGNMENT: u32 = 32;
 
 /// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are

@@ -578,11 +578,7 @@ impl ModelFacts {
     }
 
     fn n_gqa(&self) -> u32 {
-        if self.n_head_kv == 0 {
-            0
-        } else {
-            self.n_head / self.n_head_kv
-        }
+        self.n_head.checked_div(self.n_head_kv).unwrap_or(0)
     }
 }
 
@@ -775,7 +771,9 @@ impl State<'_> {
                 return Err(Error::Quantize { reason: format!("failed to determine layer for tensor {name}") });
             };
             if i < 0 || i >= n {
-                return Err(Error::Quantize { reason: format!("bad layer {i} for tensor {name}: must be in [0, {n})") });
+                return Err(Error::Quantize {
+                    reason: format!("bad layer {i} for tensor {name}: must be in [0, {n})"),
+                });
             }
             return Ok((i, n));
         }
@@ -819,7 +817,8 @@ impl State<'_> {
             };
             rule = mix(MixRule::Output);
         } else if ft == F::MXFP4_MOE {
-            let bailing_expert = arch == "bailingmoe3" && matches!(cat, Category::FfnUp | Category::FfnGate | Category::FfnDown);
+            let bailing_expert =
+                arch == "bailingmoe3" && matches!(cat, Category::FfnUp | Category::FfnGate | Category::FfnDown);
             let ne2 = ne.get(2).copied().unwrap_or(1);
             new = if ne2 > 1 && (arch != "bailingmoe3" || bailing_expert) { T::MXFP4 } else { T::Q8_0 };
             rule = mix(MixRule::Mxfp4Moe);

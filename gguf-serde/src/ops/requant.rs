@@ -194,20 +194,14 @@ fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
 
 /// The output's key/value pairs in llama-quantize's order (see [`requantize`]).
 fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) -> Vec<(String, OutKv<'a>)> {
-    const DROPPED: [&str; 5] = [
-        "general.quantization_version",
-        "general.file_type",
-        "split.no",
-        "split.count",
-        "split.tensors.count",
-    ];
+    const DROPPED: [&str; 5] =
+        ["general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count"];
     let mut kvs: Vec<(String, OutKv<'a>)> = src
         .metadata()
         .filter(|kv| !DROPPED.contains(&kv.key))
         .map(|kv| (kv.key.to_owned(), OutKv::Src(kv.value)))
         .collect();
-    let file_type =
-        if params.only_copy { source_file_type(src, &params.kv_overrides) } else { params.ftype.number() };
+    let file_type = if params.only_copy { source_file_type(src, &params.kv_overrides) } else { params.ftype.number() };
     kvs.push(("general.quantization_version".into(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
     kvs.push(("general.file_type".into(), OutKv::New(Value::U32(file_type))));
     for o in &params.kv_overrides {
