@@ -292,20 +292,26 @@ impl KvOverride {
     }
 }
 
-/// C's `atol`: leading white space, an optional sign, digits; saturating.
-fn c_atol(s: &str) -> i64 {
+/// The integer C's `strtol` reads at the start of `s` (leading white space, an optional sign,
+/// digits; saturating), or `None` without digits.
+fn leading_int(s: &str) -> Option<i64> {
     let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
         _ => (false, t),
     };
-    let mut v: i64 = 0;
-    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+    let n = digits.bytes().take_while(u8::is_ascii_digit).count();
+    let v = digits.get(..n).filter(|d| !d.is_empty())?.bytes().fold(0i64, |a, b| {
         let d = i64::from(b - b'0');
-        v = v.saturating_mul(10).saturating_add(if neg { -d } else { d });
-    }
-    v
+        a.saturating_mul(10).saturating_add(if neg { -d } else { d })
+    });
+    Some(v)
+}
+
+/// C's `atol`: [`leading_int`], 0 without digits.
+fn c_atol(s: &str) -> i64 {
+    leading_int(s).unwrap_or(0)
 }
 
 /// C's `atof` for decimal numbers, `inf` and `nan`: the longest leading prefix that is a number.
@@ -584,20 +590,8 @@ impl ModelFacts {
 
 /// `sscanf(name, "blk.%d.", &layer)`: the layer number after `blk.`, if any.
 fn blk_layer(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix("blk.")?;
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    let (neg, digits) = match rest.as_bytes().first() {
-        Some(b'-') => (true, &rest[1..]),
-        Some(b'+') => (false, &rest[1..]),
-        _ => (false, rest),
-    };
-    let n = digits.bytes().take_while(u8::is_ascii_digit).count();
-    if n == 0 {
-        return None;
-    }
-    let v = digits.get(..n)?.bytes().fold(0i64, |a, b| a.saturating_mul(10).saturating_add(i64::from(b - b'0')));
     // glibc stores the `long` it read into the `int`: truncation.
-    Some((if neg { -v } else { v }) as i32)
+    name.strip_prefix("blk.").and_then(leading_int).map(|v| v as i32)
 }
 
 /// llama.cpp's `weight_name_comparer`: by layer number (`blk.N.`; -1 for none), then by name.
@@ -1275,6 +1269,6 @@ mod tests {
         assert_eq!(f(GgmlType::Q2_K), GgmlType::Q4_0);
         assert_eq!(f(GgmlType::IQ4_XS), GgmlType::IQ4_NL);
         assert_eq!(fallback("x", &[80, 2], GgmlType::Q8_0, Rule::Default).unwrap().0, GgmlType::F16);
-        assert!(fallback("x", &[640, 2], GgmlType::Q1_0, Rule::Default).is_err());
+        assert!(fallback("x", &[576, 2], GgmlType::Q1_0, Rule::Default).is_err());
     }
 }

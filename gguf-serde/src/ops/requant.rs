@@ -138,7 +138,7 @@ struct OutTensor<'a> {
 /// Before anything is written: [`Error::Quantize`] if a tensor needs an importance matrix (as
 /// llama-quantize: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, Q2_K of Q2_K_S; this crate has
 /// no `--imatrix` yet) and [`plan`]'s errors;
-/// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) naming a
+/// [`CodecError::UnsupportedQuantize`] naming a
 /// target type without a quantizer here (IQ1_*, IQ2_*, IQ3_*, …). Then the codecs' errors and
 /// [`Error::Io`] from writing (the file at `out` is then untouched, no temporary file is left).
 pub fn requantize<S: Source + Sync>(
@@ -217,7 +217,7 @@ fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) 
 /// and alignment.
 ///
 /// # Errors
-/// [`CodecError::UnsupportedQuantize`](crate::codec::CodecError::UnsupportedQuantize) if the
+/// [`CodecError::UnsupportedQuantize`] if the
 /// target cannot be quantized to; the codecs' errors; [`Error::Io`] from writing (the file at
 /// `out` is then untouched).
 pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOptions<'_>) -> Result<RequantizeReport> {
