@@ -743,25 +743,25 @@ fn kept_reason(params: &QuantizeParams, arch: &str, name: &str, ne: &[u64]) -> O
 struct State<'p> {
     params: &'p QuantizeParams,
     facts: ModelFacts,
-    n_attention_wv: i32,
-    n_layer: i32,
-    i_attention_wv: i32,
-    i_ffn_down: i32,
-    i_ffn_gate: i32,
-    i_ffn_up: i32,
+    n_attention_wv: i64,
+    n_layer: i64,
+    i_attention_wv: i64,
+    i_ffn_down: i64,
+    i_ffn_gate: i64,
+    i_ffn_up: i64,
     has_tied_embeddings: bool,
 }
 
-fn use_more_bits(i: i32, n: i32) -> bool {
+fn use_more_bits(i: i64, n: i64) -> bool {
     i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2
 }
 
 impl State<'_> {
     /// `layer_info`: the layer of an ffn tensor, from its name when the model has experts.
-    fn layer(&self, counter: i32, name: &str) -> Result<(i32, i32)> {
+    fn layer(&self, counter: i64, name: &str) -> Result<(i64, i64)> {
         let n = self.n_layer;
         if self.facts.n_expert.max(1) > 1 {
-            let Some(i) = blk_layer(name) else {
+            let Some(i) = blk_layer(name).map(i64::from) else {
                 return Err(Error::Quantize { reason: format!("failed to determine layer for tensor {name}") });
             };
             if i < 0 || i >= n {
@@ -1115,8 +1115,8 @@ pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<Ten
     let cats: Vec<Category> = tensors.iter().map(|t| category(t.name)).collect();
     let mut st = State {
         params,
-        n_attention_wv: cats.iter().filter(|&&c| is_attn_v(c)).count() as i32,
-        n_layer: facts.n_layer_all as i32,
+        n_attention_wv: cats.iter().filter(|&&c| is_attn_v(c)).count() as i64,
+        n_layer: i64::from(facts.n_layer_all),
         i_attention_wv: 0,
         i_ffn_down: 0,
         i_ffn_gate: 0,
