@@ -42,9 +42,10 @@ enum Command {
     /// changed: ~;
     /// tensor data compared byte for byte). Exit 0 if none, 1 if any, 2 on error.
     Diff(diff::Args),
-    /// Convert a model's tensors to a quantized type with ggml's reference quantizers, keeping the
-    /// metadata (general.file_type updated). Tensors of two or more dimensions whose rows fit the
-    /// type's blocks convert; one-dimensional tensors and excluded names stay as they are.
+    /// Quantize a model as llama.cpp's llama-quantize does: IN [OUT] TYPE with a llama.cpp file
+    /// type (Q4_K_M, Q8_0, ...); each tensor's type chosen by llama-quantize's rules (--dry-run
+    /// shows them), the output laid out as llama-quantize writes it, with ggml's reference
+    /// quantizers.
     Quantize(quantize::QuantizeArgs),
     /// Convert a model's quantized tensors to F32 (or F16, BF16).
     Dequantize(quantize::DequantizeArgs),

@@ -1,32 +1,96 @@
-//! `gguf quantize IN OUT --type T` and `gguf dequantize IN OUT [--type F32|F16|BF16]`.
+//! `gguf quantize IN OUT TYPE` (llama-quantize's file types and options) and
+//! `gguf dequantize IN OUT [--type F32|F16|BF16]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use gguf_serde::ops::requant::{requantize, RequantizeOptions};
+use gguf_serde::ops::quantize::{
+    plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
+};
+use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Arguments of `gguf quantize`.
 #[derive(clap::Args)]
+#[command(after_help = file_types_help())]
 pub struct QuantizeArgs {
-    /// The input model.
-    input: PathBuf,
-    /// The output file (written to a temporary file, then renamed).
-    output: PathBuf,
-    /// Target ggml type: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS,
-    /// TQ1_0, TQ2_0, MXFP4, F16, BF16, F32.
-    #[arg(long = "type", short = 't')]
-    target: GgmlType,
-    /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable),
-    /// e.g. `--exclude 'token_embd.weight' --exclude '*attn_v*'`. One-dimensional tensors (norms)
-    /// always keep their type.
+    /// IN [OUT] [TYPE] [NTHREADS], as llama-quantize takes them: the input model; the output file
+    /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
+    /// the file type (or --type); the number of threads (or --threads).
+    #[arg(value_name = "ARGS", num_args = 1..=4, required = true)]
+    args: Vec<String>,
+    /// The llama.cpp file type (case-insensitive): Q4_K_M, Q8_0, Q5_K_S, IQ4_XS, MXFP4_MOE, F16,
+    /// COPY, ... or its number (15); see the list below. A ggml tensor type that is no file type
+    /// (MXFP4, Q8_1, ...) is refused: choose tensor types with --tensor-type.
+    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    ftype: Option<String>,
+    /// Disable the mixes: every quantizable tensor gets the file type's default type.
+    #[arg(long)]
+    pure: bool,
+    /// Leave output.weight as it is.
+    #[arg(long)]
+    leave_output_tensor: bool,
+    /// The ggml type of output.weight.
+    #[arg(long, value_name = "GGML_TYPE")]
+    output_tensor_type: Option<GgmlType>,
+    /// The ggml type of the token embeddings.
+    #[arg(long, value_name = "GGML_TYPE")]
+    token_embedding_type: Option<GgmlType>,
+    /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
+    /// (lower-cased) get that type; the first matching option wins (repeatable), e.g.
+    /// --tensor-type attn_v=q8_0.
+    #[arg(long, value_name = "PATTERN=TYPE")]
+    tensor_type: Vec<String>,
+    /// A file of PATTERN=TYPE options separated by spaces or newlines.
+    #[arg(long, value_name = "FILE")]
+    tensor_type_file: Vec<PathBuf>,
+    /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
+    /// or str (repeatable).
+    #[arg(long, value_name = "KEY=TYPE:VALUE")]
+    override_kv: Vec<String>,
+    /// Use the importance matrix for this tensor only (needs --imatrix; repeatable).
+    #[arg(long, value_name = "NAME")]
+    include_weights: Vec<String>,
+    /// Do not use the importance matrix for this tensor (needs --imatrix; repeatable).
+    #[arg(long, value_name = "NAME")]
+    exclude_weights: Vec<String>,
+    /// An importance matrix: not supported yet (refused).
+    #[arg(long, value_name = "FILE")]
+    imatrix: Option<PathBuf>,
+    /// Accepted for llama-quantize's command lines: requantizing is always allowed.
+    #[arg(long)]
+    allow_requantize: bool,
+    /// Threads for the conversion (default: one per core); the output does not depend on it.
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Print the plan (each tensor with its source type, target type and the rule that chose it)
+    /// and the sizes; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    force: bool,
+    /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable; not a
+    /// llama-quantize option).
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+}
+
+fn file_types_help() -> String {
+    let mut s = format!("File types (llama.cpp {LLAMA_CPP_COMMIT}), name and general.file_type number:\n");
+    let types: Vec<String> = LlamaFileType::ALL.iter().map(|t| format!("{t} ({})", t.number())).collect();
+    for line in types.chunks(6) {
+        s.push_str("  ");
+        s.push_str(&line.join(", "));
+        s.push('\n');
+    }
+    s.push_str("  Q3_K, Q4_K, Q5_K: aliases of the _M types; COPY: copy every tensor");
+    s
 }
 
 /// Arguments of `gguf dequantize`.
@@ -47,9 +111,186 @@ pub struct DequantizeArgs {
     quiet: bool,
 }
 
-/// Re-quantizes a model.
+/// A file type argument: a [`LlamaFileType`] or `COPY`.
+fn parse_file_type(s: &str) -> Option<(LlamaFileType, bool)> {
+    if s.eq_ignore_ascii_case("copy") {
+        return Some((LlamaFileType::F32, true));
+    }
+    s.parse().ok().map(|t| (t, false))
+}
+
+fn bad_file_type(s: &str) -> anyhow::Error {
+    match s.parse::<GgmlType>() {
+        Ok(t) => anyhow::anyhow!(
+            "{t} is a ggml tensor type, not a llama.cpp file type: give a file type (Q4_K_M, Q8_0, MXFP4_MOE, \
+             ...; see gguf quantize --help), and choose tensor types with --tensor-type PATTERN={t}"
+        ),
+        Err(_) => anyhow::anyhow!("unknown file type {s:?} (see gguf quantize --help)"),
+    }
+}
+
+/// What the positional arguments and options say: IN, OUT, the file type (and whether it is
+/// COPY), the thread count.
+struct Positional {
+    input: PathBuf,
+    output: Option<PathBuf>,
+    ftype: (LlamaFileType, bool),
+    threads: Option<usize>,
+}
+
+fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
+    let mut rest = a.args.iter().map(String::as_str);
+    let input = PathBuf::from(rest.next().context("missing the input model")?);
+    let mut output = None;
+    let ftype = match &a.ftype {
+        Some(t) => {
+            output = rest.next().map(PathBuf::from);
+            parse_file_type(t).ok_or_else(|| bad_file_type(t))?
+        }
+        None => {
+            let next = rest.next().context("missing the file type")?;
+            match parse_file_type(next) {
+                Some(t) => t,
+                None => {
+                    output = Some(PathBuf::from(next));
+                    let t = rest.next().context("missing the file type")?;
+                    parse_file_type(t).ok_or_else(|| bad_file_type(t))?
+                }
+            }
+        }
+    };
+    let mut threads = a.threads;
+    if let Some(n) = rest.next() {
+        let n: usize = n.parse().with_context(|| format!("invalid nthread {n:?}"))?;
+        if threads.is_some_and(|t| t != n) {
+            bail!("two thread counts: {n} and --threads {}", threads.unwrap_or_default());
+        }
+        threads = Some(n);
+    }
+    if let Some(extra) = rest.next() {
+        bail!("unexpected argument {extra:?}");
+    }
+    Ok(Positional { input, output, ftype, threads: threads.filter(|&n| n > 0) })
+}
+
+fn params(
+    a: &QuantizeArgs,
+    (ftype, only_copy): (LlamaFileType, bool),
+    threads: Option<usize>,
+) -> anyhow::Result<QuantizeParams> {
+    if a.imatrix.is_some() {
+        bail!("--imatrix is not supported yet: gguf quantize has no importance-matrix quantization");
+    }
+    if !a.include_weights.is_empty() && !a.exclude_weights.is_empty() {
+        bail!("--include-weights and --exclude-weights cannot be used together");
+    }
+    let mut p = QuantizeParams::new(ftype);
+    p.only_copy = only_copy;
+    p.pure = a.pure;
+    p.leave_output_tensor = a.leave_output_tensor;
+    p.output_tensor_type = a.output_tensor_type;
+    p.token_embedding_type = a.token_embedding_type;
+    p.exclude = a.exclude.clone();
+    p.threads = threads;
+    for t in &a.tensor_type {
+        p.tensor_types.push(TensorTypeOverride::parse(t)?);
+    }
+    for f in &a.tensor_type_file {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        for t in text.split_whitespace() {
+            p.tensor_types.push(TensorTypeOverride::parse(t).with_context(|| f.display().to_string())?);
+        }
+    }
+    for o in &a.override_kv {
+        p.kv_overrides.push(KvOverride::parse(o)?);
+    }
+    Ok(p)
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn print_plan(tensors: &[TensorPlan]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let w = tensors.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    writeln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target")?;
+    let (mut before, mut after) = (0u64, 0u64);
+    for t in tensors {
+        let shape: Vec<String> = t.ne.iter().rev().map(u64::to_string).collect();
+        let (src, dst) = (t.source.name(), t.target.name());
+        writeln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule)?;
+        before += t.source.nbytes(&t.ne).unwrap_or(0);
+        after += t.target.nbytes(&t.ne).unwrap_or(0);
+    }
+    let n = tensors.iter().filter(|t| t.converts()).count();
+    writeln!(
+        out,
+        "{} tensors: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
+        tensors.len(),
+        tensors.len() - n,
+        before as f64 / MIB,
+        after as f64 / MIB
+    )?;
+    if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
+        writeln!(out, "warning: quantizing would require an importance matrix ({} would be {})", t.name, t.target)?;
+    }
+    Ok(())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Quantizes a model as llama-quantize does.
 pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
-    convert(&a.input, &a.output, a.target, &a.exclude, a.quiet)
+    let Positional { input, output, ftype, threads } = positional(a)?;
+    let p = params(a, ftype, threads)?;
+    let src = Gguf::open(&input).with_context(|| format!("{}", input.display()))?;
+    if a.dry_run {
+        let tensors = plan(&src, &p).with_context(|| input.display().to_string())?;
+        print_plan(&tensors)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let output = output.unwrap_or_else(|| {
+        let name = if p.only_copy { "COPY" } else { p.ftype.name() };
+        input.with_file_name(format!("ggml-model-{name}.gguf"))
+    });
+    if same_file(&input, &output) {
+        bail!("input and output files are the same: {}", input.display());
+    }
+    if !a.force && output.exists() {
+        bail!("{} exists (use --force to replace it)", output.display());
+    }
+    let bar = progress_bar(a.quiet);
+    let report_progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let report = requantize(&src, &output, &p, Some(&report_progress))
+        .with_context(|| format!("writing {}", output.display()))?;
+    bar.finish_and_clear();
+    let name = if p.only_copy { "COPY" } else { p.ftype.name() };
+    println!(
+        "{}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
+        output.display(),
+        report.converted.len(),
+        report.kept.len(),
+        report.bytes_in,
+        report.bytes_out
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
 }
 
 /// Dequantizes a model to a float type.
@@ -57,35 +298,22 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     if !matches!(a.target, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) {
         bail!("dequantize converts to F32, F16 or BF16, not {}", a.target);
     }
-    convert(&a.input, &a.output, a.target, &a.exclude, a.quiet)
-}
-
-fn convert(
-    input: &PathBuf,
-    output: &PathBuf,
-    target: GgmlType,
-    exclude: &[String],
-    quiet: bool,
-) -> anyhow::Result<ExitCode> {
-    let src = Gguf::open(input).with_context(|| format!("{}", input.display()))?;
-    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let src = Gguf::open(&a.input).with_context(|| format!("{}", a.input.display()))?;
+    let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
     };
-    let mut opts = RequantizeOptions::new(target);
-    opts.exclude = exclude.to_vec();
+    let mut opts = ConvertOptions::new(a.target);
+    opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
-    let report = requantize(&src, output, &opts).with_context(|| format!("writing {}", output.display()))?;
+    let report = convert(&src, &a.output, &opts).with_context(|| format!("writing {}", a.output.display()))?;
     bar.finish_and_clear();
     println!(
-        "{}: {} tensors converted to {target}, {} kept; tensor data {} -> {} bytes",
-        output.display(),
+        "{}: {} tensors converted to {}, {} kept; tensor data {} -> {} bytes",
+        a.output.display(),
         report.converted.len(),
+        a.target,
         report.kept.len(),
         report.bytes_in,
         report.bytes_out

@@ -1,6 +1,7 @@
 //! `gguf quantize` and `gguf dequantize`: converted tensors equal gguf-py's dequantize-then-
 //! quantize of the input (gguf.quants), kept tensors are byte-identical, metadata is kept with
-//! general.file_type updated.
+//! general.file_type updated; `gguf quantize` takes llama-quantize's arguments and refuses what it
+//! refuses (the byte-for-byte comparison with llama-quantize is in tests/tests/quantize_llama.rs).
 
 use std::process::Command;
 
@@ -12,28 +13,59 @@ fn gguf(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
 }
 
-fn names(j: &Json, k: &str) -> Vec<String> {
+fn names_of(j: &Json, k: &str) -> Vec<String> {
     j[k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
 }
 
 #[test]
-fn quantize_small_to_q4_0_equals_gguf_py() {
+fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let input = workspace_root().join("tests/data/small.gguf");
     let out = temp_dir("quantize_small").join("q4_0.gguf");
-    let o = gguf(&["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "Q4_0"]);
+    // IN OUT TYPE, as llama-quantize takes them; file types are case-insensitive.
+    let o = gguf(&["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "q4_0"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let bytes = std::fs::read(&out).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
+    // llama-quantize quantizes only names ending in "weight": these three are copied, in name order.
     let types: Vec<_> = f.tensors().map(|t| (t.name, t.dtype)).collect();
-    // e_bf16's rows (16) are not whole Q4_0 blocks (32): kept.
-    assert_eq!(types, [("w_f32", GgmlType::Q4_0), ("w_q8_0", GgmlType::Q4_0), ("e_bf16", GgmlType::BF16)]);
+    assert_eq!(types, [("e_bf16", GgmlType::BF16), ("w_f32", GgmlType::F32), ("w_q8_0", GgmlType::Q8_0)]);
+    // The keys as they were, then general.quantization_version = 2 and general.file_type = 2.
+    let keys: Vec<_> = f.metadata().map(|kv| kv.key).collect();
+    assert_eq!(
+        keys,
+        ["general.architecture", "test.answer", "test.note", "general.quantization_version", "general.file_type"]
+    );
+    assert_eq!(f.get("general.quantization_version"), Some(ValueRef::U32(2)));
     assert_eq!(f.get("general.file_type"), Some(ValueRef::U32(2)));
-    assert_eq!(f.get("test.note"), Some(ValueRef::String("tensor-format-specs")));
-    let Some(py) = python() else { return };
-    let r = run_py(&py, "requant_check.py", &[input.to_str().unwrap(), out.to_str().unwrap()]);
-    assert_eq!(names(&r, "checked"), ["w_f32", "w_q8_0"]);
-    assert_eq!(names(&r, "same"), ["e_bf16"]);
-    assert!(names(&r, "mismatched").is_empty(), "{r}");
+    let orig = Gguf::open(&input).unwrap();
+    for t in f.tensors() {
+        assert_eq!(f.tensor_data(&t).unwrap(), orig.tensor_data_by_name(t.name).unwrap(), "{}", t.name);
+    }
+    // The dry run says why, and writes nothing.
+    let o = gguf(&["quantize", "--dry-run", input.to_str().unwrap(), "Q4_0"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("w_f32") && text.contains("kept (name does not end in weight)"), "{text}");
+    // An existing output is refused without --force, and a ggml type that is no file type is refused.
+    let o = gguf(&["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "Q8_0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exists (use --force to replace it)"));
+    let o = gguf(&["quantize", "-q", "--force", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "MXFP4"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("MXFP4 is a ggml tensor type, not a llama.cpp file type"));
+    let o = gguf(&[
+        "quantize",
+        "-q",
+        "--force",
+        "--imatrix",
+        "x.dat",
+        input.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "Q4_0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--imatrix is not supported yet"));
+    assert_eq!(std::fs::read(&out).unwrap(), bytes, "a refused run changed the output");
 }
 
 #[test]
@@ -52,17 +84,8 @@ fn exclude_and_dequantize() {
     assert_eq!(e, &want[..]);
 
     let out2 = dir.join("excl.gguf");
-    let o =
-        gguf(&["quantize", "-q", input.to_str().unwrap(), out2.to_str().unwrap(), "-t", "Q8_0", "--exclude", "w_*32"]);
-    assert!(o.status.success());
-    let f = Gguf::open(&out2).unwrap();
-    assert_eq!(f.tensor("w_f32").unwrap().dtype, GgmlType::F32);
-    assert_eq!(f.get("general.file_type"), Some(ValueRef::U32(7)));
-    // w_q8_0 is already Q8_0: copied, byte for byte.
-    let orig = Gguf::open(&input).unwrap();
-    assert_eq!(f.tensor_data_by_name("w_q8_0").unwrap(), orig.tensor_data_by_name("w_q8_0").unwrap());
-
     let o = gguf(&["dequantize", input.to_str().unwrap(), out2.to_str().unwrap(), "-t", "Q4_0"]);
+    assert!(!out2.exists());
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("dequantize converts to F32, F16 or BF16, not Q4_0"));
 }
@@ -70,16 +93,38 @@ fn exclude_and_dequantize() {
 #[test]
 fn quantize_gemma_to_q8_0() {
     let Some(path) = model("gemma-3-270m-q4_k_m.gguf") else { return };
-    let out = temp_dir("quantize_gemma").join("q8_0.gguf");
-    let o = gguf(&["quantize", "-q", path.to_str().unwrap(), out.to_str().unwrap(), "--type", "Q8_0"]);
+    let dir = temp_dir("quantize_gemma");
+    let out = dir.join("q8_0.gguf");
+    let o = gguf(&[
+        "quantize",
+        "-q",
+        path.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--type",
+        "Q8_0",
+        "--threads",
+        "2",
+        "--exclude",
+        "blk.1.*",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (a, b) = (Gguf::open(&path).unwrap(), Gguf::open(&out).unwrap());
     assert_eq!(b.kv_count(), 33);
     assert_eq!(b.get("general.file_type"), Some(ValueRef::U32(7)));
-    for (x, y) in a.tensors().zip(b.tensors()) {
-        assert_eq!((x.name, &*x.shape), (y.name, &*y.shape));
-        let want = if x.shape.len() >= 2 { GgmlType::Q8_0 } else { x.dtype };
-        assert_eq!(y.dtype, want, "{}", x.name);
+    assert_eq!(b.tensor_count(), a.tensor_count());
+    // llama-quantize's order: tensors without a layer first, then by layer, each by name.
+    let names: Vec<&str> = b.tensors().map(|t| t.name).collect();
+    assert_eq!(
+        &names[..4],
+        ["output_norm.weight", "token_embd.weight", "blk.0.attn_k.weight", "blk.0.attn_k_norm.weight"]
+    );
+    for y in b.tensors() {
+        let x = a.tensor(y.name).unwrap();
+        assert_eq!(&*x.shape, &*y.shape);
+        // Gemma's rows (640, 1024, 2048) are whole Q8_0 blocks; token_embd.weight (tied) follows
+        // the output rule, which keeps Q8_0 for a Q8_0 file.
+        let want = if x.shape.len() < 2 || y.name.starts_with("blk.1.") { x.dtype } else { GgmlType::Q8_0 };
+        assert_eq!(y.dtype, want, "{}", y.name);
     }
     // One tensor of each source type against gguf-py (checking all 117 takes gguf-py ~45 s).
     let Some(py) = python() else { return };
@@ -87,6 +132,28 @@ fn quantize_gemma_to_q8_0() {
     let mut args = vec![path.to_str().unwrap(), out.to_str().unwrap()];
     args.extend(check);
     let r = run_py(&py, "requant_check.py", &args);
-    assert_eq!(names(&r, "checked"), ["blk.0.attn_k.weight", "blk.0.attn_output.weight", "blk.0.ffn_down.weight"]);
-    assert_eq!(names(&r, "same"), ["output_norm.weight"]);
+    assert_eq!(names_of(&r, "checked"), ["blk.0.attn_k.weight", "blk.0.attn_output.weight", "blk.0.ffn_down.weight"]);
+    assert_eq!(names_of(&r, "same"), ["output_norm.weight"]);
+}
+
+#[test]
+fn iq_types_without_a_quantizer_fail_cleanly() {
+    let Some(path) = model("SmolLM2-135M-Instruct.Q4_1.gguf") else { return };
+    let dir = temp_dir("quantize_iq");
+    let out = dir.join("x.gguf");
+    // IQ2_XXS needs an importance matrix (refused before anything is written, as llama-quantize does).
+    let o = gguf(&["quantize", "-q", path.to_str().unwrap(), out.to_str().unwrap(), "IQ2_XXS"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("this quantization requires an importance matrix (offending tensor: blk.3.ffn_down.weight, target type: IQ2_XXS)"), "{err}");
+    // IQ3_XS needs none but has no quantizer here yet; its dry run works.
+    let o = gguf(&["quantize", "-q", path.to_str().unwrap(), out.to_str().unwrap(), "IQ3_XS"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("quantizing to IQ3_S is not supported"));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "a failed quantize left a file");
+    let o = gguf(&["quantize", "--dry-run", path.to_str().unwrap(), "iq3_xs"]);
+    assert!(o.status.success());
+    // SmolLM2's 576-wide rows are no whole 256-blocks: IQ3_XS's middle-layer ffn_up rule falls back.
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("fallback from IQ3_XXS (mix: ffn_up)"), "{text}");
 }

@@ -105,6 +105,8 @@ pub enum ErrorKind {
     Shard(ShardError),
     /// A metadata edit that cannot be applied.
     Edit(EditError),
+    /// A quantization that cannot be made as asked ([`crate::ops::quantize`]).
+    Quantize(QuantizeError),
     /// An I/O error of the underlying reader, writer or file; what was being done is part of the
     /// message.
     Io(std::io::Error),
@@ -135,6 +137,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Codec(e) => e.fmt(f),
             ErrorKind::Shard(e) => e.fmt(f),
             ErrorKind::Edit(e) => e.fmt(f),
+            ErrorKind::Quantize(e) => e.fmt(f),
             ErrorKind::Io(e) => write!(f, "I/O error: {e}"),
             ErrorKind::NotFound { what, name } => write!(f, "no {what} named {name:?}"),
             ErrorKind::DataNotLoaded { name } => {
@@ -804,6 +807,27 @@ pub enum ShardError {
     },
 }
 
+/// A quantization that cannot be made as asked ([`crate::ops::quantize`]): one that needs an
+/// importance matrix, a bad `--tensor-type` or `--override-kv`, rows no type fits.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QuantizeError {
+    /// Why, in llama-quantize's terms.
+    #[error("cannot quantize: {reason}")]
+    #[non_exhaustive]
+    Refused {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl QuantizeError {
+    /// A refusal with this reason.
+    pub(crate) fn refused(reason: impl Into<String>) -> QuantizeError {
+        QuantizeError::Refused { reason: reason.into() }
+    }
+}
+
 /// A [metadata edit](crate::ops::edit) that cannot be applied.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -1050,6 +1074,14 @@ impl Error {
         }
     }
 
+    /// The [`QuantizeError`], if a quantization cannot be made as asked.
+    pub fn as_quantize(&self) -> Option<&QuantizeError> {
+        match &self.0.kind {
+            ErrorKind::Quantize(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// The [`EditError`], if an edit cannot be applied.
     pub fn as_edit(&self) -> Option<&EditError> {
         match &self.0.kind {
@@ -1209,6 +1241,7 @@ from_layer! {
     CodecError => Codec,
     ShardError => Shard,
     EditError => Edit,
+    QuantizeError => Quantize,
     std::io::Error => Io,
 }
 

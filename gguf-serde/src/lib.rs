@@ -84,8 +84,8 @@ pub use container::{
     TensorSource, Value, ValueRef, WriteOptions,
 };
 pub use error::{
-    AlignmentProblem, EditError, Error, ErrorKind, FormatError, Item, MetadataError, ModelError, Result, ShardError,
-    WriteError,
+    AlignmentProblem, EditError, Error, ErrorKind, FormatError, Item, MetadataError, ModelError, QuantizeError, Result,
+    ShardError, WriteError,
 };
 pub use format::{Endian, GgmlType, ValueType};
 pub use metadata::{

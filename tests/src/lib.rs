@@ -10,6 +10,9 @@
 //! - `GGUF_MODELS`: the folder of real models; default `<workspace>/models` (made by
 //!   `scripts/setup.sh`, which runs `scripts/fetch-gemma.sh` and `scripts/fetch-corpus.sh`). A
 //!   missing model fails the test unless `GGUF_SKIP_MODELS=1`.
+//! - `GGUF_LLAMA_CPP_DIR`: a llama.cpp build (its `build/bin/llama-quantize`); default the cache
+//!   folder the llama.cpp build script fills ([`LLAMA_CPP_CACHE`] under `$HOME/.cache/gguf-serde`).
+//!   A missing build skips the test, or fails it when `CI` is set.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,6 +68,30 @@ pub fn model(name: &str) -> Option<PathBuf> {
         p.display()
     );
     Some(p)
+}
+
+/// The folder name, under `$HOME/.cache/gguf-serde`, of the llama.cpp build the tests use.
+pub const LLAMA_CPP_CACHE: &str = "llama.cpp-832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e";
+
+/// llama.cpp's `llama-quantize`: `$GGUF_LLAMA_CPP_DIR/build/bin/llama-quantize`, else the one
+/// in the cache folder [`LLAMA_CPP_CACHE`]. `None` (after printing why) if it is not there;
+/// panics (fails the test) instead when the environment has `CI` set.
+pub fn llama_quantize() -> Option<PathBuf> {
+    let dir = std::env::var_os("GGUF_LLAMA_CPP_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        home.join(".cache/gguf-serde").join(LLAMA_CPP_CACHE)
+    });
+    let p = dir.join("build/bin/llama-quantize");
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "no llama-quantize at {} (build llama.cpp, or set GGUF_LLAMA_CPP_DIR)",
+        p.display()
+    );
+    eprintln!("SKIPPED: no llama-quantize at {} (set GGUF_LLAMA_CPP_DIR)", p.display());
+    None
 }
 
 /// A fresh temporary folder under the target directory (kept for inspection after a failure).

@@ -1,51 +1,47 @@
-//! Converting a whole model's tensors to another ggml type: re-quantizing (`gguf quantize`) and
-//! dequantizing (`gguf dequantize`), keeping the metadata.
+//! Converting a whole model's tensors to other ggml types, keeping the metadata:
+//! [`requantize`] (`gguf quantize`) chooses each tensor's type as llama.cpp's `llama-quantize`
+//! does ([`super::quantize::plan`]) and writes its layout; [`convert`] (`gguf dequantize`)
+//! converts every tensor to one type in place.
 //!
-//! Each converted tensor is dequantized to `f32` and quantized to the target with [`crate::codec`]
+//! Each converted tensor is dequantized to `f32` and quantized to its target with [`crate::codec`]
 //! (ggml's reference algorithms), a chunk of rows at a time over rayon's thread pool, and streamed
 //! to the output: memory stays a few MiB whatever the model's size. The output is written to a
-//! temporary file and renamed into place ([`GgufWriter::create`]).
-//!
-//! Which tensors are converted ([`RequantizeOptions::converts`]), as llama.cpp's `llama-quantize`
-//! does by default:
-//! - tensors with at least two dimensions (one-dimensional tensors, norms and biases, keep their
-//!   type) — unless the target is a float type (`F32`, `F16`, `BF16`), when every tensor whose
-//!   type is not already a float type converts;
-//! - whose row length (the last canonical dimension, `ne[0]`) is a multiple of the target's block
-//!   size;
-//! - whose name matches none of the user's exclusion patterns (`*` matches any run of
-//!   characters: `*norm*`, `token_embd.weight`).
-//!
-//! `general.file_type` is set to llama.cpp's file type for the target (`llama_ftype`: Q8_0 → 7,
-//! Q4_K → 15 "Q4_K_M", …), or left as it is for targets without one.
+//! temporary file and renamed into place ([`GgufWriter::create`]): after a failure nothing is left.
 
 use std::path::Path;
 
+use super::quantize::{plan, source_file_type, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
 use crate::codec::{self, CodecError};
-use crate::container::{Gguf, GgufWriter, Source, TensorInfo, WriteOptions};
-use crate::error::{Error, Result, WriteError};
-use crate::format::GgmlType;
+use crate::container::{Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
+use crate::error::{Error, QuantizeError, Result, WriteError};
+use crate::format::{Endian, GgmlType};
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
 const CHUNK_ELEMS: u64 = 1 << 22;
 
-/// Options of [`requantize`].
-pub struct RequantizeOptions<'a> {
+/// A progress callback: (bytes of source tensor data done, total).
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// Options of [`convert`].
+pub struct ConvertOptions<'a> {
     /// The target type of converted tensors.
     pub target: GgmlType,
     /// Name patterns of tensors to leave as they are (`*` is a wildcard).
     pub exclude: Vec<String>,
     /// Called after each chunk with (bytes of source tensor data done, total).
-    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    pub progress: Option<Progress<'a>>,
 }
 
-impl RequantizeOptions<'_> {
+impl ConvertOptions<'_> {
     /// Options converting to `target`, excluding nothing, without progress reports.
     pub fn new(target: GgmlType) -> Self {
-        RequantizeOptions { target, exclude: Vec::new(), progress: None }
+        ConvertOptions { target, exclude: Vec::new(), progress: None }
     }
 
-    /// Whether `info` is converted (see the [module docs](self)).
+    /// Whether [`convert`] converts `info`: a tensor not already of the target type, with at
+    /// least two dimensions (any dimensions if the target and not the source is a float type:
+    /// `F32`, `F16`, `BF16`), whose row length (`ne[0]`) is a multiple of the target's block
+    /// size and whose name matches no `exclude` pattern.
     pub fn converts(&self, info: &TensorInfo<'_>) -> bool {
         let float_target = matches!(self.target, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
         let float_source = matches!(info.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
@@ -56,14 +52,14 @@ impl RequantizeOptions<'_> {
     }
 }
 
-/// What [`requantize`] did.
+/// What [`requantize`] or [`convert`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequantizeReport {
     /// Names of the tensors converted.
     pub converted: Vec<String>,
     /// Names of the tensors copied as they were.
     pub kept: Vec<String>,
-    /// Bytes of tensor data in the input and in the output.
+    /// Bytes of tensor data in the input.
     pub bytes_in: u64,
     /// Bytes of tensor data in the output.
     pub bytes_out: u64,
@@ -89,12 +85,13 @@ pub fn llama_file_type(t: GgmlType) -> Option<u32> {
         GgmlType::BF16 => 32,
         GgmlType::TQ1_0 => 36,
         GgmlType::TQ2_0 => 37,
+        GgmlType::MXFP4 => 38,
         _ => return None,
     })
 }
 
 /// `*` matches any run of characters; everything else matches itself.
-fn glob(pattern: &str, name: &str) -> bool {
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
     let mut parts = pattern.split('*');
     let first = parts.next().unwrap_or_default();
     let Some(mut rest) = name.strip_prefix(first) else { return false };
@@ -109,95 +106,229 @@ fn glob(pattern: &str, name: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
-/// Writes `src` to `out` with its tensors converted to `opts.target` as the [module docs](self)
-/// say, keeping every key (with `general.file_type` updated), the version, byte order and
-/// alignment.
+/// A key/value pair of the output: borrowed from the source or new.
+enum OutKv<'a> {
+    Src(ValueRef<'a>),
+    New(Value),
+}
+
+/// One tensor of the output: its source info, type and stored dims.
+struct OutTensor<'a> {
+    info: TensorInfo<'a>,
+    target: GgmlType,
+    ne: Vec<u64>,
+}
+
+/// Writes `src` to `out` as `llama-quantize` would for `params`: each tensor of the type
+/// [`plan`] chooses, in llama-quantize's layout:
+/// - the key/value pairs of `src` in their order, without `general.quantization_version`,
+///   `general.file_type` and the `split.*` keys; then `general.quantization_version` = 2 and
+///   `general.file_type` = the file type's number (`COPY`: the source's,
+///   [`source_file_type`]), both UINT32; then each `--override-kv` (replacing an earlier value of
+///   its key, at the end);
+/// - the tensors in llama-quantize's order (by layer, then name), each declared with
+///   `ggml_n_dims` dims, its data padded to the alignment;
+/// - GGUF version 3, the byte order of `src`, the alignment of `general.alignment` (32 without
+///   it; llama-quantize pads to 32 even when the key says otherwise, a file ggml cannot read).
+///
+/// Tensors already of their target type are copied byte for byte (so a requantize from a
+/// quantized file is allowed, as llama-quantize's `--allow-requantize`).
 ///
 /// # Errors
-/// [`CodecError::UnsupportedQuantize`] if the target cannot be quantized to; the codecs' errors;
-/// [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at `out` is then untouched).
-pub fn requantize<S: Source>(
+/// Before anything is written: [`QuantizeError`](crate::QuantizeError) if a tensor needs an importance matrix (as
+/// llama-quantize: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, Q2_K of Q2_K_S; this crate has
+/// no `--imatrix` yet) and [`plan`]'s errors;
+/// [`CodecError::UnsupportedQuantize`] naming a
+/// target type without a quantizer here (IQ1_*, IQ2_*, IQ3_*, …). Then the codecs' errors and
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at `out` is then untouched, no temporary file is left).
+pub fn requantize<S: Source + Sync>(
     src: &Gguf<S>,
     out: impl AsRef<Path>,
-    opts: &RequantizeOptions<'_>,
+    params: &QuantizeParams,
+    progress: Option<Progress<'_>>,
 ) -> Result<RequantizeReport> {
+    let tensors = plan(src, params)?;
+    check_plan(&tensors)?;
+    let kvs = llama_quantize_kvs(src, params);
+    let by_name: std::collections::HashMap<&str, TensorInfo<'_>> = src.tensors().map(|t| (t.name, t)).collect();
+    let out_tensors: Vec<OutTensor<'_>> = tensors
+        .into_iter()
+        .filter_map(|p| by_name.get(p.name.as_str()).map(|&info| OutTensor { info, target: p.target, ne: p.ne }))
+        .collect();
+    let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
+    let out = out.as_ref();
+    let run = || write_converted(src, out, wopts, kvs, out_tensors, progress);
+    match params.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| Error::from(QuantizeError::refused(format!("cannot start {n} threads: {e}"))))?
+            .install(run),
+        None => run(),
+    }
+}
+
+/// The refusals llama-quantize makes before writing: an importance matrix needed; and ours: a
+/// target without a quantizer here.
+fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
+    if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
+        return Err(Error::from(QuantizeError::refused(format!(
+            "this quantization requires an importance matrix (offending tensor: {}, target type: {}); \
+             --imatrix is not supported yet",
+            t.name, t.target
+        ))));
+    }
+    let mut checked: Vec<GgmlType> = Vec::new();
+    for t in tensors.iter().filter(|t| t.converts()) {
+        if !checked.contains(&t.target) {
+            if !codec::can_quantize(t.target) {
+                return Err(CodecError::UnsupportedQuantize(t.target).into());
+            }
+            checked.push(t.target);
+        }
+    }
+    Ok(())
+}
+
+/// The output's key/value pairs in llama-quantize's order (see [`requantize`]).
+fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) -> Vec<(String, OutKv<'a>)> {
+    const DROPPED: [&str; 5] =
+        ["general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count"];
+    let mut kvs: Vec<(String, OutKv<'a>)> = src
+        .metadata()
+        .filter(|kv| !DROPPED.contains(&kv.key))
+        .map(|kv| (kv.key.to_owned(), OutKv::Src(kv.value)))
+        .collect();
+    let file_type = if params.only_copy { source_file_type(src, &params.kv_overrides) } else { params.ftype.number() };
+    kvs.push(("general.quantization_version".into(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
+    kvs.push(("general.file_type".into(), OutKv::New(Value::U32(file_type))));
+    for o in &params.kv_overrides {
+        kvs.retain(|(k, _)| *k != o.key);
+        kvs.push((o.key.clone(), OutKv::New(o.to_value())));
+    }
+    kvs
+}
+
+/// Writes `src` to `out` with its tensors converted to `opts.target` as
+/// [`ConvertOptions::converts`] says, keeping every key (with `general.file_type` set to
+/// [`llama_file_type`] of the target where it has one), the tensor order, the version, byte order
+/// and alignment.
+///
+/// # Errors
+/// [`CodecError::UnsupportedQuantize`] if the
+/// target cannot be quantized to; the codecs' errors; [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at
+/// `out` is then untouched).
+pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOptions<'_>) -> Result<RequantizeReport> {
     if !codec::can_quantize(opts.target) {
         return Err(CodecError::UnsupportedQuantize(opts.target).into());
     }
-    let wopts = WriteOptions::like(src);
-    let mut w = GgufWriter::create_with_options(out, wopts)?;
     let file_type = llama_file_type(opts.target);
-    let mut has_file_type = false;
+    let mut kvs: Vec<(String, OutKv<'_>)> = Vec::with_capacity(src.kv_count() + 1);
     for kv in src.metadata() {
-        match (kv.key, file_type) {
-            ("general.file_type", Some(ft)) => {
-                has_file_type = true;
-                w.add_kv("general.file_type", ft)?;
-            }
-            _ => w.add_kv_ref(kv.key, kv.value)?,
+        let v = match (kv.key, file_type) {
+            ("general.file_type", Some(ft)) => OutKv::New(Value::U32(ft)),
+            _ => OutKv::Src(kv.value),
+        };
+        kvs.push((kv.key.to_owned(), v));
+    }
+    if let (false, Some(ft)) = (kvs.iter().any(|(k, _)| k == "general.file_type"), file_type) {
+        kvs.push(("general.file_type".into(), OutKv::New(Value::U32(ft))));
+    }
+    let tensors = src
+        .tensors()
+        .map(|info| {
+            let target = if opts.converts(&info) { opts.target } else { info.dtype };
+            OutTensor { ne: info.ne().to_vec(), info, target }
+        })
+        .collect();
+    write_converted(src, out.as_ref(), WriteOptions::like(src), kvs, tensors, opts.progress)
+}
+
+/// Writes the key/value pairs and the tensors (converting those whose target differs).
+fn write_converted<S: Source>(
+    src: &Gguf<S>,
+    out: &Path,
+    wopts: WriteOptions,
+    kvs: Vec<(String, OutKv<'_>)>,
+    tensors: Vec<OutTensor<'_>>,
+    progress: Option<Progress<'_>>,
+) -> Result<RequantizeReport> {
+    let mut w = GgufWriter::create_with_options(out, wopts)?;
+    for (key, v) in kvs {
+        match v {
+            OutKv::Src(v) => w.add_kv_ref(&key, v)?,
+            OutKv::New(v) => w.add_value(&key, &v)?,
         }
     }
-    if let (false, Some(ft)) = (has_file_type, file_type) {
-        w.add_kv("general.file_type", ft)?;
+    for t in &tensors {
+        w.add_tensor_ne(t.info.name, t.target, &t.ne)?;
     }
     let mut report = RequantizeReport::default();
-    let mut plan = Vec::with_capacity(src.tensor_count());
-    for t in src.tensors() {
-        let convert = opts.converts(&t);
-        let dtype = if convert { opts.target } else { t.dtype };
-        w.add_tensor(t.name, dtype, &t.shape)?;
-        plan.push((t, convert));
-    }
-    let total: u64 = plan.iter().map(|(t, _)| t.nbytes).sum();
+    let total: u64 = tensors.iter().map(|t| t.info.nbytes).sum();
     let mut done = 0u64;
-    let mut scratch: Vec<f32> = Vec::new();
-    let mut outbuf: Vec<u8> = Vec::new();
-    for (t, convert) in plan {
-        let data = src.tensor_data(&t)?;
-        report.bytes_in += t.nbytes;
-        if !convert {
+    let mut bufs = (Vec::new(), Vec::new());
+    for t in &tensors {
+        let data = src.tensor_data(&t.info)?;
+        report.bytes_in += t.info.nbytes;
+        if t.target == t.info.dtype {
             w.write_tensor_data(data)?;
-            report.kept.push(t.name.to_owned());
-            report.bytes_out += t.nbytes;
-            done += t.nbytes;
+            report.kept.push(t.info.name.to_owned());
+            report.bytes_out += t.info.nbytes;
+            done += t.info.nbytes;
         } else {
-            let out_bytes = opts.target.nbytes(&t.ne()).ok_or_else(|| WriteError::InvalidTensor {
-                name: t.name.to_owned(),
-                reason: format!("size as {} overflows", opts.target),
-            })?;
             let mut writer = w.tensor_data_writer()?;
-            // Whole rows of both types per chunk: a multiple of both block sizes.
-            let row = t.ne().first().copied().unwrap_or(1).max(1);
-            let rows_per_chunk = (CHUNK_ELEMS / row).max(1);
-            let n_rows = t.n_elements / row; // row >= 1
-            let (in_row, out_row) = (t.dtype.row_bytes(row).unwrap_or(0), opts.target.row_bytes(row).unwrap_or(0));
-            let mut r = 0u64;
-            while r < n_rows {
-                let rows = rows_per_chunk.min(n_rows - r);
-                let (start, len) = ((r * in_row) as usize, (rows * in_row) as usize);
-                let chunk = data.get(start..start + len).ok_or_else(|| Error::data_not_loaded(t.name))?;
-                let elems = (rows * row) as usize;
-                scratch.resize(elems, 0.0);
-                outbuf.resize((rows * out_row) as usize, 0);
-                codec::dequantize_par(t.dtype, src.endian(), chunk, &mut scratch)?;
-                codec::quantize_par(opts.target, src.endian(), &scratch, &mut outbuf)?;
-                writer.write(&outbuf)?;
-                done += len as u64;
-                if let Some(p) = opts.progress {
+            let bytes_out = convert_tensor(&t.info, t.target, src.endian(), data, &mut bufs, |chunk, len| {
+                writer.write(chunk)?;
+                done += len;
+                if let Some(p) = progress {
                     p(done, total);
                 }
-                r += rows;
-            }
+                Ok(())
+            })?;
             writer.finish()?;
-            report.converted.push(t.name.to_owned());
-            report.bytes_out += out_bytes;
+            report.converted.push(t.info.name.to_owned());
+            report.bytes_out += bytes_out;
         }
-        if let Some(p) = opts.progress {
+        if let Some(p) = progress {
             p(done, total);
         }
     }
     w.commit()?;
     Ok(report)
+}
+
+/// Converts one tensor's `data` to `target` in chunks of whole rows, giving each converted chunk
+/// and the source bytes it took to `emit`; returns the bytes of the converted tensor.
+fn convert_tensor(
+    t: &TensorInfo<'_>,
+    target: GgmlType,
+    endian: Endian,
+    data: &[u8],
+    (scratch, outbuf): &mut (Vec<f32>, Vec<u8>),
+    mut emit: impl FnMut(&[u8], u64) -> Result<()>,
+) -> Result<u64> {
+    let out_bytes = target.nbytes(&t.ne()).ok_or_else(|| WriteError::InvalidTensor {
+        name: t.name.to_owned(),
+        reason: format!("size as {target} overflows"),
+    })?;
+    // Whole rows of both types per chunk: a multiple of both block sizes.
+    let row = t.ne().first().copied().unwrap_or(1).max(1);
+    let rows_per_chunk = (CHUNK_ELEMS / row).max(1);
+    let n_rows = t.n_elements / row; // row >= 1
+    let (in_row, out_row) = (t.dtype.row_bytes(row).unwrap_or(0), target.row_bytes(row).unwrap_or(0));
+    let mut r = 0u64;
+    while r < n_rows {
+        let rows = rows_per_chunk.min(n_rows - r);
+        let (start, len) = ((r * in_row) as usize, (rows * in_row) as usize);
+        let chunk = data.get(start..start + len).ok_or_else(|| Error::data_not_loaded(t.name))?;
+        scratch.resize((rows * row) as usize, 0.0);
+        outbuf.resize((rows * out_row) as usize, 0);
+        codec::dequantize_par(t.dtype, endian, chunk, scratch)?;
+        codec::quantize_par(target, endian, scratch, outbuf)?;
+        emit(outbuf, len as u64)?;
+        r += rows;
+    }
+    Ok(out_bytes)
 }
 
 #[cfg(test)]

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs llama.cpp's llama-quantize and `gguf quantize` side by side over every file type, with and
+# without --pure, on Gemma 3 270M and SmolLM2-135M (each dequantized to F32 first), and prints a
+# table: whether the per-tensor types agree (--dry-run of both) and whether the written files are
+# byte-identical.
+#
+# Usage: scripts/quantize-matrix.sh [--plans-only] [TYPE...]
+#        scripts/quantize-matrix.sh --speed [TYPE...]   (wall time and peak RSS of both on Gemma 3
+#        from F32, one after the other, THREADS threads each; default Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS)
+# Environment: GGUF_LLAMA_CPP_DIR (a llama.cpp build: build/bin/llama-quantize; default: the cache
+# folder the tests use), THREADS (default 2), WORK (scratch folder, default a temporary one),
+# MODELS (default "gemma smollm2").
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+plans_only=0 speed=0
+if [[ ${1:-} == --plans-only ]]; then plans_only=1; shift; fi
+if [[ ${1:-} == --speed ]]; then speed=1; shift; fi
+llama_dir=${GGUF_LLAMA_CPP_DIR:-$(ls -d "$HOME"/.cache/gguf-serde/llama.cpp-*/ 2>/dev/null | head -1)}
+lq="${llama_dir%/}/build/bin/llama-quantize"
+[[ -x $lq ]] || { echo "no llama-quantize at $lq (set GGUF_LLAMA_CPP_DIR)" >&2; exit 1; }
+threads=${THREADS:-2}
+work=${WORK:-$(mktemp -d)}
+mkdir -p "$work"
+cargo build -q --release -p gguf-cli
+gguf=target/release/gguf
+types=("$@")
+if [[ ${#types[@]} -eq 0 ]]; then
+    types=(F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q2_K_S Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K
+        IQ1_S IQ1_M IQ2_XXS IQ2_XS IQ2_S IQ2_M IQ3_XXS IQ3_XS IQ3_S IQ3_M IQ4_NL IQ4_XS TQ1_0 TQ2_0 MXFP4_MOE Q1_0 Q2_0)
+fi
+declare -A src=([gemma]=models/gemma-3-270m-q4_k_m.gguf [smollm2]=models/SmolLM2-135M-Instruct.Q4_1.gguf)
+for m in gemma smollm2; do
+    [[ -f $work/$m-f32.gguf ]] || $gguf dequantize -q "${src[$m]}" "$work/$m-f32.gguf" >/dev/null
+done
+if [[ $speed == 1 ]]; then
+    [[ $# -gt 0 ]] || set -- Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS
+    in=$work/gemma-f32.gguf
+    printf '| file type | gguf quantize (s) | gguf peak RSS (MiB) | llama-quantize (s) | llama-quantize peak RSS (MiB) |\n|---|---|---|---|---|\n'
+    for t in "$@"; do
+        rm -f "$work/l.gguf" "$work/o.gguf"
+        /usr/bin/time -f '%e %M' -o "$work/o.time" $gguf quantize -q --threads "$threads" "$in" "$work/o.gguf" "$t" >/dev/null
+        /usr/bin/time -f '%e %M' -o "$work/l.time" "$lq" "$in" "$work/l.gguf" "$t" "$threads" >/dev/null 2>&1
+        cmp -s "$work/l.gguf" "$work/o.gguf" || echo "warning: $t outputs differ" >&2
+        read -r ow orss <"$work/o.time"
+        read -r lw lrss <"$work/l.time"
+        printf '| %s | %s | %d | %s | %d |\n' "$t" "$ow" $((orss / 1024)) "$lw" $((lrss / 1024))
+    done
+    exit 0
+fi
+# Per-tensor "name type" lines, lower-case, in file order.
+llama_plan() { "$lq" --dry-run "$@" 2>&1 | sed -n 's/^\[ *[0-9]*\/ *[0-9]*\] \([^ ]*\) .*type = *\([^ ,]*\),.*(\([^)]*\))$/\1 \3/p; s/^\[ *[0-9]*\/ *[0-9]*\] \([^ ]*\) .*type = *\([^ ,]*\), size = *[0-9.]* MiB$/\1 \2/p' | tr 'A-Z' 'a-z'; }
+ours_plan() { $gguf quantize --dry-run "$@" | awk 'NR > 1 && NF >= 5 && $2 != "tensors:" && $1 != "warning:" { print $1, $4 }' | tr 'A-Z' 'a-z'; }
+printf '%-8s %-10s %-5s %-10s %-28s %s\n' model type pure plan file "time ours/llama (s)"
+for m in ${MODELS:-gemma smollm2}; do
+    in=$work/$m-f32.gguf
+    for t in "${types[@]}"; do
+        for pure in "" --pure; do
+            a=$(llama_plan $pure "$in" "$t" || true)
+            b=$(ours_plan $pure "$in" "$t" 2>&1 || true)
+            if [[ -z $a ]]; then plan="llama-fails"
+            elif [[ $a == "$b" ]]; then plan="same"
+            else plan="DIFF:$(diff <(echo "$a") <(echo "$b") | grep -c "^>" || true)"; fi
+            file="-" times=""
+            if [[ $plans_only == 0 && $plan == same ]]; then
+                rm -f "$work/l.gguf" "$work/o.gguf"
+                s=$(date +%s.%N)
+                if $gguf quantize -q --force $pure --threads "$threads" "$in" "$work/o.gguf" "$t" >"$work/o.log" 2>&1; then ook=1; else ook=0; fi
+                m1=$(date +%s.%N)
+                nokernel=$(grep -o 'quantizing to [A-Z0-9_]* is not supported' "$work/o.log" | head -1 || true)
+                if [[ -n $nokernel ]]; then
+                    # No quantizer here: llama-quantize is not run (the IQ1/2/3 types take it minutes).
+                    file="ours: ${nokernel}"
+                else
+                    if "$lq" $pure "$in" "$work/l.gguf" "$t" "$threads" >"$work/l.log" 2>&1; then lok=1; else lok=0; fi
+                    e=$(date +%s.%N)
+                    times=$(printf '%.1f/%.1f' "$(echo "$m1 - $s" | bc)" "$(echo "$e - $m1" | bc)")
+                    if [[ $lok == 1 && $ook == 1 ]]; then
+                        if cmp -s "$work/l.gguf" "$work/o.gguf"; then file="identical"; else file="DIFFER"; fi
+                    elif [[ $lok == 0 && $ook == 0 ]]; then
+                        why=$(grep -o 'requires an importance matrix' "$work/o.log" | head -1 || true)
+                        file="both refuse (${why:-?})"
+                    elif [[ $ook == 0 ]]; then file="ours fails"
+                    else file="llama fails"; fi
+                fi
+            fi
+            printf '%-8s %-10s %-5s %-10s %-28s %s\n' "$m" "$t" "${pure:+yes}" "$plan" "$file" "$times"
+        done
+    done
+done

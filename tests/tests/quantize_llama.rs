@@ -1,0 +1,260 @@
+//! `gguf_serde::ops::quantize::plan` and `ops::requant::requantize` against llama.cpp's own
+//! `llama-quantize` (found by `gguf_tests::llama_quantize`): the type it chose for each tensor
+//! (its `--dry-run` log) equals our plan for every file type, with and without `--pure`; the
+//! files it writes are byte-identical to ours where we have the quantizers.
+//!
+//! The sources are the real models dequantized to F32 (and the quantized originals, which
+//! llama-quantize takes with `--allow-requantize`). In CI only SmolLM2-135M runs (every plan, a
+//! few whole files); Gemma 3 270M runs elsewhere (`scripts/quantize-matrix.sh` runs everything).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use gguf_serde::codec::CodecError;
+use gguf_serde::ops::quantize::{plan, KvOverride, LlamaFileType, QuantizeParams, TensorTypeOverride};
+use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
+use gguf_serde::{Error, GgmlType, Gguf};
+use gguf_tests::{llama_quantize, model, workspace_root};
+
+/// A folder shared by this file's tests (the F32 models are made once).
+fn work() -> &'static Path {
+    static W: OnceLock<PathBuf> = OnceLock::new();
+    W.get_or_init(|| {
+        let d = workspace_root().join("target/test-tmp/quantize_llama");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    })
+}
+
+/// `name` dequantized to F32 with `convert` (as `gguf dequantize`), made once per run.
+fn f32_model(name: &str) -> Option<PathBuf> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let src = model(name)?;
+    let out = work().join(format!("{name}.f32.gguf"));
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !out.exists() {
+        let f = Gguf::open(&src).unwrap();
+        let tmp = work().join(format!("{name}.f32.tmp.gguf"));
+        convert(&f, &tmp, &ConvertOptions::new(GgmlType::F32)).unwrap();
+        std::fs::rename(&tmp, &out).unwrap();
+    }
+    Some(out)
+}
+
+const SMOLLM2: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
+
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+/// llama-quantize's `--dry-run` choice for each tensor, `(name, ggml type name upper-cased)` in
+/// its order; `None` if it fails.
+fn llama_plan(lq: &Path, input: &Path, ftype: &str, pure: bool) -> Option<Vec<(String, String)>> {
+    let mut cmd = Command::new(lq);
+    cmd.arg("--dry-run");
+    if pure {
+        cmd.arg("--pure");
+    }
+    let o = cmd.arg(input).arg(ftype).output().expect("running llama-quantize");
+    if !o.status.success() {
+        return None;
+    }
+    // "[  12/ 272] blk.0.attn_v.weight - [ 576, 64, 1, 1], type = f32, size = 0.141 MiB -> 0.037 MiB (q5_0)"
+    // or, when kept, "... type = f32, size = 0.002 MiB".
+    let log = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let mut v = Vec::new();
+    for line in log.lines().filter(|l| l.starts_with('[') && l.contains("] ")) {
+        let Some((_, rest)) = line.split_once("] ") else { continue };
+        let Some(name) = rest.split_whitespace().next() else { continue };
+        let Some((_, ty)) = rest.split_once("type = ") else { continue };
+        let src = ty.split(',').next().unwrap_or_default().trim();
+        let target = match rest.rsplit_once('(') {
+            Some((_, t)) if rest.ends_with(')') => t.trim_end_matches(')'),
+            _ => src,
+        };
+        v.push((name.to_owned(), target.to_ascii_uppercase()));
+    }
+    assert!(!v.is_empty(), "no tensor lines in llama-quantize's log:\n{log}");
+    Some(v)
+}
+
+fn our_plan(input: &Path, p: &QuantizeParams) -> gguf_serde::Result<Vec<(String, String)>> {
+    let f = Gguf::open(input).unwrap();
+    Ok(plan(&f, p)?.into_iter().map(|t| (t.name, t.target.name().to_ascii_uppercase())).collect())
+}
+
+/// Every file type, with and without --pure: our plan is llama-quantize's (or both fail).
+fn plans_equal_for_every_file_type(input: &Path) {
+    let Some(lq) = llama_quantize() else { return };
+    let mut compared = 0;
+    for &ft in LlamaFileType::ALL {
+        for pure in [false, true] {
+            let mut p = QuantizeParams::new(ft);
+            p.pure = pure;
+            let ours = our_plan(input, &p);
+            match llama_plan(&lq, input, ft.name(), pure) {
+                Some(theirs) => {
+                    let ours =
+                        ours.unwrap_or_else(|e| panic!("{ft} pure={pure}: we fail ({e}), llama-quantize does not"));
+                    assert_eq!(ours, theirs, "{ft} pure={pure}: per-tensor types differ");
+                    compared += 1;
+                }
+                None => assert!(ours.is_err(), "{ft} pure={pure}: llama-quantize fails, we do not"),
+            }
+        }
+    }
+    assert!(compared >= 60, "only {compared} plans compared");
+}
+
+#[test]
+fn smollm2_plans_equal_llama_quantize_for_every_file_type() {
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    plans_equal_for_every_file_type(&input);
+}
+
+#[test]
+fn gemma_plans_equal_llama_quantize_for_every_file_type() {
+    if in_ci() {
+        eprintln!("SKIPPED in CI: Gemma 3 plans (scripts/quantize-matrix.sh runs them)");
+        return;
+    }
+    let Some(input) = f32_model(GEMMA) else { return };
+    plans_equal_for_every_file_type(&input);
+}
+
+/// Runs llama-quantize `args` (options, then IN OUT TYPE 2) and our `requantize` with `p` on 2
+/// threads; asserts both files are byte-identical.
+fn same_file(lq: &Path, input: &Path, tag: &str, args: &[&str], ftype: &str, p: &QuantizeParams) {
+    let (theirs, ours) = (work().join(format!("{tag}.llama.gguf")), work().join(format!("{tag}.ours.gguf")));
+    let o = Command::new(lq).args(args).arg(input).arg(&theirs).arg(ftype).arg("2").output().unwrap();
+    assert!(o.status.success(), "llama-quantize {tag}: {}", String::from_utf8_lossy(&o.stderr));
+    let f = Gguf::open(input).unwrap();
+    let mut p = p.clone();
+    p.threads = Some(2);
+    requantize(&f, &ours, &p, None).unwrap_or_else(|e| panic!("{tag}: {e}"));
+    let (a, b) = (std::fs::read(&theirs).unwrap(), std::fs::read(&ours).unwrap());
+    let first = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert!(a == b, "{tag}: files differ (sizes {} and {}, first differing byte {first:?})", a.len(), b.len());
+    let _ = std::fs::remove_file(&theirs);
+    let _ = std::fs::remove_file(&ours);
+}
+
+fn params(ft: LlamaFileType, pure: bool) -> QuantizeParams {
+    let mut p = QuantizeParams::new(ft);
+    p.pure = pure;
+    p
+}
+
+#[test]
+fn smollm2_files_are_byte_identical_to_llama_quantize() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    use LlamaFileType as F;
+    for (ft, pure) in
+        [(F::Q8_0, false), (F::Q4_K_M, false), (F::Q4_K_M, true), (F::IQ4_XS, false), (F::MXFP4_MOE, false)]
+    {
+        let args: &[&str] = if pure { &["--pure"] } else { &[] };
+        same_file(&lq, &input, &format!("smollm2-{ft}-{pure}"), args, ft.name(), &params(ft, pure));
+    }
+}
+
+#[test]
+fn options_give_llama_quantizes_bytes() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let mut p = QuantizeParams::new(LlamaFileType::Q5_K_S);
+    p.tensor_types = vec![
+        TensorTypeOverride::parse("attn_v=q8_0").unwrap(),
+        TensorTypeOverride::parse("BLK\\.[0-3]\\.ffn_down=q6_k").unwrap(),
+    ];
+    p.token_embedding_type = Some(GgmlType::Q4_0);
+    p.kv_overrides = vec![
+        KvOverride::parse("general.name=str:renamed").unwrap(),
+        KvOverride::parse("test.count=int:-12").unwrap(),
+        KvOverride::parse("general.file_type=int:99").unwrap(),
+    ];
+    let args = [
+        "--tensor-type",
+        "attn_v=q8_0",
+        "--tensor-type",
+        "BLK\\.[0-3]\\.ffn_down=q6_k",
+        "--token-embedding-type",
+        "q4_0",
+        "--override-kv",
+        "general.name=str:renamed",
+        "--override-kv",
+        "test.count=int:-12",
+        "--override-kv",
+        "general.file_type=int:99",
+    ];
+    same_file(&lq, &input, "smollm2-options", &args, "Q5_K_S", &p);
+    // COPY rewrites in llama-quantize's layout and keeps general.file_type.
+    let mut p = QuantizeParams::new(LlamaFileType::F32);
+    p.only_copy = true;
+    same_file(&lq, &input, "smollm2-copy", &[], "COPY", &p);
+}
+
+#[test]
+fn requantizing_the_quantized_original_gives_llama_quantizes_bytes() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = model(SMOLLM2) else { return };
+    for ft in [LlamaFileType::Q8_0, LlamaFileType::Q4_K_M] {
+        same_file(&lq, &input, &format!("smollm2-q4_1-{ft}"), &["--allow-requantize"], ft.name(), &params(ft, false));
+    }
+}
+
+#[test]
+fn gemma_files_are_byte_identical_to_llama_quantize() {
+    if in_ci() {
+        eprintln!("SKIPPED in CI: Gemma 3 files (scripts/quantize-matrix.sh runs them)");
+        return;
+    }
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(GEMMA) else { return };
+    use LlamaFileType as F;
+    for (ft, pure) in [(F::Q4_K_M, false), (F::Q3_K_M, false), (F::Q2_K, true), (F::TQ2_0, false), (F::Q6_K, false)] {
+        let args: &[&str] = if pure { &["--pure"] } else { &[] };
+        same_file(&lq, &input, &format!("gemma-{ft}-{pure}"), args, ft.name(), &params(ft, pure));
+    }
+    let Some(orig) = model(GEMMA) else { return };
+    same_file(&lq, &orig, "gemma-q4_k_m-q8_0", &["--allow-requantize"], "Q8_0", &params(F::Q8_0, false));
+}
+
+#[test]
+fn types_needing_an_importance_matrix_are_refused_as_llama_quantize_does() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let f = Gguf::open(&input).unwrap();
+    for ft in [LlamaFileType::IQ2_XXS, LlamaFileType::Q2_K_S, LlamaFileType::IQ1_M] {
+        let theirs = work().join(format!("imatrix-{ft}.llama.gguf"));
+        let o = Command::new(&lq).arg(&input).arg(&theirs).arg(ft.name()).output().unwrap();
+        assert!(!o.status.success(), "llama-quantize {ft} without an imatrix succeeded");
+        let log = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+        assert!(log.contains("this quantization requires an importance matrix!"), "{log}");
+        let offending = log.split("offending tensor: ").nth(1).and_then(|s| s.split_whitespace().next()).unwrap();
+        let target = log.split("target type: ").nth(1).and_then(|s| s.split_whitespace().next()).unwrap();
+        let ours = work().join(format!("imatrix-{ft}.ours.gguf"));
+        let e = requantize(&f, &ours, &QuantizeParams::new(ft), None).unwrap_err();
+        let msg = e.to_string();
+        assert!(e.as_quantize().is_some(), "{e:?}");
+        assert!(msg.contains("requires an importance matrix"), "{msg}");
+        assert!(msg.contains(&format!("offending tensor: {offending},")), "{msg} (llama-quantize: {offending})");
+        assert!(msg.to_lowercase().contains(&format!("target type: {}", target.to_lowercase())), "{msg}");
+        assert!(!ours.exists() && !theirs.exists());
+    }
+}
+
+#[test]
+fn a_type_without_a_quantizer_is_a_clear_error_and_leaves_nothing() {
+    let Some(input) = model(SMOLLM2) else { return };
+    let f = Gguf::open(&input).unwrap();
+    let dir = gguf_tests::temp_dir("quantize_no_kernel");
+    let out = dir.join("iq3_s.gguf");
+    // IQ3_S needs no importance matrix in llama-quantize, but has no quantizer here yet.
+    let e = requantize(&f, &out, &QuantizeParams::new(LlamaFileType::IQ3_S), None).unwrap_err();
+    assert!(matches!(e, Error::Codec(CodecError::UnsupportedQuantize(GgmlType::IQ3_S))), "{e:?}");
+    assert!(e.to_string().contains("IQ3_S"));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "something was left in {}", dir.display());
+}
