@@ -24,7 +24,7 @@ use std::hash::BuildHasher;
 use std::ops::Range;
 
 use super::value::{decode_fixed, num, ArrayRef, ValueRef, RUN_BYTES};
-use crate::error::{FormatError, AlignmentProblem, Error, Item, Result};
+use crate::error::{AlignmentProblem, Error, FormatError, Item, Result};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::format::{GgmlType, REMOVED_TYPE_IDS};
@@ -296,9 +296,11 @@ impl Parser {
                     return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
                 }
                 _ => {
-                    return Err(
-                        FormatError::BadAlignment { problem: AlignmentProblem::WrongType(pair.ty.name()), offset }.into()
-                    )
+                    return Err(FormatError::BadAlignment {
+                        problem: AlignmentProblem::WrongType(pair.ty.name()),
+                        offset,
+                    }
+                    .into())
                 }
             };
         }
@@ -705,9 +707,13 @@ fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
     };
     let ne0 = ne[0];
     if ne0 % dtype.block_size() != 0 {
-        return Err(
-            FormatError::NotBlockMultiple { name: name_str.to_owned(), dtype, ne0, block_size: dtype.block_size() }.into()
-        );
+        return Err(FormatError::NotBlockMultiple {
+            name: name_str.to_owned(),
+            dtype,
+            ne0,
+            block_size: dtype.block_size(),
+        }
+        .into());
     }
     let nbytes = dtype.nbytes(dims).filter(|&n| n <= i64::MAX as u64);
     let Some(nbytes) = nbytes else {
@@ -864,7 +870,10 @@ mod tests {
         // The source ends there: the error a 10-byte file gives.
         p.set_len(Some(10));
         let e = p.resume(&f[..10]).unwrap_err();
-        assert!(matches!(e, FormatError::Truncated { item: Item::Header, offset: 8, needed: 8, available: 2, .. }), "{e:?}");
+        assert!(
+            matches!(e, FormatError::Truncated { item: Item::Header, offset: 8, needed: 8, available: 2, .. }),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -898,7 +907,8 @@ mod tests {
         assert_eq!(need(&mut p, &f[..50]), (49, 24));
         p.set_len(Some(50));
         let e = p.resume(&f[..50]).unwrap_err();
-        let want = FormatError::TooLong { item: Item::Array, owner: Some("a".into()), offset: 41, count: 3, remaining: 1 };
+        let want =
+            FormatError::TooLong { item: Item::Array, owner: Some("a".into()), offset: 41, count: 3, remaining: 1 };
         assert_eq!(format!("{e:?}"), format!("{want:?}"));
     }
 }
