@@ -309,7 +309,7 @@ fn dequant_iq1_s(b: &block_iq1_s, y: &mut [f32; 256]) {
 /// super-block scale in the scale words' top nibbles.
 #[allow(clippy::indexing_slicing)] // in range by the types (module docs)
 fn dequant_iq1_m(b: &block_iq1_m, y: &mut [f32; 256]) {
-    let sc = b.scales.map(U16::bits);
+    let sc = [b.scales[0].bits(), b.scales[1].bits(), b.scales[2].bits(), b.scales[3].bits()];
     let scale = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000);
     let d = f16_to_f32(scale);
     for (ib, y) in y.chunks_exact_mut(32).enumerate() {
@@ -327,11 +327,11 @@ fn dequant_iq1_m(b: &block_iq1_m, y: &mut [f32; 256]) {
         ];
         let delta = |bit: bool| if bit { -IQ1_DELTA } else { IQ1_DELTA };
         let deltas = [delta(h0 & 0x08 != 0), delta(h0 & 0x80 != 0), delta(h1 & 0x08 != 0), delta(h1 & 0x80 != 0)];
-        for (l, y) in y.chunks_exact_mut(8).enumerate() {
-            let grid = &IQ1S_GRID[idx[l]];
-            let dl = if l < 2 { dl1 } else { dl2 };
+        let dls = [dl1, dl1, dl2, dl2];
+        for (((y, &i), &dl), &delta) in y.chunks_exact_mut(8).zip(&idx).zip(&dls).zip(&deltas) {
+            let grid = &IQ1S_GRID[i];
             for j in 0..8 {
-                y[j] = dl * (grid[j] as f32 + deltas[l]);
+                y[j] = dl * (grid[j] as f32 + delta);
             }
         }
     }

@@ -119,18 +119,18 @@ impl Codec {
     }
 
     /// A type that decodes and encodes, without an importance path.
-    const fn codec<B: Dequantize<N> + Quantize<N>, const N: usize>() -> Codec {
+    const fn quantizer<B: Dequantize<N> + Quantize<N>, const N: usize>() -> Codec {
         Codec { quantize: Some(quantize::<B, N>), ..Codec::decoder::<B, N>() }
     }
 
     /// A type that decodes and encodes, and whose ggml quantizer ignores importance weights.
     const fn ignoring_weights<B: Dequantize<N> + Quantize<N>, const N: usize>() -> Codec {
-        Codec { importance: Importance::Ignored, ..Codec::codec::<B, N>() }
+        Codec { importance: Importance::Ignored, ..Codec::quantizer::<B, N>() }
     }
 
     /// A type that decodes, encodes, and encodes with importance weights.
     const fn weighted<B: Dequantize<N> + Quantize<N> + QuantizeRow<N>, const N: usize>() -> Codec {
-        Codec { importance: Importance::Row(quantize_row::<B, N>), ..Codec::codec::<B, N>() }
+        Codec { importance: Importance::Row(quantize_row::<B, N>), ..Codec::quantizer::<B, N>() }
     }
 }
 
@@ -156,7 +156,7 @@ pub(crate) fn row(dtype: GgmlType) -> &'static Codec {
         GgmlType::Q4_K => const { &Codec::weighted::<k::block_q4_K, 256>() },
         GgmlType::Q5_K => const { &Codec::weighted::<k::block_q5_K, 256>() },
         GgmlType::Q6_K => const { &Codec::weighted::<k::block_q6_K, 256>() },
-        GgmlType::Q8_K => const { &Codec::codec::<k::block_q8_K, 256>() },
+        GgmlType::Q8_K => const { &Codec::quantizer::<k::block_q8_K, 256>() },
         GgmlType::IQ2_XXS => const { &Codec::decoder::<iq::block_iq2_xxs, 256>() },
         GgmlType::IQ2_XS => const { &Codec::decoder::<iq::block_iq2_xs, 256>() },
         GgmlType::IQ2_S => const { &Codec::decoder::<iq::block_iq2_s, 256>() },
@@ -164,14 +164,14 @@ pub(crate) fn row(dtype: GgmlType) -> &'static Codec {
         GgmlType::IQ3_S => const { &Codec::decoder::<iq::block_iq3_s, 256>() },
         GgmlType::IQ1_S => const { &Codec::decoder::<iq::block_iq1_s, 256>() },
         GgmlType::IQ1_M => const { &Codec::decoder::<iq::block_iq1_m, 256>() },
-        GgmlType::IQ4_NL => const { &Codec::codec::<iq::block_iq4_nl, 32>() },
-        GgmlType::IQ4_XS => const { &Codec::codec::<iq::block_iq4_xs, 256>() },
-        GgmlType::TQ1_0 => const { &Codec::codec::<o::block_tq1_0, 256>() },
-        GgmlType::TQ2_0 => const { &Codec::codec::<o::block_tq2_0, 256>() },
-        GgmlType::MXFP4 => const { &Codec::codec::<o::block_mxfp4, 32>() },
-        GgmlType::NVFP4 => const { &Codec::codec::<o::block_nvfp4, 64>() },
-        GgmlType::Q1_0 => const { &Codec::codec::<o::block_q1_0, 128>() },
-        GgmlType::Q2_0 => const { &Codec::codec::<o::block_q2_0, 64>() },
+        GgmlType::IQ4_NL => const { &Codec::quantizer::<iq::block_iq4_nl, 32>() },
+        GgmlType::IQ4_XS => const { &Codec::quantizer::<iq::block_iq4_xs, 256>() },
+        GgmlType::TQ1_0 => const { &Codec::quantizer::<o::block_tq1_0, 256>() },
+        GgmlType::TQ2_0 => const { &Codec::quantizer::<o::block_tq2_0, 256>() },
+        GgmlType::MXFP4 => const { &Codec::quantizer::<o::block_mxfp4, 32>() },
+        GgmlType::NVFP4 => const { &Codec::quantizer::<o::block_nvfp4, 64>() },
+        GgmlType::Q1_0 => const { &Codec::quantizer::<o::block_q1_0, 128>() },
+        GgmlType::Q2_0 => const { &Codec::quantizer::<o::block_q2_0, 64>() },
     }
 }
 

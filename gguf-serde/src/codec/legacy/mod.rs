@@ -136,28 +136,32 @@ fn absmax_c(x: &[f32]) -> f32 {
     amax
 }
 
-/// Element `j` in the low nibble of byte `j`, element `j + 16` in the high nibble, unmasked
-/// (`qs[j] = xi0; qs[j] |= xi1 << 4` in the reference).
+/// The levels `level(q[j])`, element `j` in the low nibble of byte `j`, element `j + 16` in the
+/// high nibble, unmasked (`qs[j] = xi0; qs[j] |= xi1 << 4` in the reference).
 #[inline(always)]
-fn pack_nibbles(l: &[u8; QK]) -> [u8; 16] {
+fn pack_nibbles<T: Copy>(q: &[T; QK], level: impl Fn(T) -> u8) -> [u8; 16] {
     let mut qs = [0u8; 16];
     for j in 0..16 {
-        qs[j] = l[j] | (l[j + 16] << 4);
+        qs[j] = level(q[j]) | (level(q[j + 16]) << 4);
     }
     qs
 }
 
-/// 5-bit levels as Q5_0/Q5_1 store them: the low 4 bits as [`pack_nibbles`] (masked), bit 4 of
-/// element `j` in bit `j` of `qh`.
+/// The 5-bit levels `level(q[j])` as Q5_0/Q5_1 store them: the low 4 bits as [`pack_nibbles`]
+/// (masked), bit 4 of element `j` in bit `j` of `qh`.
 #[inline(always)]
-fn pack_5bit(l: &[u8; QK]) -> ([u8; 16], u32) {
+fn pack_5bit<T: Copy>(q: &[T; QK], level: impl Fn(T) -> u8) -> ([u8; 16], u32) {
+    let mut l = [0u8; QK];
+    for j in 0..QK {
+        l[j] = level(q[j]);
+    }
     let mut qs = [0u8; 16];
-    let mut qh = 0u32;
     for j in 0..16 {
-        let (x0, x1) = (l[j], l[j + 16]);
-        qs[j] = (x0 & 0x0F) | ((x1 & 0x0F) << 4);
-        qh |= (((x0 & 0x10) >> 4) as u32) << j;
-        qh |= (((x1 & 0x10) >> 4) as u32) << (j + 16);
+        qs[j] = (l[j] & 0x0F) | ((l[j + 16] & 0x0F) << 4);
+    }
+    let mut qh = 0u32;
+    for j in 0..QK {
+        qh |= (((l[j] & 0x10) >> 4) as u32) << j;
     }
     (qs, qh)
 }

@@ -66,7 +66,7 @@ impl Quantize<QK> for block_q4_0 {
             b.d = F16::new(d);
             // x - 0.0 is x bit for bit, so this is `x * id + 8.5` as in the reference.
             let q = affine_cvtt(isa, x, 0.0, id, 8.5);
-            b.qs = pack_nibbles(&q.map(|v| min_i8_of(15, v)));
+            b.qs = pack_nibbles(&q, |v| min_i8_of(15, v));
         }
     }
 }
@@ -80,7 +80,7 @@ impl Quantize<QK> for block_q4_1 {
             b.d = F16::new(d);
             b.m = F16::new(min);
             let q = affine_cvtt(isa, x, min, id, 0.5);
-            b.qs = pack_nibbles(&q.map(|v| min_i8_of(15, v)));
+            b.qs = pack_nibbles(&q, |v| min_i8_of(15, v));
         }
     }
 }
@@ -88,7 +88,7 @@ impl Quantize<QK> for block_q4_1 {
 impl QuantizeRow<QK> for block_q4_0 {
     fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
         imatrix_levels::<false>(src, weights, 8, |i, d, _, l| {
-            dst[i] = block_q4_0 { d: F16::new(d), qs: pack_nibbles(l) };
+            dst[i] = block_q4_0 { d: F16::new(d), qs: pack_nibbles(l, |v| v) };
         });
     }
 }
@@ -96,7 +96,7 @@ impl QuantizeRow<QK> for block_q4_0 {
 impl QuantizeRow<QK> for block_q4_1 {
     fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
         imatrix_levels::<true>(src, weights, 15, |i, d, m, l| {
-            dst[i] = block_q4_1 { d: F16::new(d), m: F16::new(m), qs: pack_nibbles(l) };
+            dst[i] = block_q4_1 { d: F16::new(d), m: F16::new(m), qs: pack_nibbles(l, |v| v) };
         });
     }
 }

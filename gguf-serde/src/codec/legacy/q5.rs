@@ -71,9 +71,10 @@ impl Quantize<QK> for block_q5_0 {
             let max = signed_absmax(isa, x);
             let d = max / -16.0;
             let id = inv(d);
+            b.d = F16::new(d);
             let q = affine_cvtt(isa, x, 0.0, id, 16.5);
-            let (qs, qh) = pack_5bit(&q.map(|v| min_i8_of(31, v)));
-            *b = block_q5_0 { d: F16::new(d), qh: U32::from_bits(qh), qs };
+            let (qs, qh) = pack_5bit(&q, |v| min_i8_of(31, v));
+            (b.qs, b.qh) = (qs, U32::from_bits(qh));
         }
     }
 }
@@ -84,10 +85,12 @@ impl Quantize<QK> for block_q5_1 {
             let (min, max) = min_max(isa, x);
             let d = (max - min) / 31.0;
             let id = inv(d);
+            b.d = F16::new(d);
+            b.m = F16::new(min);
             let q = affine_cvtt(isa, x, min, id, 0.5);
             // `(uint8_t)(float)`: no clamp in the reference.
-            let (qs, qh) = pack_5bit(&q.map(|v| v as u8));
-            *b = block_q5_1 { d: F16::new(d), m: F16::new(min), qh: U32::from_bits(qh), qs };
+            let (qs, qh) = pack_5bit(&q, |v| v as u8);
+            (b.qs, b.qh) = (qs, U32::from_bits(qh));
         }
     }
 }
@@ -95,7 +98,7 @@ impl Quantize<QK> for block_q5_1 {
 impl QuantizeRow<QK> for block_q5_0 {
     fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
         imatrix_levels::<false>(src, weights, 16, |i, d, _, l| {
-            let (qs, qh) = pack_5bit(l);
+            let (qs, qh) = pack_5bit(l, |v| v);
             dst[i] = block_q5_0 { d: F16::new(d), qh: U32::from_bits(qh), qs };
         });
     }
@@ -104,7 +107,7 @@ impl QuantizeRow<QK> for block_q5_0 {
 impl QuantizeRow<QK> for block_q5_1 {
     fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
         imatrix_levels::<true>(src, weights, 31, |i, d, m, l| {
-            let (qs, qh) = pack_5bit(l);
+            let (qs, qh) = pack_5bit(l, |v| v);
             dst[i] = block_q5_1 { d: F16::new(d), m: F16::new(m), qh: U32::from_bits(qh), qs };
         });
     }

@@ -61,7 +61,10 @@ impl Quantize<QK> for block_q8_0 {
             let d = amax / 127.0;
             let id = inv(d);
             b.d = F16::new(d);
-            b.qs = round_cvt(isa, x, id).map(|v| v as i8);
+            let q = round_cvt(isa, x, id);
+            for (o, &v) in b.qs.iter_mut().zip(&q) {
+                *o = v as i8;
+            }
         }
     }
 }
