@@ -328,8 +328,8 @@ fn dequant_iq1_m(b: &block_iq1_m, y: &mut [f32; 256]) {
         let delta = |bit: bool| if bit { -IQ1_DELTA } else { IQ1_DELTA };
         let deltas = [delta(h0 & 0x08 != 0), delta(h0 & 0x80 != 0), delta(h1 & 0x08 != 0), delta(h1 & 0x80 != 0)];
         let dls = [dl1, dl1, dl2, dl2];
-        for (((y, &i), &dl), &delta) in y.chunks_exact_mut(8).zip(&idx).zip(&dls).zip(&deltas) {
-            let grid = &IQ1S_GRID[i];
+        let grids = [&IQ1S_GRID[idx[0]], &IQ1S_GRID[idx[1]], &IQ1S_GRID[idx[2]], &IQ1S_GRID[idx[3]]];
+        for (((y, grid), &dl), &delta) in y.chunks_exact_mut(8).zip(grids).zip(&dls).zip(&deltas) {
             for j in 0..8 {
                 y[j] = dl * (grid[j] as f32 + delta);
             }
