@@ -20,7 +20,7 @@
 
 use super::block::{block, F16, U16, U32};
 use super::isa::Isa;
-use super::scalar::{f16_to_f32, nearest_int};
+use super::scalar::{f16_to_f32, max_by_abs, nearest_int};
 use super::table::{per_block, QuantizeRow};
 
 #[path = "iq/grids.rs"]
@@ -419,14 +419,7 @@ fn iq4_subblock_scale(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, l: &mut [u8])
             }
         }
     }
-    let (mut amax, mut max) = (0f32, 0f32);
-    for &x in xb {
-        let ax = x.abs();
-        if ax > amax {
-            amax = ax;
-            max = x;
-        }
-    }
+    let (amax, max) = max_by_abs(xb);
     if amax < GROUP_MAX_EPS {
         return 0.0;
     }
@@ -512,17 +505,11 @@ fn quant_iq4_xs_weighted(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 256];
     let mut scales = [0f32; 8];
-    let (mut max_scale, mut amax_scale) = (0f32, 0f32);
     for (ib, (xb, lb)) in x.chunks_exact(32).zip(l.chunks_exact_mut(32)).enumerate() {
         let qwb = qw.and_then(|w| w.get(32 * ib..32 * ib + 32));
-        let d = iq4_subblock_scale(xb, qwb, s2, lb);
-        scales[ib] = d;
-        let abs_d = d.abs();
-        if abs_d > amax_scale {
-            amax_scale = abs_d;
-            max_scale = d;
-        }
+        scales[ib] = iq4_subblock_scale(xb, qwb, s2, lb);
     }
+    let (_, max_scale) = max_by_abs(&scales);
     let d = -max_scale / 32.0;
     b.d = F16::new(d);
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };

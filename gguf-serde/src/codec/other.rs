@@ -14,6 +14,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use super::block::{block, F16};
+use super::scalar::max_abs_c;
 use super::table::per_block;
 
 /// `kvalues_mxfp4`: the E2M1 (FP4) values, doubled, indexed by the 4-bit code.
@@ -186,17 +187,6 @@ fn lroundf(x: f32) -> i64 {
 #[inline(always)]
 fn ternary_code(v: f32) -> i32 {
     lroundf(v).wrapping_add(1) as i32
-}
-
-/// The reference's `MAX(amax, fabsf(v))` (`a > b ? a : b`, so a NaN `v` replaces `amax`).
-#[inline(always)]
-fn max_abs_c(x: &[f32]) -> f32 {
-    let mut amax = 0f32;
-    for &v in x {
-        let a = v.abs();
-        amax = if amax > a { amax } else { a };
-    }
-    amax
 }
 
 // ---------------------------------------------------------------------------------------------

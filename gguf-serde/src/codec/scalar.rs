@@ -64,6 +64,35 @@ pub(crate) fn round_cvt_i32(x: f32) -> i32 {
     q + (f >= 0.5) as i32 - (f <= -0.5) as i32
 }
 
+/// The largest magnitude of `x` and the value that has it (the first one: strict `>`, as every
+/// reference search does it; NaN never taken): `(amax, max)`, `(0, 0)` for an empty or all-zero
+/// `x`.
+#[inline(always)]
+pub(crate) fn max_by_abs(x: &[f32]) -> (f32, f32) {
+    let mut amax = 0f32;
+    let mut max = 0f32;
+    for &v in x {
+        let ax = v.abs();
+        if ax > amax {
+            amax = ax;
+            max = v;
+        }
+    }
+    (amax, max)
+}
+
+/// `amax = MAX(amax, fabsf(v))` over `x` from 0, with C's `MAX(a, b) = a > b ? a : b` (so a NaN
+/// `v` replaces `amax`).
+#[inline(always)]
+pub(crate) fn max_abs_c(x: &[f32]) -> f32 {
+    let mut amax = 0f32;
+    for &v in x {
+        let a = v.abs();
+        amax = if amax > a { amax } else { a };
+    }
+    amax
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -149,6 +149,46 @@ fn qkx2_x8_body<const N: usize, const MAD: bool>(
     (scale, the_min)
 }
 
+/// `nearest_int` of each lane, clamped to `[lo, hi]` (the scalar searches' `nearest_int(v)` and
+/// `clamp`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn level_x8(
+    v: std::arch::x86_64::__m256,
+    lo: std::arch::x86_64::__m256i,
+    hi: std::arch::x86_64::__m256i,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    let bits = _mm256_castps_si256(_mm256_add_ps(v, _mm256_set1_ps(12_582_912.0)));
+    let l = _mm256_sub_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x007f_ffff)), _mm256_set1_epi32(0x0040_0000));
+    _mm256_min_epi32(_mm256_max_epi32(l, lo), hi)
+}
+
+/// Per lane, the first value of largest magnitude (`max`, as `max_by_abs`) and whether that
+/// magnitude is below `GROUP_MAX_EPS` (`done`, all ones): the start of `make_qx_quants` and
+/// `make_q3_quants`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn signed_max_x8(x: &[Lf; 16]) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256) {
+    use std::arch::x86_64::*;
+    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let mut max = _mm256_setzero_ps();
+    let mut amax = _mm256_setzero_ps();
+    for row in x.iter() {
+        // SAFETY: a row is [f32; 8].
+        let v = _mm256_loadu_ps(row.as_ptr());
+        let ax = _mm256_and_ps(v, absmask);
+        let gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
+        amax = _mm256_blendv_ps(amax, ax, gt);
+        max = _mm256_blendv_ps(max, v, gt);
+    }
+    (max, _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ))
+}
+
 /// [`qkx2_x8_body`] written with AVX2 intrinsics: one 8-lane register per array row, the same
 /// operations per lane in the same order (comparisons, selects and integer clamps where the scalar
 /// code branches). Never a fused multiply-add.
@@ -169,18 +209,10 @@ unsafe fn qkx2_x8_avx2<const N: usize, const MAD: bool>(
     let zi = _mm256_setzero_si256();
     let nmaxf = nmax as f32;
     let nmax_v = _mm256_set1_epi32(nmax);
-    let magic = _mm256_set1_ps(12_582_912.0);
-    let mant = _mm256_set1_epi32(0x007f_ffff);
-    let bias = _mm256_set1_epi32(0x0040_0000);
     let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
     // SAFETY (all loads/stores): x[i], w[i] are [f32; 8]; lv/laux rows are [i32; 8].
     let ld = |a: &Lf| _mm256_loadu_ps(a.as_ptr());
-    // nearest_int, then clamp to [0, nmax].
-    let level = |v: __m256| {
-        let bits = _mm256_castps_si256(_mm256_add_ps(v, magic));
-        let l = _mm256_sub_epi32(_mm256_and_si256(bits, mant), bias);
-        _mm256_min_epi32(_mm256_max_epi32(l, zi), nmax_v)
-    };
+    let level = |v: __m256| level_x8(v, zi, nmax_v);
     let err = |d: __m256| if MAD { _mm256_and_ps(d, absmask) } else { _mm256_mul_ps(d, d) };
 
     let x0 = ld(&x[0]);
@@ -306,30 +338,12 @@ pub(super) fn make_qkx2_quants_x8<const N: usize, const MAD: bool>(
 unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> Lf {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_ps();
-    let magic = _mm256_set1_ps(12_582_912.0);
-    let mant = _mm256_set1_epi32(0x007f_ffff);
-    let bias = _mm256_set1_epi32(0x0040_0000);
-    let lo = _mm256_set1_epi32(-nmax);
-    let hi = _mm256_set1_epi32(nmax - 1);
+    let (lo, hi) = (_mm256_set1_epi32(-nmax), _mm256_set1_epi32(nmax - 1));
     let nmax_v = _mm256_set1_epi32(nmax);
-    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
     // SAFETY (all loads/stores): rows are [f32; 8] / [i32; 8].
     let ld = |a: &Lf| _mm256_loadu_ps(a.as_ptr());
-    let level = |v: __m256| {
-        let bits = _mm256_castps_si256(_mm256_add_ps(v, magic));
-        let l = _mm256_sub_epi32(_mm256_and_si256(bits, mant), bias);
-        _mm256_min_epi32(_mm256_max_epi32(l, lo), hi)
-    };
-    let mut max = zero;
-    let mut amax = zero;
-    for row in x.iter() {
-        let v = ld(row);
-        let ax = _mm256_and_ps(v, absmask);
-        let gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-        amax = _mm256_blendv_ps(amax, ax, gt);
-        max = _mm256_blendv_ps(max, v, gt);
-    }
-    let done = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    let level = |v: __m256| level_x8(v, lo, hi);
+    let (max, done) = signed_max_x8(x);
     // Sums for one candidate inverse scale.
     let sums = |isc: __m256| {
         let mut sumlx = zero;
@@ -394,29 +408,11 @@ unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> 
 unsafe fn q3_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> Lf {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_ps();
-    let magic = _mm256_set1_ps(12_582_912.0);
-    let mant = _mm256_set1_epi32(0x007f_ffff);
-    let bias = _mm256_set1_epi32(0x0040_0000);
-    let lo = _mm256_set1_epi32(-nmax);
-    let hi = _mm256_set1_epi32(nmax - 1);
-    let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
+    let (lo, hi) = (_mm256_set1_epi32(-nmax), _mm256_set1_epi32(nmax - 1));
     // SAFETY (all loads/stores): rows are [f32; 8] / [i32; 8].
     let ld = |a: &Lf| _mm256_loadu_ps(a.as_ptr());
-    let level = |v: __m256| {
-        let bits = _mm256_castps_si256(_mm256_add_ps(v, magic));
-        let l = _mm256_sub_epi32(_mm256_and_si256(bits, mant), bias);
-        _mm256_min_epi32(_mm256_max_epi32(l, lo), hi)
-    };
-    let mut max = zero;
-    let mut amax = zero;
-    for row in x.iter() {
-        let v = ld(row);
-        let ax = _mm256_and_ps(v, absmask);
-        let gt = _mm256_cmp_ps(ax, amax, _CMP_GT_OQ);
-        amax = _mm256_blendv_ps(amax, ax, gt);
-        max = _mm256_blendv_ps(max, v, gt);
-    }
-    let done = _mm256_cmp_ps(amax, _mm256_set1_ps(GROUP_MAX_EPS), _CMP_LT_OQ);
+    let level = |v: __m256| level_x8(v, lo, hi);
+    let (max, done) = signed_max_x8(x);
     let iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax as f32)), max);
     let mut lv = [_mm256_setzero_si256(); 16];
     let mut sumlx = zero;

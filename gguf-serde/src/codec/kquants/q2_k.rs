@@ -1,7 +1,7 @@
 //! Q2_K: 16 sub-blocks of 16 2-bit levels, each with a 4-bit scale and a 4-bit min.
 
 use super::lanes::{make_qkx2_quants_x8, LANES};
-use super::search::{make_qkx_quants, make_qp_quants};
+use super::search::{make_qkx3_quants, make_qp_quants};
 use super::{block_sigma2, pack_2bit, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
 use crate::codec::isa::{simd, Isa};
@@ -145,18 +145,8 @@ impl QuantizeRow<QK_K> for block_q2_K {
                 for &w in &weight {
                     sw[j] += w;
                 }
-                let (sc, m) = make_qkx_quants(
-                    3,
-                    &x[16 * j..16 * j + 16],
-                    &weight,
-                    &mut l[16 * j..16 * j + 16],
-                    &mut laux,
-                    -0.9,
-                    0.05,
-                    36,
-                    false,
-                    true,
-                );
+                let (sc, m) =
+                    make_qkx3_quants(3, &x[16 * j..16 * j + 16], &weight, &mut l[16 * j..16 * j + 16], &mut laux);
                 scales[j] = sc;
                 mins[j] = m;
             }

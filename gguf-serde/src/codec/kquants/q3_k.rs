@@ -6,7 +6,7 @@ use super::search::make_qx_quants;
 use super::{block_sigma2, pack_2bit, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
 use crate::codec::isa::{simd, Isa};
-use crate::codec::scalar::nearest_int;
+use crate::codec::scalar::{max_by_abs, nearest_int};
 use crate::codec::table::{Dequantize, Quantize, QuantizeRow};
 
 block! {
@@ -69,15 +69,7 @@ impl Quantize<QK_K> for block_q3_K {
         for (x, y) in src.iter().zip(dst) {
             let mut l = [0i8; QK_K];
             let scales = q3_quants_x16(isa, x, &mut l);
-            let mut max_scale = 0f32;
-            let mut amax = 0f32;
-            for &sc in &scales {
-                let scale = sc.abs();
-                if scale > amax {
-                    amax = scale;
-                    max_scale = sc;
-                }
-            }
+            let (_, max_scale) = max_by_abs(&scales);
             let mut ls = [0u8; 16];
             let d_block = if max_scale != 0.0 {
                 let iscale = -32.0f32 / max_scale;

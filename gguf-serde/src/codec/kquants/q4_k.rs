@@ -2,7 +2,7 @@
 //! 6-bit scale and a 6-bit min, packed alike in `scales[12]`; they share their quantizers' steps.
 
 use super::lanes::{make_qkx2_quants_x8, LANES};
-use super::search::{make_qkx_quants, make_qp_quants};
+use super::search::{make_qkx3_quants, make_qp_quants};
 use super::{block_sigma2, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
 use crate::codec::isa::{simd, Isa};
@@ -208,18 +208,7 @@ fn weighted_k4_head(x: &[f32; QK_K], qw: &[f32; QK_K], nmax: i32, l: &mut [u8; Q
             sumw += w;
         }
         sw[j] = sumw;
-        let (sc, m) = make_qkx_quants(
-            nmax,
-            &x[32 * j..32 * j + 32],
-            &weights,
-            &mut l[32 * j..32 * j + 32],
-            &mut laux,
-            -0.9,
-            0.05,
-            36,
-            false,
-            true,
-        );
+        let (sc, m) = make_qkx3_quants(nmax, &x[32 * j..32 * j + 32], &weights, &mut l[32 * j..32 * j + 32], &mut laux);
         scales[j] = sc;
         mins[j] = m;
     }

@@ -6,7 +6,7 @@ use super::search::make_qx_quants;
 use super::{GROUP_MAX_EPS, QK_K};
 use crate::codec::block::{block, Block, F16};
 use crate::codec::isa::{simd, Isa};
-use crate::codec::scalar::nearest_int;
+use crate::codec::scalar::{max_by_abs, nearest_int};
 use crate::codec::table::{Dequantize, Quantize, QuantizeRow};
 
 block! {
@@ -79,15 +79,7 @@ impl QuantizeRow<QK_K> for block_q6_K {
 /// The second half of the Q6_K quantizers (reference and importance): super-block scale, 8-bit
 /// sub-block scales, requantized levels, packing. `l` holds the first-pass levels.
 fn finish_q6_k(x: &[f32; QK_K], scales: &[f32; 16], l: &mut [i8; QK_K]) -> block_q6_K {
-    let mut max_scale = 0f32;
-    let mut max_abs_scale = 0f32;
-    for &scale in scales {
-        let abs_scale = scale.abs();
-        if abs_scale > max_abs_scale {
-            max_abs_scale = abs_scale;
-            max_scale = scale;
-        }
-    }
+    let (max_abs_scale, max_scale) = max_by_abs(scales);
     let mut y = block_q6_K::zeroed();
     if max_abs_scale < GROUP_MAX_EPS {
         return y;

@@ -4,7 +4,7 @@
 use super::QK_K;
 use crate::codec::block::{block, Block, F32, I16};
 use crate::codec::isa::{simd, Isa};
-use crate::codec::scalar::nearest_int;
+use crate::codec::scalar::{max_by_abs, nearest_int};
 use crate::codec::table::{Dequantize, Quantize};
 
 block! {
@@ -36,15 +36,7 @@ impl Quantize<QK_K> for block_q8_K {
     /// `bsums` as they were in the output buffer; here they are written as zeros.
     fn quantize(_: Isa, src: &[[f32; QK_K]], dst: &mut [Self]) {
         for (x, y) in src.iter().zip(dst) {
-            let mut max = 0f32;
-            let mut amax = 0f32;
-            for &v in x {
-                let ax = v.abs();
-                if ax > amax {
-                    amax = ax;
-                    max = v;
-                }
-            }
+            let (amax, max) = max_by_abs(x);
             if amax == 0.0 {
                 *y = block_q8_K::zeroed();
                 continue;

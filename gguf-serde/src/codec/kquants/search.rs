@@ -6,21 +6,13 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::GROUP_MAX_EPS;
-use crate::codec::scalar::nearest_int;
+use crate::codec::scalar::{max_by_abs, nearest_int};
 
 /// ggml's `make_qx_quants` with `rmse_type` 1: weights `qw`, or `x²` when `None` (the only
 /// variants the quantizers here use).
 pub(crate) fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8], qw: Option<&[f32]>) -> f32 {
     let n = x.len();
-    let mut max = 0f32;
-    let mut amax = 0f32;
-    for &v in x {
-        let ax = v.abs();
-        if ax > amax {
-            amax = ax;
-            max = v;
-        }
-    }
+    let (amax, max) = max_by_abs(x);
     if amax < GROUP_MAX_EPS {
         l_out.iter_mut().for_each(|l| *l = 0);
         return 0.0;
@@ -69,15 +61,7 @@ pub(crate) fn make_qx_quants(nmax: i32, x: &[f32], l_out: &mut [i8], qw: Option<
 /// ggml's `make_q3_quants` with `do_rmse = true` (the only use in the reference quantizers).
 pub(crate) fn make_q3_quants(nmax: i32, x: &[f32], l_out: &mut [i8]) -> f32 {
     let n = x.len();
-    let mut max = 0f32;
-    let mut amax = 0f32;
-    for &v in x {
-        let ax = v.abs();
-        if ax > amax {
-            amax = ax;
-            max = v;
-        }
-    }
+    let (amax, max) = max_by_abs(x);
     if amax < GROUP_MAX_EPS {
         l_out.iter_mut().for_each(|l| *l = 0);
         return 0.0;
@@ -217,6 +201,12 @@ pub(crate) fn make_qkx_quants(
         }
     }
     (scale, -min)
+}
+
+/// ggml's `make_qkx3_quants(…, -0.9f, 0.05f, 36, false)`, as every importance quantizer here
+/// calls it: [`make_qkx_quants`] with those arguments; returns `(scale, the_min)`.
+pub(crate) fn make_qkx3_quants(nmax: i32, x: &[f32], weights: &[f32], l_out: &mut [u8], laux: &mut [u8]) -> (f32, f32) {
+    make_qkx_quants(nmax, x, weights, l_out, laux, -0.9, 0.05, 36, false, true)
 }
 
 /// ggml's `make_qp_quants`: quantizes non-negative `x` (sub-block scales or mins) to `0..=nmax`

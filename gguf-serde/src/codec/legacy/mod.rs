@@ -26,8 +26,8 @@ pub(crate) use q5::{block_q5_0, block_q5_1};
 pub(crate) use q8::{block_q8_0, block_q8_1};
 
 use super::isa::{simd, Isa};
-use super::kquants::search::{make_qkx_quants, make_qx_quants};
-use super::scalar::{cvtt_i32, round_cvt_i32};
+use super::kquants::search::{make_qkx3_quants, make_qx_quants};
+use super::scalar::{cvtt_i32, max_by_abs, round_cvt_i32};
 
 /// Elements per block.
 const QK: usize = 32;
@@ -79,15 +79,7 @@ fn signed_absmax(isa: Isa, x: &[f32; QK]) -> f32 {
         }
         return 0.0;
     }
-    let mut amax = 0f32;
-    let mut max = 0f32;
-    for &v in x {
-        if amax < v.abs() {
-            amax = v.abs();
-            max = v;
-        }
-    }
-    max
+    max_by_abs(x).1
 }
 
 /// `min` and `max` as the reference finds them (`v < min`, `v > max` from `FLT_MAX`,
@@ -123,17 +115,6 @@ fn inv(d: f32) -> f32 {
     } else {
         0.0
     }
-}
-
-/// `amax = MAX(amax, fabsf(v))` with C's `MAX(a, b) = a > b ? a : b` (a NaN resets it).
-#[inline(always)]
-fn absmax_c(x: &[f32]) -> f32 {
-    let mut amax = 0f32;
-    for &v in x {
-        let a = v.abs();
-        amax = if amax > a { amax } else { a };
-    }
-    amax
 }
 
 /// The levels `level(q[j])`, element `j` in the low nibble of byte `j`, element `j + 16` in the
@@ -189,7 +170,7 @@ fn imatrix_levels<const WITH_MIN: bool>(
         let mut l = [0u8; QK];
         if WITH_MIN {
             let mut laux = [0u8; QK];
-            let (d, the_min) = make_qkx_quants(nmax, xb, &weight, &mut l, &mut laux, -0.9, 0.05, 36, false, true);
+            let (d, the_min) = make_qkx3_quants(nmax, xb, &weight, &mut l, &mut laux);
             emit(i, d, -the_min, &l);
         } else {
             let mut li = [0i8; QK];

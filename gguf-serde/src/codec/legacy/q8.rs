@@ -1,8 +1,9 @@
 //! Q8_0 and Q8_1: 32 signed bytes with a scale (Q8_1 also stores `s = d × Σq`).
 
-use super::{absmax_c, inv, round_cvt, QK};
+use super::{inv, round_cvt, QK};
 use crate::codec::block::{block, F16};
 use crate::codec::isa::{simd, Isa};
+use crate::codec::scalar::max_abs_c;
 use crate::codec::table::{Dequantize, Quantize};
 
 block! {
@@ -54,14 +55,19 @@ fn dequant_q8<'a>(src: impl Iterator<Item = (F16, &'a [i8; QK])>, dst: &mut [[f3
     }
 }
 
+/// The reference's first steps for Q8_0 and Q8_1: `d = amax / 127` and the rounded levels.
+#[inline(always)]
+fn q8_levels(isa: Isa, x: &[f32; QK]) -> (f32, [i32; QK]) {
+    let amax = max_abs_c(x);
+    let d = amax / 127.0;
+    (d, round_cvt(isa, x, inv(d)))
+}
+
 impl Quantize<QK> for block_q8_0 {
     fn quantize(isa: Isa, src: &[[f32; QK]], dst: &mut [Self]) {
         for (x, b) in src.iter().zip(dst) {
-            let amax = absmax_c(x);
-            let d = amax / 127.0;
-            let id = inv(d);
+            let (d, q) = q8_levels(isa, x);
             b.d = F16::new(d);
-            let q = round_cvt(isa, x, id);
             for (o, &v) in b.qs.iter_mut().zip(&q) {
                 *o = v as i8;
             }
@@ -72,11 +78,8 @@ impl Quantize<QK> for block_q8_0 {
 impl Quantize<QK> for block_q8_1 {
     fn quantize(isa: Isa, src: &[[f32; QK]], dst: &mut [Self]) {
         for (x, b) in src.iter().zip(dst) {
-            let amax = absmax_c(x);
-            let d = amax / 127.0;
-            let id = inv(d);
+            let (d, q) = q8_levels(isa, x);
             b.d = F16::new(d);
-            let q = round_cvt(isa, x, id);
             let mut sum = 0i32;
             for j in 0..16 {
                 let q0 = q[j] as i8;
