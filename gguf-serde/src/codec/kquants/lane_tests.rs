@@ -55,52 +55,38 @@ fn qkx2_lanes_equal_scalar_q4_k_shape() {
     }
 }
 
+/// The AVX2 `make_qx_quants` (Q6_K's use) and `make_q3_quants` (Q3_K's) against the scalar ones.
 #[test]
-fn qx_lanes_equal_scalar() {
+fn qx_and_q3_lanes_equal_scalar() {
     if !Isa::detected().avx2() {
         return;
     }
-    let x = inputs("Q6_K");
-    for (bi, blk) in x.chunks_exact(128).enumerate() {
-        let mut xt = [[0f32; LANES]; 16];
-        for k in 0..LANES {
-            for i in 0..16 {
-                xt[i][k] = blk[16 * k + i];
+    for ty in ["Q6_K", "Q3_K"] {
+        let x = inputs(ty);
+        for (bi, blk) in x.chunks_exact(128).enumerate() {
+            let mut xt = [[0f32; LANES]; 16];
+            for k in 0..LANES {
+                for i in 0..16 {
+                    xt[i][k] = blk[16 * k + i];
+                }
             }
-        }
-        let mut lt = [[0i8; LANES]; 16];
-        #[allow(unsafe_code)]
-        let s8 = unsafe { qx_x8_avx2(32, &xt, &mut lt) };
-        for k in 0..LANES {
-            let mut l = [0i8; 16];
-            let s = make_qx_quants(32, &blk[16 * k..16 * k + 16], &mut l, None);
-            let ll: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
-            assert_eq!((s.to_bits(), l.to_vec()), (s8[k].to_bits(), ll), "block {bi} lane {k}");
-        }
-    }
-}
-
-#[test]
-fn q3_lanes_equal_scalar() {
-    if !Isa::detected().avx2() {
-        return;
-    }
-    let x = inputs("Q3_K");
-    for (bi, blk) in x.chunks_exact(128).enumerate() {
-        let mut xt = [[0f32; LANES]; 16];
-        for k in 0..LANES {
-            for i in 0..16 {
-                xt[i][k] = blk[16 * k + i];
+            let mut lt = [[0i8; LANES]; 16];
+            // SAFETY: AVX2 checked above.
+            #[allow(unsafe_code)]
+            let s8 = unsafe {
+                if ty == "Q6_K" {
+                    qx_x8_avx2(32, &xt, &mut lt)
+                } else {
+                    q3_x8_avx2(4, &xt, &mut lt)
+                }
+            };
+            for k in 0..LANES {
+                let mut l = [0i8; 16];
+                let xs = &blk[16 * k..16 * k + 16];
+                let s = if ty == "Q6_K" { make_qx_quants(32, xs, &mut l, None) } else { make_q3_quants(4, xs, &mut l) };
+                let ll: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
+                assert_eq!((s.to_bits(), l.to_vec()), (s8[k].to_bits(), ll), "{ty} block {bi} lane {k}");
             }
-        }
-        let mut lt = [[0i8; LANES]; 16];
-        #[allow(unsafe_code)]
-        let s8 = unsafe { q3_x8_avx2(4, &xt, &mut lt) };
-        for k in 0..LANES {
-            let mut l = [0i8; 16];
-            let s = make_q3_quants(4, &blk[16 * k..16 * k + 16], &mut l);
-            let ll: Vec<i8> = (0..16).map(|i| lt[i][k]).collect();
-            assert_eq!((s.to_bits(), l.to_vec()), (s8[k].to_bits(), ll), "block {bi} lane {k}");
         }
     }
 }

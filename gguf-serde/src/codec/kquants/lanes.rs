@@ -506,30 +506,31 @@ fn subblocks_x8(x: &[f32], l: &mut [i8; QK_K], kernel: impl Fn(&[Lf; 16], &mut [
     scales
 }
 
-/// The 16 sub-block scales and levels of one Q3_K super-block (`make_q3_quants(16, 4, …, true)`
-/// for each), 8 sub-blocks at a time with AVX2 when `isa` has it.
-pub(super) fn q3_quants_x16(isa: Isa, x: &[f32; QK_K], l: &mut [i8; QK_K]) -> [f32; 16] {
-    simd!(if isa.avx2() {
-        subblocks_x8(x, l, |xt, lt| q3_x8_avx2(4, xt, lt))
-    } else {
-        let mut scales = [0f32; 16];
-        for j in 0..16 {
-            scales[j] = super::search::make_q3_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16]);
-        }
-        scales
-    })
+/// A scale search over one sub-block of 16: the reference quantizers' uses of them.
+#[derive(Clone, Copy)]
+pub(super) enum Search16 {
+    /// Q3_K's `make_q3_quants(16, 4, …, true)`.
+    Q3,
+    /// Q6_K's `make_qx_quants(16, 32, …, 1, NULL)`.
+    Q6,
 }
 
-/// The 16 sub-block scales and levels of one Q6_K super-block (`make_qx_quants(16, 32, …, 1,
-/// NULL)` for each), 8 sub-blocks at a time with AVX2 when `isa` has it.
-pub(super) fn qx_quants_x16(isa: Isa, x: &[f32; QK_K], l: &mut [i8; QK_K]) -> [f32; 16] {
+/// The 16 sub-block scales and levels of one super-block (sub-blocks of 16) by `search`, 8
+/// sub-blocks at a time with AVX2 when `isa` has it.
+#[inline(always)]
+pub(super) fn quants_x16(isa: Isa, search: Search16, x: &[f32; QK_K], l: &mut [i8; QK_K]) -> [f32; 16] {
     simd!(if isa.avx2() {
-        subblocks_x8(x, l, |xt, lt| qx_x8_avx2(32, xt, lt))
+        match search {
+            Search16::Q3 => subblocks_x8(x, l, |xt, lt| q3_x8_avx2(4, xt, lt)),
+            Search16::Q6 => subblocks_x8(x, l, |xt, lt| qx_x8_avx2(32, xt, lt)),
+        }
     } else {
         let mut scales = [0f32; 16];
-        for ib in 0..16 {
-            scales[ib] =
-                super::search::make_qx_quants(32, &x[16 * ib..16 * ib + 16], &mut l[16 * ib..16 * ib + 16], None);
+        for (j, (xs, ls)) in x.chunks_exact(16).zip(l.chunks_exact_mut(16)).enumerate() {
+            scales[j] = match search {
+                Search16::Q3 => super::search::make_q3_quants(4, xs, ls),
+                Search16::Q6 => super::search::make_qx_quants(32, xs, ls, None),
+            };
         }
         scales
     })

@@ -1,7 +1,7 @@
 //! Q3_K: 16 sub-blocks of 16 3-bit levels (low 2 bits in `qs`, high bit in `hmask`), each with a
 //! 6-bit signed scale.
 
-use super::lanes::q3_quants_x16;
+use super::lanes::{quants_x16, Search16};
 use super::search::make_qx_quants;
 use super::{block_sigma2, pack_2bit, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
@@ -68,7 +68,7 @@ impl Quantize<QK_K> for block_q3_K {
     fn quantize(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self]) {
         for (x, y) in src.iter().zip(dst) {
             let mut l = [0i8; QK_K];
-            let scales = q3_quants_x16(isa, x, &mut l);
+            let scales = quants_x16(isa, Search16::Q3, x, &mut l);
             let (_, max_scale) = max_by_abs(&scales);
             let mut ls = [0u8; 16];
             let d_block = if max_scale != 0.0 {

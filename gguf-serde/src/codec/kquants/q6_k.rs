@@ -1,7 +1,7 @@
 //! Q6_K: 16 sub-blocks of 16 6-bit levels (low 4 bits in `ql`, high 2 in `qh`), each with an
 //! 8-bit signed scale.
 
-use super::lanes::qx_quants_x16;
+use super::lanes::{quants_x16, Search16};
 use super::search::make_qx_quants;
 use super::{GROUP_MAX_EPS, QK_K};
 use crate::codec::block::{block, Block, F16};
@@ -52,7 +52,7 @@ impl Quantize<QK_K> for block_q6_K {
     fn quantize(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self]) {
         for (x, y) in src.iter().zip(dst) {
             let mut l = [0i8; QK_K];
-            let scales = qx_quants_x16(isa, x, &mut l);
+            let scales = quants_x16(isa, Search16::Q6, x, &mut l);
             *y = finish_q6_k(x, &scales, &mut l);
         }
     }
