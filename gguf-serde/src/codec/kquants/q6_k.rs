@@ -157,12 +157,12 @@ mod avx2 {
                     _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), high(4)), off),
                     _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4), high(6)), off),
                 ];
-                let sc = &b.scales[8 * n..8 * n + 8];
+                let sc = b.scales.as_chunks::<8>().0[n];
                 // SAFETY: 128 floats at 128n inside y.
                 let yp = y.as_mut_ptr().add(128 * n);
-                for (k, &qk) in q.iter().enumerate() {
-                    let s0 = _mm256_set1_ps(d * sc[2 * k] as f32);
-                    let s1 = _mm256_set1_ps(d * sc[2 * k + 1] as f32);
+                for (k, (&qk, &[sc0, sc1])) in q.iter().zip(sc.as_chunks::<2>().0).enumerate() {
+                    let s0 = _mm256_set1_ps(d * sc0 as f32);
+                    let s1 = _mm256_set1_ps(d * sc1 as f32);
                     let lo = _mm256_castsi256_si128(qk);
                     let hi = _mm256_extracti128_si256(qk, 1);
                     let o = yp.add(32 * k);
