@@ -36,8 +36,8 @@
 //!   ggml quantizes without an importance matrix; anything else is
 //!   [`CodecError::UnsupportedQuantize`].
 //! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
-//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F16, BF16, Q8_0 and
-//!   Q8_1 ignore the weights, as in ggml).
+//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F32, F16, BF16, Q8_0
+//!   and Q8_1 ignore the weights, as in ggml).
 //!
 //! # Byte order
 //! GGUF files are little-endian unless the header says otherwise. A big-endian file, as ggml on a
@@ -66,23 +66,26 @@
 //!
 //! To add a ggml type: declare its block with `block!` and implement the kernel traits in its
 //! family file (or a new one), then add its row to `table::row` (the `match` does not compile
-//! without it).
+//! without it). The table's tests then check the row against [`GgmlType`]'s block size and
+//! bytes, and run its kernels with and without SIMD; add the type to the expected lists of
+//! `supported_operations` (table) and `swapped_fields_are_ggmls_layout` (here), and its
+//! reference vectors to the tests.
 
 use rayon::prelude::*;
 
-pub(crate) mod block;
+mod block;
 mod error;
-pub(crate) mod isa;
-pub(crate) mod scalar;
+mod isa;
+mod scalar;
 mod table;
 
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod avx2;
-pub(crate) mod floats;
-pub(crate) mod iquants;
-pub(crate) mod kquants;
-pub(crate) mod legacy;
-pub(crate) mod other;
+mod avx2;
+mod floats;
+mod iquants;
+mod kquants;
+mod legacy;
+mod other;
 
 use crate::format::Endian;
 use crate::format::GgmlType;
