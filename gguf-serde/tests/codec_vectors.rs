@@ -45,15 +45,16 @@ const TYPES: [GgmlType; 14] = [
     GgmlType::Q8_K,
 ];
 
-fn check_quantize(t: GgmlType) {
+fn check_quantize(isa: codec::Isa, t: GgmlType) {
     let x = f32s(&data(&format!("{t}.in.f32")).expect("input vector"));
     let want = data(&format!("{t}.q")).expect("quantized vector");
-    let got = codec::quantize_to_vec(t, &x).unwrap();
-    assert_eq!(got.len(), want.len());
+    let mut got = vec![0u8; want.len()];
+    codec::quantize_isa(isa, t, &x, &mut got).unwrap();
     let ts = t.type_size() as usize;
     for (i, (g, w)) in got.chunks(ts).zip(want.chunks(ts)).enumerate() {
-        assert_eq!(g, w, "quantize {t}: block {i} differs from ggml's reference");
+        assert_eq!(g, w, "quantize {t} ({isa:?}): block {i} differs from ggml's reference");
     }
+    assert_eq!(codec::quantize_to_vec(t, &x).unwrap(), want, "quantize_to_vec {t}");
     // Big-endian output is the little-endian output with the listed fields swapped.
     let mut be = vec![0u8; want.len()];
     codec::quantize_endian(t, Endian::Big, &x, &mut be).unwrap();
@@ -61,57 +62,49 @@ fn check_quantize(t: GgmlType) {
     assert_eq!(be, want, "quantize big-endian {t}");
 }
 
-fn check_dequantize(t: GgmlType, src: &str, expected: &str) {
+fn check_dequantize(isa: codec::Isa, t: GgmlType, src: &str, expected: &str) {
     let (Some(q), Some(want)) = (data(src), data(expected)) else {
         panic!("missing vector {src} / {expected}");
     };
     let want = f32s(&want);
     let mut got = vec![0f32; want.len()];
-    codec::dequantize(t, &q, &mut got).unwrap();
-    assert_eq!(first_difference(&got, &want), None, "dequantize {t} ({src}): (index, ours, reference)");
+    codec::dequantize_isa(isa, t, &q, &mut got).unwrap();
+    assert_eq!(first_difference(&got, &want), None, "dequantize {t} ({src}, {isa:?}): (index, ours, reference)");
     let par = codec::dequantize_to_vec(t, &q).unwrap();
     assert_eq!(first_difference(&par, &want), None, "dequantize_to_vec {t} ({src})");
 }
 
-fn quantize_all() {
+fn quantize_all(isa: codec::Isa) {
     for t in TYPES {
-        check_quantize(t);
+        check_quantize(isa, t);
     }
 }
 
-fn dequantize_all() {
+fn dequantize_all(isa: codec::Isa) {
     for t in TYPES {
         if t == GgmlType::Q8_1 {
             continue; // ggml has no dequantize_row_q8_1; see below
         }
-        check_dequantize(t, &format!("{t}.q"), &format!("{t}.deq.f32"));
-        check_dequantize(t, &format!("{t}.rand.bin"), &format!("{t}.rand.f32"));
+        check_dequantize(isa, t, &format!("{t}.q"), &format!("{t}.deq.f32"));
+        check_dequantize(isa, t, &format!("{t}.rand.bin"), &format!("{t}.rand.f32"));
     }
 }
 
 #[test]
 fn quantize_equals_reference() {
-    quantize_all();
+    quantize_all(codec::Isa::detected());
 }
 
 #[test]
 fn dequantize_equals_reference() {
-    dequantize_all();
+    dequantize_all(codec::Isa::detected());
 }
 
-/// The same with the portable code paths (no SIMD). Both paths give the same bits, so tests
-/// running at the same time are not disturbed by the switch.
+/// The same with the portable code paths (no SIMD), chosen per call: no process-wide switch.
 #[test]
 fn portable_paths_equal_reference() {
-    codec::force_portable(true);
-    let result = std::panic::catch_unwind(|| {
-        quantize_all();
-        dequantize_all();
-    });
-    codec::force_portable(false);
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    quantize_all(codec::Isa::portable());
+    dequantize_all(codec::Isa::portable());
 }
 
 /// Q8_1 has no reference dequantizer; its blocks encode `qs[i] × d` (with `s = d × Σ qs`).
@@ -212,11 +205,13 @@ fn quantize_with_importance_equals_reference() {
         let x = f32s(&data(&format!("{t}.imat.in.f32")).unwrap());
         let w = f32s(&data(&format!("{t}.imat.w.f32")).unwrap());
         let want = data(&format!("{t}.imat.q")).unwrap();
-        let mut got = vec![0u8; want.len()];
-        codec::quantize_with_importance(t, &x, &mut got, n_per_row, &w).unwrap();
-        let ts = t.type_size() as usize;
-        for (i, (g, e)) in got.chunks(ts).zip(want.chunks(ts)).enumerate() {
-            assert_eq!(g, e, "quantize_with_importance {t}: block {i} differs from ggml's reference");
+        for isa in [codec::Isa::detected(), codec::Isa::portable()] {
+            let mut got = vec![0u8; want.len()];
+            codec::quantize_with_importance_isa(isa, t, &x, &mut got, n_per_row, &w).unwrap();
+            let ts = t.type_size() as usize;
+            for (i, (g, e)) in got.chunks(ts).zip(want.chunks(ts)).enumerate() {
+                assert_eq!(g, e, "quantize_with_importance {t} ({isa:?}): block {i} differs from ggml's reference");
+            }
         }
     }
     // Length checks.

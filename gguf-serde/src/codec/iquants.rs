@@ -7,13 +7,21 @@
 //! results are bit-identical to the reference compiled without FMA contraction.
 //!
 //! The grid tables live in [`grids`] as data.
+//!
+//! Indexing: the kernels index fixed-size block fields and outputs with loop counters over the
+//! block's fixed layout, and every table index taken from file bytes is a `u8`, a masked or
+//! shifted value no larger than its table (256/512/1024/2048-entry grids, 128 KSIGNS, 16
+//! levels), so every index is in range by the types. Fuzzed by the codec no-panic property
+//! tests on arbitrary bytes. Each such function says `#[allow(clippy::indexing_slicing)]`.
 
 // Decoding code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
 // is an `#[allow]` with its reason next to it. Applies to the grids and reference tests below.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-use super::{f16_to_f32, f32_to_f16, nearest_int};
-use crate::format::GgmlType;
+use super::block::{block, F16, U16, U32};
+use super::isa::Isa;
+use super::scalar::{f16_to_f32, max_by_abs, nearest_int};
+use super::table::{per_block, QuantizeRow};
 
 #[path = "iq/grids.rs"]
 mod grids;
@@ -54,119 +62,144 @@ fn signed(v: f32, bits: u8, j: usize) -> f32 {
     f32::from_bits(v.to_bits() ^ (u32::from((bits >> j) & 1) << 31))
 }
 
-/// The little-endian f16 with bytes `b0`, `b1` as f32 (exact; NaN payloads kept, quieted, as
-/// ggml does).
-#[inline(always)]
-pub(crate) fn f16_le(b0: u8, b1: u8) -> f32 {
-    f16_to_f32(u16::from_le_bytes([b0, b1]))
+block! {
+    /// `block_iq2_xxs`: `qs` as ggml reads it, pairs of `uint32_t` per 32 elements (four grid
+    /// indices in the bytes of the first; four 7-bit sign indices and a 4-bit scale in the second).
+    pub(crate) struct block_iq2_xxs [66 bytes] {
+        d: F16,
+        qs: [U32; 16],
+    }
 }
 
-/// Runs `f` over whole blocks: `B` bytes in, `N` values out. The caller guarantees that `src`
-/// and `dst` hold the same whole number of blocks.
-#[inline(always)]
-pub(super) fn blocks<const B: usize, const N: usize>(src: &[u8], dst: &mut [f32], f: impl Fn(&[u8; B], &mut [f32; N])) {
-    debug_assert_eq!(src.len() / B * N, dst.len());
-    for (b, y) in src.chunks_exact(B).zip(dst.chunks_exact_mut(N)) {
-        if let (Ok(b), Ok(y)) = (<&[u8; B]>::try_from(b), <&mut [f32; N]>::try_from(y)) {
-            f(b, y);
+block! {
+    /// `block_iq2_xs`: `qs` 9-bit grid index and 7-bit sign index per `uint16_t`, two 4-bit
+    /// scales per byte.
+    pub(crate) struct block_iq2_xs [74 bytes] {
+        d: F16,
+        qs: [U16; 32],
+        scales: [u8; 8],
+    }
+}
+
+block! {
+    /// `block_iq2_s`: low grid index bytes, sign bytes (ggml's `qs[64]`), 2 high index bits per
+    /// group in `qh`, two 4-bit scales per byte.
+    pub(crate) struct block_iq2_s [82 bytes] {
+        d: F16,
+        qs: [u8; 32],
+        signs: [u8; 32],
+        qh: [u8; 8],
+        scales: [u8; 8],
+    }
+}
+
+block! {
+    /// `block_iq3_xxs`: 64 grid index bytes, then (ggml's `qs[64..96]`, read as `uint32_t`) per 32
+    /// elements four 7-bit sign indices and a 4-bit scale.
+    pub(crate) struct block_iq3_xxs [98 bytes] {
+        d: F16,
+        qs: [u8; 64],
+        scales_and_signs: [U32; 8],
+    }
+}
+
+block! {
+    /// `block_iq3_s`: low grid index bytes, high index bits, sign bytes, two 4-bit scales per byte.
+    pub(crate) struct block_iq3_s [110 bytes] {
+        d: F16,
+        qs: [u8; 64],
+        qh: [u8; 8],
+        signs: [u8; 32],
+        scales: [u8; 4],
+    }
+}
+
+block! {
+    /// `block_iq1_s`: low grid index bytes; per 32 elements a `uint16_t` of four 3-bit high index
+    /// parts, a 3-bit scale and the delta sign.
+    pub(crate) struct block_iq1_s [50 bytes] {
+        d: F16,
+        qs: [u8; 32],
+        qh: [U16; 8],
+    }
+}
+
+block! {
+    /// `block_iq1_m`: low grid index bytes, two (3-bit high index, delta sign) nibbles per byte,
+    /// 3-bit scales read as `uint16_t` whose top nibbles together are the f16 super-block scale.
+    pub(crate) struct block_iq1_m [56 bytes] {
+        qs: [u8; 32],
+        qh: [u8; 16],
+        scales: [U16; 4],
+    }
+}
+
+block! {
+    /// `block_iq4_nl`: two 4-bit level indices per byte (elements `j` and `j + 16`).
+    pub(crate) struct block_iq4_nl [18 bytes] {
+        d: F16,
+        qs: [u8; 16],
+    }
+}
+
+block! {
+    /// `block_iq4_xs`: 2-bit high scale parts, 4-bit low scale parts, 4-bit level indices.
+    pub(crate) struct block_iq4_xs [136 bytes] {
+        d: F16,
+        scales_h: U16,
+        scales_l: [u8; 4],
+        qs: [u8; 128],
+    }
+}
+
+per_block!(Dequantize<256> for block_iq2_xxs => dequant_iq2_xxs);
+per_block!(Dequantize<256> for block_iq2_xs => dequant_iq2_xs);
+per_block!(Dequantize<256> for block_iq2_s => dequant_iq2_s);
+per_block!(Dequantize<256> for block_iq3_xxs => dequant_iq3_xxs);
+per_block!(Dequantize<256> for block_iq3_s => dequant_iq3_s);
+per_block!(Dequantize<256> for block_iq1_s => dequant_iq1_s);
+per_block!(Dequantize<256> for block_iq1_m => dequant_iq1_m);
+per_block!(Dequantize<32> for block_iq4_nl => dequant_iq4_nl);
+per_block!(Dequantize<256> for block_iq4_xs => dequant_iq4_xs);
+// IQ4_NL and IQ4_XS follow ggml's `quantize_iq4_nl` / `quantize_iq4_xs` without importance
+// weights (7 scale trials per 32-element block), which is what `ggml_quantize_chunk` runs.
+// (`quantize_row_iq4_xs_ref` is the same function; `quantize_row_iq4_nl_ref` tries no scales and
+// leaves the levels of an all-small block to whatever its buffer held, so it is not followed.)
+per_block!(Quantize<32> for block_iq4_nl => quant_iq4_nl);
+per_block!(Quantize<256> for block_iq4_xs => quant_iq4_xs);
+
+/// With importance weights (`quant_weights` of ggml's `quantize_iq4_nl`), one per element of the
+/// row. Not in the codec table's importance column yet (`quantize_with_importance` refuses
+/// IQ4_NL); tested against ggml's C output.
+impl QuantizeRow<32> for block_iq4_nl {
+    fn quantize_row(_: Isa, src: &[[f32; 32]], dst: &mut [Self], weights: &[[f32; 32]]) {
+        for ((x, b), qw) in src.iter().zip(dst).zip(weights) {
+            quant_iq4_nl_weighted(x, Some(qw), b);
         }
     }
 }
 
-/// Runs `f` over whole blocks: `N` values in, `B` bytes out.
-#[inline(always)]
-pub(super) fn blocks_q<const N: usize, const B: usize>(
-    src: &[f32],
-    dst: &mut [u8],
-    mut f: impl FnMut(&[f32; N], &mut [u8; B]),
-) {
-    debug_assert_eq!(src.len() / N * B, dst.len());
-    for (x, b) in src.chunks_exact(N).zip(dst.chunks_exact_mut(B)) {
-        if let (Ok(x), Ok(b)) = (<&[f32; N]>::try_from(x), <&mut [u8; B]>::try_from(b)) {
-            f(x, b);
+/// As for [`block_iq4_nl`], with `quantize_iq4_xs`.
+impl QuantizeRow<256> for block_iq4_xs {
+    fn quantize_row(_: Isa, src: &[[f32; 256]], dst: &mut [Self], weights: &[[f32; 256]]) {
+        for ((x, b), qw) in src.iter().zip(dst).zip(weights) {
+            quant_iq4_xs_weighted(x, Some(qw), b);
         }
     }
-}
-
-/// Dequantizes whole blocks of `dtype` from `src` (little-endian block bytes) into `dst`
-/// (`dst.len()` = blocks × block size, checked by the caller). Returns `false` if `dtype` is
-/// not of this family.
-#[allow(dead_code)] // called from `codec/mod.rs` once wired
-pub(crate) fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> bool {
-    match dtype {
-        GgmlType::IQ2_XXS => blocks::<66, 256>(src, dst, dequant_iq2_xxs),
-        GgmlType::IQ2_XS => blocks::<74, 256>(src, dst, dequant_iq2_xs),
-        GgmlType::IQ2_S => blocks::<82, 256>(src, dst, dequant_iq2_s),
-        GgmlType::IQ3_XXS => blocks::<98, 256>(src, dst, dequant_iq3_xxs),
-        GgmlType::IQ3_S => blocks::<110, 256>(src, dst, dequant_iq3_s),
-        GgmlType::IQ1_S => blocks::<50, 256>(src, dst, dequant_iq1_s),
-        GgmlType::IQ1_M => blocks::<56, 256>(src, dst, dequant_iq1_m),
-        GgmlType::IQ4_NL => blocks::<18, 32>(src, dst, dequant_iq4_nl),
-        GgmlType::IQ4_XS => blocks::<136, 256>(src, dst, dequant_iq4_xs),
-        _ => return false,
-    }
-    true
-}
-
-/// Quantizes `src` (whole blocks) into `dst` (blocks × type size, checked by the caller).
-/// Returns `false` if `dtype` is not quantized by this family.
-///
-/// IQ4_NL and IQ4_XS follow ggml's `quantize_iq4_nl` / `quantize_iq4_xs` without importance
-/// weights (7 scale trials per 32-element block), which is what `ggml_quantize_chunk` runs.
-/// (`quantize_row_iq4_xs_ref` is the same function; `quantize_row_iq4_nl_ref` tries no scales
-/// and leaves the levels of an all-small block to whatever its buffer held, so it is not
-/// followed.)
-#[allow(dead_code)] // called from `codec/mod.rs` once wired
-pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
-    quantize_weighted(dtype, src, None, dst)
-}
-
-/// [`quantize`] with optional importance weights (`quant_weights` of ggml's `quantize_iq4_*`),
-/// one per element of `src` (same length, checked by the caller; a block without its full
-/// weights is quantized unweighted). ggml's importance matrix has one weight per column, shared
-/// by all rows: quantize a tensor row by row with the same `weights`. Returns `false` if `dtype`
-/// is not quantized by this family.
-#[allow(dead_code)] // called from `codec/mod.rs` once wired
-pub(crate) fn quantize_weighted(dtype: GgmlType, src: &[f32], weights: Option<&[f32]>, dst: &mut [u8]) -> bool {
-    match dtype {
-        GgmlType::IQ4_NL => {
-            let mut i = 0;
-            blocks_q::<32, 18>(src, dst, |x, b| {
-                let qw = weights.and_then(|w| w.get(i * 32..i * 32 + 32));
-                quant_iq4_nl(x, qw, b);
-                i += 1;
-            });
-        }
-        GgmlType::IQ4_XS => {
-            let mut i = 0;
-            blocks_q::<256, 136>(src, dst, |x, b| {
-                let qw = weights.and_then(|w| w.get(i * 256..i * 256 + 256));
-                quant_iq4_xs(x, qw, b);
-                i += 1;
-            });
-        }
-        _ => return false,
-    }
-    true
 }
 
 // ---------------------------------------------------------------------------------------------
 // Dequantization, one block at a time.
 
-/// IQ2_XXS, 66 bytes: f16 `d`; 8 groups of 32 elements, each two u32: four grid indices (bytes of
-/// the first), four 7-bit sign indices and a 4-bit scale (the second).
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq2_xxs(b: &[u8; 66], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    for (q, y) in b[2..].chunks_exact(8).zip(y.chunks_exact_mut(32)) {
-        let aux1 = u32::from_le_bytes([q[4], q[5], q[6], q[7]]);
+/// IQ2_XXS: per 32 elements, four grid rows with their signs and one scale.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq2_xxs(b: &block_iq2_xxs, y: &mut [f32; 256]) {
+    let d = b.d.get();
+    for ([grid_idx, aux1], y) in b.qs.as_chunks::<2>().0.iter().zip(y.chunks_exact_mut(32)) {
+        let aux1 = aux1.bits();
         let db = d * (0.5 + (aux1 >> 28) as f32) * 0.25;
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
-            let grid = &IQ2XXS_GRID[q[l] as usize];
+            let grid = &IQ2XXS_GRID[grid_idx.0[l] as usize];
             let signs = KSIGNS[((aux1 >> (7 * l)) & 127) as usize];
             for (j, (yv, &g)) in y.iter_mut().zip(grid).enumerate() {
                 *yv = signed(db * g as f32, signs, j);
@@ -175,20 +208,14 @@ fn dequant_iq2_xxs(b: &[u8; 66], y: &mut [f32; 256]) {
     }
 }
 
-/// IQ2_XS, 74 bytes: f16 `d`, 32 u16 (9-bit grid index, 7-bit sign index), 8 bytes of two 4-bit
-/// scales.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq2_xs(b: &[u8; 74], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    let (qs, scales) = b[2..].split_at(64);
-    for ((q, &sc), y) in qs.chunks_exact(8).zip(scales).zip(y.chunks_exact_mut(32)) {
+/// IQ2_XS: per 8 elements a 9-bit grid index and a 7-bit sign index; a 4-bit scale per 16.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq2_xs(b: &block_iq2_xs, y: &mut [f32; 256]) {
+    let d = b.d.get();
+    for ((q, &sc), y) in b.qs.chunks_exact(4).zip(&b.scales).zip(y.chunks_exact_mut(32)) {
         let db = [d * (0.5 + (sc & 0xf) as f32) * 0.25, d * (0.5 + (sc >> 4) as f32) * 0.25];
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
-            let v = u16::from_le_bytes([q[2 * l], q[2 * l + 1]]);
+            let v = q[l].bits();
             let grid = &IQ2XS_GRID[(v & 511) as usize];
             let signs = KSIGNS[(v >> 9) as usize];
             let dl = db[l / 2];
@@ -199,26 +226,19 @@ fn dequant_iq2_xs(b: &[u8; 74], y: &mut [f32; 256]) {
     }
 }
 
-/// IQ2_S, 82 bytes: f16 `d`, 32 low grid index bytes, 32 sign bytes, 8 bytes of high index bits,
-/// 8 bytes of two 4-bit scales.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq2_s(b: &[u8; 82], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    let (qs, rest) = b[2..].split_at(32);
-    let (signs, rest) = rest.split_at(32);
-    let (qh, scales) = rest.split_at(8);
+/// IQ2_S: per 8 elements a 10-bit grid index (low byte, 2 high bits) and a sign byte; a 4-bit
+/// scale per 16.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq2_s(b: &block_iq2_s, y: &mut [f32; 256]) {
+    let d = b.d.get();
     for (ib, y) in y.chunks_exact_mut(32).enumerate() {
-        let sc = scales[ib];
+        let sc = b.scales[ib];
         let db = [d * (0.5 + (sc & 0xf) as f32) * 0.25, d * (0.5 + (sc >> 4) as f32) * 0.25];
-        let h = qh[ib] as usize;
+        let h = b.qh[ib] as usize;
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
-            let idx = qs[4 * ib + l] as usize | ((h << (8 - 2 * l)) & 0x300);
+            let idx = b.qs[4 * ib + l] as usize | ((h << (8 - 2 * l)) & 0x300);
             let grid = &IQ2S_GRID[idx];
-            let s = signs[4 * ib + l];
+            let s = b.signs[4 * ib + l];
             let dl = db[l / 2];
             for (j, (yv, &g)) in y.iter_mut().zip(grid).enumerate() {
                 *yv = signed(dl * g as f32, s, j);
@@ -227,18 +247,12 @@ fn dequant_iq2_s(b: &[u8; 82], y: &mut [f32; 256]) {
     }
 }
 
-/// IQ3_XXS, 98 bytes: f16 `d`, 64 grid index bytes, 8 u32 of four 7-bit sign indices and a 4-bit
-/// scale.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq3_xxs(b: &[u8; 98], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    let (qs, ss) = b[2..].split_at(64);
-    for ((q, s), y) in qs.chunks_exact(8).zip(ss.chunks_exact(4)).zip(y.chunks_exact_mut(32)) {
-        let aux = u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+/// IQ3_XXS: per 32 elements eight grid rows of 4, four sign indices and a scale.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq3_xxs(b: &block_iq3_xxs, y: &mut [f32; 256]) {
+    let d = b.d.get();
+    for ((q, s), y) in b.qs.chunks_exact(8).zip(&b.scales_and_signs).zip(y.chunks_exact_mut(32)) {
+        let aux = s.bits();
         let db = d * (0.5 + (aux >> 28) as f32) * 0.5;
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
             let signs = KSIGNS[((aux >> (7 * l)) & 127) as usize];
@@ -252,27 +266,20 @@ fn dequant_iq3_xxs(b: &[u8; 98], y: &mut [f32; 256]) {
     }
 }
 
-/// IQ3_S, 110 bytes: f16 `d`, 64 low grid index bytes, 8 bytes of high index bits, 32 sign bytes,
-/// 4 bytes of two 4-bit scales.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq3_s(b: &[u8; 110], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    let (qs, rest) = b[2..].split_at(64);
-    let (qh, rest) = rest.split_at(8);
-    let (signs, scales) = rest.split_at(32);
+/// IQ3_S: per 4 elements a 9-bit grid index (low byte, high bit); a sign byte per 8, a 4-bit
+/// scale per 32.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq3_s(b: &block_iq3_s, y: &mut [f32; 256]) {
+    let d = b.d.get();
     for (ib, y) in y.chunks_exact_mut(32).enumerate() {
-        let sc = scales[ib / 2];
+        let sc = b.scales[ib / 2];
         let nibble = if ib % 2 == 0 { sc & 0xf } else { sc >> 4 };
         let db = d * (1 + 2 * i32::from(nibble)) as f32;
-        let h = qh[ib] as usize;
+        let h = b.qh[ib] as usize;
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
-            let g1 = &IQ3S_GRID[qs[8 * ib + 2 * l] as usize | ((h << (8 - 2 * l)) & 256)];
-            let g2 = &IQ3S_GRID[qs[8 * ib + 2 * l + 1] as usize | ((h << (7 - 2 * l)) & 256)];
-            let s = signs[4 * ib + l];
+            let g1 = &IQ3S_GRID[b.qs[8 * ib + 2 * l] as usize | ((h << (8 - 2 * l)) & 256)];
+            let g2 = &IQ3S_GRID[b.qs[8 * ib + 2 * l + 1] as usize | ((h << (7 - 2 * l)) & 256)];
+            let s = b.signs[4 * ib + l];
             for j in 0..4 {
                 y[j] = signed(db * g1[j] as f32, s, j);
                 y[j + 4] = signed(db * g2[j] as f32, s, j + 4);
@@ -281,18 +288,12 @@ fn dequant_iq3_s(b: &[u8; 110], y: &mut [f32; 256]) {
     }
 }
 
-/// IQ1_S, 50 bytes: f16 `d`, 32 low grid index bytes, 8 u16 of four 3-bit high index parts, a
-/// 3-bit scale and the delta sign.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq1_s(b: &[u8; 50], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    let (qs, qh) = b[2..].split_at(32);
-    for ((q, h), y) in qs.chunks_exact(4).zip(qh.chunks_exact(2)).zip(y.chunks_exact_mut(32)) {
-        let h = u16::from_le_bytes([h[0], h[1]]) as usize;
+/// IQ1_S: per 8 elements an 11-bit grid index; a scale and the delta sign per 32.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq1_s(b: &block_iq1_s, y: &mut [f32; 256]) {
+    let d = b.d.get();
+    for ((q, h), y) in b.qs.chunks_exact(4).zip(&b.qh).zip(y.chunks_exact_mut(32)) {
+        let h = h.bits() as usize;
         let dl = d * (2 * ((h >> 12) & 7) + 1) as f32;
         let delta = if h & 0x8000 != 0 { -IQ1_DELTA } else { IQ1_DELTA };
         for (l, y) in y.chunks_exact_mut(8).enumerate() {
@@ -304,22 +305,11 @@ fn dequant_iq1_s(b: &[u8; 50], y: &mut [f32; 256]) {
     }
 }
 
-/// IQ1_M, 56 bytes: 32 low grid index bytes, 16 bytes of two (3-bit high index, delta sign)
-/// nibbles, 4 u16 of 3-bit scales whose top nibbles together are the f16 super-block scale.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
-    let (qs, rest) = b.split_at(32);
-    let (qh, scales) = rest.split_at(16);
-    let sc = [
-        u16::from_le_bytes([scales[0], scales[1]]),
-        u16::from_le_bytes([scales[2], scales[3]]),
-        u16::from_le_bytes([scales[4], scales[5]]),
-        u16::from_le_bytes([scales[6], scales[7]]),
-    ];
+/// IQ1_M: per 8 elements an 11-bit grid index and a delta sign; a 3-bit scale per 16; the f16
+/// super-block scale in the scale words' top nibbles.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq1_m(b: &block_iq1_m, y: &mut [f32; 256]) {
+    let sc = [b.scales[0].bits(), b.scales[1].bits(), b.scales[2].bits(), b.scales[3].bits()];
     let scale = (sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000);
     let d = f16_to_f32(scale);
     for (ib, y) in y.chunks_exact_mut(32).enumerate() {
@@ -327,8 +317,8 @@ fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
         let shift = 6 * (ib % 2);
         let dl1 = d * (2 * ((s >> shift) & 7) + 1) as f32;
         let dl2 = d * (2 * ((s >> (shift + 3)) & 7) + 1) as f32;
-        let (h0, h1) = (qh[2 * ib] as usize, qh[2 * ib + 1] as usize);
-        let q = &qs[4 * ib..4 * ib + 4];
+        let (h0, h1) = (b.qh[2 * ib] as usize, b.qh[2 * ib + 1] as usize);
+        let q = &b.qs[4 * ib..4 * ib + 4];
         let idx = [
             q[0] as usize | ((h0 << 8) & 0x700),
             q[1] as usize | ((h0 << 4) & 0x700),
@@ -337,44 +327,34 @@ fn dequant_iq1_m(b: &[u8; 56], y: &mut [f32; 256]) {
         ];
         let delta = |bit: bool| if bit { -IQ1_DELTA } else { IQ1_DELTA };
         let deltas = [delta(h0 & 0x08 != 0), delta(h0 & 0x80 != 0), delta(h1 & 0x08 != 0), delta(h1 & 0x80 != 0)];
-        for (l, y) in y.chunks_exact_mut(8).enumerate() {
-            let grid = &IQ1S_GRID[idx[l]];
-            let dl = if l < 2 { dl1 } else { dl2 };
+        let dls = [dl1, dl1, dl2, dl2];
+        let grids = [&IQ1S_GRID[idx[0]], &IQ1S_GRID[idx[1]], &IQ1S_GRID[idx[2]], &IQ1S_GRID[idx[3]]];
+        for (((y, grid), &dl), &delta) in y.chunks_exact_mut(8).zip(grids).zip(&dls).zip(&deltas) {
             for j in 0..8 {
-                y[j] = dl * (grid[j] as f32 + deltas[l]);
+                y[j] = dl * (grid[j] as f32 + delta);
             }
         }
     }
 }
 
-/// IQ4_NL, 18 bytes: f16 `d`, 16 bytes of two 4-bit level indices (elements `j` and `j + 16`).
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq4_nl(b: &[u8; 18], y: &mut [f32; 32]) {
-    let d = f16_le(b[0], b[1]);
+/// IQ4_NL: `d × kvalues_iq4nl[q]`.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq4_nl(b: &block_iq4_nl, y: &mut [f32; 32]) {
+    let d = b.d.get();
     let (lo, hi) = y.split_at_mut(16);
-    for ((&q, lo), hi) in b[2..].iter().zip(lo).zip(hi) {
+    for ((&q, lo), hi) in b.qs.iter().zip(lo).zip(hi) {
         *lo = d * KVALUES_IQ4NL[(q & 0xf) as usize] as f32;
         *hi = d * KVALUES_IQ4NL[(q >> 4) as usize] as f32;
     }
 }
 
-/// IQ4_XS, 136 bytes: f16 `d`, u16 of 2-bit high scale parts, 4 bytes of 4-bit low scale parts,
-/// 128 bytes of 4-bit level indices.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
-#[allow(clippy::indexing_slicing)]
-fn dequant_iq4_xs(b: &[u8; 136], y: &mut [f32; 256]) {
-    let d = f16_le(b[0], b[1]);
-    let scales_h = u16::from_le_bytes([b[2], b[3]]) as i32;
-    let scales_l = &b[4..8];
-    for (ib, (q, y)) in b[8..].chunks_exact(16).zip(y.chunks_exact_mut(32)).enumerate() {
-        let ls = ((scales_l[ib / 2] as i32 >> (4 * (ib % 2))) & 0xf) | (((scales_h >> (2 * ib)) & 3) << 4);
+/// IQ4_XS: `d × (ls − 32) × kvalues_iq4nl[q]` with a 6-bit `ls` per 32 elements.
+#[allow(clippy::indexing_slicing)] // in range by the types (module docs)
+fn dequant_iq4_xs(b: &block_iq4_xs, y: &mut [f32; 256]) {
+    let d = b.d.get();
+    let scales_h = b.scales_h.bits() as i32;
+    for (ib, (q, y)) in b.qs.chunks_exact(16).zip(y.chunks_exact_mut(32)).enumerate() {
+        let ls = ((b.scales_l[ib / 2] as i32 >> (4 * (ib % 2))) & 0xf) | (((scales_h >> (2 * ib)) & 3) << 4);
         let dl = d * (ls - 32) as f32;
         let (lo, hi) = y.split_at_mut(16);
         for ((&q, lo), hi) in q.iter().zip(lo).zip(hi) {
@@ -439,14 +419,7 @@ fn iq4_subblock_scale(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, l: &mut [u8])
             }
         }
     }
-    let (mut amax, mut max) = (0f32, 0f32);
-    for &x in xb {
-        let ax = x.abs();
-        if ax > amax {
-            amax = ax;
-            max = x;
-        }
-    }
+    let (amax, max) = max_by_abs(xb);
     if amax < GROUP_MAX_EPS {
         return 0.0;
     }
@@ -502,39 +475,43 @@ fn pack_levels(l: &[u8], q4: &mut [u8]) {
     }
 }
 
-fn quant_iq4_nl(x: &[f32; 32], qw: Option<&[f32]>, b: &mut [u8; 18]) {
+fn quant_iq4_nl(x: &[f32; 32], b: &mut block_iq4_nl) {
+    quant_iq4_nl_weighted(x, None, b);
+}
+
+/// IQ4_NL with optional importance weights for the block.
+fn quant_iq4_nl_weighted(x: &[f32; 32], qw: Option<&[f32; 32]>, b: &mut block_iq4_nl) {
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 32];
-    let d = iq4_subblock_scale(x, qw, s2, &mut l);
-    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+    let d = iq4_subblock_scale(x, qw.map(|w| &w[..]), s2, &mut l);
+    b.d = F16::new(d);
     // With a single sub-block the levels are recomputed from the f32 scale.
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     for (lj, &xj) in l.iter_mut().zip(x) {
         *lj = best_index_iq4nl(id * xj);
     }
-    pack_levels(&l, &mut b[2..]);
+    pack_levels(&l, &mut b.qs);
 }
 
+fn quant_iq4_xs(x: &[f32; 256], b: &mut block_iq4_xs) {
+    quant_iq4_xs_weighted(x, None, b);
+}
+
+/// IQ4_XS with optional importance weights for the block.
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
 // counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
 #[allow(clippy::indexing_slicing)]
-fn quant_iq4_xs(x: &[f32; 256], qw: Option<&[f32]>, b: &mut [u8; 136]) {
+fn quant_iq4_xs_weighted(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq4_xs) {
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 256];
     let mut scales = [0f32; 8];
-    let (mut max_scale, mut amax_scale) = (0f32, 0f32);
     for (ib, (xb, lb)) in x.chunks_exact(32).zip(l.chunks_exact_mut(32)).enumerate() {
         let qwb = qw.and_then(|w| w.get(32 * ib..32 * ib + 32));
-        let d = iq4_subblock_scale(xb, qwb, s2, lb);
-        scales[ib] = d;
-        let abs_d = d.abs();
-        if abs_d > amax_scale {
-            amax_scale = abs_d;
-            max_scale = d;
-        }
+        scales[ib] = iq4_subblock_scale(xb, qwb, s2, lb);
     }
+    let (_, max_scale) = max_by_abs(&scales);
     let d = -max_scale / 32.0;
-    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+    b.d = F16::new(d);
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut scales_h = 0u16;
     let mut scales_l = [0u8; 4];
@@ -549,7 +526,7 @@ fn quant_iq4_xs(x: &[f32; 256], qw: Option<&[f32]>, b: &mut [u8; 136]) {
         scales_l[ib / 2] |= (ls & 0xf) << (4 * (ib % 2));
         scales_h |= u16::from(ls >> 4) << (2 * ib);
     }
-    b[2..4].copy_from_slice(&scales_h.to_le_bytes());
-    b[4..8].copy_from_slice(&scales_l);
-    pack_levels(&l, &mut b[8..]);
+    b.scales_h = U16::from_bits(scales_h);
+    b.scales_l = scales_l;
+    pack_levels(&l, &mut b.qs);
 }

@@ -36,55 +36,76 @@
 //!   ggml quantizes without an importance matrix; anything else is
 //!   [`CodecError::UnsupportedQuantize`].
 //! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
-//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F16, BF16, Q8_0 and
-//!   Q8_1 ignore the weights, as in ggml).
+//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F32, F16, BF16, Q8_0
+//!   and Q8_1 ignore the weights, as in ggml).
 //!
 //! # Byte order
 //! GGUF files are little-endian unless the header says otherwise. A big-endian file, as ggml on a
 //! big-endian host writes it, stores every multi-byte field of a block in big-endian order; the
 //! `*_endian` functions swap exactly those fields (see [`swapped_fields`]) and nothing else.
+//!
+//! # The frame (how the codecs are organised)
+//! - `table.rs` has one row per ggml type ([`GgmlType`] → `Codec`, a single exhaustive `match`):
+//!   the block's size and elements, the fields a big-endian file swaps, and which kernels exist
+//!   (dequantize, quantize, quantize with an importance matrix, or "ggml ignores the weights").
+//!   [`can_quantize`], [`can_dequantize`], [`can_quantize_with_importance`] and every public
+//!   function read the row; nothing probes by running a kernel.
+//! - Each type's block is a `#[repr(C)]` struct of byte fields declared with `block!`
+//!   (`block.rs`), named as in ggml's `ggml-common.h` (`block_q4_K`, …); the kernels read and
+//!   write fields by name, over `&[block]` views of the bytes (any alignment, no copy). The
+//!   big-endian swap list is derived from the field types (`F16`, `U32`, `[U16; 8]`, …).
+//! - Kernels are trait impls on the block struct (`Dequantize`, `Quantize`, `QuantizeRow`), in
+//!   the family files: `floats.rs` (plain types), `legacy/` (Q4_0…Q8_1), `kquants/` (one file per
+//!   k-quant, the scale searches in `search.rs`, their 8-lane versions in `lanes.rs`),
+//!   `iquants.rs` (+ `iq/` grids), `other.rs` (ternary, FP4, sign quants).
+//! - SIMD: `isa.rs` detects the CPU's features once (`GGUF_CODEC_NO_SIMD` turns them off) and
+//!   every kernel gets them as an `Isa` argument; a kernel picks its AVX2 code with the one
+//!   `simd!` macro. AVX2 code computes exactly the portable expressions lane by lane (never a
+//!   fused multiply-add), and a test runs every kernel both ways and compares bits.
+//!   Shared AVX2 primitives live in `avx2.rs`, a type's own AVX2 kernel next to its portable one.
+//!
+//! To add a ggml type: declare its block with `block!` and implement the kernel traits in its
+//! family file (or a new one), then add its row to `table::row` (the `match` does not compile
+//! without it). The table's tests then check the row against [`GgmlType`]'s block size and
+//! bytes, and run its kernels with and without SIMD; add the type to the expected lists of
+//! `supported_operations` (table) and `swapped_fields_are_ggmls_layout` (here), and its
+//! reference vectors to the tests.
 
 use rayon::prelude::*;
 
+mod block;
 mod error;
+mod isa;
+mod scalar;
+mod table;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+mod floats;
+mod iquants;
+mod kquants;
+mod legacy;
+mod other;
+
 use crate::format::Endian;
 use crate::format::GgmlType;
 pub use error::CodecError;
 use error::Result;
-
-/// Calls the AVX2 version `$simd` when the CPU has AVX2, else the portable `$portable`.
-macro_rules! simd_or {
-    ($simd:ident, $portable:ident, $src:expr, $dst:expr) => {{
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::simd::has_avx2() {
-                // SAFETY: AVX2 is available (checked at run time).
-                unsafe { super::simd::$simd($src, $dst) }
-            } else {
-                $portable($src, $dst)
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            $portable($src, $dst)
-        }
-    }};
-}
-
-pub(crate) mod floats;
-pub(crate) mod iquants;
-pub(crate) mod kquants;
-pub(crate) mod legacy;
-pub(crate) mod other;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod simd;
+#[doc(hidden)]
+pub use isa::Isa;
+use table::Importance;
 
 /// Elements per parallel work item of the `*_par` functions (rounded to whole blocks).
 const PAR_CHUNK_ELEMS: usize = 1 << 16;
 
+/// `(bytes, elements)` per block of `dtype`, from its row.
+fn block_shape(dtype: GgmlType) -> (usize, usize) {
+    let row = table::row(dtype);
+    (row.block_bytes, row.block_elems)
+}
+
 fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
-    let ts = dtype.type_size() as usize;
-    let bs = dtype.block_size() as usize;
+    let (ts, bs) = block_shape(dtype);
     if !nbytes.is_multiple_of(ts) {
         return Err(CodecError::NotWholeBlocks { dtype, what: "input bytes", len: nbytes as u64, block: ts as u64 });
     }
@@ -97,11 +118,11 @@ fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
 }
 
 fn bytes_for_elems(dtype: GgmlType, n: usize) -> Result<usize> {
-    let bs = dtype.block_size() as usize;
+    let (ts, bs) = block_shape(dtype);
     if !n.is_multiple_of(bs) {
         return Err(CodecError::NotWholeBlocks { dtype, what: "input elements", len: n as u64, block: bs as u64 });
     }
-    (n / bs).checked_mul(dtype.type_size() as usize).ok_or(CodecError::CodecSizeMismatch {
+    (n / bs).checked_mul(ts).ok_or(CodecError::CodecSizeMismatch {
         dtype,
         what: "byte count",
         expected: u64::MAX,
@@ -135,32 +156,18 @@ fn check_quant(dtype: GgmlType, src: &[f32], dst: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Dispatches to the families; lengths already checked, bytes little-endian.
-fn dequant_le(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    let done = floats::dequantize(dtype, src, dst)
-        || legacy::dequantize(dtype, src, dst)
-        || kquants::dequantize(dtype, src, dst)
-        || iquants::dequantize(dtype, src, dst)
-        || other::dequantize(dtype, src, dst);
-    if done {
-        Ok(())
-    } else {
-        Err(CodecError::UnsupportedDequantize(dtype))
-    }
+/// Runs the row's dequantizer; lengths already checked, bytes little-endian.
+fn dequant_le(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
+    let f = table::row(dtype).dequantize.ok_or(CodecError::UnsupportedDequantize(dtype))?;
+    f(isa, src, dst);
+    Ok(())
 }
 
-/// Dispatches to the families; lengths already checked, output little-endian.
-fn quant_le(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    let done = floats::quantize(dtype, src, dst)
-        || legacy::quantize(dtype, src, dst)
-        || kquants::quantize(dtype, src, dst)
-        || iquants::quantize(dtype, src, dst)
-        || other::quantize(dtype, src, dst);
-    if done {
-        Ok(())
-    } else {
-        Err(CodecError::UnsupportedQuantize(dtype))
-    }
+/// Runs the row's quantizer; lengths already checked, output little-endian.
+fn quant_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    let f = table::row(dtype).quantize.ok_or(CodecError::UnsupportedQuantize(dtype))?;
+    f(isa, src, dst);
+    Ok(())
 }
 
 /// Dequantizes `src`, whole blocks of `dtype` in little-endian byte order (as stored in a usual
@@ -174,8 +181,17 @@ fn quant_le(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
 /// [`CodecError::NotWholeBlocks`] if `src` is not whole blocks, [`CodecError::CodecSizeMismatch`] if `dst`
 /// has the wrong length, [`CodecError::UnsupportedDequantize`] if the type has no decoder here.
 pub fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
+    dequantize_isa(Isa::detected(), dtype, src, dst)
+}
+
+/// [`dequantize`] with the SIMD features `isa` (for tests and benchmarks of the portable code).
+///
+/// # Errors
+/// As [`dequantize`].
+#[doc(hidden)]
+pub fn dequantize_isa(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
     check_dequant(dtype, src, dst)?;
-    dequant_le(dtype, src, dst)
+    dequant_le(isa, dtype, src, dst)
 }
 
 /// As [`dequantize`], for blocks stored in byte order `endian` (see [`swapped_fields`] for what a
@@ -184,13 +200,17 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
 /// # Errors
 /// As [`dequantize`].
 pub fn dequantize_endian(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
+    dequantize_endian_isa(Isa::detected(), dtype, endian, src, dst)
+}
+
+fn dequantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
     check_dequant(dtype, src, dst)?;
     match endian {
-        Endian::Little => dequant_le(dtype, src, dst),
+        Endian::Little => dequant_le(isa, dtype, src, dst),
         Endian::Big => {
             let mut buf = src.to_vec();
             swap_blocks(dtype, &mut buf);
-            dequant_le(dtype, &buf, dst)
+            dequant_le(isa, dtype, &buf, dst)
         }
     }
 }
@@ -202,12 +222,12 @@ pub fn dequantize_endian(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut 
 /// As [`dequantize`].
 pub fn dequantize_par(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
     check_dequant(dtype, src, dst)?;
-    let bs = dtype.block_size() as usize;
-    let ts = dtype.type_size() as usize;
+    let isa = Isa::detected();
+    let (ts, bs) = block_shape(dtype);
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
     src.par_chunks(blocks_per_chunk * ts)
         .zip(dst.par_chunks_mut(blocks_per_chunk * bs))
-        .try_for_each(|(s, d)| dequantize_endian(dtype, endian, s, d))
+        .try_for_each(|(s, d)| dequantize_endian_isa(isa, dtype, endian, s, d))
 }
 
 /// Dequantizes a whole tensor's little-endian bytes into a new vector, in parallel
@@ -234,8 +254,17 @@ pub fn dequantize_to_vec(dtype: GgmlType, src: &[u8]) -> Result<Vec<f32>> {
 /// [`CodecError::CodecSizeMismatch`] if `dst` has the wrong length, [`CodecError::UnsupportedQuantize`]
 /// for types with no reference quantizer here.
 pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    quantize_isa(Isa::detected(), dtype, src, dst)
+}
+
+/// [`quantize`] with the SIMD features `isa` (for tests and benchmarks of the portable code).
+///
+/// # Errors
+/// As [`quantize`].
+#[doc(hidden)]
+pub fn quantize_isa(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     check_quant(dtype, src, dst)?;
-    quant_le(dtype, src, dst)
+    quant_le(isa, dtype, src, dst)
 }
 
 /// As [`quantize`], writing blocks in byte order `endian` (see [`swapped_fields`]).
@@ -243,8 +272,11 @@ pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
 /// # Errors
 /// As [`quantize`].
 pub fn quantize_endian(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    check_quant(dtype, src, dst)?;
-    quant_le(dtype, src, dst)?;
+    quantize_endian_isa(Isa::detected(), dtype, endian, src, dst)
+}
+
+fn quantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    quantize_isa(isa, dtype, src, dst)?;
     if endian == Endian::Big {
         swap_blocks(dtype, dst);
     }
@@ -258,12 +290,12 @@ pub fn quantize_endian(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [
 /// As [`quantize`].
 pub fn quantize_par(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
     check_quant(dtype, src, dst)?;
-    let bs = dtype.block_size() as usize;
-    let ts = dtype.type_size() as usize;
+    let isa = Isa::detected();
+    let (ts, bs) = block_shape(dtype);
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
     src.par_chunks(blocks_per_chunk * bs)
         .zip(dst.par_chunks_mut(blocks_per_chunk * ts))
-        .try_for_each(|(s, d)| quantize_endian(dtype, endian, s, d))
+        .try_for_each(|(s, d)| quantize_endian_isa(isa, dtype, endian, s, d))
 }
 
 /// Quantizes a whole tensor into a new little-endian byte vector, in parallel ([`quantize_par`]).
@@ -280,15 +312,32 @@ pub fn quantize_to_vec(dtype: GgmlType, src: &[f32]) -> Result<Vec<u8>> {
 /// Quantizes whole rows of `n_per_row` elements with an importance matrix (`importance`: one
 /// non-negative weight per column, as llama.cpp's imatrix gives), as ggml's `quantize_*` with
 /// `quant_weights` (`quantize_row_*_impl`): for Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
-/// Q6_K. F16, BF16, Q8_0 and Q8_1 ignore the weights, as ggml does. Rows run in parallel
-/// (rayon). `src` holds `src.len() / n_per_row` rows one after another (shape outermost first:
-/// `[rows, n_per_row]`); `dst` their blocks, little-endian.
+/// Q6_K. F32, F16, BF16, Q8_0 and Q8_1 ignore the weights, as ggml does (see
+/// [`can_quantize_with_importance`]). Rows run in parallel (rayon). `src` holds
+/// `src.len() / n_per_row` rows one after another (shape outermost first: `[rows, n_per_row]`);
+/// `dst` their blocks, little-endian.
 ///
 /// # Errors
 /// [`CodecError::NotWholeBlocks`] if `n_per_row` is not a multiple of the block size,
 /// [`CodecError::CodecSizeMismatch`] if `src` is not whole rows, `importance.len() != n_per_row` or
 /// `dst` has the wrong length, [`CodecError::UnsupportedQuantize`] for other types.
 pub fn quantize_with_importance(
+    dtype: GgmlType,
+    src: &[f32],
+    dst: &mut [u8],
+    n_per_row: usize,
+    importance: &[f32],
+) -> Result<()> {
+    quantize_with_importance_isa(Isa::detected(), dtype, src, dst, n_per_row, importance)
+}
+
+/// [`quantize_with_importance`] with the SIMD features `isa` (for tests and benchmarks).
+///
+/// # Errors
+/// As [`quantize_with_importance`].
+#[doc(hidden)]
+pub fn quantize_with_importance_isa(
+    isa: Isa,
     dtype: GgmlType,
     src: &[f32],
     dst: &mut [u8],
@@ -309,39 +358,34 @@ pub fn quantize_with_importance(
         return Err(mismatch("input elements (whole rows)", n_per_row, src.len()));
     }
     check_quant(dtype, src, dst)?;
-    let plain = matches!(dtype, GgmlType::F16 | GgmlType::BF16 | GgmlType::F32);
-    if !plain
-        && !legacy::quantize_row_imatrix(dtype, &[], &mut [], &[])
-        && !kquants::quantize_row_imatrix(dtype, &[], &mut [], &[])
-    {
-        return Err(CodecError::UnsupportedQuantize(dtype));
+    let row = table::row(dtype);
+    let rows = src.par_chunks(n_per_row).zip(dst.par_chunks_mut(row_bytes));
+    match (row.importance, row.quantize) {
+        (Importance::Row(f), _) => rows.for_each(|(x, y)| f(isa, x, y, importance)),
+        (Importance::Ignored, Some(f)) => rows.for_each(|(x, y)| f(isa, x, y)),
+        _ => return Err(CodecError::UnsupportedQuantize(dtype)),
     }
-    src.par_chunks(n_per_row).zip(dst.par_chunks_mut(row_bytes)).for_each(|(x, y)| {
-        let _ = plain && quant_le(dtype, x, y).is_ok()
-            || legacy::quantize_row_imatrix(dtype, x, y, importance)
-            || kquants::quantize_row_imatrix(dtype, x, y, importance);
-    });
     Ok(())
 }
 
-/// Makes every codec function use its portable (non-SIMD) code from now on (`true`), or the
-/// runtime-detected SIMD code again (`false`). Both give the same bits; this exists so that tests
-/// and benchmarks can run the portable paths on a machine with AVX2. The environment variable
-/// `GGUF_CODEC_NO_SIMD` (read once) has the same effect for a whole process.
-#[doc(hidden)]
-pub fn force_portable(portable: bool) {
-    #[cfg(target_arch = "x86_64")]
-    simd::FORCE_PORTABLE.store(portable, std::sync::atomic::Ordering::Relaxed);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = portable;
+/// Whether [`quantize`] (and the `quantize_*` functions) support `dtype`.
+pub fn can_quantize(dtype: GgmlType) -> bool {
+    table::row(dtype).quantize.is_some()
 }
 
-/// Whether [`quantize`] supports `dtype`.
-pub fn can_quantize(dtype: GgmlType) -> bool {
-    let bs = dtype.block_size() as usize;
-    let src = vec![0f32; bs];
-    let mut dst = vec![0u8; dtype.type_size() as usize];
-    quant_le(dtype, &src, &mut dst).is_ok()
+/// Whether [`dequantize`] (and the `dequantize_*` functions) support `dtype`: every type today.
+pub fn can_dequantize(dtype: GgmlType) -> bool {
+    table::row(dtype).dequantize.is_some()
+}
+
+/// Whether [`quantize_with_importance`] accepts `dtype`: the types whose ggml quantizer uses
+/// importance weights, and those whose quantizer ignores them (F32, F16, BF16, Q8_0, Q8_1).
+pub fn can_quantize_with_importance(dtype: GgmlType) -> bool {
+    match table::row(dtype).importance {
+        Importance::Row(_) => true,
+        Importance::Ignored => can_quantize(dtype),
+        Importance::Unsupported => false,
+    }
 }
 
 /// The multi-byte fields of one block of `dtype` that a big-endian file stores byte-swapped, as
@@ -380,120 +424,25 @@ pub fn can_quantize(dtype: GgmlType) -> bool {
 /// gguf-py's `gguf_convert_endian.py` swaps the same fields for the types it handles (F16, BF16,
 /// F32, Q4_0, Q8_0, Q4_K, Q6_K; nothing for MXFP4 and NVFP4).
 pub fn swapped_fields(dtype: GgmlType) -> Vec<(usize, usize)> {
-    use GgmlType::*;
-    let h = |offs: &[usize]| offs.iter().map(|&o| (o, 2)).collect::<Vec<_>>();
-    match dtype {
-        F16 | BF16 | I16 => vec![(0, 2)],
-        F32 | I32 => vec![(0, 4)],
-        F64 | I64 => vec![(0, 8)],
-        I8 | MXFP4 | NVFP4 => vec![],
-        Q4_0 | Q8_0 | IQ4_NL | Q1_0 | Q2_0 | IQ2_S | IQ3_S => h(&[0]),
-        Q4_1 | Q8_1 | Q4_K | Q5_K => h(&[0, 2]),
-        Q5_0 => vec![(0, 2), (2, 4)],
-        Q5_1 => vec![(0, 2), (2, 2), (4, 4)],
-        Q2_K => h(&[80, 82]),
-        Q3_K => h(&[108]),
-        Q6_K => h(&[208]),
-        Q8_K => std::iter::once((0, 4)).chain((0..16).map(|i| (260 + 2 * i, 2))).collect(),
-        IQ2_XXS => std::iter::once((0, 2)).chain((0..16).map(|i| (2 + 4 * i, 4))).collect(),
-        IQ2_XS => std::iter::once((0, 2)).chain((0..32).map(|i| (2 + 2 * i, 2))).collect(),
-        IQ3_XXS => std::iter::once((0, 2)).chain((0..8).map(|i| (66 + 4 * i, 4))).collect(),
-        IQ1_S => std::iter::once((0, 2)).chain((0..8).map(|i| (34 + 2 * i, 2))).collect(),
-        IQ1_M => h(&[48, 50, 52, 54]),
-        IQ4_XS => h(&[0, 2]),
-        TQ1_0 => h(&[52]),
-        TQ2_0 => h(&[64]),
-    }
+    let runs = table::row(dtype).swap.iter().filter(|s| s.width > 1);
+    runs.flat_map(|s| (0..s.count).map(move |i| (s.offset + i * s.width, s.width))).collect()
 }
 
 /// Swaps, in place, the fields [`swapped_fields`] lists in every whole block of `bytes`
 /// (a trailing partial block is left as is). Swapping twice restores the input.
 pub fn swap_blocks(dtype: GgmlType, bytes: &mut [u8]) {
-    let fields = swapped_fields(dtype);
-    if fields.is_empty() {
+    let row = table::row(dtype);
+    let runs = row.swap.iter().filter(|s| s.width > 1);
+    if runs.clone().next().is_none() {
         return;
     }
-    for block in bytes.chunks_exact_mut(dtype.type_size() as usize) {
-        for &(off, w) in &fields {
-            if let Some(f) = block.get_mut(off..off + w) {
-                f.reverse();
+    for block in bytes.chunks_exact_mut(row.block_bytes) {
+        for s in runs.clone() {
+            if let Some(run) = block.get_mut(s.offset..s.offset + s.width * s.count) {
+                run.chunks_exact_mut(s.width).for_each(<[u8]>::reverse);
             }
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Scalar helpers shared by the families: conversions with exactly ggml's reference semantics.
-
-/// f16 bits → f32, as ggml's `GGML_FP16_TO_FP32` (exact for every finite value; NaN stays NaN
-/// with its payload, quieted).
-#[inline(always)]
-pub(crate) fn f16_to_f32(bits: u16) -> f32 {
-    half::f16::from_bits(bits).to_f32()
-}
-
-/// The little-endian f16 at `b[off..off + 2]` as f32 ([`f16_to_f32`]). The caller guarantees
-/// that `b` holds those two bytes (block sizes are checked before any kernel runs).
-#[inline(always)]
-pub(crate) fn half_at(b: &[u8], off: usize) -> f32 {
-    f16_to_f32(u16::from_le_bytes([b[off], b[off + 1]]))
-}
-
-/// f32 → f16 bits as ggml's `GGML_FP32_TO_FP16` (`ggml_compute_fp32_to_fp16`): round to nearest
-/// even, overflow to infinity, every NaN to the quiet NaN `0x7E00` with the input's sign.
-#[inline(always)]
-pub(crate) fn f32_to_f16(x: f32) -> u16 {
-    if x.is_nan() {
-        ((x.to_bits() >> 16) as u16 & 0x8000) | 0x7E00
-    } else {
-        half::f16::from_f32(x).to_bits()
-    }
-}
-
-/// ggml's `nearest_int`: round to nearest (ties to even) by adding 1.5 × 2^23 and reading the low
-/// mantissa bits; meaningful for |x| ≤ 2^22, and like the reference it never fails outside that.
-#[inline(always)]
-pub(crate) fn nearest_int(x: f32) -> i32 {
-    let v = x + 12_582_912.0f32;
-    (v.to_bits() as i32 & 0x007f_ffff) - 0x0040_0000
-}
-
-/// C's float → 32-bit int conversion as x86-64 does it (`cvttss2si`): truncate toward zero, and
-/// `i32::MIN` for NaN and values out of range. ggml converts floats to `int8_t`/`uint8_t` with a
-/// cast that compiles to this, keeping the low byte.
-#[inline(always)]
-pub(crate) fn cvtt_i32(x: f32) -> i32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: SSE is part of the x86-64 baseline; this is the instruction itself.
-        #[allow(unsafe_code)]
-        unsafe {
-            std::arch::x86_64::_mm_cvtt_ss2si(std::arch::x86_64::_mm_set_ss(x))
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        // `as` saturates; x86 gives i32::MIN for anything out of range or NaN.
-        if x.is_nan() || !(-2_147_483_648.0f32..2_147_483_648.0f32).contains(&x) {
-            i32::MIN
-        } else {
-            x as i32
-        }
-    }
-}
-
-/// `(int)roundf(x)` as the reference computes it on x86-64 (round half away from zero, then
-/// `cvttss2si`), without a call to `roundf`.
-#[inline(always)]
-pub(crate) fn round_cvt_i32(x: f32) -> i32 {
-    let q = cvtt_i32(x);
-    if q == i32::MIN {
-        // NaN, out of range, or exactly -2^31 (already integral): roundf changes nothing.
-        return q;
-    }
-    // Exact: |x| < 2^31 and q = trunc(x), so x - q is representable.
-    let f = x - q as f32;
-    q + (f >= 0.5) as i32 - (f <= -0.5) as i32
 }
 
 #[cfg(test)]
@@ -528,34 +477,53 @@ mod tests {
         }
     }
 
+    /// [`swapped_fields`] against its documented table, written from ggml's `ggml-common.h`
+    /// (field C types, and the fields ggml reads through wider integers).
     #[test]
-    fn nearest_int_and_cvtt() {
-        assert_eq!([0.5, 1.5, 2.5, -0.5, -1.5, 3.7, -3.7].map(nearest_int), [0, 2, 2, 0, -2, 4, -4]);
-        assert_eq!(
-            [1.9, -1.9, f32::NAN, 3e9, -3e9, f32::INFINITY].map(cvtt_i32),
-            [1, -1, i32::MIN, i32::MIN, i32::MIN, i32::MIN]
-        );
-        assert_eq!(cvtt_i32(-2_147_483_648.0), i32::MIN);
-        for x in [0.5f32, -0.5, 1.5, 2.5, -2.5, 0.49999997, -0.49999997, 126.5, 1e9, -1e9, 3e9, f32::NAN, 8388607.5] {
-            let want = if x.is_nan() || x.abs() >= 2_147_483_648.0 { i32::MIN } else { x.round() as i32 };
-            assert_eq!(round_cvt_i32(x), want, "{x}");
+    fn swapped_fields_are_ggmls_layout() {
+        use GgmlType::*;
+        let h = |offs: &[usize]| offs.iter().map(|&o| (o, 2)).collect::<Vec<_>>();
+        let run = |first: (usize, usize), at: usize, w: usize, n: usize| {
+            std::iter::once(first).chain((0..n).map(|i| (at + w * i, w))).collect::<Vec<_>>()
+        };
+        for t in GgmlType::ALL {
+            let want = match t {
+                F16 | BF16 | I16 => vec![(0, 2)],
+                F32 | I32 => vec![(0, 4)],
+                F64 | I64 => vec![(0, 8)],
+                I8 | MXFP4 | NVFP4 => vec![],
+                Q4_0 | Q8_0 | IQ4_NL | Q1_0 | Q2_0 | IQ2_S | IQ3_S => h(&[0]),
+                Q4_1 | Q8_1 | Q4_K | Q5_K => h(&[0, 2]),
+                Q5_0 => vec![(0, 2), (2, 4)],
+                Q5_1 => vec![(0, 2), (2, 2), (4, 4)],
+                Q2_K => h(&[80, 82]),
+                Q3_K => h(&[108]),
+                Q6_K => h(&[208]),
+                Q8_K => run((0, 4), 260, 2, 16),
+                IQ2_XXS => run((0, 2), 2, 4, 16),
+                IQ2_XS => run((0, 2), 2, 2, 32),
+                IQ3_XXS => run((0, 2), 66, 4, 8),
+                IQ1_S => run((0, 2), 34, 2, 8),
+                IQ1_M => h(&[48, 50, 52, 54]),
+                IQ4_XS => h(&[0, 2]),
+                TQ1_0 => h(&[52]),
+                TQ2_0 => h(&[64]),
+            };
+            assert_eq!(swapped_fields(t), want, "{t}");
         }
+        // Swapping reverses each field's bytes: Q5_1's qh (u32 at 4) and d (f16 at 0).
+        let mut b: Vec<u8> = (0..48).collect();
+        swap_blocks(Q5_1, &mut b);
+        assert_eq!(&b[..8], &[1, 0, 3, 2, 7, 6, 5, 4]);
+        assert_eq!(&b[24..32], &[25, 24, 27, 26, 31, 30, 29, 28]);
+        assert_eq!(&b[8..24], &(8..24).collect::<Vec<u8>>()[..]);
     }
 
     #[test]
-    fn f16_conversions_match_ggml_on_special_values() {
-        // Values worked out by hand from IEEE 754 binary16.
-        assert_eq!(f32_to_f16(1.0), 0x3C00);
-        assert_eq!(f32_to_f16(65504.0), 0x7BFF);
-        assert_eq!(f32_to_f16(65520.0), 0x7C00); // rounds up to infinity
-        assert_eq!(f32_to_f16(-f32::INFINITY), 0xFC00);
-        assert_eq!(f32_to_f16(f32::from_bits(0x7FC1_2345)), 0x7E00);
-        assert_eq!(f32_to_f16(f32::from_bits(0xFF80_0001)), 0xFE00);
-        assert_eq!(f32_to_f16(2f32.powi(-24)), 0x0001);
-        assert_eq!(f32_to_f16(2f32.powi(-25)), 0x0000); // tie to even
-        assert_eq!(f32_to_f16(1.5 * 2f32.powi(-25)), 0x0001);
-        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
-        assert_eq!(f16_to_f32(0xFC00), f32::NEG_INFINITY);
-        assert_eq!(f16_to_f32(0x7D00).to_bits(), 0x7FE0_0000); // signalling NaN comes out quiet
+    fn can_functions_read_the_table() {
+        assert!(can_quantize(GgmlType::Q4_K) && can_quantize(GgmlType::IQ4_NL) && !can_quantize(GgmlType::IQ2_XXS));
+        assert!(!can_quantize(GgmlType::I32) && can_dequantize(GgmlType::I32) && can_dequantize(GgmlType::IQ1_M));
+        assert!(can_quantize_with_importance(GgmlType::Q6_K) && can_quantize_with_importance(GgmlType::Q8_0));
+        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && !can_quantize_with_importance(GgmlType::IQ4_XS));
     }
 }

@@ -13,48 +13,78 @@
 // is an `#[allow]` with its reason next to it.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-use super::f32_to_f16;
-use super::iquants::{blocks, blocks_q, f16_le};
-use crate::format::GgmlType;
+use super::block::{block, F16};
+use super::scalar::max_abs_c;
+use super::table::per_block;
 
 /// `kvalues_mxfp4`: the E2M1 (FP4) values, doubled, indexed by the 4-bit code.
 const KVALUES_FP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
-/// Dequantizes whole blocks of `dtype` from `src` (little-endian block bytes) into `dst`
-/// (`dst.len()` = blocks × block size, checked by the caller). Returns `false` if `dtype` is
-/// not of this family.
-#[allow(dead_code)] // called from `codec/mod.rs` once wired
-pub(crate) fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> bool {
-    match dtype {
-        GgmlType::TQ1_0 => blocks::<54, 256>(src, dst, dequant_tq1_0),
-        GgmlType::TQ2_0 => blocks::<66, 256>(src, dst, dequant_tq2_0),
-        GgmlType::MXFP4 => blocks::<17, 32>(src, dst, dequant_mxfp4),
-        GgmlType::NVFP4 => blocks::<36, 64>(src, dst, dequant_nvfp4),
-        GgmlType::Q1_0 => blocks::<18, 128>(src, dst, dequant_q1_0),
-        GgmlType::Q2_0 => blocks::<18, 64>(src, dst, dequant_q2_0),
-        _ => return false,
+block! {
+    /// `block_tq1_0`: five base-3 digits per byte of `qs` (elements 0..160 in 32-byte rows,
+    /// 160..240 in 16-byte rows), four per byte of `qh` (elements 240..256).
+    pub(crate) struct block_tq1_0 [54 bytes] {
+        qs: [u8; 48],
+        qh: [u8; 4],
+        d: F16,
     }
-    true
 }
 
-/// Quantizes `src` (whole blocks) into `dst` (blocks × type size, checked by the caller).
-/// Returns `false` if `dtype` is not quantized by this family.
-///
-/// Follows ggml's `quantize_row_*_ref` (ggml's `quantize_*` for these types ignore importance
-/// weights).
-#[allow(dead_code)] // called from `codec/mod.rs` once wired
-pub(crate) fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> bool {
-    match dtype {
-        GgmlType::TQ1_0 => blocks_q::<256, 54>(src, dst, quant_tq1_0),
-        GgmlType::TQ2_0 => blocks_q::<256, 66>(src, dst, quant_tq2_0),
-        GgmlType::MXFP4 => blocks_q::<32, 17>(src, dst, quant_mxfp4),
-        GgmlType::NVFP4 => blocks_q::<64, 36>(src, dst, quant_nvfp4),
-        GgmlType::Q1_0 => blocks_q::<128, 18>(src, dst, quant_q1_0),
-        GgmlType::Q2_0 => blocks_q::<64, 18>(src, dst, quant_q2_0),
-        _ => return false,
+block! {
+    /// `block_tq2_0`: four 2-bit codes per byte (element `32·4·g + 32·l + m` in bits `2l` of byte
+    /// `32g + m`).
+    pub(crate) struct block_tq2_0 [66 bytes] {
+        qs: [u8; 64],
+        d: F16,
     }
-    true
 }
+
+block! {
+    /// `block_mxfp4`: an E8M0 exponent, two E2M1 codes per byte (elements `j`, `j + 16`).
+    pub(crate) struct block_mxfp4 [17 bytes] {
+        e: u8,
+        qs: [u8; 16],
+    }
+}
+
+block! {
+    /// `block_nvfp4`: four UE4M3 scales (one per 16 elements), then per 16 elements 8 bytes of two
+    /// E2M1 codes (elements `j`, `j + 8`).
+    pub(crate) struct block_nvfp4 [36 bytes] {
+        d: [u8; 4],
+        qs: [u8; 32],
+    }
+}
+
+block! {
+    /// `block_q1_0`: sign bits (bit `j % 8` of byte `j / 8`): `+d` or `-d`.
+    pub(crate) struct block_q1_0 [18 bytes] {
+        d: F16,
+        qs: [u8; 16],
+    }
+}
+
+block! {
+    /// `block_q2_0`: 2-bit codes (bits `2(j % 4)` of byte `j / 4`): `(code − 1)·d`.
+    pub(crate) struct block_q2_0 [18 bytes] {
+        d: F16,
+        qs: [u8; 16],
+    }
+}
+
+per_block!(Dequantize<256> for block_tq1_0 => dequant_tq1_0);
+per_block!(Dequantize<256> for block_tq2_0 => dequant_tq2_0);
+per_block!(Dequantize<32> for block_mxfp4 => dequant_mxfp4);
+per_block!(Dequantize<64> for block_nvfp4 => dequant_nvfp4);
+per_block!(Dequantize<128> for block_q1_0 => dequant_q1_0);
+per_block!(Dequantize<64> for block_q2_0 => dequant_q2_0);
+// ggml's `quantize_row_*_ref` (ggml's `quantize_*` for these types ignore importance weights).
+per_block!(Quantize<256> for block_tq1_0 => quant_tq1_0);
+per_block!(Quantize<256> for block_tq2_0 => quant_tq2_0);
+per_block!(Quantize<32> for block_mxfp4 => quant_mxfp4);
+per_block!(Quantize<64> for block_nvfp4 => quant_nvfp4);
+per_block!(Quantize<128> for block_q1_0 => quant_q1_0);
+per_block!(Quantize<64> for block_q2_0 => quant_q2_0);
 
 // ---------------------------------------------------------------------------------------------
 // Scalar helpers.
@@ -159,17 +189,6 @@ fn ternary_code(v: f32) -> i32 {
     lroundf(v).wrapping_add(1) as i32
 }
 
-/// The reference's `MAX(amax, fabsf(v))` (`a > b ? a : b`, so a NaN `v` replaces `amax`).
-#[inline(always)]
-fn max_abs_c(x: &[f32]) -> f32 {
-    let mut amax = 0f32;
-    for &v in x {
-        let a = v.abs();
-        amax = if amax > a { amax } else { a };
-    }
-    amax
-}
-
 // ---------------------------------------------------------------------------------------------
 // Ternary quants.
 
@@ -184,39 +203,36 @@ fn tq1_trit(q: u8, pow3: u8) -> f32 {
 /// 3^n for the five trits of a TQ1_0 byte.
 const POW3: [u8; 5] = [1, 3, 9, 27, 81];
 
-/// TQ1_0, 54 bytes: 48 bytes of five base-3 digits (elements 0..160 in 32-byte rows, 160..240 in
-/// 16-byte rows), 4 bytes of four digits (elements 240..256), f16 `d` last.
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+/// TQ1_0: `(trit − 1) × d`.
+// Indexing is in range by the types: the block and the output are fixed-size arrays indexed by
+// loop counters over the block's fixed layout, and every table index is a loop counter below 5.
+// Fuzzed by the codec no-panic property tests on arbitrary bytes.
 #[allow(clippy::indexing_slicing)]
-fn dequant_tq1_0(b: &[u8; 54], y: &mut [f32; 256]) {
-    let d = f16_le(b[52], b[53]);
+fn dequant_tq1_0(b: &block_tq1_0, y: &mut [f32; 256]) {
+    let d = b.d.get();
     let (y0, rest) = y.split_at_mut(160);
     let (y1, y2) = rest.split_at_mut(80);
     for (n, y) in y0.chunks_exact_mut(32).enumerate() {
-        for (yv, &q) in y.iter_mut().zip(&b[..32]) {
+        for (yv, &q) in y.iter_mut().zip(&b.qs[..32]) {
             *yv = tq1_trit(q, POW3[n]) * d;
         }
     }
     for (n, y) in y1.chunks_exact_mut(16).enumerate() {
-        for (yv, &q) in y.iter_mut().zip(&b[32..48]) {
+        for (yv, &q) in y.iter_mut().zip(&b.qs[32..48]) {
             *yv = tq1_trit(q, POW3[n]) * d;
         }
     }
     for (n, y) in y2.chunks_exact_mut(4).enumerate() {
-        for (yv, &q) in y.iter_mut().zip(&b[48..52]) {
+        for (yv, &q) in y.iter_mut().zip(&b.qh) {
             *yv = tq1_trit(q, POW3[n]) * d;
         }
     }
 }
 
-/// TQ2_0, 66 bytes: 64 bytes of four 2-bit codes (element `32·4·g + 32·l + m` in bits `2l` of byte
-/// `32g + m`), f16 `d` last.
-fn dequant_tq2_0(b: &[u8; 66], y: &mut [f32; 256]) {
-    let d = f16_le(b[64], b[65]);
-    for (q, y) in b[..64].chunks_exact(32).zip(y.chunks_exact_mut(128)) {
+/// TQ2_0: `(code − 1) × d`.
+fn dequant_tq2_0(b: &block_tq2_0, y: &mut [f32; 256]) {
+    let d = b.d.get();
+    for (q, y) in b.qs.chunks_exact(32).zip(y.chunks_exact_mut(128)) {
         for (l, y) in y.chunks_exact_mut(32).enumerate() {
             for (yv, &qb) in y.iter_mut().zip(q) {
                 *yv = (((qb >> (2 * l)) & 3) as i32 - 1) as f32 * d;
@@ -243,30 +259,30 @@ fn tq1_pack(digits: impl Iterator<Item = f32>, id: f32, extra_shift: bool) -> u8
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
 // counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
 #[allow(clippy::indexing_slicing)]
-fn quant_tq1_0(x: &[f32; 256], b: &mut [u8; 54]) {
+fn quant_tq1_0(x: &[f32; 256], b: &mut block_tq1_0) {
     let d = max_abs_c(x);
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let (x0, rest) = x.split_at(160);
     let (x1, x2) = rest.split_at(80);
     for m in 0..32 {
-        b[m] = tq1_pack((0..5).map(|n| x0[m + 32 * n]), id, false);
+        b.qs[m] = tq1_pack((0..5).map(|n| x0[m + 32 * n]), id, false);
     }
     for m in 0..16 {
-        b[32 + m] = tq1_pack((0..5).map(|n| x1[m + 16 * n]), id, false);
+        b.qs[32 + m] = tq1_pack((0..5).map(|n| x1[m + 16 * n]), id, false);
     }
     for j in 0..4 {
-        b[48 + j] = tq1_pack((0..4).map(|m| x2[j + 4 * m]), id, true);
+        b.qh[j] = tq1_pack((0..4).map(|m| x2[j + 4 * m]), id, true);
     }
-    b[52..54].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+    b.d = F16::new(d);
 }
 
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
 // counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
 #[allow(clippy::indexing_slicing)]
-fn quant_tq2_0(x: &[f32; 256], b: &mut [u8; 66]) {
+fn quant_tq2_0(x: &[f32; 256], b: &mut block_tq2_0) {
     let d = max_abs_c(x);
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-    for (xg, qg) in x.chunks_exact(128).zip(b[..64].chunks_exact_mut(32)) {
+    for (xg, qg) in x.chunks_exact(128).zip(b.qs.chunks_exact_mut(32)) {
         for (m, q) in qg.iter_mut().enumerate() {
             let mut v = 0u8;
             for n in 0..4 {
@@ -276,37 +292,31 @@ fn quant_tq2_0(x: &[f32; 256], b: &mut [u8; 66]) {
             *q = v;
         }
     }
-    b[64..66].copy_from_slice(&f32_to_f16(d).to_le_bytes());
+    b.d = F16::new(d);
 }
 
 // ---------------------------------------------------------------------------------------------
 // FP4 types.
 
-/// MXFP4, 17 bytes: E8M0 exponent, 16 bytes of two E2M1 codes (elements `j`, `j + 16`).
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+/// MXFP4: `kvalues_mxfp4[q] × 2^(e − 128)`.
+// Indexing is in range by the types: every table index taken from file bytes is a nibble of a
+// 16-entry table. Fuzzed by the codec no-panic property tests on arbitrary bytes.
 #[allow(clippy::indexing_slicing)]
-fn dequant_mxfp4(b: &[u8; 17], y: &mut [f32; 32]) {
-    let d = e8m0_to_f32_half(b[0]);
+fn dequant_mxfp4(b: &block_mxfp4, y: &mut [f32; 32]) {
+    let d = e8m0_to_f32_half(b.e);
     let (lo, hi) = y.split_at_mut(16);
-    for ((&q, lo), hi) in b[1..].iter().zip(lo).zip(hi) {
+    for ((&q, lo), hi) in b.qs.iter().zip(lo).zip(hi) {
         *lo = KVALUES_FP4[(q & 0xf) as usize] as f32 * d;
         *hi = KVALUES_FP4[(q >> 4) as usize] as f32 * d;
     }
 }
 
-/// NVFP4, 36 bytes: four UE4M3 scales (one per 16 elements), then per 16 elements 8 bytes of two
-/// E2M1 codes (elements `j`, `j + 8`).
-// Indexing is in range by the types: the block and the output are fixed-size arrays indexed
-// by loop counters over the block's fixed layout, and every table index taken from file bytes
-// is a `u8`, a masked or shifted value no larger than its table (256/512/1024/2048-entry grids,
-// 128 KSIGNS, 16 levels). Fuzzed by the codec no-panic property tests on arbitrary bytes.
+/// NVFP4: `kvalues_mxfp4[q] × ue4m3(d) / 2` per 16 elements.
+// Indexing is in range by the types: every table index taken from file bytes is a nibble of a
+// 16-entry table. Fuzzed by the codec no-panic property tests on arbitrary bytes.
 #[allow(clippy::indexing_slicing)]
-fn dequant_nvfp4(b: &[u8; 36], y: &mut [f32; 64]) {
-    let (scales, qs) = b.split_at(4);
-    for ((&s, q), y) in scales.iter().zip(qs.chunks_exact(8)).zip(y.chunks_exact_mut(16)) {
+fn dequant_nvfp4(b: &block_nvfp4, y: &mut [f32; 64]) {
+    for ((&s, q), y) in b.d.iter().zip(b.qs.chunks_exact(8)).zip(y.chunks_exact_mut(16)) {
         let d = ue4m3_to_f32_half(s);
         let (lo, hi) = y.split_at_mut(8);
         for ((&q, lo), hi) in q.iter().zip(lo).zip(hi) {
@@ -344,7 +354,7 @@ fn mxfp4_exponent(amax: f32) -> u8 {
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
 // counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
 #[allow(clippy::indexing_slicing)]
-fn quant_mxfp4(x: &[f32; 32], b: &mut [u8; 17]) {
+fn quant_mxfp4(x: &[f32; 32], b: &mut block_mxfp4) {
     let mut amax = 0f32;
     for &v in x {
         if amax < v.abs() {
@@ -353,16 +363,16 @@ fn quant_mxfp4(x: &[f32; 32], b: &mut [u8; 17]) {
     }
     let e = if amax > 0.0 { mxfp4_exponent(amax) } else { 0 };
     let d = e8m0_to_f32_half(e);
-    b[0] = e;
+    b.e = e;
     for j in 0..16 {
-        b[1 + j] = best_index_fp4(x[j], d) | (best_index_fp4(x[16 + j], d) << 4);
+        b.qs[j] = best_index_fp4(x[j], d) | (best_index_fp4(x[16 + j], d) << 4);
     }
 }
 
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
 // counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
 #[allow(clippy::indexing_slicing)]
-fn quant_nvfp4(x: &[f32; 64], b: &mut [u8; 36]) {
+fn quant_nvfp4(x: &[f32; 64], b: &mut block_nvfp4) {
     for (s, xb) in x.chunks_exact(16).enumerate() {
         let mut amax = 0f32;
         for &v in xb {
@@ -371,10 +381,10 @@ fn quant_nvfp4(x: &[f32; 64], b: &mut [u8; 36]) {
             }
         }
         let ue = f32_to_ue4m3(amax / 6.0);
-        b[s] = ue;
+        b.d[s] = ue;
         let d = ue4m3_to_f32_half(ue);
         for j in 0..8 {
-            b[4 + 8 * s + j] = best_index_fp4(xb[j], d) | (best_index_fp4(xb[8 + j], d) << 4);
+            b.qs[8 * s + j] = best_index_fp4(xb[j], d) | (best_index_fp4(xb[8 + j], d) << 4);
         }
     }
 }
@@ -382,35 +392,35 @@ fn quant_nvfp4(x: &[f32; 64], b: &mut [u8; 36]) {
 // ---------------------------------------------------------------------------------------------
 // Sign quants.
 
-/// Q1_0, 18 bytes: f16 `d`, 16 bytes of sign bits (bit `j % 8` of byte `j / 8`): `+d` or `-d`.
-fn dequant_q1_0(b: &[u8; 18], y: &mut [f32; 128]) {
-    let d = f16_le(b[0], b[1]);
+/// Q1_0: `+d` or `-d` by the sign bit.
+fn dequant_q1_0(b: &block_q1_0, y: &mut [f32; 128]) {
+    let d = b.d.get();
     let neg_d = -d;
-    for (&q, y) in b[2..].iter().zip(y.chunks_exact_mut(8)) {
+    for (&q, y) in b.qs.iter().zip(y.chunks_exact_mut(8)) {
         for (j, yv) in y.iter_mut().enumerate() {
             *yv = if (q >> j) & 1 != 0 { d } else { neg_d };
         }
     }
 }
 
-/// Q2_0, 18 bytes: f16 `d`, 16 bytes of 2-bit codes (bits `2(j % 4)` of byte `j / 4`): (code − 1)·d.
-fn dequant_q2_0(b: &[u8; 18], y: &mut [f32; 64]) {
-    let d = f16_le(b[0], b[1]);
-    for (&q, y) in b[2..].iter().zip(y.chunks_exact_mut(4)) {
+/// Q2_0: `(code − 1)·d`.
+fn dequant_q2_0(b: &block_q2_0, y: &mut [f32; 64]) {
+    let d = b.d.get();
+    for (&q, y) in b.qs.iter().zip(y.chunks_exact_mut(4)) {
         for (j, yv) in y.iter_mut().enumerate() {
             *yv = (((q >> (2 * j)) & 3) as i32 - 1) as f32 * d;
         }
     }
 }
 
-fn quant_q1_0(x: &[f32; 128], b: &mut [u8; 18]) {
+fn quant_q1_0(x: &[f32; 128], b: &mut block_q1_0) {
     let mut sum_abs = 0f32;
     for &v in x {
         sum_abs += v.abs();
     }
     let d = sum_abs / 128.0;
-    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
-    for (q, xg) in b[2..].iter_mut().zip(x.chunks_exact(8)) {
+    b.d = F16::new(d);
+    for (q, xg) in b.qs.iter_mut().zip(x.chunks_exact(8)) {
         let mut v = 0u8;
         for (j, &xv) in xg.iter().enumerate() {
             if xv >= 0.0 {
@@ -421,7 +431,7 @@ fn quant_q1_0(x: &[f32; 128], b: &mut [u8; 18]) {
     }
 }
 
-fn quant_q2_0(x: &[f32; 64], b: &mut [u8; 18]) {
+fn quant_q2_0(x: &[f32; 64], b: &mut block_q2_0) {
     let mut amax = 0f32;
     for &v in x {
         let a = v.abs();
@@ -431,8 +441,8 @@ fn quant_q2_0(x: &[f32; 64], b: &mut [u8; 18]) {
     }
     let d = amax;
     let id = if d > 0.0 { 1.0 / d } else { 0.0 };
-    b[..2].copy_from_slice(&f32_to_f16(d).to_le_bytes());
-    for (q, xg) in b[2..].iter_mut().zip(x.chunks_exact(4)) {
+    b.d = F16::new(d);
+    for (q, xg) in b.qs.iter_mut().zip(x.chunks_exact(4)) {
         let mut v = 0u8;
         for (j, &w) in xg.iter().enumerate() {
             let a = w * id;
