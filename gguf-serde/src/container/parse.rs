@@ -871,7 +871,10 @@ mod tests {
         p.set_len(Some(10));
         let e = p.resume(&f[..10]).unwrap_err();
         assert!(
-            matches!(e, FormatError::Truncated { item: Item::Header, offset: 8, needed: 8, available: 2, .. }),
+            matches!(
+                e.as_format(),
+                Some(FormatError::Truncated { item: Item::Header, offset: 8, needed: 8, available: 2, .. })
+            ),
             "{e:?}"
         );
     }

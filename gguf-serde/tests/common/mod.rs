@@ -539,19 +539,21 @@ impl std::io::Read for Trickle<'_> {
 /// pairs (serde's `from_reader`) also checks; the tensor count, tensor infos and tensor data it
 /// does not read.
 pub fn in_kv_block(e: &gguf_serde::Error) -> bool {
-    use gguf_serde::{Error, Item};
-    match e {
-        Error::Truncated { item, .. } | Error::TooLong { item, .. } | Error::InvalidUtf8 { item, .. } => {
+    use gguf_serde::{FormatError as F, Item};
+    match e.as_format() {
+        Some(F::Truncated { item, .. } | F::TooLong { item, .. } | F::InvalidUtf8 { item, .. }) => {
             !matches!(item, Item::TensorCount | Item::TensorName | Item::Dims)
         }
-        Error::BadMagic { .. }
-        | Error::UnsupportedVersion { .. }
-        | Error::EmptyKey { .. }
-        | Error::DuplicateKey { .. }
-        | Error::UnknownValueType { .. }
-        | Error::InvalidBool { .. }
-        | Error::TooDeep { .. }
-        | Error::BadAlignment { .. } => true,
+        Some(
+            F::BadMagic { .. }
+            | F::UnsupportedVersion { .. }
+            | F::EmptyKey { .. }
+            | F::DuplicateKey { .. }
+            | F::UnknownValueType { .. }
+            | F::InvalidBool { .. }
+            | F::TooDeep { .. }
+            | F::BadAlignment { .. },
+        ) => true,
         _ => false,
     }
 }
@@ -566,7 +568,7 @@ pub const READ_AHEADS: [usize; 5] = [0, 1, 7, 4096, usize::MAX];
 /// block from a plain `Read` of unknown length (whole, and trickling a few bytes per read with
 /// each read-ahead), which agrees with the slice on everything up to the end of the pairs.
 pub fn check_every_source(bytes: &[u8], read_aheads: &[usize]) {
-    use gguf_serde::{Error, Gguf, Item};
+    use gguf_serde::{Gguf, Item};
     use std::io::Cursor;
     let slice = Gguf::from_slice(bytes);
     for &ra in read_aheads {
@@ -607,7 +609,8 @@ pub fn check_every_source(bytes: &[u8], read_aheads: &[usize]) {
             assert_eq!((k.bytes(), k.tensor_infos_end(), k.tensor_count()), (&bytes[..end as usize], end, 0));
         }
         (Err(s), Err(k)) => {
-            let tensor_count = matches!(s, Error::TooLong { item: Item::TensorCount, .. });
+            let tensor_count =
+                matches!(s.as_format(), Some(gguf_serde::FormatError::TooLong { item: Item::TensorCount, .. }));
             assert!(
                 tensor_count || format!("{s:?}") == format!("{k:?}"),
                 "from_slice {s:?}, pairs from a plain read {k:?}"
