@@ -55,19 +55,12 @@ fn dequant_q8<'a>(src: impl Iterator<Item = (F16, &'a [i8; QK])>, dst: &mut [[f3
     }
 }
 
-/// The reference's first steps for Q8_0 and Q8_1: `d = amax / 127` and the rounded levels.
-#[inline(always)]
-fn q8_levels(isa: Isa, x: &[f32; QK]) -> (f32, [i32; QK]) {
-    let amax = max_abs_c(x);
-    let d = amax / 127.0;
-    (d, round_cvt(isa, x, inv(d)))
-}
-
 impl Quantize<QK> for block_q8_0 {
     fn quantize(isa: Isa, src: &[[f32; QK]], dst: &mut [Self]) {
         for (x, b) in src.iter().zip(dst) {
-            let (d, q) = q8_levels(isa, x);
+            let d = max_abs_c(x) / 127.0;
             b.d = F16::new(d);
+            let q = round_cvt(isa, x, inv(d));
             for (o, &v) in b.qs.iter_mut().zip(&q) {
                 *o = v as i8;
             }
@@ -78,8 +71,9 @@ impl Quantize<QK> for block_q8_0 {
 impl Quantize<QK> for block_q8_1 {
     fn quantize(isa: Isa, src: &[[f32; QK]], dst: &mut [Self]) {
         for (x, b) in src.iter().zip(dst) {
-            let (d, q) = q8_levels(isa, x);
+            let d = max_abs_c(x) / 127.0;
             b.d = F16::new(d);
+            let q = round_cvt(isa, x, inv(d));
             let mut sum = 0i32;
             for j in 0..16 {
                 let q0 = q[j] as i8;
