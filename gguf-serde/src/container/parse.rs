@@ -912,6 +912,6 @@ mod tests {
         let e = p.resume(&f[..50]).unwrap_err();
         let want =
             FormatError::TooLong { item: Item::Array, owner: Some("a".into()), offset: 41, count: 3, remaining: 1 };
-        assert_eq!(format!("{e:?}"), format!("{want:?}"));
+        assert_eq!(format!("{:?}", e.as_format()), format!("{:?}", Some(want)));
     }
 }
