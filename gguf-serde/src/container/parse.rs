@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::ops::Range;
 
-use super::value::{decode_fixed, num, ArrayRef, ValueRef, RUN_BYTES};
+use super::value::{decode_fixed, num, ArrayRef, ValueRef};
 use crate::error::{AlignmentProblem, Error, FormatError, Item, Result};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
@@ -34,6 +34,9 @@ use crate::format::{ValueType, DEFAULT_ALIGNMENT};
 const MIN_KV: u64 = 14;
 /// The smallest tensor info: 8 (name length) + 4 (n_dims) + 4 (type) + 8 (offset) bytes.
 const MIN_TENSOR: u64 = 24;
+/// Strings validated at once by the parser ([`string_run`]): about 100 KiB of a vocabulary,
+/// walked and then validated while in the cache.
+const RUN_STRINGS: u64 = 4096;
 /// Entries reserved before any is parsed. The counts passed the check against the bytes left in
 /// the *file*, which for a model includes its tensor data: a lying count in a 10 GB file could
 /// still reserve gigabytes (and abort the process when the allocation fails). Past this the
@@ -631,20 +634,22 @@ fn strings(c: &mut Cursor<'_>, key: &str, max: u64) -> Res<u64> {
 }
 
 /// A run of length-prefixed strings (a `u64` length, then the bytes) from `pos` in `bytes`: the
-/// end of the longest run of at most `max` strings that lie wholly in `bytes` and whose 8-byte
-/// length fields are all ASCII (< 0x80), stopping after the string that reaches [`RUN_BYTES`]
-/// past `pos`; and the number of strings in it (0 if the first one does not qualify).
+/// end of the longest run of at most `max` (and [`RUN_STRINGS`]) strings that lie wholly in
+/// `bytes` and whose 8-byte length fields are all ASCII (< 0x80), and the number of strings in
+/// it (0 if the first one does not qualify).
 ///
 /// Each string of such a run is delimited by ASCII bytes, so it starts and ends on a character
 /// boundary of the run: the run is valid UTF-8 exactly when every string in it is, and one SIMD
 /// validation of the run stands for one per string.
 #[inline]
 fn string_run(bytes: &[u8], pos: usize, max: u64, endian: Endian) -> (usize, u64) {
-    let mut rest = bytes.get(pos..).unwrap_or_default();
-    let (total, mut n) = (rest.len(), 0u64);
-    let stop = total.saturating_sub(RUN_BYTES);
-    while n < max && rest.len() > stop {
-        let Some((&raw, tail)) = rest.split_first_chunk::<8>() else { break };
+    // This loop runs at the latency of one load and one addition per string: the next position
+    // is `body + len`, with `body` computed while the length is loaded.
+    let Some(last) = bytes.len().checked_sub(8) else { return (pos, 0) };
+    let max = max.min(RUN_STRINGS);
+    let (mut at, mut n) = (pos, 0u64);
+    while n < max && at <= last {
+        let Some(&raw) = bytes.get(at..at + 8).and_then(<[u8]>::first_chunk::<8>) else { break };
         if u64::from_ne_bytes(raw) & 0x8080_8080_8080_8080 != 0 {
             break;
         }
@@ -652,11 +657,14 @@ fn string_run(bytes: &[u8], pos: usize, max: u64, endian: Endian) -> (usize, u64
             Endian::Little => u64::from_le_bytes(raw),
             Endian::Big => u64::from_be_bytes(raw),
         };
-        let Some(next) = usize::try_from(len).ok().and_then(|len| tail.get(len..)) else { break };
-        rest = next;
+        let body = at + 8;
+        if len > (bytes.len() - body) as u64 {
+            break;
+        }
+        at = body + len as usize;
         n += 1;
     }
-    (pos + (total - rest.len()), n)
+    (at, n)
 }
 
 fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {

@@ -324,9 +324,9 @@ pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueR
     }
 }
 
-/// Bytes of strings validated at once (a run, see [`ArrayIter`] and the parser's
-/// `string_run`): a run is validated and then read while it is still in the cache.
-pub(crate) const RUN_BYTES: usize = 64 * 1024;
+/// Bytes of strings the element decoder validates at once (a run, see [`ArrayIter`]): a run is
+/// validated and then read while it is still in the cache.
+const RUN_BYTES: usize = 64 * 1024;
 
 /// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
 /// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
