@@ -354,7 +354,7 @@ impl fmt::Debug for ArrayIter<'_> {
 
 impl<'a> ArrayIter<'a> {
     /// The next element and its offset in the array's bytes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_at(&mut self) -> Option<(ValueRef<'a>, usize)> {
         if self.remaining == 0 {
             return None;
@@ -425,6 +425,7 @@ impl<'a> ArrayIter<'a> {
         run.get(..end - start)
     }
 
+    #[inline(never)]
     fn next_array(&mut self) -> Option<ArrayRef<'a>> {
         let (bytes, endian) = (self.array.bytes, self.array.endian);
         let head = bytes.get(self.pos..self.pos.checked_add(12)?)?;
@@ -436,6 +437,7 @@ impl<'a> ArrayIter<'a> {
         Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian })
     }
 
+    #[inline(always)]
     fn next_fixed(&mut self, t: ValueType) -> Option<ValueRef<'a>> {
         let end = self.pos.checked_add(t.fixed_size()?)?;
         let v = decode_fixed(t, self.array.bytes.get(self.pos..end)?, self.array.endian);
