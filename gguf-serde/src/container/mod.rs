@@ -210,13 +210,12 @@ impl Gguf<MetadataOnly> {
     }
 
     /// The header and key/value pairs of a file read from a plain `reader` (at the start of the
-    /// file), and nothing after them: the tensor count is not used and the result has no tensor
-    /// infos (it is not a file of its own, and its `file_len`, `data_offset` and
-    /// `tensor_infos_end` are the end of the pairs; the serde layer reads its metadata). The reader's
-    /// length is not known: a count is checked by reading as far as it claims, at most to the
-    /// end of the reader; errors are those of [`Gguf::from_slice`] on everything the reader
-    /// yields (up to the end of the pairs). Reads at most `read_ahead` bytes past what the
-    /// parser asks for.
+    /// file), and nothing after them; what serde's [`from_reader`](crate::from_reader) reads.
+    /// The tensor count is not used and the result has no tensor infos: it is not a file of its
+    /// own (its `file_len`, `data_offset` and `tensor_infos_end` are the end of the pairs). The
+    /// reader's length is not known, so a count is checked by reading as far as it claims, at
+    /// most to the end of the reader; the errors are those the same bytes in memory give for the
+    /// header and pairs. Reads at most `read_ahead` bytes past what the parser asks for.
     ///
     /// # Errors
     /// [`Error::Io`] from the reader; any validation error of the header and pairs.

@@ -331,7 +331,7 @@ const RUN_BYTES: usize = 64 * 1024;
 /// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
 /// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
 ///
-/// Fixed-size elements are decoded in place; strings are sliced out of runs of [`RUN_BYTES`]
+/// Fixed-size elements are decoded in place; strings are sliced out of runs of 64 KiB
 /// validated at once (see `new_run`); an array of arrays gives each inner array as an
 /// [`ArrayRef`], its extent found by the parser's own walk.
 #[derive(Clone)]
