@@ -216,7 +216,7 @@ fn print_plan(tensors: &[TensorPlan]) -> std::io::Result<()> {
     writeln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target")?;
     let (mut before, mut after) = (0u64, 0u64);
     for t in tensors {
-        let shape: Vec<String> = t.ne.iter().rev().map(u64::to_string).collect();
+        let shape: Vec<String> = t.ne.shape().iter().map(u64::to_string).collect();
         let (src, dst) = (t.source.name(), t.target.name());
         writeln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule)?;
         before += t.source.nbytes(&t.ne).unwrap_or(0);

@@ -80,14 +80,14 @@ pub mod ops;
 
 pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance, CodecError};
 pub use container::{
-    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Shape, ShardedGguf, Source, TensorInfo,
+    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, ShardedGguf, Source, TensorInfo,
     TensorSource, Value, ValueRef, WriteOptions,
 };
 pub use error::{
     AlignmentProblem, EditError, Error, ErrorKind, FormatError, Item, MetadataError, ModelError, QuantizeError, Result,
     ShardError, WriteError,
 };
-pub use format::{Endian, GgmlType, ValueType};
+pub use format::{Endian, GgmlType, Ne, Shape, ValueType};
 pub use metadata::{
     elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, ARCH,
     MAX_NESTING,

@@ -58,7 +58,6 @@ mod write;
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::ops::Deref;
 use std::path::Path;
 
 pub(crate) use feed::READ_AHEAD;
@@ -69,7 +68,9 @@ pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
 use crate::error::{Error, Result};
-use crate::format::{Endian, GgmlType, MAX_DIMS};
+use crate::format::{Endian, GgmlType};
+/// Re-exported here, where [`TensorInfo`] uses them; defined in [`crate::format`].
+pub use crate::format::{Ne, Shape};
 
 /// Bytes a [`Gguf`] reads from: a slice, a memory mapping, or a metadata-only buffer.
 pub trait Source {
@@ -391,52 +392,6 @@ impl<'a> Kv<'a> {
     }
 }
 
-/// A canonical tensor shape, outermost dimension first (the stored `ne` reversed), held inline.
-/// Dereferences to `[u64]`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Shape {
-    dims: [u64; MAX_DIMS],
-    len: u8,
-}
-
-impl Shape {
-    /// The canonical shape of stored dims `ne` (fastest first); `None` for more than
-    /// [`MAX_DIMS`] dims.
-    pub fn from_ne(ne: &[u64]) -> Option<Shape> {
-        Self::from_canonical(&ne.iter().rev().copied().collect::<Vec<_>>())
-    }
-
-    /// A shape from canonical dims (outermost first); `None` for more than [`MAX_DIMS`] dims.
-    pub fn from_canonical(dims: &[u64]) -> Option<Shape> {
-        if dims.len() > MAX_DIMS {
-            return None;
-        }
-        let mut out = [0u64; MAX_DIMS];
-        out.get_mut(..dims.len())?.copy_from_slice(dims);
-        Some(Shape { dims: out, len: dims.len() as u8 })
-    }
-
-    /// The stored dims (`ne`, fastest first): this shape reversed.
-    pub fn ne(&self) -> Shape {
-        let mut out = *self;
-        out.dims.get_mut(..self.len as usize).unwrap_or_default().reverse();
-        out
-    }
-}
-
-impl Deref for Shape {
-    type Target = [u64];
-    fn deref(&self) -> &[u64] {
-        self.dims.get(..self.len as usize).unwrap_or_default()
-    }
-}
-
-impl std::fmt::Debug for Shape {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
-    }
-}
-
 /// A tensor info, in the canonical terms of the GGUF layout.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TensorInfo<'a> {
@@ -467,7 +422,7 @@ impl<'a> TensorInfo<'a> {
         TensorInfo {
             name: data.get(t.name.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default(),
             dtype: t.dtype,
-            shape: Shape::from_ne(ne).unwrap_or(Shape { dims: [0; MAX_DIMS], len: 0 }),
+            shape: Shape::from_ne(ne).unwrap_or_default(),
             data_offset: layout.data_offset.saturating_add(t.offset),
             nbytes: t.nbytes,
             n_elements: t.n_elements,
@@ -477,8 +432,8 @@ impl<'a> TensorInfo<'a> {
     }
 
     /// The stored dims, fastest first (`ne[0]` is the row length): [`shape`](Self::shape)
-    /// reversed.
-    pub fn ne(&self) -> Shape {
+    /// reversed, as the file stores them.
+    pub fn ne(&self) -> Ne {
         self.shape.ne()
     }
 }

@@ -13,7 +13,8 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 use super::value::{Array, ArrayRef, Value, ValueRef};
-use super::{align_up, Shape};
+use super::align_up;
+use crate::format::Ne;
 use crate::error::{AlignmentProblem, Error, FormatError, Result, WriteError};
 use crate::format::GgmlType;
 use crate::format::ValueType;
@@ -58,7 +59,7 @@ impl Default for WriteOptions {
 struct Pending {
     name: String,
     dtype: GgmlType,
-    ne: Shape,
+    ne: Ne,
     nbytes: u64,
     offset: u64,
 }
@@ -352,7 +353,7 @@ impl<W: Write> GgufWriter<W> {
             return bad("data section larger than int64".into());
         };
         self.next_offset = next;
-        let Some(ne) = Shape::from_canonical(ne) else {
+        let Some(ne) = Ne::new(ne) else {
             return bad(format!("{} dimensions, at most {MAX_DIMS}", ne.len()));
         };
         self.tensors.push(Pending { name: name.to_owned(), dtype, ne, nbytes, offset });

@@ -3,6 +3,8 @@
 //! - [`GgmlType`]: every ggml tensor type, with its block size and bytes per block
 //!   (ggml `ggml.h` `enum ggml_type`, `ggml.c` `type_traits`);
 //! - [`ValueType`]: the 13 metadata value types (`gguf_metadata_value_type`);
+//! - [`Shape`] (canonical, outermost first) and [`Ne`] (stored, fastest first): a tensor's dims
+//!   in its two orders, as distinct types;
 //! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
 //! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
 //!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`]);
@@ -12,9 +14,11 @@
 
 mod dtype;
 pub mod keys;
+mod shape;
 mod value_type;
 
 pub use dtype::{GgmlType, REMOVED_TYPE_IDS};
+pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 
 /// Default `general.alignment`, in bytes (the spec's and ggml's `GGUF_DEFAULT_ALIGNMENT`).

@@ -52,7 +52,7 @@ use regex::Regex;
 
 use crate::container::{Gguf, Source, TensorInfo, Value, ValueRef};
 use crate::error::{Error, QuantizeError, Result};
-use crate::format::GgmlType;
+use crate::format::{GgmlType, Ne};
 
 /// The llama.cpp commit whose `llama-quantize` rules [`plan`] follows.
 pub const LLAMA_CPP_COMMIT: &str = "0c1e57098";
@@ -519,7 +519,7 @@ pub struct TensorPlan {
     pub name: String,
     /// Its stored dims `ne` (fastest first) as llama-quantize writes them: trailing dims of 1
     /// dropped (`ggml_n_dims`), at least one.
-    pub ne: Vec<u64>,
+    pub ne: Ne,
     /// Its type in the source.
     pub source: GgmlType,
     /// Its type in the output (equal to `source` when kept or when the rules choose it).
@@ -699,13 +699,9 @@ const NEVER_GLM5_NEXT: &[&str] = &[
 ];
 
 /// `ggml_n_dims`: the stored dims without trailing 1s, at least one.
-fn trimmed_ne(ne: &[u64]) -> Vec<u64> {
+fn trimmed_ne(ne: &Ne) -> Ne {
     let n = ne.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1);
-    let mut v: Vec<u64> = ne.iter().copied().take(n).collect();
-    if v.is_empty() {
-        v.push(1);
-    }
-    v
+    Ne::new(ne.get(..n).unwrap_or(&[1])).unwrap_or_default()
 }
 
 /// `tensor_allows_quantization`, with our `exclude` globs: `None` if the tensor may be

@@ -14,7 +14,7 @@ use super::quantize::{plan, source_file_type, QuantizeParams, TensorPlan, GGML_Q
 use crate::codec::{self, CodecError};
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
 use crate::error::{Error, QuantizeError, Result, WriteError};
-use crate::format::{Endian, GgmlType};
+use crate::format::{Endian, GgmlType, Ne};
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
 const CHUNK_ELEMS: u64 = 1 << 22;
@@ -47,7 +47,7 @@ impl ConvertOptions<'_> {
         let float_source = matches!(info.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
         info.dtype != self.target
             && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
-            && info.ne().first().is_some_and(|&ne0| ne0 % self.target.block_size() == 0)
+            && info.ne().row_len() % self.target.block_size() == 0
             && !self.exclude.iter().any(|p| glob(p, info.name))
     }
 }
@@ -116,7 +116,7 @@ enum OutKv<'a> {
 struct OutTensor<'a> {
     info: TensorInfo<'a>,
     target: GgmlType,
-    ne: Vec<u64>,
+    ne: Ne,
 }
 
 /// Writes `src` to `out` as `llama-quantize` would for `params`: each tensor of the type
@@ -135,7 +135,7 @@ struct OutTensor<'a> {
 /// quantized file is allowed, as llama-quantize's `--allow-requantize`).
 ///
 /// # Errors
-/// Before anything is written: [`QuantizeError`](crate::QuantizeError) if a tensor needs an importance matrix (as
+/// Before anything is written: [`QuantizeError`] if a tensor needs an importance matrix (as
 /// llama-quantize: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, Q2_K of Q2_K_S; this crate has
 /// no `--imatrix` yet) and [`plan`]'s errors;
 /// [`CodecError::UnsupportedQuantize`] naming a
@@ -238,7 +238,7 @@ pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOp
         .tensors()
         .map(|info| {
             let target = if opts.converts(&info) { opts.target } else { info.dtype };
-            OutTensor { ne: info.ne().to_vec(), info, target }
+            OutTensor { ne: info.ne(), info, target }
         })
         .collect();
     write_converted(src, out.as_ref(), WriteOptions::like(src), kvs, tensors, opts.progress)
@@ -312,7 +312,7 @@ fn convert_tensor(
         reason: format!("size as {target} overflows"),
     })?;
     // Whole rows of both types per chunk: a multiple of both block sizes.
-    let row = t.ne().first().copied().unwrap_or(1).max(1);
+    let row = t.ne().row_len().max(1);
     let rows_per_chunk = (CHUNK_ELEMS / row).max(1);
     let n_rows = t.n_elements / row; // row >= 1
     let (in_row, out_row) = (t.dtype.row_bytes(row).unwrap_or(0), target.row_bytes(row).unwrap_or(0));
