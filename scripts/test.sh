@@ -14,6 +14,8 @@ export GGUF_LLAMA_CPP_DIR
 scripts/lint.sh
 scripts/package-check.sh
 scripts/fuzz-smoke.sh
+# The codec reference vectors (gguf-serde/tests/data/codec) regenerate from ggml, byte for byte.
+scripts/codec-vectors.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --release 2>&1 | tee "$log"

@@ -1,4 +1,18 @@
 //! `gguf split` and `gguf merge`
+//!
+//! Both write what `llama-gguf-split` writes: the same limit gives the same shards, byte for
+//! byte, and either tool merges the other's shards (`tests/tests/split_llama.rs` runs both).
+//! Where we differ, on purpose:
+//! - A first tensor larger than `--split-max-size`: `llama-gguf-split` exits with "one of splits
+//!   have 0 tensors"; `gguf split` gives it a shard of its own, as both tools do for a large
+//!   tensor anywhere else.
+//! - `gguf merge` drops the split keys, so a split file merges back to the original byte for
+//!   byte; `llama-gguf-split --merge` keeps them (`split.no = 0`, `split.tensors.count`,
+//!   `split.count = 0`).
+//! - Sizes: `llama-gguf-split` takes only a number with `M` or `G` (powers of 1000); `gguf split`
+//!   also takes plain bytes, `K`, and `Ki`, `Mi`, `Gi` (powers of 1024).
+//! - `gguf merge` refuses to replace an existing file unless `--force` (`llama-gguf-split` always
+//!   refuses); `--dry-run` prints our own plan format.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,7 +34,9 @@ pub struct SplitArgs {
     split_max_tensors: Option<usize>,
     /// At most SIZE bytes of tensor data per shard, counted as llama-gguf-split counts them
     /// (tensors padded to 32 bytes, metadata not counted). SIZE is bytes, or a number with
-    /// K, M or G (powers of 1000, as llama-gguf-split) or Ki, Mi, Gi (powers of 1024).
+    /// K, M or G (powers of 1000; llama-gguf-split takes only M and G) or Ki, Mi, Gi (powers of
+    /// 1024). A tensor larger than SIZE gets a shard of its own (llama-gguf-split refuses one
+    /// that comes first).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     split_max_size: Option<u64>,
     /// The first shard holds the metadata only, no tensors.

@@ -1,9 +1,14 @@
-//! The codecs against fixed vectors made by ggml's reference C code (`tests/data/codec/`, see its
-//! README for exactly how): quantized bytes, dequantized f32 bits, and dequantized random blocks,
-//! including edge blocks (zeros, huge values, NaN, infinities, subnormals, f16 overflow).
+//! The codecs against fixed vectors made by ggml's own code (`tests/data/codec/`; its README says
+//! what every file holds): quantized bytes, dequantized f32 bits, and dequantized random blocks,
+//! including edge blocks (zeros, huge values, NaN, infinities, subnormals, f16 overflow), and the
+//! importance-matrix quantizers. The vectors are regenerable: `scripts/codec-vectors.sh` builds
+//! the driver `tests/harness/codec_vectors.c` against ggml and compares its output with every
+//! committed file (CI runs it).
 //!
 //! These cover what gguf-py cannot check: quantizing Q8_1, Q2_K–Q6_K, Q8_K and F16 rounding,
-//! dequantizing Q8_K, and NaN/Inf edge cases of every type here.
+//! dequantizing Q8_K, quantizing with importance weights, and NaN/Inf edge cases of every type
+//! here. The i-quant, ternary and FP4 vectors of the same folder are read by the codec's unit
+//! tests (`src/codec/iq/reference_tests.rs`).
 
 use std::path::PathBuf;
 
@@ -135,6 +140,16 @@ fn unsupported_types_are_errors() {
     );
 }
 
+/// The hash named `name` in `exhaustive.txt` (lines `name hex`, written by the C driver).
+fn exhaustive_hash(name: &str) -> u64 {
+    let text = String::from_utf8(data("exhaustive.txt").expect("exhaustive.txt")).unwrap();
+    let hex = text
+        .lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("{name} not in exhaustive.txt"));
+    u64::from_str_radix(hex.trim(), 16).unwrap()
+}
+
 /// FNV-1a (64-bit) over bytes: how the exhaustive checks below compare with ggml's output.
 struct Fnv(u64);
 
@@ -151,7 +166,7 @@ impl Fnv {
 }
 
 /// Every f16 bit pattern, in order, dequantized: the FNV-1a hash of the little-endian f32 bits
-/// equals that of ggml's `GGML_FP16_TO_FP32` over the same 65,536 inputs (README of the data).
+/// equals that of ggml's `ggml_fp16_to_fp32_row` over the same 65,536 inputs (`exhaustive.txt`).
 #[test]
 fn every_f16_value_dequantizes_as_ggml() {
     let src: Vec<u8> = (0..=u16::MAX).flat_map(|h| h.to_le_bytes()).collect();
@@ -160,34 +175,40 @@ fn every_f16_value_dequantizes_as_ggml() {
     for v in out {
         h.update(&v.to_le_bytes());
     }
-    assert_eq!(h.0, 0x5d79_f1b0_86f3_0345);
+    assert_eq!(h.0, exhaustive_hash("f16_to_f32"));
 }
 
 /// Every f32 bit pattern, in order, quantized to F16 and to BF16: FNV-1a hashes of the
-/// little-endian outputs equal those of ggml's `GGML_FP32_TO_FP16` and `GGML_FP32_TO_BF16`.
-/// About 4.3 billion conversions each, so not run by default: `cargo test -- --ignored`.
+/// little-endian outputs equal those of ggml's `ggml_fp32_to_fp16_row` and
+/// `ggml_fp32_to_bf16_row_ref` (`exhaustive.txt`). About 4.3 billion conversions and 8.6 GB
+/// hashed per type, the two types on two threads.
 #[test]
-#[ignore = "exhaustive over 2^32 inputs; run with --ignored"]
 fn every_f32_value_quantizes_to_f16_and_bf16_as_ggml() {
-    let mut h16 = Fnv::new();
-    let mut hbf = Fnv::new();
-    let mut src = vec![0f32; 1 << 20];
-    let mut out = vec![0u8; 2 << 20];
-    for chunk in 0u64..(1 << 12) {
-        for (i, x) in src.iter_mut().enumerate() {
-            *x = f32::from_bits(((chunk << 20) | i as u64) as u32);
+    let hash = |t: GgmlType| {
+        let mut h = Fnv::new();
+        let mut src = vec![0f32; 1 << 20];
+        let mut out = vec![0u8; 2 << 20];
+        for chunk in 0u64..(1 << 12) {
+            for (i, x) in src.iter_mut().enumerate() {
+                *x = f32::from_bits(((chunk << 20) | i as u64) as u32);
+            }
+            codec::quantize(t, &src, &mut out).unwrap();
+            h.update(&out);
         }
-        codec::quantize(GgmlType::F16, &src, &mut out).unwrap();
-        h16.update(&out);
-        codec::quantize(GgmlType::BF16, &src, &mut out).unwrap();
-        hbf.update(&out);
-    }
-    assert_eq!(h16.0, 0x66c2_a4ac_265e_2325, "F16");
-    assert_eq!(hbf.0, 0xef0e_7894_0a5e_2325, "BF16");
+        h.0
+    };
+    let (h16, hbf) = std::thread::scope(|s| {
+        let f16 = s.spawn(|| hash(GgmlType::F16));
+        let bf16 = s.spawn(|| hash(GgmlType::BF16));
+        (f16.join().unwrap(), bf16.join().unwrap())
+    });
+    assert_eq!(h16, exhaustive_hash("f32_to_f16"), "F16");
+    assert_eq!(hbf, exhaustive_hash("f32_to_bf16"), "BF16");
 }
 
 /// Quantizing with an importance matrix equals ggml's `quantize_*` given `quant_weights`
-/// (`*.imat.*` vectors: rows of 64 elements for the 32-element types, 512 for the k-quants).
+/// (`*.imat.*` vectors, made through `ggml_quantize_chunk`: rows of 64 elements for the
+/// 32-element types, 512 for the 256-element ones).
 #[test]
 fn quantize_with_importance_equals_reference() {
     let types = [
@@ -200,6 +221,8 @@ fn quantize_with_importance_equals_reference() {
         (GgmlType::Q4_K, 512),
         (GgmlType::Q5_K, 512),
         (GgmlType::Q6_K, 512),
+        (GgmlType::IQ4_NL, 64),
+        (GgmlType::IQ4_XS, 512),
     ];
     for (t, n_per_row) in types {
         let x = f32s(&data(&format!("{t}.imat.in.f32")).unwrap());
@@ -237,6 +260,8 @@ fn importance_changes_the_result() {
         GgmlType::Q4_K,
         GgmlType::Q5_K,
         GgmlType::Q6_K,
+        GgmlType::IQ4_NL,
+        GgmlType::IQ4_XS,
     ] {
         let x = f32s(&data(&format!("{t}.imat.in.f32")).unwrap());
         let with = data(&format!("{t}.imat.q")).unwrap();

@@ -1,6 +1,8 @@
 //! Sharded models on hand-made files: the layout `llama-gguf-split` writes (checked key by key
 //! against the facts of its source), the shard plan by tensors and by size (hand-computed),
 //! reading a split as one model, every error case, and byte-identical split → merge round trips.
+//! The comparison with the real `llama-gguf-split` (same shards byte for byte, and the places
+//! where we differ on purpose) is `tests/tests/split_llama.rs`, which needs the llama.cpp build.
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +82,8 @@ fn shard_names() {
     }
 }
 
+/// The plans `llama-gguf-split`'s rule gives (its `should_split`, worked by hand here; the tool
+/// itself is run in `tests/tests/split_llama.rs`).
 #[test]
 fn plans_match_llama_gguf_split() {
     let bytes = model(None, Endian::Little);
@@ -95,7 +99,9 @@ fn plans_match_llama_gguf_split() {
     assert_eq!(plan(SplitBy::MaxBytes(200), false), vec![0..2, 2..3, 3..4, 4..5]);
     // 288: 32+128+96 = 256 fits, +256 does not; 256+32 = 288 fits.
     assert_eq!(plan(SplitBy::MaxBytes(288), false), vec![0..3, 3..5]);
-    // Smaller than any tensor: one tensor per shard, never an empty shard.
+    // Smaller than any tensor: one tensor per shard, never an empty shard. Here llama-gguf-split
+    // differs on purpose: its first shard would be empty, so it exits with an error instead
+    // (tests/tests/split_llama.rs runs the tool; gguf-cli's split docs list the differences).
     assert_eq!(plan(SplitBy::MaxBytes(1), false).len(), 5);
     assert!(matches!(
         plan_split(&f, &SplitOptions { by: SplitBy::MaxTensors(0), no_tensor_first_split: false })

@@ -77,20 +77,26 @@ pub const LLAMA_CPP_CACHE: &str = "llama.cpp-832db0699007f1be95a7e41ef12e88926b0
 /// in the cache folder [`LLAMA_CPP_CACHE`]. `None` (after printing why) if it is not there;
 /// panics (fails the test) instead when the environment has `CI` set.
 pub fn llama_quantize() -> Option<PathBuf> {
+    llama_tool("llama-quantize")
+}
+
+/// A program of the llama.cpp build (`llama-quantize`, `llama-gguf-split`, ...), found as
+/// [`llama_quantize`] finds `llama-quantize`.
+pub fn llama_tool(name: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("GGUF_LLAMA_CPP_DIR").map(PathBuf::from).unwrap_or_else(|| {
         let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
         home.join(".cache/gguf-serde").join(LLAMA_CPP_CACHE)
     });
-    let p = dir.join("build/bin/llama-quantize");
+    let p = dir.join("build/bin").join(name);
     if p.is_file() {
         return Some(p);
     }
     assert!(
         std::env::var_os("CI").is_none(),
-        "no llama-quantize at {} (build llama.cpp, or set GGUF_LLAMA_CPP_DIR)",
+        "no {name} at {} (build llama.cpp, or set GGUF_LLAMA_CPP_DIR)",
         p.display()
     );
-    eprintln!("SKIPPED: no llama-quantize at {} (set GGUF_LLAMA_CPP_DIR)", p.display());
+    eprintln!("SKIPPED: no {name} at {} (set GGUF_LLAMA_CPP_DIR)", p.display());
     None
 }
 

@@ -265,3 +265,80 @@ fn every_smollm2_tensor_dequantizes_as_gguf_py() {
     };
     assert_eq!(counts, [(GgmlType::Q4_1, 210), (GgmlType::Q8_0, 1)].into_iter().collect());
 }
+
+// ---------------------------------------------------------------------------------------------
+// The i-quant, ternary and FP4 families against gguf-py (`tests/py/iq_gguf_py_reference.py`
+// writes random blocks and gguf-py's results; moved here from the codec's unit tests, which stay
+// hermetic and compare with ggml's C vectors instead).
+
+const IQ_PY_DEQUANT: [GgmlType; 13] = [
+    GgmlType::IQ2_XXS,
+    GgmlType::IQ2_XS,
+    GgmlType::IQ2_S,
+    GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S,
+    GgmlType::IQ1_S,
+    GgmlType::IQ1_M,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+    GgmlType::MXFP4,
+    GgmlType::NVFP4,
+];
+
+const IQ_PY_QUANT: [GgmlType; 3] = [GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4];
+
+/// Same bits, or both NaN (NaN payloads are not compared: numpy and C may propagate them
+/// differently).
+fn same_f32(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn iquants_and_fp4_equal_gguf_py() {
+    let Some(py) = python() else { return };
+    let dir = temp_dir("codec-iq-gguf-py");
+    let script = workspace_root().join("tests/py/iq_gguf_py_reference.py");
+    let out = Command::new(&py).arg(&script).arg(&dir).output().expect("running python");
+    assert!(out.status.success(), "iq_gguf_py_reference.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let read = |name: String| std::fs::read(dir.join(&name)).unwrap_or_else(|e| panic!("reading {name}: {e}"));
+    for t in IQ_PY_DEQUANT {
+        let (bs, ts) = (t.block_size() as usize, t.type_size() as usize);
+        let src = read(format!("{}.deq.in", t.name()));
+        let want = f32s(&read(format!("{}.deq.out", t.name())));
+        assert!(src.len() > 100 * ts, "{t}");
+        // Random scales are NaN or infinite now and then, but most values must be finite.
+        assert!(want.iter().filter(|v| v.is_finite()).count() > want.len() * 9 / 10, "{t:?}: reference mostly NaN");
+        let ours = codec::dequantize_to_vec(t, &src).unwrap();
+        assert_eq!(ours.len(), want.len(), "dequantize {t}: length");
+        let bad: Vec<usize> = (0..ours.len()).filter(|&i| !same_f32(ours[i], want[i])).collect();
+        if let Some(&i) = bad.first() {
+            panic!(
+                "dequantize {t}: {} of {} values differ; first at element {i} (block {}): ours {:#010x}, gguf-py {:#010x}",
+                bad.len(),
+                ours.len(),
+                i / bs,
+                ours[i].to_bits(),
+                want[i].to_bits()
+            );
+        }
+    }
+    for t in IQ_PY_QUANT {
+        let (bs, ts) = (t.block_size() as usize, t.type_size() as usize);
+        let src = f32s(&read(format!("{}.q.in", t.name())));
+        let want = read(format!("{}.q.out", t.name()));
+        assert!(src.len() > 100 * bs, "{t}");
+        let ours = codec::quantize_to_vec(t, &src).unwrap();
+        assert_eq!(ours.len(), want.len(), "quantize {t}: length");
+        if let Some(i) = (0..ours.len()).find(|&i| ours[i] != want[i]) {
+            let b = i / ts;
+            panic!(
+                "quantize {t}: first differing byte {i} (block {b}):\n ours {:02x?}\n want {:02x?}",
+                &ours[b * ts..(b + 1) * ts],
+                &want[b * ts..(b + 1) * ts]
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -169,8 +169,8 @@ per_block!(Quantize<32> for block_iq4_nl => quant_iq4_nl);
 per_block!(Quantize<256> for block_iq4_xs => quant_iq4_xs);
 
 /// With importance weights (`quant_weights` of ggml's `quantize_iq4_nl`), one per element of the
-/// row. Not in the codec table's importance column yet (`quantize_with_importance` refuses
-/// IQ4_NL); tested against ggml's C output.
+/// row: the codec table's importance path for IQ4_NL (`quantize_with_importance`), tested against
+/// ggml's C output (`*.imat.*` and `*.qw.*` vectors).
 impl QuantizeRow<32> for block_iq4_nl {
     fn quantize_row(_: Isa, src: &[[f32; 32]], dst: &mut [Self], weights: &[[f32; 32]]) {
         for ((x, b), qw) in src.iter().zip(dst).zip(weights) {

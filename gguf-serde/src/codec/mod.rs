@@ -36,8 +36,8 @@
 //!   ggml quantizes without an importance matrix; anything else is
 //!   [`CodecError::UnsupportedQuantize`].
 //! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
-//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K (F32, F16, BF16, Q8_0
-//!   and Q8_1 ignore the weights, as in ggml).
+//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS (F32,
+//!   F16, BF16, Q8_0 and Q8_1 ignore the weights, as in ggml).
 //!
 //! # Byte order
 //! GGUF files are little-endian unless the header says otherwise. A big-endian file, as ggml on a
@@ -524,6 +524,7 @@ mod tests {
         assert!(can_quantize(GgmlType::Q4_K) && can_quantize(GgmlType::IQ4_NL) && !can_quantize(GgmlType::IQ2_XXS));
         assert!(!can_quantize(GgmlType::I32) && can_dequantize(GgmlType::I32) && can_dequantize(GgmlType::IQ1_M));
         assert!(can_quantize_with_importance(GgmlType::Q6_K) && can_quantize_with_importance(GgmlType::Q8_0));
-        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && !can_quantize_with_importance(GgmlType::IQ4_XS));
+        assert!(can_quantize_with_importance(GgmlType::IQ4_NL) && can_quantize_with_importance(GgmlType::IQ4_XS));
+        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && !can_quantize_with_importance(GgmlType::IQ2_XXS));
     }
 }

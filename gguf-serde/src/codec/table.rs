@@ -164,8 +164,8 @@ pub(crate) fn row(dtype: GgmlType) -> &'static Codec {
         GgmlType::IQ3_S => const { &Codec::decoder::<iq::block_iq3_s, 256>() },
         GgmlType::IQ1_S => const { &Codec::decoder::<iq::block_iq1_s, 256>() },
         GgmlType::IQ1_M => const { &Codec::decoder::<iq::block_iq1_m, 256>() },
-        GgmlType::IQ4_NL => const { &Codec::quantizer::<iq::block_iq4_nl, 32>() },
-        GgmlType::IQ4_XS => const { &Codec::quantizer::<iq::block_iq4_xs, 256>() },
+        GgmlType::IQ4_NL => const { &Codec::weighted::<iq::block_iq4_nl, 32>() },
+        GgmlType::IQ4_XS => const { &Codec::weighted::<iq::block_iq4_xs, 256>() },
         GgmlType::TQ1_0 => const { &Codec::quantizer::<o::block_tq1_0, 256>() },
         GgmlType::TQ2_0 => const { &Codec::quantizer::<o::block_tq2_0, 256>() },
         GgmlType::MXFP4 => const { &Codec::quantizer::<o::block_mxfp4, 32>() },
@@ -202,7 +202,7 @@ mod tests {
             F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS,
             TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0,
         ];
-        let weighted = [Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K];
+        let weighted = [Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS];
         let ignored = [F32, F16, BF16, Q8_0, Q8_1];
         for t in GgmlType::ALL {
             let r = row(t);

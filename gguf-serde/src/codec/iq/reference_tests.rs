@@ -1,9 +1,9 @@
-//! Tests of the `iquants` and `other` codec families against reference output:
-//! gguf-py (`gguf.quants`, run from `tests/data/codec-b/gguf_py_reference.py`) and fixed vectors
-//! made by ggml's C reference (`tests/data/codec-b/c-vectors/`, see its README).
+//! Tests of the `iquants` and `other` codec families against fixed vectors made by ggml's C code
+//! (`tests/data/codec/`, see its README; regenerated and compared by `scripts/codec-vectors.sh`).
+//! The comparison with gguf-py (`gguf.quants`) of the same families needs Python, so it lives in
+//! the workspace's `tests/` crate (`tests/tests/codec.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::codec::block::as_blocks_mut;
 use crate::codec::iquants::{block_iq4_nl, block_iq4_xs};
@@ -13,27 +13,6 @@ use crate::format::GgmlType;
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn data_dir() -> PathBuf {
-    crate_dir().join("tests").join("data").join("codec-b")
-}
-
-/// The Python interpreter with gguf-py: `GGUF_PYTHON`, else `<workspace>/.venv/bin/python`.
-/// `None` (test skipped) only when `GGUF_SKIP_PYTHON=1`; otherwise a missing interpreter fails.
-fn python() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("GGUF_PYTHON") {
-        return Some(PathBuf::from(p));
-    }
-    let venv = crate_dir().join("..").join(".venv").join("bin").join("python");
-    if venv.exists() {
-        return Some(venv);
-    }
-    if std::env::var("GGUF_SKIP_PYTHON").as_deref() == Ok("1") {
-        eprintln!("GGUF_SKIP_PYTHON=1: skipping the gguf-py comparison");
-        return None;
-    }
-    panic!("no Python with gguf-py: set GGUF_PYTHON or create <workspace>/.venv (or set GGUF_SKIP_PYTHON=1 to skip)");
 }
 
 fn bs(t: GgmlType) -> usize {
@@ -76,30 +55,6 @@ fn quant_weighted(t: GgmlType, src: &[f32], w: &[f32]) -> Vec<u8> {
     out
 }
 
-/// Same bits, or both NaN (NaN payloads are not compared: numpy and C may propagate them
-/// differently).
-fn same_f32(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
-/// Compares element-wise; reports the first mismatches with block and element.
-fn assert_f32_eq(what: &str, block: usize, ours: &[f32], want: &[f32]) {
-    assert_eq!(ours.len(), want.len(), "{what}: length");
-    let bad: Vec<_> = (0..ours.len()).filter(|&i| !same_f32(ours[i], want[i])).collect();
-    if let Some(&i) = bad.first() {
-        panic!(
-            "{what}: {} of {} values differ; first at element {i} (block {}): ours {:e} ({:#010x}), reference {:e} ({:#010x})",
-            bad.len(),
-            ours.len(),
-            i / block,
-            ours[i],
-            ours[i].to_bits(),
-            want[i],
-            want[i].to_bits()
-        );
-    }
-}
-
 fn assert_bytes_eq(what: &str, size: usize, ours: &[u8], want: &[u8]) {
     assert_eq!(ours.len(), want.len(), "{what}: length");
     if let Some(i) = (0..ours.len()).find(|&i| ours[i] != want[i]) {
@@ -112,56 +67,12 @@ fn assert_bytes_eq(what: &str, size: usize, ours: &[u8], want: &[u8]) {
     }
 }
 
-const PY_DEQUANT: [GgmlType; 13] = [
-    GgmlType::IQ2_XXS,
-    GgmlType::IQ2_XS,
-    GgmlType::IQ2_S,
-    GgmlType::IQ3_XXS,
-    GgmlType::IQ3_S,
-    GgmlType::IQ1_S,
-    GgmlType::IQ1_M,
-    GgmlType::IQ4_NL,
-    GgmlType::IQ4_XS,
-    GgmlType::TQ1_0,
-    GgmlType::TQ2_0,
-    GgmlType::MXFP4,
-    GgmlType::NVFP4,
-];
-
-const PY_QUANT: [GgmlType; 3] = [GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::MXFP4];
-
 fn read(dir: &Path, name: &str) -> Vec<u8> {
     std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}"))
 }
 
-#[test]
-fn matches_gguf_py() {
-    let Some(py) = python() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let status = Command::new(&py)
-        .arg(data_dir().join("gguf_py_reference.py"))
-        .arg(tmp.path())
-        .status()
-        .unwrap_or_else(|e| panic!("running {}: {e}", py.display()));
-    assert!(status.success(), "gguf_py_reference.py failed: {status}");
-    for t in PY_DEQUANT {
-        let src = read(tmp.path(), &format!("{}.deq.in", t.name()));
-        let want = f32s(&read(tmp.path(), &format!("{}.deq.out", t.name())));
-        assert!(src.len() > 100 * ts(t));
-        // Random scales are NaN or infinite now and then, but most values must be finite.
-        assert!(want.iter().filter(|v| v.is_finite()).count() > want.len() * 9 / 10, "{t:?}: reference mostly NaN");
-        assert_f32_eq(&format!("dequantize {t:?}"), bs(t), &dequant(t, &src), &want);
-    }
-    for t in PY_QUANT {
-        let src = f32s(&read(tmp.path(), &format!("{}.q.in", t.name())));
-        let want = read(tmp.path(), &format!("{}.q.out", t.name()));
-        assert!(src.len() > 100 * bs(t));
-        assert_bytes_eq(&format!("quantize {t:?}"), ts(t), &quant(t, &src), &want);
-    }
-}
-
 fn c_dir() -> PathBuf {
-    data_dir().join("c-vectors")
+    crate_dir().join("tests").join("data").join("codec")
 }
 
 const C_DEQUANT: [GgmlType; 15] = [
@@ -236,6 +147,12 @@ fn quantize_weighted_matches_c_reference() {
         let ours = quant_weighted(t, &src, &w);
         assert_eq!(ours.len(), want.len());
         assert_bytes_eq(&format!("quantize_weighted {t:?}"), ts(t), &ours, &want);
+        // The same through the public importance path: one row, one weight per element.
+        for isa in [Isa::detected(), Isa::portable()] {
+            let mut got = vec![0u8; want.len()];
+            crate::codec::quantize_with_importance_isa(isa, t, &src, &mut got, src.len(), &w).unwrap();
+            assert_bytes_eq(&format!("quantize_with_importance {t:?} ({isa:?})"), ts(t), &got, &want);
+        }
         // The weights matter: the unweighted bytes differ.
         assert_ne!(quant(t, &src), want, "{t:?}: weights had no effect");
     }

@@ -1,6 +1,6 @@
 """Reference data from gguf-py (PyPI `gguf` 0.19.0) for the i-quant / FP4 / ternary codec tests.
 
-Usage: python gguf_py_reference.py OUT_DIR
+Usage: python iq_gguf_py_reference.py OUT_DIR  (run by tests/tests/codec.rs)
 
 For every type below it writes, with fixed seeds (numpy PCG64, seed = 1000 + ggml type id):
   NAME.deq.in   random block bytes (uniform bytes; every f16 scale is kept as drawn, so some are
