@@ -79,7 +79,10 @@ pub fn check<'a>(cx: &Ctxt, input: &'a Input<'a>) -> Vec<Checked<'a>> {
         cx.error_spanned_by(extra.ident, "only one #[gguf(metadata)] field is allowed per struct");
     }
     if let (Some(f), Some((_, span))) = (meta_field.first(), &input.attrs.metadata) {
-        cx.error_spanned_by(f.ident, "this struct has #[gguf(metadata = \"...\")]: it has no #[gguf(metadata)] field");
+        cx.error_spanned_by(
+            f.ident,
+            "a #[gguf(metadata)] field and #[gguf(metadata = \"...\")] on the struct exclude each other: keep one",
+        );
         cx.syn_error(syn::Error::new(*span, "the struct's metadata type is given here"));
     }
     let has_meta = !meta_field.is_empty() || input.attrs.metadata.is_some();
