@@ -89,7 +89,10 @@ impl StructAttrs {
                         Ok(path) => set(cx, &mut out.crate_path, path, &meta.path, "crate"),
                         Err(_) => cx.error_spanned_by(
                             &lit,
-                            format!("invalid crate path {:?}: expected a path such as \"my_crate::gguf_serde\"", lit.value()),
+                            format!(
+                                "invalid crate path {:?}: expected a path such as \"my_crate::gguf_serde\"",
+                                lit.value()
+                            ),
                         ),
                     }
                 } else if meta.path.is_ident("metadata") {

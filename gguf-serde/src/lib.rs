@@ -93,8 +93,8 @@ pub use metadata::{
     MAX_NESTING,
 };
 pub use model::{
-    F32Tensor, GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorOrder, TensorStorage, TensorView, Unbound,
-    WriteModelOptions,
+    F32Tensor, GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorOrder, TensorStorage, TensorView,
+    Unbound, WriteModelOptions,
 };
 
 /// The read-only memory mapping [`Gguf::open`] holds (`Gguf<Mmap>`), re-exported from `memmap2`

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use gguf_serde::model::{FieldSpec, TensorOrder, WriteModelOptions};
 use gguf_serde::{
-    Endian, ErrorKind, F32Tensor, GgmlType, Gguf, GgufModel, GgufWriter, Mmap, ModelError, Shape, Tensor,
-    TensorStorage, TensorView, WriteError,
+    Endian, ErrorKind, F32Tensor, GgmlType, Gguf, GgufModel, GgufWriter, MetadataError, Mmap, ModelError, Shape,
+    Tensor, TensorStorage, TensorView, WriteError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -90,11 +90,12 @@ fn a_sub_model_copy_that_disagrees_with_the_written_metadata_is_refused() {
         blocks: vec![CopyBlock { dims: Dims { embd: 4, ff: 6 }, up: zeros("blk.0.ffn_up.weight", &[6, 4]) }],
     };
     let e = model.to_vec().unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::Model(ModelError::Constraint { name, .. }) if name == "blk.0"), "{e:?}");
+    assert!(matches!(e.kind(), ErrorKind::Metadata(MetadataError::Message { .. })), "{e:?}");
+    assert_eq!((e.key(), e.offset()), (Some("toy.feed_forward_length"), None));
     assert_eq!(
         e.to_string(),
-        "constraint of \"blk.0\": key \"toy.feed_forward_length\" is U32(6) in the sub-model's metadata \
-         (`CopyBlock.dims`) but U32(1000) in the metadata written"
+        "sub-model \"blk.0\" has U32(6) in its metadata field `CopyBlock.dims`, but the metadata written has \
+         U32(1000) at key \"toy.feed_forward_length\""
     );
     // Agreeing copies write, and the file reads back with the same struct.
     let model = CopyModel {
@@ -241,10 +242,7 @@ fn a_vec_without_a_shape_is_not_flattened_and_a_typed_tensor_keeps_its_shape() {
     // Before, this wrote w as [12].
     let v = One::<Vec<f32>>::read(&f).unwrap();
     let e = v.to_vec().unwrap_err();
-    assert!(
-        matches!(e.kind(), ErrorKind::Write(WriteError::InvalidTensor { name, .. }) if name == "w"),
-        "{e:?}"
-    );
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::InvalidTensor { name, .. }) if name == "w"), "{e:?}");
     assert!(e.to_string().contains("holds no shape"), "{e}");
 
     let t = One::<F32Tensor>::read(&f).unwrap();
@@ -415,7 +413,9 @@ fn typed_views_borrow_aligned_little_endian_data() {
         "{e:?}"
     );
     let be = TensorView { endian: Endian::Big, ..m.f };
-    assert!(matches!(be.as_f32().unwrap_err().kind(), ErrorKind::Model(ModelError::Constraint { name, .. }) if name == "f"));
+    assert!(
+        matches!(be.as_f32().unwrap_err().kind(), ErrorKind::Model(ModelError::Constraint { name, .. }) if name == "f")
+    );
     let mut shifted = vec![0u8; bytes.len() + 1];
     shifted[1..].copy_from_slice(&bytes);
     let g = Gguf::from_slice(&shifted[1..]).unwrap();

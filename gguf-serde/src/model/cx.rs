@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::container::{Gguf, GgufWriter, Shape, Value};
-use crate::error::{Error, ErrorKind, ModelError, Result};
+use crate::error::{Error, ErrorKind, MetadataError, ModelError, Result};
 use crate::format::Endian;
 use crate::format::GgmlType;
 use crate::metadata::MetadataOptions;
@@ -174,28 +174,26 @@ impl<'s> WriteCx<'s> {
     /// constraints checked against the copy hold for the file.
     ///
     /// # Errors
-    /// [`ModelError::Constraint`] naming the first key that is not written or differs.
+    /// [`MetadataError::Message`](crate::MetadataError::Message) with [`Error::key`] the first
+    /// key that is not written or differs (no offset: the file is not written yet); the
+    /// serializer's errors for a copy that cannot be serialized.
     pub fn check_sub_metadata<M: Serialize + ?Sized>(&self, meta: &M, prefix: &str, field: &str) -> Result<()> {
-        let mine = self.sub_opts().to_pairs(meta).map_err(|e| {
-            Error::from(ModelError::Constraint {
-                name: prefix.to_owned(),
-                reason: format!("the metadata of sub-model field `{field}` cannot be serialized: {e}"),
-            })
-        })?;
+        let mine = self.sub_opts().to_pairs(meta)?;
         let written = self.pairs.as_deref().unwrap_or_default();
-        for (key, value) in &mine {
-            let reason = match written.iter().find(|(k, _)| k == key) {
-                Some((_, w)) if w == value => continue,
+        for (key, value) in mine {
+            let message = match written.iter().find(|(k, _)| *k == key) {
+                Some((_, w)) if *w == value => continue,
                 Some((_, w)) => format!(
-                    "key {key:?} is {} in the sub-model's metadata (`{field}`) but {} in the metadata written",
-                    show(value),
+                    "sub-model {prefix:?} has {} in its metadata field `{field}`, but the metadata written has {}",
+                    show(&value),
                     show(w)
                 ),
                 None => format!(
-                    "key {key:?} of the sub-model's metadata (`{field}`) is not in the metadata written by the model"
+                    "sub-model {prefix:?} has {} in its metadata field `{field}`, but the model writes no such key",
+                    show(&value)
                 ),
             };
-            return Err(ModelError::Constraint { name: prefix.to_owned(), reason }.into());
+            return Err(Error::metadata(MetadataError::Message { message }, Some(key), None));
         }
         Ok(())
     }

@@ -182,7 +182,12 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
             if let Some(missing) = (0..=max).zip(present.iter()).find(|(i, p)| i != *p).map(|(i, _)| i) {
                 return Err(ModelError::NumberingHole { template: full, missing, max }.into());
             }
-            max + 1
+            // `max` is a number parsed from a tensor name: u64::MAX would number more elements
+            // than any source has tensors.
+            max.checked_add(1).ok_or_else(|| ModelError::Constraint {
+                name: full.clone(),
+                reason: format!("number {max} is more than the {} tensors of the model", cx.src.tensor_count()),
+            })?
         }
     };
     let mut out = Vec::new();

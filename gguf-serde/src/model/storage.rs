@@ -38,7 +38,8 @@ impl PartialEq for TensorView<'_> {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Self) -> bool {
-        (&self.name, self.dtype, self.shape, &self.bytes, self.endian) == (&o.name, o.dtype, o.shape, &o.bytes, o.endian)
+        (&self.name, self.dtype, self.shape, &self.bytes, self.endian)
+            == (&o.name, o.dtype, o.shape, &o.bytes, o.endian)
     }
 }
 
@@ -80,14 +81,20 @@ impl<'a> TensorView<'a> {
     /// are `E` (row-major in the canonical shape).
     fn typed<E: bytemuck::Pod>(&self, dtype: GgmlType) -> Result<&'a [E]> {
         if self.dtype != dtype {
-            return Err(
-                ModelError::WrongDtype { name: self.name.to_owned(), expected: vec![dtype], found: self.dtype }.into()
-            );
+            return Err(ModelError::WrongDtype {
+                name: self.name.to_owned(),
+                expected: vec![dtype],
+                found: self.dtype,
+            }
+            .into());
         }
         if self.endian != host_endian() {
             return Err(no_view(
                 self.name,
-                format!("a typed view needs the host's byte order; the data is {:?}-endian (convert it with to_f32)", self.endian),
+                format!(
+                    "a typed view needs the host's byte order; the data is {:?}-endian (convert it with to_f32)",
+                    self.endian
+                ),
             ));
         }
         bytemuck::try_cast_slice(self.bytes).map_err(|e| {
@@ -356,7 +363,10 @@ pub trait TensorStorage<'a>: Sized {
     fn layout(&self, spec: &FieldSpec<'_>) -> Result<(GgmlType, Shape)> {
         Err(Error::invalid_tensor(
             spec.name,
-            format!("{} is a read-only tensor storage (it has no TensorStorage::layout)", std::any::type_name::<Self>()),
+            format!(
+                "{} is a read-only tensor storage (it has no TensorStorage::layout)",
+                std::any::type_name::<Self>()
+            ),
         ))
     }
 
@@ -372,7 +382,10 @@ pub trait TensorStorage<'a>: Sized {
         let _ = (dtype, endian);
         Err(Error::invalid_tensor(
             "",
-            format!("{} is a read-only tensor storage (it has no TensorStorage::stored_bytes)", std::any::type_name::<Self>()),
+            format!(
+                "{} is a read-only tensor storage (it has no TensorStorage::stored_bytes)",
+                std::any::type_name::<Self>()
+            ),
         ))
     }
 
@@ -489,7 +502,7 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
         let unknown = want.iter().filter(|d| d.known().is_none()).count();
         let inferred = match unknown {
             0 => None,
-            1 if known != 0 && len % known == 0 => len.checked_div(known),
+            1 if len.checked_rem(known) == Some(0) => len.checked_div(known),
             _ => {
                 return Err(bad(format!(
                     "the shape of a Vec<f32> of {len} elements cannot be told from the field's shape {:?} \
@@ -541,7 +554,8 @@ impl<'a> TensorStorage<'a> for F32Tensor {
 /// # Errors
 /// The codec's errors ([`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize), [`CodecError::NotWholeBlocks`](crate::codec::CodecError::NotWholeBlocks)).
 pub(crate) fn to_f32(dtype: GgmlType, endian: Endian, bytes: &[u8]) -> Result<Vec<f32>> {
-    let blocks = bytes.len() as u64 / dtype.type_size();
+    // Every ggml type's block is at least one byte: the division cannot be by zero.
+    let blocks = (bytes.len() as u64).checked_div(dtype.type_size()).unwrap_or(0);
     let n = blocks.checked_mul(dtype.block_size()).and_then(|n| usize::try_from(n).ok()).ok_or(
         CodecError::NotWholeBlocks { dtype, what: "input bytes", len: bytes.len() as u64, block: dtype.type_size() },
     )?;

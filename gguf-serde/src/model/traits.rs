@@ -116,8 +116,9 @@ pub trait GgufModel<'a>: Sized {
     /// [`ModelError::WrongShape`](crate::ModelError::WrongShape) for a tensor that breaks its
     /// field's constraints (evaluated against the metadata written),
     /// [`ModelError::CountMismatch`](crate::ModelError::CountMismatch) for a list whose length is
-    /// not its metadata count, [`ModelError::Constraint`](crate::ModelError::Constraint) for a
-    /// sub-model whose own copy of the metadata differs from the metadata written, and
+    /// not its metadata count, [`MetadataError::Message`](crate::MetadataError::Message) (with
+    /// [`Error::key`](crate::Error::key)) for a sub-model whose own copy of the metadata differs
+    /// from the metadata written, and
     /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for a storage that cannot
     /// give its layout (a `Vec<f32>` without a known shape, a read-only storage).
     fn write<W: Write>(&self, w: &mut GgufWriter<W>) -> Result<()> {
