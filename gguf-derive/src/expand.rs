@@ -195,7 +195,11 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
                     __gguf::read_numbered::<#x>(__cx, __prefix, #name, #count, &#spec)?
                 }
             }
-            Kind::Skip => quote!(__gguf::Default::default()),
+            // Spanned at the field type, so a type without `Default` is reported there.
+            Kind::Skip => {
+                let ty = c.field.ty;
+                quote_spanned!(ty.span()=> <#ty as __gguf::Default>::default())
+            }
             Kind::Metadata => unreachable!(),
         };
         quote! { let #f = { #shape #body }; }

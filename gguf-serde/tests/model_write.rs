@@ -195,8 +195,14 @@ fn a_model_read_from_a_file_writes_back_in_the_file_order() {
     let views = Numbered::<TensorView>::read(&f).unwrap();
     assert_eq!(views.blocks[2].position, Some(4), "blk.2 is the fifth tensor stored");
     assert_eq!(views.to_vec().unwrap(), bytes);
-    let owned = Numbered::<Tensor>::read(&f).unwrap();
+    let mut owned = Numbered::<Tensor>::read(&f).unwrap();
     assert_eq!(owned.to_vec().unwrap(), bytes);
+    // A requantized tensor keeps its place.
+    owned.blocks[3] = owned.blocks[3].quantize(GgmlType::F16).unwrap();
+    let requantized = owned.to_vec().unwrap();
+    let g = Gguf::from_slice(&requantized).unwrap();
+    assert_eq!(g.tensors().map(|t| t.name).collect::<Vec<_>>(), names);
+    assert_eq!(g.tensor("blk.3.w").unwrap().dtype, GgmlType::F16);
     let typed = Numbered::<F32Tensor>::read(&f).unwrap();
     assert_eq!(typed.to_vec().unwrap(), bytes);
 

@@ -218,7 +218,7 @@ impl Tensor {
 
     /// This tensor converted to `dtype` (dequantized to `f32`, then quantized with ggml's
     /// reference quantizer; F32, F16 and BF16 are plain conversions), little-endian, with the
-    /// same name (and no position: the data is new).
+    /// same name and position (a model whose tensors are requantized keeps its file order).
     ///
     /// # Errors
     /// [`CodecError::UnsupportedDequantize`](crate::codec::CodecError::UnsupportedDequantize) /
@@ -234,7 +234,9 @@ impl Tensor {
             }
         }
         let bytes = from_f32(dtype, Endian::Little, &data).map_err(|e| e.in_tensor(&self.name))?;
-        Tensor::new(self.name.as_str(), dtype, &self.shape, bytes)
+        let mut out = Tensor::new(self.name.as_str(), dtype, &self.shape, bytes)?;
+        out.position = self.position;
+        Ok(out)
     }
 
     /// A view of this tensor (under its name, with its position).
