@@ -57,7 +57,7 @@ use memmap2::Mmap;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 
-use crate::models::{LlamaBlock, LlamaDims};
+use crate::models::LlamaBlock;
 
 /// Elements converted per chunk by default: 1 Mi `f32` (4 MiB), at least one row.
 pub const CHUNK_ELEMS: u64 = 1 << 20;
@@ -754,12 +754,6 @@ pub fn plan<'a>(
         }
         Ok(ConvTensor { src, dtype, permute_heads: permute, progress: opts.progress, chunk_elems: opts.chunk_elems })
     };
-    let dims = LlamaDims {
-        embd: config.hidden_size,
-        ff: config.intermediate_size,
-        heads: config.num_attention_heads,
-        kv_heads: config.kv_heads(),
-    };
     let token_embd = take("token_embd.weight".into(), "model.embed_tokens.weight".into(), None)?;
     let mut blocks = Vec::new();
     for i in 0..config.num_hidden_layers {
@@ -767,7 +761,6 @@ pub fn plan<'a>(
             take(format!("blk.{i}.{name}.weight"), format!("model.layers.{i}.{hf}.weight"), permute)
         };
         blocks.push(LlamaBlock {
-            dims: dims.clone(),
             attn_norm: t("attn_norm", "input_layernorm", None)?,
             attn_q: t("attn_q", "self_attn.q_proj", Some(heads))?,
             attn_k: t("attn_k", "self_attn.k_proj", Some(kv_heads))?,

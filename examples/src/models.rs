@@ -255,12 +255,12 @@ pub struct LlamaDims {
     pub kv_heads: u32,
 }
 
-/// A Llama block (`blk.N.*`).
+/// A Llama block (`blk.N.*`). Its shape constraints use [`LlamaDims`], deserialized from the
+/// model's metadata (the file's on read, the metadata written on write): a block built in memory
+/// holds only its tensors.
 #[derive(GgufModel)]
+#[gguf(metadata = "LlamaDims")]
 pub struct LlamaBlock<T> {
-    /// Hyper-parameters for the shape constraints.
-    #[gguf(metadata)]
-    pub dims: LlamaDims,
     /// RMS norm before attention.
     #[gguf(name = "attn_norm.weight", dtype = "F32", shape = "[embd]")]
     pub attn_norm: T,
@@ -343,41 +343,36 @@ pub fn tiny_llama(seed: u64) -> gguf_serde::Result<Llama<gguf_serde::Tensor>> {
         z ^= z >> 31;
         (z >> 40) as f32 / (1u64 << 23) as f32 - 1.0
     };
-    let mut f32_tensor = |shape: &[u64]| {
+    let mut f32_tensor = |name: &str, shape: &[u64]| {
         let n: u64 = shape.iter().product();
-        Tensor::from_f32(shape, &(0..n).map(|_| next()).collect::<Vec<_>>())
+        Tensor::from_f32(name, shape, &(0..n).map(|_| next()).collect::<Vec<_>>())
     };
     let c = LlamaMetadata { architecture: "llama".into(), name: "tiny random llama".into(), ..TINY_LLAMA };
     let (embd, ff, vocab) = (u64::from(c.embedding_length), u64::from(c.feed_forward_length), u64::from(c.vocab_size));
     let kv = embd / u64::from(c.head_count) * u64::from(c.head_count_kv);
     let q8 = GgmlType::Q8_0;
     // Drawn in file order: token_embd, the blocks, output_norm, output.
-    let token_embd = f32_tensor(&[vocab, embd])?;
+    let token_embd = f32_tensor("token_embd.weight", &[vocab, embd])?;
     let mut blocks = Vec::new();
-    for _ in 0..c.block_count {
+    for i in 0..c.block_count {
+        let mut t = |name: &str, shape: &[u64]| f32_tensor(&format!("blk.{i}.{name}.weight"), shape);
         blocks.push(LlamaBlock {
-            dims: LlamaDims {
-                embd: c.embedding_length,
-                ff: c.feed_forward_length,
-                heads: c.head_count,
-                kv_heads: c.head_count_kv,
-            },
-            attn_norm: f32_tensor(&[embd])?,
-            attn_q: f32_tensor(&[embd, embd])?.quantize(q8)?,
-            attn_k: f32_tensor(&[kv, embd])?.quantize(q8)?,
-            attn_v: f32_tensor(&[kv, embd])?.quantize(q8)?,
-            attn_output: f32_tensor(&[embd, embd])?.quantize(q8)?,
-            ffn_norm: f32_tensor(&[embd])?,
-            ffn_gate: f32_tensor(&[ff, embd])?.quantize(q8)?,
-            ffn_down: f32_tensor(&[embd, ff])?.quantize(q8)?,
-            ffn_up: f32_tensor(&[ff, embd])?.quantize(q8)?,
+            attn_norm: t("attn_norm", &[embd])?,
+            attn_q: t("attn_q", &[embd, embd])?.quantize(q8)?,
+            attn_k: t("attn_k", &[kv, embd])?.quantize(q8)?,
+            attn_v: t("attn_v", &[kv, embd])?.quantize(q8)?,
+            attn_output: t("attn_output", &[embd, embd])?.quantize(q8)?,
+            ffn_norm: t("ffn_norm", &[embd])?,
+            ffn_gate: t("ffn_gate", &[ff, embd])?.quantize(q8)?,
+            ffn_down: t("ffn_down", &[embd, ff])?.quantize(q8)?,
+            ffn_up: t("ffn_up", &[ff, embd])?.quantize(q8)?,
         });
     }
     Ok(Llama {
         token_embd,
         blocks,
-        output_norm: f32_tensor(&[embd])?,
-        output: Some(f32_tensor(&[vocab, embd])?.quantize(q8)?),
+        output_norm: f32_tensor("output_norm.weight", &[embd])?,
+        output: Some(f32_tensor("output.weight", &[vocab, embd])?.quantize(q8)?),
         config: c,
     })
 }

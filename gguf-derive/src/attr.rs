@@ -17,6 +17,11 @@ pub enum Unbound {
 #[derive(Default)]
 pub struct StructAttrs {
     pub unbound: Option<Unbound>,
+    /// `crate = "path"`: the path of `gguf_serde` (when it is re-exported or renamed).
+    pub crate_path: Option<syn::Path>,
+    /// `metadata = "Type"`: the metadata type of a sub-model that has no metadata field of its
+    /// own, deserialized from the metadata the model reads or writes.
+    pub metadata: Option<(syn::Type, Span)>,
 }
 
 /// `#[gguf(...)]` on a field.
@@ -34,9 +39,11 @@ pub struct FieldAttrs {
     pub shape: Option<LitStr>,
     /// `count = "block_count"`.
     pub count: Option<LitStr>,
+    /// `skip`, with the span of the word.
+    pub skip: Option<Span>,
 }
 
-const FIELD_KEYS: &str = "`metadata`, `flatten`, `name`, `dtype`, `shape`, `count`";
+const FIELD_KEYS: &str = "`metadata`, `flatten`, `name`, `dtype`, `shape`, `count`, `skip`";
 
 fn set<T>(cx: &Ctxt, slot: &mut Option<T>, value: T, path: &syn::Path, what: &str) {
     if slot.is_some() {
@@ -76,11 +83,32 @@ impl StructAttrs {
                         }
                     };
                     set(cx, &mut out.unbound, v, &meta.path, "unbound");
+                } else if meta.path.is_ident("crate") {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    match lit.parse::<syn::Path>() {
+                        Ok(path) => set(cx, &mut out.crate_path, path, &meta.path, "crate"),
+                        Err(_) => cx.error_spanned_by(
+                            &lit,
+                            format!(
+                                "invalid crate path {:?}: expected a path such as \"my_crate::gguf_serde\"",
+                                lit.value()
+                            ),
+                        ),
+                    }
+                } else if meta.path.is_ident("metadata") {
+                    let lit: LitStr = meta.value()?.parse()?;
+                    match lit.parse::<syn::Type>() {
+                        Ok(ty) => set(cx, &mut out.metadata, (ty, lit.span()), &meta.path, "metadata"),
+                        Err(_) => cx.error_spanned_by(
+                            &lit,
+                            format!("invalid metadata type {:?}: expected a type such as \"LlamaDims\"", lit.value()),
+                        ),
+                    }
                 } else {
                     let name = meta.path.get_ident().map_or_else(|| "?".to_owned(), |i| i.to_string());
                     cx.error_spanned_by(
                         &meta.path,
-                        format!("unknown gguf struct attribute `{name}`: expected `unbound`"),
+                        format!("unknown gguf struct attribute `{name}`: expected `unbound`, `crate` or `metadata`"),
                     );
                     skip_value(&meta)?;
                 }
@@ -102,6 +130,8 @@ impl FieldAttrs {
                 let p = &meta.path;
                 if p.is_ident("metadata") {
                     set(cx, &mut out.metadata, p.span(), p, "metadata");
+                } else if p.is_ident("skip") {
+                    set(cx, &mut out.skip, p.span(), p, "skip");
                 } else if p.is_ident("flatten") {
                     set(cx, &mut out.flatten, p.span(), p, "flatten");
                 } else if p.is_ident("name") {

@@ -19,7 +19,18 @@ pub enum Kind<'a> {
     Optional(&'a Type),
     /// `Vec<X>` with a `{}` template: a numbered list.
     Numbered(&'a Type),
+    /// `#[gguf(skip)]`: not bound; `Default` on read, not written.
+    Skip,
 }
+
+/// The names of the ggml types, as `gguf_serde::GgmlType` spells its variants (ggml's
+/// `type_traits[].type_name`, upper-cased). A unit test of `gguf-serde` checks this list against
+/// `GgmlType::ALL`, through [`crate::__ggml_type_names`].
+pub const DTYPE_NAMES: [&str; 35] = [
+    "F32", "F16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K",
+    "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS", "I8", "I16", "I32", "I64", "F64",
+    "IQ1_M", "BF16", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0", "Q2_0",
+];
 
 /// A field with its checked attributes.
 pub struct Checked<'a> {
@@ -67,10 +78,44 @@ pub fn check<'a>(cx: &Ctxt, input: &'a Input<'a>) -> Vec<Checked<'a>> {
     for extra in meta_field.iter().skip(1) {
         cx.error_spanned_by(extra.ident, "only one #[gguf(metadata)] field is allowed per struct");
     }
-    let has_meta = !meta_field.is_empty();
+    if let (Some(f), Some((_, span))) = (meta_field.first(), &input.attrs.metadata) {
+        cx.error_spanned_by(
+            f.ident,
+            "a #[gguf(metadata)] field and #[gguf(metadata = \"...\")] on the struct exclude each other: keep one",
+        );
+        cx.syn_error(syn::Error::new(*span, "the struct's metadata type is given here"));
+    }
+    let has_meta = !meta_field.is_empty() || input.attrs.metadata.is_some();
     let mut out: Vec<Checked<'a>> = Vec::new();
     for f in &input.fields {
         let a = &f.attrs;
+        if let Some(span) = a.skip {
+            let others = [
+                (a.metadata.is_some(), "metadata"),
+                (a.flatten.is_some(), "flatten"),
+                (a.name.is_some(), "name"),
+                (a.dtype.is_some(), "dtype"),
+                (a.shape.is_some(), "shape"),
+                (a.count.is_some(), "count"),
+            ];
+            for (_, what) in others.iter().filter(|(set, _)| *set) {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    format!("`skip` excludes `{what}`: a skipped field is not bound to the file (it is `Default` on read and not written)"),
+                ));
+            }
+            out.push(Checked {
+                field: f,
+                kind: Kind::Skip,
+                name: String::new(),
+                name_span: span,
+                dtypes: Vec::new(),
+                shape: None,
+                count: None,
+                tensor_only: None,
+            });
+            continue;
+        }
         let (name, name_span) = match (&a.name, a.flatten) {
             (_, Some(span)) => {
                 for (lit, what) in [(&a.name, "name"), (&a.dtype, "dtype"), (&a.shape, "shape"), (&a.count, "count")] {
@@ -128,7 +173,7 @@ pub fn check<'a>(cx: &Ctxt, input: &'a Input<'a>) -> Vec<Checked<'a>> {
         };
         if !matches!(kind, Kind::Metadata) && a.flatten.is_none() {
             check_name(cx, &name, name_span, matches!(kind, Kind::Numbered(_)));
-            if let Some(other) = out.iter().find(|c| !matches!(c.kind, Kind::Metadata) && c.name == name) {
+            if let Some(other) = out.iter().find(|c| !matches!(c.kind, Kind::Metadata | Kind::Skip) && c.name == name) {
                 cx.syn_error(syn::Error::new(
                     name_span,
                     format!("duplicate name {name:?}: field `{}` has it too", other.field.ident),
@@ -175,19 +220,28 @@ fn check_name(cx: &Ctxt, name: &str, span: Span, numbered: bool) {
 
 fn parse_dtypes(cx: &Ctxt, lit: &LitStr) -> Vec<TokenStream> {
     let v = lit.value();
-    if v.trim() == "any" {
+    let parts: Vec<&str> = v.split('|').map(str::trim).collect();
+    if parts.iter().any(|p| p.eq_ignore_ascii_case("any")) {
+        if parts.len() > 1 {
+            cx.error_spanned_by(lit, "`any` stands alone: it means every ggml type (the same as no `dtype`)");
+        }
         return Vec::new();
     }
     let mut out = Vec::new();
-    for part in v.split('|').map(str::trim) {
-        match syn::parse_str::<Ident>(part) {
-            Ok(mut id) => {
-                id.set_span(lit.span());
+    for part in parts {
+        // Case-insensitive, as `GgmlType::from_str` (and the CLI) accept names.
+        match DTYPE_NAMES.iter().find(|n| n.eq_ignore_ascii_case(part)) {
+            Some(name) => {
+                let id = Ident::new(name, lit.span());
                 out.push(quote_spanned!(lit.span()=> __gguf::GgmlType::#id));
             }
-            Err(_) => cx.error_spanned_by(
+            None => cx.error_spanned_by(
                 lit,
-                format!("invalid dtype {part:?}: expected ggml type names separated by `|`, e.g. \"Q4_K | Q6_K\", or \"any\""),
+                format!(
+                    "unknown ggml type {part:?} in `dtype`: expected names separated by `|` (any case), e.g. \"Q4_K | Q6_K\", \
+                     or \"any\"; the ggml types are {}",
+                    DTYPE_NAMES.join(", ")
+                ),
             ),
         }
     }

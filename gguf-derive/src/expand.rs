@@ -15,24 +15,33 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
     let cx = Ctxt::default();
     let parsed = Input::from_syn(&cx, input);
     let checked = parsed.as_ref().map(|p| check(&cx, p));
+    let krate = parsed.as_ref().and_then(|p| p.attrs.crate_path.clone());
     match (cx.into_compile_errors(), &parsed, checked) {
-        (None, Some(p), Some(c)) => wrap(impls(p, &c)),
+        (None, Some(p), Some(c)) => wrap(krate.as_ref(), impls(p, &c)),
         (errors, _, _) => {
             let mut out = errors.unwrap_or_default();
-            out.extend(wrap(fallback(input)));
+            out.extend(wrap(krate.as_ref(), fallback(input)));
             out
         }
     }
 }
 
-fn wrap(body: TokenStream) -> TokenStream {
+/// The impls inside an anonymous const, with `__gguf` naming the runtime: through
+/// `#[gguf(crate = "path")]` when given (as `#[serde(crate = "...")]`), else `gguf_serde`.
+fn wrap(krate: Option<&syn::Path>, body: TokenStream) -> TokenStream {
+    let runtime = match krate {
+        Some(path) => quote! { use #path::__private as __gguf; },
+        None => quote! {
+            #[allow(unused_extern_crates, clippy::useless_attribute)]
+            extern crate gguf_serde as _gguf_serde;
+            use _gguf_serde::__private as __gguf;
+        },
+    };
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
         const _: () = {
-            #[allow(unused_extern_crates, clippy::useless_attribute)]
-            extern crate gguf_serde as _gguf_serde;
-            use _gguf_serde::__private as __gguf;
+            #runtime
             #body
         };
     }
@@ -60,7 +69,7 @@ fn fallback(input: &DeriveInput) -> TokenStream {
             fn read_fields(_: &mut __gguf::ReadCx<#lt>, _: &str) -> __gguf::Result<Self> {
                 ::core::unimplemented!()
             }
-            fn write_fields(&self, _: &mut __gguf::WriteCx<'_>, _: &str, _: bool) -> __gguf::Result<()> {
+            fn write_fields<'__s>(&'__s self, _: &mut __gguf::WriteCx<'__s>, _: &str, _: bool) -> __gguf::Result<()> {
                 ::core::unimplemented!()
             }
         }
@@ -122,27 +131,43 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
             Kind::Metadata => {
                 quote_spanned!(ty.span()=> #ty: __gguf::Deserialize<#lt> + __gguf::Serialize)
             }
+            Kind::Skip => quote_spanned!(ty.span()=> #ty: __gguf::Default),
             Kind::Single => quote_spanned!(ty.span()=> #ty: __gguf::ModelField<#lt>),
             Kind::Optional(x) | Kind::Numbered(x) => quote_spanned!(x.span()=> #x: __gguf::ModelField<#lt>),
         };
         bounds.push(b);
     }
 
+    // The struct's own metadata type (`#[gguf(metadata = "Type")]`): deserialized, so owned.
+    if let Some((ty, span)) = &input.attrs.metadata {
+        if mentions(&quote!(#ty), &params) {
+            bounds.push(quote_spanned!(*span=> #ty: __gguf::DeserializeOwned));
+        }
+    }
     let meta = fields.iter().find(|c| matches!(c.kind, Kind::Metadata));
+    let struct_meta = input.attrs.metadata.as_ref().map(|(ty, _)| ty);
     let unbound = match input.attrs.unbound {
         Some(Unbound::Ignore) => quote!(__gguf::Unbound::Ignore),
         _ => quote!(__gguf::Unbound::Error),
     };
 
     // read_fields
-    let read_meta = meta.map(|c| {
-        let (f, ty) = (c.field.ident, c.field.ty);
-        quote! {
-            let #f: #ty = __cx.metadata()?;
-            #[allow(unused_variables)]
-            let __meta = &#f;
+    let read_meta = match (meta, struct_meta) {
+        (Some(c), _) => {
+            let (f, ty) = (c.field.ident, c.field.ty);
+            quote! {
+                let #f: #ty = __cx.metadata()?;
+                #[allow(unused_variables)]
+                let __meta = &#f;
+            }
         }
-    });
+        (None, Some(ty)) => quote! {
+            let __meta_owned: #ty = __cx.metadata()?;
+            #[allow(unused_variables)]
+            let __meta = &__meta_owned;
+        },
+        (None, None) => quote!(),
+    };
     let reads = fields.iter().filter(|c| !matches!(c.kind, Kind::Metadata)).map(|c| {
         let f = c.field.ident;
         let name = &c.name;
@@ -170,6 +195,11 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
                     __gguf::read_numbered::<#x>(__cx, __prefix, #name, #count, &#spec)?
                 }
             }
+            // Spanned at the field type, so a type without `Default` is reported there.
+            Kind::Skip => {
+                let ty = c.field.ty;
+                quote_spanned!(ty.span()=> <#ty as __gguf::Default>::default())
+            }
             Kind::Metadata => unreachable!(),
         };
         quote! { let #f = { #shape #body }; }
@@ -177,17 +207,30 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
     let all = fields.iter().map(|c| c.field.ident);
 
     // write_fields
-    let write_meta = meta.map(|c| {
-        let f = c.field.ident;
-        quote! {
-            #[allow(unused_variables)]
-            let __meta = &self.#f;
-            if __root {
-                __cx.add_metadata(__meta)?;
+    // The top-level struct writes its metadata; a sub-model's own copy must agree with what is
+    // written, and a sub-model without a copy deserializes its type from what is written.
+    let write_meta = match (meta, struct_meta) {
+        (Some(c), _) => {
+            let f = c.field.ident;
+            let field = format!("{struct_name}.{f}");
+            quote! {
+                #[allow(unused_variables)]
+                let __meta = &self.#f;
+                if __root {
+                    __cx.add_metadata(__meta)?;
+                } else {
+                    __cx.check_sub_metadata(__meta, __prefix, #field)?;
+                }
             }
         }
-    });
-    let writes = fields.iter().filter(|c| !matches!(c.kind, Kind::Metadata)).map(|c| {
+        (None, Some(ty)) => quote! {
+            let __meta_owned: #ty = __cx.written_metadata(__prefix)?;
+            #[allow(unused_variables)]
+            let __meta = &__meta_owned;
+        },
+        (None, None) => quote!(),
+    };
+    let writes = fields.iter().filter(|c| !matches!(c.kind, Kind::Metadata | Kind::Skip)).map(|c| {
         let f = c.field.ident;
         let name = &c.name;
         let shape = shape_let(c);
@@ -214,7 +257,7 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
                     __gguf::write_numbered(&self.#f, __cx, __prefix, #name, #count, &#spec)?;
                 }
             }
-            Kind::Metadata => unreachable!(),
+            Kind::Metadata | Kind::Skip => unreachable!(),
         };
         quote! { { #shape #body } }
     });
@@ -230,7 +273,7 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
                 __gguf::Ok(#ident { #(#all),* })
             }
 
-            fn write_fields(&self, __cx: &mut __gguf::WriteCx<'_>, __prefix: &str, __root: bool) -> __gguf::Result<()> {
+            fn write_fields<'__s>(&'__s self, __cx: &mut __gguf::WriteCx<'__s>, __prefix: &str, __root: bool) -> __gguf::Result<()> {
                 #write_meta
                 #(#writes)*
                 __gguf::Ok(())
@@ -246,7 +289,7 @@ fn impls(input: &Input<'_>, fields: &[Checked<'_>]) -> TokenStream {
                 __cx.has_prefix(__name)
             }
 
-            fn write_field(&self, __cx: &mut __gguf::WriteCx<'_>, __spec: &__gguf::FieldSpec<'_>) -> __gguf::Result<()> {
+            fn write_field<'__s>(&'__s self, __cx: &mut __gguf::WriteCx<'__s>, __spec: &__gguf::FieldSpec<'_>) -> __gguf::Result<()> {
                 <Self as __gguf::GgufModel<#lt>>::write_fields(self, __cx, __spec.name, false)
             }
         }

@@ -27,3 +27,12 @@ pub fn derive_gguf_model(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive(&input).into()
 }
+
+/// The ggml type names `dtype = "..."` accepts, as an array of string literals. Hidden: it exists
+/// so that a test of `gguf-serde` can check them against `GgmlType::ALL`.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __ggml_type_names(_input: TokenStream) -> TokenStream {
+    let names = check::DTYPE_NAMES;
+    quote::quote!([#(#names),*]).into()
+}

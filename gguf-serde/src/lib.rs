@@ -92,7 +92,15 @@ pub use metadata::{
     elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, ARCH,
     MAX_NESTING,
 };
-pub use model::{GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorStorage, TensorView, Unbound};
+pub use model::{
+    F32Tensor, GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorOrder, TensorStorage, TensorView,
+    Unbound, WriteModelOptions,
+};
+
+/// The read-only memory mapping [`Gguf::open`] holds (`Gguf<Mmap>`), re-exported from `memmap2`
+/// so that the type can be named (in a struct field, a function signature) without depending on
+/// `memmap2` directly.
+pub use memmap2::Mmap;
 
 /// `#[derive(GgufModel)]`: see the [`model`] module for the attributes.
 pub use gguf_derive::GgufModel;

@@ -275,7 +275,7 @@ fn file_without_meta(tensors: &[(&str, &[u64])]) -> Vec<u8> {
 #[test]
 fn write_checks_constraints_and_counts() {
     let meta = Meta { arch: "toy".into(), embd: 4, vocab: 3, blocks: Some(1) };
-    let t = |shape: &[u64]| Tensor::from_f32(shape, &vec![0.0; shape.iter().product::<u64>() as usize]).unwrap();
+    let t = |shape: &[u64]| Tensor::from_f32("t", shape, &vec![0.0; shape.iter().product::<u64>() as usize]).unwrap();
     let model = Model { meta: meta.clone(), embd: t(&[3, 4]), blocks: vec![], out: None };
     let e = model.to_vec().unwrap_err();
     assert!(
@@ -307,7 +307,7 @@ fn typed_storage_written_as_field_dtype_and_shape() {
     struct Half<T> {
         #[gguf(name = "w", dtype = "F16", shape = "[2, 3]")]
         w: T,
-        #[gguf(name = "v")]
+        #[gguf(name = "v", shape = "[_]")]
         v: T,
     }
     let m = Half { w: vec![0.5f32, 1.0, 1.5, 2.0, -2.0, 65504.0], v: vec![1.0f32, 2.0] };
@@ -382,7 +382,7 @@ fn borrowed_metadata_uses_the_struct_lifetime() {
 fn conversion_errors_name_the_tensor() {
     #[derive(GgufModel)]
     struct Iq<T> {
-        #[gguf(name = "w", dtype = "IQ2_XXS")]
+        #[gguf(name = "w", dtype = "IQ2_XXS", shape = "[256]")]
         w: T,
     }
     assert!(!gguf_serde::codec::can_quantize(GgmlType::IQ2_XXS));

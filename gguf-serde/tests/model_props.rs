@@ -41,7 +41,7 @@ fn tensor() -> impl Strategy<Value = Tensor> {
         |(rows, dtype, seed)| {
             let data: Vec<f32> =
                 (0..rows * 32).map(|i| ((seed.wrapping_mul(i + 1) >> 40) as f32) / 1e5 - 80.0).collect();
-            Tensor::from_f32(&[rows, 32], &data).unwrap().quantize(dtype).unwrap()
+            Tensor::from_f32("", &[rows, 32], &data).unwrap().quantize(dtype).unwrap()
         },
     )
 }
@@ -54,9 +54,17 @@ fn model() -> impl Strategy<Value = Gen<Tensor>> {
     )
         .prop_map(|(layers, tail, width)| Gen {
             meta: GenMeta { arch: "gen".into(), layers: layers.len() as u32, width },
-            head: Tensor::from_f32(&[width], &vec![0.25; width as usize]).unwrap(),
-            layers: layers.into_iter().map(|(w, b)| GenLayer { w, b }).collect(),
-            tail,
+            head: Tensor::from_f32("head", &[width], &vec![0.25; width as usize]).unwrap(),
+            // Each tensor named as the model names it, as a read gives it back.
+            layers: layers
+                .into_iter()
+                .enumerate()
+                .map(|(i, (w, b))| GenLayer {
+                    w: Tensor { name: format!("layer.{i}.w"), ..w },
+                    b: b.map(|b| Tensor { name: format!("layer.{i}.b"), ..b }),
+                })
+                .collect(),
+            tail: tail.map(|t| Tensor { name: "tail".into(), ..t }),
         })
 }
 

@@ -65,8 +65,8 @@ fn pieces_make_the_same_file_as_whole_tensors() {
     let bytes = streamed.to_vec().unwrap();
     assert_eq!((streamed.a.pieces.get(), streamed.b.pieces.get()), (15, 33));
     let whole = Two {
-        a: Tensor::from_f32(&[100], &(0..100).map(|i| i as f32).collect::<Vec<_>>()).unwrap(),
-        b: Tensor::from_f32(&[33], &(0..33).map(|i| i as f32).collect::<Vec<_>>()).unwrap(),
+        a: Tensor::from_f32("a", &[100], &(0..100).map(|i| i as f32).collect::<Vec<_>>()).unwrap(),
+        b: Tensor::from_f32("b", &[33], &(0..33).map(|i| i as f32).collect::<Vec<_>>()).unwrap(),
     };
     assert_eq!(bytes, whole.to_vec().unwrap());
     let back = Two::<Vec<f32>>::read(&Gguf::from_slice(&bytes).unwrap()).unwrap();

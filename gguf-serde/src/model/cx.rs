@@ -1,13 +1,14 @@
 //! The read and write contexts the generated code runs in.
 
 use super::*;
-use crate::container::{GgufWriter, Value};
-use crate::error::{ErrorKind, ModelError, Result};
+use crate::container::{Gguf, GgufWriter, Shape, Value};
+use crate::error::{Error, ErrorKind, MetadataError, ModelError, Result};
 use crate::format::Endian;
 use crate::format::GgmlType;
 use crate::metadata::MetadataOptions;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
 /// Whether a model refuses tensors that no field binds.
@@ -44,6 +45,8 @@ pub struct ReadCx<'a> {
     pub(super) src: &'a (dyn ModelSource + 'a),
     pub(super) opts: MetadataOptions,
     pub(super) bound: HashSet<&'a str>,
+    /// Each tensor's place in the source's tensor order.
+    pub(super) positions: HashMap<&'a str, usize>,
 }
 
 impl<'a> ReadCx<'a> {
@@ -75,81 +78,199 @@ impl<'a> ReadCx<'a> {
         })?;
         spec.check(info.dtype, &info.shape)?;
         self.bound.insert(info.name);
-        Ok(TensorView::new(&info, bytes, src.endian()))
+        let mut view = TensorView::new(&info, bytes, src.endian());
+        view.position = self.positions.get(info.name).copied();
+        Ok(view)
     }
 }
 
-/// A function that writes one piece of a tensor's data.
-type Piece<'p> = dyn FnMut(&[u8]) -> Result<()> + 'p;
+/// Writes a tensor's stored bytes for a type and byte order, in pieces (a storage's
+/// [`TensorStorage::write_stored`], borrowed from the model).
+type WriteData<'s> = dyn Fn(GgmlType, Endian, &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> + 's;
 
-/// The sink a model writes to: a [`GgufWriter`] over any output.
-pub(super) trait Sink {
-    fn add_value(&mut self, key: &str, value: &Value) -> Result<()>;
-    fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()>;
-    /// Gives the next tensor's data in pieces: `f` is called with a function that writes one
-    /// piece; the total is checked at the end.
-    fn write_tensor_pieces(&mut self, f: &mut dyn FnMut(&mut Piece<'_>) -> Result<()>) -> Result<()>;
-    fn endian(&self) -> Endian;
+/// A tensor the model declares: its name, layout and place, and how to write its data.
+pub(super) struct Pending<'s> {
+    pub(super) name: String,
+    pub(super) dtype: GgmlType,
+    pub(super) shape: Shape,
+    pub(super) position: Option<usize>,
+    pub(super) data: Box<WriteData<'s>>,
 }
 
-impl<W: Write> Sink for GgufWriter<W> {
-    fn add_value(&mut self, key: &str, value: &Value) -> Result<()> {
-        GgufWriter::add_value(self, key, value)
-    }
-    fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()> {
-        GgufWriter::add_tensor(self, name, dtype, shape)
-    }
-    fn write_tensor_pieces(&mut self, f: &mut dyn FnMut(&mut Piece<'_>) -> Result<()>) -> Result<()> {
-        let mut data = self.tensor_data_writer()?;
-        f(&mut |piece| data.write(piece))?;
-        data.finish()
-    }
-    fn endian(&self) -> Endian {
-        GgufWriter::endian(self)
-    }
+/// The order in which [`GgufModel::write_with`] writes the tensors of a model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TensorOrder {
+    /// The default: the order of the file the tensors were read from when every tensor knows its
+    /// place in it ([`TensorStorage::position`]: a [`TensorView`], [`Tensor`] or [`F32Tensor`]
+    /// read from a file), else [`Field`](Self::Field). A model read and written back without
+    /// changes is then byte-identical whatever its field order (llama.cpp's converters store
+    /// `blk.0, blk.1, blk.10, …` in some files, in numeric order in others).
+    #[default]
+    Auto,
+    /// Field order: a sub-model's tensors where the sub-model is, `Vec` elements by number.
+    Field,
+    /// By [`TensorStorage::position`]; tensors without one follow, in field order.
+    Source,
 }
 
-/// The state of one write: the writer, the pass (declaring, then data) and the options.
-pub struct WriteCx<'w> {
-    pub(super) sink: &'w mut dyn Sink,
-    pub(super) declaring: bool,
+/// Options of [`GgufModel::write_with`].
+#[derive(Clone, Debug, Default)]
+pub struct WriteModelOptions {
+    /// Options of the metadata serialization (e.g. the `{arch}` architecture).
+    pub serde: MetadataOptions,
+    /// The order of the tensors.
+    pub order: TensorOrder,
+}
+
+/// The state of one write: the metadata written and the tensors declared so far, checked; the
+/// file is written from them once the whole model has been checked.
+pub struct WriteCx<'s> {
     pub(super) opts: MetadataOptions,
+    /// The top-level metadata, as it is written (key, value), in order.
+    pub(super) pairs: Option<Vec<(String, Value)>>,
+    /// The top-level metadata as a small GGUF file, for the sub-models that deserialize it
+    /// (`#[gguf(metadata = "Type")]`); made when first needed.
+    pub(super) written: Option<Gguf<Vec<u8>>>,
+    pub(super) tensors: Vec<Pending<'s>>,
 }
 
-impl WriteCx<'_> {
-    /// Adds the key/value pairs of the top-level metadata (in the declaring pass; nothing in the
-    /// data pass).
+impl<'s> WriteCx<'s> {
+    pub(super) fn new(opts: MetadataOptions) -> Self {
+        WriteCx { opts, pairs: None, written: None, tensors: Vec::new() }
+    }
+
+    /// Adds the key/value pairs of the top-level metadata.
     ///
     /// # Errors
-    /// As [`GgufWriter::add_serialize_with`].
+    /// As [`MetadataOptions::to_pairs`].
     pub fn add_metadata<M: Serialize + ?Sized>(&mut self, meta: &M) -> Result<()> {
-        if self.declaring {
-            for (k, v) in self.opts.to_pairs(meta)? {
-                self.sink.add_value(&k, &v)?;
-            }
+        let pairs = self.opts.to_pairs(meta)?;
+        match &mut self.pairs {
+            Some(have) => have.extend(pairs),
+            None => self.pairs = Some(pairs),
+        }
+        self.written = None;
+        Ok(())
+    }
+
+    /// The metadata options with `{arch}` resolved from the written `general.architecture` when
+    /// the options do not set it (a sub-model's metadata type usually has no such field).
+    fn sub_opts(&self) -> MetadataOptions {
+        if self.opts.arch.is_some() {
+            return self.opts.clone();
+        }
+        let arch = self.pairs.iter().flatten().find_map(|(k, v)| match v {
+            Value::String(a) if k == crate::format::keys::GENERAL_ARCHITECTURE => Some(a.clone()),
+            _ => None,
+        });
+        match arch {
+            Some(a) => self.opts.clone().arch(a),
+            None => self.opts.clone(),
+        }
+    }
+
+    /// Checks a sub-model's own copy of metadata (`field`, at `prefix`) against the metadata the
+    /// model writes: every key it serializes to must be written with the same value, so that the
+    /// constraints checked against the copy hold for the file.
+    ///
+    /// # Errors
+    /// [`MetadataError::Message`](crate::MetadataError::Message) with [`Error::key`] the first
+    /// key that is not written or differs (no offset: the file is not written yet); the
+    /// serializer's errors for a copy that cannot be serialized.
+    pub fn check_sub_metadata<M: Serialize + ?Sized>(&self, meta: &M, prefix: &str, field: &str) -> Result<()> {
+        let mine = self.sub_opts().to_pairs(meta)?;
+        let written = self.pairs.as_deref().unwrap_or_default();
+        for (key, value) in mine {
+            let message = match written.iter().find(|(k, _)| *k == key) {
+                Some((_, w)) if *w == value => continue,
+                Some((_, w)) => format!(
+                    "sub-model {prefix:?} has {} in its metadata field `{field}`, but the metadata written has {}",
+                    show(&value),
+                    show(w)
+                ),
+                None => format!(
+                    "sub-model {prefix:?} has {} in its metadata field `{field}`, but the model writes no such key",
+                    show(&value)
+                ),
+            };
+            return Err(Error::metadata(MetadataError::Message { message }, Some(key), None));
         }
         Ok(())
     }
 
-    pub(super) fn tensor<'a, T: TensorStorage<'a>>(&mut self, t: &T, spec: &FieldSpec<'_>) -> Result<()> {
-        let (dtype, shape) = t.layout(spec)?;
-        spec.check(dtype, &shape)?;
-        if self.declaring {
-            self.sink.add_tensor(spec.name, dtype, &shape)
-        } else {
-            let endian = self.sink.endian();
-            self.sink.write_tensor_pieces(&mut |out| {
-                // The writer's errors name the tensor already; the storage's get its name.
-                let mut writer_failed = false;
-                let mut piece = |bytes: &[u8]| out(bytes).inspect_err(|_| writer_failed = true);
-                t.write_stored(dtype, endian, &mut piece).map_err(|e| {
-                    if writer_failed {
-                        e
-                    } else {
-                        e.in_tensor(spec.name)
-                    }
-                })
-            })
+    /// Deserializes `M` from the top-level metadata the model writes (for a sub-model with
+    /// `#[gguf(metadata = "Type")]`, at `prefix`). Errors cite the key; the file offset is not
+    /// known yet and is left out.
+    ///
+    /// # Errors
+    /// [`MetadataError`](crate::MetadataError) when the written metadata does not fit `M`.
+    pub fn written_metadata<M: DeserializeOwned>(&mut self, prefix: &str) -> Result<M> {
+        if self.written.is_none() {
+            let mut w = GgufWriter::new(Vec::new());
+            for (k, v) in self.pairs.iter().flatten() {
+                w.add_value(k, v)?;
+            }
+            self.written = Some(Gguf::from_vec(w.finish()?)?);
         }
+        let opts = self.sub_opts();
+        let file = self.written.as_ref().ok_or_else(|| Error::not_found("key", prefix))?;
+        opts.from_gguf::<M, _>(file).map_err(|mut e| {
+            if let Some((_, offset)) = e.metadata_at() {
+                *offset = None;
+            }
+            e
+        })
+    }
+
+    pub(super) fn tensor<'a, T: TensorStorage<'a>>(&mut self, t: &'s T, spec: &FieldSpec<'_>) -> Result<()> {
+        let (dtype, shape) = t.layout(spec).map_err(|e| e.in_tensor(spec.name))?;
+        spec.check(dtype, &shape)?;
+        self.tensors.push(Pending {
+            name: spec.name.to_owned(),
+            dtype,
+            shape,
+            position: t.position(),
+            data: Box::new(move |dtype, endian, out| t.write_stored(dtype, endian, out)),
+        });
+        Ok(())
+    }
+
+    /// Writes what was collected to `w`: the metadata, then the tensor infos, then the data, the
+    /// tensors in `order`.
+    pub(super) fn finish<W: Write>(mut self, w: &mut GgufWriter<W>, order: TensorOrder) -> Result<()> {
+        for (k, v) in self.pairs.iter().flatten() {
+            w.add_value(k, v)?;
+        }
+        let by_position = match order {
+            TensorOrder::Field => false,
+            TensorOrder::Source => true,
+            TensorOrder::Auto => self.tensors.iter().all(|t| t.position.is_some()),
+        };
+        if by_position {
+            // Stable: equal places (none) keep field order, after the placed ones.
+            self.tensors.sort_by_key(|t| (t.position.is_none(), t.position));
+        }
+        for t in &self.tensors {
+            w.add_tensor(&t.name, t.dtype, &t.shape)?;
+        }
+        let endian = w.endian();
+        for t in &self.tensors {
+            let mut data = w.tensor_data_writer()?;
+            // The writer's errors name the tensor already; the storage's get its name.
+            let mut writer_failed = false;
+            let mut piece = |bytes: &[u8]| data.write(bytes).inspect_err(|_| writer_failed = true);
+            (t.data)(t.dtype, endian, &mut piece).map_err(|e| if writer_failed { e } else { e.in_tensor(&t.name) })?;
+            data.finish()?;
+        }
+        Ok(())
+    }
+}
+
+/// A value for an error message: its content, shortened.
+fn show(v: &Value) -> String {
+    let s = format!("{v:?}");
+    match s.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", s.get(..i).unwrap_or_default()),
+        None => s,
     }
 }

@@ -4,7 +4,10 @@ pub use super::{Dim, FieldSpec, GgufModel, ModelField, ReadCx, TensorStorage, Un
 use crate::error::ModelError;
 pub use crate::error::{Error, Result};
 pub use crate::format::GgmlType;
+pub use gguf_derive::__ggml_type_names;
+pub use serde::de::DeserializeOwned;
 pub use serde::{Deserialize, Serialize};
+pub use std::default::Default;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result::{Err, Ok};
 pub use std::string::String;
@@ -105,7 +108,11 @@ pub fn read_optional<'a, X: ModelField<'a>>(cx: &mut ReadCx<'a>, spec: &FieldSpe
 }
 
 /// Writes an optional field (nothing for `None`).
-pub fn write_optional<'a, X: ModelField<'a>>(x: &Option<X>, cx: &mut WriteCx<'_>, spec: &FieldSpec<'_>) -> Result<()> {
+pub fn write_optional<'a, 's, X: ModelField<'a>>(
+    x: &'s Option<X>,
+    cx: &mut WriteCx<'s>,
+    spec: &FieldSpec<'_>,
+) -> Result<()> {
     match x {
         Some(x) => x.write_field(cx, spec),
         None => Ok(()),
@@ -175,7 +182,12 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
             if let Some(missing) = (0..=max).zip(present.iter()).find(|(i, p)| i != *p).map(|(i, _)| i) {
                 return Err(ModelError::NumberingHole { template: full, missing, max }.into());
             }
-            max + 1
+            // `max` is a number parsed from a tensor name: u64::MAX would number more elements
+            // than any source has tensors.
+            max.checked_add(1).ok_or_else(|| ModelError::Constraint {
+                name: full.clone(),
+                reason: format!("number {max} is more than the {} tensors of the model", cx.src.tensor_count()),
+            })?
         }
     };
     let mut out = Vec::new();
@@ -188,9 +200,9 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
 }
 
 /// Writes a numbered list, checking its length against the metadata count.
-pub fn write_numbered<'a, X: ModelField<'a>>(
-    xs: &[X],
-    cx: &mut WriteCx<'_>,
+pub fn write_numbered<'a, 's, X: ModelField<'a>>(
+    xs: &'s [X],
+    cx: &mut WriteCx<'s>,
     prefix: &str,
     template: &str,
     count: Dim,
@@ -209,4 +221,18 @@ pub fn write_numbered<'a, X: ModelField<'a>>(
         x.write_field(cx, &FieldSpec { name: &name, ..*spec })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names `dtype = "..."` accepts (a list the proc-macro crate keeps, since it cannot
+    /// depend on this one) are exactly the ggml types' names.
+    #[test]
+    fn the_derive_knows_every_ggml_type_by_name() {
+        let derive: &[&str] = &__ggml_type_names!();
+        let ours: Vec<&str> = GgmlType::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(derive, ours.as_slice());
+    }
 }

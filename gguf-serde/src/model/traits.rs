@@ -3,7 +3,6 @@
 use super::*;
 use crate::container::GgufWriter;
 use crate::error::{ModelError, Result};
-use crate::metadata::MetadataOptions;
 use std::collections::HashSet;
 use std::io::Write;
 
@@ -25,11 +24,12 @@ pub trait ModelField<'a>: Sized {
     /// Whether the source has this field under `name` (for `Option` fields and numbering).
     fn is_present(cx: &ReadCx<'a>, name: &str) -> bool;
 
-    /// Declares (first pass) or writes (second pass) the field.
+    /// Checks the field and adds its tensors to the write (which writes them once the whole
+    /// model is checked).
     ///
     /// # Errors
     /// As [`GgufModel::write`].
-    fn write_field(&self, cx: &mut WriteCx<'_>, spec: &FieldSpec<'_>) -> Result<()>;
+    fn write_field<'s>(&'s self, cx: &mut WriteCx<'s>, spec: &FieldSpec<'_>) -> Result<()>;
 }
 
 impl<'a, T: TensorStorage<'a>> ModelField<'a> for T {
@@ -42,7 +42,7 @@ impl<'a, T: TensorStorage<'a>> ModelField<'a> for T {
         cx.has_tensor(name)
     }
 
-    fn write_field(&self, cx: &mut WriteCx<'_>, spec: &FieldSpec<'_>) -> Result<()> {
+    fn write_field<'s>(&'s self, cx: &mut WriteCx<'s>, spec: &FieldSpec<'_>) -> Result<()> {
         cx.tensor(self, spec)
     }
 }
@@ -61,13 +61,13 @@ pub trait GgufModel<'a>: Sized {
     #[doc(hidden)]
     fn read_fields(cx: &mut ReadCx<'a>, prefix: &str) -> Result<Self>;
 
-    /// Declares or writes the fields; `root` says whether this is the top-level struct (whose
-    /// metadata is written). Generated.
+    /// Checks the fields and adds their metadata and tensors to the write; `root` says whether
+    /// this is the top-level struct (whose metadata is written). Generated.
     ///
     /// # Errors
     /// As [`GgufModel::write`].
     #[doc(hidden)]
-    fn write_fields(&self, cx: &mut WriteCx<'_>, prefix: &str, root: bool) -> Result<()>;
+    fn write_fields<'s>(&'s self, cx: &mut WriteCx<'s>, prefix: &str, root: bool) -> Result<()>;
 
     /// Reads the model from a file or sharded model, with the default options and the struct's
     /// policy for unbound tensors.
@@ -91,7 +91,8 @@ pub trait GgufModel<'a>: Sized {
     /// # Errors
     /// As [`GgufModel::read`].
     fn read_with<S: ModelSource>(src: &'a S, opts: &ReadOptions) -> Result<(Self, LoadReport)> {
-        let mut cx = ReadCx { src, opts: opts.serde.clone(), bound: HashSet::new() };
+        let positions = src.tensor_infos().enumerate().map(|(i, t)| (t.name, i)).collect();
+        let mut cx = ReadCx { src, opts: opts.serde.clone(), bound: HashSet::new(), positions };
         let model = Self::read_fields(&mut cx, "")?;
         let unbound: Vec<String> =
             src.tensor_infos().filter(|t| !cx.bound.contains(t.name)).map(|t| t.name.to_owned()).collect();
@@ -101,10 +102,11 @@ pub trait GgufModel<'a>: Sized {
         Ok((model, LoadReport { bound: cx.bound.len(), unbound }))
     }
 
-    /// Writes the model to `w`: the metadata, the tensor infos, then the data of every tensor in
-    /// field order (see [Writing](crate::model#writing)). Keys added to `w` before stay; `w` must have no
-    /// tensors declared. Finish the writer afterwards ([`GgufWriter::finish`] /
-    /// [`GgufWriter::commit`]).
+    /// Writes the model to `w`: the metadata, the tensor infos, then the data of every tensor, in
+    /// the order of the file the tensors were read from, else in field order (see
+    /// [Writing](crate::model#writing)). The whole model is checked before anything is added to
+    /// `w`. Keys added to `w` before stay; `w` must have no tensors declared. Finish the writer
+    /// afterwards ([`GgufWriter::finish`] / [`GgufWriter::commit`]).
     ///
     /// # Errors
     /// The writer's errors ([`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for a
@@ -112,21 +114,26 @@ pub trait GgufModel<'a>: Sized {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io)), [`MetadataError`](crate::MetadataError) from the
     /// metadata, [`ModelError::WrongDtype`](crate::ModelError::WrongDtype) and
     /// [`ModelError::WrongShape`](crate::ModelError::WrongShape) for a tensor that breaks its
-    /// field's constraints, [`ModelError::CountMismatch`](crate::ModelError::CountMismatch) for a
-    /// list whose length is not its metadata count.
+    /// field's constraints (evaluated against the metadata written),
+    /// [`ModelError::CountMismatch`](crate::ModelError::CountMismatch) for a list whose length is
+    /// not its metadata count, [`MetadataError::Message`](crate::MetadataError::Message) (with
+    /// [`Error::key`](crate::Error::key)) for a sub-model whose own copy of the metadata differs
+    /// from the metadata written, and
+    /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for a storage that cannot
+    /// give its layout (a `Vec<f32>` without a known shape, a read-only storage).
     fn write<W: Write>(&self, w: &mut GgufWriter<W>) -> Result<()> {
-        self.write_with(w, &MetadataOptions::new())
+        self.write_with(w, &WriteModelOptions::default())
     }
 
-    /// [`GgufModel::write`] with serde options (e.g. the `{arch}` architecture).
+    /// [`GgufModel::write`] with options: serde options (e.g. the `{arch}` architecture) and the
+    /// [`TensorOrder`].
     ///
     /// # Errors
     /// As [`GgufModel::write`].
-    fn write_with<W: Write>(&self, w: &mut GgufWriter<W>, opts: &MetadataOptions) -> Result<()> {
-        let mut cx = WriteCx { sink: w, declaring: true, opts: opts.clone() };
+    fn write_with<W: Write>(&self, w: &mut GgufWriter<W>, opts: &WriteModelOptions) -> Result<()> {
+        let mut cx = WriteCx::new(opts.serde.clone());
         self.write_fields(&mut cx, "", true)?;
-        cx.declaring = false;
-        self.write_fields(&mut cx, "", true)
+        cx.finish(w, opts.order)
     }
 
     /// The model as a complete GGUF file in memory (version 3, little-endian).
