@@ -276,9 +276,10 @@ fn check_tensor<S: Source>(f: &Gguf<S>, t: &TensorInfo<'_>) {
     let found = f.tensor(t.name);
     assert!(found.as_ref() == Some(t), "tensor({:?}) finds another info", t.name);
     let ne = t.ne();
+    let ne = ne.dims();
     assert_eq!(ne.iter().rev().copied().collect::<Vec<_>>(), &*t.shape);
     assert_eq!(t.n_elements, t.shape.iter().product::<u64>());
-    assert_eq!(t.dtype.nbytes(&ne), Some(t.nbytes), "nbytes of {:?}", t.name);
+    assert_eq!(t.dtype.nbytes(ne), Some(t.nbytes), "nbytes of {:?}", t.name);
     assert_eq!(ne.first().copied().unwrap_or(1) % t.dtype.block_size(), 0);
     assert_eq!(t.data_offset, f.data_offset() + t.relative_offset);
     assert_eq!(t.relative_offset % u64::from(f.alignment()), 0);
@@ -323,7 +324,7 @@ pub fn rewrite(f: &Gguf<&[u8]>, endian: Endian, via: Via) -> gguf_serde::Result<
         }
     }
     for t in f.tensors() {
-        w.add_tensor_ne(t.name, t.dtype, &t.ne())?;
+        w.add_tensor_ne(t.name, t.dtype, t.ne().dims())?;
     }
     for t in f.tensors() {
         w.write_tensor_data(f.tensor_data(&t)?)?;

@@ -506,7 +506,7 @@ fn rewriting_a_ggml_layout_file_is_byte_identical() {
             w.add_kv_ref(kv.key, kv.value).unwrap();
         }
         for t in g.tensors() {
-            w.add_tensor_ne(t.name, t.dtype, &t.ne()).unwrap();
+            w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
         }
         for t in g.tensors() {
             w.copy_tensor_data(Cursor::new(g.tensor_data(&t).unwrap())).unwrap();
@@ -524,7 +524,7 @@ fn rewriting_little_endian_as_big_endian_converts_values() {
         w.add_kv_ref(kv.key, kv.value).unwrap();
     }
     for t in g.tensors() {
-        w.add_tensor_ne(t.name, t.dtype, &t.ne()).unwrap();
+        w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
     }
     for t in g.tensors() {
         w.write_tensor_data(g.tensor_data(&t).unwrap()).unwrap();
@@ -544,7 +544,7 @@ fn rewriting_every_value_type_in_the_other_byte_order() {
             w.add_kv_ref(kv.key, kv.value).unwrap();
         }
         for t in g.tensors() {
-            w.add_tensor_ne(t.name, t.dtype, &t.ne()).unwrap();
+            w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
         }
         w.write_tensor_data(g.tensor_data_by_name("t").unwrap()).unwrap();
         let out = w.finish().unwrap();

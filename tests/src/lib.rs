@@ -197,7 +197,7 @@ pub fn rewrite<S: Source>(f: &Gguf<S>, owned: bool) -> Vec<u8> {
         }
     }
     for t in f.tensors() {
-        w.add_tensor_ne(t.name, t.dtype, &t.ne()).unwrap();
+        w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
     }
     for t in f.tensors() {
         w.write_tensor_data(f.tensor_data(&t).expect("tensor data")).unwrap();

@@ -39,7 +39,7 @@ fn canonical_facts() {
     ];
     assert_eq!(got, want);
     // Stored dims are the canonical shape reversed.
-    assert_eq!(&*f.tensor("w_f32").unwrap().ne(), &[64, 4]);
+    assert_eq!(f.tensor("w_f32").unwrap().ne().dims(), &[64, 4]);
     // w_f32's bytes are its values, little-endian.
     let data = f.tensor_data_by_name("w_f32").unwrap();
     let first = f32::from_le_bytes(data[4..8].try_into().unwrap());

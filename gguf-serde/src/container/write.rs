@@ -413,8 +413,8 @@ impl<W: Write> GgufWriter<W> {
         enc.out.extend_from_slice(&kv);
         for t in &self.tensors {
             enc.string(&t.name);
-            enc.u32(t.ne.len() as u32);
-            for &d in t.ne.iter() {
+            enc.u32(t.ne.dims().len() as u32);
+            for &d in t.ne.dims() {
                 enc.u64(d);
             }
             enc.u32(t.dtype.id());

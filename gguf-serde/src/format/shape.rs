@@ -8,9 +8,17 @@
 //! and has the canonical shape `[49152, 576]`.
 //!
 //! [`Shape`] is the canonical order and [`Ne`] the stored one. Both hold at most [`MAX_DIMS`]
-//! dims inline (no allocation) and dereference to `[u64]` for reading, but they are distinct
-//! types: neither compares equal to, nor converts implicitly into, the other. The only way from
-//! one to the other is the reversal, [`Shape::ne`] and [`Ne::shape`].
+//! dims inline (no allocation), but they are distinct types: neither compares equal to, nor
+//! converts implicitly into, the other, and the only way from one to the other is the reversal,
+//! [`Shape::ne`] and [`Ne::shape`]. A [`Shape`] dereferences to `[u64]`, since the canonical order
+//! is the one APIs taking `&[u64]` expect (such as [`GgufWriter::add_tensor`]); an [`Ne`] does not,
+//! so that `&info.ne()` cannot be passed where a shape is expected: its dims are
+//! [`Ne::dims`], for the APIs that take stored dims by name (such as
+//! [`GgufWriter::add_tensor_ne`] and [`GgmlType::nbytes`]).
+//!
+//! [`GgufWriter::add_tensor`]: crate::GgufWriter::add_tensor
+//! [`GgufWriter::add_tensor_ne`]: crate::GgufWriter::add_tensor_ne
+//! [`GgmlType::nbytes`]: crate::GgmlType::nbytes
 //!
 //! Spec: ggml `docs/gguf.md`, "File Structure" (`gguf_tensor_info_t::dimensions`); ggml `ggml.h`
 //! (`ne`, `GGML_MAX_DIMS`).
@@ -57,7 +65,7 @@ impl Dims {
 /// ```
 /// use gguf_serde::Shape;
 /// let shape = Shape::from_canonical(&[49152, 576]).unwrap();
-/// assert_eq!(&*shape.ne(), &[576, 49152]); // what the file stores
+/// assert_eq!(shape.ne().dims(), &[576, 49152]); // what the file stores
 /// assert_eq!(shape.ne().shape(), shape);
 /// assert_eq!(shape.n_elements(), Some(28_311_552));
 /// ```
@@ -66,13 +74,15 @@ pub struct Shape(Dims);
 
 /// A tensor's stored dims, ggml's `ne`: fastest-varying first, so `ne[0]` is the row length (the
 /// contiguous axis, along which quantized blocks run). The canonical [`Shape`] reversed. At most
-/// [`MAX_DIMS`] dims, held inline; dereferences to `[u64]`.
+/// [`MAX_DIMS`] dims, held inline. Unlike [`Shape`] it does not dereference to `[u64]`: its dims
+/// are [`Ne::dims`], so that stored dims are never passed where a canonical shape is expected.
 ///
 /// ```
 /// use gguf_serde::Ne;
 /// let ne = Ne::new(&[576, 49152]).unwrap();
 /// assert_eq!(ne.row_len(), 576);
 /// assert_eq!(ne.n_rows(), Some(49152));
+/// assert_eq!(ne.dims(), &[576, 49152]);
 /// assert_eq!(&*ne.shape(), &[49152, 576]);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -117,7 +127,7 @@ impl Ne {
         Shape(self.0.reversed())
     }
 
-    /// The dims, fastest first (also available through `Deref`).
+    /// The dims, fastest first.
     pub fn dims(&self) -> &[u64] {
         self.0.as_slice()
     }
@@ -146,20 +156,7 @@ impl Deref for Shape {
     }
 }
 
-impl Deref for Ne {
-    type Target = [u64];
-    fn deref(&self) -> &[u64] {
-        self.0.as_slice()
-    }
-}
-
 impl AsRef<[u64]> for Shape {
-    fn as_ref(&self) -> &[u64] {
-        self.0.as_slice()
-    }
-}
-
-impl AsRef<[u64]> for Ne {
     fn as_ref(&self) -> &[u64] {
         self.0.as_slice()
     }
@@ -188,7 +185,7 @@ mod tests {
     #[test]
     fn orders_are_reversals() {
         let s = Shape::from_canonical(&[2, 3, 4]).unwrap();
-        assert_eq!(&*s.ne(), &[4, 3, 2]);
+        assert_eq!(s.ne().dims(), &[4, 3, 2]);
         assert_eq!(s.ne().shape(), s);
         assert_eq!(s.ne().row_len(), 4);
         assert_eq!(s.ne().n_rows(), Some(6));

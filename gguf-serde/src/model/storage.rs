@@ -186,7 +186,7 @@ impl Tensor {
         let bad = |reason: String| Error::invalid_tensor(name.as_str(), reason);
         let shape = Shape::from_canonical(shape)
             .ok_or_else(|| bad(format!("{} dimensions, at most {MAX_DIMS}", shape.len())))?;
-        let nbytes = dtype.nbytes(&shape.ne()).ok_or_else(|| {
+        let nbytes = dtype.nbytes(shape.ne().dims()).ok_or_else(|| {
             bad(format!("shape {shape:?} is not whole {dtype} blocks along its last dimension, or overflows"))
         })?;
         if nbytes != bytes.len() as u64 {

@@ -700,6 +700,7 @@ const NEVER_GLM5_NEXT: &[&str] = &[
 
 /// `ggml_n_dims`: the stored dims without trailing 1s, at least one.
 fn trimmed_ne(ne: &Ne) -> Ne {
+    let ne = ne.dims();
     let n = ne.iter().rposition(|&d| d != 1).map_or(1, |i| i + 1);
     Ne::new(ne.get(..n).unwrap_or(&[1])).unwrap_or_default()
 }
@@ -1125,9 +1126,9 @@ pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<Ten
     let mut out = Vec::with_capacity(tensors.len());
     for (t, &cat) in tensors.iter().zip(&cats) {
         let ne = trimmed_ne(&t.ne());
-        let (target, rule) = match kept_reason(params, &st.facts.arch, t.name, &ne) {
+        let (target, rule) = match kept_reason(params, &st.facts.arch, t.name, ne.dims()) {
             Some(k) => (t.dtype, Rule::Kept(k)),
-            None => st.choose(t.name, &ne, cat)?,
+            None => st.choose(t.name, ne.dims(), cat)?,
         };
         let requires_imatrix = !matches!(rule, Rule::Kept(_)) && requires_imatrix(t.name, target, params.ftype);
         out.push(TensorPlan { name: t.name.to_owned(), ne, source: t.dtype, target, rule, requires_imatrix });

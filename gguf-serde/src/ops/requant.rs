@@ -261,7 +261,7 @@ fn write_converted<S: Source>(
         }
     }
     for t in &tensors {
-        w.add_tensor_ne(t.info.name, t.target, &t.ne)?;
+        w.add_tensor_ne(t.info.name, t.target, t.ne.dims())?;
     }
     let mut report = RequantizeReport::default();
     let total: u64 = tensors.iter().map(|t| t.info.nbytes).sum();
@@ -307,7 +307,7 @@ fn convert_tensor(
     (scratch, outbuf): &mut (Vec<f32>, Vec<u8>),
     mut emit: impl FnMut(&[u8], u64) -> Result<()>,
 ) -> Result<u64> {
-    let out_bytes = target.nbytes(&t.ne()).ok_or_else(|| WriteError::InvalidTensor {
+    let out_bytes = target.nbytes(t.ne().dims()).ok_or_else(|| WriteError::InvalidTensor {
         name: t.name.to_owned(),
         reason: format!("size as {target} overflows"),
     })?;
