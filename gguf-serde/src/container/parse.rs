@@ -26,9 +26,9 @@ use std::ops::Range;
 use super::value::{decode_fixed, num, ArrayRef, ValueRef};
 use crate::error::{AlignmentProblem, Error, FormatError, Item, Result};
 use crate::format::keys::GENERAL_ALIGNMENT;
+use crate::format::{alignment_problem, ValueType, DEFAULT_ALIGNMENT};
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::format::{GgmlType, REMOVED_TYPE_IDS};
-use crate::format::{ValueType, DEFAULT_ALIGNMENT};
 
 /// The smallest key/value pair: 8 (key length) + 1 (key) + 4 (type) + 1 (value) bytes.
 const MIN_KV: u64 = 14;
@@ -88,7 +88,8 @@ pub(crate) struct Layout {
     pub tensors_by_name: Vec<u32>,
     /// End of the tensor infos (start of the padding before the data section).
     pub infos_end: u64,
-    /// Absolute start of the data section: `infos_end` rounded up to the alignment.
+    /// Absolute start of the data section: `infos_end` rounded up to the alignment, or
+    /// `infos_end` itself in a file without tensors (as ggml reports it).
     pub data_offset: u64,
     /// The file's length in bytes.
     ///
@@ -291,13 +292,10 @@ impl Parser {
         if key == GENERAL_ALIGNMENT {
             let offset = pair.offset;
             self.alignment = match value {
-                RawValue::Scalar(ValueRef::U32(0)) => {
-                    return Err(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset }.into())
-                }
-                RawValue::Scalar(ValueRef::U32(a)) if a.is_power_of_two() => a,
-                RawValue::Scalar(ValueRef::U32(a)) => {
-                    return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
-                }
+                RawValue::Scalar(ValueRef::U32(a)) => match alignment_problem(a) {
+                    None => a,
+                    Some(problem) => return Err(FormatError::BadAlignment { problem, offset }.into()),
+                },
                 _ => {
                     return Err(FormatError::BadAlignment {
                         problem: AlignmentProblem::WrongType(pair.ty.name()),
@@ -755,7 +753,10 @@ fn check_tensors(
         }
     }
 
-    let data_offset = align_up(infos_end, alignment).ok_or(FormatError::TooLong {
+    // ggml (`gguf_init_from_file_impl`) seeks to the aligned offset only when there are tensors:
+    // a metadata-only file's data section starts right after its (empty) tensor infos.
+    let padded = if tensors.is_empty() { Some(infos_end) } else { align_up(infos_end, alignment) };
+    let data_offset = padded.ok_or(FormatError::TooLong {
         item: Item::Header,
         owner: None,
         offset: infos_end,

@@ -15,9 +15,10 @@ use std::path::Path;
 use super::value::{Array, ArrayRef, Value, ValueRef};
 use super::{align_up, Shape};
 use crate::error::{AlignmentProblem, Error, FormatError, Result, WriteError};
+use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::GgmlType;
 use crate::format::ValueType;
-use crate::format::{Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 
 /// Options of a [`GgufWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,22 +29,27 @@ pub struct WriteOptions {
     /// caller supplies it in this byte order.
     pub endian: Endian,
     /// Whether a file with no tensors gets zero padding after its (empty) tensor infos, up to the
-    /// alignment. ggml writes it; gguf-py does not. Default `true`.
+    /// alignment (at most [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)` - 1` bytes). ggml's
+    /// `gguf_write_to_file` writes it; gguf-py's `GGUFWriter` writes it from
+    /// `write_tensors_to_file`, not when only the header and key/value pairs are written. Readers
+    /// ignore it: ggml puts such a file's data offset at the end of the tensor infos, padding or
+    /// not. Default `true`.
     pub pad_empty_data: bool,
 }
 
 impl WriteOptions {
     /// Options that write a file laid out like `file`: its version, its byte order, and zero
     /// padding after the tensor infos exactly when `file` has it (always when it has tensors; for
-    /// a metadata-only file, when the file extends to its padded data offset, as ggml writes it,
-    /// and not when it ends right after the tensor infos, as gguf-py writes it). Every whole-file
-    /// operation ([`crate::ops`]) writes with these, so reading a file and writing it back is
-    /// byte-identical.
+    /// a metadata-only file, when the file extends to the end of its tensor infos rounded up to
+    /// the alignment, as ggml writes it, and not when it ends right after the tensor infos).
+    /// Every whole-file operation ([`crate::ops`]) writes with these, so reading a file and
+    /// writing it back is byte-identical.
     pub fn like<S: super::Source>(file: &super::Gguf<S>) -> WriteOptions {
         WriteOptions {
             version: file.version(),
             endian: file.endian(),
-            pad_empty_data: file.tensor_count() > 0 || file.file_len() >= file.data_offset(),
+            pad_empty_data: file.tensor_count() > 0
+                || align_up(file.tensor_infos_end(), file.alignment()).is_some_and(|end| file.file_len() >= end),
         }
     }
 }
@@ -210,26 +216,28 @@ impl<W: Write> GgufWriter<W> {
     }
 
     fn set_alignment(&mut self, key: &str, value: Option<u32>, type_name: &'static str) -> Result<()> {
-        if key != "general.alignment" {
+        if key != GENERAL_ALIGNMENT {
             return Ok(());
         }
-        let offset = 24 + self.kv_bytes.len() as u64;
-        self.alignment = match value {
-            None => {
-                return Err(FormatError::BadAlignment { problem: AlignmentProblem::WrongType(type_name), offset }.into())
-            }
-            Some(0) => return Err(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset }.into()),
-            Some(a) if !a.is_power_of_two() => {
-                return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
-            }
-            Some(a) => a,
+        // Where the pair will start in the output: the header is 24 bytes.
+        let offset = (self.kv_bytes.len() as u64).saturating_add(24);
+        let problem = match value {
+            None => AlignmentProblem::WrongType(type_name),
+            Some(a) => match alignment_problem(a) {
+                None => {
+                    self.alignment = a;
+                    return Ok(());
+                }
+                Some(problem) => problem,
+            },
         };
-        Ok(())
+        Err(FormatError::BadAlignment { problem, offset }.into())
     }
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
-    /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a non-zero
-    /// power of two) sets the alignment of the tensor data.
+    /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a power of
+    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)) sets the alignment of the
+    /// tensor data.
     ///
     /// # Errors
     /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
@@ -370,7 +378,7 @@ impl<W: Write> GgufWriter<W> {
     }
 
     fn pad(&mut self) -> Result<()> {
-        // In small pieces: an alignment of up to 2^31 must not allocate its size.
+        // In small pieces: nothing of the alignment's size is allocated.
         const ZEROS: [u8; 4096] = [0; 4096];
         let target = align_up(self.written, self.alignment).unwrap_or(self.written);
         while self.written < target {
