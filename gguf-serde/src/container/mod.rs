@@ -54,6 +54,9 @@
 // Parsing code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
 // is an `#[allow]` with its reason next to it. Applies to parse.rs, value.rs and write.rs too.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+// Offsets, lengths and counts come from hostile files: every addition, multiplication and
+// subtraction is checked or saturating, or says why it cannot overflow (issue 15).
+#![deny(clippy::arithmetic_side_effects)]
 
 pub(crate) mod atomic;
 mod feed;

@@ -219,8 +219,7 @@ impl<W: Write> GgufWriter<W> {
         if key != GENERAL_ALIGNMENT {
             return Ok(());
         }
-        // Where the pair will start in the output: the header is 24 bytes.
-        let offset = (self.kv_bytes.len() as u64).saturating_add(24);
+        let offset = self.next_kv_offset();
         let problem = match value {
             None => AlignmentProblem::WrongType(type_name),
             Some(a) => match alignment_problem(a) {
@@ -260,7 +259,7 @@ impl<W: Write> GgufWriter<W> {
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
-        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: 24 + self.kv_bytes.len() as u64 };
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
         enc.string(key);
         enc.u32(value.value_type().id());
         enc.value(value, key, 1)?;
@@ -280,12 +279,18 @@ impl<W: Write> GgufWriter<W> {
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
-        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: 24 + self.kv_bytes.len() as u64 };
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
         enc.string(key);
         enc.u32(value.value_type().id());
         enc.value_ref(value, key, 1)?;
         self.push_kv(key, enc.out);
         Ok(())
+    }
+
+    /// Where the next pair will start in the output: after the 24-byte header and the pairs so
+    /// far (for the offsets of errors).
+    fn next_kv_offset(&self) -> u64 {
+        (self.kv_bytes.len() as u64).saturating_add(24)
     }
 
     fn push_kv(&mut self, key: &str, bytes: Vec<u8>) {
@@ -294,7 +299,8 @@ impl<W: Write> GgufWriter<W> {
         } else {
             self.kv_bytes.extend_from_slice(&bytes);
         }
-        self.kv_count += 1;
+        // One per pair held in memory: cannot reach u64::MAX.
+        self.kv_count = self.kv_count.saturating_add(1);
         self.keys.insert(key.to_owned());
     }
 
@@ -342,7 +348,7 @@ impl<W: Write> GgufWriter<W> {
             return bad(format!("dimension larger than int64 in ne {ne:?}"));
         }
         let ne0 = ne.first().copied().unwrap_or(1);
-        if ne0 % dtype.block_size() != 0 {
+        if ne0.checked_rem(dtype.block_size()) != Some(0) {
             return bad(format!(
                 "row length {ne0} (last canonical dim) is not a multiple of the {dtype} block size {}",
                 dtype.block_size()
@@ -373,7 +379,8 @@ impl<W: Write> GgufWriter<W> {
             self.state = State::Failed;
             return Err(Error::io("writing GGUF", e));
         }
-        self.written += bytes.len() as u64;
+        // Bytes written to one output: a u64 does not overflow (saturating for form's sake).
+        self.written = self.written.saturating_add(bytes.len() as u64);
         Ok(())
     }
 
@@ -382,7 +389,7 @@ impl<W: Write> GgufWriter<W> {
         const ZEROS: [u8; 4096] = [0; 4096];
         let target = align_up(self.written, self.alignment).unwrap_or(self.written);
         while self.written < target {
-            let n = usize::try_from(target - self.written).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
+            let n = usize::try_from(target.saturating_sub(self.written)).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
             self.emit(ZEROS.get(..n).unwrap_or(&ZEROS))?;
         }
         Ok(())
@@ -411,7 +418,11 @@ impl<W: Write> GgufWriter<W> {
                 .and_then(|e| align_up(e, self.alignment))
                 .ok_or_else(|| WriteError::Misuse { reason: "data section overflows u64".into() })?;
         }
-        let mut enc = Encoder { out: Vec::with_capacity(24 + self.kv_bytes.len()), endian: self.opts.endian, base: 0 };
+        let mut enc = Encoder {
+            out: Vec::with_capacity(self.kv_bytes.len().saturating_add(24)),
+            endian: self.opts.endian,
+            base: 0,
+        };
         enc.out.extend_from_slice(b"GGUF");
         enc.u32(self.opts.version);
         enc.u64(self.tensors.len() as u64);
@@ -470,7 +481,7 @@ impl<W: Write> GgufWriter<W> {
         }
         self.emit(bytes)?;
         self.pad()?;
-        self.state = State::Data { next: i + 1 };
+        self.state = State::Data { next: i.saturating_add(1) };
         Ok(())
     }
 
@@ -502,7 +513,7 @@ impl<W: Write> GgufWriter<W> {
                 return Err(Error::io("copying tensor data", e));
             }
         };
-        self.written += copied;
+        self.written = self.written.saturating_add(copied);
         let mut extra = [0u8; 1];
         let more = reader.read(&mut extra);
         if copied > 0 && !(copied == nbytes && matches!(more, Ok(0))) {
@@ -511,10 +522,12 @@ impl<W: Write> GgufWriter<W> {
         }
         let more = more.map_err(|e| Error::io("copying tensor data", e))?;
         if copied != nbytes || more != 0 {
-            return Err(WriteError::SizeMismatch { name, expected: nbytes, found: copied + more as u64 }.into());
+            return Err(
+                WriteError::SizeMismatch { name, expected: nbytes, found: copied.saturating_add(more as u64) }.into()
+            );
         }
         self.pad()?;
-        self.state = State::Data { next: i + 1 };
+        self.state = State::Data { next: i.saturating_add(1) };
         Ok(())
     }
 
@@ -563,7 +576,12 @@ impl Encoder {
     /// [`FormatError::TooDeep`] for an array starting here.
     #[cold]
     fn too_deep(&self, key: &str) -> Error {
-        FormatError::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: self.base + self.out.len() as u64 }.into()
+        FormatError::TooDeep {
+            key: key.to_owned(),
+            limit: MAX_DEPTH,
+            offset: self.base.saturating_add(self.out.len() as u64),
+        }
+        .into()
     }
 
     fn u32(&mut self, v: u32) {
@@ -623,7 +641,8 @@ impl Encoder {
             Array::String(v) => v.iter().for_each(|s| self.string(s)),
             Array::Array(v) => {
                 for inner in v {
-                    self.array(inner, key, depth + 1)?;
+                    // depth <= MAX_DEPTH here (checked above).
+                    self.array(inner, key, depth.saturating_add(1))?;
                 }
             }
             Array::U64(v) => each!(v),
@@ -667,7 +686,7 @@ impl Encoder {
             }
             _ => {
                 for x in a.iter() {
-                    self.value_ref(x, key, depth + 1)?;
+                    self.value_ref(x, key, depth.saturating_add(1))?;
                 }
             }
         }
@@ -723,7 +742,7 @@ impl<W: Write> TensorDataWriter<'_, W> {
             .into());
         }
         self.w.pad()?;
-        self.w.state = State::Data { next: self.index + 1 };
+        self.w.state = State::Data { next: self.index.saturating_add(1) };
         self.done = true;
         Ok(())
     }

@@ -10,6 +10,9 @@
 //!
 //! Spec: ggml `docs/gguf.md`, "File Structure".
 
+// Sizes computed from a file's dims: every operation is checked, or says why it cannot overflow.
+#![deny(clippy::arithmetic_side_effects)]
+
 mod dtype;
 pub mod keys;
 mod value_type;
