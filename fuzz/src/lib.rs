@@ -284,7 +284,9 @@ fn check_tensor<S: Source>(f: &Gguf<S>, t: &TensorInfo<'_>) {
     assert!(found.as_ref() == Some(t), "tensor({:?}) finds another info", t.name);
     let ne = t.ne();
     assert_eq!(ne.iter().rev().copied().collect::<Vec<_>>(), &*t.shape);
-    assert_eq!(t.n_elements, t.shape.iter().product::<u64>());
+    // A zero dim empties the tensor even when the other dims' product overflows u64.
+    let n = if t.shape.contains(&0) { Some(0) } else { t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) };
+    assert_eq!(Some(t.n_elements), n);
     assert_eq!(t.dtype.nbytes(&ne), Some(t.nbytes), "nbytes of {:?}", t.name);
     assert_eq!(ne.first().copied().unwrap_or(1) % t.dtype.block_size(), 0);
     assert_eq!(t.data_offset, f.data_offset() + t.relative_offset);

@@ -165,3 +165,22 @@ fn alignment_at_the_limit_costs_at_most_the_limit_and_reports_ggmls_data_offset(
     assert_eq!((g.data_offset(), g.file_len()), (57, u64::from(MAX_ALIGNMENT)));
     assert!(WriteOptions::like(&g).pad_empty_data);
 }
+
+/// Fuzz target `accessors` with overflow checks on, 2026-12-01: a tensor whose stored dims are
+/// `[0, 1599506219008, 3703647743558811652, 687865906]`. The product of the last three overflows
+/// `u64`, but a zero dim makes the tensor empty, and both this reader and ggml's (its
+/// `INT64_MAX / ne[i]` checks compare against a product that is already 0) accept it. The
+/// harness multiplied the dims itself and overflowed (a harness mistake, found only because the
+/// fuzz build now has overflow checks); the library's sizes were right: 0 elements, 0 bytes.
+#[test]
+fn zero_dim_with_overflowing_other_dims_is_an_empty_tensor() {
+    let bytes = unhex(
+        "47475546030000000100000000000000000000000000000000000000000000000400000000000000000000000000006a7401000004000000000066333200002900000000000000000000000000000000000000000000000000000001000000000000007401000000000000b7bfc5cd000100",
+    );
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let t = f.tensors().next().unwrap();
+    assert_eq!(t.ne().to_vec(), [0, 1_599_506_219_008, 3_703_647_743_558_811_652, 687_865_906]);
+    assert_eq!(&*t.shape, &[687_865_906, 3_703_647_743_558_811_652, 1_599_506_219_008, 0]);
+    assert_eq!((t.dtype.name(), t.n_elements, t.nbytes), ("F32", 0, 0));
+    assert_eq!(f.tensor_data(&t).unwrap(), &[] as &[u8]);
+}
