@@ -10,7 +10,8 @@ mkdir -p "corpus/$t" logs
 log="logs/$t.log"
 toolchain=${FUZZ_TOOLCHAIN:-+nightly}
 # shellcheck disable=SC2086
-cargo $toolchain fuzz build -O "$t" 2>/dev/null
+# Optimized, with debug assertions and overflow checks (`-a`), as scripts/fuzz-smoke.sh builds.
+cargo $toolchain fuzz build -O -a "$t" 2>/dev/null
 # The fuzzer binary itself (what `cargo fuzz run` would start), so $! is its process id.
 "target/x86_64-unknown-linux-gnu/release/$t" "corpus/$t" seeds -dict=gguf.dict -artifact_prefix="artifacts/$t/" \
   -max_total_time="$max" -print_final_stats=1 -rss_limit_mb=2048 -timeout=10 >"$log" 2>&1 &

@@ -3,6 +3,10 @@
 # running. Each target starts from the committed seed corpus (fuzz/seeds) and runs RUNS inputs
 # (default 2000); any crash fails the script. Long runs: fuzz/README.md.
 #
+# Built optimized (`-O`) with debug assertions and overflow checks on (`-a`: cargo-fuzz adds
+# `-Cdebug-assertions -Coverflow-checks`), so wrapping arithmetic on a hostile file panics here
+# instead of passing unnoticed as it would in a plain release build.
+#
 # Needs cargo-fuzz (installed here with `cargo install cargo-fuzz --locked` when missing) and a
 # nightly compiler for the sanitizer flags: the `nightly` toolchain if rustup has one, else the
 # stable one with RUSTC_BOOTSTRAP=1 (which unlocks nightly flags on stable; only for this build).
@@ -14,9 +18,9 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
-  build() { cargo +nightly fuzz build -O "$@"; }
+  build() { cargo +nightly fuzz build -O -a "$@"; }
 else
-  build() { RUSTC_BOOTSTRAP=1 cargo fuzz build -O "$@"; }
+  build() { RUSTC_BOOTSTRAP=1 cargo fuzz build -O -a "$@"; }
 fi
 build
 targets=$(cargo fuzz list)

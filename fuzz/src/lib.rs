@@ -214,8 +214,15 @@ fn same_array(x: ArrayRef<'_>, y: ArrayRef<'_>, bytewise: bool) -> bool {
 pub fn check_accessors<S: Source>(f: &Gguf<S>) {
     assert!(matches!(f.version(), 2 | 3));
     assert!(f.alignment().is_power_of_two());
+    assert!(f.alignment() <= gguf_serde::format::MAX_ALIGNMENT);
     assert!(f.tensor_infos_end() <= f.data_offset());
-    assert_eq!(f.data_offset() % u64::from(f.alignment()), 0);
+    if f.tensor_count() == 0 {
+        // ggml's data offset of a file without tensors: the end of the tensor infos.
+        assert_eq!(f.data_offset(), f.tensor_infos_end());
+    } else {
+        assert_eq!(f.data_offset() % u64::from(f.alignment()), 0);
+        assert!(f.data_offset() - f.tensor_infos_end() < u64::from(f.alignment()));
+    }
     assert_eq!(f.metadata().len(), f.kv_count());
     assert_eq!(f.tensors().len(), f.tensor_count());
     for kv in f.metadata() {
@@ -278,7 +285,9 @@ fn check_tensor<S: Source>(f: &Gguf<S>, t: &TensorInfo<'_>) {
     let ne = t.ne();
     let ne = ne.dims();
     assert_eq!(ne.iter().rev().copied().collect::<Vec<_>>(), &*t.shape);
-    assert_eq!(t.n_elements, t.shape.iter().product::<u64>());
+    // A zero dim empties the tensor even when the other dims' product overflows u64.
+    let n = if t.shape.contains(&0) { Some(0) } else { t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)) };
+    assert_eq!(Some(t.n_elements), n);
     assert_eq!(t.dtype.nbytes(ne), Some(t.nbytes), "nbytes of {:?}", t.name);
     assert_eq!(ne.first().copied().unwrap_or(1) % t.dtype.block_size(), 0);
     assert_eq!(t.data_offset, f.data_offset() + t.relative_offset);
@@ -354,6 +363,15 @@ pub fn check_roundtrip(data: &[u8]) {
         Err(e) if documented_refusal(&e) => return,
         Err(e) => panic!("the writer refuses a file the reader took: {e}"),
     };
+    // What the input did not pay for is at most the padding after the last tensor (or after
+    // the tensor infos of a file without tensors): less than one alignment (issue 15).
+    assert!(
+        (out.len() as u64) < data.len() as u64 + u64::from(f.alignment()),
+        "a {}-byte file rewritten as {} bytes (alignment {})",
+        data.len(),
+        out.len(),
+        f.alignment()
+    );
     let g = Gguf::from_slice(&out).unwrap_or_else(|e| panic!("the rewrite does not re-open: {e}"));
     // Version 2 is written little-endian only: a big-endian rewrite of it is version 3.
     let v2_big = |e: Endian| f.version() == 2 && e == Endian::Big;
@@ -420,6 +438,14 @@ pub fn check_serde(data: &[u8]) {
         return;
     }
     if let Ok(bytes) = gguf_serde::to_vec(&map) {
+        // The same pairs, re-encoded at their stored size, then at most one alignment of
+        // padding (issue 15: 57 bytes once became a 2 GiB allocation here).
+        assert!(
+            (bytes.len() as u64) < file.tensor_infos_end() + u64::from(file.alignment()),
+            "{} bytes of metadata serialized as {} bytes",
+            file.tensor_infos_end(),
+            bytes.len()
+        );
         let again: BTreeMap<String, gguf_serde::Value> =
             gguf_serde::from_slice(&bytes).unwrap_or_else(|e| panic!("re-reading what to_vec wrote: {e}"));
         assert_eq!(format!("{again:?}"), format!("{map:?}"));

@@ -130,3 +130,90 @@ fn validate_warns_about_what_ggml_refuses_and_ggml_flag_refuses_it() {
     assert_eq!(o.status.code(), Some(0));
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
 }
+
+/// Issue 15: 57 bytes declaring `general.alignment = 2^31` (a power of two ggml accepts). `gguf
+/// validate` said OK, `inspect` gave a data offset of 2 GiB and `set` started writing 2 GiB of
+/// zeros, leaving its temporary file behind when stopped. Every command now refuses the file
+/// with the reader's error naming the key and its offset, writes nothing and leaves no temporary.
+#[test]
+fn an_alignment_of_two_gib_is_refused_by_every_command_without_writing() {
+    let bytes: Vec<u8> = [
+        &b"GGUF"[..],
+        &3u32.to_le_bytes(),
+        &0u64.to_le_bytes(),
+        &1u64.to_le_bytes(),
+        &17u64.to_le_bytes(),
+        b"general.alignment",
+        &4u32.to_le_bytes(),
+        &(1u32 << 31).to_le_bytes(),
+    ]
+    .concat();
+    assert_eq!(bytes.len(), 57);
+    let dir = temp_dir("cli_alignment_2gib");
+    let file = dir.join("a.gguf");
+    std::fs::write(&file, &bytes).unwrap();
+    let f = file.to_str().unwrap();
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let (o1, o2, o3) = (out("out.gguf"), out("shard"), out("q.gguf"));
+    let commands: [Vec<&str>; 10] = [
+        vec!["validate", f],
+        vec!["inspect", f],
+        vec!["inspect", "--json", f],
+        vec!["set", f, "general.name", "x"],
+        vec!["rm", f, "general.alignment"],
+        vec!["rename", f, "general.alignment", "general.other"],
+        vec!["split", f, &o2],
+        vec!["merge", f, &o1],
+        vec!["quantize", f, &o3, "Q8_0"],
+        vec!["dequantize", f, &o1],
+    ];
+    for args in &commands {
+        let o = gguf(args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stdout} {stderr}");
+        assert!(
+            format!("{stdout}{stderr}")
+                .contains("general.alignment at offset 24 is 2147483648, more than the largest accepted (65536)"),
+            "{args:?}: {stdout} {stderr}"
+        );
+        let mut left: Vec<String> =
+            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(left, ["a.gguf"], "{args:?} left files behind");
+        assert_eq!(std::fs::read(&file).unwrap(), bytes, "{args:?} changed the file");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same file at the largest alignment accepted (64 KiB): `set` writes a file that is a few
+/// bytes longer, not one padded to the alignment (the input has no padding), and `inspect`
+/// reports the data offset of a file without tensors as ggml does: the end of the tensor infos.
+#[test]
+fn editing_a_file_at_the_largest_alignment_costs_a_few_bytes() {
+    let mut bytes: Vec<u8> = [
+        &b"GGUF"[..],
+        &3u32.to_le_bytes(),
+        &0u64.to_le_bytes(),
+        &1u64.to_le_bytes(),
+        &17u64.to_le_bytes(),
+        b"general.alignment",
+        &4u32.to_le_bytes(),
+        &(1u32 << 16).to_le_bytes(),
+    ]
+    .concat();
+    let dir = temp_dir("cli_alignment_max");
+    let file = dir.join("a.gguf");
+    std::fs::write(&file, &bytes).unwrap();
+    let f = file.to_str().unwrap();
+    let o = gguf(&["inspect", f]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && text.contains("data offset:  57\n"), "{text}");
+    let o = gguf(&["set", f, "general.name", "x"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The pair appended: key length, "general.name", type STRING, value length, "x".
+    bytes[16..24].copy_from_slice(&2u64.to_le_bytes());
+    bytes.extend([&12u64.to_le_bytes()[..], b"general.name", &8u32.to_le_bytes(), &1u64.to_le_bytes(), b"x"].concat());
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

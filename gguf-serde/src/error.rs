@@ -212,6 +212,9 @@ pub enum AlignmentProblem {
     Zero,
     /// Not a power of two (the value is given).
     NotPowerOfTwo(u32),
+    /// A power of two above [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (the value is given),
+    /// which ggml accepts but which would make a small file cost gigabytes of padding to rewrite.
+    TooLarge(u32),
 }
 
 impl fmt::Display for AlignmentProblem {
@@ -220,6 +223,9 @@ impl fmt::Display for AlignmentProblem {
             AlignmentProblem::WrongType(t) => write!(f, "has type {t}, expected u32"),
             AlignmentProblem::Zero => f.write_str("is 0"),
             AlignmentProblem::NotPowerOfTwo(v) => write!(f, "is {v}, not a power of two"),
+            AlignmentProblem::TooLarge(v) => {
+                write!(f, "is {v}, more than the largest accepted ({})", crate::format::MAX_ALIGNMENT)
+            }
         }
     }
 }
@@ -391,7 +397,8 @@ pub enum FormatError {
         offset: u64,
     },
 
-    /// `general.alignment` of the wrong type, zero, or not a power of two.
+    /// `general.alignment` of the wrong type, zero, not a power of two, or above
+    /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT).
     #[error("general.alignment at offset {offset} {problem}")]
     #[non_exhaustive]
     BadAlignment {

@@ -58,3 +58,129 @@ fn non_empty_tensor_data_is_not_loaded_from_a_reader() {
     );
     assert_eq!(Gguf::from_slice(&bytes).unwrap().tensor_data_by_name("a").unwrap(), &[0xee]);
 }
+
+/// Issue 15 (fuzz target `serde`, 2026-12-01): 57 bytes, version 3, no tensors, one pair
+/// `general.alignment = 2147483648` (UINT32, a power of two, which ggml and gguf-py accept).
+/// The reader accepted it and put its data offset at 2^31; rewriting it (`gguf set`, `to_vec` of
+/// its metadata) padded the empty data section with 2 GiB of zeros. Now an alignment above
+/// `MAX_ALIGNMENT` (64 KiB) is refused on every path with `BadAlignment { TooLarge }` naming the
+/// pair's offset (24, right after the header).
+#[test]
+fn alignment_of_two_gib_is_refused_on_every_path() {
+    use std::collections::BTreeMap;
+
+    use gguf_serde::format::MAX_ALIGNMENT;
+    use gguf_serde::{AlignmentProblem, FormatError, GgufWriter, Value};
+
+    let bytes = unhex(
+        "47475546 03000000 0000000000000000 0100000000000000
+         1100000000000000 67656e6572616c2e616c69676e6d656e74 04000000 00000080",
+    );
+    assert_eq!(bytes.len(), 57);
+    let too_large = |e: &Error| {
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment {
+                problem: AlignmentProblem::TooLarge(0x8000_0000),
+                offset: 24,
+                ..
+            })
+        ) && e.offset() == Some(24)
+            && e.key() == Some("general.alignment")
+    };
+    let slice = Gguf::from_slice(&bytes).unwrap_err();
+    assert!(too_large(&slice), "{slice:?}");
+    assert_eq!(
+        slice.to_string(),
+        "general.alignment at offset 24 is 2147483648, more than the largest accepted (65536)"
+    );
+    let reader = Gguf::from_reader(Cursor::new(&bytes)).unwrap_err();
+    assert!(too_large(&reader), "{reader:?}");
+    // The serde reader takes the same pair through the same parser.
+    let de = gguf_serde::from_slice::<BTreeMap<String, Value>>(&bytes).unwrap_err();
+    assert!(too_large(&de), "{de:?}");
+    let de = gguf_serde::from_reader::<BTreeMap<String, Value>, _>(&bytes[..]).unwrap_err();
+    assert!(too_large(&de), "{de:?}");
+
+    // The writer and the serde writer refuse the value before anything is written.
+    let mut w = GgufWriter::new(Vec::new());
+    let e = w.add_kv("general.alignment", 1u32 << 31).unwrap_err();
+    assert!(too_large(&e), "{e:?}");
+    assert_eq!(w.alignment(), 32);
+    assert_eq!(w.finish().unwrap().len(), 32, "the header, padded to 32");
+    let map = BTreeMap::from([("general.alignment".to_owned(), Value::U32(1 << 31))]);
+    let e = gguf_serde::to_vec(&map).unwrap_err();
+    assert!(too_large(&e), "{e:?}");
+    let e = gguf_serde::to_writer(&map, Vec::new()).unwrap_err();
+    assert!(too_large(&e), "{e:?}");
+    // So does an edit that sets it on a file that has none.
+    let empty = unhex("47475546 03000000 0000000000000000 0000000000000000");
+    let file = Gguf::from_slice(&empty).unwrap();
+    let edits = [gguf_serde::ops::edit::Edit::Set { key: "general.alignment".into(), value: Value::U32(1 << 31) }];
+    let e = gguf_serde::ops::edit::apply(&file, &edits, GgufWriter::new(Vec::new()), |w, _| w.finish()).unwrap_err();
+    assert!(too_large(&e), "{e:?}");
+    // Every power of two above the limit is refused, the limit itself is not.
+    for shift in 17..32 {
+        let mut w = GgufWriter::new(Vec::new());
+        let e = w.add_kv("general.alignment", 1u32 << shift).unwrap_err();
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::TooLarge(a), .. }) if *a == 1 << shift),
+            "{e:?}"
+        );
+    }
+    assert_eq!(MAX_ALIGNMENT, 1 << 16);
+}
+
+/// The same issue, at the limit: a file without tensors declaring the largest alignment costs at
+/// most that alignment to rewrite, and its data offset is the end of its tensor infos, as ggml's
+/// `gguf_get_data_offset` reports it (its reader seeks to the padded offset only when
+/// `n_tensors > 0`).
+#[test]
+fn alignment_at_the_limit_costs_at_most_the_limit_and_reports_ggmls_data_offset() {
+    use gguf_serde::format::MAX_ALIGNMENT;
+    use gguf_serde::{GgufWriter, WriteOptions};
+
+    let bytes = unhex(
+        "47475546 03000000 0000000000000000 0100000000000000
+         1100000000000000 67656e6572616c2e616c69676e6d656e74 04000000 00000100",
+    );
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(f.alignment(), MAX_ALIGNMENT);
+    assert_eq!((f.tensor_infos_end(), f.data_offset(), f.file_len()), (57, 57, 57));
+    // Written like the file (which has no padding): byte-identical.
+    let opts = WriteOptions::like(&f);
+    assert!(!opts.pad_empty_data);
+    let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
+    for kv in f.metadata() {
+        w.add_kv_ref(kv.key, kv.value).unwrap();
+    }
+    assert_eq!(w.finish().unwrap(), bytes);
+    // Padded as ggml's writer pads it: exactly one alignment, and it reads back the same.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.alignment", MAX_ALIGNMENT).unwrap();
+    let padded = w.finish().unwrap();
+    assert_eq!(padded.len() as u64, u64::from(MAX_ALIGNMENT));
+    assert_eq!(padded[..57], bytes[..]);
+    let g = Gguf::from_slice(&padded).unwrap();
+    assert_eq!((g.data_offset(), g.file_len()), (57, u64::from(MAX_ALIGNMENT)));
+    assert!(WriteOptions::like(&g).pad_empty_data);
+}
+
+/// Fuzz target `accessors` with overflow checks on, 2026-12-01: a tensor whose stored dims are
+/// `[0, 1599506219008, 3703647743558811652, 687865906]`. The product of the last three overflows
+/// `u64`, but a zero dim makes the tensor empty, and both this reader and ggml's (its
+/// `INT64_MAX / ne[i]` checks compare against a product that is already 0) accept it. The
+/// harness multiplied the dims itself and overflowed (a harness mistake, found only because the
+/// fuzz build now has overflow checks); the library's sizes were right: 0 elements, 0 bytes.
+#[test]
+fn zero_dim_with_overflowing_other_dims_is_an_empty_tensor() {
+    let bytes = unhex(
+        "47475546030000000100000000000000000000000000000000000000000000000400000000000000000000000000006a7401000004000000000066333200002900000000000000000000000000000000000000000000000000000001000000000000007401000000000000b7bfc5cd000100",
+    );
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let t = f.tensors().next().unwrap();
+    assert_eq!(t.ne().to_vec(), [0, 1_599_506_219_008, 3_703_647_743_558_811_652, 687_865_906]);
+    assert_eq!(&*t.shape, &[687_865_906, 3_703_647_743_558_811_652, 1_599_506_219_008, 0]);
+    assert_eq!((t.dtype.name(), t.n_elements, t.nbytes), ("F32", 0, 0));
+    assert_eq!(f.tensor_data(&t).unwrap(), &[] as &[u8]);
+}

@@ -47,7 +47,11 @@ def main():
         "version": int(r.fields["GGUF.version"].contents()),
         "endianness": "big" if r.endianess == gguf.GGUFEndian.BIG else "little",
         "alignment": int(r.alignment),
-        "data_offset": int(r.data_offset),
+        # ggml's data offset: gguf-py rounds the end of the tensor infos up to the alignment even
+        # when there are no tensors; ggml (gguf_get_data_offset) pads only when there are, so a
+        # metadata-only file's data offset is the end of its metadata.
+        "data_offset": int(r.data_offset) if r.tensors else
+        max(f.offset + sum(p.nbytes for p in f.parts) for f in r.fields.values()),
         "metadata": [],
         "tensors": [],
     }

@@ -21,6 +21,12 @@
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
 //!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
+//! - **Alignment**: `general.alignment` must be a UINT32 power of two of at most
+//!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (64 KiB), on read and on write, or the file
+//!   is refused with [`FormatError::BadAlignment`] naming the pair's offset. ggml and gguf-py
+//!   accept any power of two up to 2^31; the limit keeps the padding a rewrite adds small (see
+//!   the constant). A file without tensors has its data offset at the end of its tensor infos, as
+//!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says.
 //! - **Tensor data**: each offset must be a multiple of the alignment, tensors must not overlap, and
 //!   every tensor must lie inside the file. ggml additionally requires offsets to be the running sum
 //!   of padded sizes; the spec does not, and neither does this reader.
@@ -48,6 +54,9 @@
 // Parsing code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
 // is an `#[allow]` with its reason next to it. Applies to parse.rs, value.rs and write.rs too.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+// Offsets, lengths and counts come from hostile files: every addition, multiplication and
+// subtraction is checked or saturating, or says why it cannot overflow (issue 15).
+#![deny(clippy::arithmetic_side_effects)]
 
 pub(crate) mod atomic;
 mod feed;
@@ -269,8 +278,11 @@ impl<S: Source> Gguf<S> {
         self.layout.alignment
     }
 
-    /// Absolute byte offset where the data section starts (the end of the tensor infos rounded
-    /// up to the alignment). Tensor `data_offset`s are this plus the stored relative offset.
+    /// Absolute byte offset where the data section starts: the end of the tensor infos rounded
+    /// up to the alignment, or, in a file without tensors, the end of the tensor infos itself
+    /// (what ggml's `gguf_get_data_offset` reports: its reader seeks to the padded offset only
+    /// when there are tensors; gguf-py's `GGUFReader.data_offset` rounds up in either case).
+    /// Tensor `data_offset`s are this plus the stored relative offset.
     pub fn data_offset(&self) -> u64 {
         self.layout.data_offset
     }

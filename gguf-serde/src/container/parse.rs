@@ -26,9 +26,9 @@ use std::ops::Range;
 use super::value::{decode_fixed, num, ArrayRef, ValueRef};
 use crate::error::{AlignmentProblem, Error, FormatError, Item, Result};
 use crate::format::keys::GENERAL_ALIGNMENT;
+use crate::format::{alignment_problem, ValueType, DEFAULT_ALIGNMENT};
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::format::{GgmlType, REMOVED_TYPE_IDS};
-use crate::format::{ValueType, DEFAULT_ALIGNMENT};
 
 /// The smallest key/value pair: 8 (key length) + 1 (key) + 4 (type) + 1 (value) bytes.
 const MIN_KV: u64 = 14;
@@ -88,7 +88,8 @@ pub(crate) struct Layout {
     pub tensors_by_name: Vec<u32>,
     /// End of the tensor infos (start of the padding before the data section).
     pub infos_end: u64,
-    /// Absolute start of the data section: `infos_end` rounded up to the alignment.
+    /// Absolute start of the data section: `infos_end` rounded up to the alignment, or
+    /// `infos_end` itself in a file without tensors (as ggml reports it).
     pub data_offset: u64,
     /// The file's length in bytes.
     ///
@@ -247,7 +248,7 @@ impl Parser {
         let Some(file_len) = self.len else {
             // The tensors are checked against the file's length: read on to the end.
             let offset = data.len() as u64;
-            return Err(Halt::More { offset, needed: u64::MAX - offset });
+            return Err(Halt::More { offset, needed: u64::MAX.saturating_sub(offset) });
         };
         let infos_end = c.pos as u64;
         let (by_name, data_offset) = check_tensors(&self.tensors, data, infos_end, self.alignment, file_len)?;
@@ -291,13 +292,10 @@ impl Parser {
         if key == GENERAL_ALIGNMENT {
             let offset = pair.offset;
             self.alignment = match value {
-                RawValue::Scalar(ValueRef::U32(0)) => {
-                    return Err(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset }.into())
-                }
-                RawValue::Scalar(ValueRef::U32(a)) if a.is_power_of_two() => a,
-                RawValue::Scalar(ValueRef::U32(a)) => {
-                    return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
-                }
+                RawValue::Scalar(ValueRef::U32(a)) => match alignment_problem(a) {
+                    None => a,
+                    Some(problem) => return Err(FormatError::BadAlignment { problem, offset }.into()),
+                },
                 _ => {
                     return Err(FormatError::BadAlignment {
                         problem: AlignmentProblem::WrongType(pair.ty.name()),
@@ -414,8 +412,8 @@ impl<'a> Cursor<'a> {
     fn take(&mut self, n: u64, item: Item, key: Option<&str>) -> Res<&'a [u8]> {
         let start = self.pos;
         let end = usize::try_from(n).ok().and_then(|n| start.checked_add(n));
-        if let Some(bytes) = end.and_then(|end| self.data.get(start..end)) {
-            self.pos += bytes.len();
+        if let Some((end, bytes)) = end.and_then(|end| Some((end, self.data.get(start..end)?))) {
+            self.pos = end;
             return Ok(bytes);
         }
         match self.len {
@@ -523,7 +521,8 @@ impl Walk {
     fn push(&mut self, f: Frame) {
         if let Some(slot) = self.frames.get_mut(self.depth) {
             *slot = f;
-            self.depth += 1;
+            // The slot exists: depth < frames.len() (at most MAX_DEPTH), so this cannot overflow.
+            self.depth = self.depth.saturating_add(1);
         }
     }
 
@@ -536,23 +535,25 @@ impl Walk {
             *checkpoint = c.pos;
         }
         while let Some(top) = self.top() {
+            // A frame's `done` counts up to its `len` and never past it, and `depth` is at least
+            // 1 while there is a top frame: the saturating operations below never saturate.
             if top.done == top.len {
-                self.depth -= 1;
+                self.depth = self.depth.saturating_sub(1);
                 match self.top_mut() {
                     None => return Ok((top.elem, top.len, top.start..c.pos)),
-                    Some(parent) => parent.done += 1,
+                    Some(parent) => parent.done = parent.done.saturating_add(1),
                 }
             } else if top.elem == ValueType::Array {
-                let inner = array_header(c, key, self.depth + 1)?;
+                let inner = array_header(c, key, self.depth.saturating_add(1))?;
                 self.push(inner);
             } else {
-                let left = top.len - top.done;
+                let left = top.len.saturating_sub(top.done);
                 let done = match top.elem {
                     ValueType::String => strings(c, key, left)?,
                     elem => fixed_elements(c, key, elem, left)?,
                 };
                 if let Some(t) = self.top_mut() {
-                    t.done += done;
+                    t.done = t.done.saturating_add(done);
                 }
             }
             *checkpoint = c.pos;
@@ -601,7 +602,7 @@ fn fixed_elements(c: &mut Cursor<'_>, key: &str, elem: ValueType, len: u64) -> R
             return Err(FormatError::InvalidBool {
                 key: key.to_owned(),
                 byte: bytes.get(i).copied().unwrap_or_default(),
-                offset: (start + i) as u64,
+                offset: start.saturating_add(i) as u64,
             }
             .into());
         }
@@ -642,6 +643,11 @@ fn strings(c: &mut Cursor<'_>, key: &str, max: u64) -> Res<u64> {
 /// boundary of the run: the run is valid UTF-8 exactly when every string in it is, and one SIMD
 /// validation of the run stands for one per string.
 #[inline]
+#[allow(
+    clippy::arithmetic_side_effects,
+    reason = "at <= bytes.len() - 8 (loop condition), body + len <= bytes.len() (checked just before), \
+              n < max: nothing overflows, and this is the hot loop of string arrays"
+)]
 fn string_run(bytes: &[u8], pos: usize, max: u64, endian: Endian) -> (usize, u64) {
     // This loop runs at the latency of one load and one addition per string: the next position
     // is `body + len`, with `body` computed while the length is loaded.
@@ -714,7 +720,7 @@ fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
         return Err(FormatError::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() }.into());
     };
     let ne0 = ne[0];
-    if ne0 % dtype.block_size() != 0 {
+    if ne0.checked_rem(dtype.block_size()) != Some(0) {
         return Err(FormatError::NotBlockMultiple {
             name: name_str.to_owned(),
             dtype,
@@ -755,7 +761,10 @@ fn check_tensors(
         }
     }
 
-    let data_offset = align_up(infos_end, alignment).ok_or(FormatError::TooLong {
+    // ggml (`gguf_init_from_file_impl`) seeks to the aligned offset only when there are tensors:
+    // a metadata-only file's data section starts right after its (empty) tensor infos.
+    let padded = if tensors.is_empty() { Some(infos_end) } else { align_up(infos_end, alignment) };
+    let data_offset = padded.ok_or(FormatError::TooLong {
         item: Item::Header,
         owner: None,
         offset: infos_end,
@@ -770,7 +779,7 @@ fn check_tensors(
     for &i in &by_offset {
         let Some(t) = tensors.get(i as usize) else { continue };
         let name = || str_in(data, &t.name).to_owned();
-        if t.offset % u64::from(alignment) != 0 {
+        if t.offset.checked_rem(u64::from(alignment)) != Some(0) {
             return Err(FormatError::MisalignedTensor { name: name(), relative_offset: t.offset, alignment }.into());
         }
         let start = data_offset.checked_add(t.offset);
@@ -806,10 +815,11 @@ fn check_tensors(
     Ok((by_name, data_offset))
 }
 
-/// `x` rounded up to a multiple of `align` (a power of two).
+/// `x` rounded up to a multiple of `align` (a power of two); `None` if that overflows `u64` or
+/// `align` is 0.
 pub(crate) fn align_up(x: u64, align: u32) -> Option<u64> {
-    let a = u64::from(align);
-    x.checked_add(a - 1).map(|v| v & !(a - 1))
+    let mask = u64::from(align).checked_sub(1)?;
+    x.checked_add(mask).map(|v| v & !mask)
 }
 
 /// Where the `len` elements of type `elem` that start at `start` in `bytes` end: the grammar's

@@ -74,7 +74,8 @@ pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
         return None;
     }
     let prefix = path.with_file_name(stem);
-    Some((prefix, (no - 1) as u16, count as u16))
+    // 1 <= no <= count <= u16::MAX (checked above).
+    Some((prefix, no.saturating_sub(1) as u16, count as u16))
 }
 
 /// Where a model's tensors are: a view that the typed model layer binds to, whatever the files.
@@ -210,7 +211,7 @@ impl ShardedGguf {
             return Err(ShardError::Mismatch {
                 path: path.to_path_buf(),
                 key: SPLIT_NO,
-                expected: u64::from(count) - 1,
+                expected: u64::from(count).saturating_sub(1),
                 found: no,
             }
             .into());

@@ -367,7 +367,8 @@ impl<'a> ArrayIter<'a> {
         };
         match v {
             Some(v) => {
-                self.remaining -= 1;
+                // Not 0 (checked above): the subtraction never saturates.
+                self.remaining = self.remaining.saturating_sub(1);
                 Some((v, at))
             }
             None => {
@@ -409,7 +410,7 @@ impl<'a> ArrayIter<'a> {
         let mut cut = start.saturating_add(RUN_BYTES).max(end).min(bytes.len());
         for _ in 0..3 {
             if cut > end && bytes.get(cut).is_some_and(|&b| b & 0xc0 == 0x80) {
-                cut -= 1;
+                cut = cut.saturating_sub(1);
             }
         }
         let window = bytes.get(start..cut)?;
@@ -422,16 +423,16 @@ impl<'a> ArrayIter<'a> {
         };
         self.run = run;
         self.run_start = start;
-        run.get(..end - start)
+        run.get(..end.checked_sub(start)?)
     }
 
     #[inline(never)]
     fn next_array(&mut self) -> Option<ArrayRef<'a>> {
         let (bytes, endian) = (self.array.bytes, self.array.endian);
-        let head = bytes.get(self.pos..self.pos.checked_add(12)?)?;
+        let start = self.pos.checked_add(12)?;
+        let head = bytes.get(self.pos..start)?;
         let elem = ValueType::from_id(num(head, endian))?;
         let len = num(head.get(4..)?, endian);
-        let start = self.pos + 12;
         let end = super::parse::elements_end(bytes, start, elem, len, endian);
         self.pos = end;
         Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian })
@@ -474,7 +475,8 @@ impl<'a> Iterator for Strings<'a> {
             return None;
         }
         let s = self.0.next_str();
-        self.0.remaining = if s.is_some() { self.0.remaining - 1 } else { 0 };
+        // Not 0 (checked above): the subtraction never saturates.
+        self.0.remaining = if s.is_some() { self.0.remaining.saturating_sub(1) } else { 0 };
         s
     }
 

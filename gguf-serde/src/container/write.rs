@@ -16,9 +16,10 @@ use super::value::{Array, ArrayRef, Value, ValueRef};
 use super::align_up;
 use crate::format::Ne;
 use crate::error::{AlignmentProblem, Error, FormatError, Result, WriteError};
+use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::GgmlType;
 use crate::format::ValueType;
-use crate::format::{Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 
 /// Options of a [`GgufWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,22 +30,27 @@ pub struct WriteOptions {
     /// caller supplies it in this byte order.
     pub endian: Endian,
     /// Whether a file with no tensors gets zero padding after its (empty) tensor infos, up to the
-    /// alignment. ggml writes it; gguf-py does not. Default `true`.
+    /// alignment (at most [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)` - 1` bytes). ggml's
+    /// `gguf_write_to_file` writes it; gguf-py's `GGUFWriter` writes it from
+    /// `write_tensors_to_file`, not when only the header and key/value pairs are written. Readers
+    /// ignore it: ggml puts such a file's data offset at the end of the tensor infos, padding or
+    /// not. Default `true`.
     pub pad_empty_data: bool,
 }
 
 impl WriteOptions {
     /// Options that write a file laid out like `file`: its version, its byte order, and zero
     /// padding after the tensor infos exactly when `file` has it (always when it has tensors; for
-    /// a metadata-only file, when the file extends to its padded data offset, as ggml writes it,
-    /// and not when it ends right after the tensor infos, as gguf-py writes it). Every whole-file
-    /// operation ([`crate::ops`]) writes with these, so reading a file and writing it back is
-    /// byte-identical.
+    /// a metadata-only file, when the file extends to the end of its tensor infos rounded up to
+    /// the alignment, as ggml writes it, and not when it ends right after the tensor infos).
+    /// Every whole-file operation ([`crate::ops`]) writes with these, so reading a file and
+    /// writing it back is byte-identical.
     pub fn like<S: super::Source>(file: &super::Gguf<S>) -> WriteOptions {
         WriteOptions {
             version: file.version(),
             endian: file.endian(),
-            pad_empty_data: file.tensor_count() > 0 || file.file_len() >= file.data_offset(),
+            pad_empty_data: file.tensor_count() > 0
+                || align_up(file.tensor_infos_end(), file.alignment()).is_some_and(|end| file.file_len() >= end),
         }
     }
 }
@@ -211,26 +217,27 @@ impl<W: Write> GgufWriter<W> {
     }
 
     fn set_alignment(&mut self, key: &str, value: Option<u32>, type_name: &'static str) -> Result<()> {
-        if key != "general.alignment" {
+        if key != GENERAL_ALIGNMENT {
             return Ok(());
         }
-        let offset = 24 + self.kv_bytes.len() as u64;
-        self.alignment = match value {
-            None => {
-                return Err(FormatError::BadAlignment { problem: AlignmentProblem::WrongType(type_name), offset }.into())
-            }
-            Some(0) => return Err(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset }.into()),
-            Some(a) if !a.is_power_of_two() => {
-                return Err(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(a), offset }.into())
-            }
-            Some(a) => a,
+        let offset = self.next_kv_offset();
+        let problem = match value {
+            None => AlignmentProblem::WrongType(type_name),
+            Some(a) => match alignment_problem(a) {
+                None => {
+                    self.alignment = a;
+                    return Ok(());
+                }
+                Some(problem) => problem,
+            },
         };
-        Ok(())
+        Err(FormatError::BadAlignment { problem, offset }.into())
     }
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
-    /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a non-zero
-    /// power of two) sets the alignment of the tensor data.
+    /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a power of
+    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)) sets the alignment of the
+    /// tensor data.
     ///
     /// # Errors
     /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
@@ -253,7 +260,7 @@ impl<W: Write> GgufWriter<W> {
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
-        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: 24 + self.kv_bytes.len() as u64 };
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
         enc.string(key);
         enc.u32(value.value_type().id());
         enc.value(value, key, 1)?;
@@ -273,12 +280,18 @@ impl<W: Write> GgufWriter<W> {
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
-        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: 24 + self.kv_bytes.len() as u64 };
+        let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
         enc.string(key);
         enc.u32(value.value_type().id());
         enc.value_ref(value, key, 1)?;
         self.push_kv(key, enc.out);
         Ok(())
+    }
+
+    /// Where the next pair will start in the output: after the 24-byte header and the pairs so
+    /// far (for the offsets of errors).
+    fn next_kv_offset(&self) -> u64 {
+        (self.kv_bytes.len() as u64).saturating_add(24)
     }
 
     fn push_kv(&mut self, key: &str, bytes: Vec<u8>) {
@@ -287,7 +300,8 @@ impl<W: Write> GgufWriter<W> {
         } else {
             self.kv_bytes.extend_from_slice(&bytes);
         }
-        self.kv_count += 1;
+        // One per pair held in memory: cannot reach u64::MAX.
+        self.kv_count = self.kv_count.saturating_add(1);
         self.keys.insert(key.to_owned());
     }
 
@@ -335,7 +349,7 @@ impl<W: Write> GgufWriter<W> {
             return bad(format!("dimension larger than int64 in ne {ne:?}"));
         }
         let ne0 = ne.first().copied().unwrap_or(1);
-        if ne0 % dtype.block_size() != 0 {
+        if ne0.checked_rem(dtype.block_size()) != Some(0) {
             return bad(format!(
                 "row length {ne0} (last canonical dim) is not a multiple of the {dtype} block size {}",
                 dtype.block_size()
@@ -366,16 +380,17 @@ impl<W: Write> GgufWriter<W> {
             self.state = State::Failed;
             return Err(Error::io("writing GGUF", e));
         }
-        self.written += bytes.len() as u64;
+        // Bytes written to one output: a u64 does not overflow (saturating for form's sake).
+        self.written = self.written.saturating_add(bytes.len() as u64);
         Ok(())
     }
 
     fn pad(&mut self) -> Result<()> {
-        // In small pieces: an alignment of up to 2^31 must not allocate its size.
+        // In small pieces: nothing of the alignment's size is allocated.
         const ZEROS: [u8; 4096] = [0; 4096];
         let target = align_up(self.written, self.alignment).unwrap_or(self.written);
         while self.written < target {
-            let n = usize::try_from(target - self.written).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
+            let n = usize::try_from(target.saturating_sub(self.written)).map_or(ZEROS.len(), |n| n.min(ZEROS.len()));
             self.emit(ZEROS.get(..n).unwrap_or(&ZEROS))?;
         }
         Ok(())
@@ -404,7 +419,11 @@ impl<W: Write> GgufWriter<W> {
                 .and_then(|e| align_up(e, self.alignment))
                 .ok_or_else(|| WriteError::Misuse { reason: "data section overflows u64".into() })?;
         }
-        let mut enc = Encoder { out: Vec::with_capacity(24 + self.kv_bytes.len()), endian: self.opts.endian, base: 0 };
+        let mut enc = Encoder {
+            out: Vec::with_capacity(self.kv_bytes.len().saturating_add(24)),
+            endian: self.opts.endian,
+            base: 0,
+        };
         enc.out.extend_from_slice(b"GGUF");
         enc.u32(self.opts.version);
         enc.u64(self.tensors.len() as u64);
@@ -463,7 +482,7 @@ impl<W: Write> GgufWriter<W> {
         }
         self.emit(bytes)?;
         self.pad()?;
-        self.state = State::Data { next: i + 1 };
+        self.state = State::Data { next: i.saturating_add(1) };
         Ok(())
     }
 
@@ -495,7 +514,7 @@ impl<W: Write> GgufWriter<W> {
                 return Err(Error::io("copying tensor data", e));
             }
         };
-        self.written += copied;
+        self.written = self.written.saturating_add(copied);
         let mut extra = [0u8; 1];
         let more = reader.read(&mut extra);
         if copied > 0 && !(copied == nbytes && matches!(more, Ok(0))) {
@@ -504,10 +523,12 @@ impl<W: Write> GgufWriter<W> {
         }
         let more = more.map_err(|e| Error::io("copying tensor data", e))?;
         if copied != nbytes || more != 0 {
-            return Err(WriteError::SizeMismatch { name, expected: nbytes, found: copied + more as u64 }.into());
+            return Err(
+                WriteError::SizeMismatch { name, expected: nbytes, found: copied.saturating_add(more as u64) }.into()
+            );
         }
         self.pad()?;
-        self.state = State::Data { next: i + 1 };
+        self.state = State::Data { next: i.saturating_add(1) };
         Ok(())
     }
 
@@ -556,7 +577,12 @@ impl Encoder {
     /// [`FormatError::TooDeep`] for an array starting here.
     #[cold]
     fn too_deep(&self, key: &str) -> Error {
-        FormatError::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: self.base + self.out.len() as u64 }.into()
+        FormatError::TooDeep {
+            key: key.to_owned(),
+            limit: MAX_DEPTH,
+            offset: self.base.saturating_add(self.out.len() as u64),
+        }
+        .into()
     }
 
     fn u32(&mut self, v: u32) {
@@ -616,7 +642,8 @@ impl Encoder {
             Array::String(v) => v.iter().for_each(|s| self.string(s)),
             Array::Array(v) => {
                 for inner in v {
-                    self.array(inner, key, depth + 1)?;
+                    // depth <= MAX_DEPTH here (checked above).
+                    self.array(inner, key, depth.saturating_add(1))?;
                 }
             }
             Array::U64(v) => each!(v),
@@ -660,7 +687,7 @@ impl Encoder {
             }
             _ => {
                 for x in a.iter() {
-                    self.value_ref(x, key, depth + 1)?;
+                    self.value_ref(x, key, depth.saturating_add(1))?;
                 }
             }
         }
@@ -716,7 +743,7 @@ impl<W: Write> TensorDataWriter<'_, W> {
             .into());
         }
         self.w.pad()?;
-        self.w.state = State::Data { next: self.index + 1 };
+        self.w.state = State::Data { next: self.index.saturating_add(1) };
         self.done = true;
         Ok(())
     }

@@ -170,7 +170,7 @@ impl GgmlType {
         if !n.is_multiple_of(self.block_size()) {
             return None;
         }
-        (n / self.block_size()).checked_mul(self.type_size())
+        n.checked_div(self.block_size())?.checked_mul(self.type_size())
     }
 
     /// Bytes taken by a tensor with stored dims `ne` (fastest first, `ne[0]` is the row length):

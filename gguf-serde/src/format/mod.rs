@@ -7,10 +7,13 @@
 //!   in its two orders, as distinct types;
 //! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
 //! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
-//!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`]);
+//!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`], [`MAX_ALIGNMENT`]);
 //! - [`keys`]: the well-known metadata keys the container and the tools act on.
 //!
 //! Spec: ggml `docs/gguf.md`, "File Structure".
+
+// Sizes computed from a file's dims: every operation is checked, or says why it cannot overflow.
+#![deny(clippy::arithmetic_side_effects)]
 
 mod dtype;
 pub mod keys;
@@ -23,6 +26,34 @@ pub use value_type::ValueType;
 
 /// Default `general.alignment`, in bytes (the spec's and ggml's `GGUF_DEFAULT_ALIGNMENT`).
 pub const DEFAULT_ALIGNMENT: u32 = 32;
+
+/// Largest `general.alignment` accepted on read and write, in bytes: 64 KiB (2^16).
+///
+/// ggml's `gguf.cpp` and gguf-py's `GGUFReader` / `GGUFWriter.add_custom_alignment` accept any
+/// non-zero power of two that fits the UINT32 (up to 2^31). Alignment exists so that tensor data
+/// can be mapped and loaded on aligned addresses: ggml and gguf-py write 32 unless told otherwise,
+/// and the largest value with a use is a memory page, at most 64 KiB on the platforms ggml runs
+/// on (4 KiB on x86-64, 16 or 64 KiB on arm64 and ppc64le kernels). A larger alignment is refused
+/// ([`AlignmentProblem::TooLarge`](crate::AlignmentProblem::TooLarge)) because its padding is paid
+/// by whoever writes the file, not by the file: a 57-byte file declaring 2^31 would otherwise be
+/// rewritten as 2 GiB of zeros. With this limit, the padding a writer adds beyond what the file
+/// it copies holds is less than 64 KiB.
+pub const MAX_ALIGNMENT: u32 = 1 << 16;
+
+/// What is wrong with a UINT32 `general.alignment` of `a`, if anything: the one rule the reader
+/// and the writer apply (a power of two from 1 to [`MAX_ALIGNMENT`]).
+pub(crate) fn alignment_problem(a: u32) -> Option<crate::error::AlignmentProblem> {
+    use crate::error::AlignmentProblem;
+    if a == 0 {
+        Some(AlignmentProblem::Zero)
+    } else if !a.is_power_of_two() {
+        Some(AlignmentProblem::NotPowerOfTwo(a))
+    } else if a > MAX_ALIGNMENT {
+        Some(AlignmentProblem::TooLarge(a))
+    } else {
+        None
+    }
+}
 
 /// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
 /// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is

@@ -45,7 +45,10 @@ fn with_key(mut e: Error, key: &str) -> Error {
 /// mapping table in the crate docs), mixed array element types, an empty sequence with no element
 /// type, or a key that is both a value and a prefix;
 /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
-/// over-long key; [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
+/// over-long key; [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) naming the
+/// pair's offset for a `general.alignment` that is not a UINT32 power of two of at most
+/// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (so the padding is at most 64 KiB − 1 bytes);
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
     MetadataOptions::new().to_writer(value, writer)
 }
