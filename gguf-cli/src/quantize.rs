@@ -12,6 +12,8 @@ use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::out::{outln, Out, OutputError};
+
 /// Arguments of `gguf quantize`.
 #[derive(clap::Args)]
 #[command(after_help = file_types_help())]
@@ -106,6 +108,9 @@ pub struct DequantizeArgs {
     /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable).
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
+    /// Threads for the conversion (default: one per core); the output does not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -209,32 +214,31 @@ fn params(
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn print_plan(tensors: &[TensorPlan]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
+fn print_plan(tensors: &[TensorPlan]) -> Result<(), OutputError> {
+    let mut out = Out::stdout();
     let w = tensors.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    writeln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target")?;
+    outln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target");
     let (mut before, mut after) = (0u64, 0u64);
     for t in tensors {
         let shape: Vec<String> = t.ne.iter().rev().map(u64::to_string).collect();
         let (src, dst) = (t.source.name(), t.target.name());
-        writeln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule)?;
+        outln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule);
         before += t.source.nbytes(&t.ne).unwrap_or(0);
         after += t.target.nbytes(&t.ne).unwrap_or(0);
     }
     let n = tensors.iter().filter(|t| t.converts()).count();
-    writeln!(
+    outln!(
         out,
         "{} tensors: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
         tensors.len(),
         tensors.len() - n,
         before as f64 / MIB,
         after as f64 / MIB
-    )?;
+    );
     if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-        writeln!(out, "warning: quantizing would require an importance matrix ({} would be {})", t.name, t.target)?;
+        outln!(out, "warning: quantizing would require an importance matrix ({} would be {})", t.name, t.target);
     }
-    Ok(())
+    out.finish()
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -273,7 +277,9 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", output.display()))?;
     bar.finish_and_clear();
     let name = if p.only_copy { "COPY" } else { p.ftype.name() };
-    println!(
+    let mut out = Out::stdout();
+    outln!(
+        out,
         "{}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
         output.display(),
         report.converted.len(),
@@ -281,6 +287,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         report.bytes_in,
         report.bytes_out
     );
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -307,9 +314,19 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = ConvertOptions::new(a.target);
     opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
-    let report = convert(&src, &a.output, &opts).with_context(|| format!("writing {}", a.output.display()))?;
+    let run = || convert(&src, &a.output, &opts).with_context(|| format!("writing {}", a.output.display()));
+    let report = match a.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build()
+            .with_context(|| format!("cannot start {n} threads"))?
+            .install(run)?,
+        None => run()?,
+    };
     bar.finish_and_clear();
-    println!(
+    let mut out = Out::stdout();
+    outln!(
+        out,
         "{}: {} tensors converted to {}, {} kept; tensor data {} -> {} bytes",
         a.output.display(),
         report.converted.len(),
@@ -318,5 +335,6 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         report.bytes_in,
         report.bytes_out
     );
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

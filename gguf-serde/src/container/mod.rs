@@ -50,6 +50,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 pub(crate) mod atomic;
+pub use atomic::remove_temporaries;
 mod feed;
 mod parse;
 pub mod sharded;
