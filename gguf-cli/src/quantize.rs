@@ -14,6 +14,42 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::out::{outln, Out, OutputError};
 
+/// A ggml tensor type, one of [`GgmlType::ALL`] by name (case-insensitive); the names are clap's
+/// possible values, so `--help` and the shell completions list them.
+fn ggml_type() -> impl clap::builder::TypedValueParser<Value = GgmlType> {
+    ggml_types(&GgmlType::ALL)
+}
+
+/// One of `types` by name (case-insensitive).
+fn ggml_types(types: &[GgmlType]) -> impl clap::builder::TypedValueParser<Value = GgmlType> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(types.iter().map(|t| t.name())).try_map(|s| s.parse::<GgmlType>())
+}
+
+/// The `--type` of `gguf quantize`: any text (checked later, so that a ggml tensor type gets a
+/// helpful error), with the llama.cpp file types and `COPY` as possible values for `--help` and
+/// the shell completions.
+#[derive(Clone)]
+struct FileTypeName;
+
+impl clap::builder::TypedValueParser for FileTypeName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = LlamaFileType::ALL.iter().map(|t| t.name()).chain(["COPY"]);
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
+}
+
 /// Arguments of `gguf quantize`.
 #[derive(clap::Args)]
 #[command(after_help = file_types_help())]
@@ -26,7 +62,7 @@ pub struct QuantizeArgs {
     /// The llama.cpp file type (case-insensitive): Q4_K_M, Q8_0, Q5_K_S, IQ4_XS, MXFP4_MOE, F16,
     /// COPY, ... or its number (15); see the list below. A ggml tensor type that is no file type
     /// (MXFP4, Q8_1, ...) is refused: choose tensor types with --tensor-type.
-    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = FileTypeName, hide_possible_values = true)]
     ftype: Option<String>,
     /// Disable the mixes: every quantizable tensor gets the file type's default type.
     #[arg(long)]
@@ -35,10 +71,10 @@ pub struct QuantizeArgs {
     #[arg(long)]
     leave_output_tensor: bool,
     /// The ggml type of output.weight.
-    #[arg(long, value_name = "GGML_TYPE")]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
     output_tensor_type: Option<GgmlType>,
     /// The ggml type of the token embeddings.
-    #[arg(long, value_name = "GGML_TYPE")]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
     token_embedding_type: Option<GgmlType>,
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
     /// (lower-cased) get that type; the first matching option wins (repeatable), e.g.
@@ -102,8 +138,9 @@ pub struct DequantizeArgs {
     input: PathBuf,
     /// The output file.
     output: PathBuf,
-    /// Float type to convert to: F32 (default), F16 or BF16.
-    #[arg(long = "type", short = 't', default_value = "F32")]
+    /// Float type to convert to.
+    #[arg(long = "type", short = 't', default_value = "F32", ignore_case = true,
+        value_parser = ggml_types(&[GgmlType::F32, GgmlType::F16, GgmlType::BF16]))]
     target: GgmlType,
     /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable).
     #[arg(long, value_name = "PATTERN")]

@@ -38,6 +38,8 @@ fn tensors() -> Vec<(&'static str, GgmlType, Vec<u64>, Vec<u8>)> {
 /// A model with scalars, short and long arrays and five tensors, in byte order `endian`: the
 /// tensor data is given little-endian and swapped field by field for big-endian, as
 /// gguf-py's gguf_convert_endian does. `tweak` changes one array item and one tensor byte.
+// Field by field: WriteOptions is to become #[non_exhaustive] (no struct literal outside the crate).
+#[allow(clippy::field_reassign_with_default)]
 fn model(path: &Path, endian: Endian, tweak: bool) {
     let mut opts = WriteOptions::default();
     opts.endian = endian;
@@ -77,7 +79,13 @@ fn a_big_endian_file_and_its_little_endian_copy_do_not_differ() {
     model(&be, Endian::Big, false);
     model(&be2, Endian::Big, true);
     let o = gguf(&["diff", s(&le), s(&be)]);
-    assert_eq!(o.status.code(), Some(0), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.stdout.is_empty());
 
     let o = gguf(&["diff", s(&le), s(&be2)]);
@@ -136,9 +144,15 @@ fn inspect_stored_order_prints_ne_fastest_first() {
     let p = dir.join("m.gguf");
     model(&p, Endian::Little, false);
     let j = stdout_json(&gguf(&["inspect", "--json", s(&p)]));
-    assert_eq!(j["tensors"][0], json!({"name": "f32", "dtype": "F32", "shape": [2, 3, 8], "data_offset": j["data_offset"], "nbytes": 192}));
+    assert_eq!(
+        j["tensors"][0],
+        json!({"name": "f32", "dtype": "F32", "shape": [2, 3, 8], "data_offset": j["data_offset"], "nbytes": 192})
+    );
     let j = stdout_json(&gguf(&["inspect", "--json", "--stored-order", s(&p)]));
-    assert_eq!(j["tensors"][0], json!({"name": "f32", "dtype": "F32", "ne": [8, 3, 2], "data_offset": j["data_offset"], "nbytes": 192}));
+    assert_eq!(
+        j["tensors"][0],
+        json!({"name": "f32", "dtype": "F32", "ne": [8, 3, 2], "data_offset": j["data_offset"], "nbytes": 192})
+    );
     assert_eq!(j["tensors"][1]["ne"], json!([32, 4]));
     let text = String::from_utf8(gguf(&["inspect", "--stored-order", s(&p)]).stdout).unwrap();
     let row = text.lines().find(|l| l.trim_start().starts_with("q8 ")).unwrap();
@@ -241,6 +255,16 @@ fn completions_for_bash_zsh_and_fish() {
         }
     }
     assert_eq!(gguf(&["completions", "powershell-7"]).status.code(), Some(2));
+    // Type lists are clap's possible values: completed, listed in --help, checked.
+    let bash = String::from_utf8(gguf(&["completions", "bash"]).stdout).unwrap();
+    for t in ["Q4_K_M", "MXFP4_MOE", "COPY", "IQ4_XS", "BF16"] {
+        assert!(bash.contains(t), "bash completion lacks {t}");
+    }
+    let help = String::from_utf8(gguf(&["dequantize", "--help"]).stdout).unwrap();
+    assert!(help.contains("[possible values: F32, F16, BF16]"), "{help}");
+    let o = gguf(&["quantize", "--dry-run", "--output-tensor-type", "Q9_9", "x.gguf", "Q8_0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("possible values"));
 }
 
 #[test]
