@@ -26,6 +26,29 @@ fn ggml_types(types: &[GgmlType]) -> impl clap::builder::TypedValueParser<Value 
     PossibleValuesParser::new(types.iter().map(|t| t.name())).try_map(|s| s.parse::<GgmlType>())
 }
 
+/// The `--type` of `gguf dequantize`: any ggml type name (another than F32, F16 and BF16 is
+/// refused later, with an explanation), with F32, F16 and BF16 as possible values for `--help`
+/// and the shell completions.
+#[derive(Clone)]
+struct FloatTarget;
+
+impl clap::builder::TypedValueParser for FloatTarget {
+    type Value = GgmlType;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<GgmlType, clap::Error> {
+        ggml_type().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(["F32", "F16", "BF16"].into_iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
 /// The `--type` of `gguf quantize`: any text (checked later, so that a ggml tensor type gets a
 /// helpful error), with the llama.cpp file types and `COPY` as possible values for `--help` and
 /// the shell completions.
@@ -140,7 +163,7 @@ pub struct DequantizeArgs {
     output: PathBuf,
     /// Float type to convert to.
     #[arg(long = "type", short = 't', default_value = "F32", ignore_case = true,
-        value_parser = ggml_types(&[GgmlType::F32, GgmlType::F16, GgmlType::BF16]))]
+        value_parser = FloatTarget)]
     target: GgmlType,
     /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable).
     #[arg(long, value_name = "PATTERN")]
