@@ -5,7 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use gguf_serde::ops::edit::{edit_file, parse_value, Edit};
-use gguf_serde::{Gguf, ValueType};
+use gguf_serde::{Gguf, GgufWriter, ValueRef, ValueType};
+
+use crate::inspect::show;
+use crate::out::{outln, Out};
 
 /// A value type name for `--type`.
 fn parse_type(s: &str) -> Result<ValueType, String> {
@@ -30,13 +33,35 @@ pub struct SetArgs {
     /// f32, anything else → string.
     #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
     ty: Option<ValueType>,
+    /// Print what would change (`~ key KEY: TYPE = OLD -> TYPE = NEW`, or `+ key KEY: TYPE =
+    /// NEW` for a new key, as `gguf diff` prints it) and write nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Sets the key.
 pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     let value = {
         let f = Gguf::open(&args.file).with_context(|| args.file.display().to_string())?;
-        parse_value(&args.key, &args.value, args.ty, f.get(&args.key))?
+        let old = f.get(&args.key);
+        let value = parse_value(&args.key, &args.value, args.ty, old)?;
+        if args.dry_run {
+            // The value as the file would hold it: written to a one-key file and read back.
+            let mut w = GgufWriter::new(Vec::new());
+            w.add_value(&args.key, &value)?;
+            let one = w.finish()?;
+            let one = Gguf::from_slice(&one)?;
+            let new = one.get(&args.key).context("the new value")?;
+            let shown = |v: &ValueRef<'_>| format!("{} = {}", v.type_name(), show(v, 8));
+            let mut out = Out::stdout();
+            match old {
+                Some(o) => outln!(out, "~ key {}: {} -> {}", args.key, shown(&o), shown(&new)),
+                None => outln!(out, "+ key {}: {}", args.key, shown(&new)),
+            }
+            out.finish()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        value
     };
     edit_file(&args.file, &[Edit::Set { key: args.key.clone(), value }])
         .with_context(|| args.file.display().to_string())?;

@@ -6,40 +6,86 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use gguf_serde::{ArrayRef, Gguf, ValueRef};
+
+use crate::out::{Out, OutputError};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
 /// Arguments of `gguf inspect`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The GGUF file.
+    /// The GGUF file, or `-` for standard input (only the header, key/value pairs and tensor
+    /// infos are parsed; a pipe is read to its end so that tensor bounds can be checked).
     file: PathBuf,
     /// Print one JSON object instead of text: `{"version", "endianness", "alignment",
     /// "data_offset", "metadata": [{"key", "type", "value"}], "tensors": [{"name", "dtype",
-    /// "shape", "data_offset", "nbytes"}]}`. Arrays are given whole.
+    /// "shape", "data_offset", "nbytes"}]}`. An array of more than 16 items is given as `{"key",
+    /// "type", "length"}` without its items (as gguf-py's gguf-dump leaves arrays out) unless
+    /// --full is given. With --stored-order, tensors have "ne" instead of "shape".
     #[arg(long)]
     json: bool,
+    /// With --json, give every array whole.
+    #[arg(long)]
+    full: bool,
+    /// Print tensor shapes as stored, `ne` (the fastest-varying dimension first, as llama.cpp
+    /// and gguf-dump print them), instead of the canonical shape (outermost first).
+    #[arg(long)]
+    stored_order: bool,
     /// In text output, how many items of an array to show.
     #[arg(long, default_value_t = 8)]
     items: usize,
 }
 
+/// The longest array `--json` gives whole without --full.
+const JSON_ARRAY_ITEMS: u64 = 16;
+
+/// How to print.
+#[derive(Clone, Copy)]
+struct Style {
+    items: usize,
+    full: bool,
+    stored_order: bool,
+}
+
 /// Prints the description of the file.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let file = Gguf::open(&args.file).with_context(|| format!("{}", args.file.display()))?;
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    if args.json {
-        serde_json::to_writer(&mut out, &JsonFile(&file))?;
-        writeln!(out)?;
+    let style = Style { items: args.items, full: args.full, stored_order: args.stored_order };
+    if args.file.as_os_str() == "-" {
+        let file = stdin_file().context("standard input")?;
+        print(&file, args.json, style)
     } else {
-        text(&mut out, &file, args.items)?;
+        let file = Gguf::open(&args.file).with_context(|| format!("{}", args.file.display()))?;
+        print(&file, args.json, style)
     }
-    out.flush()?;
+}
+
+/// The file on standard input: read as [`Gguf::from_reader`] reads it (metadata only) when it can
+/// seek (a redirected file), else read whole (a pipe has no length to check tensor bounds with).
+fn stdin_file() -> anyhow::Result<Gguf<gguf_serde::container::MetadataOnly>> {
+    use std::io::{Read, Seek};
+    use std::os::fd::AsFd;
+    let mut f = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+    if f.stream_position().is_ok() && f.metadata().is_ok_and(|m| m.is_file()) {
+        return Ok(Gguf::from_reader(std::io::BufReader::new(f))?);
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(Gguf::from_reader(std::io::Cursor::new(bytes))?)
+}
+
+fn print<S: gguf_serde::container::Source>(file: &Gguf<S>, json: bool, style: Style) -> anyhow::Result<ExitCode> {
+    let mut out = Out::stdout();
+    if json {
+        out.json(&JsonFile(file, style))?;
+    } else {
+        text(&mut out, file, style).map_err(OutputError)?;
+    }
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, items: usize) -> std::io::Result<()> {
+fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, style: Style) -> std::io::Result<()> {
+    let items = style.items;
     writeln!(out, "version:      {}", f.version())?;
     writeln!(out, "endianness:   {}", f.endian().name())?;
     writeln!(out, "alignment:    {}", f.alignment())?;
@@ -52,9 +98,10 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, ite
     }
     writeln!(out, "\ntensors ({}):", f.tensor_count())?;
     let width = f.tensors().map(|t| shown(t.name).len()).max().unwrap_or(4).max(4);
-    writeln!(out, "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}", "name", "dtype", "shape", "data_offset", "nbytes")?;
+    let shape_title = if style.stored_order { "ne" } else { "shape" };
+    writeln!(out, "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}", "name", "dtype", shape_title, "data_offset", "nbytes")?;
     for t in f.tensors() {
-        let shape = format!("{:?}", &*t.shape);
+        let shape = if style.stored_order { format!("{:?}", &*t.ne()) } else { format!("{:?}", &*t.shape) };
         writeln!(
             out,
             "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}",
@@ -107,23 +154,25 @@ fn show_inner(v: &ValueRef<'_>, items: usize) -> String {
     }
 }
 
-struct JsonFile<'a, S>(&'a Gguf<S>);
+struct JsonFile<'a, S>(&'a Gguf<S>, Style);
 struct JsonValue<'a>(ValueRef<'a>);
 struct JsonArray<'a>(ArrayRef<'a>);
 
 impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
     fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-        struct Metadata<'a, S>(&'a Gguf<S>);
-        struct Tensors<'a, S>(&'a Gguf<S>);
+        struct Metadata<'a, S>(&'a Gguf<S>, Style);
+        struct Tensors<'a, S>(&'a Gguf<S>, Style);
         impl<S: gguf_serde::container::Source> Serialize for Metadata<'_, S> {
             fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
                 let mut seq = s.serialize_seq(Some(self.0.kv_count()))?;
                 for kv in self.0.metadata() {
-                    seq.serialize_element(&KvJson {
-                        key: kv.key,
-                        r#type: kv.value.type_name(),
-                        value: JsonValue(kv.value),
-                    })?;
+                    let r#type = kv.value.type_name();
+                    match kv.value {
+                        ValueRef::Array(a) if !self.1.full && a.len() > JSON_ARRAY_ITEMS => {
+                            seq.serialize_element(&LongArrayJson { key: kv.key, r#type, length: a.len() })?;
+                        }
+                        v => seq.serialize_element(&KvJson { key: kv.key, r#type, value: JsonValue(v) })?,
+                    }
                 }
                 seq.end()
             }
@@ -132,10 +181,18 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
             fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
                 let mut seq = s.serialize_seq(Some(self.0.tensor_count()))?;
                 for t in self.0.tensors() {
+                    let ne: Vec<u64>;
+                    let (shape, ne) = if self.1.stored_order {
+                        ne = t.ne().to_vec();
+                        (None, Some(&ne[..]))
+                    } else {
+                        (Some(&t.shape[..]), None)
+                    };
                     seq.serialize_element(&TensorJson {
                         name: t.name,
                         dtype: t.dtype.name(),
-                        shape: &t.shape,
+                        shape,
+                        ne,
                         data_offset: t.data_offset,
                         nbytes: t.nbytes,
                     })?;
@@ -149,8 +206,8 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
         m.serialize_entry("endianness", f.endian().name())?;
         m.serialize_entry("alignment", &f.alignment())?;
         m.serialize_entry("data_offset", &f.data_offset())?;
-        m.serialize_entry("metadata", &Metadata(f))?;
-        m.serialize_entry("tensors", &Tensors(f))?;
+        m.serialize_entry("metadata", &Metadata(f, self.1))?;
+        m.serialize_entry("tensors", &Tensors(f, self.1))?;
         m.end()
     }
 }
@@ -163,10 +220,20 @@ struct KvJson<'a> {
 }
 
 #[derive(Serialize)]
+struct LongArrayJson<'a> {
+    key: &'a str,
+    r#type: String,
+    length: u64,
+}
+
+#[derive(Serialize)]
 struct TensorJson<'a> {
     name: &'a str,
     dtype: &'static str,
-    shape: &'a [u64],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shape: Option<&'a [u64]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ne: Option<&'a [u64]>,
     data_offset: u64,
     nbytes: u64,
 }

@@ -3,16 +3,31 @@
 mod diff;
 mod edit;
 mod inspect;
+mod out;
 mod quantize;
+mod signals;
 mod split;
 mod validate;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::out::{warn, OutputError};
 
 #[derive(Parser)]
-#[command(name = "gguf", version, about = "Inspect, validate and edit GGUF files (llama.cpp / ggml models)")]
+#[command(
+    name = "gguf",
+    version,
+    about = "Inspect, validate and edit GGUF files (llama.cpp / ggml models)",
+    long_about = "Inspect, validate and edit GGUF files (llama.cpp / ggml models).\n\n\
+        Exit status: 0 on success, 1 on an error (a bad file, a refused edit; for `validate`, an \
+        invalid file; for `diff`, differences), 2 when standard output cannot be written (and for \
+        `diff`, any trouble). A closed pipe (`gguf inspect FILE | head -1`) is not an error: the \
+        command stops quietly (for `diff`, with the status of the differences it had found). \
+        Interrupted by SIGINT or SIGTERM, a command that writes a file removes its temporary file \
+        and exits 130 or 143."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -39,8 +54,10 @@ enum Command {
     /// Rename a metadata key, keeping its place and value (rewrites the file safely).
     Rename(edit::RenameArgs),
     /// Show the keys and tensors that differ between two files (only in A: -, only in B: +,
-    /// changed: ~;
-    /// tensor data compared byte for byte). Exit 0 if none, 1 if any, 2 on error.
+    /// changed: ~). Values are compared as decoded (floats bit for bit) and tensor data byte for
+    /// byte after swapping to one byte order, so a big-endian file and its little-endian copy
+    /// have no differences. Exit 0 if none, 1 if any (also when the output pipe closes early),
+    /// 2 on any trouble (an unreadable file, a failed write to standard output).
     Diff(diff::Args),
     /// Quantize a model as llama.cpp's llama-quantize does: IN [OUT] TYPE with a llama.cpp file
     /// type (Q4_K_M, Q8_0, ...); each tensor's type chosen by llama-quantize's rules (--dry-run
@@ -49,10 +66,29 @@ enum Command {
     Quantize(quantize::QuantizeArgs),
     /// Convert a model's quantized tensors to F32 (or F16, BF16).
     Dequantize(quantize::DequantizeArgs),
+    /// Print a shell completion script: `gguf completions bash > /etc/bash_completion.d/gguf`,
+    /// `gguf completions zsh > ~/.zfunc/_gguf`, `gguf completions fish >
+    /// ~/.config/fish/completions/gguf.fish`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Writes the completion script of `shell` to standard output.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    // clap_complete panics on a write error: generate into memory, then write.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "gguf", &mut script);
+    let mut out = out::Out::stdout();
+    out.bytes(&script)?;
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    signals::install();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
         Command::Validate(args) => validate::run(&args),
@@ -64,18 +100,23 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(&args),
         Command::Quantize(args) => quantize::run_quantize(&args),
         Command::Dequantize(args) => quantize::run_dequantize(&args),
+        Command::Completions { shell } => completions(shell),
     };
     match result {
         Ok(code) => code,
-        // `gguf inspect FILE | head`: a closed pipe is not an error.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            // The chain: the CLI's context (a path), then the error; each error prints its own
-            // cause or returns it as `source`, never both, so each text appears once.
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => match e.chain().find_map(|c| c.downcast_ref::<OutputError>()) {
+            // `gguf inspect FILE | head`: a closed pipe is not an error.
+            Some(o) if o.is_closed_pipe() => ExitCode::SUCCESS,
+            Some(o) => {
+                warn(format_args!("error: {o}"));
+                ExitCode::from(2)
+            }
+            None => {
+                // The chain: the CLI's context (a path), then the error; each error prints its own
+                // cause or returns it as `source`, never both, so each text appears once.
+                warn(format_args!("error: {e:#}"));
+                ExitCode::FAILURE
+            }
+        },
     }
 }

@@ -12,6 +12,67 @@ use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::out::{outln, Out, OutputError};
+
+/// A ggml tensor type, one of [`GgmlType::ALL`] by name (case-insensitive); the names are clap's
+/// possible values, so `--help` and the shell completions list them.
+fn ggml_type() -> impl clap::builder::TypedValueParser<Value = GgmlType> {
+    ggml_types(&GgmlType::ALL)
+}
+
+/// One of `types` by name (case-insensitive).
+fn ggml_types(types: &[GgmlType]) -> impl clap::builder::TypedValueParser<Value = GgmlType> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(types.iter().map(|t| t.name())).try_map(|s| s.parse::<GgmlType>())
+}
+
+/// The `--type` of `gguf dequantize`: any ggml type name (another than F32, F16 and BF16 is
+/// refused later, with an explanation), with F32, F16 and BF16 as possible values for `--help`
+/// and the shell completions.
+#[derive(Clone)]
+struct FloatTarget;
+
+impl clap::builder::TypedValueParser for FloatTarget {
+    type Value = GgmlType;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<GgmlType, clap::Error> {
+        ggml_type().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(["F32", "F16", "BF16"].into_iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
+/// The `--type` of `gguf quantize`: any text (checked later, so that a ggml tensor type gets a
+/// helpful error), with the llama.cpp file types and `COPY` as possible values for `--help` and
+/// the shell completions.
+#[derive(Clone)]
+struct FileTypeName;
+
+impl clap::builder::TypedValueParser for FileTypeName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = LlamaFileType::ALL.iter().map(|t| t.name()).chain(["COPY"]);
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
+}
+
 /// Arguments of `gguf quantize`.
 #[derive(clap::Args)]
 #[command(after_help = file_types_help())]
@@ -24,7 +85,7 @@ pub struct QuantizeArgs {
     /// The llama.cpp file type (case-insensitive): Q4_K_M, Q8_0, Q5_K_S, IQ4_XS, MXFP4_MOE, F16,
     /// COPY, ... or its number (15); see the list below. A ggml tensor type that is no file type
     /// (MXFP4, Q8_1, ...) is refused: choose tensor types with --tensor-type.
-    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = FileTypeName, hide_possible_values = true)]
     ftype: Option<String>,
     /// Disable the mixes: every quantizable tensor gets the file type's default type.
     #[arg(long)]
@@ -33,10 +94,10 @@ pub struct QuantizeArgs {
     #[arg(long)]
     leave_output_tensor: bool,
     /// The ggml type of output.weight.
-    #[arg(long, value_name = "GGML_TYPE")]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
     output_tensor_type: Option<GgmlType>,
     /// The ggml type of the token embeddings.
-    #[arg(long, value_name = "GGML_TYPE")]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
     token_embedding_type: Option<GgmlType>,
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
     /// (lower-cased) get that type; the first matching option wins (repeatable), e.g.
@@ -100,12 +161,16 @@ pub struct DequantizeArgs {
     input: PathBuf,
     /// The output file.
     output: PathBuf,
-    /// Float type to convert to: F32 (default), F16 or BF16.
-    #[arg(long = "type", short = 't', default_value = "F32")]
+    /// Float type to convert to.
+    #[arg(long = "type", short = 't', default_value = "F32", ignore_case = true,
+        value_parser = FloatTarget)]
     target: GgmlType,
     /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable).
     #[arg(long, value_name = "PATTERN")]
     exclude: Vec<String>,
+    /// Threads for the conversion (default: one per core); the output does not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -209,32 +274,31 @@ fn params(
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn print_plan(tensors: &[TensorPlan]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
+fn print_plan(tensors: &[TensorPlan]) -> Result<(), OutputError> {
+    let mut out = Out::stdout();
     let w = tensors.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    writeln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target")?;
+    outln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target");
     let (mut before, mut after) = (0u64, 0u64);
     for t in tensors {
         let shape: Vec<String> = t.ne.shape().iter().map(u64::to_string).collect();
         let (src, dst) = (t.source.name(), t.target.name());
-        writeln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule)?;
+        outln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule);
         before += t.source.nbytes(&t.ne).unwrap_or(0);
         after += t.target.nbytes(&t.ne).unwrap_or(0);
     }
     let n = tensors.iter().filter(|t| t.converts()).count();
-    writeln!(
+    outln!(
         out,
         "{} tensors: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
         tensors.len(),
         tensors.len() - n,
         before as f64 / MIB,
         after as f64 / MIB
-    )?;
+    );
     if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-        writeln!(out, "warning: quantizing would require an importance matrix ({} would be {})", t.name, t.target)?;
+        outln!(out, "warning: quantizing would require an importance matrix ({} would be {})", t.name, t.target);
     }
-    Ok(())
+    out.finish()
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -273,7 +337,9 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", output.display()))?;
     bar.finish_and_clear();
     let name = if p.only_copy { "COPY" } else { p.ftype.name() };
-    println!(
+    let mut out = Out::stdout();
+    outln!(
+        out,
         "{}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
         output.display(),
         report.converted.len(),
@@ -281,6 +347,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         report.bytes_in,
         report.bytes_out
     );
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -307,9 +374,19 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = ConvertOptions::new(a.target);
     opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
-    let report = convert(&src, &a.output, &opts).with_context(|| format!("writing {}", a.output.display()))?;
+    let run = || convert(&src, &a.output, &opts).with_context(|| format!("writing {}", a.output.display()));
+    let report = match a.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build()
+            .with_context(|| format!("cannot start {n} threads"))?
+            .install(run)?,
+        None => run()?,
+    };
     bar.finish_and_clear();
-    println!(
+    let mut out = Out::stdout();
+    outln!(
+        out,
         "{}: {} tensors converted to {}, {} kept; tensor data {} -> {} bytes",
         a.output.display(),
         report.converted.len(),
@@ -318,5 +395,6 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         report.bytes_in,
         report.bytes_out
     );
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -22,6 +22,8 @@ use gguf_serde::container::shard_path;
 use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
 use gguf_serde::Gguf;
 
+use crate::out::{outln, Out};
+
 /// Arguments of `gguf split`.
 #[derive(clap::Args)]
 pub struct SplitArgs {
@@ -71,18 +73,22 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         let f = Gguf::open(&args.input).with_context(|| args.input.display().to_string())?;
         let plan = plan_split(&f, &opts)?;
-        println!("{} shards", plan.len());
+        let mut out = Out::stdout();
+        outln!(out, "{} shards", plan.len());
         for (i, r) in plan.iter().enumerate() {
             let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
             let path = shard_path(&args.prefix, i as u16, plan.len() as u16);
-            println!("{}: {} tensors, {} bytes of tensor data", path.display(), r.len(), bytes);
+            outln!(out, "{}: {} tensors, {} bytes of tensor data", path.display(), r.len(), bytes);
         }
+        out.finish()?;
         return Ok(ExitCode::SUCCESS);
     }
     let paths = split_file(&args.input, &args.prefix, &opts).with_context(|| args.input.display().to_string())?;
+    let mut out = Out::stdout();
     for p in &paths {
-        println!("{}", p.display());
+        outln!(out, "{}", p.display());
     }
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
 

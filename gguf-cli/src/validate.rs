@@ -3,6 +3,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use serde_json::json;
+
+use crate::out::{outln, Out};
+
 use gguf_serde::container::Source;
 use gguf_serde::Gguf;
 
@@ -17,6 +21,13 @@ pub struct Args {
     /// tensor names. Without it these are printed as warnings and the file counts as valid.
     #[arg(long)]
     ggml: bool,
+    /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
+    /// true, "version", "kv_count", "tensor_count", "warnings": [TEXT]}` for a valid file (with
+    /// --ggml, a file ggml refuses is `{"path", "valid": false, "ggml_refusals": [TEXT]}`), and
+    /// `{"path", "valid": false, "error": TEXT}` for an invalid one. The exit status is as
+    /// without --json.
+    #[arg(long)]
+    json: bool,
 }
 
 /// What ggml's `gguf.cpp` refuses in a file this crate accepts.
@@ -44,32 +55,46 @@ fn ggml_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
 
 /// Opens each file with full validation; prints `OK` or the error per file.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let mut out = Out::stdout();
     let mut bad = 0;
+    let mut reports = Vec::new();
     for path in &args.files {
+        let p = path.display();
         match Gguf::open(path) {
             Ok(f) => {
                 let refusals = ggml_refusals(&f);
                 if args.ggml && !refusals.is_empty() {
                     bad += 1;
-                    println!("{}: INVALID for ggml: {}", path.display(), refusals.join("; "));
+                    if args.json {
+                        reports.push(json!({"path": p.to_string(), "valid": false, "ggml_refusals": refusals}));
+                    } else {
+                        outln!(out, "{p}: INVALID for ggml: {}", refusals.join("; "));
+                    }
                     continue;
                 }
-                println!(
-                    "{}: OK (version {}, {} keys, {} tensors)",
-                    path.display(),
-                    f.version(),
-                    f.kv_count(),
-                    f.tensor_count()
-                );
+                if args.json {
+                    reports.push(json!({"path": p.to_string(), "valid": true, "version": f.version(),
+                        "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": refusals}));
+                    continue;
+                }
+                outln!(out, "{p}: OK (version {}, {} keys, {} tensors)", f.version(), f.kv_count(), f.tensor_count());
                 for r in refusals {
-                    println!("{}: warning: valid GGUF, but ggml's reader refuses it: {r}", path.display());
+                    outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
                 }
             }
             Err(e) => {
                 bad += 1;
-                println!("{}: INVALID: {e}", path.display());
+                if args.json {
+                    reports.push(json!({"path": p.to_string(), "valid": false, "error": e.to_string()}));
+                } else {
+                    outln!(out, "{p}: INVALID: {e}");
+                }
             }
         }
     }
+    if args.json {
+        out.json(&reports)?;
+    }
+    out.finish()?;
     Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

@@ -19,7 +19,7 @@ fn inspect_json_equals_gguf_py() {
         let mut all = vec![path.to_str().unwrap()];
         all.extend(args);
         run_py(&py, "write_sample.py", &all);
-        let out = gguf(&["inspect", "--json", path.to_str().unwrap()]);
+        let out = gguf(&["inspect", "--json", "--full", path.to_str().unwrap()]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let ours: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let theirs = run_py(&py, "dump.py", &[path.to_str().unwrap(), "--no-tensor-hash"]);

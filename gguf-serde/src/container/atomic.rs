@@ -15,6 +15,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use tempfile::TempPath;
 
@@ -23,9 +24,49 @@ use crate::error::{Error, Result};
 /// Buffer size of the output writer (header, padding and small writes).
 const BUF: usize = 1 << 20;
 
+/// The temporary files of this process not yet renamed or removed, for
+/// [`remove_temporaries`].
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every temporary file that a write in progress in this process has created (an
+/// [`AtomicFile`](crate::AtomicFile), a shard, a merged or edited model) and not yet renamed into
+/// place. For a program's SIGINT/SIGTERM handling, right before it exits: a write that goes on
+/// afterwards fails when it renames its (removed) file. Not async-signal-safe (it takes a lock
+/// and calls `unlink`): call it from ordinary code, such as a thread woken by the signal (the
+/// `gguf` command uses `signal-hook`'s iterator). Errors (a file already gone) are ignored.
+pub fn remove_temporaries() {
+    let mut live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    for p in live.drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A path in [`LIVE`] while this value lives.
+#[derive(Debug)]
+struct Registered(PathBuf);
+
+impl Registered {
+    fn new(p: &Path) -> Registered {
+        LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(p.to_path_buf());
+        Registered(p.to_path_buf())
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = live.iter().position(|p| *p == self.0) {
+            live.swap_remove(i);
+        }
+    }
+}
+
 /// A temporary file waiting to be renamed to its target.
 #[derive(Debug)]
 pub(crate) struct PendingFile {
+    // Declared first, so dropped first: the path leaves the registry before the file is removed
+    // (a signal in between removes nothing that another write has since created).
+    reg: Registered,
     temp: TempPath,
     target: PathBuf,
     permissions: Option<std::fs::Permissions>,
@@ -70,7 +111,8 @@ pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(Buf
         .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
     let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
     let (file, temp) = tmp.into_parts();
-    Ok((BufWriter::with_capacity(BUF, file), PendingFile { temp, target: target.to_path_buf(), permissions }))
+    let reg = Registered::new(&temp);
+    Ok((BufWriter::with_capacity(BUF, file), PendingFile { reg, temp, target: target.to_path_buf(), permissions }))
 }
 
 impl PendingFile {
@@ -82,7 +124,7 @@ impl PendingFile {
             file.set_permissions(p).map_err(|e| Error::io("setting permissions", e))?;
         }
         file.sync_all().map_err(|e| Error::io("syncing", e))?;
-        Ok(SealedFile { temp: self.temp, target: self.target })
+        Ok(SealedFile { reg: self.reg, temp: self.temp, target: self.target })
     }
 
     /// [`seal`](Self::seal), then [`SealedFile::persist`].
@@ -94,6 +136,7 @@ impl PendingFile {
 /// A complete temporary file; dropped without [`persist`](Self::persist), it is removed.
 #[derive(Debug)]
 pub(crate) struct SealedFile {
+    reg: Registered,
     temp: TempPath,
     target: PathBuf,
 }
@@ -104,12 +147,31 @@ impl SealedFile {
         &self.target
     }
 
-    /// Renames the temporary file to the target (atomically replacing a file there).
+    /// Renames the temporary file to the target (atomically replacing a file there), then syncs
+    /// the target's folder, so that the new directory entry is on disk too: a crash right after
+    /// the rename cannot lose the new file (or bring back the old one).
     pub(crate) fn persist(self) -> Result<()> {
-        let target = self.target;
-        self.temp.persist(&target).map_err(|e| Error::io(format!("renaming into {}", target.display()), e.error))?;
-        Ok(())
+        let SealedFile { reg, temp, target } = self;
+        temp.persist(&target).map_err(|e| Error::io(format!("renaming into {}", target.display()), e.error))?;
+        drop(reg);
+        sync_dir(&target)
     }
+}
+
+/// Syncs the folder holding `path` (on Unix; elsewhere a folder cannot be opened to sync it).
+fn sync_dir(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let d = File::open(dir).map_err(|e| Error::io(format!("opening the folder {}", dir.display()), e))?;
+        d.sync_all().map_err(|e| Error::io(format!("syncing the folder {}", dir.display()), e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 /// `len` bytes of `file` from absolute offset `offset`, as a reader that `std::io::copy` turns

@@ -59,6 +59,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 pub(crate) mod atomic;
+pub use atomic::remove_temporaries;
 mod feed;
 mod parse;
 pub mod sharded;

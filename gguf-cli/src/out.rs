@@ -1,0 +1,90 @@
+//! Standard output: one buffered writer whose errors are [`OutputError`]s.
+//!
+//! Every command writes through [`Out`], never `println!` (which panics when the write fails).
+//! `main` turns an [`OutputError`] into the exit status: a closed pipe (`gguf ... | head -1`)
+//! ends quietly with success, as ripgrep does; any other write error (`> /dev/full`) is reported
+//! with exit status 2.
+
+use std::io::{BufWriter, Stdout, Write};
+
+/// `writeln!` to an [`Out`], returning an [`OutputError`] from the enclosing function on failure.
+macro_rules! outln {
+    ($out:expr, $($arg:tt)*) => {
+        ::std::io::Write::write_fmt(&mut $out, format_args!("{}\n", format_args!($($arg)*)))
+            .map_err($crate::out::OutputError)?
+    };
+}
+pub(crate) use outln;
+
+/// A failed write to standard output.
+#[derive(Debug)]
+pub struct OutputError(pub std::io::Error);
+
+impl OutputError {
+    /// The reader closed the pipe: not an error, the output is simply not wanted any more.
+    pub fn is_closed_pipe(&self) -> bool {
+        self.0.kind() == std::io::ErrorKind::BrokenPipe
+    }
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "writing to standard output: {}", self.0)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+impl From<std::io::Error> for OutputError {
+    fn from(e: std::io::Error) -> Self {
+        OutputError(e)
+    }
+}
+
+/// Buffered standard output. Write with `writeln!` (its `io::Error` becomes an
+/// [`OutputError`] through `?` in functions returning `Result<_, OutputError>`) or [`Out::json`];
+/// call [`Out::finish`] at the end, so that the last buffered bytes' error is not lost.
+pub struct Out(BufWriter<Stdout>);
+
+impl Out {
+    /// Standard output, buffered.
+    pub fn stdout() -> Out {
+        Out(BufWriter::with_capacity(1 << 16, std::io::stdout()))
+    }
+
+    /// Writes `value` as one line of JSON.
+    pub fn json<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> Result<(), OutputError> {
+        serde_json::to_writer(&mut self.0, value).map_err(|e| OutputError(e.into()))?;
+        writeln!(self.0)?;
+        Ok(())
+    }
+
+    /// Writes `bytes` as they are.
+    pub fn bytes(&mut self, bytes: &[u8]) -> Result<(), OutputError> {
+        self.0.write_all(bytes)?;
+        Ok(())
+    }
+
+    /// Flushes what is buffered.
+    pub fn finish(mut self) -> Result<(), OutputError> {
+        self.0.flush()?;
+        Ok(())
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Writes to standard error, ignoring a failure (there is nowhere left to report it).
+pub fn warn(args: std::fmt::Arguments<'_>) {
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_fmt(args);
+    let _ = e.write_all(b"\n");
+}
