@@ -101,7 +101,7 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, sty
     let shape_title = if style.stored_order { "ne" } else { "shape" };
     writeln!(out, "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}", "name", "dtype", shape_title, "data_offset", "nbytes")?;
     for t in f.tensors() {
-        let shape = if style.stored_order { format!("{:?}", &*t.ne()) } else { format!("{:?}", &*t.shape) };
+        let shape = if style.stored_order { format!("{:?}", t.ne().dims()) } else { format!("{:?}", &*t.shape) };
         writeln!(
             out,
             "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}",
@@ -183,7 +183,7 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
                 for t in self.0.tensors() {
                     let ne: Vec<u64>;
                     let (shape, ne) = if self.1.stored_order {
-                        ne = t.ne().to_vec();
+                        ne = t.ne().dims().to_vec();
                         (None, Some(&ne[..]))
                     } else {
                         (Some(&t.shape[..]), None)

@@ -283,8 +283,8 @@ fn print_plan(tensors: &[TensorPlan]) -> Result<(), OutputError> {
         let shape: Vec<String> = t.ne.shape().iter().map(u64::to_string).collect();
         let (src, dst) = (t.source.name(), t.target.name());
         outln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule);
-        before += t.source.nbytes(&t.ne).unwrap_or(0);
-        after += t.target.nbytes(&t.ne).unwrap_or(0);
+        before += t.source.nbytes(t.ne.dims()).unwrap_or(0);
+        after += t.target.nbytes(t.ne.dims()).unwrap_or(0);
     }
     let n = tensors.iter().filter(|t| t.converts()).count();
     outln!(
