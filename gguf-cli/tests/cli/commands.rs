@@ -4,15 +4,13 @@
 //! data hashes).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use gguf_serde::{GgmlType, Gguf, GgufWriter};
 use gguf_tests::{assert_same, describe, model, python, run_py, sha256, temp_dir};
 use serde_json::{json, Value as Json};
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
+use super::gguf;
 
 fn ok(args: &[&str]) -> String {
     let out = gguf(args);

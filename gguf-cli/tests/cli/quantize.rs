@@ -3,15 +3,12 @@
 //! general.file_type updated; `gguf quantize` takes llama-quantize's arguments and refuses what it
 //! refuses (the byte-for-byte comparison with llama-quantize is in tests/tests/quantize_llama.rs).
 
-use std::process::Command;
 
 use gguf_serde::{GgmlType, Gguf, ValueRef};
 use gguf_tests::{model, python, run_py, temp_dir, workspace_root};
 use serde_json::Value as Json;
 
-fn gguf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
+use super::gguf;
 
 fn names_of(j: &Json, k: &str) -> Vec<String> {
     j[k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
@@ -20,7 +17,8 @@ fn names_of(j: &Json, k: &str) -> Vec<String> {
 #[test]
 fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let input = workspace_root().join("tests/data/small.gguf");
-    let out = temp_dir("quantize_small").join("q4_0.gguf");
+    let dir = temp_dir("quantize_small");
+    let out = dir.join("q4_0.gguf");
     // IN OUT TYPE, as llama-quantize takes them; file types are case-insensitive.
     let o = gguf(&["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "q4_0"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
