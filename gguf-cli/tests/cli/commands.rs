@@ -351,6 +351,7 @@ fn gemma_edit() {
     );
     let (orig, edited) = (Gguf::open(&path).unwrap(), Gguf::open(&p).unwrap());
     assert_eq!(edited.alignment(), 64);
+    assert_eq!(edited.tensor_count(), orig.tensor_count());
     for (t, u) in orig.tensors().zip(edited.tensors()) {
         assert_eq!(u.data_offset % 64, 0);
         assert!(orig.tensor_data(&t).unwrap() == edited.tensor_data(&u).unwrap(), "{}", t.name);

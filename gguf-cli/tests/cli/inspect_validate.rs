@@ -1,6 +1,5 @@
 //! `gguf inspect` and `gguf validate` as a user runs them.
 
-
 use gguf_tests::{assert_same, python, run_py, temp_dir};
 
 use super::gguf;
