@@ -184,33 +184,43 @@ pub fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A float as JSON: the number exactly, or the strings "nan"/"inf"/"-inf".
+fn float_json(x: f64) -> Json {
+    if x.is_nan() {
+        json!("nan")
+    } else if x.is_infinite() {
+        json!(if x > 0.0 { "inf" } else { "-inf" })
+    } else {
+        json!(x)
+    }
+}
+
+/// Matches a `&ValueRef` or `&Value` (the same variants), giving the JSON of a scalar, and
+/// `$other` for an array bound to `$a`.
+macro_rules! value_to_json {
+    ($v:expr, $E:ident, $a:ident => $other:expr) => {
+        match $v {
+            $E::U8(x) => json!(x),
+            $E::I8(x) => json!(x),
+            $E::U16(x) => json!(x),
+            $E::I16(x) => json!(x),
+            $E::U32(x) => json!(x),
+            $E::I32(x) => json!(x),
+            $E::U64(x) => json!(x),
+            $E::I64(x) => json!(x),
+            $E::F32(x) => float_json(f64::from(*x)),
+            $E::F64(x) => float_json(*x),
+            $E::Bool(x) => json!(x),
+            $E::String(s) => json!(s),
+            $E::Array($a) => $other,
+        }
+    };
+}
+
 /// A metadata value as JSON: numbers exactly (f32 widened to f64), non-finite floats as the
 /// strings "nan"/"inf"/"-inf", arrays as lists.
 pub fn value_json(v: &ValueRef<'_>) -> Json {
-    fn float(x: f64) -> Json {
-        if x.is_nan() {
-            json!("nan")
-        } else if x.is_infinite() {
-            json!(if x > 0.0 { "inf" } else { "-inf" })
-        } else {
-            json!(x)
-        }
-    }
-    match *v {
-        ValueRef::U8(x) => json!(x),
-        ValueRef::I8(x) => json!(x),
-        ValueRef::U16(x) => json!(x),
-        ValueRef::I16(x) => json!(x),
-        ValueRef::U32(x) => json!(x),
-        ValueRef::I32(x) => json!(x),
-        ValueRef::U64(x) => json!(x),
-        ValueRef::I64(x) => json!(x),
-        ValueRef::F32(x) => float(x.into()),
-        ValueRef::F64(x) => float(x),
-        ValueRef::Bool(x) => json!(x),
-        ValueRef::String(s) => json!(s),
-        ValueRef::Array(a) => Json::Array(a.iter().map(|x| value_json(&x)).collect()),
-    }
+    value_to_json!(v, ValueRef, a => Json::Array(a.iter().map(|x| value_json(&x)).collect()))
 }
 
 /// The GGUF type name of an owned value, as [`ValueRef::type_name`] gives it (`u32`,
@@ -232,44 +242,28 @@ pub fn owned_type_name(v: &Value) -> String {
 
 /// An owned metadata value as JSON, in the same form as [`value_json`].
 pub fn owned_value_json(v: &Value) -> Json {
-    fn float(x: f64) -> Json {
-        value_json(&ValueRef::F64(x))
-    }
     fn list<T>(v: &[T], f: impl Fn(&T) -> Json) -> Json {
         Json::Array(v.iter().map(f).collect())
     }
     fn array(a: &Array) -> Json {
         match a {
-            Array::U8(v) => list(v, |x| json!(x)),
-            Array::I8(v) => list(v, |x| json!(x)),
-            Array::U16(v) => list(v, |x| json!(x)),
-            Array::I16(v) => list(v, |x| json!(x)),
-            Array::U32(v) => list(v, |x| json!(x)),
-            Array::I32(v) => list(v, |x| json!(x)),
-            Array::U64(v) => list(v, |x| json!(x)),
-            Array::I64(v) => list(v, |x| json!(x)),
-            Array::F32(v) => list(v, |&x| float(x.into())),
-            Array::F64(v) => list(v, |&x| float(x)),
-            Array::Bool(v) => list(v, |x| json!(x)),
-            Array::String(v) => list(v, |x| json!(x)),
+            // Integers, booleans and strings as serde_json writes a list of them.
+            Array::U8(v) => json!(v),
+            Array::I8(v) => json!(v),
+            Array::U16(v) => json!(v),
+            Array::I16(v) => json!(v),
+            Array::U32(v) => json!(v),
+            Array::I32(v) => json!(v),
+            Array::U64(v) => json!(v),
+            Array::I64(v) => json!(v),
+            Array::Bool(v) => json!(v),
+            Array::String(v) => json!(v),
+            Array::F32(v) => list(v, |&x| float_json(x.into())),
+            Array::F64(v) => list(v, |&x| float_json(x)),
             Array::Array(v) => list(v, array),
         }
     }
-    match v {
-        Value::U8(x) => json!(x),
-        Value::I8(x) => json!(x),
-        Value::U16(x) => json!(x),
-        Value::I16(x) => json!(x),
-        Value::U32(x) => json!(x),
-        Value::I32(x) => json!(x),
-        Value::U64(x) => json!(x),
-        Value::I64(x) => json!(x),
-        Value::F32(x) => float((*x).into()),
-        Value::F64(x) => float(*x),
-        Value::Bool(x) => json!(x),
-        Value::String(s) => json!(s),
-        Value::Array(a) => array(a),
-    }
+    value_to_json!(v, Value, a => array(a))
 }
 
 /// Writes `f` back through [`GgufWriter`] with [`WriteOptions::like`]: every key in order (through

@@ -194,6 +194,17 @@ pub mod gt {
     pub const BF16: u32 = 30;
 }
 
+/// `B::u8`, `B::i8`, ... `B::f64`: append one number in the builder's byte order.
+macro_rules! numbers {
+    ($($t:ident),*) => {
+        $(
+            pub fn $t(&mut self, v: $t) -> &mut Self {
+                self.num(v.to_le_bytes())
+            }
+        )*
+    };
+}
+
 /// Appends GGUF primitives to a byte vector in one byte order.
 #[derive(Clone, Debug, Default)]
 pub struct B {
@@ -234,36 +245,7 @@ impl B {
         self
     }
 
-    pub fn u8(&mut self, v: u8) -> &mut Self {
-        self.raw(&[v])
-    }
-    pub fn i8(&mut self, v: i8) -> &mut Self {
-        self.raw(&v.to_le_bytes())
-    }
-    pub fn u16(&mut self, v: u16) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn i16(&mut self, v: i16) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn u32(&mut self, v: u32) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn i32(&mut self, v: i32) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn f32(&mut self, v: f32) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn u64(&mut self, v: u64) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn i64(&mut self, v: i64) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn f64(&mut self, v: f64) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
+    numbers!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
 
     /// A GGUF string: u64 byte length, then the bytes (no NUL).
     pub fn str(&mut self, s: impl AsRef<[u8]>) -> &mut Self {
