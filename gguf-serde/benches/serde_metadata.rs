@@ -6,14 +6,16 @@
 //! The model is `<workspace>/models/gemma-3-270m-q4_k_m.gguf` (env `GGUF_MODELS` overrides the
 //! folder; `scripts/fetch-gemma.sh` makes it).
 
-#[path = "../tests/serde_common/gemma.rs"]
-mod gemma;
+// The typed structs of the serde interop tests (the llama one is not used here).
+#[path = "../../tests/src/metadata_structs.rs"]
+#[allow(dead_code)]
+mod metadata_structs;
 
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gemma::Gemma3Metadata;
 use gguf_serde::Gguf;
+use metadata_structs::gemma::Gemma3Metadata;
 
 fn model() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -1,21 +1,36 @@
-//! Support for the workspace's integration tests: finding the Python oracle (gguf-py) and the
-//! real models, running the Python scripts in `tests/py/`, and describing a file as JSON in the
-//! same shape as `tests/py/dump.py` and `gguf inspect --json`.
+//! Support for the workspace's integration and interoperability tests (this crate's `tests/`, and
+//! `gguf-cli/tests`): finding the Python oracle (gguf-py), the real models and llama.cpp, running
+//! the Python scripts in `tests/py/`, describing a file as JSON in the same shape as
+//! `tests/py/dump.py` and `gguf inspect --json`, temporary folders that remove themselves, a
+//! deadline for work that could hang, and the typed metadata structs of the serde tests
+//! ([`metadata_structs`]). The rule of where a test goes is in `tests/README.md`.
 //!
 //! Environment:
 //! - `GGUF_PYTHON`: the Python interpreter with PyPI `gguf` installed; default
-//!   `<workspace>/.venv/bin/python` (which `.ci/run` creates).
-//! - `GGUF_SKIP_PYTHON=1`: tests that need Python pass without running it (say so loudly). Without
-//!   it, a missing interpreter fails the test.
+//!   `<workspace>/.venv/bin/python` (which `scripts/setup.sh` creates).
 //! - `GGUF_MODELS`: the folder of real models; default `<workspace>/models` (made by
-//!   `scripts/setup.sh`, which runs `scripts/fetch-gemma.sh` and `scripts/fetch-corpus.sh`). A
-//!   missing model fails the test unless `GGUF_SKIP_MODELS=1`.
+//!   `scripts/setup.sh`, which runs `scripts/fetch-gemma.sh` and `scripts/fetch-corpus.sh`).
 //! - `GGUF_LLAMA_CPP_DIR`: a llama.cpp build (its `build/bin/llama-quantize`); default the cache
 //!   folder the llama.cpp build script fills ([`LLAMA_CPP_CACHE`] under `$HOME/.cache/gguf-serde`).
-//!   A missing build skips the test, or fails it when `CI` is set.
+//! - `GGUF_SKIP_PYTHON=1`, `GGUF_SKIP_MODELS=1`: the tests that need Python or models [`skip`].
+//!
+//! A missing interpreter, model or llama.cpp build fails the test, except that `GGUF_SKIP_*` (or,
+//! for llama.cpp, no build at all) makes it [`skip`]: return early after printing a `SKIPPED:`
+//! line that `scripts/test.sh` counts. Under `CI` (and in `scripts/test.sh`, which sets it) a skip
+//! is a failure.
+
+/// The hermetic tests' byte builder, seed corpus, counting allocator (installed in every binary
+/// that links this crate), allocation bound, [`skip`] and [`with_deadline`]: one helper module,
+/// shared rather than copied.
+#[path = "../../gguf-serde/tests/common/mod.rs"]
+pub mod builder;
+pub mod metadata_structs;
+
+pub use builder::{skip, test_tmp_root, with_deadline};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 use gguf_serde::container::Source;
 use gguf_serde::{Array, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
@@ -27,18 +42,18 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// The Python interpreter with gguf-py, or `None` if `GGUF_SKIP_PYTHON=1` (after printing why).
+/// The Python interpreter with gguf-py, or `None` (after [`skip`]) if `GGUF_SKIP_PYTHON=1`.
 /// Panics (fails the test) if it is missing otherwise.
 pub fn python() -> Option<PathBuf> {
     if std::env::var("GGUF_SKIP_PYTHON").as_deref() == Ok("1") {
-        eprintln!("SKIPPED: GGUF_SKIP_PYTHON=1, gguf-py comparison not run");
+        skip("GGUF_SKIP_PYTHON=1, gguf-py comparison not run");
         return None;
     }
     let p =
         std::env::var_os("GGUF_PYTHON").map(PathBuf::from).unwrap_or_else(|| workspace_root().join(".venv/bin/python"));
     assert!(
         p.exists(),
-        "no Python with gguf-py at {} (run .ci/run, or set GGUF_PYTHON / GGUF_SKIP_PYTHON=1)",
+        "no Python with gguf-py at {} (run scripts/setup.sh, or set GGUF_PYTHON / GGUF_SKIP_PYTHON=1)",
         p.display()
     );
     Some(p)
@@ -46,22 +61,18 @@ pub fn python() -> Option<PathBuf> {
 
 /// Runs `tests/py/<script>` with `args`; returns its stdout parsed as JSON.
 pub fn run_py(python: &Path, script: &str, args: &[&str]) -> Json {
-    let script = workspace_root().join("tests/py").join(script);
-    let out = Command::new(python).arg(&script).args(args).output().expect("running python");
-    assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("JSON from python")
+    serde_json::from_str(&run_py_text(python, script, args)).expect("JSON from python")
 }
 
 /// The path of a real model under the models folder (`name` may have a subfolder, e.g.
-/// `vocab/ggml-vocab-gpt-2.gguf`), or `None` if `GGUF_SKIP_MODELS=1`. Fails the test if the model
-/// is missing otherwise.
+/// `vocab/ggml-vocab-gpt-2.gguf`), or `None` (after [`skip`]) if `GGUF_SKIP_MODELS=1`. Fails
+/// the test if the model is missing otherwise.
 pub fn model(name: &str) -> Option<PathBuf> {
     if std::env::var("GGUF_SKIP_MODELS").as_deref() == Ok("1") {
-        eprintln!("SKIPPED: GGUF_SKIP_MODELS=1, {name} not tested");
+        skip(&format!("GGUF_SKIP_MODELS=1, {name} not tested"));
         return None;
     }
-    let dir = std::env::var_os("GGUF_MODELS").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("models"));
-    let p = dir.join(name);
+    let p = models_dir().join(name);
     assert!(
         p.exists(),
         "model {} missing: run scripts/setup.sh (or set GGUF_MODELS / GGUF_SKIP_MODELS=1)",
@@ -70,12 +81,16 @@ pub fn model(name: &str) -> Option<PathBuf> {
     Some(p)
 }
 
+/// The folder of real models: `GGUF_MODELS`, else `<workspace>/models`.
+pub fn models_dir() -> PathBuf {
+    std::env::var_os("GGUF_MODELS").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("models"))
+}
+
 /// The folder name, under `$HOME/.cache/gguf-serde`, of the llama.cpp build the tests use.
 pub const LLAMA_CPP_CACHE: &str = "llama.cpp-832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e";
 
 /// llama.cpp's `llama-quantize`: `$GGUF_LLAMA_CPP_DIR/build/bin/llama-quantize`, else the one
-/// in the cache folder [`LLAMA_CPP_CACHE`]. `None` (after printing why) if it is not there;
-/// panics (fails the test) instead when the environment has `CI` set.
+/// in the cache folder [`LLAMA_CPP_CACHE`]. `None` (after [`skip`]) if it is not there.
 pub fn llama_quantize() -> Option<PathBuf> {
     llama_tool("llama-quantize")
 }
@@ -91,21 +106,83 @@ pub fn llama_tool(name: &str) -> Option<PathBuf> {
     if p.is_file() {
         return Some(p);
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "no {name} at {} (build llama.cpp, or set GGUF_LLAMA_CPP_DIR)",
+    skip(&format!(
+        "no {name} at {} (build llama.cpp: scripts/build-llama.sh, or set GGUF_LLAMA_CPP_DIR)",
         p.display()
-    );
-    eprintln!("SKIPPED: no {name} at {} (set GGUF_LLAMA_CPP_DIR)", p.display());
+    ));
     None
 }
 
-/// A fresh temporary folder under the target directory (kept for inspection after a failure).
-pub fn temp_dir(name: &str) -> PathBuf {
-    let d = workspace_root().join("target/test-tmp").join(name);
+/// A fresh temporary folder `<target>/test-tmp/<name>-<pid>-<n>`, removed with everything in it
+/// when the returned guard is dropped (also when the test fails). `<target>` is the target
+/// directory this test binary was built into (so `CARGO_TARGET_DIR` is honoured).
+pub fn temp_dir(name: &str) -> TempDir {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let d = test_tmp_root().join(format!("{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
-    d
+    TempDir { root: d.clone(), path: d }
+}
+
+/// A temporary folder (or a path inside one) that removes the folder when dropped. Derefs to
+/// the path.
+#[derive(Debug)]
+pub struct TempDir {
+    root: PathBuf,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Runs `cmd` to completion with its output captured, killing it and failing the test if it has
+/// not exited after `limit` (a hang).
+pub fn output_with_deadline(cmd: &mut Command, limit: Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    // Read both pipes on threads so that a chatty child cannot block on a full pipe.
+    let (mut so, mut se) = (child.stdout.take().expect("stdout"), child.stderr.take().expect("stderr"));
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut so, &mut v);
+        v
+    });
+    let err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut se, &mut v);
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {limit:?}: a hang");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output { status, stdout: out.join().expect("stdout reader"), stderr: err.join().expect("stderr reader") }
 }
 
 /// The hex sha256 of `bytes`.
@@ -113,75 +190,86 @@ pub fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A float as JSON: the number exactly, or the strings "nan"/"inf"/"-inf".
+fn float_json(x: f64) -> Json {
+    if x.is_nan() {
+        json!("nan")
+    } else if x.is_infinite() {
+        json!(if x > 0.0 { "inf" } else { "-inf" })
+    } else {
+        json!(x)
+    }
+}
+
+/// Matches a `&ValueRef` or `&Value` (the same variants), giving the JSON of a scalar, and
+/// `$other` for an array bound to `$a`.
+macro_rules! value_to_json {
+    ($v:expr, $E:ident, $a:ident => $other:expr) => {
+        match $v {
+            $E::U8(x) => json!(x),
+            $E::I8(x) => json!(x),
+            $E::U16(x) => json!(x),
+            $E::I16(x) => json!(x),
+            $E::U32(x) => json!(x),
+            $E::I32(x) => json!(x),
+            $E::U64(x) => json!(x),
+            $E::I64(x) => json!(x),
+            $E::F32(x) => float_json(f64::from(*x)),
+            $E::F64(x) => float_json(*x),
+            $E::Bool(x) => json!(x),
+            $E::String(s) => json!(s),
+            $E::Array($a) => $other,
+        }
+    };
+}
+
 /// A metadata value as JSON: numbers exactly (f32 widened to f64), non-finite floats as the
 /// strings "nan"/"inf"/"-inf", arrays as lists.
 pub fn value_json(v: &ValueRef<'_>) -> Json {
-    fn float(x: f64) -> Json {
-        if x.is_nan() {
-            json!("nan")
-        } else if x.is_infinite() {
-            json!(if x > 0.0 { "inf" } else { "-inf" })
-        } else {
-            json!(x)
+    value_to_json!(v, ValueRef, a => Json::Array(a.iter().map(|x| value_json(&x)).collect()))
+}
+
+/// The GGUF type name of an owned value, as [`ValueRef::type_name`] gives it (`u32`,
+/// `array<string>`, `array<array<i32>>`).
+pub fn owned_type_name(v: &Value) -> String {
+    fn array(a: &Array) -> String {
+        match a {
+            Array::Array(inner) => {
+                inner.first().map_or_else(|| "array<array>".to_owned(), |i| format!("array<{}>", array(i)))
+            }
+            a => format!("array<{}>", a.elem_type().name()),
         }
     }
-    match *v {
-        ValueRef::U8(x) => json!(x),
-        ValueRef::I8(x) => json!(x),
-        ValueRef::U16(x) => json!(x),
-        ValueRef::I16(x) => json!(x),
-        ValueRef::U32(x) => json!(x),
-        ValueRef::I32(x) => json!(x),
-        ValueRef::U64(x) => json!(x),
-        ValueRef::I64(x) => json!(x),
-        ValueRef::F32(x) => float(x.into()),
-        ValueRef::F64(x) => float(x),
-        ValueRef::Bool(x) => json!(x),
-        ValueRef::String(s) => json!(s),
-        ValueRef::Array(a) => Json::Array(a.iter().map(|x| value_json(&x)).collect()),
+    match v {
+        Value::Array(a) => array(a),
+        v => v.value_type().name().to_owned(),
     }
 }
 
 /// An owned metadata value as JSON, in the same form as [`value_json`].
 pub fn owned_value_json(v: &Value) -> Json {
-    fn float(x: f64) -> Json {
-        value_json(&ValueRef::F64(x))
-    }
     fn list<T>(v: &[T], f: impl Fn(&T) -> Json) -> Json {
         Json::Array(v.iter().map(f).collect())
     }
     fn array(a: &Array) -> Json {
         match a {
-            Array::U8(v) => list(v, |x| json!(x)),
-            Array::I8(v) => list(v, |x| json!(x)),
-            Array::U16(v) => list(v, |x| json!(x)),
-            Array::I16(v) => list(v, |x| json!(x)),
-            Array::U32(v) => list(v, |x| json!(x)),
-            Array::I32(v) => list(v, |x| json!(x)),
-            Array::U64(v) => list(v, |x| json!(x)),
-            Array::I64(v) => list(v, |x| json!(x)),
-            Array::F32(v) => list(v, |&x| float(x.into())),
-            Array::F64(v) => list(v, |&x| float(x)),
-            Array::Bool(v) => list(v, |x| json!(x)),
-            Array::String(v) => list(v, |x| json!(x)),
+            // Integers, booleans and strings as serde_json writes a list of them.
+            Array::U8(v) => json!(v),
+            Array::I8(v) => json!(v),
+            Array::U16(v) => json!(v),
+            Array::I16(v) => json!(v),
+            Array::U32(v) => json!(v),
+            Array::I32(v) => json!(v),
+            Array::U64(v) => json!(v),
+            Array::I64(v) => json!(v),
+            Array::Bool(v) => json!(v),
+            Array::String(v) => json!(v),
+            Array::F32(v) => list(v, |&x| float_json(x.into())),
+            Array::F64(v) => list(v, |&x| float_json(x)),
             Array::Array(v) => list(v, array),
         }
     }
-    match v {
-        Value::U8(x) => json!(x),
-        Value::I8(x) => json!(x),
-        Value::U16(x) => json!(x),
-        Value::I16(x) => json!(x),
-        Value::U32(x) => json!(x),
-        Value::I32(x) => json!(x),
-        Value::U64(x) => json!(x),
-        Value::I64(x) => json!(x),
-        Value::F32(x) => float((*x).into()),
-        Value::F64(x) => float(*x),
-        Value::Bool(x) => json!(x),
-        Value::String(s) => json!(s),
-        Value::Array(a) => array(a),
-    }
+    value_to_json!(v, Value, a => array(a))
 }
 
 /// Writes `f` back through [`GgufWriter`] with [`WriteOptions::like`]: every key in order (through
@@ -290,12 +378,12 @@ pub enum HfLayout {
     TiedSingle,
 }
 
-/// Writes a tiny random Llama checkpoint in Hugging Face's layout into a fresh folder
-/// `target/test-tmp/<name>` with `tests/py/make_hf_llama.py` (numpy + the `safetensors`
-/// package), and returns the folder; `None` when Python is skipped.
-pub fn make_hf_llama(name: &str, layout: HfLayout, seed: u64) -> Option<PathBuf> {
+/// Writes a tiny random Llama checkpoint in Hugging Face's layout into a fresh [`temp_dir`] with
+/// `tests/py/make_hf_llama.py` (numpy + the `safetensors` package), and returns the checkpoint
+/// folder in it (removed with the temporary folder when dropped); `None` when Python is skipped.
+pub fn make_hf_llama(name: &str, layout: HfLayout, seed: u64) -> Option<TempDir> {
     let py = python()?;
-    let dir = temp_dir(name);
+    let mut dir = temp_dir(name);
     let ckpt = dir.join("tiny-llama-hf");
     let (ckpt_s, seed_s) = (ckpt.to_string_lossy().into_owned(), seed.to_string());
     let mut args = vec![ckpt_s.as_str(), "--seed", seed_s.as_str()];
@@ -303,5 +391,6 @@ pub fn make_hf_llama(name: &str, layout: HfLayout, seed: u64) -> Option<PathBuf>
         args.extend(["--tied", "--single"]);
     }
     run_py_text(&py, "make_hf_llama.py", &args);
-    Some(ckpt)
+    dir.path = ckpt;
+    Some(dir)
 }

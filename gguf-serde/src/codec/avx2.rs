@@ -196,8 +196,7 @@ mod tests {
     /// and on smooth values.
     #[test]
     fn rounding_helpers_equal_the_scalar_conversions() {
-        if !Isa::detected().avx2() {
-            eprintln!("no AVX2: not tested on this machine");
+        if crate::codec::isa::skip_without_avx2(Isa::detected()) {
             return;
         }
         for n in 0..64 {

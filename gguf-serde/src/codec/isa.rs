@@ -59,6 +59,26 @@ impl Isa {
     }
 }
 
+/// For tests of SIMD code against the portable code: whether `isa` lacks AVX2, in which case the
+/// calling test should return early, and this reports it as skipped (a `SKIPPED: <test>: ...`
+/// line written past libtest's capture, which `scripts/test.sh` counts) rather than let it pass
+/// silently. A CPU without AVX2 is a skip; `GGUF_CODEC_NO_SIMD` under `CI` is a failure.
+#[cfg(test)]
+pub(crate) fn skip_without_avx2(isa: Isa) -> bool {
+    use std::io::Write as _;
+    if isa.avx2() {
+        return false;
+    }
+    let current = std::thread::current();
+    let test = current.name().unwrap_or("?");
+    let var = std::env::var_os("GGUF_CODEC_NO_SIMD").is_some();
+    let ci = std::env::var("CI").is_ok_and(|v| v != "false" && v != "0");
+    assert!(!(var && ci), "{test}: GGUF_CODEC_NO_SIMD is set under CI: the SIMD code would not be checked");
+    let why = if var { "GGUF_CODEC_NO_SIMD is set" } else { "this CPU has no AVX2" };
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}, SIMD code not compared with the portable code");
+    true
+}
+
 /// The one way a kernel picks its SIMD or portable code:
 /// `simd!(if isa.avx2() { unsafe_call(..) } else { portable(..) })`.
 ///

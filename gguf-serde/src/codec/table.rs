@@ -234,8 +234,8 @@ mod tests {
     #[test]
     fn simd_and_portable_kernels_give_the_same_bits() {
         let (simd, portable) = (Isa::detected(), Isa::portable());
-        if simd == portable {
-            eprintln!("no SIMD features on this machine: nothing to compare");
+        if crate::codec::isa::skip_without_avx2(simd) {
+            return;
         }
         for t in GgmlType::ALL {
             let r = row(t);

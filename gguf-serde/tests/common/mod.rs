@@ -94,6 +94,78 @@ pub fn largest_alloc<R>(f: impl FnOnce() -> R) -> (R, usize) {
     (r, a.largest)
 }
 
+/// Bytes allocated per byte of metadata, at most, when opening a file (the constant documented in
+/// the `container` module docs; `suite/resources.rs`). Measured worst case:
+/// 15.4, a file of nothing but the smallest key/value pairs (72 bytes of index and a hash-set
+/// slot for every 14 to 18 bytes of file), just past a doubling of the index, counting the old
+/// and new block of a reallocation together; smallest tensor infos: 9.7; real files: at most 0.04
+/// (SmolLM2, 272 tensors); the 19 vocabulary files: under 0.004.
+pub const PER_BYTE: usize = 16;
+/// Bytes allocated regardless of the file (error messages, the index tables reserved for up to 64
+/// entries before any is parsed), at most.
+pub const FIXED: usize = 16 * 1024;
+/// What `from_reader` may hold on top: its buffer grows in pieces up to twice the metadata and
+/// starts at 64 KiB (or the file, if smaller); old and new buffer are briefly live together.
+pub fn reader_extra(metadata: usize, file: usize) -> usize {
+    3 * metadata.max((64 * 1024).min(file))
+}
+
+/// The bound for opening a file whose metadata is `metadata` bytes long.
+pub fn bound(metadata: usize) -> usize {
+    PER_BYTE * metadata + FIXED
+}
+
+/// A fresh temporary folder under `<target>/test-tmp` (see [`test_tmp_root`]), removed with
+/// everything in it when dropped, also when the test fails.
+pub fn temp_dir() -> tempfile::TempDir {
+    let root = test_tmp_root();
+    std::fs::create_dir_all(&root).expect("test-tmp folder");
+    tempfile::Builder::new().prefix("gguf-test-").tempdir_in(root).expect("temp dir")
+}
+
+/// `<target>/test-tmp`, where `<target>` is the target directory the running test binary was
+/// built into (`<target>/<profile>/deps/<binary>`), so that `CARGO_TARGET_DIR` is honoured.
+pub fn test_tmp_root() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.ancestors().nth(3).expect("<target>/<profile>/deps/<binary>").join("test-tmp")
+}
+
+/// Runs `f` on its own thread and returns its result, or fails the test if it has not finished
+/// after `limit`: a watchdog against hangs, not a speed check. A panic in `f` fails the test
+/// with its message.
+pub fn with_deadline<R: Send + 'static>(limit: std::time::Duration, f: impl FnOnce() -> R + Send + 'static) -> R {
+    use std::sync::mpsc::RecvTimeoutError;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = std::thread::current().name().unwrap_or("deadline").to_owned();
+    let h = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .expect("spawn");
+    match rx.recv_timeout(limit) {
+        Ok(r) => r,
+        Err(RecvTimeoutError::Timeout) => panic!("did not finish within {limit:?}: a hang"),
+        Err(RecvTimeoutError::Disconnected) => match h.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => unreachable!("the thread sends before it ends"),
+        },
+    }
+}
+
+/// Records that the calling test returns early without checking what it is for: prints
+/// `SKIPPED: <test>: <reason>` straight to the standard error (past libtest's capture, so that
+/// `scripts/test.sh` counts it), or fails the test when the environment has `CI` set (to
+/// anything but `false` or `0`), as `scripts/test.sh` does: there a skip is a failure.
+pub fn skip(reason: &str) {
+    use std::io::Write as _;
+    let current = std::thread::current();
+    let test = current.name().unwrap_or("?");
+    let ci = std::env::var("CI").is_ok_and(|v| v != "false" && v != "0");
+    assert!(!ci, "{test} would be skipped ({reason}): under CI a skip is a failure");
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {reason}");
+}
+
 /// GGUF value type ids (spec table `gguf_metadata_value_type`).
 pub mod ty {
     pub const U8: u32 = 0;
@@ -120,6 +192,17 @@ pub mod gt {
     pub const Q4_K: u32 = 12;
     pub const I8: u32 = 24;
     pub const BF16: u32 = 30;
+}
+
+/// `B::u8`, `B::i8`, ... `B::f64`: append one number in the builder's byte order.
+macro_rules! numbers {
+    ($($t:ident),*) => {
+        $(
+            pub fn $t(&mut self, v: $t) -> &mut Self {
+                self.num(v.to_le_bytes())
+            }
+        )*
+    };
 }
 
 /// Appends GGUF primitives to a byte vector in one byte order.
@@ -162,36 +245,7 @@ impl B {
         self
     }
 
-    pub fn u8(&mut self, v: u8) -> &mut Self {
-        self.raw(&[v])
-    }
-    pub fn i8(&mut self, v: i8) -> &mut Self {
-        self.raw(&v.to_le_bytes())
-    }
-    pub fn u16(&mut self, v: u16) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn i16(&mut self, v: i16) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn u32(&mut self, v: u32) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn i32(&mut self, v: i32) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn f32(&mut self, v: f32) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn u64(&mut self, v: u64) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn i64(&mut self, v: i64) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
-    pub fn f64(&mut self, v: f64) -> &mut Self {
-        self.num(v.to_le_bytes())
-    }
+    numbers!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
 
     /// A GGUF string: u64 byte length, then the bytes (no NUL).
     pub fn str(&mut self, s: impl AsRef<[u8]>) -> &mut Self {

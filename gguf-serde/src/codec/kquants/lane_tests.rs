@@ -21,6 +21,9 @@ fn inputs(ty: &str) -> Vec<f32> {
 
 #[test]
 fn qkx2_lanes_equal_scalar_q4_k_shape() {
+    if crate::codec::isa::skip_without_avx2(Isa::detected()) {
+        return;
+    }
     let x = inputs("Q4_K");
     for (bi, blk) in x.chunks_exact(256).enumerate() {
         let mut xt = [[0f32; LANES]; 32];
@@ -58,7 +61,7 @@ fn qkx2_lanes_equal_scalar_q4_k_shape() {
 /// The AVX2 `make_qx_quants` (Q6_K's use) and `make_q3_quants` (Q3_K's) against the scalar ones.
 #[test]
 fn qx_and_q3_lanes_equal_scalar() {
-    if !Isa::detected().avx2() {
+    if crate::codec::isa::skip_without_avx2(Isa::detected()) {
         return;
     }
     for ty in ["Q6_K", "Q3_K"] {
@@ -93,6 +96,9 @@ fn qx_and_q3_lanes_equal_scalar() {
 
 #[test]
 fn qkx2_lanes_equal_scalar() {
+    if crate::codec::isa::skip_without_avx2(Isa::detected()) {
+        return;
+    }
     let x = inputs("Q2_K");
     for (bi, blk) in x.chunks_exact(128).enumerate() {
         let mut xt = [[0f32; LANES]; 16];

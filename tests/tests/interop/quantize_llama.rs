@@ -45,10 +45,6 @@ fn f32_model(name: &str) -> Option<PathBuf> {
 const SMOLLM2: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some()
-}
-
 /// llama-quantize's `--dry-run` choice for each tensor, `(name, ggml type name upper-cased)` in
 /// its order; `None` if it fails.
 fn llama_plan(lq: &Path, input: &Path, ftype: &str, pure: bool) -> Option<Vec<(String, String)>> {
@@ -115,11 +111,8 @@ fn smollm2_plans_equal_llama_quantize_for_every_file_type() {
 }
 
 #[test]
+#[ignore = "Gemma 3 at every file type takes minutes: run with --ignored, or scripts/quantize-matrix.sh"]
 fn gemma_plans_equal_llama_quantize_for_every_file_type() {
-    if in_ci() {
-        eprintln!("SKIPPED in CI: Gemma 3 plans (scripts/quantize-matrix.sh runs them)");
-        return;
-    }
     let Some(input) = f32_model(GEMMA) else { return };
     plans_equal_for_every_file_type(&input);
 }
@@ -206,11 +199,8 @@ fn requantizing_the_quantized_original_gives_llama_quantizes_bytes() {
 }
 
 #[test]
+#[ignore = "five Gemma 3 quantizations take minutes: run with --ignored, or scripts/quantize-matrix.sh"]
 fn gemma_files_are_byte_identical_to_llama_quantize() {
-    if in_ci() {
-        eprintln!("SKIPPED in CI: Gemma 3 files (scripts/quantize-matrix.sh runs them)");
-        return;
-    }
     let Some(lq) = llama_quantize() else { return };
     let Some(input) = f32_model(GEMMA) else { return };
     use LlamaFileType as F;

@@ -4,15 +4,13 @@
 //! data hashes).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use gguf_serde::{GgmlType, Gguf, GgufWriter};
 use gguf_tests::{assert_same, describe, model, python, run_py, sha256, temp_dir};
 use serde_json::{json, Value as Json};
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
+use super::gguf;
 
 fn ok(args: &[&str]) -> String {
     let out = gguf(args);
@@ -353,6 +351,7 @@ fn gemma_edit() {
     );
     let (orig, edited) = (Gguf::open(&path).unwrap(), Gguf::open(&p).unwrap());
     assert_eq!(edited.alignment(), 64);
+    assert_eq!(edited.tensor_count(), orig.tensor_count());
     for (t, u) in orig.tensors().zip(edited.tensors()) {
         assert_eq!(u.data_offset % 64, 0);
         assert!(orig.tensor_data(&t).unwrap() == edited.tensor_data(&u).unwrap(), "{}", t.name);

@@ -3,12 +3,10 @@
 //! the file after the tensor infos and after every tensor including the last), errors, and atomic
 //! writing to a path.
 
-mod common;
-
 use std::io::{Cursor, Read};
 use std::path::Path;
 
-use common::{all_types, gt, largest_alloc, sample, ty, B};
+use crate::common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::AlignmentProblem;
 use gguf_serde::{
     Array, Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteError, WriteOptions,
@@ -577,7 +575,7 @@ fn existing(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
 
 #[test]
 fn atomic_write_dropped_after_header_leaves_the_file_untouched() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::temp_dir();
     let (path, old) = existing(dir.path());
     let mut w = GgufWriter::create(&path).unwrap();
     w.add_kv("general.architecture", "new").unwrap();
@@ -598,7 +596,7 @@ fn atomic_write_dropped_after_header_leaves_the_file_untouched() {
 
 #[test]
 fn atomic_write_size_mismatch_then_commit_fails_and_leaves_the_file_untouched() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::temp_dir();
     let (path, old) = existing(dir.path());
     let mut w = GgufWriter::create(&path).unwrap();
     w.add_tensor("a", GgmlType::F32, &[4]).unwrap();
@@ -614,7 +612,7 @@ fn atomic_write_size_mismatch_then_commit_fails_and_leaves_the_file_untouched() 
 
 #[test]
 fn atomic_write_success_replaces_the_file() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::temp_dir();
     let (path, old) = existing(dir.path());
     fn build<W: std::io::Write>(w: &mut GgufWriter<W>) {
         w.add_kv("general.architecture", "new").unwrap();

@@ -7,9 +7,7 @@ use std::process::Command;
 use gguf_serde::{Gguf, GgufWriter, ValueRef};
 use gguf_tests::{temp_dir, workspace_root};
 
-fn gguf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
+use super::gguf;
 
 fn small() -> String {
     workspace_root().join("tests/data/small.gguf").to_str().unwrap().to_owned()
@@ -17,10 +15,17 @@ fn small() -> String {
 
 #[test]
 fn an_output_that_is_not_a_regular_file_is_refused() {
-    let o = gguf(&["dequantize", "-q", &small(), "/dev/null"]);
+    // A FIFO of the test's own stands for any special file (a device such as /dev/null, a
+    // socket): the tool must refuse it rather than replace it, and must not open it (opening a
+    // FIFO with no reader would block: the deadline of `gguf` turns that into a failure).
+    let dir = temp_dir("cli_special_output");
+    let fifo = dir.join("out.gguf");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = gguf(&["dequantize", "-q", &small(), fifo.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a regular file (writing would replace it)"));
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "a refused run left a file");
 }
 
 #[test]

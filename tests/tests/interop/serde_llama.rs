@@ -1,10 +1,8 @@
 //! A llama-style metadata struct through gguf-py, both ways: we write and gguf-py reads the same
 //! keys, types and values; gguf-py writes (`tests/py/write_llama.py`) and we read.
 
-mod serde_common;
-use serde_common as common;
-
-use common::llama::{tiny, LlamaMetadata};
+use gguf_tests::metadata_structs::llama::{tiny, LlamaMetadata};
+use gguf_tests::{python, run_py, temp_dir, workspace_root};
 use serde_json::json;
 
 /// What the file holds, written out by hand: key, GGUF type, value (f32 values widened exactly).
@@ -50,26 +48,26 @@ fn check_against(dump: &serde_json::Value) {
 
 #[test]
 fn we_write_gguf_py_reads() {
-    let Some(py) = common::python() else { return };
-    let dir = common::temp_dir("llama_we_write");
+    let Some(py) = python() else { return };
+    let dir = temp_dir("llama_we_write");
     let path = dir.join("tiny.gguf");
     gguf_serde::to_writer(&tiny(), std::fs::File::create(&path).unwrap()).unwrap();
-    check_against(&common::run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]));
+    check_against(&run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]));
 }
 
 #[test]
 fn gguf_py_writes_we_read() {
-    let Some(py) = common::python() else { return };
-    let dir = common::temp_dir("llama_py_writes");
+    let Some(py) = python() else { return };
+    let dir = temp_dir("llama_py_writes");
     let path = dir.join("tiny.gguf");
     let out = std::process::Command::new(&py)
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/py/write_llama.py"))
+        .arg(workspace_root().join("tests/py/write_llama.py"))
         .arg(&path)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // gguf-py's own reading of its file is the hand-written expectation...
-    check_against(&common::run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]));
+    check_against(&run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]));
     // ...and so is ours, owned and borrowed.
     let bytes = std::fs::read(&path).unwrap();
     let owned: LlamaMetadata<String> = gguf_serde::from_slice(&bytes).unwrap();

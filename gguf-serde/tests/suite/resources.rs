@@ -7,40 +7,18 @@
 //! where it was refused) plus [`FIXED`] bytes; `from_reader` adds its read buffer (the metadata
 //! bytes themselves, read in pieces of at least 64 KiB). Measured by a counting allocator
 //! (`common::measure`) on the seed corpus, on worst-case files made of the smallest possible
-//! entries, and on real models (`real_models_allocate_a_small_fraction_of_their_metadata`).
+//! entries, and on real models (`real_models_allocate_a_small_fraction_of_their_metadata`, in
+//! `tests/tests/interop/resources_models.rs`: it needs the downloaded models).
 //!
 //! Recursion depth (arrays of arrays) is tested at `MAX_DEPTH` and one past it in
 //! `validation.rs` (`nesting_at_the_limit_reads`, `nesting_past_the_limit_refused`, which also
 //! feeds 200,000 levels), and on write in `writer.rs`.
 
-mod common;
-
 use std::io::Cursor;
-use std::path::PathBuf;
 
-use common::{measure, seeds, ty, Allocs, B};
+use crate::common::{bound, measure, reader_extra, seeds, temp_dir, ty, with_deadline, Allocs, B};
 use gguf_serde::Item;
 use gguf_serde::{ErrorKind, FormatError, Gguf};
-
-/// Bytes allocated per byte of metadata, at most (the documented constant). Measured worst case:
-/// 15.4, a file of nothing but the smallest key/value pairs (72 bytes of index and a hash-set
-/// slot for every 14 to 18 bytes of file), just past a doubling of the index, counting the old
-/// and new block of a reallocation together; smallest tensor infos: 9.7; real files: at most 0.04
-/// (SmolLM2, 272 tensors); the 19 vocabulary files: under 0.004.
-const PER_BYTE: usize = 16;
-/// Bytes allocated regardless of the file (error messages, the index tables reserved for up to 64
-/// entries before any is parsed), at most.
-const FIXED: usize = 16 * 1024;
-/// What `from_reader` may hold on top: its buffer grows in pieces up to twice the metadata and
-/// starts at 64 KiB (or the file, if smaller); old and new buffer are briefly live together.
-fn reader_extra(metadata: usize, file: usize) -> usize {
-    3 * metadata.max((64 * 1024).min(file))
-}
-
-/// The bound for opening a file whose metadata is `metadata` bytes long.
-fn bound(metadata: usize) -> usize {
-    PER_BYTE * metadata + FIXED
-}
 
 /// Opens `bytes` with `from_slice` and `from_reader`; returns what each allocated, and the
 /// metadata length: the end of the tensor infos if it opens, else the offset of the error (or
@@ -157,8 +135,13 @@ fn claimed_counts_allocate_nothing_in_proportion_to_the_claim() {
 
 #[test]
 fn largest_claims_in_every_field_are_refused_at_once() {
+    // A hang fails the test (after a generous limit) rather than the whole run.
+    with_deadline(std::time::Duration::from_secs(300), largest_claims);
+}
+
+fn largest_claims() {
     // Every count, length and dim field set to each of the largest values: each file is refused
-    // with an error (this test completing is the check that none hangs), allocating little.
+    // with an error (the deadline is the check that none hangs), allocating little.
     // A long tail of zero bytes makes "larger than the file" checks see a large file.
     let tail = vec![0u8; 1 << 16];
     for big in [u64::MAX, 1 << 60, i64::MAX as u64, u64::MAX / 14, (1 << 16) + 1] {
@@ -198,56 +181,14 @@ fn largest_claims_in_every_field_are_refused_at_once() {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Real files (git-ignored `models/`, made by scripts/setup.sh): the same bound, measured.
-
-fn models_dir() -> Option<PathBuf> {
-    if std::env::var("GGUF_SKIP_MODELS").as_deref() == Ok("1") {
-        eprintln!("SKIPPED: GGUF_SKIP_MODELS=1, real models not measured");
-        return None;
-    }
-    let dir = std::env::var_os("GGUF_MODELS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"));
-    Some(dir)
-}
-
-#[test]
-fn real_models_allocate_a_small_fraction_of_their_metadata() {
-    let Some(dir) = models_dir() else { return };
-    let mut files = vec![dir.join("gemma-3-270m-q4_k_m.gguf"), dir.join("SmolLM2-135M-Instruct.Q4_1.gguf")];
-    let vocab = std::fs::read_dir(dir.join("vocab"))
-        .unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup.sh, or GGUF_SKIP_MODELS=1)", dir.display()));
-    let mut vocab: Vec<PathBuf> = vocab.map(|e| e.unwrap().path()).collect();
-    vocab.sort();
-    assert_eq!(vocab.len(), 19, "vocab files in {}", dir.display());
-    files.extend(vocab);
-    for path in files {
-        assert!(path.exists(), "{} missing (run scripts/setup.sh, or GGUF_SKIP_MODELS=1)", path.display());
-        let map = std::fs::read(&path).unwrap();
-        let (g, a) = measure(|| Gguf::from_slice(&map).unwrap().tensor_infos_end());
-        let (_, r) = measure(|| Gguf::from_reader(std::fs::File::open(&path).unwrap()).unwrap().tensor_infos_end());
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        eprintln!(
-            "{name:36} metadata {:9} B  from_slice peak {:8} B ({:.4} B/B)  from_reader peak {:9} B",
-            g,
-            a.peak,
-            a.peak as f64 / g as f64,
-            r.peak
-        );
-        assert!(a.peak <= bound(g as usize), "{name}: {} bytes", a.peak);
-        assert!(r.peak <= bound(g as usize) + reader_extra(g as usize, map.len()), "{name}: {} bytes", r.peak);
-    }
-}
-
 #[test]
 fn count_claimed_over_a_large_file_does_not_reserve_memory_for_it() {
     // A model's header with its key/value count overwritten: the count is checked against the
     // bytes left in the file, tensor data included, so it passes that check; what is reserved for
     // it must still be bounded by the entries really parsed. A sparse 64 GiB file (no disk used)
     // stands for the model; before the fix, reserving 4.9e9 entries aborted the process.
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-tmp/resources");
-    std::fs::create_dir_all(&dir).unwrap();
+    // Removed with its two 64 GiB sparse files when dropped, also when an assertion fails.
+    let dir = temp_dir();
     for (name, header) in [
         ("kv-count", B::le().header(3, 0, ((64u64 << 30) - 64) / 14).kv("a", ty::U8).u8(1).raw(&[0xff; 8]).bytes()),
         (
@@ -257,13 +198,12 @@ fn count_claimed_over_a_large_file_does_not_reserve_memory_for_it() {
     ] {
         // The second entry starts with a length of u64::MAX (refused at once); zeros would make
         // valid empty-named tensor infos, 64 GiB of them.
-        let path = dir.join(name);
+        let path = dir.path().join(name);
         let f = std::fs::File::create(&path).unwrap();
         std::io::Write::write_all(&mut &f, &header).unwrap();
         f.set_len(64 << 30).unwrap();
         drop(f);
         let (r, a) = measure(|| Gguf::open(&path).map(|_| ()));
-        let _ = std::fs::remove_file(&path);
         assert!(r.is_err(), "{name}: the second entry is refused");
         assert!(a.peak <= bound(64), "{name}: peak {} bytes", a.peak);
     }

@@ -129,7 +129,7 @@ fn round_trip_is_byte_identical_and_sharded_source_reads() {
     let owned = Model::<Tensor>::read(&f).unwrap();
     assert_eq!(owned.to_vec().unwrap(), bytes);
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::temp_dir();
     let path = dir.path().join("m.gguf");
     std::fs::write(&path, &bytes).unwrap();
     let sharded = ShardedGguf::open(&path).unwrap();

@@ -1,17 +1,15 @@
 //! The Gemma 3 270M model's metadata through a typed struct: values equal to gguf-py's reading,
 //! borrowed tokens, and the key/value block written back byte for byte.
 
-mod serde_common;
-use serde_common as common;
-
-use common::gemma::Gemma3Metadata;
 use gguf_serde::{Gguf, MetadataOptions};
+use gguf_tests::metadata_structs::gemma::Gemma3Metadata;
+use gguf_tests::{model, owned_type_name, owned_value_json, python, run_py};
 
 const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 
 #[test]
 fn gemma_metadata_equals_gguf_py_and_writes_back_identically() {
-    let Some(path) = common::model(GEMMA) else { return };
+    let Some(path) = model(GEMMA) else { return };
     let file = Gguf::open(&path).unwrap();
     let meta: Gemma3Metadata<String> = file.deserialize_metadata().unwrap();
     assert_eq!(meta.general.architecture, "gemma3");
@@ -45,16 +43,16 @@ fn gemma_metadata_equals_gguf_py_and_writes_back_identically() {
     );
 
     // Every value equals gguf-py's reading of the file, with the same type.
-    let Some(py) = common::python() else { return };
-    let expected = common::run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]);
+    let Some(py) = python() else { return };
+    let expected = run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]);
     let expected = expected.as_array().unwrap();
     let pairs = MetadataOptions::new().to_pairs(&meta).unwrap();
     assert_eq!(pairs.len(), expected.len(), "number of keys");
     assert_eq!(expected.len(), 33);
     for ((key, value), e) in pairs.iter().zip(expected) {
         assert_eq!(key, e["key"].as_str().unwrap(), "key order");
-        assert_eq!(common::type_name(value), e["type"].as_str().unwrap(), "type of {key}");
-        assert!(common::value_json(value) == e["value"], "value of {key} differs from gguf-py's");
+        assert_eq!(owned_type_name(value), e["type"].as_str().unwrap(), "type of {key}");
+        assert!(owned_value_json(value) == e["value"], "value of {key} differs from gguf-py's");
     }
     // A few directly against gguf-py's numbers.
     let find = |k: &str| &expected.iter().find(|e| e["key"] == k).unwrap()["value"];
@@ -69,7 +67,7 @@ fn gemma_metadata_equals_gguf_py_and_writes_back_identically() {
 
 #[test]
 fn gemma_from_slice_and_from_reader_agree() {
-    let Some(path) = common::model(GEMMA) else { return };
+    let Some(path) = model(GEMMA) else { return };
     let bytes = std::fs::read(&path).unwrap();
     let a: Gemma3Metadata<&str> = gguf_serde::from_slice(&bytes).unwrap();
     let b: Gemma3Metadata<String> = gguf_serde::from_reader(std::io::Cursor::new(&bytes)).unwrap();
@@ -82,7 +80,7 @@ fn gemma_from_slice_and_from_reader_agree() {
 
 #[test]
 fn gemma_wrong_field_type_names_the_full_key() {
-    let Some(path) = common::model(GEMMA) else { return };
+    let Some(path) = model(GEMMA) else { return };
     let file = Gguf::open(&path).unwrap();
     #[derive(serde::Deserialize, Debug)]
     #[allow(dead_code)]

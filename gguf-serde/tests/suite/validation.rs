@@ -6,11 +6,10 @@
 //! u64 key length + key + u32 type + value, tensor infos of u64 name length + name + u32 n_dims +
 //! u64 dims + u32 type + u64 offset).
 
-mod common;
-
 use std::io::Cursor;
 
-use common::{all_types, gt, largest_alloc, sample, ty, B};
+use crate::common;
+use crate::common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::{AlignmentProblem, Item};
 use gguf_serde::{Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, ValueRef, ValueType};
 
@@ -1451,7 +1450,7 @@ fn from_reader_whose_length_lies_is_an_io_error() {
 
 #[test]
 fn mapped_files_are_validated_the_same() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::common::temp_dir();
     let s = sample(false);
     for len in [0, 3, 4, 23, 24, 100, s.infos_end as usize, s.data_end as usize - 1, s.data_end as usize] {
         let path = dir.path().join(format!("cut{len}.gguf"));

@@ -1,12 +1,8 @@
 //! `gguf inspect` and `gguf validate` as a user runs them.
 
-use std::process::Command;
-
 use gguf_tests::{assert_same, python, run_py, temp_dir};
 
-fn gguf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
+use super::gguf;
 
 #[test]
 fn inspect_json_equals_gguf_py() {

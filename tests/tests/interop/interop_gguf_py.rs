@@ -109,7 +109,8 @@ fn write_ours(opts: WriteOptions, alignment: Option<u32>) -> (Vec<u8>, Json) {
 fn we_write_gguf_py_reads(name: &str, opts: WriteOptions, alignment: Option<u32>) {
     let Some(py) = python() else { return };
     let (file, expected) = write_ours(opts, alignment);
-    let path = temp_dir(name).join("ours.gguf");
+    let dir = temp_dir(name);
+    let path = dir.join("ours.gguf");
     std::fs::write(&path, &file).unwrap();
     let theirs = run_py(&py, "dump.py", &[path.to_str().unwrap()]);
     assert_same(&theirs, &expected);
@@ -139,7 +140,8 @@ fn we_write_alignment_1() {
 
 fn gguf_py_writes_we_read(name: &str, args: &[&str]) {
     let Some(py) = python() else { return };
-    let path = temp_dir(name).join("theirs.gguf");
+    let dir = temp_dir(name);
+    let path = dir.join("theirs.gguf");
     let mut all = vec![path.to_str().unwrap()];
     all.extend_from_slice(args);
     let expected = run_py(&py, "write_sample.py", &all);

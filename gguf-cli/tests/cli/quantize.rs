@@ -3,15 +3,11 @@
 //! general.file_type updated; `gguf quantize` takes llama-quantize's arguments and refuses what it
 //! refuses (the byte-for-byte comparison with llama-quantize is in tests/tests/quantize_llama.rs).
 
-use std::process::Command;
-
 use gguf_serde::{GgmlType, Gguf, ValueRef};
 use gguf_tests::{model, python, run_py, temp_dir, workspace_root};
 use serde_json::Value as Json;
 
-fn gguf(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
+use super::gguf;
 
 fn names_of(j: &Json, k: &str) -> Vec<String> {
     j[k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
@@ -20,7 +16,8 @@ fn names_of(j: &Json, k: &str) -> Vec<String> {
 #[test]
 fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let input = workspace_root().join("tests/data/small.gguf");
-    let out = temp_dir("quantize_small").join("q4_0.gguf");
+    let dir = temp_dir("quantize_small");
+    let out = dir.join("q4_0.gguf");
     // IN OUT TYPE, as llama-quantize takes them; file types are case-insensitive.
     let o = gguf(&["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "q4_0"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -38,6 +35,7 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     assert_eq!(f.get("general.quantization_version"), Some(ValueRef::U32(2)));
     assert_eq!(f.get("general.file_type"), Some(ValueRef::U32(2)));
     let orig = Gguf::open(&input).unwrap();
+    assert_eq!((f.tensor_count(), orig.tensor_count()), (3, 3));
     for t in f.tensors() {
         assert_eq!(f.tensor_data(&t).unwrap(), orig.tensor_data_by_name(t.name).unwrap(), "{}", t.name);
     }
@@ -78,6 +76,7 @@ fn exclude_and_dequantize() {
     let f = Gguf::open(&out).unwrap();
     let types: Vec<_> = f.tensors().map(|t| t.dtype).collect();
     assert_eq!(types, [GgmlType::F32, GgmlType::F32, GgmlType::F32]);
+    assert_eq!(Gguf::open(&input).unwrap().tensor_count(), 3, "every tensor of the input is written");
     // e_bf16 holds (i - 48) / 16, exact in bf16 and f32.
     let e = f.tensor_data_by_name("e_bf16").unwrap();
     let want: Vec<u8> = (0..96).flat_map(|i| ((i as f32 - 48.0) / 16.0).to_le_bytes()).collect();
@@ -114,18 +113,27 @@ fn quantize_gemma_to_q8_0() {
     assert_eq!(b.tensor_count(), a.tensor_count());
     // llama-quantize's order: tensors without a layer first, then by layer, each by name.
     let names: Vec<&str> = b.tensors().map(|t| t.name).collect();
+    assert_eq!(names.len(), 236);
     assert_eq!(
         &names[..4],
         ["output_norm.weight", "token_embd.weight", "blk.0.attn_k.weight", "blk.0.attn_k_norm.weight"]
     );
+    let mut converted = 0;
     for y in b.tensors() {
         let x = a.tensor(y.name).unwrap();
+        converted += usize::from(y.dtype != x.dtype);
         assert_eq!(&*x.shape, &*y.shape);
         // Gemma's rows (640, 1024, 2048) are whole Q8_0 blocks; token_embd.weight (tied) follows
         // the output rule, which keeps Q8_0 for a Q8_0 file.
         let want = if x.shape.len() < 2 || y.name.starts_with("blk.1.") { x.dtype } else { GgmlType::Q8_0 };
         assert_eq!(y.dtype, want, "{}", y.name);
     }
+    // Counted from the input: the 2-D tensors outside blk.1 that are not Q8_0 already.
+    let to_convert = a
+        .tensors()
+        .filter(|x| x.shape.len() >= 2 && !x.name.starts_with("blk.1.") && x.dtype != GgmlType::Q8_0)
+        .count();
+    assert_eq!(converted, to_convert);
     // One tensor of each source type against gguf-py (checking all 117 takes gguf-py ~45 s).
     let Some(py) = python() else { return };
     let check = ["blk.0.attn_k.weight", "blk.0.attn_output.weight", "blk.0.ffn_down.weight", "output_norm.weight"];
@@ -134,6 +142,7 @@ fn quantize_gemma_to_q8_0() {
     let r = run_py(&py, "requant_check.py", &args);
     assert_eq!(names_of(&r, "checked"), ["blk.0.attn_k.weight", "blk.0.attn_output.weight", "blk.0.ffn_down.weight"]);
     assert_eq!(names_of(&r, "same"), ["output_norm.weight"]);
+    assert_eq!((names_of(&r, "mismatched").len(), names_of(&r, "unsupported").len()), (0, 0), "{r}");
 }
 
 #[test]

@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use gguf_serde::{from_reader, from_slice, Array, Endian, GgmlType, Gguf, GgufWriter, Value, WriteOptions};
+use gguf_serde::{
+    from_reader, from_slice, Array, Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, Item, Value,
+    WriteOptions,
+};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -73,15 +76,20 @@ fn truncated_and_lying_streams() {
     let bytes = gguf_serde::to_vec(&meta()).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
     let kv_end = f.tensor_infos_end() as usize;
-    // Cut inside every part of the block: always an error, never a panic.
+    // Cut inside every part of the block: always the error of a short file, the same from a
+    // plain reader as from a slice, never a panic.
     for cut in 0..kv_end {
-        assert!(from_reader::<Meta, _>(&bytes[..cut]).is_err(), "cut at {cut}");
-        assert!(from_slice::<Meta>(&bytes[..cut]).is_err(), "cut at {cut}");
+        let e = from_slice::<Meta>(&bytes[..cut]).unwrap_err();
+        assert_cut_error(&e, &bytes[..cut]);
+        let r = from_reader::<Meta, _>(&bytes[..cut]).unwrap_err();
+        assert_eq!(r.to_string(), e.to_string(), "cut at {cut}");
     }
     // A cut inside the tokens array names the key.
     let tokens_at = f.metadata().find(|kv| kv.key == "tokens").unwrap().value_offset as usize;
-    let e = from_reader::<Meta, _>(&bytes[..tokens_at + 20]).unwrap_err().to_string();
-    assert!(e.contains("key \"tokens\""), "{e}");
+    let e = from_reader::<Meta, _>(&bytes[..tokens_at + 20]).unwrap_err();
+    assert!(e.to_string().contains("key \"tokens\""), "{e}");
+    assert_eq!(e.key(), Some("tokens"));
+    assert_cut_error(&e, &bytes[..tokens_at + 20]);
     // A string claiming 2^60 bytes: an error, no allocation of that size.
     let mut lie = b"GGUF".to_vec();
     lie.extend(3u32.to_le_bytes());
@@ -93,21 +101,62 @@ fn truncated_and_lying_streams() {
     lie.extend((1u64 << 60).to_le_bytes());
     lie.extend(b"short");
     let msg = "string (key \"k\") at offset 37 claims 1152921504606846976 bytes, more than the 5 bytes left can hold";
-    assert_eq!(from_reader::<BTreeMap<String, Value>, _>(lie.as_slice()).unwrap_err().to_string(), msg);
-    assert_eq!(from_slice::<BTreeMap<String, Value>>(&lie).unwrap_err().to_string(), msg);
+    for e in [
+        from_reader::<BTreeMap<String, Value>, _>(lie.as_slice()).unwrap_err(),
+        from_slice::<BTreeMap<String, Value>>(&lie).unwrap_err(),
+    ] {
+        assert_eq!(e.to_string(), msg);
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::String, owner: Some(k), offset: 37, count, remaining: 5, .. }) if k == "k" && *count == 1 << 60),
+            "{e:?}"
+        );
+    }
     // An array of 2^62 u64 elements.
     let mut lie = lie[..33].to_vec();
     lie.extend(9u32.to_le_bytes());
     lie.extend(10u32.to_le_bytes());
     lie.extend((1u64 << 62).to_le_bytes());
     lie.extend([0u8; 16]);
-    assert!(from_reader::<BTreeMap<String, Value>, _>(lie.as_slice()).is_err());
-    assert!(from_slice::<BTreeMap<String, Value>>(&lie).is_err());
+    // Its count is stored at 41 (after the value type at 33 and the element type at 37); 16
+    // bytes follow.
+    for e in [
+        from_reader::<BTreeMap<String, Value>, _>(lie.as_slice()).unwrap_err(),
+        from_slice::<BTreeMap<String, Value>>(&lie).unwrap_err(),
+    ] {
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::Array, owner: Some(k), offset: 41, count, remaining: 16, .. }) if k == "k" && *count == 1 << 62),
+            "{e:?}"
+        );
+        assert_eq!(e.key(), Some("k"));
+    }
     // Not GGUF at all.
+    let e = from_reader::<Meta, _>(&b"PK\x03\x04zip"[..]).unwrap_err();
     assert_eq!(
-        from_reader::<Meta, _>(&b"PK\x03\x04zip"[..]).unwrap_err().to_string(),
+        e.to_string(),
         "not a GGUF file: magic at offset 0 is [50, 4b, 03, 04], expected \"GGUF\" (47 47 55 46)"
     );
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::BadMagic { found, .. }) if found == b"PK\x03\x04"),
+        "{e:?}"
+    );
+}
+
+/// The error of a file cut short (`bytes` is all of it): fewer than 4 bytes are a wrong magic
+/// (what there is of it); past that, an item that needs more bytes than remain (`Truncated`:
+/// from its offset to the end), or a count or length larger than the rest can hold (`TooLong`:
+/// the rest is what follows its 8-byte count).
+fn assert_cut_error(e: &Error, bytes: &[u8]) {
+    let len = bytes.len() as u64;
+    match e.kind() {
+        ErrorKind::Format(FormatError::BadMagic { found, .. }) => assert!(len < 4 && found == bytes, "{len}: {e:?}"),
+        ErrorKind::Format(FormatError::Truncated { offset, needed, available, .. }) => {
+            assert_eq!((offset + available, needed > available), (len, true), "{e:?}")
+        }
+        ErrorKind::Format(FormatError::TooLong { offset, remaining, .. }) => {
+            assert_eq!(offset + 8 + remaining, len, "{e:?}")
+        }
+        _ => panic!("a file cut at {len}: {e:?}"),
+    }
 }
 
 #[test]
@@ -144,12 +193,28 @@ proptest! {
         let mut bytes = gguf_serde::to_vec(&meta()).unwrap();
         let pos = pos % bytes.len();
         bytes[pos] = byte;
-        let _ = from_slice::<Meta>(&bytes);
-        let _ = from_slice::<BTreeMap<String, Value>>(&bytes);
-        let _ = from_slice::<serde_json::Value>(&bytes);
-        let _ = from_reader::<Meta, _>(bytes.as_slice());
+        // Whatever the byte did, the slice and the plain reader agree, value for value or error
+        // for error, except on what only the slice reads (the tensor infos after the pairs: a
+        // changed tensor count); an error is the reader's (format) or the mapping's (metadata),
+        // at an offset inside the file.
+        let a = from_slice::<Meta>(&bytes);
+        let b = from_reader::<Meta, _>(bytes.as_slice());
+        match (&a, &b) {
+            (Ok(x), Ok(y)) => prop_assert_eq!(x, y),
+            (Err(x), Err(y)) => prop_assert_eq!(x.to_string(), y.to_string()),
+            (Err(x), Ok(_)) => prop_assert!(!crate::common::in_kv_block(x), "from_slice {:?}, from_reader {:?}", a, b),
+            (Ok(_), Err(_)) => prop_assert!(false, "from_slice {:?}, from_reader {:?}", a, b),
+        }
+        let all = from_slice::<BTreeMap<String, Value>>(&bytes);
+        let json = from_slice::<serde_json::Value>(&bytes);
+        for e in [a.err(), all.err(), json.err()].into_iter().flatten() {
+            prop_assert!(matches!(e.kind(), ErrorKind::Format(_) | ErrorKind::Metadata(_)), "{:?}", e);
+            prop_assert!(e.offset().is_none_or(|o| o <= bytes.len() as u64), "{:?}", e);
+        }
         bytes.truncate(cut % (bytes.len() + 1));
-        let _ = from_reader::<BTreeMap<String, Value>, _>(bytes.as_slice());
+        if let Err(e) = from_reader::<BTreeMap<String, Value>, _>(bytes.as_slice()) {
+            prop_assert!(matches!(e.kind(), ErrorKind::Format(_) | ErrorKind::Metadata(_)), "{:?}", e);
+        }
     }
 }
 
@@ -167,5 +232,7 @@ fn array_nesting_limit() {
     let bytes = gguf_serde::to_vec(&m).unwrap();
     assert_eq!(from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), m);
     m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::format::MAX_DEPTH + 1)));
-    assert_eq!(gguf_serde::to_vec(&m).unwrap_err().to_string(), "arrays nested deeper than 32 levels at key \"deep\"");
+    let e = gguf_serde::to_vec(&m).unwrap_err();
+    assert_eq!(e.to_string(), "arrays nested deeper than 32 levels at key \"deep\"");
+    assert_eq!(e.key(), Some("deep"));
 }

@@ -1,0 +1,15 @@
+//! The workspace's interoperability tests, one binary: comparisons with gguf-py (Python), with
+//! llama.cpp's tools and on the downloaded models (`models/`). `tests/README.md` says what goes
+//! where and how to run them. `codec.rs` and `small_gguf.rs` beside this folder are binaries of
+//! their own.
+
+mod convert_safetensors;
+mod corpus;
+mod derive_gemma;
+mod derive_llama;
+mod gemma;
+mod interop_gguf_py;
+mod quantize_llama;
+mod resources_models;
+mod serde_gemma;
+mod serde_llama;
