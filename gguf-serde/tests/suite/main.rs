@@ -14,6 +14,7 @@ mod edit;
 mod model_derive;
 mod model_props;
 mod model_stream;
+mod model_write;
 mod resources;
 mod roundtrip_props;
 mod serde_hostile;
