@@ -30,13 +30,43 @@ pub struct SetArgs {
     /// f32, anything else → string.
     #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
     ty: Option<ValueType>,
+    /// Allow a new key that is the prefix of existing keys, or has an existing key as a prefix
+    /// (`a` beside `a.b`, as llama.cpp's `tokenizer.chat_template` beside
+    /// `tokenizer.chat_template.tool_use`). Without it such a key is refused: a reader that takes
+    /// `a` as a group of keys (a serde struct or map) no longer sees the value, or the reverse.
+    #[arg(long)]
+    allow_prefix: bool,
+}
+
+/// The first existing key that `key` would be a value and a prefix with: `key.…`, or a key
+/// that `key` starts with followed by `.`.
+fn prefix_conflict<'a>(key: &str, mut keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    keys.find(|k| {
+        (k.len() > key.len() && k.starts_with(key) && k.as_bytes().get(key.len()) == Some(&b'.'))
+            || (key.len() > k.len() && key.starts_with(k) && key.as_bytes().get(k.len()) == Some(&b'.'))
+    })
 }
 
 /// Sets the key.
 pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     let value = {
         let f = Gguf::open(&args.file).with_context(|| args.file.display().to_string())?;
-        parse_value(&args.key, &args.value, args.ty, f.get(&args.key))?
+        let existing = f.get(&args.key);
+        if existing.is_none() {
+            if let Some(other) = prefix_conflict(&args.key, f.metadata().map(|kv| kv.key)) {
+                if !args.allow_prefix {
+                    anyhow::bail!(
+                        "{}: new key {:?} would be both a value and a prefix with the existing key {other:?}; \
+                         pass --allow-prefix to create this layout (it reads through serde as described in the \
+                         serde mapping, \"A key that is also the prefix of other keys\")",
+                        args.file.display(),
+                        args.key
+                    );
+                }
+                eprintln!("note: {:?} is both a value and a prefix with {other:?} (--allow-prefix)", args.key);
+            }
+        }
+        parse_value(&args.key, &args.value, args.ty, existing)?
     };
     edit_file(&args.file, &[Edit::Set { key: args.key.clone(), value }])
         .with_context(|| args.file.display().to_string())?;

@@ -7,8 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use gguf_serde::{
-    from_slice, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef,
-    WriteError,
+    from_slice, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef, WriteError,
 };
 use serde::{Deserialize, Serialize};
 
@@ -110,8 +109,10 @@ struct Templates {
 fn the_keys_under_a_value_read_and_write_through_a_field_named_for_the_prefix() {
     let bytes = chat_templates();
     let t: Templates = from_slice(&bytes).unwrap();
-    let named: BTreeMap<String, String> =
-        [("rag", "rag {{x}}"), ("tool_use", "tools {{x}}")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let named: BTreeMap<String, String> = [("rag", "rag {{x}}"), ("tool_use", "tools {{x}}")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     assert_eq!(t, Templates { default: "default {{x}}".into(), named, names: vec!["tool_use".into(), "rag".into()] });
     // Written back: the same keys and values (in field order, the map's keys sorted).
     let out = to_vec(&t).unwrap();
@@ -208,18 +209,18 @@ fn maps_of_structs_round_trip() {
     struct H {
         blk: HashMap<u32, Expert>,
     }
-    let h = H {
-        blk: (0..12).map(|i| (i, Expert { dim: i, gate: Some(i as f32), kind: format!("k{i}") })).collect(),
-    };
+    let h = H { blk: (0..12).map(|i| (i, Expert { dim: i, gate: Some(i as f32), kind: format!("k{i}") })).collect() };
     let bytes = to_vec(&h).unwrap();
     assert_eq!(Gguf::from_slice(&bytes).unwrap().get("blk.11.ffn.kind"), Some(ValueRef::String("k11")));
     assert_eq!(from_slice::<H>(&bytes).unwrap(), h);
     let top: BTreeMap<String, Expert> = from_slice(&to_vec(&v.experts).unwrap()).unwrap();
     assert_eq!(top, v.experts);
     // Maps of maps group by the first segment at each level.
-    let mm: BTreeMap<String, BTreeMap<String, u8>> =
-        [("x".to_owned(), [("p".to_owned(), 1u8), ("q.r".to_owned(), 2)].into()), ("y".to_owned(), [("z".to_owned(), 3)].into())]
-            .into();
+    let mm: BTreeMap<String, BTreeMap<String, u8>> = [
+        ("x".to_owned(), [("p".to_owned(), 1u8), ("q.r".to_owned(), 2)].into()),
+        ("y".to_owned(), [("z".to_owned(), 3)].into()),
+    ]
+    .into();
     assert_eq!(from_slice::<BTreeMap<String, BTreeMap<String, u8>>>(&to_vec(&mm).unwrap()).unwrap(), mm);
     // Keys of one entry that are not together in the file still make one entry.
     let mut w = GgufWriter::new(Vec::new());

@@ -198,7 +198,11 @@ struct Maps {
 }
 
 fn expert() -> impl Strategy<Value = Expert> {
-    (any::<u32>(), proptest::option::of(finite_f32()), ".{0,6}").prop_map(|(dim, gate, kind)| Expert { dim, gate, kind })
+    (any::<u32>(), proptest::option::of(finite_f32()), ".{0,6}").prop_map(|(dim, gate, kind)| Expert {
+        dim,
+        gate,
+        kind,
+    })
 }
 
 fn maps() -> impl Strategy<Value = Maps> {

@@ -4,9 +4,9 @@
 //! map is a set of keys (nested ones join with `.`), integers and floats keep their width, strings
 //! are STRING, sequences are typed ARRAYs, `None` leaves the key out.
 //!
-//! The pairs are collected first and checked as a whole (key rules, keys that are both a value and
-//! a prefix, the [`ARCH`] placeholder), then handed to a [`GgufWriter`], which encodes
-//! them.
+//! The pairs are collected first and checked as a whole (the [`ARCH`] placeholder, empty key
+//! segments), then handed to a [`GgufWriter`], which encodes them (and checks the other key
+//! rules).
 
 use std::cell::Cell;
 use std::io::Write;
@@ -44,9 +44,10 @@ fn with_key(mut e: Error, key: &str) -> Error {
 /// # Errors
 /// [`MetadataError`](crate::MetadataError) naming the key for a value GGUF cannot store (see the
 /// mapping table in the crate docs), mixed array element types, an empty sequence with no element
-/// type, or a key that is both a value and a prefix;
+/// type, a map or struct below the top level that writes no keys, or a field renamed with a
+/// trailing `.` that holds a value;
 /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
-/// over-long key; [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
+/// over-long key, or one with an empty segment (`a..b`, `a.`, `.x`); [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
     MetadataOptions::new().to_writer(value, writer)
 }
@@ -643,7 +644,9 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         Ok(Value::I64(v))
     }
     fn serialize_i128(self, v: i128) -> Result<Value> {
-        i64::try_from(v).map(Value::I64).map_err(|_| err_path(format!("i128 value {v} does not fit in i64"), &self.path))
+        i64::try_from(v)
+            .map(Value::I64)
+            .map_err(|_| err_path(format!("i128 value {v} does not fit in i64"), &self.path))
     }
     fn serialize_u8(self, v: u8) -> Result<Value> {
         Ok(Value::U8(v))
@@ -658,7 +661,9 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         Ok(Value::U64(v))
     }
     fn serialize_u128(self, v: u128) -> Result<Value> {
-        u64::try_from(v).map(Value::U64).map_err(|_| err_path(format!("u128 value {v} does not fit in u64"), &self.path))
+        u64::try_from(v)
+            .map(Value::U64)
+            .map_err(|_| err_path(format!("u128 value {v} does not fit in u64"), &self.path))
     }
     fn serialize_f32(self, v: f32) -> Result<Value> {
         Ok(Value::F32(v))
@@ -896,7 +901,8 @@ impl ArrayBuilder {
         };
         match (self.arr, self.hint) {
             (Some(Array::Array(mut inner)), _) if !self.untyped.is_empty() => {
-                let typed = inner.iter().enumerate().find(|(i, _)| !self.untyped.contains(i)).map(|(_, a)| a.elem_type());
+                let typed =
+                    inner.iter().enumerate().find(|(i, _)| !self.untyped.contains(i)).map(|(_, a)| a.elem_type());
                 let Some(t) = typed else {
                     let first = self.untyped.first().copied().unwrap_or(0);
                     return Err(empty_error(&KeyPath::Elem(path, first)));

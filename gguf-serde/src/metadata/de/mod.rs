@@ -643,7 +643,10 @@ impl<'a, 'de> MapAccess<'a, 'de> {
         let rest = self.group.rest(m);
         match self.group.arch {
             Some(arch) if self.arch_names && rest.split('.').any(|s| s == arch) => Cow::Owned(
-                rest.split('.').map(|s| if s == arch { crate::metadata::ARCH } else { s }).collect::<Vec<_>>().join("."),
+                rest.split('.')
+                    .map(|s| if s == arch { crate::metadata::ARCH } else { s })
+                    .collect::<Vec<_>>()
+                    .join("."),
             ),
             _ => Cow::Borrowed(rest),
         }
@@ -805,18 +808,14 @@ impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
         self.chosen.set(Choice::Leaf);
         match self.leaf {
-            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
-                .deserialize_tuple(len, visitor),
+            Some(e) => {
+                ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.deserialize_tuple(len, visitor)
+            }
             None => self.group.deserialize_tuple(len, visitor),
         }
     }
 
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value> {
+    fn deserialize_tuple_struct<V: Visitor<'de>>(self, name: &'static str, len: usize, visitor: V) -> Result<V::Value> {
         self.chosen.set(Choice::Leaf);
         match self.leaf {
             Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
@@ -858,8 +857,10 @@ impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
     ) -> Result<V::Value> {
         self.chosen.set(Choice::Group);
         match self.leaf {
-            Some(e) if self.group.members.is_empty() => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
-                .deserialize_struct(name, fields, visitor),
+            Some(e) if self.group.members.is_empty() => {
+                ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
+                    .deserialize_struct(name, fields, visitor)
+            }
             _ => self.group.deserialize_struct(name, fields, visitor),
         }
     }
