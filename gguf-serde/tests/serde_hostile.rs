@@ -167,5 +167,9 @@ fn array_nesting_limit() {
     let bytes = gguf_serde::to_vec(&m).unwrap();
     assert_eq!(from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), m);
     m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::format::MAX_DEPTH + 1)));
-    assert_eq!(gguf_serde::to_vec(&m).unwrap_err().to_string(), "arrays nested deeper than 32 levels at key \"deep\"");
+    // The error names the innermost element reached: `deep[0]…[0]`, 32 indices.
+    assert_eq!(
+        gguf_serde::to_vec(&m).unwrap_err().to_string(),
+        format!("arrays nested deeper than 32 levels at key \"deep{}\"", "[0]".repeat(32))
+    );
 }
