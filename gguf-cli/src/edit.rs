@@ -37,6 +37,21 @@ pub struct SetArgs {
     /// NEW` for a new key, as `gguf diff` prints it) and write nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Allow a new key that is the prefix of existing keys, or has an existing key as a prefix
+    /// (`a` beside `a.b`, as llama.cpp's `tokenizer.chat_template` beside
+    /// `tokenizer.chat_template.tool_use`). Without it such a key is refused: a reader that takes
+    /// `a` as a group of keys (a serde struct or map) no longer sees the value, or the reverse.
+    #[arg(long)]
+    allow_prefix: bool,
+}
+
+/// The first existing key that `key` would be a value and a prefix with: `key.…`, or a key
+/// that `key` starts with followed by `.`.
+fn prefix_conflict<'a>(key: &str, mut keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    keys.find(|k| {
+        (k.len() > key.len() && k.starts_with(key) && k.as_bytes().get(key.len()) == Some(&b'.'))
+            || (key.len() > k.len() && key.starts_with(k) && key.as_bytes().get(k.len()) == Some(&b'.'))
+    })
 }
 
 /// Sets the key.
@@ -44,6 +59,20 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     let value = {
         let f = Gguf::open(&args.file).with_context(|| args.file.display().to_string())?;
         let old = f.get(&args.key);
+        if old.is_none() {
+            if let Some(other) = prefix_conflict(&args.key, f.metadata().map(|kv| kv.key)) {
+                if !args.allow_prefix {
+                    anyhow::bail!(
+                        "{}: new key {:?} would be both a value and a prefix with the existing key {other:?}; \
+                         pass --allow-prefix to create this layout (it reads through serde as described in the \
+                         serde mapping, \"A key that is also the prefix of other keys\")",
+                        args.file.display(),
+                        args.key
+                    );
+                }
+                eprintln!("note: {:?} is both a value and a prefix with {other:?} (--allow-prefix)", args.key);
+            }
+        }
         let value = parse_value(&args.key, &args.value, args.ty, old)?;
         if args.dry_run {
             // The value as the file would hold it: written to a one-key file and read back.

@@ -607,7 +607,7 @@ pub enum WriteError {
 pub enum MetadataError {
     /// What serde, a `Serialize` or `Deserialize` impl, or the mapping reports in words: a type
     /// mismatch (`invalid type: expected u32, found string`), a value that does not fit its type,
-    /// an unknown enum variant, a value GGUF cannot store, a key that is both a value and a prefix.
+    /// an unknown enum variant, a value GGUF cannot store, a key that appears twice.
     #[error("{message}")]
     #[non_exhaustive]
     Message {

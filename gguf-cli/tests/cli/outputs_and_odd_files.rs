@@ -222,3 +222,35 @@ fn editing_a_file_at_the_largest_alignment_costs_a_few_bytes() {
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn set_refuses_a_key_that_is_both_a_value_and_a_prefix_unless_asked() {
+    let dir = temp_dir("cli_set_prefix");
+    let f = dir.join("t.gguf");
+    let mut w = GgufWriter::create(&f).unwrap();
+    w.add_kv("tokenizer.chat_template", "default").unwrap();
+    w.add_kv("general.name", "x").unwrap();
+    w.commit().unwrap();
+    let before = std::fs::read(&f).unwrap();
+    let path = f.to_str().unwrap();
+    // A new key under an existing value, and a new value over existing keys: refused, file intact.
+    for key in ["tokenizer.chat_template.tool_use", "general", "tokenizer"] {
+        let o = gguf(&["set", path, key, "v"]);
+        assert_eq!(o.status.code(), Some(1), "{key}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("would be both a value and a prefix with the existing key"), "{key}: {err}");
+        assert!(err.contains("--allow-prefix"), "{err}");
+        assert_eq!(std::fs::read(&f).unwrap(), before);
+    }
+    // A key that only shares characters is no conflict; an existing key is set as before.
+    assert!(gguf(&["set", path, "tokenizer.chat_templates", "a"]).status.success());
+    assert!(gguf(&["set", path, "tokenizer.chat_template", "new"]).status.success());
+    // Asked for: created, with a note.
+    let o = gguf(&["set", path, "tokenizer.chat_template.tool_use", "tools", "--allow-prefix"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("note:"));
+    let bytes = std::fs::read(&f).unwrap();
+    let g = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(g.get("tokenizer.chat_template"), Some(ValueRef::String("new")));
+    assert_eq!(g.get("tokenizer.chat_template.tool_use"), Some(ValueRef::String("tools")));
+}

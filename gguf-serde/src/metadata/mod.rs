@@ -5,7 +5,19 @@
 //! strings from the file where the target type borrows). [`MetadataOptions`] sets the
 //! architecture of `{arch}` keys and the nesting limit; [`elem`] forces the element type of an
 //! array. The mapping itself (structs as dotted key prefixes, integer and float types, arrays,
-//! enums, options) is documented at the crate root.
+//! enums, options) is documented at the crate root, with the layouts that need care:
+//!
+//! - a key that is also the prefix of other keys (`tokenizer.chat_template` beside
+//!   `tokenizer.chat_template.tool_use`): the field of its name reads the value if its type is a
+//!   value, the keys under it if it is a struct or map; a field renamed with a trailing `.`
+//!   (`"tokenizer.chat_template."`) reads and writes the keys under the prefix;
+//! - maps of structs (`BTreeMap<String, Expert>`) group keys by their next segment; maps of
+//!   values see the rest of each key flat;
+//! - a map or struct below the top level that writes no keys is an error on write (GGUF has no
+//!   empty group); leave it out with `skip_serializing_if` and read it with `#[serde(default)]`;
+//! - in a struct with a `#[serde(flatten)]` field, keys of the architecture are named `{arch}.…`;
+//! - an empty inner array takes its siblings' element type; errors name elements as `key[1]`;
+//! - keys with an empty segment (`a..b`, `a.`, `.x`) are refused on write.
 
 mod de;
 mod options;

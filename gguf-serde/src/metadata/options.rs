@@ -157,8 +157,10 @@ pub(crate) fn array_token_type(name: &str) -> Option<ValueType> {
 /// ```
 ///
 /// With elements, they must all have the forced type (an error names the key and index
-/// otherwise). Other serde formats see the field unchanged. On read the module does nothing
-/// special: the field reads as its own type.
+/// otherwise). On a sequence of sequences, a forced type other than `array` is the type of the
+/// innermost arrays: `elem::string` on a `Vec<Vec<String>>` writes `array<array<string>>`, empty
+/// inner arrays included. Other serde formats see the field unchanged. On read the module does
+/// nothing special: the field reads as its own type.
 pub mod elem {
     macro_rules! elem_mod {
         ($($name:ident => $t:ident),* $(,)?) => {$(

@@ -4,16 +4,17 @@
 //! map is a set of keys (nested ones join with `.`), integers and floats keep their width, strings
 //! are STRING, sequences are typed ARRAYs, `None` leaves the key out.
 //!
-//! The pairs are collected first and checked as a whole (key rules, keys that are both a value and
-//! a prefix, the [`ARCH`] placeholder), then handed to a [`GgufWriter`], which encodes
-//! them.
+//! The pairs are collected first and checked as a whole (the [`ARCH`] placeholder, empty key
+//! segments), then handed to a [`GgufWriter`], which encodes them (and checks the other key
+//! rules).
 
+use std::cell::Cell;
 use std::io::Write;
 
 use serde::ser::{self, Impossible, Serialize};
 
 use crate::container::{Array, GgufWriter, Value};
-use crate::error::{Error, MetadataError, Result};
+use crate::error::{Error, MetadataError, Result, WriteError};
 use crate::format::ValueType;
 use crate::metadata::{resolve_arch_key, MetadataOptions, ARCH, MAX_NESTING};
 
@@ -43,9 +44,11 @@ fn with_key(mut e: Error, key: &str) -> Error {
 /// # Errors
 /// [`MetadataError`](crate::MetadataError) naming the key for a value GGUF cannot store (see the
 /// mapping table in the crate docs), mixed array element types, an empty sequence with no element
-/// type, or a key that is both a value and a prefix;
+/// type, a map or struct below the top level that writes no keys, or a field renamed with a
+/// trailing `.` that holds a value;
 /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
-/// over-long key; [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) naming the
+/// over-long key, or one with an empty segment (`a..b`, `a.`, `.x`);
+/// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) naming the
 /// pair's offset for a `general.alignment` that is not a UINT32 power of two of at most
 /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (so the padding is at most 64 KiB − 1 bytes);
 /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
@@ -68,7 +71,7 @@ pub fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
 /// [`MetadataError`](crate::MetadataError) for a struct, map, `None`, unit, or anything else with
 /// no single GGUF value.
 pub fn to_value<T: ?Sized + Serialize>(value: &T) -> Result<Value> {
-    value.serialize(LeafSer { key: "", hint: None, depth: 0 })
+    value.serialize(LeafSer { path: KeyPath::Key(""), hint: None, depth: 0, untyped: None })
 }
 
 impl MetadataOptions {
@@ -101,7 +104,7 @@ impl MetadataOptions {
     /// duplicates), which happen when the pairs are added to a writer.
     pub fn to_pairs<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<(String, Value)>> {
         let mut out = Vec::new();
-        value.serialize(Node { out: &mut out, key: String::new(), root: true, depth: 0 })?;
+        value.serialize(Node { out: &mut out, key: String::new(), root: true, prefix_only: false, depth: 0 })?;
         finish_pairs(out, self)
     }
 }
@@ -129,7 +132,7 @@ impl<W: Write> GgufWriter<W> {
     }
 }
 
-/// Resolves `{arch}` segments and refuses keys that are both a value and a prefix of another key.
+/// Resolves `{arch}` segments and refuses keys with an empty segment.
 fn finish_pairs(mut pairs: Vec<(String, Value)>, opts: &MetadataOptions) -> Result<Vec<(String, Value)>> {
     if pairs.iter().any(|(k, _)| k.split('.').any(|s| s == ARCH)) {
         let arch = match &opts.arch {
@@ -145,14 +148,11 @@ fn finish_pairs(mut pairs: Vec<(String, Value)>, opts: &MetadataOptions) -> Resu
             }
         }
     }
-    let mut sorted: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
-    sorted.sort_unstable();
-    for k in &sorted {
-        let dotted = format!("{k}.");
-        let i = sorted.partition_point(|x| *x < dotted.as_str());
-        if let Some(other) = sorted.get(i).filter(|x| x.starts_with(&dotted)) {
-            return Err(err_at(format!("key is both a value and a prefix of key {other:?}"), k));
-        }
+    // Keys are dot-separated names: none may be empty (`a..b`, `a.`, `.x`). A key that is also
+    // the prefix of others (`a` and `a.b`, llama.cpp's named chat templates) is allowed: it reads
+    // back through the field of its name and a field named for the prefix (crate docs, "Keys").
+    if let Some((k, _)) = pairs.iter().find(|(k, _)| !k.is_empty() && k.split('.').any(str::is_empty)) {
+        return Err(WriteError::InvalidKey { key: k.clone(), reason: "a segment between dots is empty" }.into());
     }
     Ok(pairs)
 }
@@ -166,18 +166,31 @@ struct Node<'a> {
     key: String,
     /// Whether this is the top level (a map key may be empty too, and is refused later).
     root: bool,
+    /// A struct field renamed with a trailing `.` (`"chat_template."`): the key is a prefix, and
+    /// the value must be a struct or map of keys under it.
+    prefix_only: bool,
     depth: usize,
 }
 
 impl<'a> Node<'a> {
     fn leaf(&self) -> LeafSer<'_> {
         // A value at a key: no array around it yet.
-        LeafSer { key: &self.key, hint: None, depth: 0 }
+        LeafSer { path: KeyPath::Key(&self.key), hint: None, depth: 0, untyped: None }
     }
 
     fn push(self, v: Value) -> Result<()> {
         if self.root {
             return Err(err_at(format!("the top level must be a struct or map of keys, found {}", describe(&v)), ""));
+        }
+        if self.prefix_only {
+            return Err(err_at(
+                format!(
+                    "a field renamed with a trailing `.` names the keys under a prefix, and must hold a struct or \
+                     map, found {}",
+                    describe(&v)
+                ),
+                &self.key,
+            ));
         }
         self.out.push((self.key, v));
         Ok(())
@@ -187,8 +200,14 @@ impl<'a> Node<'a> {
         if self.depth >= MAX_NESTING {
             return Err(err_at(format!("structs or maps nested deeper than {MAX_NESTING} levels"), &self.key));
         }
-        let prefix = if self.root { String::new() } else { format!("{}.", self.key) };
-        Ok(Group { out: self.out, prefix, depth: self.depth + 1, pending_key: None })
+        let prefix = match (self.root, self.prefix_only) {
+            (true, _) => String::new(),
+            (false, true) => self.key.clone(),
+            (false, false) => format!("{}.", self.key),
+        };
+        let start = self.out.len();
+        let (root, key, depth) = (self.root, self.key, self.depth + 1);
+        Ok(Group { out: self.out, prefix, root, key, start, depth, pending_key: None })
     }
 }
 
@@ -334,11 +353,11 @@ struct NodeSeq<'a> {
 
 impl NodeSeq<'_> {
     fn elem<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
-        self.seq.push_ser(v, &self.node.key)
+        self.seq.push_ser(v, &KeyPath::Key(&self.node.key))
     }
 
     fn done(self) -> Result<()> {
-        let a = self.seq.finish(&self.node.key)?;
+        let a = self.seq.finish(&KeyPath::Key(&self.node.key), None)?;
         self.node.push(Value::Array(a))
     }
 }
@@ -381,15 +400,33 @@ struct Group<'a> {
     out: &'a mut Vec<(String, Value)>,
     /// The key so far with a trailing `.`; empty at the root.
     prefix: String,
+    root: bool,
+    /// The key of the struct or map itself (for errors).
+    key: String,
+    /// `out.len()` when the group began: a group that adds nothing is empty.
+    start: usize,
     depth: usize,
     pending_key: Option<String>,
 }
 
 impl Group<'_> {
-    fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T) -> Result<()> {
+    fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T, prefix_only: bool) -> Result<()> {
         let key = format!("{}{}", self.prefix, name);
-        let node = Node { out: &mut *self.out, key: key.clone(), root: false, depth: self.depth };
+        let node = Node { out: &mut *self.out, key: key.clone(), root: false, prefix_only, depth: self.depth };
         v.serialize(node).map_err(|e| with_key(e, &key))
+    }
+
+    /// An empty struct or map below the top level writes no keys, and GGUF has no empty group:
+    /// it would read back as missing (or `None`), so it is refused.
+    fn end(self) -> Result<()> {
+        if self.root || self.out.len() > self.start {
+            return Ok(());
+        }
+        Err(err_at(
+            "an empty map or struct writes no keys, and GGUF has no empty group to read back: leave it out with \
+             skip_serializing_if (and #[serde(default)] to read it as empty), or use an Option that is None",
+            &self.key,
+        ))
     }
 }
 
@@ -397,10 +434,10 @@ impl ser::SerializeStruct for Group<'_> {
     type Ok = ();
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, name: &'static str, v: &T) -> Result<()> {
-        self.field(name, v)
+        self.field(name, v, name.ends_with('.'))
     }
     fn end(self) -> Result<()> {
-        Ok(())
+        Group::end(self)
     }
 }
 
@@ -416,10 +453,10 @@ impl ser::SerializeMap for Group<'_> {
         let Some(k) = self.pending_key.take() else {
             return Err(err_at("map value serialized before its key", &self.prefix));
         };
-        self.field(&k, v)
+        self.field(&k, v, false)
     }
     fn end(self) -> Result<()> {
-        Ok(())
+        Group::end(self)
     }
 }
 
@@ -543,17 +580,44 @@ impl ser::Serializer for KeySer {
 // LeafSer: one GGUF value (a scalar, string or array), as an array element or through to_value.
 
 struct LeafSer<'k> {
-    /// The full key, for errors (empty for `to_value`).
-    key: &'k str,
-    /// The element type forced by [`crate::elem`] for the next sequence.
+    /// Where the value is, for errors: the full key (empty for `to_value`), or an element of an
+    /// array at a path (`key[1][0]`).
+    path: KeyPath<'k>,
+    /// The element type forced by [`crate::elem`] for the next sequence (and, when it is not
+    /// `array`, for the sequences inside it).
     hint: Option<ValueType>,
     /// Array nesting so far.
     depth: usize,
+    /// For an element of an array: set when the element is an empty sequence with no element
+    /// type, which then takes the type of its siblings ([`ArrayBuilder::finish`]).
+    untyped: Option<&'k Cell<bool>>,
+}
+
+/// The key of a value being serialized, or an element of an array at a path; formatted only for
+/// errors.
+#[derive(Clone, Copy)]
+enum KeyPath<'k> {
+    Key(&'k str),
+    Elem(&'k KeyPath<'k>, usize),
+}
+
+impl std::fmt::Display for KeyPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyPath::Key(k) => f.write_str(k),
+            KeyPath::Elem(p, i) => write!(f, "{p}[{i}]"),
+        }
+    }
+}
+
+#[cold]
+fn err_path(msg: impl Into<String>, path: &KeyPath<'_>) -> Error {
+    err_at(msg, &path.to_string())
 }
 
 impl LeafSer<'_> {
     fn no_value(&self, what: &str) -> Error {
-        err_at(format!("{what} has no GGUF value"), self.key)
+        err_path(format!("{what} has no GGUF value"), &self.path)
     }
 }
 
@@ -584,7 +648,9 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         Ok(Value::I64(v))
     }
     fn serialize_i128(self, v: i128) -> Result<Value> {
-        i64::try_from(v).map(Value::I64).map_err(|_| err_at(format!("i128 value {v} does not fit in i64"), self.key))
+        i64::try_from(v)
+            .map(Value::I64)
+            .map_err(|_| err_path(format!("i128 value {v} does not fit in i64"), &self.path))
     }
     fn serialize_u8(self, v: u8) -> Result<Value> {
         Ok(Value::U8(v))
@@ -599,7 +665,9 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         Ok(Value::U64(v))
     }
     fn serialize_u128(self, v: u128) -> Result<Value> {
-        u64::try_from(v).map(Value::U64).map_err(|_| err_at(format!("u128 value {v} does not fit in u64"), self.key))
+        u64::try_from(v)
+            .map(Value::U64)
+            .map_err(|_| err_path(format!("u128 value {v} does not fit in u64"), &self.path))
     }
     fn serialize_f32(self, v: f32) -> Result<Value> {
         Ok(Value::F32(v))
@@ -617,7 +685,7 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         match self.hint {
             None | Some(ValueType::U8) => Ok(Value::Array(Array::U8(v.to_vec()))),
             Some(t) => {
-                Err(err_at(format!("bytes are array<u8>, but the array type is forced to array<{t}>"), self.key))
+                Err(err_path(format!("bytes are array<u8>, but the array type is forced to array<{t}>"), &self.path))
             }
         }
     }
@@ -649,13 +717,13 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         variant: &'static str,
         _: &T,
     ) -> Result<Value> {
-        Err(err_at(not_unit_variant(name, variant), self.key))
+        Err(err_path(not_unit_variant(name, variant), &self.path))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<LeafSeq<'k>> {
         if self.depth >= crate::format::MAX_DEPTH {
-            return Err(err_at(format!("arrays nested deeper than {} levels", crate::format::MAX_DEPTH), self.key));
+            return Err(err_path(format!("arrays nested deeper than {} levels", crate::format::MAX_DEPTH), &self.path));
         }
-        Ok(LeafSeq { key: self.key, seq: ArrayBuilder::new(len, self.hint, self.depth + 1) })
+        Ok(LeafSeq { path: self.path, seq: ArrayBuilder::new(len, self.hint, self.depth + 1), untyped: self.untyped })
     }
     fn serialize_tuple(self, len: usize) -> Result<LeafSeq<'k>> {
         self.serialize_seq(Some(len))
@@ -670,7 +738,7 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         variant: &'static str,
         _: usize,
     ) -> Result<Self::SerializeTupleVariant> {
-        Err(err_at(not_unit_variant(name, variant), self.key))
+        Err(err_path(not_unit_variant(name, variant), &self.path))
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
         Err(self.no_value("a map inside an array (or passed to to_value)"))
@@ -685,23 +753,30 @@ impl<'k> ser::Serializer for LeafSer<'k> {
         variant: &'static str,
         _: usize,
     ) -> Result<Self::SerializeStructVariant> {
-        Err(err_at(not_unit_variant(name, variant), self.key))
+        Err(err_path(not_unit_variant(name, variant), &self.path))
     }
 }
 
 struct LeafSeq<'k> {
-    key: &'k str,
+    path: KeyPath<'k>,
     seq: ArrayBuilder,
+    untyped: Option<&'k Cell<bool>>,
+}
+
+impl LeafSeq<'_> {
+    fn done(self) -> Result<Value> {
+        self.seq.finish(&self.path, self.untyped).map(Value::Array)
+    }
 }
 
 impl ser::SerializeSeq for LeafSeq<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
-        self.seq.push_ser(v, self.key)
+        self.seq.push_ser(v, &self.path)
     }
     fn end(self) -> Result<Value> {
-        self.seq.finish(self.key).map(Value::Array)
+        self.done()
     }
 }
 
@@ -709,10 +784,10 @@ impl ser::SerializeTuple for LeafSeq<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
-        self.seq.push_ser(v, self.key)
+        self.seq.push_ser(v, &self.path)
     }
     fn end(self) -> Result<Value> {
-        self.seq.finish(self.key).map(Value::Array)
+        self.done()
     }
 }
 
@@ -720,10 +795,10 @@ impl ser::SerializeTupleStruct for LeafSeq<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<()> {
-        self.seq.push_ser(v, self.key)
+        self.seq.push_ser(v, &self.path)
     }
     fn end(self) -> Result<Value> {
-        self.seq.finish(self.key).map(Value::Array)
+        self.done()
     }
 }
 
@@ -735,6 +810,8 @@ struct ArrayBuilder {
     cap: usize,
     index: usize,
     depth: usize,
+    /// Indices of elements that are empty sequences with no element type of their own.
+    untyped: Vec<usize>,
 }
 
 fn empty_array(t: ValueType, cap: usize) -> Array {
@@ -758,33 +835,46 @@ fn empty_array(t: ValueType, cap: usize) -> Array {
 impl ArrayBuilder {
     fn new(len: Option<usize>, hint: Option<ValueType>, depth: usize) -> Self {
         // The length comes from the caller's own data, but stay modest anyway.
-        ArrayBuilder { arr: None, hint, cap: len.unwrap_or(0).min(1 << 16), index: 0, depth }
+        ArrayBuilder { arr: None, hint, cap: len.unwrap_or(0).min(1 << 16), index: 0, depth, untyped: Vec::new() }
     }
 
-    fn push_ser<T: ?Sized + Serialize>(&mut self, v: &T, key: &str) -> Result<()> {
-        let value = v.serialize(LeafSer { key, hint: None, depth: self.depth })?;
-        self.push(value, key)
+    fn push_ser<T: ?Sized + Serialize>(&mut self, v: &T, path: &KeyPath<'_>) -> Result<()> {
+        let untyped = Cell::new(false);
+        // A forced scalar type applies to the innermost arrays: `elem::string` on a
+        // `Vec<Vec<String>>` makes every inner array `array<string>`, empty ones included.
+        let hint = self.hint.filter(|t| *t != ValueType::Array);
+        let elem = KeyPath::Elem(path, self.index);
+        let value = v.serialize(LeafSer { path: elem, hint, depth: self.depth, untyped: Some(&untyped) })?;
+        if untyped.get() {
+            self.untyped.push(self.index);
+        }
+        self.push(value, path)
     }
 
-    fn push(&mut self, v: Value, key: &str) -> Result<()> {
+    fn push(&mut self, v: Value, path: &KeyPath<'_>) -> Result<()> {
         let t = v.value_type();
         let arr = match &mut self.arr {
             Some(a) => a,
             None => {
-                let want = self.hint.unwrap_or(t);
+                let want = match self.hint {
+                    // Arrays inside an array whose innermost type is forced.
+                    Some(h) if t == ValueType::Array && h != ValueType::Array => ValueType::Array,
+                    Some(h) => h,
+                    None => t,
+                };
                 self.arr.insert(empty_array(want, self.cap))
             }
         };
         let index = self.index;
         let mismatch = |arr: &Array, v: &Value| {
             let why = if index == 0 { "the array type forced for this field" } else { "the type of element 0" };
-            err_at(
+            err_path(
                 format!(
                     "mixed array element types: element {index} is {}, but the elements are {} ({why})",
                     describe(v),
                     arr.elem_type()
                 ),
-                key,
+                path,
             )
         };
         macro_rules! put {
@@ -801,15 +891,42 @@ impl ArrayBuilder {
         Ok(())
     }
 
-    fn finish(self, key: &str) -> Result<Array> {
+    /// The array. An empty sequence with no forced type has no element type: as an element of an
+    /// array (`untyped` is given) it is marked and takes the type of its first sibling that has
+    /// one; otherwise, or when no sibling has one, it is an error.
+    fn finish(self, path: &KeyPath<'_>, untyped: Option<&Cell<bool>>) -> Result<Array> {
+        let empty_error = |path: &KeyPath<'_>| {
+            err_path(
+                "empty sequence has no element type: force one with #[serde(with = \"gguf_serde::elem::u32\")] \
+                 (or another elem:: type: elem::string on a Vec<Vec<String>> types the inner arrays), use a \
+                 Value, or skip it with skip_serializing_if = \"Vec::is_empty\"",
+                path,
+            )
+        };
         match (self.arr, self.hint) {
+            (Some(Array::Array(mut inner)), _) if !self.untyped.is_empty() => {
+                let typed =
+                    inner.iter().enumerate().find(|(i, _)| !self.untyped.contains(i)).map(|(_, a)| a.elem_type());
+                let Some(t) = typed else {
+                    let first = self.untyped.first().copied().unwrap_or(0);
+                    return Err(empty_error(&KeyPath::Elem(path, first)));
+                };
+                for &i in &self.untyped {
+                    if let Some(a) = inner.get_mut(i) {
+                        *a = empty_array(t, 0);
+                    }
+                }
+                Ok(Array::Array(inner))
+            }
             (Some(a), _) => Ok(a),
             (None, Some(t)) => Ok(empty_array(t, 0)),
-            (None, None) => Err(err_at(
-                "empty sequence has no element type: force one with #[serde(with = \"gguf_serde::elem::u32\")] \
-                 (or another elem:: type), use a Value, or skip it with skip_serializing_if = \"Vec::is_empty\"",
-                key,
-            )),
+            (None, None) => match untyped {
+                Some(flag) => {
+                    flag.set(true);
+                    Ok(Array::U8(Vec::new()))
+                }
+                None => Err(empty_error(path)),
+            },
         }
     }
 }

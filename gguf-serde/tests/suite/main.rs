@@ -18,6 +18,7 @@ mod model_write;
 mod resources;
 mod roundtrip_props;
 mod serde_hostile;
+mod serde_layouts;
 mod serde_mapping;
 mod serde_proptest;
 mod shard;

@@ -1,8 +1,9 @@
-//! Property tests: random `Value` trees under random nested dotted keys, and fixed struct types
-//! with random field values, round-trip exactly; the container reader (no serde) sees the same
-//! keys and values that were serialized.
+//! Property tests: random `Value` trees under random nested dotted keys (also with values at
+//! keys that prefix others), and fixed struct types with random field values (maps of structs,
+//! maps that may be empty, a value beside the keys under it), round-trip exactly; the container
+//! reader (no serde) sees the same keys and values that were serialized.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use gguf_serde::{from_slice, to_vec, Array, Gguf, Value};
 use proptest::prelude::*;
@@ -153,7 +154,102 @@ fn fixed() -> impl Strategy<Value = Fixed> {
         })
 }
 
+/// A tree whose inner nodes may hold a value at their own key too (`a` beside `a.b`).
+#[derive(Debug, Clone)]
+struct PTree(Option<Value>, BTreeMap<String, PTree>);
+
+fn prefix_tree() -> impl Strategy<Value = BTreeMap<String, PTree>> {
+    let segment = "[a-z_][a-z0-9_]{0,3}";
+    let t = value().prop_map(|v| PTree(Some(v), BTreeMap::new())).prop_recursive(3, 24, 3, move |inner| {
+        (proptest::option::of(value()), prop::collection::btree_map(segment, inner, 1..3))
+            .prop_map(|(v, m)| PTree(v, m))
+    });
+    prop::collection::btree_map(segment, t, 1..5)
+}
+
+fn flatten_prefix(prefix: &str, m: &BTreeMap<String, PTree>, out: &mut BTreeMap<String, Value>) {
+    for (k, PTree(v, sub)) in m {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        if let Some(v) = v {
+            out.insert(key.clone(), v.clone());
+        }
+        flatten_prefix(&key, sub, out);
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+struct Expert {
+    dim: u32,
+    gate: Option<f32>,
+    #[serde(rename = "ffn.kind")]
+    kind: String,
+}
+
+/// Maps of structs, a map that may be empty, and a value beside the keys under it.
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+struct Maps {
+    experts: BTreeMap<String, Expert>,
+    blk: HashMap<u32, Expert>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    extra: BTreeMap<String, u8>,
+    template: String,
+    #[serde(rename = "template.")]
+    named: BTreeMap<String, String>,
+}
+
+fn expert() -> impl Strategy<Value = Expert> {
+    (any::<u32>(), proptest::option::of(finite_f32()), ".{0,6}").prop_map(|(dim, gate, kind)| Expert {
+        dim,
+        gate,
+        kind,
+    })
+}
+
+fn maps() -> impl Strategy<Value = Maps> {
+    let seg = "[a-z_][a-z0-9_]{0,5}";
+    (
+        prop::collection::btree_map(seg, expert(), 1..4),
+        prop::collection::hash_map(any::<u32>(), expert(), 1..4),
+        prop::collection::btree_map(seg, any::<u8>(), 0..3),
+        ".{0,8}",
+        prop::collection::btree_map(seg, ".{0,8}", 1..3),
+    )
+        .prop_map(|(experts, blk, extra, template, named)| Maps { experts, blk, extra, template, named })
+}
+
 proptest! {
+    #[test]
+    fn prefix_trees_round_trip(t in prefix_tree()) {
+        let mut expected = BTreeMap::new();
+        flatten_prefix("", &t, &mut expected);
+        let bytes = to_vec(&expected).unwrap();
+        let file = Gguf::from_slice(&bytes).unwrap();
+        let stored: Vec<(String, Value)> =
+            file.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+        prop_assert_eq!(&stored, &expected.clone().into_iter().collect::<Vec<_>>());
+        let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
+        prop_assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn maps_of_structs_round_trip(m in maps()) {
+        let bytes = to_vec(&m).unwrap();
+        prop_assert_eq!(from_slice::<Maps>(&bytes).unwrap(), m.clone());
+        let file = Gguf::from_slice(&bytes).unwrap();
+        for (k, e) in &m.experts {
+            prop_assert_eq!(file.get(&format!("experts.{k}.dim")), Some(gguf_serde::ValueRef::U32(e.dim)));
+        }
+        for (k, t) in &m.named {
+            prop_assert_eq!(file.get(&format!("template.{k}")).and_then(|v| v.as_str()), Some(t.as_str()));
+        }
+        prop_assert_eq!(file.get("template").and_then(|v| v.as_str()), Some(m.template.as_str()));
+        prop_assert_eq!(file.metadata().any(|kv| kv.key.starts_with("extra.")), !m.extra.is_empty());
+        // An empty map that is not left out is refused, naming it.
+        let empty = Maps { experts: BTreeMap::new(), ..m };
+        let e = to_vec(&empty).unwrap_err();
+        prop_assert_eq!(e.key(), Some("experts"));
+    }
+
     #[test]
     fn value_trees_round_trip(t in tree()) {
         let bytes = to_vec(&t).unwrap();

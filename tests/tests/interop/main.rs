@@ -3,6 +3,7 @@
 //! where and how to run them. `codec.rs` and `small_gguf.rs` beside this folder are binaries of
 //! their own.
 
+mod chat_templates;
 mod convert_safetensors;
 mod corpus;
 mod derive_gemma;

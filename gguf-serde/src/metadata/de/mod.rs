@@ -6,6 +6,9 @@
 //! as the visitor asks for them, so `&'de str`, `Cow<'de, str>` and `Vec<&'de str>` borrow.
 //! See the [crate docs](crate#the-serde-mapping) for the whole mapping.
 
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
 use std::io::Read;
 
@@ -267,18 +270,20 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 }
             }
         }
-        // Each key goes to the field naming it, or the longest field that is a prefix of it.
+        // Each key goes to the field naming it, or the longest field that is a prefix of it. A
+        // field whose name ends in `.` (`"chat_template."`) names only the keys under that prefix.
         let mut claims: Vec<Claim> = (0..fields.len()).map(|_| Claim::None).collect();
         let mut unknown: Vec<u32> = Vec::new();
         for &m in &self.members {
             let rest = self.rest(m);
             let mut best: Option<(usize, bool)> = None;
             for (fi, f) in resolved.iter().enumerate() {
-                let exact = rest == f.as_ref();
+                let f = f.as_ref();
+                let exact = rest == f && !f.ends_with('.');
                 let nested = !exact
                     && rest.len() > f.len()
-                    && rest.starts_with(f.as_ref())
-                    && rest.as_bytes().get(f.len()) == Some(&b'.');
+                    && rest.starts_with(f)
+                    && (f.ends_with('.') || rest.as_bytes().get(f.len()) == Some(&b'.'));
                 if (exact || nested) && best.is_none_or(|(b, _)| resolved.get(b).map_or(0, |x| x.len()) < f.len()) {
                     best = Some((fi, exact));
                 }
@@ -288,22 +293,30 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 continue;
             };
             let Some(claim) = claims.get_mut(fi) else { continue };
-            let conflict = |other: u32| {
-                let (value, group) = if exact { (m, other) } else { (other, m) };
-                let value = self.entries.get(value as usize);
-                let group_key = self.entries.get(group as usize).map_or("", |x| x.key);
-                err(
-                    format!("key is both a value and a prefix of key {group_key:?}"),
-                    value.map(|e| e.key.to_owned()),
-                    value.map(|e| e.offset),
-                )
-            };
-            match (claim, exact) {
-                (c @ Claim::None, true) => *c = Claim::Leaf(m),
-                (c @ Claim::None, false) => *c = Claim::Group(vec![m]),
-                (Claim::Group(g), false) => g.push(m),
-                (Claim::Group(g), true) => return Err(conflict(g.first().copied().unwrap_or(m))),
-                (Claim::Leaf(l), _) => return Err(conflict(*l)),
+            match (std::mem::replace(claim, Claim::None), exact) {
+                (Claim::None, true) => *claim = Claim::Leaf(m),
+                (Claim::None, false) => *claim = Claim::Group(vec![m]),
+                (Claim::Group(mut g), false) => {
+                    g.push(m);
+                    *claim = Claim::Group(g);
+                }
+                (Claim::Group(g), true) => *claim = Claim::Both(m, g),
+                (Claim::Leaf(l), false) => *claim = Claim::Both(l, vec![m]),
+                (Claim::Both(l, mut g), false) => {
+                    g.push(m);
+                    *claim = Claim::Both(l, g);
+                }
+                (Claim::Leaf(l) | Claim::Both(l, _), true) => {
+                    // Two keys of one name (a file the container accepted from a source that
+                    // does not check duplicates, such as a list of pairs).
+                    let e = self.entries.get(m as usize);
+                    let first = self.entries.get(l as usize).map_or(0, |x| x.offset);
+                    return Err(err(
+                        format!("key appears twice (first value at offset {first})"),
+                        e.map(|e| e.key.to_owned()),
+                        e.map(|e| e.offset),
+                    ));
+                }
             }
         }
         Ok(StructAccess {
@@ -350,6 +363,8 @@ enum Claim {
     None,
     Leaf(u32),
     Group(Vec<u32>),
+    /// A value at the field's key and keys under it: the field's type chooses ([`EitherDe`]).
+    Both(u32, Vec<u32>),
 }
 
 macro_rules! group_mismatch {
@@ -368,15 +383,11 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        let prefix = self.prefix.clone();
-        let name = self.name().to_owned();
-        visitor.visit_map(MapAccess { group: self, pos: 0, pending: None }).map_err(|e| {
-            if prefix.is_empty() {
-                e
-            } else {
-                in_group(e, &name)
-            }
-        })
+        let (prefix, arch) = (self.prefix.clone(), self.arch);
+        // A struct with a #[serde(flatten)] field comes here (serde reads it as a map); its
+        // `{arch}` fields match keys named with the placeholder.
+        let arch_names = arch.is_some() && format!("{}", &visitor as &dyn Expected).starts_with("struct ");
+        visitor.visit_map(MapAccess::new(self, arch_names)).map_err(|e| fix_missing(e, &prefix, arch))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -464,6 +475,19 @@ struct StructAccess<'a, 'de> {
 enum Pending {
     Leaf(u32),
     Group(Vec<u32>, usize),
+    Both(u32, Vec<u32>, usize),
+}
+
+impl StructAccess<'_, '_> {
+    /// The key prefix of the keys under field `fi`, with its trailing `.`.
+    fn field_prefix(&self, fi: usize) -> String {
+        let f = self.resolved.get(fi).map(|f| f.as_ref()).unwrap_or_default();
+        if f.ends_with('.') {
+            format!("{}{}", self.group.prefix, f)
+        } else {
+            format!("{}{}.", self.group.prefix, f)
+        }
+    }
 }
 
 impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
@@ -477,6 +501,7 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
                 Claim::None => continue,
                 Claim::Leaf(m) => Pending::Leaf(m),
                 Claim::Group(g) => Pending::Group(g, fi),
+                Claim::Both(l, g) => Pending::Both(l, g, fi),
             };
             self.pending = Some(pending);
             let name: &'static str = self.fields.get(fi).copied().unwrap_or_default();
@@ -502,9 +527,21 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
                 seed.deserialize(ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) })
             }
             Some(Pending::Group(members, fi)) => {
-                let f = self.resolved.get(fi).map(|f| f.as_ref()).unwrap_or_default();
-                let prefix = format!("{}{}.", self.group.prefix, f);
+                let prefix = self.field_prefix(fi);
                 seed.deserialize(self.group.nested(members, prefix)?)
+            }
+            Some(Pending::Both(leaf, members, fi)) => {
+                let e = self.group.entries.get(leaf as usize).copied().ok_or_else(|| err("bad index", None, None))?;
+                let prefix = self.field_prefix(fi);
+                let chosen = Cell::new(Choice::Undecided);
+                let group = self.group.nested(members.clone(), prefix)?;
+                let out = seed.deserialize(EitherDe { leaf: Some(e), group, chosen: &chosen })?;
+                // The value was read: the keys under it are keys no field names. (A struct that
+                // read the keys under it leaves the value unread.)
+                if chosen.get() == Choice::Leaf {
+                    self.unknown.extend(members);
+                }
+                Ok(out)
             }
             None => Err(err("value asked for before its key", None, None)),
         }
@@ -515,40 +552,327 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
     }
 }
 
-/// A map's keys: every key under the prefix, its rest as the map key, its value as the value.
+/// A map's entries, read flat (every key under the prefix is an entry, its rest the map key:
+/// `"rope.freq_base"`) or grouped by the first segment of the rest (the segment is the map key,
+/// the keys under it are the value: `"e0"` → `{dim, gate}`). The first value decides: a value
+/// type that asks for a struct or map groups, any other reads flat. Only `next_entry_seed`
+/// (which serde's `BTreeMap` and `HashMap` use) can group; a visitor that asks for a key first
+/// (serde's flatten buffer, `serde_json::Value`) reads flat.
 struct MapAccess<'a, 'de> {
     group: GroupDe<'a, 'de>,
+    mode: MapMode,
+    /// Next member (flat) or next group (grouped).
     pos: usize,
     pending: Option<u32>,
+    pending_group: Option<usize>,
+    groups: Vec<KeyGroup<'de>>,
+    /// A struct with a flattened field reads through the map: keys whose segment is the
+    /// architecture are named with the placeholder, as its fields are (`{arch}.context_length`).
+    arch_names: bool,
 }
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MapMode {
+    Undecided,
+    Flat,
+    Grouped,
+}
+
+/// The keys of a map that share a first segment: the key that is exactly it, and those under it.
+struct KeyGroup<'de> {
+    seg: &'de str,
+    exact: Option<u32>,
+    nested: Vec<u32>,
+}
+
+impl<'a, 'de> MapAccess<'a, 'de> {
+    fn new(group: GroupDe<'a, 'de>, arch_names: bool) -> Self {
+        MapAccess {
+            group,
+            mode: MapMode::Undecided,
+            pos: 0,
+            pending: None,
+            pending_group: None,
+            groups: Vec::new(),
+            arch_names,
+        }
+    }
+
+    /// The members grouped by their first segment, in the order of first appearance.
+    fn key_groups(&self) -> Vec<KeyGroup<'de>> {
+        let mut index: HashMap<&'de str, usize> = HashMap::new();
+        let mut out: Vec<KeyGroup<'de>> = Vec::new();
+        for &m in &self.group.members {
+            let rest = self.group.rest(m);
+            let (seg, nested) = match rest.split_once('.') {
+                Some((s, _)) => (s, true),
+                None => (rest, false),
+            };
+            let gi = *index.entry(seg).or_insert_with(|| {
+                out.push(KeyGroup { seg, exact: None, nested: Vec::new() });
+                out.len() - 1
+            });
+            let Some(g) = out.get_mut(gi) else { continue };
+            if nested {
+                g.nested.push(m);
+            } else if g.exact.is_none() {
+                g.exact = Some(m);
+            }
+        }
+        out
+    }
+
+    fn either(&self, gi: usize, leaf: Option<u32>) -> Result<(EitherParts<'a, 'de>, &'de str)> {
+        let g = self.groups.get(gi).ok_or_else(|| err("bad index", None, None))?;
+        let prefix = format!("{}{}.", self.group.prefix, g.seg);
+        let leaf = leaf.or(g.exact).and_then(|m| self.group.entries.get(m as usize).copied());
+        Ok(((leaf, self.group.nested(g.nested.clone(), prefix)?), g.seg))
+    }
+
+    fn key_error(&self, e: Error, m: u32) -> Error {
+        let entry = self.group.entries.get(m as usize);
+        annotate(e, || entry.map_or(String::new(), |e| e.key.to_owned()), entry.map(|e| e.offset))
+    }
+
+    fn group_key_error(&self, e: Error, seg: &str) -> Error {
+        annotate(e, || format!("{}{seg}", self.group.prefix), None)
+    }
+
+    /// The flat map key of member `m`: its rest, with the architecture named `{arch}` if asked.
+    fn flat_key(&self, m: u32) -> Cow<'de, str> {
+        let rest = self.group.rest(m);
+        match self.group.arch {
+            Some(arch) if self.arch_names && rest.split('.').any(|s| s == arch) => Cow::Owned(
+                rest.split('.')
+                    .map(|s| if s == arch { crate::metadata::ARCH } else { s })
+                    .collect::<Vec<_>>()
+                    .join("."),
+            ),
+            _ => Cow::Borrowed(rest),
+        }
+    }
+}
+
+type EitherParts<'a, 'de> = (Option<Entry<'de>>, GroupDe<'a, 'de>);
 
 impl<'a, 'de> de::MapAccess<'de> for MapAccess<'a, 'de> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        if self.mode == MapMode::Undecided {
+            self.mode = MapMode::Flat;
+        }
+        if self.mode == MapMode::Grouped {
+            let Some(seg) = self.groups.get(self.pos).map(|g| g.seg) else { return Ok(None) };
+            self.pending_group = Some(self.pos);
+            self.pos += 1;
+            return seed.deserialize(KeyDe(Cow::Borrowed(seg))).map(Some).map_err(|e| self.group_key_error(e, seg));
+        }
         let Some(&m) = self.group.members.get(self.pos) else { return Ok(None) };
         self.pos += 1;
         self.pending = Some(m);
-        let e = self.group.entries.get(m as usize);
-        let rest = self.group.rest(m);
-        seed.deserialize(KeyDe(rest))
-            .map(Some)
-            .map_err(|x| annotate(x, || e.map_or(String::new(), |e| e.key.to_owned()), e.map(|e| e.offset)))
+        seed.deserialize(KeyDe(self.flat_key(m))).map(Some).map_err(|e| self.key_error(e, m))
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        if let Some(gi) = self.pending_group.take() {
+            let ((leaf, group), _) = self.either(gi, None)?;
+            let chosen = Cell::new(Choice::Undecided);
+            return seed.deserialize(EitherDe { leaf, group, chosen: &chosen });
+        }
         let m = self.pending.take().ok_or_else(|| err("value asked for before its key", None, None))?;
         let e = self.group.entries.get(m as usize).copied().ok_or_else(|| err("bad index", None, None))?;
         seed.deserialize(ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) })
     }
 
+    fn next_entry_seed<K: DeserializeSeed<'de>, V: DeserializeSeed<'de>>(
+        &mut self,
+        kseed: K,
+        vseed: V,
+    ) -> Result<Option<(K::Value, V::Value)>> {
+        if self.mode == MapMode::Undecided {
+            let Some(&first) = self.group.members.first() else { return Ok(None) };
+            // The value type decides, on the first entry: its group of keys if it asks for a
+            // struct or map, else the first key's value.
+            self.groups = self.key_groups();
+            let ((_, group), seg) = self.either(0, None)?;
+            let leaf = self.group.entries.get(first as usize).copied();
+            let chosen = Cell::new(Choice::Undecided);
+            let value = vseed.deserialize(EitherDe { leaf, group, chosen: &chosen })?;
+            let key = if chosen.get() == Choice::Group {
+                self.mode = MapMode::Grouped;
+                self.pos = 1;
+                kseed.deserialize(KeyDe(Cow::Borrowed(seg))).map_err(|e| self.group_key_error(e, seg))?
+            } else {
+                self.mode = MapMode::Flat;
+                self.groups = Vec::new();
+                self.pos = 1;
+                kseed.deserialize(KeyDe(self.flat_key(first))).map_err(|e| self.key_error(e, first))?
+            };
+            return Ok(Some((key, value)));
+        }
+        match self.next_key_seed(kseed)? {
+            Some(k) => Ok(Some((k, self.next_value_seed(vseed)?))),
+            None => Ok(None),
+        }
+    }
+
     fn size_hint(&self) -> Option<usize> {
-        Some(self.group.members.len().saturating_sub(self.pos))
+        let n = if self.mode == MapMode::Grouped { self.groups.len() } else { self.group.members.len() };
+        Some(n.saturating_sub(self.pos))
     }
 }
 
-/// A map key: a string (borrowed), or an integer parsed from it.
-struct KeyDe<'de>(&'de str);
+/// What an [`EitherDe`]'s visitor asked for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Choice {
+    Undecided,
+    Leaf,
+    Group,
+}
+
+/// A key that is a value and also the prefix of other keys (or a map entry that may be either):
+/// a struct or map reads the keys under it, any other type the value. `leaf` may be absent (a
+/// group only) and `group` empty (a value only); the type then fails against what there is.
+struct EitherDe<'c, 'a, 'de> {
+    leaf: Option<Entry<'de>>,
+    group: GroupDe<'a, 'de>,
+    chosen: &'c Cell<Choice>,
+}
+
+macro_rules! either_leaf {
+    ($($m:ident),* $(,)?) => {$(
+        fn $m<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+            self.chosen.set(Choice::Leaf);
+            match self.leaf {
+                Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.$m(visitor),
+                None => self.group.$m(visitor),
+            }
+        }
+    )*};
+}
+
+impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
+    type Error = Error;
+
+    either_leaf!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_identifier,
+    );
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
+        self.chosen.set(Choice::Leaf);
+        match self.leaf {
+            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
+                .deserialize_unit_struct(name, visitor),
+            None => self.group.deserialize_unit_struct(name, visitor),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
+        if name != VALUE_TOKEN && name != ARRAY_TOKEN {
+            return visitor.visit_newtype_struct(self);
+        }
+        self.chosen.set(Choice::Leaf);
+        match self.leaf {
+            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
+                .deserialize_newtype_struct(name, visitor),
+            None => self.group.deserialize_newtype_struct(name, visitor),
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
+        self.chosen.set(Choice::Leaf);
+        match self.leaf {
+            Some(e) => {
+                ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.deserialize_tuple(len, visitor)
+            }
+            None => self.group.deserialize_tuple(len, visitor),
+        }
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(self, name: &'static str, len: usize, visitor: V) -> Result<V::Value> {
+        self.chosen.set(Choice::Leaf);
+        match self.leaf {
+            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
+                .deserialize_tuple_struct(name, len, visitor),
+            None => self.group.deserialize_tuple_struct(name, len, visitor),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.chosen.set(Choice::Leaf);
+        match self.leaf {
+            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
+                .deserialize_enum(name, variants, visitor),
+            None => self.group.deserialize_enum(name, variants, visitor),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        self.chosen.set(Choice::Group);
+        match self.leaf {
+            // A value only: the map fails against it, naming its key, type and offset.
+            Some(e) if self.group.members.is_empty() => {
+                ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.deserialize_map(visitor)
+            }
+            _ => self.group.deserialize_map(visitor),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value> {
+        self.chosen.set(Choice::Group);
+        match self.leaf {
+            Some(e) if self.group.members.is_empty() => {
+                ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
+                    .deserialize_struct(name, fields, visitor)
+            }
+            _ => self.group.deserialize_struct(name, fields, visitor),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+        visitor.visit_unit()
+    }
+}
+
+/// A map key: a string (borrowed from the file, or with the architecture named `{arch}`), or an
+/// integer parsed from it.
+struct KeyDe<'de>(Cow<'de, str>);
 
 macro_rules! key_parse {
     ($($m:ident => $visit:ident($t:ty)),* $(,)?) => {$(
@@ -565,7 +889,10 @@ impl<'de> de::Deserializer<'de> for KeyDe<'de> {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        visitor.visit_borrowed_str(self.0)
+        match self.0 {
+            Cow::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Cow::Owned(s) => visitor.visit_string(s),
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -574,7 +901,7 @@ impl<'de> de::Deserializer<'de> for KeyDe<'de> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        visitor.visit_enum(de::value::BorrowedStrDeserializer::<Error>::new(self.0))
+        visitor.visit_enum(de::value::CowStrDeserializer::<Error>::new(self.0))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value> {
