@@ -300,7 +300,7 @@ fn iquants_and_fp4_equal_gguf_py() {
     let Some(py) = python() else { return };
     let dir = temp_dir("codec-iq-gguf-py");
     let script = workspace_root().join("tests/py/iq_gguf_py_reference.py");
-    let out = Command::new(&py).arg(&script).arg(&dir).output().expect("running python");
+    let out = Command::new(&py).arg(&script).arg(&*dir).output().expect("running python");
     assert!(out.status.success(), "iq_gguf_py_reference.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let read = |name: String| std::fs::read(dir.join(&name)).unwrap_or_else(|e| panic!("reading {name}: {e}"));
     for t in IQ_PY_DEQUANT {
