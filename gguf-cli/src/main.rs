@@ -102,6 +102,8 @@ fn main() -> ExitCode {
         Command::Dequantize(args) => quantize::run_dequantize(&args),
         Command::Completions { shell } => completions(shell),
     };
+    // A write that failed because SIGINT/SIGTERM removed its temporary file: exit as the signal.
+    signals::wait_if_interrupted();
     match result {
         Ok(code) => code,
         Err(e) => match e.chain().find_map(|c| c.downcast_ref::<OutputError>()) {

@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use gguf_serde::ops::quantize::{
     plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
 };
-use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
+use gguf_serde::ops::requant::{check_plan, convert, requantize, ConvertOptions};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -127,7 +127,8 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Print the plan (each tensor with its source type, target type and the rule that chose it)
-    /// and the sizes; write nothing.
+    /// and the sizes; write nothing. Exits 1 with the real run's error after the plan if the real
+    /// run would refuse it (an importance matrix needed, a type without a quantizer here).
     #[arg(long)]
     dry_run: bool,
     /// Replace OUT if it exists.
@@ -295,9 +296,6 @@ fn print_plan(tensors: &[TensorPlan]) -> Result<(), OutputError> {
         before as f64 / MIB,
         after as f64 / MIB
     );
-    if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-        outln!(out, "warning: quantizing would require an importance matrix ({} would be {})", t.name, t.target);
-    }
     out.finish()
 }
 
@@ -316,6 +314,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     if a.dry_run {
         let tensors = plan(&src, &p).with_context(|| input.display().to_string())?;
         print_plan(&tensors)?;
+        // The plan is printed either way; the status says whether the real run would go through.
+        check_plan(&tensors).with_context(|| format!("{}: the real run would fail", input.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let output = output.unwrap_or_else(|| {

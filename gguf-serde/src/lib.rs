@@ -80,8 +80,8 @@ pub mod ops;
 
 pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance, CodecError};
 pub use container::{
-    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, ShardedGguf, Source, TensorInfo,
-    TensorSource, Value, ValueRef, WriteOptions,
+    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, ShardedGguf, Source, TensorInfo, TensorSource,
+    Value, ValueRef, WriteOptions,
 };
 pub use error::{
     AlignmentProblem, EditError, Error, ErrorKind, FormatError, Item, MetadataError, ModelError, QuantizeError, Result,

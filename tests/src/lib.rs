@@ -106,10 +106,7 @@ pub fn llama_tool(name: &str) -> Option<PathBuf> {
     if p.is_file() {
         return Some(p);
     }
-    skip(&format!(
-        "no {name} at {} (build llama.cpp: scripts/build-llama.sh, or set GGUF_LLAMA_CPP_DIR)",
-        p.display()
-    ));
+    skip(&format!("no {name} at {} (build llama.cpp: scripts/build-llama.sh, or set GGUF_LLAMA_CPP_DIR)", p.display()));
     None
 }
 

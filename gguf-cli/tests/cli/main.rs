@@ -6,10 +6,10 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 mod commands;
+mod inspect_validate;
 mod interrupted_write;
 mod json_and_options;
 mod output_errors;
-mod inspect_validate;
 mod outputs_and_odd_files;
 mod quantize;
 

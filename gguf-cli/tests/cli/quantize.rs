@@ -155,13 +155,27 @@ fn iq_types_without_a_quantizer_fail_cleanly() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("this quantization requires an importance matrix (offending tensor: blk.3.ffn_down.weight, target type: IQ2_XXS)"), "{err}");
-    // IQ3_XS needs none but has no quantizer here yet; its dry run works.
+    // Its dry run prints the plan and fails with the same refusal.
+    let o = gguf(&["quantize", "--dry-run", path.to_str().unwrap(), "IQ2_XXS"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("blk.3.ffn_down.weight"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the real run would fail")
+            && err.contains("requires an importance matrix (offending tensor: blk.3.ffn_down.weight"),
+        "{err}"
+    );
+    // IQ3_XS needs none but has no quantizer here yet.
     let o = gguf(&["quantize", "-q", path.to_str().unwrap(), out.to_str().unwrap(), "IQ3_XS"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("quantizing to IQ3_S is not supported"));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "a failed quantize left a file");
+    // Its dry run prints the plan, then fails as the real run does, naming the first such tensor.
     let o = gguf(&["quantize", "--dry-run", path.to_str().unwrap(), "iq3_xs"]);
-    assert!(o.status.success());
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the real run would fail") && err.contains("quantizing to IQ3_S is not supported"), "{err}");
+    assert!(err.contains("tensor \"blk."), "{err}");
     // SmolLM2's 576-wide rows are no whole 256-blocks: IQ3_XS's middle-layer ffn_up rule falls back.
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("fallback from IQ3_XXS (mix: ffn_up)"), "{text}");

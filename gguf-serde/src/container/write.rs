@@ -12,12 +12,12 @@ use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
-use super::value::{Array, ArrayRef, Value, ValueRef};
 use super::align_up;
-use crate::format::Ne;
+use super::value::{Array, ArrayRef, Value, ValueRef};
 use crate::error::{AlignmentProblem, Error, FormatError, Result, WriteError};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::GgmlType;
+use crate::format::Ne;
 use crate::format::ValueType;
 use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 

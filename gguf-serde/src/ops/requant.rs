@@ -47,7 +47,7 @@ impl ConvertOptions<'_> {
         let float_source = matches!(info.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
         info.dtype != self.target
             && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
-            && info.ne().row_len() % self.target.block_size() == 0
+            && info.ne().row_len().is_multiple_of(self.target.block_size())
             && !self.exclude.iter().any(|p| glob(p, info.name))
     }
 }
@@ -168,9 +168,16 @@ pub fn requantize<S: Source + Sync>(
     }
 }
 
-/// The refusals llama-quantize makes before writing: an importance matrix needed; and ours: a
-/// target without a quantizer here.
-fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
+/// The refusals [`requantize`] makes before writing anything, for a [`plan`]: the ones
+/// llama-quantize makes (a tensor that needs an importance matrix, [`TensorPlan::requires_imatrix`],
+/// when none is given) and ours (a target type without a quantizer here, such as `IQ3_S`). A dry
+/// run calls it to say whether the real run would go through.
+///
+/// # Errors
+/// [`QuantizeError::Refused`] naming the first tensor that needs an importance matrix, with
+/// llama-quantize's message; [`CodecError::UnsupportedQuantize`] with the first tensor of that
+/// target as the error's [`tensor`](Error::tensor).
+pub fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
     if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
         return Err(Error::from(QuantizeError::refused(format!(
             "this quantization requires an importance matrix (offending tensor: {}, target type: {}); \
@@ -182,7 +189,7 @@ fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
     for t in tensors.iter().filter(|t| t.converts()) {
         if !checked.contains(&t.target) {
             if !codec::can_quantize(t.target) {
-                return Err(CodecError::UnsupportedQuantize(t.target).into());
+                return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(&t.name));
             }
             checked.push(t.target);
         }
