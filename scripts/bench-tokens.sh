@@ -11,33 +11,54 @@
 # (bench-compare/src/main.rs). Every iteration sums the token lengths; the sums must agree.
 # Prints the machine, the load average before and after, and a table of median and minimum time
 # per iteration with the ratio ours/ggml.
-# Usage: scripts/bench-tokens.sh [FILE] [ITERATIONS]
+# The readers take turns: ROUNDS rounds (default 5), each running every reader once for ITERATIONS
+# iterations, so that a change of the machine's load during the run falls on all of them; the table
+# gives the median of the per-round medians and the minimum of the minimums.
+# Usage: scripts/bench-tokens.sh [FILE] [ITERATIONS] [ROUNDS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 file=${1:-models/gemma-3-270m-q4_k_m.gguf}
 n=${2:-20}
+rounds=${3:-5}
 [ -f "$file" ] || scripts/fetch-gemma.sh >/dev/null
 harness=$(scripts/build-harness.sh)
 cargo build --release --quiet --manifest-path bench-compare/Cargo.toml
 cat "$file" > /dev/null   # page cache warm for every reader
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $(uname -sr)"
-echo "file: $file ($(stat -c %s "$file") bytes), $n iterations after one warm-up"
+echo "file: $file ($(stat -c %s "$file") bytes), $rounds rounds of $n iterations after one warm-up"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$harness/ggml_read" --bench-tokens "$file" "$n" >> "$out"
-for r in tokens-strings tokens-serde-borrowed tokens-serde-owned; do
-  bench-compare/target/release/bench-compare "$r" "$file" "$n" >> "$out"
+for _ in $(seq "$rounds"); do
+  "$harness/ggml_read" --bench-tokens "$file" "$n" >> "$out"
+  for r in tokens-strings tokens-serde-borrowed tokens-serde-owned; do
+    bench-compare/target/release/bench-compare "$r" "$file" "$n" >> "$out"
+  done
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 # ggml line:  ggml median M ms min m ms peak RSS R MiB tokens T bytes B
 # ours lines: NAME median M ms  min m ms  peak RSS R MiB  (token bytes B)
 awk '
-  $1 == "ggml" { gm = $3; gn = $6; bytes["ggml"] = $15; rss["ggml"] = $10; order[++k] = "ggml"; med["ggml"] = $3; mn["ggml"] = $6; next }
-  { name = $1; med[name] = $3; mn[name] = $6; rss[name] = $10; b = $14; sub(/\)/, "", b); bytes[name] = b; order[++k] = name }
+  function seen(r) { if (!(r in cnt)) order[++k] = r }
+  function add(r, m, lo, mem, b) {
+    seen(r); meds[r, ++cnt[r]] = m
+    if (!(r in mn) || lo < mn[r]) mn[r] = lo
+    if (!(r in rss) || mem > rss[r]) rss[r] = mem
+    if ((r in bytes) && bytes[r] != b) bytes[r] = "varies"; else bytes[r] = b
+  }
+  # The median of the per-round medians of reader r (insertion sort: a handful of rounds).
+  function median(r,   i, j, n, t, a) {
+    n = cnt[r]; for (i = 1; i <= n; i++) a[i] = meds[r, i]
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  $1 == "ggml" { add("ggml", $3, $6, $10, $15); next }
+  { b = $14; sub(/\)/, "", b); add($1, $3, $6, $10, b) }
   END {
+    for (i = 1; i <= k; i++) med[order[i]] = median(order[i])
+    gm = med["ggml"]; gn = mn["ggml"]
     printf "| reader | median ms | min ms | median ours/ggml | min ours/ggml | peak RSS MiB |\n"
     printf "|---|---:|---:|---:|---:|---:|\n"
     bad = 0
