@@ -21,7 +21,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   its own enum: [`FormatError`] (what the reader refuses in a file), [`WriteError`] (what the
 ///   writer refuses), [`MetadataError`] (serde), [`ModelError`] (`#[derive(GgufModel)]`),
 ///   [`CodecError`], [`ShardError`] (split models, splitting and merging), [`EditError`] (metadata
-///   edits) and `Io`; plus [`ErrorKind::NotFound`] and [`ErrorKind::DataNotLoaded`], which belong
+///   edits), [`QuantizeError`] (a quantization llama-quantize would refuse) and `Io`; plus [`ErrorKind::NotFound`] and [`ErrorKind::DataNotLoaded`], which belong
 ///   to no layer: they are requests that a source (a [`Gguf`](crate::Gguf), a
 ///   [`ShardedGguf`](crate::ShardedGguf), a model source) cannot serve — a name it does not have,
 ///   data of a file opened for its metadata only — rather than something wrong with a file;

@@ -43,27 +43,28 @@
 //! let file = Gguf::from_slice(&bytes)?;
 //! assert_eq!(file.get("llama.context_length"), Some(ValueRef::U32(4096)));
 //! let t = file.tensor("token_embd.weight").unwrap();
-//! assert_eq!((&*t.shape, &*t.ne()), (&[4, 8][..], &[8, 4][..]));
+//! assert_eq!((&*t.shape, t.ne().dims()), (&[4, 8][..], &[8, 4][..])); // canonical, stored
 //! assert_eq!(file.tensor_data(&t)?.len(), 128);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
 //! # The layers
 //!
-//! The crate reads bottom-up; each layer uses only the ones above it in this list, and a change
-//! goes to the layer whose concern it is:
+//! The table lists the layers from the bottom (format facts) up (whole-file operations): each
+//! layer uses only the layers listed before it, and a change goes to the layer whose concern it
+//! is:
 //!
 //! | layer | what it holds |
 //! |---|---|
-//! | [`format`](mod@format) | format facts: the ggml type table ([`GgmlType`]), the 13 value types ([`ValueType`]), byte order ([`Endian`]), limits, well-known keys |
+//! | [`format`](mod@format) | format facts: the ggml type table ([`GgmlType`]), the 13 value types ([`ValueType`]), byte order ([`Endian`]), a tensor's dims as canonical [`Shape`] and stored [`Ne`], limits, well-known keys |
 //! | [`container`] | the GGUF container without serde: the one parser of the grammar, [`Gguf`] (slice, mapping, `Read + Seek`), [`Value`]/[`ValueRef`], the streaming [`GgufWriter`], atomic output ([`AtomicFile`]), and sharded reading ([`ShardedGguf`], [`TensorSource`]) |
 //! | [`codec`] | beside the container: dequantize and quantize every ggml tensor type, bit-identical to ggml's reference |
 //! | [`metadata`] | the serde mapping of the key/value block: [`to_vec`]/[`to_writer`], [`from_slice`]/[`from_reader`], `Value`'s serde impls, [`MetadataOptions`], `{arch}` keys |
 //! | [`model`] | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
-//! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::requant`] (re-quantize, dequantize) |
+//! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::quantize`] (llama-quantize's per-tensor type plan), [`ops::requant`] (quantize as llama-quantize, re-quantize, dequantize) |
 //!
 //! [`Error`] is the one error type of every layer: one pointer, whose [`kind`](Error::kind) says
 //! which layer refused what ([`ErrorKind`]: [`FormatError`], [`WriteError`], [`MetadataError`],
-//! [`ModelError`], [`CodecError`], [`ShardError`], [`EditError`], I/O), with the offset, key,
+//! [`ModelError`], [`CodecError`], [`ShardError`], [`EditError`], [`QuantizeError`], I/O), with the offset, key,
 //! tensor and shard involved as [`Error::offset`], [`Error::key`], [`Error::tensor`] and
 //! [`Error::shard`].
 //!
