@@ -21,8 +21,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   its own enum: [`FormatError`] (what the reader refuses in a file), [`WriteError`] (what the
 ///   writer refuses), [`MetadataError`] (serde), [`ModelError`] (`#[derive(GgufModel)]`),
 ///   [`CodecError`], [`ShardError`] (split models, splitting and merging), [`EditError`] (metadata
-///   edits), [`QuantizeError`] (a quantization llama-quantize would refuse) and `Io`; plus [`ErrorKind::NotFound`] and [`ErrorKind::DataNotLoaded`], which belong
-///   to no layer: they are requests that a source (a [`Gguf`](crate::Gguf), a
+///   edits), [`QuantizeError`] (a quantization llama-quantize would refuse) and `Io`; plus
+///   [`ErrorKind::NotFound`] and [`ErrorKind::DataNotLoaded`], which belong to no layer: they are requests that a source (a [`Gguf`](crate::Gguf), a
 ///   [`ShardedGguf`](crate::ShardedGguf), a model source) cannot serve — a name it does not have,
 ///   data of a file opened for its metadata only — rather than something wrong with a file;
 /// - context, added by the layer that knows it while the error travels up, so that the kind stays
@@ -113,7 +113,7 @@ pub enum ErrorKind {
     /// No tensor or key of that name in the source asked.
     #[non_exhaustive]
     NotFound {
-        /// `"tensor"` or `"key"`.
+        /// `"tensor"`, `"key"`, or `"tensor of this file"` for a tensor info of another file.
         what: &'static str,
         /// The name looked for.
         name: String,

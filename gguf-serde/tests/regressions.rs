@@ -184,3 +184,34 @@ fn zero_dim_with_overflowing_other_dims_is_an_empty_tensor() {
     assert_eq!((t.dtype.name(), t.n_elements, t.nbytes), ("F32", 0, 0));
     assert_eq!(f.tensor_data(&t).unwrap(), &[] as &[u8]);
 }
+
+/// Found by a new user: `tensor_data` took a `TensorInfo` of another file and returned 1,024
+/// unrelated bytes of this one (the info's offset and size were inside it). An info that is not
+/// one of this file's is now `NotFound`, named; the file's own infos read as before.
+#[test]
+fn tensor_data_refuses_an_info_of_another_file() {
+    use gguf_serde::{GgmlType, GgufWriter};
+    let file = |name: &str, fill: u8| {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_tensor(name, GgmlType::F32, &[4, 64]).unwrap();
+        w.write_tensor_data(&[fill; 4 * 64 * 4]).unwrap();
+        w.finish().unwrap()
+    };
+    let (a, b) = (file("a.weight", 1), file("b.weight", 2));
+    let (a, b) = (Gguf::from_slice(&a).unwrap(), Gguf::from_slice(&b).unwrap());
+    let ta = a.tensor_at(0).unwrap();
+    assert_eq!(a.tensor_data(&ta).unwrap(), &[1u8; 1024][..]);
+    let e = b.tensor_data(&ta).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::NotFound { what: "tensor of this file", name, .. } if name == "a.weight"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "no tensor of this file named \"a.weight\"");
+    // The same name with another shape is not this file's tensor either.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_tensor("a.weight", GgmlType::F32, &[2, 64]).unwrap();
+    w.write_tensor_data(&[3u8; 2 * 64 * 4]).unwrap();
+    let c = w.finish().unwrap();
+    let c = Gguf::from_slice(&c).unwrap();
+    assert!(matches!(c.tensor_data(&ta).unwrap_err().kind(), ErrorKind::NotFound { .. }));
+}

@@ -357,9 +357,15 @@ impl<S: Source> Gguf<S> {
     /// every source.
     ///
     /// # Errors
-    /// [`ErrorKind::DataNotLoaded`] for a tensor of a file opened with [`Gguf::from_reader`] (or an
-    /// `info` that belongs to another file and lies outside this one), unless it has 0 bytes.
+    /// [`ErrorKind::NotFound`] (`"tensor of this file"`) for an `info` that is not one of this
+    /// file's tensor infos (one of another file: this file has no tensor of that name, or one with
+    /// another type, shape or place); [`ErrorKind::DataNotLoaded`] for a tensor of a file opened
+    /// with [`Gguf::from_reader`], unless it has 0 bytes.
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
+        // One binary search: an info of another file must not read this file's bytes.
+        if self.tensor(info.name).as_ref() != Some(info) {
+            return Err(Error::not_found("tensor of this file", info.name));
+        }
         if info.nbytes == 0 {
             return Ok(&[]);
         }

@@ -248,21 +248,31 @@ pub struct KvOverride {
 
 impl KvOverride {
     /// Parses `KEY=TYPE:VALUE` as llama.cpp's `string_parse_kv_override`: TYPE is `int`, `float`,
-    /// `bool` or `str`; `int` and `float` values are read as C's `atol`/`atof` read them (the
-    /// longest leading number, 0 if none).
+    /// `bool` or `str`; `int` and `float` values are read as C's `atol`/`atof` read them. Unlike
+    /// llama-quantize, which reads text that is not a number as its longest leading number (0 if
+    /// none: `int:abc` writes 0), a value that is not wholly a number is refused.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) for a missing `=`, an empty key or one of 128 bytes or more, an unknown
-    /// TYPE, a bool other than `true`/`false`, or a string over 127 bytes.
+    /// [`QuantizeError`](crate::QuantizeError) for a missing `=`, an empty key or one of 128 bytes
+    /// or more, an unknown TYPE, an `int` value that is not an integer or a `float` value that is
+    /// not a number, a bool other than `true`/`false`, or a string over 127 bytes.
     pub fn parse(s: &str) -> Result<Self> {
         let bad = |why: &str| Err(Error::from(QuantizeError::refused(format!("malformed KV override {s:?}: {why}"))));
         let Some((key, rest)) = s.split_once('=') else { return bad("expected KEY=TYPE:VALUE") };
         if key.is_empty() || key.len() >= 128 {
             return bad("the key must be 1 to 127 bytes");
         }
+        // llama-quantize reads `int:abc` as 0 and `int:12abc` as 12 without a word (C's `atol`);
+        // text that is not a whole number is refused here instead. A number reads the same.
         let value = if let Some(v) = rest.strip_prefix("int:") {
+            if v.trim().parse::<i64>().is_err() {
+                return bad("the value is not an integer");
+            }
             KvOverrideValue::Int(c_atol(v))
         } else if let Some(v) = rest.strip_prefix("float:") {
+            if v.trim().parse::<f64>().is_err() {
+                return bad("the value is not a number");
+            }
             KvOverrideValue::Float(c_atof(v))
         } else if let Some(v) = rest.strip_prefix("bool:") {
             match v {
@@ -1240,6 +1250,19 @@ mod tests {
         assert_eq!(c_atof(".5"), 0.5);
         assert_eq!(c_atof("abc"), 0.0);
         assert!(c_atof("-inf").is_infinite());
+    }
+
+    #[test]
+    fn kv_override_values_must_be_numbers() {
+        let v = |s: &str| KvOverride::parse(s).map(|o| o.to_value());
+        assert_eq!(v("a=int:-7").unwrap(), Value::U32(7));
+        assert_eq!(v("a=int: 42").unwrap(), Value::U32(42));
+        assert_eq!(v("a=float:1.5e3").unwrap(), Value::F32(1500.0));
+        for bad in ["a=int:abc", "a=int:12abc", "a=int:", "a=float:x", "a=float:2e"] {
+            let e = v(bad).unwrap_err();
+            assert!(e.as_quantize().is_some(), "{bad}: {e:?}");
+            assert!(e.to_string().contains("is not a"), "{bad}: {e}");
+        }
     }
 
     #[test]
