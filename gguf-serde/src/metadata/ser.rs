@@ -104,7 +104,14 @@ impl MetadataOptions {
     /// duplicates), which happen when the pairs are added to a writer.
     pub fn to_pairs<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<(String, Value)>> {
         let mut out = Vec::new();
-        value.serialize(Node { out: &mut out, key: String::new(), root: true, prefix_only: false, depth: 0 })?;
+        value.serialize(Node {
+            out: &mut out,
+            key: String::new(),
+            root: true,
+            prefix_only: false,
+            dotted_map_key: false,
+            depth: 0,
+        })?;
         finish_pairs(out, self)
     }
 }
@@ -169,6 +176,9 @@ struct Node<'a> {
     /// A struct field renamed with a trailing `.` (`"chat_template."`): the key is a prefix, and
     /// the value must be a struct or map of keys under it.
     prefix_only: bool,
+    /// The value of a map entry whose key has a dot (`"x.y"`): it may be a value, but not a
+    /// struct or map, whose keys (`m.x.y.field`) would read back as a group `x` of a group `y`.
+    dotted_map_key: bool,
     depth: usize,
 }
 
@@ -199,6 +209,13 @@ impl<'a> Node<'a> {
     fn group(self) -> Result<Group<'a>> {
         if self.depth >= MAX_NESTING {
             return Err(err_at(format!("structs or maps nested deeper than {MAX_NESTING} levels"), &self.key));
+        }
+        if self.dotted_map_key {
+            return Err(err_at(
+                "a map key with a dot holds a struct or map: its keys would read back as nested groups, not as \
+                 this entry; use map keys without dots for maps of structs",
+                &self.key,
+            ));
         }
         let prefix = match (self.root, self.prefix_only) {
             (true, _) => String::new(),
@@ -410,9 +427,11 @@ struct Group<'a> {
 }
 
 impl Group<'_> {
-    fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T, prefix_only: bool) -> Result<()> {
+    fn field<T: ?Sized + Serialize>(&mut self, name: &str, v: &T, prefix_only: bool, map_entry: bool) -> Result<()> {
         let key = format!("{}{}", self.prefix, name);
-        let node = Node { out: &mut *self.out, key: key.clone(), root: false, prefix_only, depth: self.depth };
+        let dotted_map_key = map_entry && name.contains('.');
+        let node =
+            Node { out: &mut *self.out, key: key.clone(), root: false, prefix_only, dotted_map_key, depth: self.depth };
         v.serialize(node).map_err(|e| with_key(e, &key))
     }
 
@@ -434,7 +453,7 @@ impl ser::SerializeStruct for Group<'_> {
     type Ok = ();
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, name: &'static str, v: &T) -> Result<()> {
-        self.field(name, v, name.ends_with('.'))
+        self.field(name, v, name.ends_with('.'), false)
     }
     fn end(self) -> Result<()> {
         Group::end(self)
@@ -453,7 +472,7 @@ impl ser::SerializeMap for Group<'_> {
         let Some(k) = self.pending_key.take() else {
             return Err(err_at("map value serialized before its key", &self.prefix));
         };
-        self.field(&k, v, false)
+        self.field(&k, v, false, true)
     }
     fn end(self) -> Result<()> {
         Group::end(self)

@@ -441,3 +441,29 @@ fn keys_with_empty_segments_are_refused() {
     let e = to_vec(&P { p: [(String::new(), 1)].into() }).unwrap_err();
     assert_eq!(e.key(), Some("p."), "{e}");
 }
+
+/// Found by a new user: a map of structs with a dot in a map key (`"x.y"`) wrote
+/// `experts.x.y.dim`, which reads back as entry `"x"` holding a group `y` ("missing … at key
+/// experts.x.dim"). Refused on write, at the entry's key; a map of values keeps dotted keys.
+#[test]
+fn a_dotted_key_of_a_map_of_structs_is_refused_on_write() {
+    #[derive(Serialize)]
+    struct M {
+        experts: BTreeMap<String, Expert>,
+    }
+    let mut experts = BTreeMap::new();
+    experts.insert("x.y".to_owned(), Expert { dim: 4, gate: None, kind: "silu".into() });
+    let e = to_vec(&M { experts }).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Metadata(_)), "{e:?}");
+    assert_eq!(e.key(), Some("experts.x.y"), "{e}");
+    assert!(e.to_string().contains("a map key with a dot holds a struct or map"), "{e}");
+    // Values under dotted map keys read back flat, as written.
+    let mut flat = BTreeMap::new();
+    flat.insert("tool_use.v2".to_owned(), "t".to_owned());
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct T {
+        templates: BTreeMap<String, String>,
+    }
+    let t = T { templates: flat };
+    assert_eq!(from_slice::<T>(&to_vec(&t).unwrap()).unwrap(), t);
+}
