@@ -8,5 +8,16 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# `cargo package` verifies each crate against the others' packages, which it sees as registry
+# crates: cargo takes a registry crate of the same name and version as unchanged, so a build left
+# in target/debug from an earlier run (or an old unpacked copy in $CARGO_HOME) would be reused and
+# gguf-serde checked against an old gguf-derive. Both are removed first; crates.io's are kept.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+version=$(cargo metadata --format-version 1 --no-deps --locked |
+  python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "gguf-serde"))')
+for crate in gguf-derive gguf-serde gguf-cli; do
+  rm -rf "$cargo_home"/registry/src/-*/"$crate-$version"
+done
+cargo clean --quiet --profile dev -p gguf-derive -p gguf-serde -p gguf-cli
 cargo package --workspace --exclude gguf-tests --exclude gguf-examples --allow-dirty --quiet
 cargo metadata --format-version 1 --locked | python3 scripts/licences.py
