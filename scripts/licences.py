@@ -8,6 +8,8 @@ import sys
 ALLOWED = {
     "MIT", "Apache-2.0", "Apache-2.0 WITH LLVM-exception", "BSD-2-Clause", "BSD-3-Clause", "ISC",
     "Zlib", "Unicode-3.0", "Unicode-DFS-2016", "Unlicense", "CC0-1.0", "BSL-1.0", "MPL-2.0", "0BSD",
+    # webpki-roots (through ureq, feature `remote`): Mozilla's root certificates as data.
+    "CDLA-Permissive-2.0",
 }
 
 

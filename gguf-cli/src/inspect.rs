@@ -15,7 +15,10 @@ use serde::{Serialize, Serializer};
 #[derive(clap::Args)]
 pub struct Args {
     /// The GGUF file, or `-` for standard input (only the header, key/value pairs and tensor
-    /// infos are parsed; a pipe is read to its end so that tensor bounds can be checked).
+    /// infos are parsed; a pipe is read to its end so that tensor bounds can be checked), or a
+    /// remote file: `https://…` or `hf://OWNER/REPO[@REVISION]/PATH`, of which only the header,
+    /// key/value pairs and tensor infos are fetched, with HTTP range requests (what they cost is
+    /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds).
     file: PathBuf,
     /// Print one JSON object instead of text: `{"version", "endianness", "alignment",
     /// "data_offset", "metadata": [{"key", "type", "value"}], "tensors": [{"name", "dtype",
@@ -52,6 +55,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let style = Style { items: args.items, full: args.full, stored_order: args.stored_order };
     if args.file.as_os_str() == "-" {
         let file = stdin_file().context("standard input")?;
+        print(&file, args.json, style)
+    } else if crate::remote::is_remote(&args.file) {
+        let (file, stats) = crate::remote::open(&args.file)?;
+        crate::remote::report(&args.file, stats.requests, stats.bytes_fetched, stats.file_len);
         print(&file, args.json, style)
     } else {
         let file = Gguf::open(&args.file).with_context(|| format!("{}", args.file.display()))?;

@@ -5,6 +5,7 @@ mod edit;
 mod inspect;
 mod out;
 mod quantize;
+mod remote;
 mod signals;
 mod split;
 mod validate;

@@ -53,6 +53,36 @@ fn ggml_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
     out
 }
 
+/// Prints (or, with --json, collects) the report of one file that parsed; whether it is valid.
+fn report<S: Source>(
+    f: &Gguf<S>,
+    path: &std::path::Path,
+    args: &Args,
+    mut out: &mut Out,
+    reports: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<bool> {
+    let p = path.display();
+    let refusals = ggml_refusals(f);
+    if args.ggml && !refusals.is_empty() {
+        if args.json {
+            reports.push(json!({"path": p.to_string(), "valid": false, "ggml_refusals": refusals}));
+        } else {
+            outln!(out, "{p}: INVALID for ggml: {}", refusals.join("; "));
+        }
+        return Ok(false);
+    }
+    if args.json {
+        reports.push(json!({"path": p.to_string(), "valid": true, "version": f.version(),
+            "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": refusals}));
+        return Ok(true);
+    }
+    outln!(out, "{p}: OK (version {}, {} keys, {} tensors)", f.version(), f.kv_count(), f.tensor_count());
+    for r in refusals {
+        outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
+    }
+    Ok(true)
+}
+
 /// Opens each file with full validation; prints `OK` or the error per file.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
@@ -60,32 +90,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut reports = Vec::new();
     for path in &args.files {
         let p = path.display();
-        match Gguf::open(path) {
-            Ok(f) => {
-                let refusals = ggml_refusals(&f);
-                if args.ggml && !refusals.is_empty() {
-                    bad += 1;
-                    if args.json {
-                        reports.push(json!({"path": p.to_string(), "valid": false, "ggml_refusals": refusals}));
-                    } else {
-                        outln!(out, "{p}: INVALID for ggml: {}", refusals.join("; "));
-                    }
-                    continue;
-                }
-                if args.json {
-                    reports.push(json!({"path": p.to_string(), "valid": true, "version": f.version(),
-                        "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": refusals}));
-                    continue;
-                }
-                outln!(out, "{p}: OK (version {}, {} keys, {} tensors)", f.version(), f.kv_count(), f.tensor_count());
-                for r in refusals {
-                    outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
-                }
-            }
+        let opened = if crate::remote::is_remote(path) {
+            crate::remote::open(path).map(|(f, stats)| {
+                crate::remote::report(path, stats.requests, stats.bytes_fetched, stats.file_len);
+                report(&f, path, args, &mut out, &mut reports)
+            })
+        } else {
+            Gguf::open(path).map(|f| report(&f, path, args, &mut out, &mut reports)).map_err(anyhow::Error::from)
+        };
+        match opened {
+            Ok(valid) => bad += usize::from(!valid?),
             Err(e) => {
                 bad += 1;
+                let e = e.to_string();
                 if args.json {
-                    reports.push(json!({"path": p.to_string(), "valid": false, "error": e.to_string()}));
+                    reports.push(json!({"path": p.to_string(), "valid": false, "error": e}));
                 } else {
                     outln!(out, "{p}: INVALID: {e}");
                 }

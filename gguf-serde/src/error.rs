@@ -1136,6 +1136,20 @@ impl Error {
     }
 
     /// An error that happened in the shard at `path`.
+    /// Names the remote file in an I/O error: `reading metadata` becomes `reading metadata of
+    /// URL`; an error that says nothing yet gets `reading URL`.
+    #[cfg(feature = "remote")]
+    pub(crate) fn of_url(mut self, url: &str) -> Error {
+        if matches!(self.kind(), ErrorKind::Io(_)) {
+            let action = match self.0.cx.action.take() {
+                Some(a) => format!("{a} of {url}"),
+                None => format!("reading {url}"),
+            };
+            self.0.cx.action = Some(action);
+        }
+        self
+    }
+
     pub(crate) fn in_shard(mut self, path: &Path) -> Error {
         self.0.cx.shard.get_or_insert_with(|| path.to_path_buf());
         self

@@ -62,6 +62,8 @@ pub(crate) mod atomic;
 pub use atomic::remove_temporaries;
 mod feed;
 mod parse;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod sharded;
 mod value;
 mod write;

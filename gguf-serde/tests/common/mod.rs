@@ -6,6 +6,8 @@
 //! u32 n_dims, u64 ne[n_dims], u32 ggml type, u64 offset), zero padding to the alignment, data.
 #![allow(dead_code)]
 
+pub mod range_server;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

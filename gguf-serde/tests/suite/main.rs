@@ -15,6 +15,7 @@ mod model_derive;
 mod model_props;
 mod model_stream;
 mod model_write;
+mod remote;
 mod resources;
 mod roundtrip_props;
 mod serde_hostile;

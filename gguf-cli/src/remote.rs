@@ -1,0 +1,65 @@
+//! Remote files for `inspect` and `validate`: `https://…`, `http://…` and
+//! `hf://OWNER/REPO[@REVISION]/PATH` are read with HTTP range requests (header, key/value pairs
+//! and tensor infos only; cargo feature `remote`, on by default).
+
+use std::path::Path;
+
+/// Whether a command-line file argument names a remote file: it starts with `http://`,
+/// `https://` or `hf://` (a local path that does would need `./` in front).
+pub fn is_remote(path: &Path) -> bool {
+    path.to_str().is_some_and(|s| ["http://", "https://", "hf://"].iter().any(|p| s.starts_with(p)))
+}
+
+/// Says on standard error what reading a remote file cost, so that standard output is what the
+/// same command prints for the file on disk.
+pub fn report(url: &Path, requests: u64, bytes_fetched: u64, file_len: u64) {
+    eprintln!(
+        "{}: fetched {bytes_fetched} bytes of {file_len} in {requests} range request{}",
+        url.display(),
+        if requests == 1 { "" } else { "s" }
+    );
+}
+
+/// The options of the requests: the defaults, with the timeout from `GGUF_HTTP_TIMEOUT`
+/// (seconds) when it is set.
+#[cfg(feature = "remote")]
+fn options() -> anyhow::Result<gguf_serde::container::remote::RemoteOptions> {
+    use anyhow::Context;
+    let mut o = gguf_serde::container::remote::RemoteOptions::default();
+    if let Ok(s) = std::env::var("GGUF_HTTP_TIMEOUT") {
+        let secs: f64 = s
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v > 0.0)
+            .with_context(|| format!("GGUF_HTTP_TIMEOUT={s:?}: expected a positive number of seconds"))?;
+        o = o.timeout(std::time::Duration::from_secs_f64(secs));
+    }
+    Ok(o)
+}
+
+/// Reads the metadata of the remote file `url`.
+///
+/// # Errors
+/// What [`gguf_serde::Gguf::from_url`] returns, with the URL as context.
+#[cfg(feature = "remote")]
+pub fn open(
+    url: &Path,
+) -> anyhow::Result<(gguf_serde::Gguf<gguf_serde::container::MetadataOnly>, gguf_serde::container::remote::RemoteStats)>
+{
+    let url = url.to_str().unwrap_or_default();
+    Ok(gguf_serde::Gguf::from_url(url, &options()?)?)
+}
+
+/// Without the `remote` feature a URL is refused with a message saying so.
+#[cfg(not(feature = "remote"))]
+pub fn open(url: &Path) -> anyhow::Result<(gguf_serde::Gguf<gguf_serde::container::MetadataOnly>, Stats)> {
+    anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", url.display())
+}
+
+/// Stand-in for the statistics without the `remote` feature.
+#[cfg(not(feature = "remote"))]
+pub struct Stats {
+    pub requests: u64,
+    pub bytes_fetched: u64,
+    pub file_len: u64,
+}

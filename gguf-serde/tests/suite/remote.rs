@@ -1,0 +1,128 @@
+//! Remote reading (`Gguf::from_url`, cargo feature `remote`) against a local HTTP server that
+//! serves byte ranges (`common::range_server`), and each way the server can get ranges wrong.
+//! The expected reading of a file is that of the same bytes in memory (`Gguf::from_slice`, the
+//! reader the rest of this suite checks against the spec and ggml).
+#![cfg(feature = "remote")]
+
+use std::time::Duration;
+
+use gguf_serde::container::remote::{RemoteError, RemoteOptions};
+use gguf_serde::Gguf;
+
+use crate::common::range_server::{Behaviour, RangeServer};
+use crate::common::{gt, ty, with_deadline, B};
+
+/// A file whose metadata is `tokens` strings long and whose one tensor has `data` bytes (F32).
+fn file(tokens: u64, data: usize) -> Vec<u8> {
+    let mut b = B::le();
+    b.header(3, 1, 2);
+    b.kv("general.architecture", ty::STRING).str("llama");
+    b.kv("tokenizer.ggml.tokens", ty::ARRAY).arr(ty::STRING, tokens);
+    for i in 0..tokens {
+        b.str(format!("token-{i}"));
+    }
+    b.tensor("w", &[(data / 4) as u64], gt::F32, 0);
+    b.pad(32);
+    b.data(data, 7);
+    b.bytes()
+}
+
+/// What a reading holds, to compare a remote reading with the local one.
+fn describe<S: gguf_serde::container::Source>(g: &Gguf<S>) -> String {
+    let mut s = format!("v{} a{} d{} len{}\n", g.version(), g.alignment(), g.data_offset(), g.file_len());
+    for kv in g.metadata() {
+        s += &format!("{} {:?}\n", kv.key, kv.value.to_owned_value());
+    }
+    for t in g.tensors() {
+        s += &format!("{} {} {:?} {} {}\n", t.name, t.dtype.name(), &*t.shape, t.relative_offset, t.nbytes);
+    }
+    s
+}
+
+fn remote_error(e: &gguf_serde::Error) -> RemoteError {
+    RemoteError::find(e).unwrap_or_else(|| panic!("not a RemoteError: {e}")).clone()
+}
+
+#[test]
+fn reads_the_metadata_without_the_tensor_data() {
+    let bytes = file(20_000, 8 << 20);
+    let local = Gguf::from_slice(&bytes).unwrap();
+    let server = RangeServer::start(bytes.clone(), Behaviour::Ranges);
+    let opts = RemoteOptions::default().request_sizes(16 * 1024, 1 << 20);
+    let (remote, stats) = Gguf::from_url(&server.url("m.gguf"), &opts).unwrap();
+    assert_eq!(describe(&remote), describe(&local));
+    assert_eq!(stats.file_len, bytes.len() as u64);
+    assert_eq!(stats.bytes_fetched, server.bytes_sent());
+    assert_eq!(stats.requests, server.requests());
+    // The metadata is about 250 KB: several growing requests, and no more than one request's
+    // worth (1 MiB) past the tensor infos, of a 8 MiB file.
+    assert!(stats.requests > 2, "{stats:?}");
+    assert!(stats.bytes_fetched < local.tensor_infos_end() + (1 << 20), "{stats:?}");
+}
+
+#[test]
+fn a_small_file_is_read_in_one_request_and_a_redirect_is_followed() {
+    let bytes = file(10, 4096);
+    let server = RangeServer::start(bytes.clone(), Behaviour::RedirectOnce);
+    let (remote, stats) = Gguf::from_url(&server.url("moved/m.gguf"), &RemoteOptions::default()).unwrap();
+    assert_eq!(describe(&remote), describe(&Gguf::from_slice(&bytes).unwrap()));
+    // One redirect and one range request for the whole (small) file.
+    assert_eq!((stats.requests, stats.bytes_fetched), (1, bytes.len() as u64));
+    assert_eq!(server.requests(), 2);
+}
+
+#[test]
+fn a_malformed_remote_file_gives_the_local_error() {
+    let mut bytes = file(1000, 4096);
+    bytes.truncate(5000);
+    let local = Gguf::from_slice(&bytes).unwrap_err();
+    let server = RangeServer::start(bytes, Behaviour::Ranges);
+    let opts = RemoteOptions::default().request_sizes(1024, 4096);
+    let remote = Gguf::from_url(&server.url("m.gguf"), &opts).unwrap_err();
+    assert!(local.as_format().is_some(), "{local}");
+    assert_eq!(format!("{:?}", remote.as_format()), format!("{:?}", local.as_format()), "{remote} vs {local}");
+}
+
+#[test]
+fn each_range_mistake_is_a_typed_error() {
+    let bytes = file(2000, 4096);
+    let opts = RemoteOptions::default().request_sizes(1024, 4096);
+    let cases: &[(Behaviour, fn(&RemoteError) -> bool)] = &[
+        (Behaviour::NoRanges, |e| matches!(e, RemoteError::NoRangeSupport { status: 200, .. })),
+        (Behaviour::NotFound, |e| matches!(e, RemoteError::Status { status: 404, start: 0, end: 1023 })),
+        (Behaviour::ShortBody, |e| {
+            matches!(e, RemoteError::WrongLength { start: 0, expected: 1024, got: 512, more: false, .. })
+        }),
+        (Behaviour::LongBody, |e| matches!(e, RemoteError::WrongLength { expected: 1024, got: 1024, more: true, .. })),
+        (Behaviour::WrongStart, |e| matches!(e, RemoteError::WrongRange { start: 0, end: 1023, .. })),
+        // The first answer gives the length; the second one changes it.
+        (Behaviour::ChangingTotal, |e| matches!(e, RemoteError::WrongRange { start: 1024, .. })),
+        (Behaviour::RedirectLoop, |e| matches!(e, RemoteError::TooManyRedirects { max: 10 })),
+    ];
+    for (behaviour, ok) in cases {
+        let server = RangeServer::start(bytes.clone(), *behaviour);
+        let e = Gguf::from_url(&server.url("m.gguf"), &opts).unwrap_err();
+        let r = remote_error(&e);
+        assert!(ok(&r), "{behaviour:?}: {r:?} ({e})");
+        // Nothing was read whole: a server without ranges sent the file, but it was not taken.
+        assert!(e.to_string().contains(&server.base), "{behaviour:?}: the error names the URL: {e}");
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let server = RangeServer::start(file(10, 64), Behaviour::Stall);
+    let url = server.url("m.gguf");
+    let e = with_deadline(Duration::from_secs(60), move || {
+        Gguf::from_url(&url, &RemoteOptions::default().timeout(Duration::from_millis(500))).unwrap_err()
+    });
+    assert_eq!(remote_error(&e), RemoteError::Timeout(Duration::from_millis(500)));
+}
+
+#[test]
+fn urls_that_are_not_remote_files_are_refused() {
+    for url in ["ftp://x/y.gguf", "hf://owner", "hf://owner/repo", "model.gguf"] {
+        let e = Gguf::from_url(url, &RemoteOptions::default()).unwrap_err();
+        assert!(matches!(remote_error(&e), RemoteError::BadUrl { .. }), "{url}: {e}");
+    }
+}
