@@ -1,22 +1,42 @@
 #!/usr/bin/env bash
 # Compiles the C harnesses of tests/harness/ against the llama.cpp build of scripts/build-llama.sh
-# (which it runs for the libraries it needs; the first time that builds ggml-base, about a minute).
-# Usage: scripts/build-harness.sh
-# Writes target/harness/ggml_read (git-ignored), linked to the cached libggml-base.so with an
-# rpath, recompiled only when its source or the library is newer. Prints target/harness on stdout,
-# last, so that `h=$(scripts/build-harness.sh); "$h/ggml_read" FILE` works.
+# (which it runs for the libraries it needs; the first time that builds ggml-base and llama, some
+# minutes), or against the build in GGUF_LLAMA_CPP_DIR when that is set (as the tests set it).
+# Usage: [GGUF_LLAMA_CPP_DIR=DIR] scripts/build-harness.sh
+# Writes, git-ignored, each linked to the build's shared libraries with an rpath and recompiled only
+# when its source or a library it links is newer:
+#   target/harness/ggml_read    tests/harness/ggml_read.c, against libggml-base.so
+#   target/harness/llama_run    tests/harness/llama_run.c, against libllama.so (and libggml*.so)
+# Prints target/harness on stdout, last, so that `h=$(scripts/build-harness.sh); "$h/ggml_read" FILE`
+# works. The interop tests (tests/src/lib.rs, `llama_run`) run this script themselves.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-llama=$(scripts/build-llama.sh ggml-base)
+if [ -n "${GGUF_LLAMA_CPP_DIR:-}" ]; then
+  llama=$GGUF_LLAMA_CPP_DIR
+else
+  llama=$(scripts/build-llama.sh ggml-base llama | tail -1)
+fi
 out="$root/target/harness"
 mkdir -p "$out"
 lib="$llama/build/bin"
-src=tests/harness/ggml_read.c
-if [ ! -x "$out/ggml_read" ] || [ "$src" -nt "$out/ggml_read" ] || [ "$lib/libggml-base.so" -nt "$out/ggml_read" ]; then
-  ${CC:-cc} -O2 -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L \
-    -I"$llama/src/ggml/include" "$src" -o "$out/ggml_read.tmp" \
-    -L"$lib" -lggml-base -Wl,-rpath,"$lib" -lm
-  mv "$out/ggml_read.tmp" "$out/ggml_read"
-fi
+cflags=(-O2 -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L)
+
+# build NAME LIBRARY -lLIB...: compiles tests/harness/NAME.c into target/harness/NAME if stale.
+build() {
+  local name=$1 newest=$2
+  shift 2
+  local src="tests/harness/$name.c"
+  if [ ! -f "$lib/$newest" ]; then
+    echo "build-harness.sh: no $lib/$newest (build llama.cpp: scripts/build-llama.sh)" >&2
+    exit 1
+  fi
+  if [ ! -x "$out/$name" ] || [ "$src" -nt "$out/$name" ] || [ "$lib/$newest" -nt "$out/$name" ]; then
+    ${CC:-cc} "${cflags[@]}" -I"$llama/src/include" -I"$llama/src/ggml/include" "$src" \
+      -o "$out/$name.tmp.$$" -L"$lib" "$@" -Wl,-rpath,"$lib" -lm
+    mv "$out/$name.tmp.$$" "$out/$name"
+  fi
+}
+build ggml_read libggml-base.so -lggml-base
+build llama_run libllama.so -lllama -lggml -lggml-base
 echo "$out"

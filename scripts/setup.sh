@@ -11,6 +11,8 @@
 #                     the targets the tests use, `llama-quantize` today (about 15-20 minutes on 2
 #                     cores the first time; a no-op printing its directory after that).
 #                     scripts/test.sh exports that directory as GGUF_LLAMA_CPP_DIR.
+#   target/harness/   the C harnesses of tests/harness/ (ggml_read, llama_run), compiled against
+#                     that build by scripts/build-harness.sh (seconds; the tests also run it)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -25,3 +27,4 @@ fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
 PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null
 scripts/build-llama.sh llama-quantize >/dev/null
+GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh llama-quantize | tail -1) scripts/build-harness.sh >/dev/null

@@ -10,8 +10,10 @@
 //!   `<workspace>/.venv/bin/python` (which `scripts/setup.sh` creates).
 //! - `GGUF_MODELS`: the folder of real models; default `<workspace>/models` (made by
 //!   `scripts/setup.sh`, which runs `scripts/fetch-gemma.sh` and `scripts/fetch-corpus.sh`).
-//! - `GGUF_LLAMA_CPP_DIR`: a llama.cpp build (its `build/bin/llama-quantize`); default the cache
-//!   folder the llama.cpp build script fills ([`LLAMA_CPP_CACHE`] under `$HOME/.cache/gguf-serde`).
+//! - `GGUF_LLAMA_CPP_DIR`: a llama.cpp build (its `build/bin/llama-quantize`, `libllama.so`, ...);
+//!   default the cache folder the llama.cpp build script fills ([`LLAMA_CPP_CACHE`] under
+//!   `$HOME/.cache/gguf-serde`). The C harnesses of `tests/harness/` are compiled against it
+//!   ([`llama_run_harness`]).
 //! - `GGUF_SKIP_PYTHON=1`, `GGUF_SKIP_MODELS=1`: the tests that need Python or models [`skip`].
 //!
 //! A missing interpreter, model or llama.cpp build fails the test, except that `GGUF_SKIP_*` (or,
@@ -98,16 +100,116 @@ pub fn llama_quantize() -> Option<PathBuf> {
 /// A program of the llama.cpp build (`llama-quantize`, `llama-gguf-split`, ...), found as
 /// [`llama_quantize`] finds `llama-quantize`.
 pub fn llama_tool(name: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("GGUF_LLAMA_CPP_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-        home.join(".cache/gguf-serde").join(LLAMA_CPP_CACHE)
-    });
-    let p = dir.join("build/bin").join(name);
+    let p = llama_cpp_dir().join("build/bin").join(name);
     if p.is_file() {
         return Some(p);
     }
     skip(&format!("no {name} at {} (build llama.cpp: scripts/build-llama.sh, or set GGUF_LLAMA_CPP_DIR)", p.display()));
     None
+}
+
+/// The llama.cpp build the tests use: `GGUF_LLAMA_CPP_DIR`, else [`LLAMA_CPP_CACHE`] under
+/// `$HOME/.cache/gguf-serde` (it may not exist).
+pub fn llama_cpp_dir() -> PathBuf {
+    std::env::var_os("GGUF_LLAMA_CPP_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        home.join(".cache/gguf-serde").join(LLAMA_CPP_CACHE)
+    })
+}
+
+/// The `llama_run` harness (`tests/harness/llama_run.c`: libllama loads a model, evaluates a
+/// prompt and greedy-generates), compiled by `scripts/build-harness.sh` against the build of
+/// [`llama_cpp_dir`] once per test process (a no-op when it is up to date). `None` (after
+/// [`skip`]) if that build has no `libllama.so`; a failing compilation fails the test.
+pub fn llama_run_harness() -> Option<PathBuf> {
+    static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let dir = llama_cpp_dir();
+    if !dir.join("build/bin/libllama.so").is_file() {
+        skip(&format!(
+            "no libllama.so in {} (build llama.cpp: scripts/build-llama.sh, or set GGUF_LLAMA_CPP_DIR)",
+            dir.join("build/bin").display()
+        ));
+        return None;
+    }
+    let built = BUILT.get_or_init(|| {
+        let o = Command::new(workspace_root().join("scripts/build-harness.sh"))
+            .env("GGUF_LLAMA_CPP_DIR", &dir)
+            .output()
+            .map_err(|e| format!("running scripts/build-harness.sh: {e}"))?;
+        if !o.status.success() {
+            return Err(format!("scripts/build-harness.sh failed:\n{}", String::from_utf8_lossy(&o.stderr)));
+        }
+        let out = String::from_utf8_lossy(&o.stdout);
+        Ok(PathBuf::from(out.lines().last().unwrap_or_default().trim()).join("llama_run"))
+    });
+    match built {
+        Ok(p) => Some(p.clone()),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// What the `llama_run` harness printed for one model (the format is in its source's header).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LlamaRun {
+    /// The vocabulary size libllama reports.
+    pub n_vocab: usize,
+    /// Per decode (0: after the prompt, `i`: after the `i`-th generated token): the FNV-1a 64 hash
+    /// of the logits' bytes (equal hashes: bit-identical logits) and their argmax.
+    pub logits: Vec<(u64, u32)>,
+    /// The largest logits after the prompt, largest first: (token id, f32 bit pattern).
+    pub top: Vec<(u32, u32)>,
+    /// The greedy-generated token ids, in order.
+    pub generated: Vec<u32>,
+}
+
+/// Runs the `harness` ([`llama_run_harness`]) on `model` (a file, or a split model's first
+/// shard) with the `prompt` token ids, generating `n_gen` tokens on 2 threads in a 64-token
+/// context. Runs one at a time in this process (the machine has few cores, and a model's memory
+/// is better held once). `Err` with libllama's messages (the harness's stderr) if it exits with a
+/// failure, as it does when the model does not load.
+pub fn llama_run(harness: &Path, model: &Path, prompt: &[u32], n_gen: usize) -> Result<LlamaRun, String> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cmd = Command::new(harness);
+    cmd.args(["--threads", "2", "--n-ctx", "64", "--gen", &n_gen.to_string(), "--top", "5"]).arg(model);
+    cmd.args(prompt.iter().map(u32::to_string));
+    let o = output_with_deadline(&mut cmd, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    if !o.status.success() {
+        return Err(format!("llama_run exited with {}:\n{stderr}", o.status));
+    }
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let bad = |line: &str| format!("llama_run printed an unexpected line {line:?}; stderr:\n{stderr}");
+    let num = |s: &str, line: &str| s.parse::<u32>().map_err(|_| bad(line));
+    let hex = |s: &str, line: &str| u32::from_str_radix(s.trim_start_matches("0x"), 16).map_err(|_| bad(line));
+    let mut run = LlamaRun { n_vocab: 0, logits: Vec::new(), top: Vec::new(), generated: Vec::new() };
+    for line in stdout.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        match f.as_slice() {
+            ["n_vocab", n] => run.n_vocab = num(n, line)? as usize,
+            ["logits", step, hash, arg] => {
+                if num(step, line)? as usize != run.logits.len() {
+                    return Err(bad(line));
+                }
+                let h = u64::from_str_radix(hash, 16).map_err(|_| bad(line))?;
+                run.logits.push((h, num(arg, line)?));
+            }
+            ["top", rest @ ..] => {
+                for pair in rest {
+                    let (id, bits) = pair.split_once(':').ok_or_else(|| bad(line))?;
+                    run.top.push((num(id, line)?, hex(bits, line)?));
+                }
+            }
+            ["generated", ids @ ..] => {
+                run.generated = ids.iter().map(|id| num(id, line)).collect::<Result<_, _>>()?;
+            }
+            _ => return Err(bad(line)),
+        }
+    }
+    if run.n_vocab == 0 || run.logits.len() != n_gen + 1 || run.generated.len() != n_gen {
+        return Err(format!("llama_run's output is incomplete:\n{stdout}\nstderr:\n{stderr}"));
+    }
+    Ok(run)
 }
 
 /// A fresh temporary folder `<target>/test-tmp/<name>-<pid>-<n>`, removed with everything in it

@@ -11,6 +11,7 @@ mod derive_llama;
 mod derive_order;
 mod gemma;
 mod interop_gguf_py;
+mod llama_run;
 mod quantize_llama;
 mod resources_models;
 mod serde_gemma;
