@@ -290,6 +290,7 @@ impl HttpRangeReader {
         let first = r.next_request;
         let (_, total) = r.fetch(0, first, None)?;
         r.len = total;
+        r.next_request = first.saturating_mul(2).min(options.max_request);
         Ok(r)
     }
 

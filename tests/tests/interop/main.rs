@@ -13,6 +13,7 @@ mod gemma;
 mod interop_gguf_py;
 mod llama_run;
 mod quantize_llama;
+mod remote_gemma;
 mod resources_models;
 mod serde_gemma;
 mod serde_llama;
