@@ -9,7 +9,7 @@
 //! `{arch}` is also how the serde mapping spells the architecture in a field name
 //! ([`MetadataOptions`](crate::MetadataOptions), [`ARCH`](crate::ARCH)), so a template without
 //! other placeholders is a valid dotted serde field name. (A `#[serde(rename = …)]` attribute
-//! takes a literal, not a constant: the typed structs in [`metadata::standard`] spell the same
+//! takes a literal, not a constant: the typed structs in [`metadata::standard`](crate::metadata::standard) spell the same
 //! strings, and their tests check them against this registry.)
 //!
 //! ```
