@@ -28,9 +28,11 @@ pub struct SetArgs {
     #[arg(allow_hyphen_values = true)]
     value: String,
     /// The value's type: u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool or string. Without
-    /// it, an existing key keeps its type; a new key gets one inferred from the text: true/false
-    /// → bool, an integer → u32 (i32 if negative; u64/i64 if it does not fit), a decimal number →
-    /// f32, anything else → string.
+    /// it, a standard key (one gguf-py defines: `llama.rope.freq_base`, `general.file_type`, …)
+    /// gets the type llama.cpp reads it as, even if the file holds another; another existing key
+    /// keeps its type; a new key gets one inferred from the text: true/false → bool, an integer →
+    /// u32 (i32 if negative; u64/i64 if it does not fit), a decimal number → f32, anything else →
+    /// string.
     #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
     ty: Option<ValueType>,
     /// Print what would change (`~ key KEY: TYPE = OLD -> TYPE = NEW`, or `+ key KEY: TYPE =

@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::out::{outln, Out};
 
 use gguf_serde::container::Source;
+use gguf_serde::format::keys;
 use gguf_serde::Gguf;
 
 /// Arguments of `gguf validate`.
@@ -18,7 +19,9 @@ pub struct Args {
     files: Vec<PathBuf>,
     /// Also refuse what the spec allows but ggml's reader (llama.cpp) refuses: tensor offsets
     /// other than the running sum of padded sizes, tensor names of 64 bytes or more, empty
-    /// tensor names. Without it these are printed as warnings and the file counts as valid.
+    /// tensor names, and standard keys stored with a type llama.cpp's loader refuses (the
+    /// registry of standard keys; `{arch}` keys of the file's `general.architecture`). Without it
+    /// these are printed as warnings and the file counts as valid.
     #[arg(long)]
     ggml: bool,
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
@@ -50,6 +53,7 @@ fn ggml_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
         }
         expected = (t.relative_offset + t.nbytes).div_ceil(align) * align;
     }
+    out.extend(key_type_refusals(f));
     out
 }
 
@@ -81,6 +85,31 @@ fn report<S: Source>(
         outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
     }
     Ok(true)
+}
+
+/// The standard keys of `f` stored with a type llama.cpp refuses: `key K has type T, llama.cpp
+/// expects E`. `{arch}` keys count only for the file's own architecture (`general.architecture`):
+/// llama.cpp reads no other.
+fn key_type_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    let arch = f.get(keys::GENERAL_ARCHITECTURE).and_then(|v| v.as_str());
+    f.metadata()
+        .filter_map(|kv| {
+            let m = keys::lookup(kv.key)?;
+            if m.arch.is_some() && m.arch != arch {
+                return None;
+            }
+            let elem = kv.value.as_array().map(|a| a.elem_type());
+            (!m.spec.ty.accepts(kv.value.value_type(), elem)).then(|| {
+                format!(
+                    "key {}: stored as {}, but llama.cpp expects {} (standard key {})",
+                    kv.key,
+                    kv.value.type_name(),
+                    m.spec.ty,
+                    m.spec.key
+                )
+            })
+        })
+        .collect()
 }
 
 /// Opens each file with full validation; prints `OK` or the error per file.

@@ -882,6 +882,24 @@ pub enum EditError {
         text: String,
     },
 
+    /// A text that does not parse as the type the registry of standard keys gives the key
+    /// ([`format::keys`](crate::format::keys): the type llama.cpp reads it as).
+    #[error(
+        "cannot edit {key:?}: {text:?} is not a valid {expected}, the type of the standard key {template} \
+         (llama.cpp refuses another type); give --type to write another type anyway"
+    )]
+    #[non_exhaustive]
+    BadStandardValue {
+        /// The key.
+        key: String,
+        /// The text given.
+        text: String,
+        /// The registry's template of the key (`{arch}.rope.freq_base`).
+        template: &'static str,
+        /// The type the registry gives it.
+        expected: crate::format::keys::KeyType,
+    },
+
     /// An array value to be set from text.
     #[error("cannot edit {key:?}: arrays cannot be set from text; give a scalar --type to replace it")]
     #[non_exhaustive]
@@ -964,6 +982,7 @@ impl Error {
                 EditError::NoSuchKey { key, .. }
                 | EditError::KeyExists { key, .. }
                 | EditError::BadValue { key, .. }
+                | EditError::BadStandardValue { key, .. }
                 | EditError::IntegerTooLarge { key, .. }
                 | EditError::ArrayFromText { key } => key,
             }),

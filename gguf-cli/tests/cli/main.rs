@@ -13,6 +13,7 @@ mod output_errors;
 mod outputs_and_odd_files;
 mod quantize;
 mod remote;
+mod standard_keys;
 
 /// How long one run of the tool may take before the test fails as a hang (a watchdog, not a
 /// speed check: the slowest run, quantizing Gemma 3 on 2 threads, takes well under a minute).

@@ -8,7 +8,8 @@
 //! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
 //! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
 //!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`], [`MAX_ALIGNMENT`]);
-//! - [`keys`]: the well-known metadata keys the container and the tools act on.
+//! - [`keys`]: the standard metadata keys (every key gguf-py defines), each with the GGUF type
+//!   llama.cpp reads it as, and [`keys::lookup`] to resolve a concrete key.
 //!
 //! Spec: ggml `docs/gguf.md`, "File Structure".
 

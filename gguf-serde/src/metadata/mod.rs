@@ -22,6 +22,7 @@
 mod de;
 mod options;
 mod ser;
+pub mod standard;
 mod value_serde;
 
 pub use de::{from_gguf, from_reader, from_slice, from_value};

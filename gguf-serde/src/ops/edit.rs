@@ -184,19 +184,43 @@ pub(crate) fn rewrite_with<O: Write>(
 ///
 /// - With `ty`: as that type. Integers must fit (`u8` 0–255, …); floats are Rust float syntax
 ///   (`inf`, `NaN` included); `bool` is `true`/`false`/`1`/`0`; `string` takes the text as is.
-/// - Without `ty`, for a key that exists (`existing`): as the existing value's type (not for
-///   arrays).
+/// - Without `ty`, for a standard key ([`format::keys::lookup`](crate::format::keys::lookup)
+///   knows it: `llama.rope.freq_base`, `general.file_type`, …): as the type the registry gives
+///   it, the type llama.cpp reads, whatever type the file holds now (so a key stored with a
+///   type llama.cpp refuses is rewritten with the right one). A per-layer key
+///   (`{arch}.attention.head_count`) takes its scalar type; an array key cannot be set from text.
+/// - Without `ty`, for another key that exists (`existing`): as the existing value's type (not
+///   for arrays).
 /// - Without `ty`, for a new key, the type is inferred: `true`/`false` → bool; an integer →
 ///   `u32` if it fits, `i32` if negative and fits, else `u64`/`i64`; a number with a decimal
 ///   point or exponent → `f32`; anything else → string. (u32 and f32 are the types of nearly
 ///   all numeric GGUF keys, `general.alignment` included.)
 ///
 /// # Errors
-/// [`EditError`] (with `key`) if the text does not parse as the type, or the type is an array.
+/// [`EditError`] (with `key`) if the text does not parse as the type (`BadStandardValue`, naming
+/// the registry's type, for a standard key), or the type is an array.
 pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Option<ValueRef<'_>>) -> Result<Value> {
-    let bad = |ty: &'static str| Error::from(EditError::BadValue { key: key.to_owned(), text: text.to_owned(), ty });
+    let standard = match ty {
+        None => crate::format::keys::lookup(key).map(|m| m.spec),
+        Some(_) => None,
+    };
+    let bad = |ty: &'static str| {
+        Error::from(match standard {
+            Some(spec) => EditError::BadStandardValue {
+                key: key.to_owned(),
+                text: text.to_owned(),
+                template: spec.key,
+                expected: spec.ty,
+            },
+            None => EditError::BadValue { key: key.to_owned(), text: text.to_owned(), ty },
+        })
+    };
     let ty = match (ty, existing) {
         (Some(t), _) => t,
+        (None, _) if standard.is_some() => match standard.and_then(|s| s.ty.scalar()) {
+            Some(t) => t,
+            None => return Err(EditError::ArrayFromText { key: key.to_owned() }.into()),
+        },
         (None, Some(v)) => v.value_type(),
         (None, None) => {
             return infer(text)

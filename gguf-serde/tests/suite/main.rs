@@ -23,6 +23,7 @@ mod serde_layouts;
 mod serde_mapping;
 mod serde_proptest;
 mod shard;
+mod standard_keys;
 mod validation;
 mod writer;
 

@@ -87,7 +87,8 @@ fn a_malformed_remote_file_gives_the_local_error() {
 fn each_range_mistake_is_a_typed_error() {
     let bytes = file(2000, 4096);
     let opts = RemoteOptions::default().request_sizes(1024, 4096);
-    let cases: &[(Behaviour, fn(&RemoteError) -> bool)] = &[
+    type Check = fn(&RemoteError) -> bool;
+    let cases: &[(Behaviour, Check)] = &[
         (Behaviour::NoRanges, |e| matches!(e, RemoteError::NoRangeSupport { status: 200, .. })),
         (Behaviour::NotFound, |e| matches!(e, RemoteError::Status { status: 404, start: 0, end: 1023 })),
         (Behaviour::ShortBody, |e| {

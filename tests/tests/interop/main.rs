@@ -18,3 +18,4 @@ mod resources_models;
 mod serde_gemma;
 mod serde_llama;
 mod split_llama;
+mod standard_keys;
