@@ -49,11 +49,13 @@ const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 /// llama-quantize's `--dry-run` choice for each tensor, `(name, ggml type name upper-cased)` in
 /// its order; `None` if it fails.
 fn llama_plan(lq: &Path, input: &Path, ftype: &str, pure: bool) -> Option<Vec<(String, String)>> {
+    llama_plan_with(lq, input, ftype, if pure { &["--pure"] } else { &[] })
+}
+
+/// [`llama_plan`] with the options `args` (e.g. `--imatrix FILE`).
+fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str]) -> Option<Vec<(String, String)>> {
     let mut cmd = Command::new(lq);
-    cmd.arg("--dry-run");
-    if pure {
-        cmd.arg("--pure");
-    }
+    cmd.arg("--dry-run").args(args);
     let o = cmd.arg(input).arg(ftype).output().expect("running llama-quantize");
     if !o.status.success() {
         return None;
@@ -368,6 +370,30 @@ fn smollm2_with_an_importance_matrix_is_byte_identical_to_llama_quantize() {
         "Q3_K_M",
         &imatrix_params(F::Q3_K_M, &dat, &["blk.1.", "attn_q"], &[]),
     );
+}
+
+/// With an importance matrix the mix rules change (IQ3_XXS `attn_v`/`ffn_down`, IQ4_NL/IQ4_XS
+/// and Q4_0/Q5_0 `ffn_down`): our plan is llama-quantize's `--dry-run --imatrix` for every file
+/// type, including those we cannot write (IQ1/IQ2/IQ3).
+#[test]
+fn smollm2_plans_with_an_importance_matrix_equal_llama_quantize() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let Some(gguf) = llama_imatrix(SMOLLM2, false) else { return };
+    let mut compared = 0;
+    for &ft in LlamaFileType::ALL {
+        let p = imatrix_params(ft, &gguf, &[], &[]);
+        let ours = our_plan(&input, &p);
+        match llama_plan_with(&lq, &input, ft.name(), &["--imatrix", gguf.to_str().unwrap()]) {
+            Some(theirs) => {
+                let ours = ours.unwrap_or_else(|e| panic!("{ft}: we fail ({e}), llama-quantize does not"));
+                assert_eq!(ours, theirs, "{ft} with an imatrix: per-tensor types differ");
+                compared += 1;
+            }
+            None => assert!(ours.is_err(), "{ft}: llama-quantize fails, we do not"),
+        }
+    }
+    assert!(compared >= 30, "only {compared} plans compared");
 }
 
 #[test]
