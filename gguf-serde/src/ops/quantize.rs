@@ -37,7 +37,11 @@
 //!
 //! [`TensorPlan::requires_imatrix`] marks the tensors llama-quantize refuses to write without an
 //! importance matrix (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, and Q2_K in a `Q2_K_S` file;
-//! never `token_embd`/`output`).
+//! never `token_embd`/`output`). With an importance matrix ([`QuantizeParams::imatrix`], see
+//! [`super::imatrix`]) a few mix rules change as llama-quantize's `has_imatrix` makes them: IQ3_XXS
+//! keeps `attn_v` at IQ3_XXS (not IQ3_S) and `ffn_down` at its default (not Q4_K/Q3_K);
+//! IQ4_NL/IQ4_XS no longer raise the first eighth of `ffn_down` to Q5_K; Q4_0 and Q5_0 raise it
+//! to Q4_1 and Q5_1.
 //!
 //! The model facts come from the metadata, as llama.cpp's loader reads them (with `--override-kv`
 //! values in force): `general.architecture`, `{arch}.block_count`, `{arch}.nextn_predict_layers`,

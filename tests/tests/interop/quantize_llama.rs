@@ -1,7 +1,9 @@
 //! `gguf_serde::ops::quantize::plan` and `ops::requant::requantize` against llama.cpp's own
 //! `llama-quantize` (found by `gguf_tests::llama_quantize`): the type it chose for each tensor
 //! (its `--dry-run` log) equals our plan for every file type, with and without `--pure`; the
-//! files it writes are byte-identical to ours where we have the quantizers.
+//! files it writes are byte-identical to ours where we have the quantizers, also with an
+//! importance matrix made by `llama-imatrix` (GGUF and legacy `.dat`, `--include-weights`,
+//! `--exclude-weights`), and the plans with one are its `--dry-run --imatrix` plans.
 //!
 //! The sources are the real models dequantized to F32 (and the quantized originals, which
 //! llama-quantize takes with `--allow-requantize`). In CI only SmolLM2-135M runs (every plan, a
