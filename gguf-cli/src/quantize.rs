@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use gguf_serde::ops::imatrix::Imatrix;
 use gguf_serde::ops::quantize::{
     plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
 };
@@ -111,13 +112,15 @@ pub struct QuantizeArgs {
     /// or str (repeatable).
     #[arg(long, value_name = "KEY=TYPE:VALUE")]
     override_kv: Vec<String>,
-    /// Use the importance matrix for this tensor only (needs --imatrix; repeatable).
+    /// Use the importance matrix only for tensors whose name contains NAME (repeatable; not
+    /// with --exclude-weights).
     #[arg(long, value_name = "NAME")]
     include_weights: Vec<String>,
-    /// Do not use the importance matrix for this tensor (needs --imatrix; repeatable).
+    /// Do not use the importance matrix for tensors whose name contains NAME (repeatable).
     #[arg(long, value_name = "NAME")]
     exclude_weights: Vec<String>,
-    /// An importance matrix: not supported yet (refused).
+    /// An importance matrix made by llama-imatrix, in its GGUF format or the legacy .dat
+    /// format. Its name is written to quantize.imatrix.file as given here.
     #[arg(long, value_name = "FILE")]
     imatrix: Option<PathBuf>,
     /// Accepted for llama-quantize's command lines: requantizing is always allowed.
@@ -244,9 +247,6 @@ fn params(
     (ftype, only_copy): (LlamaFileType, bool),
     threads: Option<usize>,
 ) -> anyhow::Result<QuantizeParams> {
-    if a.imatrix.is_some() {
-        bail!("--imatrix is not supported yet: gguf quantize has no importance-matrix quantization");
-    }
     if !a.include_weights.is_empty() && !a.exclude_weights.is_empty() {
         bail!("--include-weights and --exclude-weights cannot be used together");
     }
@@ -269,6 +269,12 @@ fn params(
     }
     for o in &a.override_kv {
         p.kv_overrides.push(KvOverride::parse(o)?);
+    }
+    if let Some(path) = &a.imatrix {
+        let mut m = Imatrix::open(path).with_context(|| format!("loading the importance matrix {}", path.display()))?;
+        m.exclude(&a.exclude_weights);
+        m.include_only(&a.include_weights);
+        p.imatrix = Some(std::sync::Arc::new(m));
     }
     Ok(p)
 }
@@ -315,7 +321,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         let tensors = plan(&src, &p).with_context(|| input.display().to_string())?;
         print_plan(&tensors)?;
         // The plan is printed either way; the status says whether the real run would go through.
-        check_plan(&tensors).with_context(|| format!("{}: the real run would fail", input.display()))?;
+        check_plan(&tensors, p.active_imatrix())
+            .with_context(|| format!("{}: the real run would fail", input.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let output = output.unwrap_or_else(|| {

@@ -826,6 +826,151 @@ pub enum QuantizeError {
         /// Why.
         reason: String,
     },
+
+    /// An importance matrix file ([`crate::ops::imatrix`]) that llama-quantize would refuse,
+    /// crash on or misread, or one that does not fit a tensor it is used for.
+    #[error("importance matrix: {problem}")]
+    #[non_exhaustive]
+    Imatrix {
+        /// What is wrong.
+        problem: ImatrixProblem,
+    },
+}
+
+/// What is wrong with an importance matrix ([`QuantizeError::Imatrix`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImatrixProblem {
+    /// A legacy `.dat` file ends inside an item: `needed` bytes at `offset`, fewer remain.
+    #[error("file truncated: {item} at offset {offset} needs {needed} bytes")]
+    #[non_exhaustive]
+    Truncated {
+        /// What was being read (`"entry count"`, `"name of entry 3"`, ...).
+        item: String,
+        /// Absolute byte offset of the item.
+        offset: u64,
+        /// Bytes it needs.
+        needed: u64,
+    },
+    /// No entries: a `.dat` entry count below 1, or a GGUF file with no tensors.
+    #[error("no entries")]
+    #[non_exhaustive]
+    NoEntries,
+    /// A length field of a `.dat` file that is negative (a name) or below 1 (a value count).
+    #[error("{item} has the invalid length {len}")]
+    #[non_exhaustive]
+    BadLength {
+        /// The field (`"name of entry 3"`, `"values of entry 3"`).
+        item: String,
+        /// The stored length.
+        len: i64,
+    },
+    /// An entry name that is not UTF-8 (no tensor can have it).
+    #[error("the name of entry {index} is not UTF-8")]
+    #[non_exhaustive]
+    NameNotUtf8 {
+        /// The entry, counting from 1.
+        index: u64,
+    },
+    /// A GGUF importance matrix without `imatrix.datasets`, `imatrix.chunk_count` and
+    /// `imatrix.chunk_size` (llama-quantize: "missing imatrix metadata").
+    #[error("missing imatrix metadata (imatrix.datasets, imatrix.chunk_count, imatrix.chunk_size)")]
+    #[non_exhaustive]
+    MissingMetadata,
+    /// A metadata key of the wrong type (`imatrix.chunk_count` and `imatrix.chunk_size` are
+    /// UINT32).
+    #[error("{key} has type {found}, expected {expected}")]
+    #[non_exhaustive]
+    KeyType {
+        /// The key.
+        key: String,
+        /// Its type.
+        found: String,
+        /// The type llama.cpp reads.
+        expected: &'static str,
+    },
+    /// `NAME.in_sum2` without `NAME.counts` or the other way round.
+    #[error("mismatched sums and counts for {entry}")]
+    #[non_exhaustive]
+    Unpaired {
+        /// The entry (tensor) name.
+        entry: String,
+    },
+    /// An `in_sum2` or `counts` tensor that is not F32.
+    #[error("{tensor} is {dtype}, expected F32")]
+    #[non_exhaustive]
+    NotF32 {
+        /// The imatrix tensor.
+        tensor: String,
+        /// Its type.
+        dtype: GgmlType,
+    },
+    /// A `counts` tensor whose length does not divide the `in_sum2` length into whole slices
+    /// (no counts, or more counts than sums).
+    #[error("{entry}: {counts} counts for {sums} sums (the sums must be whole slices, one per count)")]
+    #[non_exhaustive]
+    CountsLength {
+        /// The entry.
+        entry: String,
+        /// Elements of `in_sum2`.
+        sums: u64,
+        /// Elements of `counts`.
+        counts: u64,
+    },
+    /// A count that is NaN, infinite, negative or too large for an `i64`.
+    #[error("{entry}: invalid count {value} at index {index}")]
+    #[non_exhaustive]
+    BadCount {
+        /// The entry.
+        entry: String,
+        /// Index in the counts.
+        index: u64,
+        /// The stored count.
+        value: f64,
+    },
+    /// An entry whose counts are all zero: no activations were collected for it (llama-imatrix
+    /// does not write such an entry to a `.dat` file; llama-quantize would use weights of 1).
+    #[error("{entry}: every count is zero (no data)")]
+    #[non_exhaustive]
+    ZeroCounts {
+        /// The entry.
+        entry: String,
+    },
+    /// A NaN or infinite sum, or a weight that is not finite after dividing by its count
+    /// (llama-quantize: "imatrix contains non-finite value").
+    #[error("{entry}: non-finite value {value} at index {index}")]
+    #[non_exhaustive]
+    NonFinite {
+        /// The entry.
+        entry: String,
+        /// Index in the entry's values.
+        index: u64,
+        /// The value.
+        value: f32,
+    },
+    /// An entry whose length is not the tensor's `ne[0] × ne[2]` (llama-quantize: "imatrix size
+    /// N is different from tensor size M"; for the token embeddings it only warns and quantizes
+    /// without the matrix, and so does this crate).
+    #[error("imatrix size {found} is different from tensor size {expected} for {tensor}")]
+    #[non_exhaustive]
+    SizeMismatch {
+        /// The tensor.
+        tensor: String,
+        /// Values in the entry.
+        found: u64,
+        /// `ne[0] × ne[2]`.
+        expected: u64,
+    },
+    /// No entry for a tensor whose type needs one (llama-quantize: "Missing importance matrix
+    /// for tensor NAME in a very low-bit quantization").
+    #[error("missing importance matrix for tensor {tensor} in a very low-bit quantization ({target})")]
+    #[non_exhaustive]
+    MissingEntry {
+        /// The tensor.
+        tensor: String,
+        /// Its target type.
+        target: GgmlType,
+    },
 }
 
 impl QuantizeError {

@@ -85,8 +85,8 @@ pub use container::{
     Value, ValueRef, WriteOptions,
 };
 pub use error::{
-    AlignmentProblem, EditError, Error, ErrorKind, FormatError, Item, MetadataError, ModelError, QuantizeError, Result,
-    ShardError, WriteError,
+    AlignmentProblem, EditError, Error, ErrorKind, FormatError, ImatrixProblem, Item, MetadataError, ModelError,
+    QuantizeError, Result, ShardError, WriteError,
 };
 pub use format::{Endian, GgmlType, Ne, Shape, ValueType};
 pub use metadata::{

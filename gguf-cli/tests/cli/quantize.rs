@@ -51,19 +51,29 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let o = gguf(&["quantize", "-q", "--force", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "MXFP4"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("MXFP4 is a ggml tensor type, not a llama.cpp file type"));
-    let o = gguf(&[
-        "quantize",
-        "-q",
-        "--force",
-        "--imatrix",
-        "x.dat",
-        input.to_str().unwrap(),
-        out.to_str().unwrap(),
-        "Q4_0",
-    ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--imatrix is not supported yet"));
-    assert_eq!(std::fs::read(&out).unwrap(), bytes, "a refused run changed the output");
+    // A missing importance matrix, and a legacy .dat one cut inside its first name (entry count
+    // 1, name length 8, 3 of its bytes): refused before anything is written.
+    let cut = out.with_file_name("cut.dat");
+    std::fs::write(&cut, [1u8, 0, 0, 0, 8, 0, 0, 0, b'a', b'b', b'c']).unwrap();
+    for (imatrix, why) in [
+        ("no-such-imatrix.dat", "reading no-such-imatrix.dat"),
+        (cut.to_str().unwrap(), "file truncated: name of entry 1 at offset 8 needs 8 bytes"),
+    ] {
+        let o = gguf(&[
+            "quantize",
+            "-q",
+            "--force",
+            "--imatrix",
+            imatrix,
+            input.to_str().unwrap(),
+            out.to_str().unwrap(),
+            "Q4_0",
+        ]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("loading the importance matrix") && err.contains(why), "{err}");
+        assert_eq!(std::fs::read(&out).unwrap(), bytes, "a refused run changed the output");
+    }
 }
 
 #[test]
@@ -179,4 +189,40 @@ fn iq_types_without_a_quantizer_fail_cleanly() {
     // SmolLM2's 576-wide rows are no whole 256-blocks: IQ3_XS's middle-layer ffn_up rule falls back.
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("fallback from IQ3_XXS (mix: ffn_up)"), "{text}");
+}
+
+/// `gguf quantize --imatrix FILE --exclude-weights NAME` and llama-quantize with the same
+/// arguments write the same bytes (the file name goes into `quantize.imatrix.file` as given:
+/// both run in the same folder with the same relative name). The importance matrix is made by
+/// llama-imatrix from SmolLM2 on a short fixed text (2 chunks of 64 tokens).
+#[test]
+fn quantize_with_an_importance_matrix_as_llama_quantize() {
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let Some(imatrix) = gguf_tests::llama_tool("llama-imatrix") else { return };
+    let Some(path) = model("SmolLM2-135M-Instruct.Q4_1.gguf") else { return };
+    let dir = temp_dir("quantize_imatrix_cli");
+    let words = "a small model reads plain text about rivers mountains numbers cities and the sea";
+    let text: Vec<&str> = words.split(' ').cycle().take(400).collect();
+    std::fs::write(dir.join("text.txt"), text.join(" ")).unwrap();
+    let run = |cmd: &std::path::Path, args: &[&str]| {
+        let o = std::process::Command::new(cmd).current_dir(&*dir).args(args).output().unwrap();
+        assert!(o.status.success(), "{}: {}", cmd.display(), String::from_utf8_lossy(&o.stderr));
+    };
+    let model = path.to_str().unwrap();
+    let imx = ["-m", model, "-f", "text.txt", "-o", "im.gguf", "-c", "64", "--chunks", "2", "-t", "2", "--no-ppl"];
+    run(&imatrix, &imx);
+    let opts = ["--allow-requantize", "--imatrix", "im.gguf", "--exclude-weights", "attn_k"];
+    let mut theirs = opts.to_vec();
+    theirs.extend([model, "theirs.gguf", "Q4_K_S", "2"]);
+    run(&lq, &theirs);
+    let mut ours = vec!["quantize", "-q"];
+    ours.extend(opts);
+    ours.extend([model, "ours.gguf", "Q4_K_S", "2"]);
+    run(std::path::Path::new(env!("CARGO_BIN_EXE_gguf")), &ours);
+    let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+    assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
+    let f = Gguf::open(dir.join("ours.gguf")).unwrap();
+    assert_eq!(f.get("quantize.imatrix.file"), Some(ValueRef::String("im.gguf")));
+    assert_eq!(f.get("quantize.imatrix.dataset"), Some(ValueRef::String("text.txt")));
+    assert_eq!(f.get("quantize.imatrix.chunks_count"), Some(ValueRef::U32(2)));
 }

@@ -37,7 +37,11 @@
 //!
 //! [`TensorPlan::requires_imatrix`] marks the tensors llama-quantize refuses to write without an
 //! importance matrix (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, and Q2_K in a `Q2_K_S` file;
-//! never `token_embd`/`output`).
+//! never `token_embd`/`output`). With an importance matrix ([`QuantizeParams::imatrix`], see
+//! [`super::imatrix`]) a few mix rules change as llama-quantize's `has_imatrix` makes them: IQ3_XXS
+//! keeps `attn_v` at IQ3_XXS (not IQ3_S) and `ffn_down` at its default (not Q4_K/Q3_K);
+//! IQ4_NL/IQ4_XS no longer raise the first eighth of `ffn_down` to Q5_K; Q4_0 and Q5_0 raise it
+//! to Q4_1 and Q5_1.
 //!
 //! The model facts come from the metadata, as llama.cpp's loader reads them (with `--override-kv`
 //! values in force): `general.architecture`, `{arch}.block_count`, `{arch}.nextn_predict_layers`,
@@ -50,6 +54,7 @@ use std::str::FromStr;
 
 use regex::Regex;
 
+use super::imatrix::Imatrix;
 use crate::container::{Gguf, Source, TensorInfo, Value, ValueRef};
 use crate::error::{Error, QuantizeError, Result};
 use crate::format::{GgmlType, Ne};
@@ -388,9 +393,22 @@ pub struct QuantizeParams {
     /// Worker threads for the conversion (`None`: rayon's default, one per core). The output
     /// does not depend on it.
     pub threads: Option<usize>,
+    /// `--imatrix`: the importance matrix, after `--include-weights`/`--exclude-weights`
+    /// ([`Imatrix::include_only`], [`Imatrix::exclude`]). One with no entries left counts as
+    /// none, as in llama-quantize. With one, the mix rules change where llama-quantize's do
+    /// (`has_imatrix`: IQ3_XXS `attn_v` and `ffn_down`, IQ4_NL/IQ4_XS `ffn_down`, Q4_0/Q5_0
+    /// `ffn_down` of the first eighth of the layers → Q4_1/Q5_1), the tensors with an entry are
+    /// quantized with its weights, and the `quantize.imatrix.*` keys are written
+    /// ([`Imatrix::kv_overrides`]).
+    pub imatrix: Option<std::sync::Arc<Imatrix>>,
 }
 
 impl QuantizeParams {
+    /// The importance matrix in force: [`QuantizeParams::imatrix`] if it has entries left.
+    pub fn active_imatrix(&self) -> Option<&Imatrix> {
+        self.imatrix.as_deref().filter(|m| !m.entries.is_empty())
+    }
+
     /// llama-quantize's defaults for `ftype`: mix rules on, nothing overridden.
     pub fn new(ftype: LlamaFileType) -> Self {
         QuantizeParams {
@@ -404,6 +422,7 @@ impl QuantizeParams {
             kv_overrides: Vec::new(),
             exclude: Vec::new(),
             threads: None,
+            imatrix: None,
         }
     }
 }
@@ -793,6 +812,7 @@ impl State<'_> {
         let falcon = arch == "falcon";
         let n_gqa = facts.n_gqa();
         let n_expert = facts.n_expert;
+        let has_imatrix = self.params.active_imatrix().is_some();
         let mut new = ty;
         let mix = |r| Rule::Mix(r);
 
@@ -878,10 +898,11 @@ impl State<'_> {
                     }
                 }
                 F::Q2_K_S if n_gqa >= 4 => T::Q4_K,
-                // Without an importance matrix (this crate has none yet).
                 F::IQ3_XXS => {
                     if n_gqa >= 4 {
                         T::Q4_K
+                    } else if has_imatrix {
+                        T::IQ3_XXS
                     } else {
                         T::IQ3_S
                     }
@@ -936,7 +957,7 @@ impl State<'_> {
                         new
                     }
                 }
-                F::IQ3_XXS => {
+                F::IQ3_XXS if !has_imatrix => {
                     if i < n / 8 {
                         T::Q4_K
                     } else {
@@ -975,9 +996,12 @@ impl State<'_> {
                         new
                     }
                 }
-                F::IQ4_NL | F::IQ4_XS if i < n / 8 => T::Q5_K,
+                F::IQ4_NL | F::IQ4_XS if i < n / 8 && !has_imatrix => T::Q5_K,
                 F::Q5_K_M if use_more_bits(i, n) => T::Q6_K,
                 F::Q4_K_S if !falcon && i < n / 8 => T::Q5_K,
+                // Only with an importance matrix, as llama.cpp guards its first ffn_down layers.
+                F::Q4_0 if has_imatrix && i < n / 8 => T::Q4_1,
+                F::Q5_0 if has_imatrix && i < n / 8 => T::Q5_1,
                 _ => new,
             };
             self.i_ffn_down += 1;

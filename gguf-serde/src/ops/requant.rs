@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use super::imatrix::Imatrix;
 use super::quantize::{plan, source_file_type, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
 use crate::codec::{self, CodecError};
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
@@ -112,11 +113,13 @@ enum OutKv<'a> {
     New(Value),
 }
 
-/// One tensor of the output: its source info, type and stored dims.
+/// One tensor of the output: its source info, type, stored dims and importance weights.
 struct OutTensor<'a> {
     info: TensorInfo<'a>,
     target: GgmlType,
     ne: Ne,
+    /// `ne[0] × ne[2]` weights (one slice per expert) if converted with an importance matrix.
+    weights: Option<&'a [f32]>,
 }
 
 /// Writes `src` to `out` as `llama-quantize` would for `params`: each tensor of the type
@@ -125,7 +128,8 @@ struct OutTensor<'a> {
 ///   `general.file_type` and the `split.*` keys; then `general.quantization_version` = 2 and
 ///   `general.file_type` = the file type's number (`COPY`: the source's,
 ///   [`source_file_type`]), both UINT32; then each `--override-kv` (replacing an earlier value of
-///   its key, at the end);
+///   its key, at the end), then the importance matrix's `quantize.imatrix.*` keys the same way
+///   ([`Imatrix::kv_overrides`]);
 /// - the tensors in llama-quantize's order (by layer, then name), each declared with
 ///   `ggml_n_dims` dims, its data padded to the alignment;
 /// - GGUF version 3, the byte order of `src`, the alignment of `general.alignment` (32 without
@@ -134,10 +138,16 @@ struct OutTensor<'a> {
 /// Tensors already of their target type are copied byte for byte (so a requantize from a
 /// quantized file is allowed, as llama-quantize's `--allow-requantize`).
 ///
+/// With an importance matrix ([`QuantizeParams::active_imatrix`]), each converted tensor with an
+/// entry ([`Imatrix::weights_for`]) is quantized with its weights
+/// ([`codec::quantize_with_importance`]; row `r` of expert `r / ne[1]` takes that expert's
+/// slice), as llama-quantize passes them to ggml's `quantize_*`; types whose ggml quantizer takes
+/// no weights (F16, Q8_0, TQ1_0, MXFP4, …) are quantized as without.
+///
 /// # Errors
-/// Before anything is written: [`QuantizeError`] if a tensor needs an importance matrix (as
-/// llama-quantize: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, Q2_K of Q2_K_S; this crate has
-/// no `--imatrix` yet) and [`plan`]'s errors;
+/// Before anything is written: [`check_plan`]'s errors (a tensor that needs an importance
+/// matrix without one, an entry of the wrong size, a type without a quantizer here) and
+/// [`plan`]'s errors;
 /// [`CodecError::UnsupportedQuantize`] naming a
 /// target type without a quantizer here (IQ1_*, IQ2_*, IQ3_*, …). Then the codecs' errors and
 /// [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at `out` is then untouched, no temporary file is left).
@@ -148,13 +158,19 @@ pub fn requantize<S: Source + Sync>(
     progress: Option<Progress<'_>>,
 ) -> Result<RequantizeReport> {
     let tensors = plan(src, params)?;
-    check_plan(&tensors)?;
+    let imatrix = params.active_imatrix();
+    check_plan(&tensors, imatrix)?;
     let kvs = llama_quantize_kvs(src, params);
     let by_name: std::collections::HashMap<&str, TensorInfo<'_>> = src.tensors().map(|t| (t.name, t)).collect();
-    let out_tensors: Vec<OutTensor<'_>> = tensors
-        .into_iter()
-        .filter_map(|p| by_name.get(p.name.as_str()).map(|&info| OutTensor { info, target: p.target, ne: p.ne }))
-        .collect();
+    let mut out_tensors: Vec<OutTensor<'_>> = Vec::with_capacity(tensors.len());
+    for p in tensors {
+        let Some(&info) = by_name.get(p.name.as_str()) else { continue };
+        let weights = match imatrix {
+            Some(m) if p.converts() => m.weights_for(&p.name, p.ne.dims())?,
+            _ => None,
+        };
+        out_tensors.push(OutTensor { info, target: p.target, ne: p.ne, weights });
+    }
     let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
     let out = out.as_ref();
     let run = || write_converted(src, out, wopts, kvs, out_tensors, progress);
@@ -168,22 +184,28 @@ pub fn requantize<S: Source + Sync>(
     }
 }
 
-/// The refusals [`requantize`] makes before writing anything, for a [`plan`]: the ones
-/// llama-quantize makes (a tensor that needs an importance matrix, [`TensorPlan::requires_imatrix`],
-/// when none is given) and ours (a target type without a quantizer here, such as `IQ3_S`). A dry
-/// run calls it to say whether the real run would go through.
+/// The refusals [`requantize`] makes before writing anything, for a [`plan`] and the importance
+/// matrix in force ([`QuantizeParams::active_imatrix`]): the ones llama-quantize makes (a tensor
+/// that needs an importance matrix, [`TensorPlan::requires_imatrix`], when none is given or it
+/// has no entry for that tensor; an entry of the wrong size) and ours (a target type without a
+/// quantizer here, such as `IQ3_S`). A dry run calls it to say whether the real run would go
+/// through.
 ///
 /// # Errors
-/// [`QuantizeError::Refused`] naming the first tensor that needs an importance matrix, with
-/// llama-quantize's message; [`CodecError::UnsupportedQuantize`] with the first tensor of that
-/// target as the error's [`tensor`](Error::tensor).
-pub fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
-    if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-        return Err(Error::from(QuantizeError::refused(format!(
-            "this quantization requires an importance matrix (offending tensor: {}, target type: {}); \
-             --imatrix is not supported yet",
-            t.name, t.target
-        ))));
+/// [`QuantizeError::Refused`] naming the first tensor that needs an importance matrix when there
+/// is none, with llama-quantize's message; [`CodecError::UnsupportedQuantize`] with the first
+/// tensor of that target as the error's [`tensor`](Error::tensor);
+/// [`QuantizeError::Imatrix`] with [`MissingEntry`](crate::ImatrixProblem::MissingEntry) or
+/// [`SizeMismatch`](crate::ImatrixProblem::SizeMismatch).
+pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<()> {
+    if imatrix.is_none() {
+        if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
+            return Err(Error::from(QuantizeError::refused(format!(
+                "this quantization requires an importance matrix (offending tensor: {}, target type: {}); \
+                 give one with --imatrix",
+                t.name, t.target
+            ))));
+        }
     }
     let mut checked: Vec<GgmlType> = Vec::new();
     for t in tensors.iter().filter(|t| t.converts()) {
@@ -192,6 +214,15 @@ pub fn check_plan(tensors: &[TensorPlan]) -> Result<()> {
                 return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(&t.name));
             }
             checked.push(t.target);
+        }
+    }
+    if let Some(m) = imatrix {
+        for t in tensors.iter().filter(|t| t.converts()) {
+            if m.weights_for(&t.name, t.ne.dims())?.is_none() && t.requires_imatrix {
+                return Err(Error::from(QuantizeError::Imatrix {
+                    problem: crate::ImatrixProblem::MissingEntry { tensor: t.name.clone(), target: t.target },
+                }));
+            }
         }
     }
     Ok(())
@@ -209,7 +240,8 @@ fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) 
     let file_type = if params.only_copy { source_file_type(src, &params.kv_overrides) } else { params.ftype.number() };
     kvs.push(("general.quantization_version".into(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
     kvs.push(("general.file_type".into(), OutKv::New(Value::U32(file_type))));
-    for o in &params.kv_overrides {
+    let imatrix_kvs = params.active_imatrix().map(Imatrix::kv_overrides).unwrap_or_default();
+    for o in params.kv_overrides.iter().chain(&imatrix_kvs) {
         kvs.retain(|(k, _)| *k != o.key);
         kvs.push((o.key.clone(), OutKv::New(o.to_value())));
     }
@@ -245,7 +277,7 @@ pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOp
         .tensors()
         .map(|info| {
             let target = if opts.converts(&info) { opts.target } else { info.dtype };
-            OutTensor { ne: info.ne(), info, target }
+            OutTensor { ne: info.ne(), info, target, weights: None }
         })
         .collect();
     write_converted(src, out.as_ref(), WriteOptions::like(src), kvs, tensors, opts.progress)
@@ -284,14 +316,15 @@ fn write_converted<S: Source>(
             done += t.info.nbytes;
         } else {
             let mut writer = w.tensor_data_writer()?;
-            let bytes_out = convert_tensor(&t.info, t.target, src.endian(), data, &mut bufs, |chunk, len| {
-                writer.write(chunk)?;
-                done += len;
-                if let Some(p) = progress {
-                    p(done, total);
-                }
-                Ok(())
-            })?;
+            let bytes_out =
+                convert_tensor(&t.info, t.target, t.weights, src.endian(), data, &mut bufs, |chunk, len| {
+                    writer.write(chunk)?;
+                    done += len;
+                    if let Some(p) = progress {
+                        p(done, total);
+                    }
+                    Ok(())
+                })?;
             writer.finish()?;
             report.converted.push(t.info.name.to_owned());
             report.bytes_out += bytes_out;
@@ -305,10 +338,13 @@ fn write_converted<S: Source>(
 }
 
 /// Converts one tensor's `data` to `target` in chunks of whole rows, giving each converted chunk
-/// and the source bytes it took to `emit`; returns the bytes of the converted tensor.
+/// and the source bytes it took to `emit`; returns the bytes of the converted tensor. With
+/// `weights` (`ne[0] × ne[2]`), each chunk stays within one expert (`ne[1]` rows) and is
+/// quantized with that expert's slice.
 fn convert_tensor(
     t: &TensorInfo<'_>,
     target: GgmlType,
+    weights: Option<&[f32]>,
     endian: Endian,
     data: &[u8],
     (scratch, outbuf): &mut (Vec<f32>, Vec<u8>),
@@ -323,15 +359,35 @@ fn convert_tensor(
     let rows_per_chunk = (CHUNK_ELEMS / row).max(1);
     let n_rows = t.n_elements / row; // row >= 1
     let (in_row, out_row) = (t.dtype.row_bytes(row).unwrap_or(0), target.row_bytes(row).unwrap_or(0));
+    // Rows per expert: ggml's ne[1] (a 2-D tensor is one expert).
+    let rows_per_expert = t.ne().dims().get(1).copied().unwrap_or(1).max(1);
+    let weighted = weights.filter(|_| codec::can_quantize_with_importance(target));
     let mut r = 0u64;
     while r < n_rows {
-        let rows = rows_per_chunk.min(n_rows - r);
+        let mut rows = rows_per_chunk.min(n_rows - r);
+        if weighted.is_some() {
+            rows = rows.min(rows_per_expert - r % rows_per_expert);
+        }
         let (start, len) = ((r * in_row) as usize, (rows * in_row) as usize);
         let chunk = data.get(start..start + len).ok_or_else(|| Error::data_not_loaded(t.name))?;
         scratch.resize((rows * row) as usize, 0.0);
         outbuf.resize((rows * out_row) as usize, 0);
         codec::dequantize_par(t.dtype, endian, chunk, scratch)?;
-        codec::quantize_par(target, endian, scratch, outbuf)?;
+        match weighted {
+            Some(w) => {
+                let e = (r / rows_per_expert) as usize;
+                let n = row as usize;
+                let slice = w.get(e * n..(e + 1) * n).ok_or_else(|| WriteError::InvalidTensor {
+                    name: t.name.to_owned(),
+                    reason: format!("importance weights of {} values for expert {e}", w.len()),
+                })?;
+                codec::quantize_with_importance(target, scratch, outbuf, n, slice)?;
+                if endian == Endian::Big {
+                    codec::swap_blocks(target, outbuf);
+                }
+            }
+            None => codec::quantize_par(target, endian, scratch, outbuf)?,
+        }
         emit(outbuf, len as u64)?;
         r += rows;
     }

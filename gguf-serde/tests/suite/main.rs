@@ -11,6 +11,7 @@ mod common;
 
 mod compile_fail;
 mod edit;
+mod imatrix;
 mod model_derive;
 mod model_props;
 mod model_stream;

@@ -1,7 +1,9 @@
 //! `gguf_serde::ops::quantize::plan` and `ops::requant::requantize` against llama.cpp's own
 //! `llama-quantize` (found by `gguf_tests::llama_quantize`): the type it chose for each tensor
 //! (its `--dry-run` log) equals our plan for every file type, with and without `--pure`; the
-//! files it writes are byte-identical to ours where we have the quantizers.
+//! files it writes are byte-identical to ours where we have the quantizers, also with an
+//! importance matrix made by `llama-imatrix` (GGUF and legacy `.dat`, `--include-weights`,
+//! `--exclude-weights`), and the plans with one are its `--dry-run --imatrix` plans.
 //!
 //! The sources are the real models dequantized to F32 (and the quantized originals, which
 //! llama-quantize takes with `--allow-requantize`). In CI only SmolLM2-135M runs (every plan, a
@@ -12,9 +14,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use gguf_serde::codec::CodecError;
+use gguf_serde::ops::imatrix::Imatrix;
 use gguf_serde::ops::quantize::{plan, KvOverride, LlamaFileType, QuantizeParams, TensorTypeOverride};
 use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
-use gguf_serde::{GgmlType, Gguf};
+use gguf_serde::{GgmlType, Gguf, ImatrixProblem};
 use gguf_tests::{llama_quantize, model, workspace_root};
 
 /// A folder shared by this file's tests (the F32 models are made once).
@@ -48,11 +51,13 @@ const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 /// llama-quantize's `--dry-run` choice for each tensor, `(name, ggml type name upper-cased)` in
 /// its order; `None` if it fails.
 fn llama_plan(lq: &Path, input: &Path, ftype: &str, pure: bool) -> Option<Vec<(String, String)>> {
+    llama_plan_with(lq, input, ftype, if pure { &["--pure"] } else { &[] })
+}
+
+/// [`llama_plan`] with the options `args` (e.g. `--imatrix FILE`).
+fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str]) -> Option<Vec<(String, String)>> {
     let mut cmd = Command::new(lq);
-    cmd.arg("--dry-run");
-    if pure {
-        cmd.arg("--pure");
-    }
+    cmd.arg("--dry-run").args(args);
     let o = cmd.arg(input).arg(ftype).output().expect("running llama-quantize");
     if !o.status.success() {
         return None;
@@ -247,4 +252,189 @@ fn a_type_without_a_quantizer_is_a_clear_error_and_leaves_nothing() {
     assert!(matches!(e.as_codec(), Some(CodecError::UnsupportedQuantize(GgmlType::IQ3_S))), "{e:?}");
     assert!(e.to_string().contains("IQ3_S"));
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "something was left in {}", dir.display());
+}
+
+/// The fixed text `llama-imatrix` reads: 400 words, so that two 64-token chunks fill.
+fn imatrix_text() -> PathBuf {
+    let p = work().join("imatrix-text.txt");
+    if !p.exists() {
+        let words: Vec<&str> =
+            "the quick brown fox jumps over the lazy dog while a small model reads plain text about rivers \
+             mountains numbers and cities"
+                .split_whitespace()
+                .collect();
+        let text: Vec<&str> = (0..400).map(|i| words[(i * 7) % words.len()]).collect();
+        std::fs::write(&p, text.join(" ") + "\n").unwrap();
+    }
+    p
+}
+
+/// An importance matrix of `model` (a file in `models/`) made by llama.cpp's `llama-imatrix` on
+/// [`imatrix_text`] (2 chunks of 64 tokens, 2 threads, about 10 s), in its GGUF format (`dat`
+/// false) or the legacy `.dat` format; made once per run. `None` (after a skip) without
+/// llama.cpp or the model.
+fn llama_imatrix(model_name: &str, dat: bool) -> Option<PathBuf> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let tool = gguf_tests::llama_tool("llama-imatrix")?;
+    let src = model(model_name)?;
+    let out = work().join(format!("{model_name}.imatrix.{}", if dat { "dat" } else { "gguf" }));
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if !out.exists() {
+        let tmp = work().join(format!("{model_name}.imatrix.tmp"));
+        let o = Command::new(tool)
+            .arg("-m")
+            .arg(&src)
+            .arg("-f")
+            .arg(imatrix_text())
+            .arg("-o")
+            .arg(&tmp)
+            .args(["--output-format", if dat { "dat" } else { "gguf" }])
+            .args(["-c", "64", "--chunks", "2", "-t", "2", "--no-ppl"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "llama-imatrix: {}", String::from_utf8_lossy(&o.stderr));
+        std::fs::rename(&tmp, &out).unwrap();
+    }
+    Some(out)
+}
+
+/// `params(ft, false)` with the importance matrix at `path` after `--exclude-weights`
+/// `exclude` and `--include-weights` `include`, as `gguf quantize` loads it.
+fn imatrix_params(ft: LlamaFileType, path: &Path, include: &[&str], exclude: &[&str]) -> QuantizeParams {
+    let mut m = Imatrix::open(path).unwrap();
+    let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    m.exclude(&own(exclude));
+    m.include_only(&own(include));
+    let mut p = params(ft, false);
+    p.imatrix = Some(std::sync::Arc::new(m));
+    p
+}
+
+/// llama-quantize `--imatrix` against ours on `input`, each case `(file type, imatrix, extra
+/// llama-quantize options and the --include-weights / --exclude-weights they mean)`.
+fn imatrix_cases(lq: &Path, input: &Path, tag: &str, gguf: &Path, dat: &Path) {
+    use LlamaFileType as F;
+    let im = |p: &Path| p.to_str().unwrap().to_owned();
+    let cases: Vec<(F, &Path, Vec<&str>, Vec<&str>)> = vec![
+        (F::Q4_K_M, gguf, vec![], vec![]),
+        (F::Q4_0, gguf, vec![], vec![]),
+        (F::IQ4_XS, gguf, vec![], vec![]),
+        (F::Q4_K_M, dat, vec![], vec![]),
+    ];
+    for (ft, path, include, exclude) in cases {
+        let mut args = vec!["--imatrix".to_owned(), im(path)];
+        args.extend(include.iter().flat_map(|s| ["--include-weights".to_owned(), s.to_string()]));
+        args.extend(exclude.iter().flat_map(|s| ["--exclude-weights".to_owned(), s.to_string()]));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let ext = path.extension().unwrap().to_str().unwrap();
+        same_file(
+            lq,
+            input,
+            &format!("{tag}-imatrix-{ext}-{ft}"),
+            &args,
+            ft.name(),
+            &imatrix_params(ft, path, &include, &exclude),
+        );
+    }
+}
+
+#[test]
+fn smollm2_with_an_importance_matrix_is_byte_identical_to_llama_quantize() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let (Some(gguf), Some(dat)) = (llama_imatrix(SMOLLM2, false), llama_imatrix(SMOLLM2, true)) else { return };
+    imatrix_cases(&lq, &input, "smollm2", &gguf, &dat);
+    use LlamaFileType as F;
+    let im = gguf.to_str().unwrap();
+    // Q2_K_S needs an importance matrix; --include-weights / --exclude-weights pick the entries.
+    same_file(
+        &lq,
+        &input,
+        "smollm2-imatrix-Q2_K_S",
+        &["--imatrix", im],
+        "Q2_K_S",
+        &imatrix_params(F::Q2_K_S, &gguf, &[], &[]),
+    );
+    same_file(
+        &lq,
+        &input,
+        "smollm2-imatrix-exclude",
+        &["--imatrix", im, "--exclude-weights", "ffn_down", "--exclude-weights", "attn_v"],
+        "Q5_0",
+        &imatrix_params(F::Q5_0, &gguf, &[], &["ffn_down", "attn_v"]),
+    );
+    let dat_s = dat.to_str().unwrap();
+    same_file(
+        &lq,
+        &input,
+        "smollm2-imatrix-include",
+        &["--imatrix", dat_s, "--include-weights", "blk.1.", "--include-weights", "attn_q"],
+        "Q3_K_M",
+        &imatrix_params(F::Q3_K_M, &dat, &["blk.1.", "attn_q"], &[]),
+    );
+}
+
+/// With an importance matrix the mix rules change (IQ3_XXS `attn_v`/`ffn_down`, IQ4_NL/IQ4_XS
+/// and Q4_0/Q5_0 `ffn_down`): our plan is llama-quantize's `--dry-run --imatrix` for every file
+/// type, including those we cannot write (IQ1/IQ2/IQ3).
+#[test]
+fn smollm2_plans_with_an_importance_matrix_equal_llama_quantize() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let Some(gguf) = llama_imatrix(SMOLLM2, false) else { return };
+    let mut compared = 0;
+    for &ft in LlamaFileType::ALL {
+        let p = imatrix_params(ft, &gguf, &[], &[]);
+        let ours = our_plan(&input, &p);
+        match llama_plan_with(&lq, &input, ft.name(), &["--imatrix", gguf.to_str().unwrap()]) {
+            Some(theirs) => {
+                let ours = ours.unwrap_or_else(|e| panic!("{ft}: we fail ({e}), llama-quantize does not"));
+                assert_eq!(ours, theirs, "{ft} with an imatrix: per-tensor types differ");
+                compared += 1;
+            }
+            None => assert!(ours.is_err(), "{ft}: llama-quantize fails, we do not"),
+        }
+    }
+    assert!(compared >= 30, "only {compared} plans compared");
+}
+
+#[test]
+#[ignore = "four Gemma 3 quantizations with an importance matrix take minutes: run with --ignored"]
+fn gemma_with_an_importance_matrix_is_byte_identical_to_llama_quantize() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(GEMMA) else { return };
+    let (Some(gguf), Some(dat)) = (llama_imatrix(GEMMA, false), llama_imatrix(GEMMA, true)) else { return };
+    imatrix_cases(&lq, &input, "gemma", &gguf, &dat);
+}
+
+/// Each kind of broken importance matrix: llama-quantize refuses it too (or would misread it),
+/// and ours gives the typed error before writing anything.
+#[test]
+fn a_broken_importance_matrix_is_refused_by_both() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let Some(dat) = llama_imatrix(SMOLLM2, true) else { return };
+    let good = std::fs::read(&dat).unwrap();
+    let dir = gguf_tests::temp_dir("imatrix_broken");
+    // Cut inside the first entry's values; and the first value made NaN.
+    let name_len = i32::from_le_bytes(good[4..8].try_into().unwrap()) as usize;
+    let first_value = 4 + 4 + name_len + 8;
+    let mut nan = good.clone();
+    nan[first_value..first_value + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    for (case, bytes) in [("truncated", good[..first_value + 6].to_vec()), ("nan", nan)] {
+        let path = dir.join(format!("{case}.dat"));
+        std::fs::write(&path, &bytes).unwrap();
+        let theirs = dir.join(format!("{case}.llama.gguf"));
+        let o = Command::new(&lq).arg("--imatrix").arg(&path).arg(&input).arg(&theirs).arg("Q4_K_M").output().unwrap();
+        assert!(!o.status.success(), "llama-quantize accepted the {case} imatrix");
+        let e = Imatrix::open(&path).unwrap_err();
+        let problem = match e.as_quantize() {
+            Some(gguf_serde::QuantizeError::Imatrix { problem, .. }) => problem.clone(),
+            _ => panic!("{case}: {e:?}"),
+        };
+        match case {
+            "truncated" => assert!(matches!(problem, ImatrixProblem::Truncated { .. }), "{problem:?}"),
+            _ => assert!(matches!(problem, ImatrixProblem::NonFinite { index: 0, .. }), "{problem:?}"),
+        }
+    }
 }
