@@ -56,7 +56,7 @@
 //! | layer | what it holds |
 //! |---|---|
 //! | [`format`](mod@format) | format facts: the ggml type table ([`GgmlType`]), the 13 value types ([`ValueType`]), byte order ([`Endian`]), a tensor's dims as canonical [`Shape`] and stored [`Ne`], limits, the standard metadata keys with their types ([`format::keys`]) |
-//! | [`container`] | the GGUF container without serde: the one parser of the grammar, [`Gguf`] (slice, mapping, `Read + Seek`), [`Value`]/[`ValueRef`], the streaming [`GgufWriter`], atomic output ([`AtomicFile`]), and sharded reading ([`ShardedGguf`], [`TensorSource`]) |
+//! | [`container`] | the GGUF container without serde: the one parser of the grammar, [`Gguf`] (slice, mapping, `Read + Seek`), [`Value`]/[`ValueRef`], the streaming [`GgufWriter`], atomic output ([`AtomicFile`]), sharded reading ([`ShardedGguf`], [`TensorSource`]), and remote files by HTTP range requests (`container::remote`, cargo feature `remote`: `Gguf::from_url`) |
 //! | [`codec`] | beside the container: dequantize and quantize every ggml tensor type, bit-identical to ggml's reference |
 //! | [`metadata`] | the serde mapping of the key/value block: [`to_vec`]/[`to_writer`], [`from_slice`]/[`from_reader`], `Value`'s serde impls, [`MetadataOptions`], `{arch}` keys, typed structs of the standard `general.*` and tokenizer keys ([`metadata::standard`]) |
 //! | [`model`] | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
