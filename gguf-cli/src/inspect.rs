@@ -16,7 +16,7 @@ use serde::{Serialize, Serializer};
 pub struct Args {
     /// The GGUF file, or `-` for standard input (only the header, key/value pairs and tensor
     /// infos are parsed; a pipe is read to its end so that tensor bounds can be checked), or a
-    /// remote file: `https://…` or `hf://OWNER/REPO[@REVISION]/PATH`, of which only the header,
+    /// remote file: `https://…`, `http://…` or `hf://OWNER/REPO[@REVISION]/PATH`, of which only the header,
     /// key/value pairs and tensor infos are fetched, with HTTP range requests (what they cost is
     /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds).
     file: PathBuf,
@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let file = stdin_file().context("standard input")?;
         print(&file, args.json, style)
     } else if crate::remote::is_remote(&args.file) {
-        let (file, stats) = crate::remote::open(&args.file)?;
+        let (file, stats) = crate::remote::open(&args.file).map_err(|e| crate::remote::name_url(e, &args.file))?;
         crate::remote::report(&args.file, stats.requests, stats.bytes_fetched, stats.file_len);
         print(&file, args.json, style)
     } else {

@@ -113,11 +113,12 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "KEY=TYPE:VALUE")]
     override_kv: Vec<String>,
     /// Use the importance matrix only for tensors whose name contains NAME (repeatable; not
-    /// with --exclude-weights).
-    #[arg(long, value_name = "NAME")]
+    /// with --exclude-weights; needs --imatrix).
+    #[arg(long, value_name = "NAME", requires = "imatrix")]
     include_weights: Vec<String>,
-    /// Do not use the importance matrix for tensors whose name contains NAME (repeatable).
-    #[arg(long, value_name = "NAME")]
+    /// Do not use the importance matrix for tensors whose name contains NAME (repeatable;
+    /// needs --imatrix).
+    #[arg(long, value_name = "NAME", requires = "imatrix")]
     exclude_weights: Vec<String>,
     /// An importance matrix made by llama-imatrix, in its GGUF format or the legacy .dat
     /// format. Its name is written to quantize.imatrix.file as given here.

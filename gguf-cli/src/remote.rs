@@ -7,7 +7,20 @@ use std::path::Path;
 /// Whether a command-line file argument names a remote file: it starts with `http://`,
 /// `https://` or `hf://` (a local path that does would need `./` in front).
 pub fn is_remote(path: &Path) -> bool {
-    path.to_str().is_some_and(|s| ["http://", "https://", "hf://"].iter().any(|p| s.starts_with(p)))
+    // Schemes are case-insensitive (RFC 3986 §3.1): `HTTP://` is a URL too.
+    path.to_str()
+        .and_then(|s| s.split_once("://"))
+        .is_some_and(|(scheme, _)| ["http", "https", "hf"].iter().any(|k| scheme.eq_ignore_ascii_case(k)))
+}
+
+/// `e` with the URL in front when it does not name it yet: I/O errors do, a format error says
+/// where in the file but not which file.
+pub fn name_url(e: anyhow::Error, url: &Path) -> anyhow::Error {
+    if e.downcast_ref::<gguf_serde::Error>().is_some_and(|g| g.as_io().is_none()) {
+        e.context(url.display().to_string())
+    } else {
+        e
+    }
 }
 
 /// Says on standard error what reading a remote file cost, so that standard output is what the
@@ -27,12 +40,14 @@ fn options() -> anyhow::Result<gguf_serde::container::remote::RemoteOptions> {
     use anyhow::Context;
     let mut o = gguf_serde::container::remote::RemoteOptions::default();
     if let Ok(s) = std::env::var("GGUF_HTTP_TIMEOUT") {
-        let secs: f64 = s
-            .parse()
+        let timeout = s
+            .parse::<f64>()
             .ok()
-            .filter(|v: &f64| v.is_finite() && *v > 0.0)
-            .with_context(|| format!("GGUF_HTTP_TIMEOUT={s:?}: expected a positive number of seconds"))?;
-        o = o.timeout(std::time::Duration::from_secs_f64(secs));
+            .filter(|v| *v > 0.0)
+            .and_then(|v| std::time::Duration::try_from_secs_f64(v).ok())
+            .filter(|d| *d <= gguf_serde::container::remote::RemoteOptions::MAX_TIMEOUT)
+            .with_context(|| format!("GGUF_HTTP_TIMEOUT={s:?}: expected a number of seconds above 0, at most 86400"))?;
+        o = o.timeout(timeout);
     }
     Ok(o)
 }

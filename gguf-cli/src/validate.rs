@@ -14,7 +14,9 @@ use gguf_serde::Gguf;
 /// Arguments of `gguf validate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Files to validate.
+    /// Files to validate; `https://…`, `http://…` and `hf://OWNER/REPO[@REVISION]/PATH` are
+    /// read with HTTP range requests (header, key/value pairs and tensor infos only), as
+    /// `gguf inspect` reads them.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Also refuse what the spec allows but ggml's reader (llama.cpp) refuses: tensor offsets

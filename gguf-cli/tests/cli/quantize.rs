@@ -226,3 +226,18 @@ fn quantize_with_an_importance_matrix_as_llama_quantize() {
     assert_eq!(f.get("quantize.imatrix.dataset"), Some(ValueRef::String("text.txt")));
     assert_eq!(f.get("quantize.imatrix.chunks_count"), Some(ValueRef::U32(2)));
 }
+
+/// `--include-weights`/`--exclude-weights` pick entries of an importance matrix: without
+/// `--imatrix` they are a usage error (exit 2), not silently ignored.
+#[test]
+fn weight_filters_need_an_imatrix() {
+    let small = gguf_tests::workspace_root().join("tests/data/small.gguf");
+    let dir = gguf_tests::temp_dir("cli_weights_need_imatrix");
+    let out = dir.join("q.gguf");
+    for flag in ["--include-weights", "--exclude-weights"] {
+        let o = crate::gguf(&["quantize", flag, "w", small.to_str().unwrap(), out.to_str().unwrap(), "Q8_0"]);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--imatrix"), "{flag}: {o:?}");
+        assert!(!out.exists());
+    }
+}

@@ -65,11 +65,12 @@ fn a_server_without_ranges_fails_inspect_with_the_reason() {
         (Behaviour::RedirectLoop, "more than 10 redirects"),
     ] {
         let server = RangeServer::start(bytes.clone(), behaviour);
-        let out = gguf(&["inspect", &server.url("small.gguf")]);
+        // Upper case: URL schemes are case-insensitive.
+        let out = gguf(&["inspect", &server.url("small.gguf").replacen("http", "HTTP", 1)]);
         assert!(!out.status.success(), "{behaviour:?}: {out:?}");
         assert!(out.stdout.is_empty(), "{behaviour:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(reason) && err.contains(&server.base), "{behaviour:?}: {err}");
+        assert!(err.contains(reason) && err.contains(&server.base[7..]), "{behaviour:?}: {err}");
     }
 }
 
@@ -88,8 +89,21 @@ fn the_timeout_comes_from_gguf_http_timeout() {
     let bad = gguf_tests::output_with_deadline(
         std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
             .args(["inspect", &server.url("small.gguf")])
-            .env("GGUF_HTTP_TIMEOUT", "soon"),
+            .env("GGUF_HTTP_TIMEOUT", "1e20"),
         std::time::Duration::from_secs(60),
     );
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("GGUF_HTTP_TIMEOUT"), "{bad:?}");
+    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("GGUF_HTTP_TIMEOUT=\"1e20\""), "{bad:?}");
+}
+
+#[test]
+fn a_format_error_of_a_remote_file_names_the_url() {
+    let (_, mut bytes) = small();
+    bytes.truncate(100);
+    let server = RangeServer::start(bytes, Behaviour::Ranges);
+    let url = server.url("cut.gguf");
+    let out = gguf(&["inspect", &url]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{url}: ")), "{err}");
 }

@@ -64,14 +64,20 @@ impl RemoteOptions {
         Self::default()
     }
 
-    /// Sets [`RemoteOptions::timeout`].
+    /// Sets [`RemoteOptions::timeout`], at most [`RemoteOptions::MAX_TIMEOUT`] (a longer one
+    /// is that).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.timeout = timeout.min(Self::MAX_TIMEOUT);
         self
     }
 
-    /// Sets [`RemoteOptions::first_request`] and [`RemoteOptions::max_request`] (bytes; each at
-    /// least 1, and the maximum at least the first).
+    /// The longest timeout (one day): longer ones are cut to it, so that a deadline computed
+    /// from it cannot overflow.
+    pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+    /// Sets [`RemoteOptions::first_request`] and [`RemoteOptions::max_request`] in bytes. A
+    /// value below 1 is raised to 1 and a maximum below the first to the first (tiny requests
+    /// work, slowly: one round trip each).
     pub fn request_sizes(mut self, first: u64, max: u64) -> Self {
         self.first_request = first.max(1);
         self.max_request = max.max(self.first_request);
@@ -128,7 +134,8 @@ pub enum RemoteError {
         /// The `Content-Range` header as received.
         content_range: String,
     },
-    /// The body is shorter or longer than its `Content-Range` says.
+    /// The body is shorter or longer than its `Content-Range` says (a connection closed before
+    /// the promised length included).
     #[error("the server sent {got} bytes for bytes {start}-{end} ({expected} expected){}", if *.more { " and more" } else { "" })]
     WrongLength {
         /// The first byte asked for.
@@ -141,6 +148,17 @@ pub enum RemoteError {
         got: u64,
         /// Whether the body went on past what was promised.
         more: bool,
+    },
+    /// A later answer gives another total length than the first one did (the file changed on the
+    /// server, or the server lies about it).
+    #[error("the file's length changed from {was} to {now} bytes between answers (Content-Range {content_range:?})")]
+    LengthChanged {
+        /// The length the first answer gave.
+        was: u64,
+        /// The length this answer gives.
+        now: u64,
+        /// This answer's `Content-Range` header.
+        content_range: String,
     },
     /// More redirects than [`RemoteOptions::max_redirects`] (a redirect loop, say).
     #[error("more than {max} redirects")]
@@ -204,9 +222,10 @@ impl From<RemoteError> for io::Error {
 /// # Errors
 /// [`RemoteError::BadUrl`] for an `hf://` URL without an owner, a repository or a path.
 pub fn resolve_hf_uri(url: &str) -> std::result::Result<String, RemoteError> {
-    let Some(rest) = url.strip_prefix("hf://") else {
+    if scheme(url) != Some("hf") {
         return Ok(url.to_owned());
-    };
+    }
+    let rest = url.get("hf://".len()..).unwrap_or_default();
     let bad = |reason| RemoteError::BadUrl { url: url.to_owned(), reason };
     let mut parts = rest.splitn(3, '/');
     let owner = parts.next().filter(|s| !s.is_empty()).ok_or_else(|| bad("no owner"))?;
@@ -222,7 +241,14 @@ pub fn resolve_hf_uri(url: &str) -> std::result::Result<String, RemoteError> {
 
 /// Whether `s` names a remote file: it starts with `http://`, `https://` or `hf://`.
 pub fn is_remote(s: &str) -> bool {
-    s.starts_with("http://") || s.starts_with("https://") || s.starts_with("hf://")
+    scheme(s).is_some()
+}
+
+/// The scheme of a remote file URL, lower case (`http`, `https`, `hf`); schemes are
+/// case-insensitive (RFC 3986 §3.1).
+fn scheme(s: &str) -> Option<&'static str> {
+    let (scheme, _) = s.split_once("://")?;
+    ["http", "https", "hf"].into_iter().find(|k| scheme.eq_ignore_ascii_case(k))
 }
 
 /// A remote file as `Read + Seek`, fetched with HTTP range requests as it is read (see the
@@ -266,11 +292,11 @@ impl HttpRangeReader {
     /// [`Timeout`](RemoteError::Timeout), [`Transport`](RemoteError::Transport).
     pub fn open(url: &str, options: &RemoteOptions) -> std::result::Result<Self, RemoteError> {
         let resolved = resolve_hf_uri(url)?;
-        if !(resolved.starts_with("http://") || resolved.starts_with("https://")) {
+        if !matches!(scheme(&resolved), Some("http" | "https")) {
             return Err(RemoteError::BadUrl { url: url.to_owned(), reason: "not http://, https:// or hf://" });
         }
         let config = ureq::Agent::config_builder()
-            .timeout_global(Some(options.timeout))
+            .timeout_global(Some(options.timeout.min(RemoteOptions::MAX_TIMEOUT)))
             .max_redirects(options.max_redirects)
             .max_redirects_will_error(true)
             .http_status_as_error(false)
@@ -329,6 +355,7 @@ impl HttpRangeReader {
         let map = |e: ureq::Error| match e {
             ureq::Error::Timeout(_) => RemoteError::Timeout(timeout),
             ureq::Error::TooManyRedirects => RemoteError::TooManyRedirects { max },
+            ureq::Error::Io(io) if io.kind() == io::ErrorKind::TimedOut => RemoteError::Timeout(timeout),
             e => RemoteError::Transport(e.to_string()),
         };
         let mut resp = self
@@ -354,20 +381,29 @@ impl HttpRangeReader {
         // The range must start where asked, end no later than asked, and end early only at the
         // end of the file; the total must stay what it was.
         let ends_right = got_end == end || (got_end < end && got_end.checked_add(1) == Some(got_total));
-        if got_start != start || !ends_right || got_end >= got_total || total.is_some_and(|t| t != got_total) {
+        if got_start != start || !ends_right || got_end >= got_total {
             return Err(wrong());
+        }
+        if let Some(was) = total.filter(|&t| t != got_total) {
+            return Err(RemoteError::LengthChanged { was, now: got_total, content_range });
         }
         // `got_start <= got_end < got_total <= u64::MAX` (checked above), so this cannot wrap.
         let expected = got_end.saturating_sub(got_start).saturating_add(1);
         // Read at most one byte more than promised, so that a longer body is seen but never held.
         let mut body = Vec::with_capacity(usize::try_from(expected.min(self.options.max_request)).unwrap_or(0));
-        resp.body_mut().as_reader().take(expected.saturating_add(1)).read_to_end(&mut body).map_err(|e| {
-            match e.kind() {
-                io::ErrorKind::TimedOut => RemoteError::Timeout(timeout),
-                _ => RemoteError::Transport(e.to_string()),
-            }
-        })?;
+        let read = resp.body_mut().as_reader().take(expected.saturating_add(1)).read_to_end(&mut body);
+        // `read_to_end` keeps what it read before an error: a body cut short (the connection
+        // closed before the promised length) is a short body, whatever the transport says.
         let got = body.len() as u64;
+        if let Err(e) = read {
+            let inner = e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>());
+            if e.kind() == io::ErrorKind::TimedOut || matches!(inner, Some(ureq::Error::Timeout(_))) {
+                return Err(RemoteError::Timeout(timeout));
+            }
+            if got >= expected {
+                return Err(RemoteError::Transport(e.to_string()));
+            }
+        }
         self.fetched = self.fetched.saturating_add(got);
         if got != expected {
             return Err(RemoteError::WrongLength {

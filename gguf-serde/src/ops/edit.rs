@@ -241,8 +241,16 @@ pub fn parse_value(key: &str, text: &str, ty: Option<ValueType>, existing: Optio
         ValueType::I32 => num!(i32, I32),
         ValueType::U64 => num!(u64, U64),
         ValueType::I64 => num!(i64, I64),
-        ValueType::F32 => num!(f32, F32),
-        ValueType::F64 => num!(f64, F64),
+        // A finite number beyond the type's range is refused, not written as infinity (Rust's
+        // parse rounds 1e40 to f32::INFINITY); `inf` and `nan` spelled out are taken as they are.
+        ValueType::F32 => match text.trim().parse::<f32>() {
+            Ok(f) if f.is_infinite() && !text.trim().to_ascii_lowercase().contains("inf") => Err(bad(ty.name())),
+            r => r.map(Value::F32).map_err(|_| bad(ty.name())),
+        },
+        ValueType::F64 => match text.trim().parse::<f64>() {
+            Ok(f) if f.is_infinite() && !text.trim().to_ascii_lowercase().contains("inf") => Err(bad(ty.name())),
+            r => r.map(Value::F64).map_err(|_| bad(ty.name())),
+        },
         ValueType::Bool => match text.trim() {
             "true" | "1" => Ok(Value::Bool(true)),
             "false" | "0" => Ok(Value::Bool(false)),
@@ -343,6 +351,21 @@ mod tests {
 
     fn edits() -> Vec<Edit> {
         vec![Edit::Set { key: "general.name".into(), value: Value::from("a longer name than before") }]
+    }
+
+    #[test]
+    fn a_float_beyond_its_type_is_refused_and_inf_spelled_out_is_taken() {
+        use crate::format::ValueType;
+        for (text, ty) in [("1e40", ValueType::F32), ("-3.5e38", ValueType::F32), ("1e400", ValueType::F64)] {
+            assert!(super::parse_value("k", text, Some(ty), None).is_err(), "{text}");
+        }
+        assert!(
+            matches!(super::parse_value("k", "3.4e38", Some(ValueType::F32), None), Ok(Value::F32(f)) if f.is_finite())
+        );
+        assert!(
+            matches!(super::parse_value("k", "-inf", Some(ValueType::F32), None), Ok(Value::F32(f)) if f == f32::NEG_INFINITY)
+        );
+        assert!(matches!(super::parse_value("k", "1e300", Some(ValueType::F64), None), Ok(Value::F64(_))));
     }
 
     #[test]

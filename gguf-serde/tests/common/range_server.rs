@@ -21,6 +21,10 @@ pub enum Behaviour {
     /// `206` whose `Content-Range` promises the range asked for but whose body (and
     /// `Content-Length`) has half of it.
     ShortBody,
+    /// `206` with the right headers, then half the body, then the connection is closed.
+    CutBody,
+    /// `206` with the right headers, then nothing (until the client gives up).
+    StallBody,
     /// `206` whose body (and `Content-Length`) has 100 bytes more than its `Content-Range`.
     LongBody,
     /// `206` whose `Content-Range` starts one byte later than asked.
@@ -166,6 +170,15 @@ fn serve(
             Behaviour::LongBody => body.iter().copied().chain(std::iter::repeat_n(0u8, 100)).collect(),
             _ => body.to_vec(),
         };
+        if behaviour == Behaviour::CutBody || behaviour == Behaviour::StallBody {
+            conn.write_all(head("206 Partial Content", &content_range, body.len()).as_bytes())?;
+            if behaviour == Behaviour::StallBody {
+                std::thread::sleep(std::time::Duration::from_secs(600));
+            }
+            conn.write_all(&body[..body.len() / 2])?;
+            sent.fetch_add(body.len() as u64 / 2, Ordering::SeqCst);
+            return conn.shutdown(std::net::Shutdown::Both);
+        }
         conn.write_all(head("206 Partial Content", &content_range, body.len()).as_bytes())?;
         sent.fetch_add(body.len() as u64, Ordering::SeqCst);
         conn.write_all(&body)?;

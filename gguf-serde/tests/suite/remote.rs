@@ -97,7 +97,8 @@ fn each_range_mistake_is_a_typed_error() {
         (Behaviour::LongBody, |e| matches!(e, RemoteError::WrongLength { expected: 1024, got: 1024, more: true, .. })),
         (Behaviour::WrongStart, |e| matches!(e, RemoteError::WrongRange { start: 0, end: 1023, .. })),
         // The first answer gives the length; the second one changes it.
-        (Behaviour::ChangingTotal, |e| matches!(e, RemoteError::WrongRange { start: 1024, .. })),
+        (Behaviour::ChangingTotal, |e| matches!(e, RemoteError::LengthChanged { was, now, .. } if *now == *was + 1)),
+        (Behaviour::CutBody, |e| matches!(e, RemoteError::WrongLength { start: 0, expected: 1024, got: 512, .. })),
         (Behaviour::RedirectLoop, |e| matches!(e, RemoteError::TooManyRedirects { max: 10 })),
     ];
     for (behaviour, ok) in cases {
@@ -121,8 +122,26 @@ fn a_server_that_never_answers_times_out() {
 }
 
 #[test]
+fn a_body_that_stops_coming_times_out() {
+    let server = RangeServer::start(file(10, 64), Behaviour::StallBody);
+    let url = server.url("m.gguf");
+    let e = with_deadline(Duration::from_secs(60), move || {
+        Gguf::from_url(&url, &RemoteOptions::default().timeout(Duration::from_millis(500))).unwrap_err()
+    });
+    assert_eq!(remote_error(&e), RemoteError::Timeout(Duration::from_millis(500)));
+}
+
+#[test]
+fn a_huge_timeout_is_cut_to_a_day() {
+    let o = RemoteOptions::default().timeout(Duration::MAX);
+    assert_eq!(o.timeout, RemoteOptions::MAX_TIMEOUT);
+    let server = RangeServer::start(file(10, 64), Behaviour::Ranges);
+    assert!(Gguf::from_url(&server.url("m.gguf"), &o).is_ok());
+}
+
+#[test]
 fn urls_that_are_not_remote_files_are_refused() {
-    for url in ["ftp://x/y.gguf", "hf://owner", "hf://owner/repo", "model.gguf"] {
+    for url in ["ftp://x/y.gguf", "hf://owner", "HF://owner/repo", "model.gguf"] {
         let e = Gguf::from_url(url, &RemoteOptions::default()).unwrap_err();
         assert!(matches!(remote_error(&e), RemoteError::BadUrl { .. }), "{url}: {e}");
     }

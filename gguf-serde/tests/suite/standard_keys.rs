@@ -39,6 +39,10 @@ fn lookup_resolves_placeholders() {
     }
     // Non-ASCII architecture names still resolve (the key is any UTF-8).
     assert_eq!(keys::lookup("é.rope.freq_base").unwrap().arch, Some("é"));
+    // The spec's own namespaces are not architectures.
+    for k in ["general.rope.freq_base", "tokenizer.context_length", "split.attention.head_count"] {
+        assert!(keys::lookup(k).is_none(), "{k}");
+    }
 }
 
 #[test]

@@ -237,8 +237,17 @@ pub fn lookup(key: &str) -> Option<KeyMatch<'_>> {
     }
     STANDARD_KEYS.iter().filter(|s| s.key.contains('{')).find_map(|spec| {
         let mut arch = None;
-        matches(spec.key, key, &mut arch).then_some(KeyMatch { spec, arch })
+        // `{arch}` is never a namespace of the spec's own keys (`general`, `tokenizer`, …):
+        // `general.rope.freq_base` is not a key of an architecture named "general".
+        (matches(spec.key, key, &mut arch) && !arch.is_some_and(is_reserved_namespace))
+            .then_some(KeyMatch { spec, arch })
     })
+}
+
+/// Whether `segment` is the first segment of a standard key that does not start with
+/// `{arch}` (`general`, `tokenizer`, `split`, `quantize`, `adapter`, `imatrix`, …).
+fn is_reserved_namespace(segment: &str) -> bool {
+    STANDARD_KEYS.iter().any(|s| !s.key.starts_with('{') && s.key.split('.').next() == Some(segment))
 }
 
 /// Whether `key` fits `template`; sets `arch` to what `{arch}` matched.
@@ -255,7 +264,9 @@ fn matches<'k>(template: &str, key: &'k str, arch: &mut Option<&'k str>) -> bool
     // The candidate ends of the placeholder's text: within one segment, except `{name}`.
     let segment = tail.find('.').unwrap_or(tail.len());
     let limit = if placeholder == "name" { tail.len() } else { segment };
-    (1..=limit).rev().filter(|&end| tail.is_char_boundary(end)).any(|end| {
+    // A placeholder other than `{name}` followed by `.` can only end where its segment does.
+    let lowest = if placeholder != "name" && rest.starts_with('.') { segment.max(1) } else { 1 };
+    (lowest..=limit).rev().filter(|&end| tail.is_char_boundary(end)).any(|end| {
         let (value, after) = tail.split_at(end);
         let ok = match placeholder {
             "id" => value.bytes().all(|b| b.is_ascii_digit()),
