@@ -8,7 +8,8 @@
 #   llama.cpp         the reference for the interoperability tests, built once per machine outside
 #                     the clone by scripts/build-llama.sh (its header: the cache, keyed by the
 #                     sdist's sha256), after the venv (it installs cmake and ninja into .venv):
-#                     the targets the tests use, `llama-quantize` today (about 15-20 minutes on 2
+#                     the targets the tests use (llama-quantize, llama-gguf-split, llama-imatrix,
+#                     llama-tokenize, llama-simple, libllama; about 15-20 minutes on 2
 #                     cores the first time; a no-op printing its directory after that).
 #                     scripts/test.sh exports that directory as GGUF_LLAMA_CPP_DIR.
 #   target/harness/   the C harnesses of tests/harness/ (ggml_read, llama_run), compiled against
@@ -26,5 +27,5 @@ if ! .venv/bin/python -c 'import gguf, numpy, safetensors' 2>/dev/null \
 fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
 PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null
-scripts/build-llama.sh llama-quantize >/dev/null
-GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh llama-quantize | tail -1) scripts/build-harness.sh >/dev/null
+scripts/build-llama.sh >/dev/null
+GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1) scripts/build-harness.sh >/dev/null

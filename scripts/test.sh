@@ -21,7 +21,7 @@ done
 export CI=true
 scripts/setup.sh
 # The llama.cpp build setup.sh made (a no-op now), for the tests that run llama.cpp.
-GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh llama-quantize | tail -1)
+GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
 export GGUF_LLAMA_CPP_DIR
 # The C harnesses against that build (tests/harness/; llama_run for tests/interop/llama_run.rs):
 # compiled here so that a compile error shows before the tests (which run it again, a no-op).
