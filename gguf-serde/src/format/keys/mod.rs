@@ -232,22 +232,68 @@ pub struct KeyMatch<'k> {
 /// rest of the key. A template without placeholders wins over one with them
 /// (`tokenizer.chat_template` is not a named template). `None` for a key that is not standard.
 pub fn lookup(key: &str) -> Option<KeyMatch<'_>> {
-    if let Some(spec) = STANDARD_KEYS.iter().find(|s| s.key == key) {
+    let index = Index::get();
+    if let Some(spec) = index.exact.get(key) {
         return Some(KeyMatch { spec, arch: None });
     }
-    STANDARD_KEYS.iter().filter(|s| s.key.contains('{')).find_map(|spec| {
+    // `{arch}.REST` with a fixed REST: the architecture is the first segment, REST the others.
+    let fixed = key.split_once('.').and_then(|(arch, rest)| {
+        let (at, spec) = index.arch_fixed.get(rest).copied()?;
+        (!arch.is_empty() && !index.reserved.contains(arch)).then_some((at, KeyMatch { spec, arch: Some(arch) }))
+    });
+    // The other templates, in registry order; the first match in that order wins.
+    let other = index.other.iter().find_map(|&(at, spec)| {
         let mut arch = None;
         // `{arch}` is never a namespace of the spec's own keys (`general`, `tokenizer`, …):
         // `general.rope.freq_base` is not a key of an architecture named "general".
-        (matches(spec.key, key, &mut arch) && !arch.is_some_and(is_reserved_namespace))
-            .then_some(KeyMatch { spec, arch })
-    })
+        (matches(spec.key, key, &mut arch) && !arch.is_some_and(|a| index.reserved.contains(a)))
+            .then_some((at, KeyMatch { spec, arch }))
+    });
+    match (fixed, other) {
+        (Some(a), Some(b)) => Some(if a.0 < b.0 { a.1 } else { b.1 }),
+        (a, b) => a.or(b).map(|(_, m)| m),
+    }
 }
 
-/// Whether `segment` is the first segment of a standard key that does not start with
-/// `{arch}` (`general`, `tokenizer`, `split`, `quantize`, `adapter`, `imatrix`, …).
-fn is_reserved_namespace(segment: &str) -> bool {
-    STANDARD_KEYS.iter().any(|s| !s.key.starts_with('{') && s.key.split('.').next() == Some(segment))
+/// [`STANDARD_KEYS`] indexed for [`lookup`], built once.
+struct Index {
+    /// Keys without placeholders.
+    exact: std::collections::HashMap<&'static str, &'static KeySpec>,
+    /// `{arch}.REST` templates with no other placeholder, by REST, with their registry position.
+    arch_fixed: std::collections::HashMap<&'static str, (usize, &'static KeySpec)>,
+    /// Every other template, with its registry position.
+    other: Vec<(usize, &'static KeySpec)>,
+    /// The first segments of the keys that do not start with `{arch}`.
+    reserved: std::collections::HashSet<&'static str>,
+}
+
+impl Index {
+    fn get() -> &'static Index {
+        static INDEX: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
+        INDEX.get_or_init(|| {
+            let mut index = Index {
+                exact: Default::default(),
+                arch_fixed: Default::default(),
+                other: Vec::new(),
+                reserved: Default::default(),
+            };
+            for (at, spec) in STANDARD_KEYS.iter().enumerate() {
+                if !spec.key.starts_with('{') {
+                    index.reserved.extend(spec.key.split('.').next());
+                }
+                match spec.key.strip_prefix("{arch}.") {
+                    _ if !spec.key.contains('{') => {
+                        index.exact.entry(spec.key).or_insert(spec);
+                    }
+                    Some(rest) if !rest.contains('{') => {
+                        index.arch_fixed.entry(rest).or_insert((at, spec));
+                    }
+                    _ => index.other.push((at, spec)),
+                }
+            }
+            index
+        })
+    }
 }
 
 /// Whether `key` fits `template`; sets `arch` to what `{arch}` matched.
