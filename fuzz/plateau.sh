@@ -30,4 +30,5 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid" || true
 echo "$t: $(grep -E '^#[0-9]+' "$log" | tail -1)"
+echo "$t: ran $(( $(date +%s) - start )) s; last new cov after $((last_change - start)) s"
 grep -E 'stat::number_of_executed_units|stat::peak_rss|Done|SUMMARY|panicked' "$log" || true

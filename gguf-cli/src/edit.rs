@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gguf_serde::ops::edit::{edit_file, parse_value, Edit};
-use gguf_serde::{Gguf, GgufWriter, ValueRef, ValueType};
+use gguf_serde::ops::edit::{self, edit_file, parse_value, Edit};
+use gguf_serde::{Gguf, GgufWriter, ValueRef, ValueType, WriteOptions};
 
 use crate::inspect::show;
 use crate::out::{outln, Out};
@@ -77,6 +77,11 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
         }
         let value = parse_value(&args.key, &args.value, args.ty, old)?;
         if args.dry_run {
+            // Every refusal of the real run (a new key `a..b`, a bad `general.alignment`): the
+            // edit applied to a writer that discards its output.
+            let edits = [Edit::Set { key: args.key.clone(), value: value.clone() }];
+            let sink = GgufWriter::with_options(std::io::sink(), WriteOptions::like(&f))?;
+            edit::apply(&f, &edits, sink, |_, _| Ok(())).with_context(|| args.file.display().to_string())?;
             // The value as the file would hold it: written to a one-key file and read back.
             let mut w = GgufWriter::new(Vec::new());
             w.add_value(&args.key, &value)?;

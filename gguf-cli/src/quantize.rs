@@ -9,7 +9,7 @@ use gguf_serde::ops::imatrix::Imatrix;
 use gguf_serde::ops::quantize::{
     plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
 };
-use gguf_serde::ops::requant::{check_plan, convert, requantize, ConvertOptions};
+use gguf_serde::ops::requant::{check_header, check_plan, convert, requantize, ConvertOptions};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -323,6 +323,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         print_plan(&tensors)?;
         // The plan is printed either way; the status says whether the real run would go through.
         check_plan(&tensors, p.active_imatrix())
+            .and_then(|()| check_header(&src, &p, &tensors))
             .with_context(|| format!("{}: the real run would fail", input.display()))?;
         return Ok(ExitCode::SUCCESS);
     }

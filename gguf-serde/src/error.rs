@@ -588,6 +588,31 @@ pub enum WriteError {
         found: u64,
     },
 
+    /// A `general.alignment` the writer refuses: of a type other than UINT32, zero, not a power
+    /// of two, or above [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (the reader's
+    /// [`FormatError::BadAlignment`] for a file that holds one).
+    #[error("general.alignment {problem} (the key/value pair would start at byte {offset} of the output)")]
+    #[non_exhaustive]
+    BadAlignment {
+        /// What is wrong.
+        problem: AlignmentProblem,
+        /// Where the pair would start in the output (nothing has been written there).
+        offset: u64,
+    },
+
+    /// A value whose arrays of arrays nest deeper than [`MAX_DEPTH`](crate::format::MAX_DEPTH)
+    /// (the reader's [`FormatError::TooDeep`] for a file that holds one).
+    #[error("arrays nested deeper than {limit} levels for key {key:?} (the array would start at byte {offset} of the output)")]
+    #[non_exhaustive]
+    TooDeep {
+        /// The key.
+        key: String,
+        /// The limit.
+        limit: usize,
+        /// Where the array that goes past the limit would start in the output.
+        offset: u64,
+    },
+
     /// The writer was used out of order (data for more tensors than declared, a key after the
     /// data started, a call after an error that left the output partly written), or with options
     /// it cannot write.
@@ -1045,6 +1070,17 @@ pub enum EditError {
         expected: crate::format::keys::KeyType,
     },
 
+    /// A key the edit would create (a new key set, the new name of a rename) that has an empty
+    /// segment between dots (`a..b`, `a.`, `.x`,
+    /// [`has_empty_segment`](crate::format::keys::has_empty_segment)). Existing keys of that form
+    /// can still be set, removed and renamed away.
+    #[error("cannot edit {key:?}: a segment between dots is empty (a new key may not be `a..b`, `a.` or `.x`)")]
+    #[non_exhaustive]
+    EmptySegment {
+        /// The new key.
+        key: String,
+    },
+
     /// An array value to be set from text.
     #[error("cannot edit {key:?}: arrays cannot be set from text; give a scalar --type to replace it")]
     #[non_exhaustive]
@@ -1068,14 +1104,20 @@ impl Error {
     /// The absolute byte offset in the file of what was refused: the item of a [`FormatError`]
     /// (`None` for the few about a tensor as a whole: a size overflow, a row not whole blocks, a
     /// misaligned data offset, which is relative), the value of a [`MetadataError`] when reading.
-    /// For the writer's [`FormatError::BadAlignment`] and [`FormatError::TooDeep`], the offset in
-    /// the output.
+    /// For the writer's [`WriteError::BadAlignment`] and [`WriteError::TooDeep`], the offset in
+    /// the output where the refused pair or array would have started.
     pub fn offset(&self) -> Option<u64> {
         use FormatError as F;
         if let Some(o) = self.0.cx.offset {
             return Some(o);
         }
-        let ErrorKind::Format(f) = &self.0.kind else { return None };
+        let f = match &self.0.kind {
+            ErrorKind::Format(f) => f,
+            ErrorKind::Write(WriteError::BadAlignment { offset, .. } | WriteError::TooDeep { offset, .. }) => {
+                return Some(*offset)
+            }
+            _ => return None,
+        };
         match f {
             F::BadMagic { .. } => Some(0),
             F::UnsupportedVersion { .. } => Some(4),
@@ -1121,7 +1163,8 @@ impl Error {
                 F::BadAlignment { .. } => Some(crate::format::keys::GENERAL_ALIGNMENT),
                 _ => None,
             },
-            ErrorKind::Write(WriteError::InvalidKey { key, .. }) => Some(key),
+            ErrorKind::Write(WriteError::InvalidKey { key, .. } | WriteError::TooDeep { key, .. }) => Some(key),
+            ErrorKind::Write(WriteError::BadAlignment { .. }) => Some(crate::format::keys::GENERAL_ALIGNMENT),
             ErrorKind::Shard(ShardError::Mismatch { key, .. }) => Some(key),
             ErrorKind::Edit(e) => Some(match e {
                 EditError::NoSuchKey { key, .. }
@@ -1129,7 +1172,8 @@ impl Error {
                 | EditError::BadValue { key, .. }
                 | EditError::BadStandardValue { key, .. }
                 | EditError::IntegerTooLarge { key, .. }
-                | EditError::ArrayFromText { key } => key,
+                | EditError::ArrayFromText { key }
+                | EditError::EmptySegment { key } => key,
             }),
             ErrorKind::NotFound { what: "key", name } => Some(name),
             _ => None,

@@ -70,24 +70,28 @@ fn alignment_of_two_gib_is_refused_on_every_path() {
     use std::collections::BTreeMap;
 
     use gguf_serde::format::MAX_ALIGNMENT;
-    use gguf_serde::{AlignmentProblem, FormatError, GgufWriter, Value};
+    use gguf_serde::{AlignmentProblem, FormatError, GgufWriter, Value, WriteError};
 
     let bytes = unhex(
         "47475546 03000000 0000000000000000 0100000000000000
          1100000000000000 67656e6572616c2e616c69676e6d656e74 04000000 00000080",
     );
     assert_eq!(bytes.len(), 57);
-    let too_large = |e: &Error| {
-        matches!(
-            e.kind(),
-            ErrorKind::Format(FormatError::BadAlignment {
-                problem: AlignmentProblem::TooLarge(0x8000_0000),
-                offset: 24,
-                ..
-            })
-        ) && e.offset() == Some(24)
+    // The reader's refusal, and the writer's (before anything is written): the same problem,
+    // the pair's offset (in the file, in the output), the key.
+    let problem_of = |e: &Error| match e.kind() {
+        ErrorKind::Format(FormatError::BadAlignment { problem, offset, .. }) => {
+            Some(("read", problem.clone(), *offset))
+        }
+        ErrorKind::Write(WriteError::BadAlignment { problem, offset, .. }) => Some(("write", problem.clone(), *offset)),
+        _ => None,
+    };
+    let refused = |e: &Error, side: &str| {
+        problem_of(e) == Some((side, AlignmentProblem::TooLarge(0x8000_0000), 24))
+            && e.offset() == Some(24)
             && e.key() == Some("general.alignment")
     };
+    let too_large = |e: &Error| refused(e, "read");
     let slice = Gguf::from_slice(&bytes).unwrap_err();
     assert!(too_large(&slice), "{slice:?}");
     assert_eq!(
@@ -103,6 +107,7 @@ fn alignment_of_two_gib_is_refused_on_every_path() {
     assert!(too_large(&de), "{de:?}");
 
     // The writer and the serde writer refuse the value before anything is written.
+    let too_large = |e: &Error| refused(e, "write");
     let mut w = GgufWriter::new(Vec::new());
     let e = w.add_kv("general.alignment", 1u32 << 31).unwrap_err();
     assert!(too_large(&e), "{e:?}");
@@ -124,7 +129,7 @@ fn alignment_of_two_gib_is_refused_on_every_path() {
         let mut w = GgufWriter::new(Vec::new());
         let e = w.add_kv("general.alignment", 1u32 << shift).unwrap_err();
         assert!(
-            matches!(e.kind(), ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::TooLarge(a), .. }) if *a == 1 << shift),
+            matches!(e.kind(), ErrorKind::Write(WriteError::BadAlignment { problem: AlignmentProblem::TooLarge(a), .. }) if *a == 1 << shift),
             "{e:?}"
         );
     }

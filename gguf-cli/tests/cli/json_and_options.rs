@@ -239,6 +239,21 @@ fn set_dry_run_prints_the_change_and_writes_nothing() {
     assert_eq!(String::from_utf8(o.stdout).unwrap(), "+ key b.new: string = \"x y\"\n");
     let o = gguf(&["set", "--dry-run", s(&p), "a.u32", "-1"]);
     assert_eq!(o.status.code(), Some(1), "a u32 cannot be -1");
+    // A dry run refuses what the real run refuses, and says why: a new key with an empty
+    // segment, an alignment that is not a power of two.
+    for (key, value, msg) in [
+        ("a..b", "1", "cannot edit \"a..b\": a segment between dots is empty"),
+        ("general.alignment", "48", "general.alignment is 48, not a power of two"),
+    ] {
+        let o = gguf(&["set", "--dry-run", s(&p), key, value]);
+        assert_eq!(o.status.code(), Some(1), "{key}");
+        assert!(o.stdout.is_empty(), "{key}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(msg), "{err}");
+        let o = gguf(&["set", s(&p), key, value]);
+        assert_eq!(o.status.code(), Some(1), "{key}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(msg));
+    }
     assert_eq!(std::fs::read(&p).unwrap(), before);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file is left");
 }

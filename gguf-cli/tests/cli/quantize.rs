@@ -241,3 +241,28 @@ fn weight_filters_need_an_imatrix() {
         assert!(!out.exists());
     }
 }
+
+/// A dry run refuses what the real run refuses: an `--override-kv` the writer cannot store
+/// (`general.alignment` not a power of two) made the dry run exit 0 while the real run failed.
+/// Both now exit 1 with the writer's reason, and nothing is written.
+#[test]
+fn dry_run_refuses_an_override_the_real_run_refuses() {
+    let small = workspace_root().join("tests/data/small.gguf");
+    let dir = temp_dir("cli_quantize_dry_override");
+    let out = dir.join("q.gguf");
+    let (small, out_s) = (small.to_str().unwrap(), out.to_str().unwrap());
+    let ok = gguf(&["quantize", "--dry-run", "--override-kv", "general.alignment=int:64", small, out_s, "Q8_0"]);
+    assert!(ok.status.success(), "{ok:?}");
+    for dry in [true, false] {
+        let mut args = vec!["quantize", "--override-kv", "general.alignment=int:48", small, out_s, "Q8_0"];
+        if dry {
+            args.insert(1, "--dry-run");
+        }
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(1), "dry run {dry}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("general.alignment is 48, not a power of two"), "dry run {dry}: {err}");
+        assert!(!out.exists());
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no temporary file is left");
+}

@@ -23,7 +23,8 @@
 //!   limit) and at most 63 on write (what ggml keeps).
 //! - **Alignment**: `general.alignment` must be a UINT32 power of two of at most
 //!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (64 KiB), on read and on write, or the file
-//!   is refused with [`FormatError::BadAlignment`] naming the pair's offset. ggml and gguf-py
+//!   is refused: by the reader with [`FormatError::BadAlignment`] naming the pair's offset, by the
+//!   writer with [`WriteError::BadAlignment`](crate::WriteError::BadAlignment). ggml and gguf-py
 //!   accept any power of two up to 2^31; the limit keeps the padding a rewrite adds small (see
 //!   the constant). A file without tensors has its data offset at the end of its tensor infos, as
 //!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says.

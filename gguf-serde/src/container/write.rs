@@ -14,7 +14,7 @@ use std::path::Path;
 
 use super::align_up;
 use super::value::{Array, ArrayRef, Value, ValueRef};
-use crate::error::{AlignmentProblem, Error, FormatError, Result, WriteError};
+use crate::error::{AlignmentProblem, Error, Result, WriteError};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::GgmlType;
 use crate::format::Ne;
@@ -231,7 +231,7 @@ impl<W: Write> GgufWriter<W> {
                 Some(problem) => problem,
             },
         };
-        Err(FormatError::BadAlignment { problem, offset }.into())
+        Err(WriteError::BadAlignment { problem, offset }.into())
     }
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
@@ -242,8 +242,8 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
     /// bytes), non-ASCII or duplicate key;
-    /// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment);
-    /// [`FormatError::TooDeep`](crate::FormatError::TooDeep) for arrays nested past [`MAX_DEPTH`];
+    /// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment);
+    /// [`WriteError::TooDeep`](crate::WriteError::TooDeep) for arrays nested past [`MAX_DEPTH`];
     /// [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
     pub fn add_kv(&mut self, key: &str, value: impl Into<Value>) -> Result<()> {
         self.add_value(key, &value.into())
@@ -574,10 +574,10 @@ macro_rules! put {
 }
 
 impl Encoder {
-    /// [`FormatError::TooDeep`] for an array starting here.
+    /// [`WriteError::TooDeep`] for an array starting here.
     #[cold]
     fn too_deep(&self, key: &str) -> Error {
-        FormatError::TooDeep {
+        WriteError::TooDeep {
             key: key.to_owned(),
             limit: MAX_DEPTH,
             offset: self.base.saturating_add(self.out.len() as u64),

@@ -48,8 +48,8 @@ fn with_key(mut e: Error, key: &str) -> Error {
 /// trailing `.` that holds a value;
 /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
 /// over-long key, or one with an empty segment (`a..b`, `a.`, `.x`);
-/// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) naming the
-/// pair's offset for a `general.alignment` that is not a UINT32 power of two of at most
+/// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) naming the
+/// pair's offset in the output for a `general.alignment` that is not a UINT32 power of two of at most
 /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (so the padding is at most 64 KiB − 1 bytes);
 /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
@@ -158,7 +158,7 @@ fn finish_pairs(mut pairs: Vec<(String, Value)>, opts: &MetadataOptions) -> Resu
     // Keys are dot-separated names: none may be empty (`a..b`, `a.`, `.x`). A key that is also
     // the prefix of others (`a` and `a.b`, llama.cpp's named chat templates) is allowed: it reads
     // back through the field of its name and a field named for the prefix (crate docs, "Keys").
-    if let Some((k, _)) = pairs.iter().find(|(k, _)| !k.is_empty() && k.split('.').any(str::is_empty)) {
+    if let Some((k, _)) = pairs.iter().find(|(k, _)| crate::format::keys::has_empty_segment(k)) {
         return Err(WriteError::InvalidKey { key: k.clone(), reason: "a segment between dots is empty" }.into());
     }
     Ok(pairs)

@@ -36,6 +36,7 @@ use std::path::Path;
 use crate::container::atomic::{create_temp, file_range, open_file};
 use crate::container::{Gguf, Source, Value, ValueRef, WriteOptions};
 use crate::error::{EditError, Error, Result};
+use crate::format::keys::has_empty_segment;
 use crate::format::ValueType;
 use crate::GgufWriter;
 
@@ -43,7 +44,8 @@ use crate::GgufWriter;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Edit {
     /// Sets `key` to `value`: in place (same position, possibly a new type) if the key exists,
-    /// else appended after the last key.
+    /// else appended after the last key (a new key with an empty segment, `a..b`, is refused:
+    /// [`EditError::EmptySegment`]).
     Set {
         /// The key.
         key: String,
@@ -55,8 +57,9 @@ pub enum Edit {
         /// The key.
         key: String,
     },
-    /// Renames `from`, which must exist, to `to`, which must not; the pair keeps its position
-    /// and value. Renaming a key to itself does nothing.
+    /// Renames `from`, which must exist, to `to`, which must not exist nor have an empty segment
+    /// ([`EditError::EmptySegment`]); the pair keeps its position and value. Renaming a key to
+    /// itself does nothing.
     Rename {
         /// The old name.
         from: String,
@@ -78,6 +81,7 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
         match e {
             Edit::Set { key, value } => match find(&kvs, key).and_then(|i| kvs.get_mut(i)) {
                 Some(slot) => slot.1 = Item::Owned(value.clone()),
+                None if has_empty_segment(key) => return Err(EditError::EmptySegment { key: key.clone() }.into()),
                 None => kvs.push((key.clone(), Item::Owned(value.clone()))),
             },
             Edit::Remove { key } => match find(&kvs, key) {
@@ -93,6 +97,9 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
                 if from != to {
                     if find(&kvs, to).is_some() {
                         return Err(EditError::KeyExists { key: from.clone(), to: to.clone() }.into());
+                    }
+                    if has_empty_segment(to) {
+                        return Err(EditError::EmptySegment { key: to.clone() }.into());
                     }
                     if let Some(slot) = kvs.get_mut(i) {
                         slot.0 = to.clone();
@@ -114,7 +121,7 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
 ///
 /// # Errors
 /// [`EditError`] for an edit that cannot be applied; the writer's errors (e.g.
-/// [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) for a `general.alignment` that
+/// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) for a `general.alignment` that
 /// is not a power-of-two u32, [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever
 /// `data` returns.
 pub fn apply<'f, S: Source, W: Write, T>(

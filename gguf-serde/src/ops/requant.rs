@@ -228,6 +228,34 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
     Ok(())
 }
 
+/// The refusals the writer would make of the output's header, checked without writing a file:
+/// the key/value pairs [`requantize`] would write for `src` and `params` (those of `src`, the
+/// file type, each `--override-kv` and the importance matrix's keys) and the tensor infos of
+/// `tensors` (the [`plan`] for the same `params`), declared to a writer that discards its
+/// output. A dry run calls it, beside [`check_plan`], to say whether the real run would go
+/// through.
+///
+/// # Errors
+/// The writer's errors for a pair or tensor info, e.g.
+/// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) for a `--override-kv
+/// general.alignment=int:48` (not a power of two),
+/// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey),
+/// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor).
+pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: &[TensorPlan]) -> Result<()> {
+    let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
+    let mut w = GgufWriter::with_options(std::io::sink(), wopts)?;
+    for (key, v) in llama_quantize_kvs(src, params) {
+        match v {
+            OutKv::Src(v) => w.add_kv_ref(&key, v)?,
+            OutKv::New(v) => w.add_value(&key, &v)?,
+        }
+    }
+    for t in tensors {
+        w.add_tensor_ne(&t.name, t.target, t.ne.dims())?;
+    }
+    Ok(())
+}
+
 /// The output's key/value pairs in llama-quantize's order (see [`requantize`]).
 fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) -> Vec<(String, OutKv<'a>)> {
     const DROPPED: [&str; 5] =

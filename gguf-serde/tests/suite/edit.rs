@@ -142,7 +142,16 @@ fn bad_edits_leave_the_file_untouched() {
             vec![Edit::Rename { from: "general.name".into(), to: "general.architecture".into() }],
             "cannot edit \"general.name\": cannot rename to \"general.architecture\": that key exists",
         ),
-        (vec![set("general.alignment", 3u32)], "general.alignment at offset"),
+        (
+            vec![set("general.alignment", 3u32)],
+            "general.alignment is 3, not a power of two (the key/value pair would start at byte ",
+        ),
+        (vec![set("a..b", 1u8)], "cannot edit \"a..b\": a segment between dots is empty"),
+        (vec![set("a.", 1u8)], "cannot edit \"a.\": a segment between dots is empty"),
+        (
+            vec![Edit::Rename { from: "general.name".into(), to: ".name".into() }],
+            "cannot edit \".name\": a segment between dots is empty",
+        ),
         (vec![set("general.alignment", 64u64)], "has type u64, expected u32"),
         (vec![set("", 1u8)], "invalid key \"\": empty"),
     ];
@@ -218,4 +227,29 @@ fn value_parsing() {
     assert_eq!(ex("llama.rope.scale", "8").unwrap(), Value::F32(8.0));
     assert_eq!(ex("general.name", "8").unwrap(), Value::String("8".into()));
     assert!(matches!(ex("tokenizer.ggml.scores", "8").map_err(Error::into_kind), Err(ErrorKind::Edit(_))));
+}
+
+/// A key with an empty segment that a file already holds (the reader and `GgufWriter::add_kv`
+/// keep such keys, real files may have them) can still be set, removed and renamed away; only a
+/// new key of that form is refused ([`gguf_serde::EditError::EmptySegment`]).
+#[test]
+fn existing_keys_with_an_empty_segment_stay_editable() {
+    let d = dir("empty_segment");
+    let p = d.join("m.gguf");
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("x..y", 1u32).unwrap();
+    w.add_kv("z.", 2u32).unwrap();
+    std::fs::write(&p, w.finish().unwrap()).unwrap();
+    edit_file(&p, &[set("x..y", 5u32)]).unwrap();
+    assert_eq!(keys(&std::fs::read(&p).unwrap()), vec![kv("x..y", 5u32), kv("z.", 2u32)]);
+    edit_file(&p, &[Edit::Rename { from: "x..y".into(), to: "x.y".into() }, Edit::Remove { key: "z.".into() }])
+        .unwrap();
+    assert_eq!(keys(&std::fs::read(&p).unwrap()), vec![kv("x.y", 5u32)]);
+    let e = edit_file(&p, &[Edit::Rename { from: "x.y".into(), to: "x..y".into() }]).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Edit(gguf_serde::EditError::EmptySegment { key, .. }) if key == "x..y"),
+        "{e:?}"
+    );
+    assert_eq!(e.key(), Some("x..y"));
+    assert_eq!(keys(&std::fs::read(&p).unwrap()), vec![kv("x.y", 5u32)]);
 }

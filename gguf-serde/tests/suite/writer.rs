@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::common::{all_types, gt, largest_alloc, sample, ty, B};
 use gguf_serde::AlignmentProblem;
 use gguf_serde::{
-    Array, Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteError, WriteOptions,
+    Array, Endian, Error, ErrorKind, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteError, WriteOptions,
 };
 
 /// Bytes from hex digits; whitespace and `|` are ignored.
@@ -313,22 +313,29 @@ fn invalid_keys_and_alignment() {
     assert!(
         matches!(
             e.kind(),
-            ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::WrongType("u64"), .. })
+            ErrorKind::Write(WriteError::BadAlignment { problem: AlignmentProblem::WrongType("u64"), offset: 38, .. })
         ),
         "{e:?}"
     );
     let e = w.add_kv("general.alignment", 0u32).unwrap_err();
     assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::Zero, .. })),
+        matches!(e.kind(), ErrorKind::Write(WriteError::BadAlignment { problem: AlignmentProblem::Zero, .. })),
         "{e:?}"
     );
     let e = w.add_kv("general.alignment", 48u32).unwrap_err();
     assert!(
         matches!(
             e.kind(),
-            ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(48), .. })
+            ErrorKind::Write(WriteError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(48), .. })
         ),
         "{e:?}"
+    );
+    // The offset is where the pair would start in the output: after the 24-byte header and the
+    // 14 bytes of `a` (8-byte length + 1 byte of key, 4 of type, 1 of value), named as such.
+    assert_eq!((e.offset(), e.key()), (Some(38), Some("general.alignment")));
+    assert_eq!(
+        e.to_string(),
+        "general.alignment is 48, not a power of two (the key/value pair would start at byte 38 of the output)"
     );
     assert_eq!(w.alignment(), 32);
     let bytes = w.finish().unwrap();
@@ -348,16 +355,16 @@ fn nesting_limit_on_write() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("ok", nested(32)).unwrap();
     let e = w.add_kv("deep", nested(33)).unwrap_err();
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { key, limit: 32, .. }) if key == "deep"),
-        "{e:?}"
-    );
+    assert!(matches!(e.kind(), ErrorKind::Write(WriteError::TooDeep { key, limit: 32, .. }) if key == "deep"), "{e:?}");
     // The offset the refused array would have in the output, as the reader reports it: "deep"
     // alone at 24 (8 + 4 bytes of key, 4 of type) has its outer array at 40 and each level's
     // header (4-byte element type, 8-byte count) 12 bytes further in, so the 33rd starts at 424.
     let e = GgufWriter::new(Vec::new()).add_kv("deep", nested(33)).unwrap_err();
     assert_eq!((e.offset(), e.key()), (Some(424), Some("deep")));
-    assert_eq!(e.to_string(), r#"arrays nested deeper than 32 levels for key "deep" at offset 424"#);
+    assert_eq!(
+        e.to_string(),
+        r#"arrays nested deeper than 32 levels for key "deep" (the array would start at byte 424 of the output)"#
+    );
     let bytes = w.finish().unwrap();
     let g = Gguf::from_slice(&bytes).unwrap();
     assert_eq!(g.get("ok").unwrap().to_owned_value(), Value::Array(nested(32)));

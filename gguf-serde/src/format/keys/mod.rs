@@ -334,6 +334,16 @@ fn matches<'k>(template: &str, key: &'k str, arch: &mut Option<&'k str>) -> bool
     })
 }
 
+/// Whether `key` has an empty segment between dots (`a..b`, `a.`, `.x`). The spec does not forbid
+/// such keys and real files may hold them (the reader and [`GgufWriter::add_kv`] keep them), but
+/// the serde writer and the edits that make a new key refuse them: no reader can address them as
+/// nested fields. The empty key itself is not counted here (it is refused everywhere).
+///
+/// [`GgufWriter::add_kv`]: crate::GgufWriter::add_kv
+pub fn has_empty_segment(key: &str) -> bool {
+    !key.is_empty() && key.split('.').any(str::is_empty)
+}
+
 /// Whether `key` is one of the three split keys.
 pub fn is_split_key(key: &str) -> bool {
     key == SPLIT_NO || key == SPLIT_COUNT || key == SPLIT_TENSORS_COUNT
