@@ -4,13 +4,10 @@
 
 use std::path::Path;
 
-/// Whether a command-line file argument names a remote file: it starts with `http://`,
-/// `https://` or `hf://` (a local path that does would need `./` in front).
+/// Whether a command-line file argument names a remote file
+/// ([`gguf_serde::container::is_remote`]: `http://`, `https://` or `hf://`).
 pub fn is_remote(path: &Path) -> bool {
-    // Schemes are case-insensitive (RFC 3986 §3.1): `HTTP://` is a URL too.
-    path.to_str()
-        .and_then(|s| s.split_once("://"))
-        .is_some_and(|(scheme, _)| ["http", "https", "hf"].iter().any(|k| scheme.eq_ignore_ascii_case(k)))
+    path.to_str().is_some_and(gguf_serde::container::is_remote)
 }
 
 /// `e` with the URL in front when it does not name it yet: I/O errors do, a format error says

@@ -1,6 +1,10 @@
 //! Typed metadata structs of the serde tests (`tests/interop/serde_gemma.rs`,
 //! `tests/interop/serde_llama.rs`): nested structs, the `{arch}` placeholder and dotted renames,
 //! generic over the string type of the tokens (`String`, owned, or `&'de str`, borrowed).
+//!
+//! `examples/src/models.rs` maps the same Gemma 3 keys the other way, with flat dotted renames
+//! (`tokenizer.ggml`, `{arch}.attention.head_count`) on one struct: the two cover both ways a
+//! user writes such a struct, so they are kept apart on purpose.
 
 pub mod gemma {
     //! The metadata of the Gemma 3 270M model: all 33 keys, in file order (so that serializing

@@ -65,6 +65,8 @@ mod feed;
 mod parse;
 #[cfg(feature = "remote")]
 pub mod remote;
+mod url;
+pub use url::is_remote;
 pub mod sharded;
 mod value;
 mod write;

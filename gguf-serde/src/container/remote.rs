@@ -239,17 +239,8 @@ pub fn resolve_hf_uri(url: &str) -> std::result::Result<String, RemoteError> {
     Ok(format!("https://huggingface.co/{owner}/{repo}/resolve/{revision}/{path}"))
 }
 
-/// Whether `s` names a remote file: it starts with `http://`, `https://` or `hf://`.
-pub fn is_remote(s: &str) -> bool {
-    scheme(s).is_some()
-}
-
-/// The scheme of a remote file URL, lower case (`http`, `https`, `hf`); schemes are
-/// case-insensitive (RFC 3986 §3.1).
-fn scheme(s: &str) -> Option<&'static str> {
-    let (scheme, _) = s.split_once("://")?;
-    ["http", "https", "hf"].into_iter().find(|k| scheme.eq_ignore_ascii_case(k))
-}
+pub use super::url::is_remote;
+use super::url::scheme;
 
 /// A remote file as `Read + Seek`, fetched with HTTP range requests as it is read (see the
 /// [module docs](self)). Holds the bytes of the last answer only.
@@ -314,7 +305,7 @@ impl HttpRangeReader {
             fetched: 0,
         };
         let first = r.next_request;
-        let (_, total) = r.fetch(0, first, None)?;
+        let total = r.fetch(0, first, None)?;
         r.len = total;
         r.next_request = first.saturating_mul(2).min(options.max_request);
         Ok(r)
@@ -343,7 +334,7 @@ impl HttpRangeReader {
     /// One range request for `want` bytes from `start` (fewer at the end of the file). Replaces
     /// the window with the answer; returns its length and the file's total length. `total` is
     /// the length known from an earlier answer, which this one must repeat.
-    fn fetch(&mut self, start: u64, want: u64, total: Option<u64>) -> std::result::Result<(u64, u64), RemoteError> {
+    fn fetch(&mut self, start: u64, want: u64, total: Option<u64>) -> std::result::Result<u64, RemoteError> {
         // `want >= 1`, so `start + want - 1` cannot underflow; saturating at u64::MAX.
         let mut end = start.saturating_add(want.max(1).saturating_sub(1));
         if let Some(t) = total {
@@ -416,7 +407,7 @@ impl HttpRangeReader {
         }
         self.window = body;
         self.window_start = start;
-        Ok((expected, got_total))
+        Ok(got_total)
     }
 }
 
@@ -452,7 +443,8 @@ impl Read for HttpRangeReader {
                 self.next_request = self.options.first_request.max(1);
                 self.next_request
             };
-            let want = want.max(buf.len() as u64).min(self.options.max_request.max(buf.len() as u64));
+            // A read larger than the request size is served by one request of its size.
+            let want = want.min(self.options.max_request).max(buf.len() as u64);
             self.fetch(self.pos, want, Some(self.len))?;
         }
         // In the window now: `pos - window_start < window.len()`.

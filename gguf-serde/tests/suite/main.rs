@@ -16,6 +16,7 @@ mod model_derive;
 mod model_props;
 mod model_stream;
 mod model_write;
+mod props;
 mod remote;
 mod resources;
 mod roundtrip_props;

@@ -7,55 +7,11 @@ use std::io::Cursor;
 use gguf_serde::{Array, Endian, GgmlType, Gguf, GgufWriter, Value, ValueType, WriteOptions};
 use proptest::prelude::*;
 
-fn f32s() -> impl Strategy<Value = f32> {
-    // Any bit pattern, NaN payloads included.
-    any::<u32>().prop_map(f32::from_bits)
-}
+use crate::props::{self, Nan};
 
-fn f64s() -> impl Strategy<Value = f64> {
-    any::<u64>().prop_map(f64::from_bits)
-}
-
-fn strings() -> impl Strategy<Value = String> {
-    prop::collection::vec(any::<char>(), 0..10).prop_map(String::from_iter)
-}
-
-fn arrays() -> impl Strategy<Value = Array> {
-    use prop::collection::vec;
-    let n = 0..6;
-    let leaf = prop_oneof![
-        vec(any::<u8>(), n.clone()).prop_map(Array::U8),
-        vec(any::<i8>(), n.clone()).prop_map(Array::I8),
-        vec(any::<u16>(), n.clone()).prop_map(Array::U16),
-        vec(any::<i16>(), n.clone()).prop_map(Array::I16),
-        vec(any::<u32>(), n.clone()).prop_map(Array::U32),
-        vec(any::<i32>(), n.clone()).prop_map(Array::I32),
-        vec(f32s(), n.clone()).prop_map(Array::F32),
-        vec(any::<bool>(), n.clone()).prop_map(Array::Bool),
-        vec(strings(), n.clone()).prop_map(Array::String),
-        vec(any::<u64>(), n.clone()).prop_map(Array::U64),
-        vec(any::<i64>(), n.clone()).prop_map(Array::I64),
-        vec(f64s(), n).prop_map(Array::F64),
-    ];
-    leaf.prop_recursive(4, 48, 4, |inner| vec(inner, 0..4).prop_map(Array::Array))
-}
-
-fn values() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        any::<u8>().prop_map(Value::U8),
-        any::<i8>().prop_map(Value::I8),
-        any::<u16>().prop_map(Value::U16),
-        any::<i16>().prop_map(Value::I16),
-        any::<u32>().prop_map(Value::U32),
-        any::<i32>().prop_map(Value::I32),
-        f32s().prop_map(Value::F32),
-        any::<bool>().prop_map(Value::Bool),
-        strings().prop_map(Value::String),
-        any::<u64>().prop_map(Value::U64),
-        any::<i64>().prop_map(Value::I64),
-        f64s().prop_map(Value::F64),
-        arrays().prop_map(Value::Array),
-    ]
+fn values() -> BoxedStrategy<Value> {
+    // Every bit pattern of the floats: the container keeps bytes, NaN payloads included.
+    props::values(Nan::Any, 4)
 }
 
 /// Key/value pairs with unique printable-ASCII keys, in random order.

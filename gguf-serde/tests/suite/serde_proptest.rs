@@ -5,56 +5,23 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use gguf_serde::{from_slice, to_vec, Array, Gguf, Value};
+use gguf_serde::{from_slice, to_vec, Gguf, Value};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-fn finite_f32() -> impl Strategy<Value = f32> {
-    any::<f32>().prop_filter("not NaN", |x| !x.is_nan())
+use crate::props::{self, Nan};
+
+fn finite_f32() -> BoxedStrategy<f32> {
+    props::f32s(Nan::Never)
 }
 
-fn finite_f64() -> impl Strategy<Value = f64> {
-    any::<f64>().prop_filter("not NaN", |x| !x.is_nan())
+fn finite_f64() -> BoxedStrategy<f64> {
+    props::f64s(Nan::Never)
 }
 
-fn array(depth: u32) -> BoxedStrategy<Array> {
-    let leaf = prop_oneof![
-        prop::collection::vec(any::<u8>(), 0..6).prop_map(Array::U8),
-        prop::collection::vec(any::<i8>(), 0..6).prop_map(Array::I8),
-        prop::collection::vec(any::<u16>(), 0..6).prop_map(Array::U16),
-        prop::collection::vec(any::<i16>(), 0..6).prop_map(Array::I16),
-        prop::collection::vec(any::<u32>(), 0..6).prop_map(Array::U32),
-        prop::collection::vec(any::<i32>(), 0..6).prop_map(Array::I32),
-        prop::collection::vec(finite_f32(), 0..6).prop_map(Array::F32),
-        prop::collection::vec(any::<bool>(), 0..6).prop_map(Array::Bool),
-        prop::collection::vec(".{0,6}", 0..6).prop_map(Array::String),
-        prop::collection::vec(any::<u64>(), 0..6).prop_map(Array::U64),
-        prop::collection::vec(any::<i64>(), 0..6).prop_map(Array::I64),
-        prop::collection::vec(finite_f64(), 0..6).prop_map(Array::F64),
-    ];
-    if depth == 0 {
-        leaf.boxed()
-    } else {
-        prop_oneof![4 => leaf, 1 => prop::collection::vec(array(depth - 1), 0..4).prop_map(Array::Array)].boxed()
-    }
-}
-
-fn value() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        any::<u8>().prop_map(Value::U8),
-        any::<i8>().prop_map(Value::I8),
-        any::<u16>().prop_map(Value::U16),
-        any::<i16>().prop_map(Value::I16),
-        any::<u32>().prop_map(Value::U32),
-        any::<i32>().prop_map(Value::I32),
-        finite_f32().prop_map(Value::F32),
-        any::<bool>().prop_map(Value::Bool),
-        ".{0,12}".prop_map(Value::String),
-        any::<u64>().prop_map(Value::U64),
-        any::<i64>().prop_map(Value::I64),
-        finite_f64().prop_map(Value::F64),
-        array(2).prop_map(Value::Array),
-    ]
+fn value() -> BoxedStrategy<Value> {
+    // No NaN: the round trip through serde is checked with `==`.
+    props::values(Nan::Never, 2)
 }
 
 /// A tree of keys: leaves are values, nodes are maps of key segments.
