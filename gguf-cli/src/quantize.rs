@@ -282,15 +282,32 @@ fn params(
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn print_plan(tensors: &[TensorPlan]) -> Result<(), OutputError> {
+/// The plan as a table. With an importance matrix in force, an `imatrix` column says for each
+/// converted tensor whether it is quantized with the matrix's weights (`yes`), without (`no`: no
+/// entry of that name), or cannot be (`wrong size`: the entry does not fit the tensor); kept
+/// tensors show `-`.
+fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), OutputError> {
     let mut out = Out::stdout();
     let w = tensors.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
-    outln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}  rule", "name", "shape", "source", "target");
+    let column = if imatrix.is_some() { "  imatrix   " } else { "" };
+    outln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}{column}  rule", "name", "shape", "source", "target");
     let (mut before, mut after) = (0u64, 0u64);
     for t in tensors {
         let shape: Vec<String> = t.ne.shape().iter().map(u64::to_string).collect();
         let (src, dst) = (t.source.name(), t.target.name());
-        outln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}  {}", t.name, shape.join("x"), t.rule);
+        let entry = match imatrix {
+            None => String::new(),
+            Some(_) if !t.converts() => format!("  {:<10}", "-"),
+            Some(m) => format!(
+                "  {:<10}",
+                match m.weights_for(&t.name, t.ne.dims()) {
+                    Ok(Some(_)) => "yes",
+                    Ok(None) => "no",
+                    Err(_) => "wrong size",
+                }
+            ),
+        };
+        outln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}{entry}  {}", t.name, shape.join("x"), t.rule);
         before += t.source.nbytes(t.ne.dims()).unwrap_or(0);
         after += t.target.nbytes(t.ne.dims()).unwrap_or(0);
     }
@@ -317,10 +334,19 @@ fn same_file(a: &Path, b: &Path) -> bool {
 pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     let Positional { input, output, ftype, threads } = positional(a)?;
     let p = params(a, ftype, threads)?;
+    if let (Some(path), None) = (&a.imatrix, p.active_imatrix()) {
+        // llama-quantize goes on as without a matrix; say so, since a type that needs one is
+        // then refused as if none had been given.
+        eprintln!(
+            "warning: {}: no entry is left after --include-weights/--exclude-weights: quantizing without an \
+             importance matrix",
+            path.display()
+        );
+    }
     let src = Gguf::open(&input).with_context(|| format!("{}", input.display()))?;
     if a.dry_run {
         let tensors = plan(&src, &p).with_context(|| input.display().to_string())?;
-        print_plan(&tensors)?;
+        print_plan(&tensors, p.active_imatrix())?;
         // The plan is printed either way; the status says whether the real run would go through.
         check_plan(&tensors, p.active_imatrix())
             .and_then(|()| check_header(&src, &p, &tensors))

@@ -877,15 +877,16 @@ pub enum ImatrixProblem {
         /// Bytes it needs.
         needed: u64,
     },
-    /// No entries: a `.dat` entry count below 1, or a GGUF file with no tensors.
+    /// No entries: a `.dat` entry count of 0, or a GGUF file with no tensors.
     #[error("no entries")]
     #[non_exhaustive]
     NoEntries,
-    /// A length field of a `.dat` file that is negative (a name) or below 1 (a value count).
+    /// A length field of a `.dat` file that is negative (the entry count, a name) or below 1 (a
+    /// value count).
     #[error("{item} has the invalid length {len}")]
     #[non_exhaustive]
     BadLength {
-        /// The field (`"name of entry 3"`, `"values of entry 3"`).
+        /// The field (`"entry count"`, `"name of entry 3"`, `"values of entry 3"`).
         item: String,
         /// The stored length.
         len: i64,

@@ -266,3 +266,69 @@ fn dry_run_refuses_an_override_the_real_run_refuses() {
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no temporary file is left");
 }
+
+/// A one-layer llama-like model (F32 `token_embd`, `blk.0.ffn_down`, `blk.0.attn_q`, 256 wide)
+/// and an importance matrix GGUF (as llama-imatrix writes one) with an entry for `ffn_down`
+/// only, both written into `dir`.
+fn model_and_imatrix(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use gguf_serde::GgufWriter;
+    let model = dir.join("m.gguf");
+    let mut w = GgufWriter::create(&model).unwrap();
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.block_count", 1u32).unwrap();
+    let names = ["token_embd.weight", "blk.0.attn_q.weight", "blk.0.ffn_down.weight"];
+    for n in names {
+        w.add_tensor_ne(n, GgmlType::F32, &[256, 2]).unwrap();
+    }
+    for (i, _) in names.iter().enumerate() {
+        let data: Vec<u8> = (0..512).flat_map(|j| ((j * 7 + i) as f32 / 100.0 - 2.0).to_le_bytes()).collect();
+        w.write_tensor_data(&data).unwrap();
+    }
+    w.commit().unwrap();
+    let imatrix = dir.join("im.gguf");
+    let mut w = GgufWriter::create(&imatrix).unwrap();
+    w.add_kv("general.type", "imatrix").unwrap();
+    w.add_kv("imatrix.datasets", vec!["text.txt".to_owned()]).unwrap();
+    w.add_kv("imatrix.chunk_count", 1u32).unwrap();
+    w.add_kv("imatrix.chunk_size", 64u32).unwrap();
+    w.add_tensor_ne("blk.0.ffn_down.weight.in_sum2", GgmlType::F32, &[256, 1]).unwrap();
+    w.add_tensor_ne("blk.0.ffn_down.weight.counts", GgmlType::F32, &[1, 1]).unwrap();
+    let sums: Vec<u8> = (0..256).flat_map(|j| (1.0 + j as f32).to_le_bytes()).collect();
+    w.write_tensor_data(&sums).unwrap();
+    w.write_tensor_data(&4f32.to_le_bytes()).unwrap();
+    w.commit().unwrap();
+    (model, imatrix)
+}
+
+/// `--dry-run` with `--imatrix` shows, per tensor, whether it is quantized with the matrix's
+/// weights; when `--include-weights` leaves no entry, the command says so before a type that
+/// needs a matrix is refused (llama-quantize goes on as without one, and so refuses Q2_K_S).
+#[test]
+fn dry_run_shows_the_importance_matrix_entries() {
+    let dir = temp_dir("cli_quantize_dry_imatrix");
+    let (model, imatrix) = model_and_imatrix(&dir);
+    let (m, im) = (model.to_str().unwrap(), imatrix.to_str().unwrap());
+    let o = gguf(&["quantize", "--dry-run", "--imatrix", im, m, "Q4_K_M"]);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    let column = |name: &str| -> String {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name}: {text}"));
+        line.split_whitespace().nth(4).unwrap().to_owned()
+    };
+    assert!(text.lines().next().unwrap().contains("imatrix"), "{text}");
+    assert_eq!(column("blk.0.ffn_down.weight"), "yes", "{text}");
+    assert_eq!(column("blk.0.attn_q.weight"), "no", "{text}");
+    // Without --imatrix there is no such column.
+    let plain = String::from_utf8(gguf(&["quantize", "--dry-run", m, "Q4_K_M"]).stdout).unwrap();
+    assert!(!plain.lines().next().unwrap().contains("imatrix"), "{plain}");
+
+    let o = gguf(&["quantize", "--dry-run", "--imatrix", im, "--include-weights", "nothing", m, "Q2_K_S"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no entry is left after --include-weights/--exclude-weights"), "{err}");
+    assert!(err.contains("requires an importance matrix"), "{err}");
+    // With the entry kept, Q2_K_S goes through as far as the matrix goes.
+    let o = gguf(&["quantize", "--dry-run", "--imatrix", im, m, "Q2_K_S"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("no entry is left"), "{err}");
+}

@@ -207,14 +207,18 @@ impl Imatrix {
     ///
     /// # Errors
     /// [`QuantizeError::Imatrix`]: [`Truncated`](ImatrixProblem::Truncated),
-    /// [`NoEntries`](ImatrixProblem::NoEntries), [`BadLength`](ImatrixProblem::BadLength),
-    /// [`NameNotUtf8`](ImatrixProblem::NameNotUtf8), [`BadCount`](ImatrixProblem::BadCount) (a
+    /// [`NoEntries`](ImatrixProblem::NoEntries) (an entry count of 0),
+    /// [`BadLength`](ImatrixProblem::BadLength) (a negative entry count or name length, a value
+    /// count below 1), [`NameNotUtf8`](ImatrixProblem::NameNotUtf8), [`BadCount`](ImatrixProblem::BadCount) (a
     /// negative `ncall`), [`ZeroCounts`](ImatrixProblem::ZeroCounts) (`ncall` = 0),
     /// [`NonFinite`](ImatrixProblem::NonFinite).
     pub fn from_legacy(bytes: &[u8], file: impl Into<String>) -> Result<Imatrix> {
         let mut r = Reader { bytes, at: 0 };
         let n_entries = r.i32("entry count")?;
-        if n_entries < 1 {
+        if n_entries < 0 {
+            return Err(bad(ImatrixProblem::BadLength { item: "entry count".into(), len: n_entries.into() }));
+        }
+        if n_entries == 0 {
             return Err(bad(ImatrixProblem::NoEntries));
         }
         let mut entries = BTreeMap::new();

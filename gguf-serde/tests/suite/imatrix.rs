@@ -206,8 +206,10 @@ fn hostile_dat_files_give_typed_errors() {
     let good: &[f32] = &[1.0, 2.0];
     let p = dat_problem(&dat_file(&[], None));
     assert!(matches!(p, ImatrixProblem::NoEntries { .. }), "{p:?}");
+    // A negative count is not "no entries": it names the field and the value.
     let p = dat_problem(&B::le().i32(-3).bytes());
-    assert!(matches!(p, ImatrixProblem::NoEntries { .. }), "{p:?}");
+    assert!(matches!(p, ImatrixProblem::BadLength { ref item, len: -3, .. } if item == "entry count"), "{p:?}");
+    assert_eq!(p.to_string(), "entry count has the invalid length -3");
     let neg_name = B::le().i32(1).i32(-5).bytes();
     let p = dat_problem(&neg_name);
     assert!(matches!(p, ImatrixProblem::BadLength { ref item, len: -5, .. } if item == "name of entry 1"), "{p:?}");
