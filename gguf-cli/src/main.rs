@@ -67,9 +67,10 @@ enum Command {
     Quantize(quantize::QuantizeArgs),
     /// Convert a model's quantized tensors to F32 (or F16, BF16).
     Dequantize(quantize::DequantizeArgs),
-    /// Print a shell completion script: `gguf completions bash > /etc/bash_completion.d/gguf`,
-    /// `gguf completions zsh > ~/.zfunc/_gguf`, `gguf completions fish >
-    /// ~/.config/fish/completions/gguf.fish`.
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
+    /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf
+    /// completions fish > ~/.config/fish/completions/gguf.fish`, `gguf completions powershell >>
+    /// $PROFILE` (PowerShell), `gguf completions elvish >> ~/.config/elvish/rc.elv`.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,

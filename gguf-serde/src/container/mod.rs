@@ -68,14 +68,16 @@ pub mod sharded;
 mod value;
 mod write;
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+#[cfg(feature = "mmap")]
+use std::{fs::File, path::Path};
 
 pub(crate) use feed::READ_AHEAD;
 use parse::Goal;
 pub(crate) use parse::{align_up, Layout};
-pub use sharded::{parse_shard_path, shard_path, ShardTensor, ShardedGguf, TensorSource};
+#[cfg(feature = "mmap")]
+pub use sharded::ShardedGguf;
+pub use sharded::{parse_shard_path, shard_path, ShardTensor, TensorSource};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
@@ -102,6 +104,7 @@ impl Source for Vec<u8> {
     }
 }
 
+#[cfg(feature = "mmap")]
 impl Source for memmap2::Mmap {
     fn bytes(&self) -> &[u8] {
         self
@@ -165,11 +168,39 @@ impl<'a> Gguf<&'a [u8]> {
     }
 }
 
+#[cfg(feature = "mmap")]
 impl Gguf<memmap2::Mmap> {
     /// Memory-maps the file at `path` and validates it. Tensor data is not read until used.
     ///
-    /// The mapping is read-only. As with every memory mapping, the file must not be truncated or
-    /// changed by another process while it is open.
+    /// ```
+    /// use gguf_serde::{GgmlType, Gguf, ValueRef};
+    ///
+    /// // The GGUF spec's test vector, checked into this repository.
+    /// let file = Gguf::open("../tests/data/small.gguf")?;
+    /// assert_eq!(file.get("general.architecture"), Some(ValueRef::String("llama")));
+    /// let t = file.tensor("w_q8_0").expect("the test vector has it");
+    /// assert_eq!((t.dtype, &*t.shape), (GgmlType::Q8_0, &[4, 64][..]));
+    /// // Borrowed from the mapping: 4 rows of 64 elements, 2 blocks of 34 bytes per row.
+    /// assert_eq!(file.tensor_data(&t)?.len(), 4 * 2 * 34);
+    /// # Ok::<(), gguf_serde::Error>(())
+    /// ```
+    ///
+    /// # Safety of the mapping (a decision)
+    ///
+    /// `open` is a safe function over memmap2's `unsafe` `Mmap::map`, as most readers of mapped
+    /// model files are (llama.cpp maps its models too). The mapping is read-only, and every read
+    /// through it is bounds-checked against the length it had when it was made. What no check can
+    /// prevent is another process changing the file while it is mapped: truncating it makes a
+    /// read of the lost pages end the process with `SIGBUS`, and rewriting bytes in place changes
+    /// data this value has already validated (strictly, Rust does not allow the bytes behind a
+    /// `&[u8]` to change at all). So the file must not be truncated or modified in place while
+    /// it is open. This crate's own writers never do that: [`GgufWriter::create`] and the
+    /// [`ops`](crate::ops) functions write a temporary file and rename it over the old one, which
+    /// leaves an open mapping on the old file's contents. When the file may be changed by
+    /// others, read it into memory instead: [`Gguf::from_vec`]`(std::fs::read(path)?)`, or
+    /// [`Gguf::from_reader`] for the metadata alone.
+    ///
+    /// Requires the `mmap` feature (a default).
     ///
     /// # Errors
     /// [`ErrorKind::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO,
@@ -389,8 +420,10 @@ impl<S: Source> Gguf<S> {
     }
 }
 
-/// One key/value pair of the metadata.
+/// One key/value pair of the metadata, made by the parser ([`Gguf::metadata`]); to write one, use
+/// [`GgufWriter::add_kv`]. It is `#[non_exhaustive]`: it may gain fields.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Kv<'a> {
     /// The key, e.g. `general.architecture`.
     pub key: &'a str,
@@ -414,7 +447,27 @@ impl<'a> Kv<'a> {
 }
 
 /// A tensor info, in the canonical terms of the GGUF layout.
+///
+/// Made by the parser ([`Gguf::tensors`], [`Gguf::tensor`]); to write tensor infos, use
+/// [`GgufWriter::add_tensor`]. It is `#[non_exhaustive]`: it may gain fields.
+///
+/// ```
+/// use gguf_serde::{GgmlType, Gguf};
+///
+/// // The GGUF spec's test vector: its BF16 tensor has 6 rows of 16 elements.
+/// let file = Gguf::open("../tests/data/small.gguf")?;
+/// let t = file.tensor("e_bf16").expect("the test vector has it");
+/// assert_eq!(t.dtype, GgmlType::BF16);
+/// assert_eq!(&*t.shape, &[6, 16]); // canonical: outermost first
+/// assert_eq!(t.ne().dims(), &[16, 6]); // stored `ne`: fastest first, as ggml has it
+/// assert_eq!((t.n_elements, t.nbytes), (96, 96 * 2));
+/// // The third tensor: after 1024 bytes of F32 and 272 of Q8_0, each padded to 32 bytes.
+/// assert_eq!(t.relative_offset, 1024 + 288);
+/// assert_eq!(t.data_offset, file.data_offset() + t.relative_offset);
+/// # Ok::<(), gguf_serde::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct TensorInfo<'a> {
     /// The tensor's name, e.g. `blk.0.attn_q.weight`.
     pub name: &'a str,
