@@ -35,6 +35,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 enum Command {
     /// Describe a file: header, every key/value pair with its type, and a table of tensors
     /// (name, dtype, canonical shape outermost first, absolute data offset, bytes).

@@ -77,6 +77,8 @@ impl clap::builder::TypedValueParser for FileTypeName {
 /// Arguments of `gguf quantize`.
 #[derive(clap::Args)]
 #[command(after_help = file_types_help())]
+// The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct QuantizeArgs {
     /// IN [OUT] [TYPE] [NTHREADS], as llama-quantize takes them: the input model; the output file
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);

@@ -85,6 +85,32 @@
 //! The codecs are not a feature: they add no dependency (only code of this crate), and
 //! [`model`]'s dequantized storage and [`ops`] are built on them.
 //!
+//! # What may grow (`#[non_exhaustive]`)
+//!
+//! Structs that will gain fields and enums that will gain variants are `#[non_exhaustive]`, so
+//! that adding one is not a breaking change:
+//!
+//! - options, built with `new()`/`Default` and `with_*` methods (or by setting their public
+//!   fields): [`WriteOptions`], [`ReadOptions`], [`WriteModelOptions`], [`ops::split::SplitOptions`],
+//!   [`ops::requant::ConvertOptions`], [`ops::quantize::QuantizeParams`];
+//! - what the library reports or parses, which users read and do not build: [`TensorInfo`],
+//!   [`Kv`], [`container::ShardTensor`], [`LoadReport`], [`ops::requant::RequantizeReport`],
+//!   [`ops::quantize::TensorPlan`], [`format::keys::KeySpec`], [`format::keys::KeyMatch`] (to
+//!   write tensor infos and pairs, use [`GgufWriter`]);
+//! - enums that follow ggml, llama.cpp or our own growth: [`GgmlType`],
+//!   [`ops::quantize::LlamaFileType`], [`ops::quantize::Rule`] and its parts, [`ops::edit::Edit`],
+//!   [`ops::split::SplitBy`], [`ops::imatrix::ImatrixFormat`], [`Unbound`], [`TensorOrder`],
+//!   [`format::keys::KeyType`], [`format::keys::TypeReference`], every error enum. A `match` on
+//!   them needs a `_` arm.
+//!
+//! Kept exhaustive on purpose: [`ValueType`], [`ValueRef`], [`Value`] and [`Array`] are the 13
+//! value types of GGUF version 3 (a new one would be a new format version), and [`Endian`] has
+//! its two byte orders; matching them exhaustively is what a reader of the format wants.
+//! [`ops::quantize::KvOverride`] (a key and a value) and [`ops::quantize::KvOverrideValue`]
+//! (llama.cpp's four `--override-kv` types) mirror llama.cpp's fixed option syntax.
+//! `model::FieldSpec` and `model::Dim` are built by the code `#[derive(GgufModel)]` generates,
+//! which needs their literals.
+//!
 //! # The layers
 //!
 //! The table lists the layers from the bottom (format facts) up (whole-file operations): each

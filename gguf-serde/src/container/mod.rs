@@ -10,20 +10,20 @@
 //!
 //! # Policies
 //! - **Versions**: 2 and 3 are read (they parse the same way). Version 1 (u32 counts and lengths,
-//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`], as ggml does; so are
+//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`](crate::FormatError::UnsupportedVersion), as ggml does; so are
 //!   0 and anything above 3.
 //! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
 //!   file is big-endian and is read as such (every number, length and count, and tensor data is
 //!   handed out as stored). [`Gguf::endian`] tells which.
 //! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
-//!   with [`FormatError::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this
+//!   with [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8) naming the offset. (The spec says strings are UTF-8; this
 //!   lets every string be handed out as `&str` without copying.)
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
-//!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
+//!   [`MAX_DIMS`](crate::format::MAX_DIMS) dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
 //! - **Alignment**: `general.alignment` must be a UINT32 power of two of at most
 //!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (64 KiB), on read and on write, or the file
-//!   is refused with [`FormatError::BadAlignment`] naming the pair's offset. ggml and gguf-py
+//!   is refused with [`FormatError::BadAlignment`](crate::FormatError::BadAlignment) naming the pair's offset. ggml and gguf-py
 //!   accept any power of two up to 2^31; the limit keeps the padding a rewrite adds small (see
 //!   the constant). A file without tensors has its data offset at the end of its tensor infos, as
 //!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says.
@@ -112,7 +112,7 @@ impl Source for memmap2::Mmap {
 }
 
 /// The metadata of a file read through [`Gguf::from_reader`]: the bytes from the start of the file
-/// to the end of the tensor infos. Tensor data is not held ([`ErrorKind::DataNotLoaded`]).
+/// to the end of the tensor infos. Tensor data is not held ([`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded)).
 #[derive(Clone, Debug)]
 pub struct MetadataOnly(Vec<u8>);
 
@@ -157,7 +157,7 @@ impl<'a> Gguf<&'a [u8]> {
     /// Like [`Gguf::tensor_data`], with the lifetime of the slice.
     ///
     /// # Errors
-    /// None for a tensor of this file; [`ErrorKind::NotFound`] for a name it does not have.
+    /// None for a tensor of this file; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) for a name it does not have.
     pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
         let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
@@ -203,7 +203,7 @@ impl Gguf<memmap2::Mmap> {
     /// Requires the `mmap` feature (a default).
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO,
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the file cannot be opened or mapped, or is not a regular file (a FIFO,
     /// a device, a folder); any validation error.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
@@ -234,7 +234,7 @@ impl Gguf<MetadataOnly> {
     /// `Seek`) before anything is read for them, so memory follows what the file really holds.
     ///
     /// # Errors
-    /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader; any validation error (tensor bounds are checked against the
     /// file's length).
     pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
         Self::from_reader_in_pieces(reader, feed::READ_AHEAD)
@@ -262,7 +262,7 @@ impl Gguf<MetadataOnly> {
     /// header and pairs. Reads at most `read_ahead` bytes past what the parser asks for.
     ///
     /// # Errors
-    /// [`Error::Io`] from the reader; any validation error of the header and pairs.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader; any validation error of the header and pairs.
     #[doc(hidden)]
     pub fn kv_block_from_reader<R: Read>(reader: R, read_ahead: usize) -> Result<Self> {
         let mut feed = feed::Pieces::new(reader, None, "reading GGUF").with_read_ahead(read_ahead);
@@ -390,9 +390,9 @@ impl<S: Source> Gguf<S> {
     /// every source.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`] (`"tensor of this file"`) for an `info` that is not one of this
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) (`"tensor of this file"`) for an `info` that is not one of this
     /// file's tensor infos (one of another file: this file has no tensor of that name, or one with
-    /// another type, shape or place); [`ErrorKind::DataNotLoaded`] for a tensor of a file opened
+    /// another type, shape or place); [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a tensor of a file opened
     /// with [`Gguf::from_reader`], unless it has 0 bytes.
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
         // One binary search: an info of another file must not read this file's bytes.
@@ -408,7 +408,7 @@ impl<S: Source> Gguf<S> {
     /// The stored bytes of the tensor named `name`.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`] if there is no such tensor; otherwise as [`Gguf::tensor_data`].
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor; otherwise as [`Gguf::tensor_data`].
     pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
         let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)

@@ -194,7 +194,7 @@ impl TensorTypeOverride {
     /// An override of tensors matching `pattern` (lower-cased first) to `dtype`.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) if the pattern is not a valid regular expression.
+    /// [`QuantizeError`] if the pattern is not a valid regular expression.
     pub fn new(pattern: &str, dtype: GgmlType) -> Result<Self> {
         let pattern = pattern.to_lowercase();
         let regex = Regex::new(&pattern)
@@ -206,7 +206,7 @@ impl TensorTypeOverride {
     /// name, case-insensitive.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) for a missing `=`, an empty pattern or type, an unknown type or a bad
+    /// [`QuantizeError`] for a missing `=`, an empty pattern or type, an unknown type or a bad
     /// pattern.
     pub fn parse(s: &str) -> Result<Self> {
         let bad = |reason: String| Err(Error::from(QuantizeError::refused(reason)));
@@ -260,7 +260,7 @@ impl KvOverride {
     /// none: `int:abc` writes 0), a value that is not wholly a number is refused.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) for a missing `=`, an empty key or one of 128 bytes
+    /// [`QuantizeError`] for a missing `=`, an empty key or one of 128 bytes
     /// or more, an unknown TYPE, an `int` value that is not an integer or a `float` value that is
     /// not a number, a bool other than `true`/`false`, or a string over 127 bytes.
     pub fn parse(s: &str) -> Result<Self> {
@@ -1149,9 +1149,9 @@ pub fn llama_tensor_order<'a, S: Source>(src: &'a Gguf<S>) -> Vec<TensorInfo<'a>
 /// ([`llama_tensor_order`]), with the rule that chose it; see the [module docs](self).
 ///
 /// # Errors
-/// [`QuantizeError`](crate::QuantizeError) where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
+/// [`QuantizeError`] where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
 /// that are not whole 128-blocks), or, in a model with experts, an `ffn_*` tensor whose name has
-/// no layer number in `[0, block_count)`; [`QuantizeError::Refused`](crate::QuantizeError::Refused)
+/// no layer number in `[0, block_count)`; [`QuantizeError::Refused`]
 /// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]).
 pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
     let exclude = NameGlobs::new(&params.exclude)?;
