@@ -33,7 +33,9 @@ use crate::format::Endian;
 /// }
 /// let tokens = file.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).expect("an array");
 /// assert_eq!((tokens.elem_type(), tokens.len()), (ValueType::String, 3));
-/// assert_eq!(tokens.get(2), Some(ValueRef::String("hello")));
+/// // Strings have no fixed size: walk them (`get(i)` is for fixed-size elements).
+/// let all: Vec<&str> = tokens.strings().expect("strings").collect();
+/// assert_eq!(all, ["<s>", "</s>", "hello"]);
 /// # Ok::<(), gguf_serde::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
