@@ -4,7 +4,11 @@
 #      from its packaged sources against the others' packages (what `cargo publish` would upload);
 #   2. every package in the dependency graph of the workspace (`cargo metadata`, dev and build
 #      dependencies included) has a licence compatible with ours (MIT OR Apache-2.0): a licence
-#      expression is accepted when every AND-term has at least one OR-alternative in ALLOWED.
+#      expression is accepted when every AND-term has at least one OR-alternative in ALLOWED;
+#   3. gguf-serde builds, clippy-clean, with no default features and with each feature alone
+#      (`derive`, `parallel`, `mmap`, `remote`): a cfg that leaves an unused import or a missing
+#      item behind fails here, not in a user's build;
+#   4. the docs of the three published crates build without a warning (broken intra-doc links).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,3 +25,8 @@ done
 cargo clean --quiet --profile dev -p gguf-derive -p gguf-serde -p gguf-cli
 cargo package --workspace --exclude gguf-tests --exclude gguf-examples --allow-dirty --quiet
 cargo metadata --format-version 1 --locked | python3 scripts/licences.py
+for features in "" derive parallel mmap remote; do
+  echo "package-check: gguf-serde --no-default-features --features '$features'" >&2
+  cargo clippy --quiet --locked -p gguf-serde --no-default-features --features "$features" -- -D warnings
+done
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --locked --no-deps -p gguf-serde -p gguf-derive -p gguf-cli

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs (scripts/setup.sh), runs the
 # lints (scripts/lint.sh), the publishing checks (scripts/package-check.sh: `cargo package` of the
-# three published crates, dependency licences), a short run of each fuzz target (scripts/fuzz-smoke.sh) and every test
+# three published crates, dependency licences, gguf-serde's feature combinations, warning-free
+# docs), a short run of each fuzz target (scripts/fuzz-smoke.sh) and every test
 # of the workspace (the hostile-input ones a second time with overflow checks on), then prints
 # the totals of all test binaries as one line. `.ci/run` runs exactly this.
 #

@@ -324,7 +324,7 @@ pub enum Via {
 /// Whatever the writer refuses.
 pub fn rewrite(f: &Gguf<&[u8]>, endian: Endian, via: Via) -> gguf_serde::Result<Vec<u8>> {
     let version = if f.version() == 2 && endian == Endian::Big { 3 } else { f.version() };
-    let opts = WriteOptions { version, endian, ..WriteOptions::like(f) };
+    let opts = WriteOptions::like(f).with_version(version).with_endian(endian);
     let mut w = GgufWriter::with_options(Vec::new(), opts)?;
     for kv in f.metadata() {
         match via {

@@ -35,6 +35,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 enum Command {
     /// Describe a file: header, every key/value pair with its type, and a table of tensors
     /// (name, dtype, canonical shape outermost first, absolute data offset, bytes).
@@ -67,9 +69,10 @@ enum Command {
     Quantize(quantize::QuantizeArgs),
     /// Convert a model's quantized tensors to F32 (or F16, BF16).
     Dequantize(quantize::DequantizeArgs),
-    /// Print a shell completion script: `gguf completions bash > /etc/bash_completion.d/gguf`,
-    /// `gguf completions zsh > ~/.zfunc/_gguf`, `gguf completions fish >
-    /// ~/.config/fish/completions/gguf.fish`.
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
+    /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf
+    /// completions fish > ~/.config/fish/completions/gguf.fish`, `gguf completions powershell >>
+    /// $PROFILE` (PowerShell), `gguf completions elvish >> ~/.config/elvish/rc.elv`.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,

@@ -77,6 +77,8 @@ impl clap::builder::TypedValueParser for FileTypeName {
 /// Arguments of `gguf quantize`.
 #[derive(clap::Args)]
 #[command(after_help = file_types_help())]
+// The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct QuantizeArgs {
     /// IN [OUT] [TYPE] [NTHREADS], as llama-quantize takes them: the input model; the output file
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
@@ -138,9 +140,11 @@ pub struct QuantizeArgs {
     /// Replace OUT if it exists.
     #[arg(long)]
     force: bool,
-    /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable; not a
-    /// llama-quantize option).
-    #[arg(long, value_name = "PATTERN")]
+    /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable; not a
+    /// llama-quantize option). Glob syntax: `*` any run of characters (`.` included), `?` one
+    /// character, `[0-3]` / `[!0-9]` one character of a class (or not), `{a,b}` either
+    /// alternative, `\` the next character literally; e.g. `blk.*.ffn_{up,down}.weight`.
+    #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
     /// No progress bar.
     #[arg(long, short)]
@@ -170,8 +174,11 @@ pub struct DequantizeArgs {
     #[arg(long = "type", short = 't', default_value = "F32", ignore_case = true,
         value_parser = FloatTarget)]
     target: GgmlType,
-    /// Leave tensors whose name matches PATTERN as they are (`*` is a wildcard; repeatable).
-    #[arg(long, value_name = "PATTERN")]
+    /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable). Glob
+    /// syntax: `*` any run of characters (`.` included), `?` one character, `[0-3]` / `[!0-9]`
+    /// one character of a class (or not), `{a,b}` either alternative, `\` the next character
+    /// literally; e.g. `blk.*.ffn_{up,down}.weight`.
+    #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]

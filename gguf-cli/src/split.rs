@@ -69,7 +69,7 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         (_, Some(size)) => SplitBy::MaxBytes(size),
         (n, None) => SplitBy::MaxTensors(n.unwrap_or(128)),
     };
-    let opts = SplitOptions { by, no_tensor_first_split: args.no_tensor_first_split };
+    let opts = SplitOptions::new(by).with_no_tensor_first_split(args.no_tensor_first_split);
     if args.dry_run {
         let f = Gguf::open(&args.input).with_context(|| args.input.display().to_string())?;
         let plan = plan_split(&f, &opts)?;

@@ -1359,6 +1359,7 @@ impl Error {
         self
     }
 
+    #[cfg(feature = "mmap")]
     pub(crate) fn in_shard(mut self, path: &Path) -> Error {
         self.0.cx.shard.get_or_insert_with(|| path.to_path_buf());
         self

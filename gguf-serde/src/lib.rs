@@ -2,6 +2,28 @@
 //!
 //! GGUF files — the model format of llama.cpp, ggml, Ollama and LM Studio — as typed Rust data.
 //!
+//! Open a model, print its architecture and its tensors:
+//!
+//! ```
+//! use gguf_serde::Gguf;
+//!
+//! // Memory-mapped and fully validated; here the GGUF spec's test vector of this repository.
+//! let file = Gguf::open("../tests/data/small.gguf")?;
+//! let arch = file.get("general.architecture").and_then(|v| v.as_str());
+//! println!("architecture: {}", arch.unwrap_or("?"));
+//! for t in file.tensors() {
+//!     // Canonical shape, outermost first (the stored `ne` reversed); data borrowed from the map.
+//!     let data: &[u8] = file.tensor_data(&t)?;
+//!     println!("{:<8} {:<5} {:?} {} bytes", t.name, t.dtype, &*t.shape, data.len());
+//! }
+//! assert_eq!(arch, Some("llama"));
+//! let names: Vec<&str> = file.tensors().map(|t| t.name).collect();
+//! assert_eq!(names, ["w_f32", "w_q8_0", "e_bf16"]);
+//! # Ok::<(), gguf_serde::Error>(())
+//! ```
+//!
+//! What the crate holds:
+//!
 //! - [`Gguf`]: open and validate a file from a byte slice (zero-copy), a memory mapping
 //!   ([`Gguf::open`]) or any `Read + Seek` (metadata only); read its key/value metadata with exact
 //!   types, its tensor infos in canonical terms (name, dtype, shape outermost first, absolute data
@@ -47,6 +69,51 @@
 //! assert_eq!(file.tensor_data(&t)?.len(), 128);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
+//! # Cargo features
+//!
+//! As serde and ndarray do it, the heavy parts are features; the defaults are `derive`,
+//! `parallel` and `mmap`. A user who only reads metadata can build with
+//! `default-features = false`: 32 packages in its build graph instead of 41 (gguf-serde
+//! included). Cold release builds took 266–395 s without default features and 273–607 s with
+//! them on a shared, loaded 2-core machine, most of it this crate's own code; the README has
+//! the measurement.
+//!
+//! | feature | default | what it adds | without it |
+//! |---|---|---|---|
+//! | `derive` | yes | `#[derive(GgufModel)]` (the `gguf-derive` crate) and [`metadata::standard`] (which derives serde's traits, through serde's own `derive` feature) | no `#[derive(GgufModel)]` (the [`GgufModel`] trait is not meant to be implemented by hand) and no `metadata::standard`: read metadata into your own `#[derive(Deserialize)]` struct (serde's `derive` in your own `Cargo.toml`) or key by key with [`Gguf::get`] |
+//! | `parallel` | yes | rayon: [`dequantize_to_vec`], [`quantize_to_vec`], [`codec::dequantize_par`], [`codec::quantize_par`], [`quantize_with_importance`] and [`ops::requant`] split their work over rayon's thread pool | the same functions run on the calling thread, with identical results (each chunk is computed the same way); [`ops::quantize::QuantizeParams::threads`] is ignored |
+//! | `mmap` | yes | memmap2: [`Gguf::open`] (`Gguf<`[`Mmap`]`>`), [`ShardedGguf`], and the file operations built on them ([`ops::edit::edit_file`], [`ops::edit::rewrite_file`], [`ops::split::split_file`], [`ops::split::merge_file`]) | read the file into memory and use [`Gguf::from_vec`] / [`Gguf::from_slice`] (tensor data borrowed from the buffer), or [`Gguf::from_reader`] for the metadata and tensor infos alone; edit with [`ops::edit::apply`] |
+//! | `remote` | no | ureq (rustls): `container::remote`, `Gguf::from_url` — a file's metadata over HTTP(S) with range requests | — |
+//!
+//! The codecs are not a feature: they add no dependency (only code of this crate), and
+//! [`model`]'s dequantized storage and [`ops`] are built on them.
+//!
+//! # What may grow (`#[non_exhaustive]`)
+//!
+//! Structs that will gain fields and enums that will gain variants are `#[non_exhaustive]`, so
+//! that adding one is not a breaking change:
+//!
+//! - options, built with `new()`/`Default` and `with_*` methods (or by setting their public
+//!   fields): [`WriteOptions`], [`ReadOptions`], [`WriteModelOptions`], [`ops::split::SplitOptions`],
+//!   [`ops::requant::ConvertOptions`], [`ops::quantize::QuantizeParams`];
+//! - what the library reports or parses, which users read and do not build: [`TensorInfo`],
+//!   [`Kv`], [`container::ShardTensor`], [`LoadReport`], [`ops::requant::RequantizeReport`],
+//!   [`ops::quantize::TensorPlan`], [`format::keys::KeySpec`], [`format::keys::KeyMatch`] (to
+//!   write tensor infos and pairs, use [`GgufWriter`]);
+//! - enums that follow ggml, llama.cpp or our own growth: [`GgmlType`],
+//!   [`ops::quantize::LlamaFileType`], [`ops::quantize::Rule`] and its parts, [`ops::edit::Edit`],
+//!   [`ops::split::SplitBy`], [`ops::imatrix::ImatrixFormat`], [`Unbound`], [`TensorOrder`],
+//!   [`format::keys::KeyType`], [`format::keys::TypeReference`], every error enum. A `match` on
+//!   them needs a `_` arm.
+//!
+//! Kept exhaustive on purpose: [`ValueType`], [`ValueRef`], [`Value`] and [`Array`] are the 13
+//! value types of GGUF version 3 (a new one would be a new format version), and [`Endian`] has
+//! its two byte orders; matching them exhaustively is what a reader of the format wants.
+//! [`ops::quantize::KvOverride`] (a key and a value) and [`ops::quantize::KvOverrideValue`]
+//! (llama.cpp's four `--override-kv` types) mirror llama.cpp's fixed option syntax.
+//! `model::FieldSpec` and `model::Dim` are built by the code `#[derive(GgufModel)]` generates,
+//! which needs their literals.
+//!
 //! # The layers
 //!
 //! The table lists the layers from the bottom (format facts) up (whole-file operations): each
@@ -70,6 +137,7 @@
 //!
 #![doc = include_str!("../docs/serde-mapping.md")]
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
 pub mod container;
@@ -80,9 +148,11 @@ pub mod model;
 pub mod ops;
 
 pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quantize_with_importance, CodecError};
+#[cfg(feature = "mmap")]
+pub use container::ShardedGguf;
 pub use container::{
-    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, ShardedGguf, Source, TensorInfo, TensorSource,
-    Value, ValueRef, WriteOptions,
+    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Source, TensorInfo, TensorSource, Value, ValueRef,
+    WriteOptions,
 };
 pub use error::{
     AlignmentProblem, EditError, Error, ErrorKind, FormatError, ImatrixProblem, Item, MetadataError, ModelError,
@@ -101,9 +171,11 @@ pub use model::{
 /// The read-only memory mapping [`Gguf::open`] holds (`Gguf<Mmap>`), re-exported from `memmap2`
 /// so that the type can be named (in a struct field, a function signature) without depending on
 /// `memmap2` directly.
+#[cfg(feature = "mmap")]
 pub use memmap2::Mmap;
 
 /// `#[derive(GgufModel)]`: see the [`model`] module for the attributes.
+#[cfg(feature = "derive")]
 pub use gguf_derive::GgufModel;
 
 /// Runtime support for the code `#[derive(GgufModel)]` generates. Not a public API.

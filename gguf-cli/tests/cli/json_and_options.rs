@@ -259,8 +259,15 @@ fn set_dry_run_prints_the_change_and_writes_nothing() {
 }
 
 #[test]
-fn completions_for_bash_zsh_and_fish() {
-    for (shell, marker) in [("bash", "complete -F _gguf"), ("zsh", "#compdef gguf"), ("fish", "complete -c gguf")] {
+fn completions_for_bash_zsh_fish_powershell_and_elvish() {
+    for (shell, marker) in [
+        ("bash", "complete -F _gguf"),
+        ("zsh", "#compdef gguf"),
+        ("fish", "complete -c gguf"),
+        // PowerShell's registration of a native command's completer, and elvish's.
+        ("powershell", "Register-ArgumentCompleter -Native -CommandName 'gguf'"),
+        ("elvish", "set edit:completion:arg-completer[gguf]"),
+    ] {
         let o = gguf(&["completions", shell]);
         assert!(o.status.success());
         let text = String::from_utf8(o.stdout).unwrap();

@@ -70,6 +70,8 @@ fn commands(dir: &Path) -> Vec<(Vec<String>, i32)> {
         (v(&["completions", "bash"]), 0),
         (v(&["completions", "zsh"]), 0),
         (v(&["completions", "fish"]), 0),
+        (v(&["completions", "powershell"]), 0),
+        (v(&["completions", "elvish"]), 0),
     ]
 }
 

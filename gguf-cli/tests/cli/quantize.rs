@@ -99,6 +99,39 @@ fn exclude_and_dequantize() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("dequantize converts to F32, F16 or BF16, not Q4_0"));
 }
 
+/// `--exclude` takes globs: `?`, classes and alternatives keep exactly the tensors they name
+/// (small.gguf: `w_f32` F32, `w_q8_0` Q8_0, `e_bf16` BF16); an invalid glob is refused.
+#[test]
+fn exclude_takes_globs() {
+    let input = workspace_root().join("tests/data/small.gguf");
+    let dir = temp_dir("exclude_globs");
+    for (i, (glob, want)) in [
+        ("w_{q8_0,zz}", [GgmlType::F32, GgmlType::Q8_0, GgmlType::F32]),
+        ("e_bf1[0-9]", [GgmlType::F32, GgmlType::F32, GgmlType::BF16]),
+        ("?_*", [GgmlType::F32, GgmlType::Q8_0, GgmlType::BF16]),
+        ("w_q?_0", [GgmlType::F32, GgmlType::Q8_0, GgmlType::F32]),
+        ("w_q??_0", [GgmlType::F32, GgmlType::F32, GgmlType::F32]),
+        ("[!w]_*", [GgmlType::F32, GgmlType::F32, GgmlType::BF16]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = dir.join(format!("{i}.gguf"));
+        let o = gguf(&["dequantize", "-q", "--exclude", glob, input.to_str().unwrap(), out.to_str().unwrap()]);
+        assert!(o.status.success(), "{glob}: {}", String::from_utf8_lossy(&o.stderr));
+        let types: Vec<_> = Gguf::open(&out).unwrap().tensors().map(|t| t.dtype).collect();
+        assert_eq!(types, want, "--exclude {glob}");
+    }
+    let out = dir.join("bad.gguf");
+    let o = gguf(&["dequantize", "--exclude", "w_[q", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("\"w_[q\" is not a valid glob"), "{o:?}");
+    assert!(!out.exists());
+    let o = gguf(&["quantize", "--dry-run", "--exclude", "{a,b", input.to_str().unwrap(), "Q8_0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a valid glob"), "{o:?}");
+}
+
 #[test]
 fn quantize_gemma_to_q8_0() {
     let Some(path) = model("gemma-3-270m-q4_k_m.gguf") else { return };

@@ -71,8 +71,6 @@
 //! `supported_operations` (table) and `swapped_fields_are_ggmls_layout` (here), and its
 //! reference vectors to the tests.
 
-use rayon::prelude::*;
-
 mod block;
 mod error;
 mod isa;
@@ -97,6 +95,28 @@ use table::Importance;
 
 /// Elements per parallel work item of the `*_par` functions (rounded to whole blocks).
 const PAR_CHUNK_ELEMS: usize = 1 << 16;
+
+/// `f` on each pair of a chunk of `a` elements of `src` and the chunk of `b` elements of `dst`
+/// at the same index: over rayon's thread pool with the `parallel` feature, in order on the
+/// calling thread without it. Each chunk is computed the same way either way, so the output is
+/// identical; on failure, the parallel run returns one chunk's error (not necessarily the first).
+fn zip_chunks<A: Sync, B: Send, E: Send>(
+    src: &[A],
+    a: usize,
+    dst: &mut [B],
+    b: usize,
+    f: impl Fn(&[A], &mut [B]) -> std::result::Result<(), E> + Sync + Send,
+) -> std::result::Result<(), E> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        src.par_chunks(a).zip(dst.par_chunks_mut(b)).try_for_each(|(s, d)| f(s, d))
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        src.chunks(a).zip(dst.chunks_mut(b)).try_for_each(|(s, d)| f(s, d))
+    }
+}
 
 /// `(bytes, elements)` per block of `dtype`, from its row.
 fn block_shape(dtype: GgmlType) -> (usize, usize) {
@@ -216,7 +236,8 @@ fn dequantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], 
 }
 
 /// As [`dequantize_endian`], split over rayon's thread pool in chunks of whole blocks (about
-/// 64 Ki elements each). Use it for whole tensors.
+/// 64 Ki elements each; on the calling thread without the `parallel` feature, with the same
+/// result). Use it for whole tensors.
 ///
 /// # Errors
 /// As [`dequantize`].
@@ -225,9 +246,9 @@ pub fn dequantize_par(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f3
     let isa = Isa::detected();
     let (ts, bs) = block_shape(dtype);
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
-    src.par_chunks(blocks_per_chunk * ts)
-        .zip(dst.par_chunks_mut(blocks_per_chunk * bs))
-        .try_for_each(|(s, d)| dequantize_endian_isa(isa, dtype, endian, s, d))
+    zip_chunks(src, blocks_per_chunk * ts, dst, blocks_per_chunk * bs, |s, d| {
+        dequantize_endian_isa(isa, dtype, endian, s, d)
+    })
 }
 
 /// Dequantizes a whole tensor's little-endian bytes into a new vector, in parallel
@@ -283,8 +304,8 @@ fn quantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], d
     Ok(())
 }
 
-/// As [`quantize_endian`], split over rayon's thread pool in chunks of whole blocks. The output is
-/// the same as [`quantize_endian`]'s: every reference quantizer here works block by block.
+/// As [`quantize_endian`], split over rayon's thread pool in chunks of whole blocks (on the calling
+/// thread without the `parallel` feature). The output is the same as [`quantize_endian`]'s: every reference quantizer here works block by block.
 ///
 /// # Errors
 /// As [`quantize`].
@@ -293,9 +314,9 @@ pub fn quantize_par(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]
     let isa = Isa::detected();
     let (ts, bs) = block_shape(dtype);
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
-    src.par_chunks(blocks_per_chunk * bs)
-        .zip(dst.par_chunks_mut(blocks_per_chunk * ts))
-        .try_for_each(|(s, d)| quantize_endian_isa(isa, dtype, endian, s, d))
+    zip_chunks(src, blocks_per_chunk * bs, dst, blocks_per_chunk * ts, |s, d| {
+        quantize_endian_isa(isa, dtype, endian, s, d)
+    })
 }
 
 /// Quantizes a whole tensor into a new little-endian byte vector, in parallel ([`quantize_par`]).
@@ -313,7 +334,7 @@ pub fn quantize_to_vec(dtype: GgmlType, src: &[f32]) -> Result<Vec<u8>> {
 /// non-negative weight per column, as llama.cpp's imatrix gives), as ggml's `quantize_*` with
 /// `quant_weights` (`quantize_row_*_impl`): for Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
 /// Q6_K. F32, F16, BF16, Q8_0 and Q8_1 ignore the weights, as ggml does (see
-/// [`can_quantize_with_importance`]). Rows run in parallel (rayon). `src` holds
+/// [`can_quantize_with_importance`]). Rows run in parallel (rayon; in order on the calling thread without the `parallel` feature, with the same bytes). `src` holds
 /// `src.len() / n_per_row` rows one after another (shape outermost first: `[rows, n_per_row]`);
 /// `dst` their blocks, little-endian.
 ///
@@ -359,13 +380,17 @@ pub fn quantize_with_importance_isa(
     }
     check_quant(dtype, src, dst)?;
     let row = table::row(dtype);
-    let rows = src.par_chunks(n_per_row).zip(dst.par_chunks_mut(row_bytes));
     match (row.importance, row.quantize) {
-        (Importance::Row(f), _) => rows.for_each(|(x, y)| f(isa, x, y, importance)),
-        (Importance::Ignored, Some(f)) => rows.for_each(|(x, y)| f(isa, x, y)),
-        _ => return Err(CodecError::UnsupportedQuantize(dtype)),
+        (Importance::Row(f), _) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {
+            f(isa, x, y, importance);
+            Ok(())
+        }),
+        (Importance::Ignored, Some(f)) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {
+            f(isa, x, y);
+            Ok(())
+        }),
+        _ => Err(CodecError::UnsupportedQuantize(dtype)),
     }
-    Ok(())
 }
 
 /// Whether [`quantize`] (and the `quantize_*` functions) support `dtype`.

@@ -13,7 +13,9 @@
 //! standard library's own file types.)
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom};
+use std::io::BufWriter;
+#[cfg(feature = "mmap")]
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -143,6 +145,7 @@ pub(crate) struct SealedFile {
 
 impl SealedFile {
     /// The target path.
+    #[cfg(feature = "mmap")]
     pub(crate) fn target(&self) -> &Path {
         &self.target
     }
@@ -176,6 +179,7 @@ fn sync_dir(path: &Path) -> Result<()> {
 
 /// `len` bytes of `file` from absolute offset `offset`, as a reader that `std::io::copy` turns
 /// into a kernel copy (see the module docs).
+#[cfg(feature = "mmap")]
 pub(crate) fn file_range(file: &File, offset: u64, len: u64) -> Result<std::io::Take<&File>> {
     let mut f = file;
     f.seek(SeekFrom::Start(offset)).map_err(|e| Error::io("seeking in the source file", e))?;
@@ -183,6 +187,7 @@ pub(crate) fn file_range(file: &File, offset: u64, len: u64) -> Result<std::io::
 }
 
 /// Opens `path` for reading, with the path in the error.
+#[cfg(feature = "mmap")]
 pub(crate) fn open_file(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))
 }

@@ -10,21 +10,22 @@
 //!
 //! # Policies
 //! - **Versions**: 2 and 3 are read (they parse the same way). Version 1 (u32 counts and lengths,
-//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`], as ggml does; so are
+//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`](crate::FormatError::UnsupportedVersion), as ggml does; so are
 //!   0 and anything above 3.
 //! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
 //!   file is big-endian and is read as such (every number, length and count, and tensor data is
 //!   handed out as stored). [`Gguf::endian`] tells which.
 //! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
-//!   with [`FormatError::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this
+//!   with [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8) naming the offset. (The spec says strings are UTF-8; this
 //!   lets every string be handed out as `&str` without copying.)
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
-//!   [`MAX_DIMS`] dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
+//!   [`MAX_DIMS`](crate::format::MAX_DIMS) dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
 //! - **Alignment**: `general.alignment` must be a UINT32 power of two of at most
 //!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (64 KiB), on read and on write, or the file
-//!   is refused: by the reader with [`FormatError::BadAlignment`] naming the pair's offset, by the
-//!   writer with [`WriteError::BadAlignment`](crate::WriteError::BadAlignment). ggml and gguf-py
+//!   is refused: by the reader with [`FormatError::BadAlignment`](crate::FormatError::BadAlignment)
+//!   naming the pair's offset, by the writer with
+//!   [`WriteError::BadAlignment`](crate::WriteError::BadAlignment). ggml and gguf-py
 //!   accept any power of two up to 2^31; the limit keeps the padding a rewrite adds small (see
 //!   the constant). A file without tensors has its data offset at the end of its tensor infos, as
 //!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says.
@@ -71,14 +72,16 @@ pub mod sharded;
 mod value;
 mod write;
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
+#[cfg(feature = "mmap")]
+use std::{fs::File, path::Path};
 
 pub(crate) use feed::READ_AHEAD;
 use parse::Goal;
 pub(crate) use parse::{align_up, Layout};
-pub use sharded::{parse_shard_path, shard_path, ShardTensor, ShardedGguf, TensorSource};
+#[cfg(feature = "mmap")]
+pub use sharded::ShardedGguf;
+pub use sharded::{parse_shard_path, shard_path, ShardTensor, TensorSource};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
@@ -105,6 +108,7 @@ impl Source for Vec<u8> {
     }
 }
 
+#[cfg(feature = "mmap")]
 impl Source for memmap2::Mmap {
     fn bytes(&self) -> &[u8] {
         self
@@ -112,7 +116,7 @@ impl Source for memmap2::Mmap {
 }
 
 /// The metadata of a file read through [`Gguf::from_reader`]: the bytes from the start of the file
-/// to the end of the tensor infos. Tensor data is not held ([`ErrorKind::DataNotLoaded`]).
+/// to the end of the tensor infos. Tensor data is not held ([`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded)).
 #[derive(Clone, Debug)]
 pub struct MetadataOnly(Vec<u8>);
 
@@ -157,7 +161,7 @@ impl<'a> Gguf<&'a [u8]> {
     /// Like [`Gguf::tensor_data`], with the lifetime of the slice.
     ///
     /// # Errors
-    /// None for a tensor of this file; [`ErrorKind::NotFound`] for a name it does not have.
+    /// None for a tensor of this file; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) for a name it does not have.
     pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
         let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
@@ -168,14 +172,42 @@ impl<'a> Gguf<&'a [u8]> {
     }
 }
 
+#[cfg(feature = "mmap")]
 impl Gguf<memmap2::Mmap> {
     /// Memory-maps the file at `path` and validates it. Tensor data is not read until used.
     ///
-    /// The mapping is read-only. As with every memory mapping, the file must not be truncated or
-    /// changed by another process while it is open.
+    /// ```
+    /// use gguf_serde::{GgmlType, Gguf, ValueRef};
+    ///
+    /// // The GGUF spec's test vector, checked into this repository.
+    /// let file = Gguf::open("../tests/data/small.gguf")?;
+    /// assert_eq!(file.get("general.architecture"), Some(ValueRef::String("llama")));
+    /// let t = file.tensor("w_q8_0").expect("the test vector has it");
+    /// assert_eq!((t.dtype, &*t.shape), (GgmlType::Q8_0, &[4, 64][..]));
+    /// // Borrowed from the mapping: 4 rows of 64 elements, 2 blocks of 34 bytes per row.
+    /// assert_eq!(file.tensor_data(&t)?.len(), 4 * 2 * 34);
+    /// # Ok::<(), gguf_serde::Error>(())
+    /// ```
+    ///
+    /// # Safety of the mapping (a decision)
+    ///
+    /// `open` is a safe function over memmap2's `unsafe` `Mmap::map`, as most readers of mapped
+    /// model files are (llama.cpp maps its models too). The mapping is read-only, and every read
+    /// through it is bounds-checked against the length it had when it was made. What no check can
+    /// prevent is another process changing the file while it is mapped: truncating it makes a
+    /// read of the lost pages end the process with `SIGBUS`, and rewriting bytes in place changes
+    /// data this value has already validated (strictly, Rust does not allow the bytes behind a
+    /// `&[u8]` to change at all). So the file must not be truncated or modified in place while
+    /// it is open. This crate's own writers never do that: [`GgufWriter::create`] and the
+    /// [`ops`](crate::ops) functions write a temporary file and rename it over the old one, which
+    /// leaves an open mapping on the old file's contents. When the file may be changed by
+    /// others, read it into memory instead: [`Gguf::from_vec`]`(std::fs::read(path)?)`, or
+    /// [`Gguf::from_reader`] for the metadata alone.
+    ///
+    /// Requires the `mmap` feature (a default).
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] if the file cannot be opened or mapped, or is not a regular file (a FIFO,
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the file cannot be opened or mapped, or is not a regular file (a FIFO,
     /// a device, a folder); any validation error.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
@@ -206,7 +238,7 @@ impl Gguf<MetadataOnly> {
     /// `Seek`) before anything is read for them, so memory follows what the file really holds.
     ///
     /// # Errors
-    /// [`Error::Io`] from the reader; any validation error (tensor bounds are checked against the
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader; any validation error (tensor bounds are checked against the
     /// file's length).
     pub fn from_reader<R: Read + Seek>(reader: R) -> Result<Self> {
         Self::from_reader_in_pieces(reader, feed::READ_AHEAD)
@@ -234,7 +266,7 @@ impl Gguf<MetadataOnly> {
     /// header and pairs. Reads at most `read_ahead` bytes past what the parser asks for.
     ///
     /// # Errors
-    /// [`Error::Io`] from the reader; any validation error of the header and pairs.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader; any validation error of the header and pairs.
     #[doc(hidden)]
     pub fn kv_block_from_reader<R: Read>(reader: R, read_ahead: usize) -> Result<Self> {
         let mut feed = feed::Pieces::new(reader, None, "reading GGUF").with_read_ahead(read_ahead);
@@ -362,9 +394,9 @@ impl<S: Source> Gguf<S> {
     /// every source.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`] (`"tensor of this file"`) for an `info` that is not one of this
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) (`"tensor of this file"`) for an `info` that is not one of this
     /// file's tensor infos (one of another file: this file has no tensor of that name, or one with
-    /// another type, shape or place); [`ErrorKind::DataNotLoaded`] for a tensor of a file opened
+    /// another type, shape or place); [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a tensor of a file opened
     /// with [`Gguf::from_reader`], unless it has 0 bytes.
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
         // One binary search: an info of another file must not read this file's bytes.
@@ -380,7 +412,7 @@ impl<S: Source> Gguf<S> {
     /// The stored bytes of the tensor named `name`.
     ///
     /// # Errors
-    /// [`ErrorKind::NotFound`] if there is no such tensor; otherwise as [`Gguf::tensor_data`].
+    /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor; otherwise as [`Gguf::tensor_data`].
     pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
         let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)
@@ -392,8 +424,10 @@ impl<S: Source> Gguf<S> {
     }
 }
 
-/// One key/value pair of the metadata.
+/// One key/value pair of the metadata, made by the parser ([`Gguf::metadata`]); to write one, use
+/// [`GgufWriter::add_kv`]. It is `#[non_exhaustive]`: it may gain fields.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Kv<'a> {
     /// The key, e.g. `general.architecture`.
     pub key: &'a str,
@@ -417,7 +451,27 @@ impl<'a> Kv<'a> {
 }
 
 /// A tensor info, in the canonical terms of the GGUF layout.
+///
+/// Made by the parser ([`Gguf::tensors`], [`Gguf::tensor`]); to write tensor infos, use
+/// [`GgufWriter::add_tensor`]. It is `#[non_exhaustive]`: it may gain fields.
+///
+/// ```
+/// use gguf_serde::{GgmlType, Gguf};
+///
+/// // The GGUF spec's test vector: its BF16 tensor has 6 rows of 16 elements.
+/// let file = Gguf::open("../tests/data/small.gguf")?;
+/// let t = file.tensor("e_bf16").expect("the test vector has it");
+/// assert_eq!(t.dtype, GgmlType::BF16);
+/// assert_eq!(&*t.shape, &[6, 16]); // canonical: outermost first
+/// assert_eq!(t.ne().dims(), &[16, 6]); // stored `ne`: fastest first, as ggml has it
+/// assert_eq!((t.n_elements, t.nbytes), (96, 96 * 2));
+/// // The third tensor: after 1024 bytes of F32 and 272 of Q8_0, each padded to 32 bytes.
+/// assert_eq!(t.relative_offset, 1024 + 288);
+/// assert_eq!(t.data_offset, file.data_offset() + t.relative_offset);
+/// # Ok::<(), gguf_serde::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct TensorInfo<'a> {
     /// The tensor's name, e.g. `blk.0.attn_q.weight`.
     pub name: &'a str,

@@ -21,14 +21,20 @@
 //! [`ShardedGguf`] checks all of that and more (every shard's `split.count`, every
 //! `split.tensors.count` present, the file names), with a typed error for each problem.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::container::{Gguf, Kv, Source, TensorInfo, ValueRef};
-use crate::error::{Error, Result, ShardError};
-use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
+use crate::container::{Gguf, Source, TensorInfo};
+use crate::error::{Error, Result};
+// What `ShardedGguf` uses (feature `mmap`).
+#[cfg(feature = "mmap")]
+use {
+    crate::container::{Kv, ValueRef},
+    crate::error::ShardError,
+    crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT},
+    std::collections::HashMap,
+};
 
 /// The path of shard `index` (0-based) of `count`: `PREFIX-{index+1:05}-of-{count:05}.gguf`.
 ///
@@ -122,6 +128,7 @@ impl<S: Source> TensorSource for Gguf<S> {
 
 /// A tensor of a sharded model: its info and the shard that holds it.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct ShardTensor<'a> {
     /// 0-based number of the shard that holds the tensor.
     pub shard: usize,
@@ -141,6 +148,7 @@ pub struct ShardTensor<'a> {
 /// println!("{:?} {} bytes", info.shape, bytes.len());
 /// # Ok::<(), gguf_serde::Error>(())
 /// ```
+#[cfg(feature = "mmap")]
 #[derive(Debug)]
 pub struct ShardedGguf {
     shards: Vec<(PathBuf, Gguf<memmap2::Mmap>)>,
@@ -150,15 +158,18 @@ pub struct ShardedGguf {
 }
 
 /// The value of integer key `key` in `f`, widened to i64 (`None` if absent or not an integer).
+#[cfg(feature = "mmap")]
 fn int_key<S: Source>(f: &Gguf<S>, key: &str) -> Option<i64> {
     let v = f.get(key)?;
     v.as_i64().or_else(|| v.as_u64().and_then(|u| i64::try_from(u).ok()))
 }
 
+#[cfg(feature = "mmap")]
 fn in_shard(path: &Path) -> impl FnOnce(Error) -> Error + '_ {
     move |e| e.in_shard(path)
 }
 
+#[cfg(feature = "mmap")]
 fn open_shard(path: &Path, index: u16, count: u16) -> Result<Gguf<memmap2::Mmap>> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -174,6 +185,7 @@ fn open_shard(path: &Path, index: u16, count: u16) -> Result<Gguf<memmap2::Mmap>
     Gguf::open(path).map_err(in_shard(path))
 }
 
+#[cfg(feature = "mmap")]
 impl ShardedGguf {
     /// Opens a split model from the path of any of its shards, or a single (unsplit) GGUF file.
     ///
@@ -366,6 +378,7 @@ impl ShardedGguf {
     }
 }
 
+#[cfg(feature = "mmap")]
 impl TensorSource for ShardedGguf {
     fn tensor_count(&self) -> usize {
         self.order.len()

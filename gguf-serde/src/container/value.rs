@@ -12,6 +12,32 @@ use crate::format::Endian;
 ///
 /// Scalars are decoded; strings borrow; arrays are views over their stored bytes
 /// ([`ArrayRef`]), so opening a file costs no allocation per array element.
+///
+/// ```
+/// use gguf_serde::{GgufWriter, Gguf, ValueRef, ValueType};
+///
+/// let mut w = GgufWriter::new(Vec::new());
+/// w.add_kv("general.architecture", "llama")?;
+/// w.add_kv("llama.context_length", 4096u32)?;
+/// w.add_kv("tokenizer.ggml.tokens", vec!["<s>", "</s>", "hello"])?;
+/// let bytes = w.finish()?;
+/// let file = Gguf::from_slice(&bytes)?;
+///
+/// // The exact stored type...
+/// assert_eq!(file.get("llama.context_length"), Some(ValueRef::U32(4096)));
+/// // ...or widened, whatever integer type a writer chose.
+/// assert_eq!(file.get("llama.context_length").and_then(|v| v.as_u64()), Some(4096));
+/// match file.get("general.architecture") {
+///     Some(ValueRef::String(arch)) => assert_eq!(arch, "llama"), // borrowed from `bytes`
+///     other => panic!("not a string: {other:?}"),
+/// }
+/// let tokens = file.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).expect("an array");
+/// assert_eq!((tokens.elem_type(), tokens.len()), (ValueType::String, 3));
+/// // Strings have no fixed size: walk them (`get(i)` is for fixed-size elements).
+/// let all: Vec<&str> = tokens.strings().expect("strings").collect();
+/// assert_eq!(all, ["<s>", "</s>", "hello"]);
+/// # Ok::<(), gguf_serde::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ValueRef<'a> {
     /// u8.

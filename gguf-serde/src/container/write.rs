@@ -23,6 +23,7 @@ use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX
 
 /// Options of a [`GgufWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WriteOptions {
     /// Format version to write: 3 (default) or 2 (same layout; 2 must be little-endian).
     pub version: u32,
@@ -39,6 +40,29 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
+    /// The default options: version 3, little-endian, padding after empty tensor infos.
+    pub fn new() -> Self {
+        WriteOptions::default()
+    }
+
+    /// These options with format version `version` (3 or 2; checked by [`GgufWriter`]).
+    pub fn with_version(mut self, version: u32) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// These options with byte order `endian`.
+    pub fn with_endian(mut self, endian: Endian) -> Self {
+        self.endian = endian;
+        self
+    }
+
+    /// These options with [`pad_empty_data`](Self::pad_empty_data) set to `pad`.
+    pub fn with_pad_empty_data(mut self, pad: bool) -> Self {
+        self.pad_empty_data = pad;
+        self
+    }
+
     /// Options that write a file laid out like `file`: its version, its byte order, and zero
     /// padding after the tensor infos exactly when `file` has it (always when it has tensors; for
     /// a metadata-only file, when the file extends to the end of its tensor infos rounded up to

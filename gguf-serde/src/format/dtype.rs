@@ -13,6 +13,22 @@ use std::str::FromStr;
 /// Quantized types store their elements in blocks of [`block_size`](Self::block_size) elements
 /// that take [`type_size`](Self::type_size) bytes; blocks run along the innermost (fastest,
 /// `ne[0]`, last canonical) dimension, so that dimension must be a multiple of the block size.
+///
+/// ```
+/// use gguf_serde::GgmlType;
+///
+/// // Q4_K (ggml type 12): super-blocks of 256 elements in 144 bytes (ggml's `block_q4_K`).
+/// let t: GgmlType = "q4_k".parse()?; // names as ggml spells them, any case
+/// assert_eq!((t, t.id(), t.block_size(), t.type_size()), (GgmlType::Q4_K, 12, 256, 144));
+/// assert!(t.is_quantized());
+/// // A 4096 × 4096 weight (`ne` = [4096, 4096]): 16 blocks per row.
+/// assert_eq!(t.row_bytes(4096), Some(16 * 144));
+/// assert_eq!(t.nbytes(&[4096, 4096]), Some(4096 * 16 * 144));
+/// assert_eq!(t.row_bytes(100), None); // not a whole number of blocks
+/// assert_eq!(GgmlType::from_id(8), Some(GgmlType::Q8_0));
+/// assert_eq!(GgmlType::F16.to_string(), "F16");
+/// # Ok::<(), gguf_serde::format::UnknownTypeName>(())
+/// ```
 #[allow(non_camel_case_types)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u32)]

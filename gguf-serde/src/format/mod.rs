@@ -21,7 +21,7 @@ pub mod keys;
 mod shape;
 mod value_type;
 
-pub use dtype::{GgmlType, REMOVED_TYPE_IDS};
+pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 

@@ -22,6 +22,7 @@
 mod de;
 mod options;
 mod ser;
+#[cfg(feature = "derive")]
 pub mod standard;
 mod value_serde;
 

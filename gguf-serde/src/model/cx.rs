@@ -13,6 +13,7 @@ use std::io::Write;
 
 /// Whether a model refuses tensors that no field binds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Unbound {
     /// Reading fails with [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) (the
     /// default of the derive).
@@ -24,6 +25,7 @@ pub enum Unbound {
 
 /// MetadataOptions of [`GgufModel::read_with`].
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct ReadOptions {
     /// MetadataOptions of the metadata deserialization (e.g. the `{arch}` architecture).
     pub serde: MetadataOptions,
@@ -31,8 +33,28 @@ pub struct ReadOptions {
     pub unbound: Option<Unbound>,
 }
 
+impl ReadOptions {
+    /// The default options: metadata options' defaults, the struct's own `unbound` policy.
+    pub fn new() -> Self {
+        ReadOptions::default()
+    }
+
+    /// These options with the metadata deserialization options `serde`.
+    pub fn with_serde(mut self, serde: MetadataOptions) -> Self {
+        self.serde = serde;
+        self
+    }
+
+    /// These options with the unbound-tensor policy `unbound`, overriding the struct's.
+    pub fn with_unbound(mut self, unbound: Unbound) -> Self {
+        self.unbound = Some(unbound);
+        self
+    }
+}
+
 /// What reading a model found besides the model.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadReport {
     /// The number of tensors bound to fields.
     pub bound: usize,
@@ -99,6 +121,7 @@ pub(super) struct Pending<'s> {
 
 /// The order in which [`GgufModel::write_with`] writes the tensors of a model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TensorOrder {
     /// The default: the order of the file the tensors were read from when every tensor knows its
     /// place in it ([`TensorStorage::position`]: a [`TensorView`], [`Tensor`] or [`F32Tensor`]
@@ -115,11 +138,31 @@ pub enum TensorOrder {
 
 /// Options of [`GgufModel::write_with`].
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct WriteModelOptions {
     /// Options of the metadata serialization (e.g. the `{arch}` architecture).
     pub serde: MetadataOptions,
     /// The order of the tensors.
     pub order: TensorOrder,
+}
+
+impl WriteModelOptions {
+    /// The default options: metadata options' defaults, [`TensorOrder::Auto`].
+    pub fn new() -> Self {
+        WriteModelOptions::default()
+    }
+
+    /// These options with the metadata serialization options `serde`.
+    pub fn with_serde(mut self, serde: MetadataOptions) -> Self {
+        self.serde = serde;
+        self
+    }
+
+    /// These options with the tensor order `order`.
+    pub fn with_order(mut self, order: TensorOrder) -> Self {
+        self.order = order;
+        self
+    }
 }
 
 /// The state of one write: the metadata written and the tensors declared so far, checked; the

@@ -4,6 +4,7 @@ pub use super::{Dim, FieldSpec, GgufModel, ModelField, ReadCx, TensorStorage, Un
 use crate::error::ModelError;
 pub use crate::error::{Error, Result};
 pub use crate::format::GgmlType;
+#[cfg(feature = "derive")]
 pub use gguf_derive::__ggml_type_names;
 pub use serde::de::DeserializeOwned;
 pub use serde::{Deserialize, Serialize};

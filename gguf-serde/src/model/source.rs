@@ -1,7 +1,9 @@
 //! What a typed model is read from.
 
+#[cfg(feature = "mmap")]
+use crate::container::ShardedGguf;
+use crate::container::TensorSource;
 use crate::container::{Gguf, Kv, Source};
-use crate::container::{ShardedGguf, TensorSource};
 use crate::format::Endian;
 
 /// What a typed model is read from: tensors by name ([`TensorSource`]), the key/value metadata
@@ -25,6 +27,7 @@ impl<S: Source> ModelSource for Gguf<S> {
     }
 }
 
+#[cfg(feature = "mmap")]
 impl ModelSource for ShardedGguf {
     fn kvs(&self) -> Box<dyn Iterator<Item = Kv<'_>> + '_> {
         Box::new(self.metadata())

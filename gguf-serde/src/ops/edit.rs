@@ -29,19 +29,26 @@
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::Write;
 
-use crate::container::atomic::{create_temp, file_range, open_file};
-use crate::container::{Gguf, Source, Value, ValueRef, WriteOptions};
+use crate::container::{Gguf, Source, Value, ValueRef};
+// What the file-level functions use (feature `mmap`).
 use crate::error::{EditError, Error, Result};
 use crate::format::keys::has_empty_segment;
 use crate::format::ValueType;
 use crate::GgufWriter;
+#[cfg(feature = "mmap")]
+use {
+    crate::container::atomic::{create_temp, file_range, open_file},
+    crate::container::WriteOptions,
+    std::fs::File,
+    std::io::BufWriter,
+    std::path::Path,
+};
 
 /// One change to a file's metadata.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Edit {
     /// Sets `key` to `value`: in place (same position, possibly a new type) if the key exists,
     /// else appended after the last key (a new key with an empty segment, `a..b`, is refused:
@@ -148,6 +155,7 @@ pub fn apply<'f, S: Source, W: Write, T>(
 /// # Errors
 /// As [`apply`]; [`ErrorKind::Io`](crate::ErrorKind::Io) (the file is then unchanged); any
 /// validation error of the file.
+#[cfg(feature = "mmap")]
 pub fn edit_file(path: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
     let path = path.as_ref();
     rewrite_file(path, path, edits)
@@ -157,12 +165,14 @@ pub fn edit_file(path: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
 ///
 /// # Errors
 /// As [`edit_file`].
+#[cfg(feature = "mmap")]
 pub fn rewrite_file(input: impl AsRef<Path>, out: impl AsRef<Path>, edits: &[Edit]) -> Result<()> {
     rewrite_with(input.as_ref(), out.as_ref(), edits, None, Ok, Ok)
 }
 
 /// The machinery of [`rewrite_file`], with hooks for failure injection: the temporary file's
 /// folder, and a wrapper around the output writer (`wrap`, undone by `unwrap`).
+#[cfg(feature = "mmap")]
 pub(crate) fn rewrite_with<O: Write>(
     input: &Path,
     out: &Path,

@@ -49,6 +49,7 @@ pub const KEY_CHUNKS_COUNT: &str = "quantize.imatrix.chunks_count";
 
 /// Which file format an [`Imatrix`] was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ImatrixFormat {
     /// The GGUF format (`NAME.in_sum2`, `NAME.counts`, `imatrix.*` keys).
     Gguf,

@@ -55,6 +55,7 @@ use std::str::FromStr;
 use regex::Regex;
 
 use super::imatrix::Imatrix;
+use super::requant::NameGlobs;
 use crate::container::{Gguf, Source, TensorInfo, Value, ValueRef};
 use crate::error::{Error, QuantizeError, Result};
 use crate::format::{GgmlType, Ne};
@@ -74,6 +75,7 @@ macro_rules! file_types {
         /// llama-quantize does not offer it.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum LlamaFileType {
             $(#[doc = $desc] $v,)*
         }
@@ -192,7 +194,7 @@ impl TensorTypeOverride {
     /// An override of tensors matching `pattern` (lower-cased first) to `dtype`.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) if the pattern is not a valid regular expression.
+    /// [`QuantizeError`] if the pattern is not a valid regular expression.
     pub fn new(pattern: &str, dtype: GgmlType) -> Result<Self> {
         let pattern = pattern.to_lowercase();
         let regex = Regex::new(&pattern)
@@ -204,7 +206,7 @@ impl TensorTypeOverride {
     /// name, case-insensitive.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) for a missing `=`, an empty pattern or type, an unknown type or a bad
+    /// [`QuantizeError`] for a missing `=`, an empty pattern or type, an unknown type or a bad
     /// pattern.
     pub fn parse(s: &str) -> Result<Self> {
         let bad = |reason: String| Err(Error::from(QuantizeError::refused(reason)));
@@ -258,7 +260,7 @@ impl KvOverride {
     /// none: `int:abc` writes 0), a value that is not wholly a number is refused.
     ///
     /// # Errors
-    /// [`QuantizeError`](crate::QuantizeError) for a missing `=`, an empty key or one of 128 bytes
+    /// [`QuantizeError`] for a missing `=`, an empty key or one of 128 bytes
     /// or more, an unknown TYPE, an `int` value that is not an integer or a `float` value that is
     /// not a number, a bool other than `true`/`false`, or a string over 127 bytes.
     pub fn parse(s: &str) -> Result<Self> {
@@ -368,6 +370,7 @@ fn c_atof(s: &str) -> f64 {
 
 /// What [`plan`] and [`requantize`](super::requant::requantize) do: llama-quantize's options.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct QuantizeParams {
     /// The file type (the mix of tensor types), e.g. [`LlamaFileType::Q4_K_M`].
     pub ftype: LlamaFileType,
@@ -388,10 +391,12 @@ pub struct QuantizeParams {
     pub tensor_types: Vec<TensorTypeOverride>,
     /// `--override-kv KEY=TYPE:VALUE`, in order.
     pub kv_overrides: Vec<KvOverride>,
-    /// Our own addition: names matching one of these globs (`*` is a wildcard) are kept.
+    /// Our own addition: names matching one of these globs ([`NameGlobs`] gives the syntax) are
+    /// kept.
     pub exclude: Vec<String>,
     /// Worker threads for the conversion (`None`: rayon's default, one per core). The output
-    /// does not depend on it.
+    /// does not depend on it. Without the `parallel` feature the conversion runs on the calling
+    /// thread and this is ignored.
     pub threads: Option<usize>,
     /// `--imatrix`: the importance matrix, after `--include-weights`/`--exclude-weights`
     /// ([`Imatrix::include_only`], [`Imatrix::exclude`]). One with no entries left counts as
@@ -429,6 +434,7 @@ impl QuantizeParams {
 
 /// Why a tensor is copied as it is ([`Rule::Kept`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kept {
     /// `COPY` was asked for.
     Copy,
@@ -446,6 +452,7 @@ pub enum Kept {
 
 /// Which llama-quantize mix rule chose a type ([`Rule::Mix`]); see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MixRule {
     /// `output.weight`, or `token_embd.weight` of a model without one: Q6_K (Q5_K for IQ1/IQ2/
     /// IQ3_XXS file types, Q8_0 for MXFP4_MOE, falcon, or rows that are not whole blocks).
@@ -477,6 +484,7 @@ pub enum MixRule {
 
 /// Which user option chose a type ([`Rule::Override`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Override {
     /// `--tensor-type PATTERN=TYPE`, with the pattern.
     TensorType(String),
@@ -488,6 +496,7 @@ pub enum Override {
 
 /// Why a tensor gets its type.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rule {
     /// Not quantized: copied as it is.
     Kept(Kept),
@@ -543,6 +552,7 @@ impl fmt::Display for Rule {
 
 /// One tensor of a [`plan`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TensorPlan {
     /// The tensor's name.
     pub name: String,
@@ -736,7 +746,7 @@ fn trimmed_ne(ne: &Ne) -> Ne {
 
 /// `tensor_allows_quantization`, with our `exclude` globs: `None` if the tensor may be
 /// quantized, else why not.
-fn kept_reason(params: &QuantizeParams, arch: &str, name: &str, ne: &[u64]) -> Option<Kept> {
+fn kept_reason(params: &QuantizeParams, exclude: &NameGlobs, arch: &str, name: &str, ne: &[u64]) -> Option<Kept> {
     if params.only_copy {
         return Some(Kept::Copy);
     }
@@ -762,7 +772,7 @@ fn kept_reason(params: &QuantizeParams, arch: &str, name: &str, ne: &[u64]) -> O
             return Some(Kept::NeverQuantized(p));
         }
     }
-    params.exclude.iter().find(|p| super::requant::glob(p, name)).map(|p| Kept::Excluded(p.clone()))
+    exclude.first_match(name).map(|p| Kept::Excluded(p.to_owned()))
 }
 
 /// llama-quantize's running state over the tensors (`quantize_state_impl`).
@@ -1139,10 +1149,12 @@ pub fn llama_tensor_order<'a, S: Source>(src: &'a Gguf<S>) -> Vec<TensorInfo<'a>
 /// ([`llama_tensor_order`]), with the rule that chose it; see the [module docs](self).
 ///
 /// # Errors
-/// [`QuantizeError`](crate::QuantizeError) where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
+/// [`QuantizeError`] where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
 /// that are not whole 128-blocks), or, in a model with experts, an `ffn_*` tensor whose name has
-/// no layer number in `[0, block_count)`.
+/// no layer number in `[0, block_count)`; [`QuantizeError::Refused`]
+/// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]).
 pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
+    let exclude = NameGlobs::new(&params.exclude)?;
     let facts = ModelFacts::read(src, &params.kv_overrides);
     let tensors = llama_tensor_order(src);
     let cats: Vec<Category> = tensors.iter().map(|t| category(t.name)).collect();
@@ -1160,7 +1172,7 @@ pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<Ten
     let mut out = Vec::with_capacity(tensors.len());
     for (t, &cat) in tensors.iter().zip(&cats) {
         let ne = trimmed_ne(&t.ne());
-        let (target, rule) = match kept_reason(params, &st.facts.arch, t.name, ne.dims()) {
+        let (target, rule) = match kept_reason(params, &exclude, &st.facts.arch, t.name, ne.dims()) {
             Some(k) => (t.dtype, Rule::Kept(k)),
             None => st.choose(t.name, ne.dims(), cat)?,
         };

@@ -10,6 +10,8 @@
 
 use std::path::Path;
 
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
 use super::imatrix::Imatrix;
 use super::quantize::{plan, source_file_type, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
 use crate::codec::{self, CodecError};
@@ -24,37 +26,57 @@ const CHUNK_ELEMS: u64 = 1 << 22;
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// Options of [`convert`].
+#[non_exhaustive]
 pub struct ConvertOptions<'a> {
     /// The target type of converted tensors.
     pub target: GgmlType,
-    /// Name patterns of tensors to leave as they are (`*` is a wildcard).
+    /// Name globs of tensors to leave as they are ([`NameGlobs`] gives the syntax).
     pub exclude: Vec<String>,
     /// Called after each chunk with (bytes of source tensor data done, total).
     pub progress: Option<Progress<'a>>,
 }
 
-impl ConvertOptions<'_> {
+impl<'a> ConvertOptions<'a> {
     /// Options converting to `target`, excluding nothing, without progress reports.
     pub fn new(target: GgmlType) -> Self {
         ConvertOptions { target, exclude: Vec::new(), progress: None }
     }
 
+    /// These options leaving the tensors whose names match one of the globs `exclude` as they are.
+    pub fn with_exclude(mut self, exclude: Vec<String>) -> Self {
+        self.exclude = exclude;
+        self
+    }
+
+    /// These options reporting progress to `progress`.
+    pub fn with_progress(mut self, progress: Progress<'a>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
     /// Whether [`convert`] converts `info`: a tensor not already of the target type, with at
     /// least two dimensions (any dimensions if the target and not the source is a float type:
     /// `F32`, `F16`, `BF16`), whose row length (`ne[0]`) is a multiple of the target's block
-    /// size and whose name matches no `exclude` pattern.
+    /// size and whose name matches no `exclude` pattern (an invalid pattern matches nothing here;
+    /// [`convert`] refuses it).
     pub fn converts(&self, info: &TensorInfo<'_>) -> bool {
+        self.converts_with(info, &NameGlobs::new(&self.exclude).unwrap_or_default())
+    }
+
+    /// [`converts`](Self::converts) with `exclude` compiled.
+    fn converts_with(&self, info: &TensorInfo<'_>, exclude: &NameGlobs) -> bool {
         let float_target = matches!(self.target, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
         let float_source = matches!(info.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
         info.dtype != self.target
             && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
             && info.ne().row_len().is_multiple_of(self.target.block_size())
-            && !self.exclude.iter().any(|p| glob(p, info.name))
+            && !exclude.is_match(info.name)
     }
 }
 
 /// What [`requantize`] or [`convert`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RequantizeReport {
     /// Names of the tensors converted.
     pub converted: Vec<String>,
@@ -91,20 +113,67 @@ pub fn llama_file_type(t: GgmlType) -> Option<u32> {
     })
 }
 
-/// `*` matches any run of characters; everything else matches itself.
-pub(crate) fn glob(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else { return false };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else { return rest.is_empty() };
-    for p in middle {
-        match rest.find(p) {
-            Some(i) => rest = rest.get(i + p.len()..).unwrap_or_default(),
-            None => return false,
+/// The tensor-name globs of `exclude` ([`ConvertOptions::exclude`],
+/// [`QuantizeParams::exclude`](super::quantize::QuantizeParams::exclude), `gguf quantize
+/// --exclude`), compiled once. The syntax is `globset`'s, matched against the whole name:
+///
+/// | pattern | matches |
+/// |---|---|
+/// | `*` | any run of characters, none included (`.` too: `blk.*.ffn_up.weight`) |
+/// | `?` | exactly one character |
+/// | `[abc]`, `[a-z]`, `[!0-9]` | one character in the class (or, with `!`, not in it) |
+/// | `{a,b}` | either alternative (`*.{weight,bias}`) |
+/// | `\` | takes the next character literally (`\*`, `\?`, `\[`) |
+///
+/// Anything else matches itself, case-sensitively. A pattern that is not a valid glob (an
+/// unclosed `[` or `{`, a reversed range `[z-a]`) is refused, not read literally.
+#[derive(Clone, Debug)]
+pub struct NameGlobs {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+impl NameGlobs {
+    /// Compiles `patterns`.
+    ///
+    /// # Errors
+    /// [`QuantizeError::Refused`] naming the first pattern that is not a valid glob, and why.
+    pub fn new<P: AsRef<str>>(patterns: &[P]) -> Result<Self> {
+        let mut set = GlobSetBuilder::new();
+        for p in patterns {
+            set.add(name_glob(p.as_ref())?);
         }
+        let set = set.build().map_err(|e| QuantizeError::refused(format!("cannot compile the name globs: {e}")))?;
+        Ok(NameGlobs { patterns: patterns.iter().map(|p| p.as_ref().to_owned()).collect(), set })
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+
+    /// The first pattern (in the order given) that matches all of `name`, if any.
+    pub fn first_match(&self, name: &str) -> Option<&str> {
+        let first = self.set.matches(name).into_iter().min()?;
+        self.patterns.get(first).map(String::as_str)
+    }
+
+    /// Whether some pattern matches all of `name`.
+    pub fn is_match(&self, name: &str) -> bool {
+        self.set.is_match(name)
+    }
+}
+
+impl Default for NameGlobs {
+    /// No patterns: matches no name.
+    fn default() -> Self {
+        NameGlobs { patterns: Vec::new(), set: GlobSet::empty() }
+    }
+}
+
+/// `pattern` as a glob over a tensor name (see [`NameGlobs`]): `*` crosses `.` (names have no
+/// path separators), `\` escapes on every platform.
+fn name_glob(pattern: &str) -> Result<Glob> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map_err(|e| QuantizeError::refused(format!("--exclude {pattern:?} is not a valid glob: {}", e.kind())).into())
 }
 
 /// A key/value pair of the output: borrowed from the source or new.
@@ -174,6 +243,7 @@ pub fn requantize<S: Source + Sync>(
     let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
     let out = out.as_ref();
     let run = || write_converted(src, out, wopts, kvs, out_tensors, progress);
+    #[cfg(feature = "parallel")]
     match params.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -182,6 +252,9 @@ pub fn requantize<S: Source + Sync>(
             .install(run),
         None => run(),
     }
+    // Without rayon every chunk runs on this thread, whatever `threads` says.
+    #[cfg(not(feature = "parallel"))]
+    run()
 }
 
 /// The refusals [`requantize`] makes before writing anything, for a [`plan`] and the importance
@@ -301,10 +374,11 @@ pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOp
     if let (false, Some(ft)) = (kvs.iter().any(|(k, _)| k == "general.file_type"), file_type) {
         kvs.push(("general.file_type".into(), OutKv::New(Value::U32(ft))));
     }
+    let exclude = NameGlobs::new(&opts.exclude)?;
     let tensors = src
         .tensors()
         .map(|info| {
-            let target = if opts.converts(&info) { opts.target } else { info.dtype };
+            let target = if opts.converts_with(&info, &exclude) { opts.target } else { info.dtype };
             OutTensor { ne: info.ne(), info, target, weights: None }
         })
         .collect();
@@ -424,7 +498,12 @@ fn convert_tensor(
 
 #[cfg(test)]
 mod tests {
-    use super::glob;
+    use super::NameGlobs;
+
+    /// Whether the one glob `pattern` matches all of `name`.
+    fn glob(pattern: &str, name: &str) -> bool {
+        NameGlobs::new(&[pattern]).expect("a valid glob").is_match(name)
+    }
 
     #[test]
     fn glob_patterns() {
@@ -436,5 +515,63 @@ mod tests {
         assert!(glob("*", "anything"));
         assert!(glob("*.weight", "output.weight"));
         assert!(!glob("*.bias", "output.weight"));
+        // Case-sensitive, whole-name.
+        assert!(!glob("*.WEIGHT", "output.weight"));
+        assert!(!glob("output", "output.weight"));
+    }
+
+    #[test]
+    fn question_mark_is_one_character() {
+        assert!(glob("blk.?.attn_q.weight", "blk.7.attn_q.weight"));
+        assert!(!glob("blk.?.attn_q.weight", "blk.17.attn_q.weight"));
+        assert!(!glob("blk.?.attn_q.weight", "blk..attn_q.weight"));
+        assert!(glob("blk.??.attn_q.weight", "blk.17.attn_q.weight"));
+    }
+
+    #[test]
+    fn classes_match_one_character_of_a_set() {
+        assert!(glob("blk.[0-3].*", "blk.2.ffn_up.weight"));
+        assert!(!glob("blk.[0-3].*", "blk.4.ffn_up.weight"));
+        assert!(!glob("blk.[0-3].*", "blk.12.ffn_up.weight"));
+        assert!(glob("blk.[!0-3].*", "blk.4.ffn_up.weight"));
+        assert!(!glob("blk.[!0-3].*", "blk.2.ffn_up.weight"));
+        assert!(glob("*.ffn_[gu]*", "blk.0.ffn_gate.weight"));
+        assert!(glob("*.ffn_[gu]*", "blk.0.ffn_up.weight"));
+        assert!(!glob("*.ffn_[gu]*", "blk.0.ffn_down.weight"));
+    }
+
+    #[test]
+    fn alternatives_match_either() {
+        let p = "blk.*.ffn_{up,down}.weight";
+        assert!(glob(p, "blk.3.ffn_up.weight"));
+        assert!(glob(p, "blk.3.ffn_down.weight"));
+        assert!(!glob(p, "blk.3.ffn_gate.weight"));
+        assert!(glob("{token_embd,output}.weight", "output.weight"));
+        assert!(!glob("{token_embd,output}.weight", "output_norm.weight"));
+    }
+
+    #[test]
+    fn backslash_takes_the_next_character_literally() {
+        assert!(glob(r"a\*b", "a*b"));
+        assert!(!glob(r"a\*b", "axb"));
+        assert!(glob(r"x\?", "x?"));
+        assert!(!glob(r"x\?", "xy"));
+    }
+
+    #[test]
+    fn the_first_matching_pattern_is_named() {
+        let globs = NameGlobs::new(&["*.bias", "blk.*", "*.weight"]).unwrap();
+        assert_eq!(globs.first_match("blk.0.attn_q.weight"), Some("blk.*"));
+        assert_eq!(globs.first_match("output.weight"), Some("*.weight"));
+        assert_eq!(globs.first_match("rope_freqs"), None);
+        assert_eq!(NameGlobs::default().first_match("anything"), None);
+    }
+
+    #[test]
+    fn invalid_globs_are_refused_with_the_pattern() {
+        for bad in ["blk.[0-3", "*.{up,down", "[z-a]"] {
+            let e = NameGlobs::new(&["*.weight", bad]).unwrap_err();
+            assert!(e.to_string().contains(&format!("{bad:?}")), "{bad}: {e}");
+        }
     }
 }

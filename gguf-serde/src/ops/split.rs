@@ -2,17 +2,23 @@
 //! for the layout and for reading a split model as one).
 
 use std::ops::Range;
-use std::path::{Path, PathBuf};
 
-use crate::container::atomic::{create_temp, file_range, open_file, SealedFile};
-use crate::container::sharded::shard_path;
-use crate::container::{Gguf, ShardedGguf, Source, TensorInfo, WriteOptions};
+use crate::container::{Gguf, Source};
 use crate::error::{Error, Result, ShardError};
-use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
-use crate::GgufWriter;
+// What `split_file` and `merge_file` use (feature `mmap`).
+#[cfg(feature = "mmap")]
+use {
+    crate::container::atomic::{create_temp, file_range, open_file, SealedFile},
+    crate::container::sharded::shard_path,
+    crate::container::{ShardedGguf, TensorInfo, WriteOptions},
+    crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT},
+    crate::GgufWriter,
+    std::path::{Path, PathBuf},
+};
 
 /// How [`split_file`] cuts a model into shards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SplitBy {
     /// At most this many tensors per shard (`llama-gguf-split --split-max-tensors`; its default
     /// is 128).
@@ -27,12 +33,26 @@ pub enum SplitBy {
 
 /// Options of [`split_file`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SplitOptions {
     /// Where to cut.
     pub by: SplitBy,
     /// Put no tensors in the first shard: it holds the metadata only
     /// (`llama-gguf-split --no-tensor-first-split`).
     pub no_tensor_first_split: bool,
+}
+
+impl SplitOptions {
+    /// Options cutting by `by`, with tensors in the first shard.
+    pub fn new(by: SplitBy) -> Self {
+        SplitOptions { by, no_tensor_first_split: false }
+    }
+
+    /// These options with [`no_tensor_first_split`](Self::no_tensor_first_split) set to `empty`.
+    pub fn with_no_tensor_first_split(mut self, empty: bool) -> Self {
+        self.no_tensor_first_split = empty;
+        self
+    }
 }
 
 impl Default for SplitOptions {
@@ -94,6 +114,7 @@ pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec
 /// # Errors
 /// [`ShardError::CannotSplit`] (see [`plan_split`]); [`ErrorKind::Io`](crate::ErrorKind::Io); any
 /// validation error of the input.
+#[cfg(feature = "mmap")]
 pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
     let input = input.as_ref();
     let model = Gguf::open(input)?;
@@ -144,6 +165,7 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
 ///
 /// # Errors
 /// As [`ShardedGguf::open`]; [`ErrorKind::Io`](crate::ErrorKind::Io).
+#[cfg(feature = "mmap")]
 pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
     let model = ShardedGguf::open(shard)?;
     // Renaming the merged file over one of its own shards would destroy the split.

@@ -22,7 +22,7 @@ fn data(i: usize) -> Vec<u8> {
 }
 
 fn model(endian: Endian) -> Vec<u8> {
-    let mut w = GgufWriter::with_options(Vec::new(), WriteOptions { endian, ..Default::default() }).unwrap();
+    let mut w = GgufWriter::with_options(Vec::new(), WriteOptions::new().with_endian(endian)).unwrap();
     w.add_kv("general.architecture", "llama").unwrap();
     w.add_kv("general.name", "tiny").unwrap();
     w.add_kv("llama.context_length", 2048u32).unwrap();

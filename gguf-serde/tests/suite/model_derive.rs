@@ -231,7 +231,7 @@ fn unbound_tensors_error_or_ignore() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), "3 tensors are bound by no field of the model: \"extra.a\", \"blk.5.norm\", \"extra.b\"");
-    let opts = ReadOptions { unbound: Some(Unbound::Ignore), ..Default::default() };
+    let opts = ReadOptions::new().with_unbound(Unbound::Ignore);
     let (_, report) = Model::<TensorView>::read_with(&f, &opts).unwrap();
     assert_eq!(report.bound, 1);
     assert_eq!(report.unbound, ["extra.a", "blk.5.norm", "extra.b"]);
@@ -243,7 +243,7 @@ fn unbound_tensors_error_or_ignore() {
     let (m, report) = Loose::<Vec<f32>>::read_with(&f, &ReadOptions::default()).unwrap();
     assert_eq!((m.a, m.layers.len(), m.sub.is_none()), (Some(vec![0.0]), 2, true));
     assert_eq!(report.unbound, ["z"]);
-    let strict = ReadOptions { unbound: Some(Unbound::Error), ..Default::default() };
+    let strict = ReadOptions::new().with_unbound(Unbound::Error);
     assert!(matches!(
         Loose::<TensorView>::read_with(&f, &strict).map_err(Error::into_kind),
         Err(ErrorKind::Model(ModelError::UnboundTensors { .. }))
@@ -326,8 +326,7 @@ fn typed_storage_written_as_field_dtype_and_shape() {
 
 #[test]
 fn big_endian_views_written_little_endian() {
-    let mut w =
-        GgufWriter::with_options(Vec::new(), WriteOptions { endian: Endian::Big, ..Default::default() }).unwrap();
+    let mut w = GgufWriter::with_options(Vec::new(), WriteOptions::new().with_endian(Endian::Big)).unwrap();
     w.add_tensor("a", F32, &[2]).unwrap();
     w.write_tensor_data(&[0x3f, 0x80, 0, 0, 0x40, 0, 0, 0]).unwrap(); // 1.0, 2.0 big-endian
     let be = w.finish().unwrap();

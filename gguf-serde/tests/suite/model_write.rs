@@ -208,7 +208,7 @@ fn a_model_read_from_a_file_writes_back_in_the_file_order() {
 
     // Field order on request: numeric.
     let mut w = GgufWriter::new(Vec::new());
-    views.write_with(&mut w, &WriteModelOptions { order: TensorOrder::Field, ..Default::default() }).unwrap();
+    views.write_with(&mut w, &WriteModelOptions::new().with_order(TensorOrder::Field)).unwrap();
     let field = w.finish().unwrap();
     let g = Gguf::from_slice(&field).unwrap();
     let order: Vec<&str> = g.tensors().map(|t| t.name).collect();

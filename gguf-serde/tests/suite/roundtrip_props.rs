@@ -107,7 +107,7 @@ fn files() -> impl Strategy<Value = FileSpec> {
         .prop_map(|(kvs, align, tensors, big, v2, pad)| {
             let endian = if big { Endian::Big } else { Endian::Little };
             let version = if v2 && !big { 2 } else { 3 };
-            let opts = WriteOptions { version, endian, pad_empty_data: pad };
+            let opts = WriteOptions::new().with_version(version).with_endian(endian).with_pad_empty_data(pad);
             let alignment = align.map(|(p, at)| (1u32 << p, at.index(kvs.len() + 1)));
             FileSpec { kvs, alignment, tensors, opts }
         })
@@ -162,7 +162,10 @@ fn align_up(x: u64, a: u64) -> u64 {
 
 fn rewrite(bytes: &[u8], endian: Endian) -> Vec<u8> {
     let g = Gguf::from_slice(bytes).unwrap();
-    let opts = WriteOptions { version: g.version(), endian, pad_empty_data: bytes.len() as u64 > g.tensor_infos_end() };
+    let opts = WriteOptions::new()
+        .with_version(g.version())
+        .with_endian(endian)
+        .with_pad_empty_data(bytes.len() as u64 > g.tensor_infos_end());
     let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
     for kv in g.metadata() {
         w.add_kv_ref(kv.key, kv.value).unwrap();

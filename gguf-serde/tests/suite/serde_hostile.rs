@@ -161,7 +161,7 @@ fn assert_cut_error(e: &Error, bytes: &[u8]) {
 
 #[test]
 fn big_endian_files() {
-    let opts = WriteOptions { endian: Endian::Big, ..WriteOptions::default() };
+    let opts = WriteOptions::new().with_endian(Endian::Big);
     let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
     w.add_serialize(&meta()).unwrap();
     let bytes = w.finish().unwrap();

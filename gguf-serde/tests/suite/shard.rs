@@ -35,7 +35,7 @@ fn tensor_bytes(i: usize) -> Vec<u8> {
 }
 
 fn model(alignment: Option<u32>, endian: Endian) -> Vec<u8> {
-    let opts = WriteOptions { endian, ..WriteOptions::default() };
+    let opts = WriteOptions::new().with_endian(endian);
     let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
     w.add_kv("general.architecture", "llama").unwrap();
     w.add_kv("general.name", "tiny").unwrap();
@@ -88,7 +88,7 @@ fn shard_names() {
 fn plans_match_llama_gguf_split() {
     let bytes = model(None, Endian::Little);
     let f = Gguf::from_slice(&bytes).unwrap();
-    let plan = |by, first| plan_split(&f, &SplitOptions { by, no_tensor_first_split: first }).unwrap();
+    let plan = |by, first| plan_split(&f, &SplitOptions::new(by).with_no_tensor_first_split(first)).unwrap();
     // Every N tensors.
     assert_eq!(plan(SplitBy::MaxTensors(2), false), vec![0..2, 2..4, 4..5]);
     assert_eq!(plan(SplitBy::MaxTensors(5), false), vec![0..5]);
@@ -104,7 +104,7 @@ fn plans_match_llama_gguf_split() {
     // (tests/tests/split_llama.rs runs the tool; gguf-cli's split docs list the differences).
     assert_eq!(plan(SplitBy::MaxBytes(1), false).len(), 5);
     assert!(matches!(
-        plan_split(&f, &SplitOptions { by: SplitBy::MaxTensors(0), no_tensor_first_split: false })
+        plan_split(&f, &SplitOptions::new(SplitBy::MaxTensors(0)).with_no_tensor_first_split(false))
             .map_err(Error::into_kind),
         Err(ErrorKind::Shard(ShardError::CannotSplit { .. }))
     ));
@@ -118,8 +118,7 @@ fn split_layout() {
     let original = model(Some(64), Endian::Little);
     write(&input, &original);
     let orig = Gguf::from_slice(&original).unwrap();
-    let paths =
-        split_file(&input, d.join("out"), &SplitOptions { by: SplitBy::MaxTensors(2), ..Default::default() }).unwrap();
+    let paths = split_file(&input, d.join("out"), &SplitOptions::new(SplitBy::MaxTensors(2))).unwrap();
     let names: Vec<String> = paths.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_owned()).collect();
     assert_eq!(names, ["out-00001-of-00003.gguf", "out-00002-of-00003.gguf", "out-00003-of-00003.gguf"]);
     let split_keys = |no: u16| {
@@ -160,7 +159,8 @@ fn sharded_reads_as_one_model_and_merges_back_identically() {
         for (by, first) in
             [(SplitBy::MaxTensors(2), false), (SplitBy::MaxBytes(200), true), (SplitBy::MaxTensors(9), false)]
         {
-            let paths = split_file(&input, d.join("s"), &SplitOptions { by, no_tensor_first_split: first }).unwrap();
+            let paths =
+                split_file(&input, d.join("s"), &SplitOptions::new(by).with_no_tensor_first_split(first)).unwrap();
             // Opened from any shard: one model with the original's metadata and tensors.
             for p in &paths {
                 let m = ShardedGguf::open(p).unwrap();
@@ -326,8 +326,7 @@ fn errors() {
 
     // A big-endian shard among little-endian ones.
     {
-        let mut w =
-            GgufWriter::with_options(Vec::new(), WriteOptions { endian: Endian::Big, ..Default::default() }).unwrap();
+        let mut w = GgufWriter::with_options(Vec::new(), WriteOptions::new().with_endian(Endian::Big)).unwrap();
         for (k, v) in split_kv(2, 3, 5) {
             w.add_value(k, &v).unwrap();
         }

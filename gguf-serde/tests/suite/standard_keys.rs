@@ -57,7 +57,9 @@ fn every_template_resolves_to_itself_and_constants_match() {
         let m = keys::lookup(&concrete).unwrap_or_else(|| panic!("{concrete}"));
         assert_eq!(m.spec, s, "{concrete}");
         assert!(!s.doc.is_empty() && !s.source.is_empty(), "{}", s.key);
-        let (KeyType::Scalar(t) | KeyType::Array(t) | KeyType::PerLayer(t)) = s.ty;
+        let (KeyType::Scalar(t) | KeyType::Array(t) | KeyType::PerLayer(t)) = s.ty else {
+            panic!("{}: key type {} is new to this test", s.key, s.ty)
+        };
         assert_ne!(t, ValueType::Array, "{}", s.key);
     }
     assert_eq!(keys::GENERAL_ALIGNMENT, "general.alignment");

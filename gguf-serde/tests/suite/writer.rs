@@ -20,7 +20,7 @@ fn hex(s: &str) -> Vec<u8> {
 }
 
 fn be() -> WriteOptions {
-    WriteOptions { endian: Endian::Big, ..WriteOptions::default() }
+    WriteOptions::new().with_endian(Endian::Big)
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn zero_tensors_padding_option() {
     b.pad(32);
     assert_eq!(padded, b.buf);
 
-    let opts = WriteOptions { pad_empty_data: false, ..WriteOptions::default() };
+    let opts = WriteOptions::new().with_pad_empty_data(false);
     let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
     w.add_kv("a", 1u8).unwrap();
     assert_eq!(w.finish().unwrap(), unpadded);
@@ -155,11 +155,11 @@ fn zero_tensors_padding_option() {
 
 #[test]
 fn version_option() {
-    let opts = WriteOptions { version: 2, ..WriteOptions::default() };
+    let opts = WriteOptions::new().with_version(2);
     let got = GgufWriter::with_options(Vec::new(), opts).unwrap().finish().unwrap();
     assert_eq!(got[..8], *b"GGUF\x02\0\0\0");
     for (version, endian) in [(2, Endian::Big), (1, Endian::Little), (4, Endian::Little), (0, Endian::Big)] {
-        let opts = WriteOptions { version, endian, ..WriteOptions::default() };
+        let opts = WriteOptions::new().with_version(version).with_endian(endian);
         let e = GgufWriter::with_options(Vec::new(), opts).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Write(WriteError::Misuse { .. })), "{version} {endian:?}: {e:?}");
     }
@@ -506,7 +506,7 @@ fn rewriting_a_ggml_layout_file_is_byte_identical() {
     for big in [false, true] {
         let s = sample(big);
         let g = Gguf::from_slice(&s.bytes).unwrap();
-        let opts = WriteOptions { endian: g.endian(), version: g.version(), ..WriteOptions::default() };
+        let opts = WriteOptions::new().with_endian(g.endian()).with_version(g.version());
         let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
         for kv in g.metadata() {
             w.add_kv_ref(kv.key, kv.value).unwrap();
@@ -544,7 +544,7 @@ fn rewriting_every_value_type_in_the_other_byte_order() {
     for (from, to, endian) in [(false, true, Endian::Big), (true, false, Endian::Little)] {
         let src = all_types(from, 3);
         let g = Gguf::from_slice(&src).unwrap();
-        let opts = WriteOptions { endian, ..WriteOptions::default() };
+        let opts = WriteOptions::new().with_endian(endian);
         let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
         for kv in g.metadata() {
             w.add_kv_ref(kv.key, kv.value).unwrap();

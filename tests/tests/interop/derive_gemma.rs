@@ -70,7 +70,7 @@ fn every_tensor_bound_and_rewritten_byte_identical() {
 fn sharded_copy_reads_as_the_same_model() {
     let Some(path) = model(GEMMA) else { return };
     let dir = temp_dir("derive_gemma_shards");
-    let opts = SplitOptions { by: SplitBy::MaxTensors(100), ..SplitOptions::default() };
+    let opts = SplitOptions::new(SplitBy::MaxTensors(100));
     let shards = split_file(&path, dir.join("gemma"), &opts).unwrap();
     assert_eq!(shards.len(), 3);
     let sharded = ShardedGguf::open(&shards[1]).unwrap();

@@ -50,7 +50,7 @@ impl Write for HashWriter {
 /// The SHA-256 (hex), length and first `keep` bytes of a model written with `order`.
 fn written<'a, M: GgufModel<'a>>(m: &M, order: TensorOrder, keep: usize) -> (String, u64, Vec<u8>) {
     let mut w = GgufWriter::new(HashWriter::new(keep));
-    m.write_with(&mut w, &WriteModelOptions { order, ..Default::default() }).unwrap();
+    m.write_with(&mut w, &WriteModelOptions::new().with_order(order)).unwrap();
     let h = w.finish().unwrap();
     (h.hash.finalize().iter().map(|b| format!("{b:02x}")).collect(), h.len, h.head)
 }

@@ -48,7 +48,7 @@ fn every_key_and_tensor_info_equals_gguf_py() {
 fn rewrite_is_byte_identical() {
     let Some(path) = model(GEMMA) else { return };
     let f = Gguf::open(&path).unwrap();
-    let opts = WriteOptions { version: f.version(), endian: f.endian(), ..Default::default() };
+    let opts = WriteOptions::new().with_version(f.version()).with_endian(f.endian());
     let mut w = GgufWriter::with_options(Vec::with_capacity(f.file_len() as usize), opts).unwrap();
     for kv in f.metadata() {
         w.add_kv_ref(kv.key, kv.value).unwrap();

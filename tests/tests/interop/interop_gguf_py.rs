@@ -125,12 +125,12 @@ fn we_write_little_endian() {
 
 #[test]
 fn we_write_big_endian() {
-    we_write_gguf_py_reads("we_write_be", WriteOptions { endian: Endian::Big, ..Default::default() }, None);
+    we_write_gguf_py_reads("we_write_be", WriteOptions::new().with_endian(Endian::Big), None);
 }
 
 #[test]
 fn we_write_alignment_64_and_version_2() {
-    we_write_gguf_py_reads("we_write_a64", WriteOptions { version: 2, ..Default::default() }, Some(64));
+    we_write_gguf_py_reads("we_write_a64", WriteOptions::new().with_version(2), Some(64));
 }
 
 #[test]

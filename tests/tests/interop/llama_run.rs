@@ -117,9 +117,9 @@ fn split_shards_and_their_merge_run_as_the_original() {
     let Some((harness, original)) = setup() else { return };
     let dir = temp_dir("llama-run-split");
     let modes = [
-        ("tensors", SplitOptions { by: SplitBy::MaxTensors(100), no_tensor_first_split: false }),
-        ("bytes", SplitOptions { by: SplitBy::MaxBytes(100_000_000), no_tensor_first_split: false }),
-        ("empty-first", SplitOptions { by: SplitBy::MaxTensors(128), no_tensor_first_split: true }),
+        ("tensors", SplitOptions::new(SplitBy::MaxTensors(100)).with_no_tensor_first_split(false)),
+        ("bytes", SplitOptions::new(SplitBy::MaxBytes(100_000_000)).with_no_tensor_first_split(false)),
+        ("empty-first", SplitOptions::new(SplitBy::MaxTensors(128)).with_no_tensor_first_split(true)),
     ];
     for (tag, opts) in modes {
         let shards = split_file(&original, dir.join(tag), &opts).unwrap();

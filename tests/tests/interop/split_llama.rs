@@ -40,6 +40,7 @@ fn tool_args(by: SplitBy) -> Vec<String> {
             assert_eq!(b % 1_000_000, 0, "llama-gguf-split takes M or G only");
             vec!["--split-max-size".into(), format!("{}M", b / 1_000_000)]
         }
+        other => panic!("no llama-gguf-split option for {other:?}"),
     }
 }
 
@@ -147,7 +148,8 @@ fn small_gguf_splits_and_merges_as_llama_gguf_split() {
     ];
     for (i, (by, first, count)) in cases.into_iter().enumerate() {
         let tag = format!("c{i}");
-        let (theirs, ours) = split_both(&tool, &input, &dir, SplitOptions { by, no_tensor_first_split: first }, &tag);
+        let (theirs, ours) =
+            split_both(&tool, &input, &dir, SplitOptions::new(by).with_no_tensor_first_split(first), &tag);
         assert_eq!(ours.len(), count, "{tag}: {by:?}");
         merge_both(&tool, &input, &dir, &theirs, &ours, &tag);
         cleanup(&theirs);
@@ -170,7 +172,8 @@ fn gemma_splits_and_merges_as_llama_gguf_split() {
     ];
     for (i, (by, first)) in cases.into_iter().enumerate() {
         let tag = format!("g{i}");
-        let (theirs, ours) = split_both(&tool, &input, &dir, SplitOptions { by, no_tensor_first_split: first }, &tag);
+        let (theirs, ours) =
+            split_both(&tool, &input, &dir, SplitOptions::new(by).with_no_tensor_first_split(first), &tag);
         assert!(ours.len() >= 2, "{tag}: {by:?} gave {} shard(s)", ours.len());
         // Merging 250 MB four ways is slow: once per limit kind.
         if i % 2 == 0 {
@@ -202,7 +205,7 @@ fn file_of(path: &Path, sizes: &[usize]) {
 fn tensors_larger_than_the_limit() {
     let Some(tool) = llama_tool("llama-gguf-split") else { return };
     let dir = temp_dir("split-llama-large");
-    let opts = SplitOptions { by: SplitBy::MaxBytes(1_000_000), no_tensor_first_split: false };
+    let opts = SplitOptions::new(SplitBy::MaxBytes(1_000_000)).with_no_tensor_first_split(false);
     // A 2 MB tensor in the middle: both give it a shard of its own.
     let middle = dir.join("middle.gguf");
     file_of(&middle, &[1000, 500_000, 1000, 1000]);

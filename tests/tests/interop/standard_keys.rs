@@ -81,6 +81,7 @@ fn registry_types_are_what_gguf_py_writes() {
                             && (elem == Some(t)
                                 || (t == ValueType::U32 && matches!(elem, Some(ValueType::I32 | ValueType::Bool)))))
                 }
+                other => panic!("{key}: key type {other} is new to this test"),
             };
             assert!(exact, "{key}: gguf-py writes {ty} {elem:?}, the registry says {}", spec.ty);
             assert!(spec.ty.accepts(ty, elem), "{key}: the registry refuses what gguf-py writes");

@@ -127,6 +127,7 @@ pub use table::*;
 
 /// The GGUF type a standard key is stored with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum KeyType {
     /// A single value of this type (never [`ValueType::Array`]).
     Scalar(ValueType),
@@ -182,6 +183,7 @@ impl std::fmt::Display for KeyType {
 
 /// Which reference a [`KeySpec`]'s type follows (the module docs say how each is checked).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TypeReference {
     /// The gguf-py `GGUFWriter.add_*` method named in [`KeySpec::source`]; llama.cpp reads the
     /// same type wherever it reads the key.
@@ -196,6 +198,7 @@ pub enum TypeReference {
 
 /// One standard key: its template, its type and where the type comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KeySpec {
     /// The name of its constant in this module (`ROPE_FREQ_BASE`).
     pub name: &'static str,
@@ -215,6 +218,7 @@ pub struct KeySpec {
 
 /// A concrete key resolved to its registry entry by [`lookup`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KeyMatch<'k> {
     /// The entry.
     pub spec: &'static KeySpec,

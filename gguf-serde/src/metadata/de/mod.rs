@@ -57,8 +57,10 @@ pub fn from_slice<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T> {
 /// [`Gguf::open`] or [`Gguf::from_reader`] and use [`Gguf::deserialize_metadata`].
 ///
 /// # Errors
-/// [`Error::Io`] from the reader; [`Error::Truncated`] or [`Error::TooLong`] if it ends inside
-/// the block; otherwise as [`from_slice`].
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader;
+/// [`FormatError::Truncated`](crate::FormatError::Truncated) or
+/// [`FormatError::TooLong`](crate::FormatError::TooLong) if it ends inside the block; otherwise
+/// as [`from_slice`].
 pub fn from_reader<T: DeserializeOwned, R: Read>(reader: R) -> Result<T> {
     MetadataOptions::new().from_reader(reader)
 }
