@@ -12,7 +12,12 @@
 //! - Sizes: `llama-gguf-split` takes only a number with `M` or `G` (powers of 1000); `gguf split`
 //!   also takes plain bytes, `K`, and `Ki`, `Mi`, `Gi` (powers of 1024).
 //! - `gguf merge` refuses to replace an existing file unless `--force` (`llama-gguf-split` always
-//!   refuses); `--dry-run` prints our own plan format.
+//!   refuses), and so does `gguf split` for an existing shard (`llama-gguf-split` replaces it);
+//!   `--dry-run` prints our own plan format.
+//! - A file with a `general.alignment` other than 32 (seen with 64): llama-gguf-split's first
+//!   shard is shorter than ours and ggml's own reader refuses it ("failed to read tensor data
+//!   binary blob"); ours keep the file's alignment, validate, and merge back to it byte for byte.
+//!   The byte-for-byte agreement holds for files at the default alignment.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +52,10 @@ pub struct SplitArgs {
     /// Print the plan (tensors and bytes per shard) without writing anything.
     #[arg(long)]
     dry_run: bool,
+    /// Replace shards that exist already (without it, an existing shard is refused and nothing
+    /// is written, as `merge` and `quantize` refuse an existing output).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Parses `500M`, `2G`, `64Ki`, `1000`.
@@ -55,7 +64,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let units: [(&str, u64); 6] =
         [("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("K", 1_000), ("M", 1_000_000), ("G", 1_000_000_000)];
     let (num, mult) = units.iter().find_map(|&(u, m)| t.strip_suffix(u).map(|n| (n, m))).unwrap_or((t, 1));
-    let n: u64 = num.trim().parse().map_err(|_| format!("{s:?} is not a size (e.g. 500M, 2G, 64Ki, 1000)"))?;
+    let n: u64 = num.trim().parse().map_err(|e: std::num::ParseIntError| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("{s:?} is too large"),
+        _ => format!("{s:?} is not a size (e.g. 500M, 2G, 64Ki, 1000)"),
+    })?;
     match n.checked_mul(mult) {
         Some(0) => Err("the size must be positive".into()),
         Some(v) => Ok(v),
@@ -70,18 +82,28 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         (n, None) => SplitBy::MaxTensors(n.unwrap_or(128)),
     };
     let opts = SplitOptions::new(by).with_no_tensor_first_split(args.no_tensor_first_split);
-    if args.dry_run {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    {
         let f = Gguf::open(&args.input).with_context(|| args.input.display().to_string())?;
         let plan = plan_split(&f, &opts)?;
-        let mut out = Out::stdout();
-        outln!(out, "{} shards", plan.len());
-        for (i, r) in plan.iter().enumerate() {
-            let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
-            let path = shard_path(&args.prefix, i as u16, plan.len() as u16);
-            outln!(out, "{}: {} tensors, {} bytes of tensor data", path.display(), r.len(), bytes);
+        let count = u16::try_from(plan.len()).unwrap_or(u16::MAX);
+        let paths: Vec<PathBuf> = (0..count).map(|i| shard_path(&args.prefix, i, count)).collect();
+        if args.dry_run {
+            let mut out = Out::stdout();
+            outln!(out, "{}", plural(plan.len(), "shard", "shards"));
+            for (r, path) in plan.iter().zip(&paths) {
+                let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
+                let tensors = plural(r.len(), "tensor", "tensors");
+                outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", path.display());
+            }
+            out.finish()?;
+            return Ok(ExitCode::SUCCESS);
         }
-        out.finish()?;
-        return Ok(ExitCode::SUCCESS);
+        if !args.force {
+            if let Some(p) = paths.iter().find(|p| p.exists()) {
+                bail!("{} exists (use --force to replace it)", p.display());
+            }
+        }
     }
     let paths = split_file(&args.input, &args.prefix, &opts).with_context(|| args.input.display().to_string())?;
     let mut out = Out::stdout();

@@ -126,7 +126,10 @@ fn split_by_size() {
     for (size, count, per) in [("2K", 4usize, 1usize), ("2Ki", 2, 2), ("2048", 2, 2), ("1M", 1, 4)] {
         let prefix = d.join(format!("s{size}"));
         let dry = ok(&["split", "--split-max-size", size, "--dry-run", s(&input), s(&prefix)]);
-        assert!(dry.starts_with(&format!("{count} shards\n")), "{dry}");
+        let shards = if count == 1 { "1 shard".to_owned() } else { format!("{count} shards") };
+        assert!(dry.starts_with(&format!("{shards}\n")), "{dry}");
+        let per_shard = if per == 1 { "1 tensor,".to_owned() } else { format!("{per} tensors,") };
+        assert!(dry.lines().nth(1).unwrap().contains(&per_shard), "{dry}");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "dry run wrote files");
         let listed = ok(&["split", "--split-max-size", size, s(&input), s(&prefix)]);
         assert_eq!(listed.lines().count(), count);
@@ -154,11 +157,32 @@ fn split_by_size() {
     let mut keys = base_keys();
     keys.extend(split_keys(0, 3, 4));
     gguf_py_sees(&first, keys, vec![], true);
-    // Bad sizes.
-    for bad in ["0", "12X", "-5M", "99999999999G"] {
+    // Bad sizes, each with its reason.
+    for (bad, why) in [
+        ("0", "must be positive"),
+        ("12X", "is not a size"),
+        ("-5M", "unexpected argument"), // clap takes it for an option
+        ("99999999999G", "is too large"),
+        ("99999999999999999999", "is too large"),
+    ] {
         let out = gguf(&["split", "--split-max-size", bad, s(&input), s(&d.join("bad"))]);
         assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(why), "{bad}: {out:?}");
     }
+    // An existing shard is not replaced without --force (as merge and quantize), and nothing
+    // is written then; with --force the same shards are written again.
+    let prefix = d.join("again");
+    let listed = ok(&["split", "--split-max-tensors", "2", s(&input), s(&prefix)]);
+    let before: Vec<Vec<u8>> = listed.lines().map(|l| std::fs::read(l).unwrap()).collect();
+    std::fs::remove_file(listed.lines().nth(1).unwrap()).unwrap();
+    let out = gguf(&["split", "--split-max-tensors", "2", s(&input), s(&prefix)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("again-00001-of-00002.gguf exists (use --force to replace it)"), "{err}");
+    assert!(!PathBuf::from(listed.lines().nth(1).unwrap()).exists(), "a refused split wrote a shard");
+    assert_eq!(ok(&["split", "--force", "--split-max-tensors", "2", s(&input), s(&prefix)]), listed);
+    let after: Vec<Vec<u8>> = listed.lines().map(|l| std::fs::read(l).unwrap()).collect();
+    assert!(before == after);
 }
 
 #[test]
