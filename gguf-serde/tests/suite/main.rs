@@ -25,6 +25,7 @@ mod serde_mapping;
 mod serde_proptest;
 mod shard;
 mod standard_keys;
+mod string_array;
 mod validation;
 mod writer;
 

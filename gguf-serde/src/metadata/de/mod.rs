@@ -17,9 +17,11 @@ use serde::Deserialize;
 
 use crate::container::{ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef, READ_AHEAD};
 use crate::error::{Error, MetadataError, Result};
-use crate::format::ValueType;
+use crate::format::{Endian, ValueType};
 
-use crate::metadata::{resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
+use crate::metadata::{
+    resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTING, RAW_BE, RAW_LE, STRING_ARRAY_TOKEN, VALUE_TOKEN,
+};
 
 impl de::Error for Error {
     #[cold]
@@ -794,7 +796,7 @@ impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
-        if name != VALUE_TOKEN && name != ARRAY_TOKEN {
+        if name != VALUE_TOKEN && name != ARRAY_TOKEN && name != STRING_ARRAY_TOKEN {
             return visitor.visit_newtype_struct(self);
         }
         self.chosen.set(Choice::Leaf);
@@ -1148,6 +1150,20 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
                 _ => Err(self.mismatch(&visitor)),
             };
         }
+        if name == STRING_ARRAY_TOKEN {
+            // A whole string array at once ([`crate::StringArray`]); anything else (an empty
+            // array of another type included) goes through the sequence, as for `Vec<String>`.
+            if let ValueRef::Array(a) = self.v {
+                if a.elem_type() == ValueType::String {
+                    let key = match a.endian() {
+                        Endian::Little => RAW_LE,
+                        Endian::Big => RAW_BE,
+                    };
+                    let raw = RawStrings { key: Some(key), bytes: a.raw_bytes() };
+                    return self.visit(|| visitor.visit_map(raw));
+                }
+            }
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -1219,6 +1235,32 @@ impl<'p, 'de> de::SeqAccess<'de> for &mut SeqDe<'p, 'de> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.iter.len())
+    }
+}
+
+/// The stored elements of an `array<string>` as one map entry (see
+/// [`STRING_ARRAY_TOKEN`](crate::metadata::STRING_ARRAY_TOKEN)).
+struct RawStrings<'de> {
+    key: Option<&'static str>,
+    bytes: &'de [u8],
+}
+
+impl<'de> de::MapAccess<'de> for RawStrings<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        match self.key.take() {
+            Some(k) => seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        seed.deserialize(de::value::BorrowedBytesDeserializer::<Error>::new(self.bytes))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(usize::from(self.key.is_some()))
     }
 }
 
