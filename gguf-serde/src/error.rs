@@ -85,6 +85,20 @@ struct Context {
     offset: Option<u64>,
     /// What an I/O call was doing (`opening "model.gguf"`).
     action: Option<String>,
+    /// The value serde's `invalid_type` / `invalid_value` reported as found, for a metadata
+    /// error raised where no key is known (a struct with a flattened field checks the keys
+    /// serde buffered): the deserializer finds the key holding that value.
+    found: Option<Found>,
+}
+
+/// A value serde reported as unexpected (`serde::de::Unexpected`), kept to find its key.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Found {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Seq,
 }
 
 /// What went wrong, by layer; from [`Error::kind`]. See [`Error`] for the context beside it.
@@ -1293,6 +1307,16 @@ impl Error {
         e
     }
 
+    /// Records the value serde reported as unexpected ([`Found`]).
+    pub(crate) fn set_found(&mut self, found: Found) {
+        self.0.cx.found = Some(found);
+    }
+
+    /// The value serde reported as unexpected, if recorded.
+    pub(crate) fn found(&self) -> Option<&Found> {
+        self.0.cx.found.as_ref()
+    }
+
     /// The key and offset of a metadata error, to fill in (`None` for other kinds).
     pub(crate) fn metadata_at(&mut self) -> Option<(&mut Option<String>, &mut Option<u64>)> {
         let Inner { kind: ErrorKind::Metadata(_), cx } = &mut *self.0 else { return None };
@@ -1377,7 +1401,7 @@ impl fmt::Debug for Error {
         let Inner { kind, cx } = &*self.0;
         let mut d = f.debug_struct("Error");
         d.field("kind", kind);
-        let Context { shard, tensor, key, offset, action } = cx;
+        let Context { shard, tensor, key, offset, action, found: _ } = cx;
         if let Some(s) = shard {
             d.field("shard", s);
         }

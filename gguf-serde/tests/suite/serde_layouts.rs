@@ -353,13 +353,57 @@ fn flattened_structs_with_arch_keys_read_back() {
     assert!(matches!(e.as_metadata(), Some(MetadataError::MissingKey { .. })), "{e:?}");
     assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"llama.context_length\"");
     // A value of the wrong type: serde buffers the keys of a struct with a flattened field and
-    // checks them after the walk, so the message is serde's and carries no key.
+    // checks them after the walk; the error names the key holding the value serde reports, and
+    // its offset (header 24; general.architecture: key 8 + 20, type 4, string 8 + 5; then the key
+    // llama.context_length 8 + 20 and its type 4).
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("general.architecture", "llama").unwrap();
     w.add_kv("llama.context_length", "long").unwrap();
     w.add_kv("llama.attention.head_count", 8u32).unwrap();
     let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid type: string \"long\", expected u32");
+    assert_eq!(e.key(), Some("llama.context_length"), "{e}");
+    assert_eq!(e.offset(), Some(24 + 28 + 4 + 13 + 28 + 4), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "invalid type: string \"long\", expected u32 at key \"llama.context_length\" (offset 101)"
+    );
+    // An integer that does not fit, in a nested flattened struct: the full key.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Small {
+        #[serde(rename = "{arch}.attention.head_count")]
+        head_count: u8,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct N {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(flatten)]
+        small: Small,
+        #[serde(rename = "{arch}.context_length")]
+        context_length: u32,
+    }
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.context_length", 300u32).unwrap();
+    w.add_kv("llama.attention.head_count", 300u32).unwrap();
+    let e = from_slice::<N>(&w.finish().unwrap()).unwrap_err();
+    // Two keys hold 300 (the outer struct's own llama.context_length among them; the
+    // deserializer does not see which of them serde buffered): the message lists both.
+    assert_eq!(e.key(), None, "{e}");
+    assert_eq!(
+        e.to_string(),
+        "invalid value: integer `300`, expected u8 (the value of one of the keys llama.context_length, \
+         llama.attention.head_count)"
+    );
+    // With context_length of another value, the one key is named.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.context_length", 4096u32).unwrap();
+    w.add_kv("llama.attention.head_count", 300u32).unwrap();
+    let e = from_slice::<N>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!(e.key(), Some("llama.attention.head_count"), "{e}");
 }
 
 #[test]

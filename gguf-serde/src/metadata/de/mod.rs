@@ -16,7 +16,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
 use crate::container::{ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef, READ_AHEAD};
-use crate::error::{Error, MetadataError, Result};
+use crate::error::{Error, Found, MetadataError, Result};
 use crate::format::{Endian, ValueType};
 
 use crate::metadata::{
@@ -32,6 +32,76 @@ impl de::Error for Error {
     #[cold]
     fn missing_field(field: &'static str) -> Self {
         MetadataError::MissingField { field }.into()
+    }
+
+    /// serde's message, with the value found kept (see [`found_key`]).
+    #[cold]
+    fn invalid_type(unexp: de::Unexpected<'_>, exp: &dyn Expected) -> Self {
+        with_found(Self::custom(format_args!("invalid type: {unexp}, expected {exp}")), unexp)
+    }
+
+    /// serde's message, with the value found kept (see [`found_key`]).
+    #[cold]
+    fn invalid_value(unexp: de::Unexpected<'_>, exp: &dyn Expected) -> Self {
+        with_found(Self::custom(format_args!("invalid value: {unexp}, expected {exp}")), unexp)
+    }
+}
+
+fn with_found(mut e: Error, unexp: de::Unexpected<'_>) -> Error {
+    use de::Unexpected as U;
+    let found = match unexp {
+        U::Bool(b) => Found::Bool(b),
+        U::Unsigned(x) => Found::Int(x.into()),
+        U::Signed(x) => Found::Int(x.into()),
+        U::Float(x) => Found::Float(x),
+        U::Str(s) => Found::Str(s.to_owned()),
+        U::Seq => Found::Seq,
+        _ => return e,
+    };
+    e.set_found(found);
+    e
+}
+
+/// Whether the stored value `v` is what serde reported as found: the value serde's buffer of a
+/// flattened struct made of it (integers of any width as one integer, `f32` widened).
+fn is_found(v: &ValueRef<'_>, found: &Found) -> bool {
+    match (found, v) {
+        (Found::Bool(b), ValueRef::Bool(x)) => b == x,
+        (Found::Int(n), v) => int_of(v) == Some(*n),
+        (Found::Float(f), ValueRef::F32(x)) => f64::from(*x) == *f || (x.is_nan() && f.is_nan()),
+        (Found::Float(f), ValueRef::F64(x)) => x == f || (x.is_nan() && f.is_nan()),
+        (Found::Str(s), ValueRef::String(x)) => s == x,
+        (Found::Seq, ValueRef::Array(_)) => true,
+        _ => false,
+    }
+}
+
+/// Names the key of an error raised without one by a visitor that read buffered values (serde's
+/// flatten): the one member of the group whose value is the value serde reported as found; if
+/// several hold it, the message lists them (at most 5) and the key stays unnamed.
+fn found_key(mut e: Error, entries: &[Entry<'_>], members: &[u32]) -> Error {
+    if e.key().is_some() || e.offset().is_some() {
+        return e;
+    }
+    let Some(found) = e.found().cloned() else { return e };
+    let mut hits = members.iter().filter_map(|&m| entries.get(m as usize)).filter(|x| is_found(&x.value, &found));
+    let (Some(first), second) = (hits.next(), hits.next()) else { return e };
+    match second {
+        None => {
+            if let Some((k, o)) = e.metadata_at() {
+                *k = Some(first.key.to_owned());
+                *o = Some(first.offset);
+            }
+            e
+        }
+        Some(second) => {
+            let mut keys: Vec<&str> = vec![first.key, second.key];
+            keys.extend(hits.take(3).map(|x| x.key));
+            let message = format!("{e} (the value of one of the keys {})", keys.join(", "));
+            let mut out = err(message, None, None);
+            out.set_found(found);
+            out
+        }
     }
 }
 
@@ -388,8 +458,14 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
         let (prefix, arch) = (self.prefix.clone(), self.arch);
         // A struct with a #[serde(flatten)] field comes here (serde reads it as a map); its
         // `{arch}` fields match keys named with the placeholder.
-        let arch_names = arch.is_some() && format!("{}", &visitor as &dyn Expected).starts_with("struct ");
-        visitor.visit_map(MapAccess::new(self, arch_names)).map_err(|e| fix_missing(e, &prefix, arch))
+        let is_struct = format!("{}", &visitor as &dyn Expected).starts_with("struct ");
+        let arch_names = arch.is_some() && is_struct;
+        // Its fields are checked against values serde buffered: an error names no key, and is
+        // given the key of the value it reports (the members are kept for that).
+        let (entries, members) = (self.entries, if is_struct { self.members.clone() } else { Vec::new() });
+        visitor
+            .visit_map(MapAccess::new(self, arch_names))
+            .map_err(|e| fix_missing(found_key(e, entries, &members), &prefix, arch))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
