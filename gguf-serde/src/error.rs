@@ -563,6 +563,16 @@ pub enum FormatError {
     },
 }
 
+/// A tensor's name as messages show it: quoted, or `(unnamed)` for an empty one (a storage's
+/// tensor before a model field names it, a constructor given `""`).
+fn tensor_label(name: &str) -> String {
+    if name.is_empty() {
+        "(unnamed)".to_owned()
+    } else {
+        format!("{name:?}")
+    }
+}
+
 /// What the [writer](crate::GgufWriter) refuses: keys and tensors it cannot store, tensor data
 /// of the wrong size, calls out of order. (The same checks make [`Tensor`](crate::Tensor)s.)
 #[derive(Debug, thiserror::Error)]
@@ -581,20 +591,23 @@ pub enum WriteError {
     /// A tensor with a name, shape or type that cannot be stored (a name of 64 bytes or more,
     /// more than 4 dimensions, a row that is not whole blocks, an overflowing size), or a
     /// storage's tensor that cannot be converted as asked.
-    #[error("invalid tensor {name:?}: {reason}")]
+    #[error("invalid tensor {}: {reason}", tensor_label(name))]
     #[non_exhaustive]
     InvalidTensor {
-        /// The tensor (empty for a [`Tensor`](crate::Tensor) not yet bound to a name).
+        /// The tensor (empty for one given no name; the message then says `(unnamed)`).
         name: String,
         /// Why.
         reason: String,
     },
 
     /// Tensor data whose length differs from the declared size.
-    #[error("tensor {name:?}: got {found} bytes of data, expected {expected} (from its dtype and shape)")]
+    #[error(
+        "tensor {}: got {found} bytes of data, expected {expected} (from its dtype and shape)",
+        tensor_label(name)
+    )]
     #[non_exhaustive]
     SizeMismatch {
-        /// The tensor (empty for a [`Tensor`](crate::Tensor) not yet bound to a name).
+        /// The tensor (empty for one given no name; the message then says `(unnamed)`).
         name: String,
         /// The declared size.
         expected: u64,
@@ -1083,7 +1096,11 @@ impl Error {
     /// (`None` for the few about a tensor as a whole: a size overflow, a row not whole blocks, a
     /// misaligned data offset, which is relative), the value of a [`MetadataError`] when reading.
     /// For the writer's [`FormatError::BadAlignment`] and [`FormatError::TooDeep`], the offset in
-    /// the output.
+    /// the output; for a key the [writer](crate::GgufWriter) refuses
+    /// ([`WriteError::InvalidKey`]), the output offset of its pair; for a value the serializer
+    /// ([`to_writer`](crate::to_writer), [`GgufWriter::add_serialize`](crate::GgufWriter::add_serialize))
+    /// cannot store, the output offset where the value would have been written (after its key
+    /// and type, as the reader's offsets are).
     pub fn offset(&self) -> Option<u64> {
         use FormatError as F;
         if let Some(o) = self.0.cx.offset {
@@ -1305,6 +1322,14 @@ impl Error {
         let mut e = Error::from(kind);
         (e.0.cx.key, e.0.cx.offset) = (key, offset);
         e
+    }
+
+    /// Gives an error of the writer or serializer the output offset `offset`, unless it has one.
+    pub(crate) fn at_output_offset(mut self, offset: u64) -> Error {
+        if self.offset().is_none() {
+            self.0.cx.offset = Some(offset);
+        }
+        self
     }
 
     /// Records the value serde reported as unexpected ([`Found`]).

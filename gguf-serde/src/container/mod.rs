@@ -77,6 +77,7 @@ use parse::Goal;
 pub(crate) use parse::{align_up, Layout};
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, ShardedGguf, TensorSource};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
+pub(crate) use write::encoded_len as write_encoded_len;
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
 use crate::error::{Error, Result};

@@ -11,6 +11,7 @@ mod common;
 
 mod compile_fail;
 mod edit;
+mod error_context;
 mod imatrix;
 mod model_derive;
 mod model_props;
