@@ -8,6 +8,7 @@
 #   tokens-strings         Gguf::open + ValueRef::as_array + ArrayRef::strings
 #   tokens-serde-borrowed  Gguf::open + Gguf::deserialize_metadata into { tokens: Vec<&str> }
 #   tokens-serde-owned     the same into { tokens: Vec<String> }
+#   tokens-string-array    the same into { tokens: gguf_serde::StringArray }
 # (bench-compare/src/main.rs). Every iteration sums the token lengths; the sums must agree.
 # Prints the machine, the load average before and after, and a table of median and minimum time
 # per iteration with the ratio ours/ggml.
@@ -33,7 +34,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for _ in $(seq "$rounds"); do
   "$harness/ggml_read" --bench-tokens "$file" "$n" >> "$out"
-  for r in tokens-strings tokens-serde-borrowed tokens-serde-owned; do
+  for r in tokens-strings tokens-serde-borrowed tokens-serde-owned tokens-string-array; do
     bench-compare/target/release/bench-compare "$r" "$file" "$n" >> "$out"
   done
 done

@@ -5,7 +5,7 @@
 //! walk of every string of `tokenizer.ggml.tokens`, summing their lengths:
 //! `tokens-strings` (`ValueRef::as_array` + `ArrayRef::strings`), `tokens-serde-borrowed`
 //! (`Gguf::deserialize_metadata` into a struct with `Vec<&str>`), `tokens-serde-owned` (the same
-//! with `Vec<String>`). Prints the median and minimum wall time of one iteration (file already in
+//! with `Vec<String>`), `tokens-string-array` (the same with `gguf_serde::StringArray`). Prints the median and minimum wall time of one iteration (file already in
 //! the page cache) and the process's peak RSS.
 
 use std::time::{Duration, Instant};
@@ -32,6 +32,13 @@ struct TokensOwned {
     tokens: Vec<String>,
 }
 
+/// The token list as a `StringArray` (one buffer for all the strings).
+#[derive(serde::Deserialize)]
+struct TokensStringArray {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: gguf_serde::StringArray,
+}
+
 const TOKENS: &str = "tokenizer.ggml.tokens";
 
 fn open_once(reader: &str, path: &str) -> usize {
@@ -50,6 +57,11 @@ fn open_once(reader: &str, path: &str) -> usize {
             let f = gguf_serde::Gguf::open(path).expect("open");
             let t: TokensOwned = f.deserialize_metadata().expect("deserialize");
             t.tokens.iter().map(String::len).sum()
+        }
+        "tokens-string-array" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokensStringArray = f.deserialize_metadata().expect("deserialize");
+            t.tokens.iter().map(str::len).sum()
         }
         "gguf-serde-mmap" => {
             let f = gguf_serde::Gguf::open(path).expect("open");

@@ -85,6 +85,20 @@ struct Context {
     offset: Option<u64>,
     /// What an I/O call was doing (`opening "model.gguf"`).
     action: Option<String>,
+    /// The value serde's `invalid_type` / `invalid_value` reported as found, for a metadata
+    /// error raised where no key is known (a struct with a flattened field checks the keys
+    /// serde buffered): the deserializer finds the key holding that value.
+    found: Option<Found>,
+}
+
+/// A value serde reported as unexpected (`serde::de::Unexpected`), kept to find its key.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Found {
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(String),
+    Seq,
 }
 
 /// What went wrong, by layer; from [`Error::kind`]. See [`Error`] for the context beside it.
@@ -549,6 +563,16 @@ pub enum FormatError {
     },
 }
 
+/// A tensor's name as messages show it: quoted, or `(unnamed)` for an empty one (a storage's
+/// tensor before a model field names it, a constructor given `""`).
+fn tensor_label(name: &str) -> String {
+    if name.is_empty() {
+        "(unnamed)".to_owned()
+    } else {
+        format!("{name:?}")
+    }
+}
+
 /// What the [writer](crate::GgufWriter) refuses: keys and tensors it cannot store, tensor data
 /// of the wrong size, calls out of order. (The same checks make [`Tensor`](crate::Tensor)s.)
 #[derive(Debug, thiserror::Error)]
@@ -567,20 +591,23 @@ pub enum WriteError {
     /// A tensor with a name, shape or type that cannot be stored (a name of 64 bytes or more,
     /// more than 4 dimensions, a row that is not whole blocks, an overflowing size), or a
     /// storage's tensor that cannot be converted as asked.
-    #[error("invalid tensor {name:?}: {reason}")]
+    #[error("invalid tensor {}: {reason}", tensor_label(name))]
     #[non_exhaustive]
     InvalidTensor {
-        /// The tensor (empty for a [`Tensor`](crate::Tensor) not yet bound to a name).
+        /// The tensor (empty for one given no name; the message then says `(unnamed)`).
         name: String,
         /// Why.
         reason: String,
     },
 
     /// Tensor data whose length differs from the declared size.
-    #[error("tensor {name:?}: got {found} bytes of data, expected {expected} (from its dtype and shape)")]
+    #[error(
+        "tensor {}: got {found} bytes of data, expected {expected} (from its dtype and shape)",
+        tensor_label(name)
+    )]
     #[non_exhaustive]
     SizeMismatch {
-        /// The tensor (empty for a [`Tensor`](crate::Tensor) not yet bound to a name).
+        /// The tensor (empty for one given no name; the message then says `(unnamed)`).
         name: String,
         /// The declared size.
         expected: u64,
@@ -1106,7 +1133,12 @@ impl Error {
     /// (`None` for the few about a tensor as a whole: a size overflow, a row not whole blocks, a
     /// misaligned data offset, which is relative), the value of a [`MetadataError`] when reading.
     /// For the writer's [`WriteError::BadAlignment`] and [`WriteError::TooDeep`], the offset in
-    /// the output where the refused pair or array would have started.
+    /// the output where the refused pair or array would have started; for a key the
+    /// [writer](crate::GgufWriter) refuses ([`WriteError::InvalidKey`]), the output offset of its
+    /// pair; for a value the serializer ([`to_writer`](crate::to_writer),
+    /// [`GgufWriter::add_serialize`](crate::GgufWriter::add_serialize)) cannot store, the output
+    /// offset where the value would have been written (after its key and type, as the reader's
+    /// offsets are).
     pub fn offset(&self) -> Option<u64> {
         use FormatError as F;
         if let Some(o) = self.0.cx.offset {
@@ -1338,6 +1370,24 @@ impl Error {
         e
     }
 
+    /// Gives an error of the writer or serializer the output offset `offset`, unless it has one.
+    pub(crate) fn at_output_offset(mut self, offset: u64) -> Error {
+        if self.offset().is_none() {
+            self.0.cx.offset = Some(offset);
+        }
+        self
+    }
+
+    /// Records the value serde reported as unexpected ([`Found`]).
+    pub(crate) fn set_found(&mut self, found: Found) {
+        self.0.cx.found = Some(found);
+    }
+
+    /// The value serde reported as unexpected, if recorded.
+    pub(crate) fn found(&self) -> Option<&Found> {
+        self.0.cx.found.as_ref()
+    }
+
     /// The key and offset of a metadata error, to fill in (`None` for other kinds).
     pub(crate) fn metadata_at(&mut self) -> Option<(&mut Option<String>, &mut Option<u64>)> {
         let Inner { kind: ErrorKind::Metadata(_), cx } = &mut *self.0 else { return None };
@@ -1423,7 +1473,7 @@ impl fmt::Debug for Error {
         let Inner { kind, cx } = &*self.0;
         let mut d = f.debug_struct("Error");
         d.field("kind", kind);
-        let Context { shard, tensor, key, offset, action } = cx;
+        let Context { shard, tensor, key, offset, action, found: _ } = cx;
         if let Some(s) = shard {
             d.field("shard", s);
         }

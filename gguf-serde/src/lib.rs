@@ -160,8 +160,8 @@ pub use error::{
 };
 pub use format::{Endian, GgmlType, Ne, Shape, ValueType};
 pub use metadata::{
-    elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, ARCH,
-    MAX_NESTING,
+    elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, StringArray,
+    ARCH, MAX_NESTING,
 };
 pub use model::{
     F32Tensor, GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorOrder, TensorStorage, TensorView,

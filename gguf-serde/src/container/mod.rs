@@ -83,6 +83,7 @@ pub(crate) use parse::{align_up, Layout};
 pub use sharded::ShardedGguf;
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, TensorSource};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
+pub(crate) use write::encoded_len as write_encoded_len;
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
 use crate::error::{Error, Result};

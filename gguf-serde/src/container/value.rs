@@ -239,7 +239,7 @@ impl<'a> ArrayRef<'a> {
 
     /// The elements in order.
     pub fn iter(&self) -> ArrayIter<'a> {
-        ArrayIter { array: *self, pos: 0, remaining: self.len, run: "", run_start: 0 }
+        ArrayIter { array: *self, pos: 0, remaining: self.len }
     }
 
     /// The strings of a string array, in order; `None` if the elements are not strings.
@@ -350,26 +350,19 @@ pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueR
     }
 }
 
-/// Bytes of strings the element decoder validates at once (a run, see [`ArrayIter`]): a run is
-/// validated and then read while it is still in the cache.
-const RUN_BYTES: usize = 64 * 1024;
-
 /// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
 /// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
 ///
-/// Fixed-size elements are decoded in place; strings are sliced out of runs of 64 KiB
-/// validated at once (see `new_run`); an array of arrays gives each inner array as an
-/// [`ArrayRef`], its extent found by the parser's own walk.
+/// Fixed-size elements are decoded in place; strings are sliced out of the array's bytes without
+/// a second UTF-8 check (the parser checked every string when the file was opened, see
+/// `next_str`); an array of arrays gives each inner array as an [`ArrayRef`], its extent found
+/// by the parser's own walk.
 #[derive(Clone)]
 pub struct ArrayIter<'a> {
     array: ArrayRef<'a>,
     /// Offset of the next element in the array's bytes.
     pos: usize,
     remaining: u64,
-    /// The array's bytes from `run_start` on, as far as they are known to be UTF-8 (see
-    /// `new_run`): strings inside are sliced out of it.
-    run: &'a str,
-    run_start: usize,
 }
 
 impl fmt::Debug for ArrayIter<'_> {
@@ -406,50 +399,30 @@ impl<'a> ArrayIter<'a> {
     }
 
     /// The next element of a string array (`remaining` is not touched).
+    ///
+    /// The string is not checked for UTF-8 again: every [`ArrayRef`] is made by the parser over
+    /// the bytes it validated (`Layout::value_ref`, and `next_array` for the inner arrays of those
+    /// bytes), and the parser refuses a file with a string of a string array that is not UTF-8
+    /// (`parse::strings`: one SIMD pass over each run of strings, or `Cursor::string` for each).
+    /// The bytes cannot change afterwards: a [`Gguf`](crate::Gguf) holds its source (a slice or
+    /// `Vec` it borrows or owns, a read-only mapping whose file must not change, as
+    /// [`Gguf::open`](crate::Gguf::open) documents). Bounds are still checked: a malformed length
+    /// gives `None`, never a read outside the array.
     #[inline(always)]
     fn next_str(&mut self) -> Option<&'a str> {
         let at = self.pos;
         let n: u64 = num(self.array.bytes.get(at..)?, self.array.endian);
         let start = at.checked_add(8)?;
         let end = start.checked_add(usize::try_from(n).ok()?)?;
-        let s = match self.run.get(start.wrapping_sub(self.run_start)..end.wrapping_sub(self.run_start)) {
-            Some(s) => s,
-            None => self.new_run(at, end)?,
-        };
+        let bytes = self.array.bytes.get(start..end)?;
         self.pos = end;
+        // The check the parser made, again where release checks are on (`--profile hostile`).
+        debug_assert!(std::str::from_utf8(bytes).is_ok(), "a string array element that is not UTF-8");
+        // SAFETY: `bytes` is one string of an array the parser validated as UTF-8 when the file
+        // was opened, and the bytes have not changed since (see above).
+        #[allow(unsafe_code)]
+        let s = unsafe { std::str::from_utf8_unchecked(bytes) };
         Some(s)
-    }
-
-    /// Validates a new run from the string at `at` (which ends at `end`) on, and gives that
-    /// string.
-    ///
-    /// The run is the array's bytes from the string's start, [`RUN_BYTES`] or to the end of the
-    /// array (at least to the string's end), cut back to a character boundary; it is validated
-    /// with one SIMD pass, or if that fails (a length field with bytes ≥ 0x80 is not UTF-8), as
-    /// far as it is valid. Each later string wholly inside it is sliced out of it, which checks
-    /// that the string starts and ends on its character boundaries: the bytes were validated
-    /// when the file was opened, so every string is, and its length bytes are read only once.
-    #[inline(never)]
-    fn new_run(&mut self, at: usize, end: usize) -> Option<&'a str> {
-        let bytes = self.array.bytes;
-        let start = at.checked_add(8)?;
-        let mut cut = start.saturating_add(RUN_BYTES).max(end).min(bytes.len());
-        for _ in 0..3 {
-            if cut > end && bytes.get(cut).is_some_and(|&b| b & 0xc0 == 0x80) {
-                cut = cut.saturating_sub(1);
-            }
-        }
-        let window = bytes.get(start..cut)?;
-        let run = match simdutf8::basic::from_utf8(window) {
-            Ok(run) => run,
-            Err(_) => {
-                let valid = simdutf8::compat::from_utf8(window).map_or_else(|e| e.valid_up_to(), str::len);
-                simdutf8::basic::from_utf8(window.get(..valid)?).ok()?
-            }
-        };
-        self.run = run;
-        self.run_start = start;
-        run.get(..end.checked_sub(start)?)
     }
 
     #[inline(never)]

@@ -278,7 +278,7 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`].
     pub fn add_value(&mut self, key: &str, value: &Value) -> Result<()> {
-        self.check_key(key)?;
+        self.check_key(key).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
         let align = match value {
             Value::U32(a) => Some(*a),
             _ => None,
@@ -298,7 +298,7 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`].
     pub fn add_kv_ref(&mut self, key: &str, value: ValueRef<'_>) -> Result<()> {
-        self.check_key(key)?;
+        self.check_key(key).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
         let align = match value {
             ValueRef::U32(a) => Some(a),
             _ => None,
@@ -314,7 +314,7 @@ impl<W: Write> GgufWriter<W> {
 
     /// Where the next pair will start in the output: after the 24-byte header and the pairs so
     /// far (for the offsets of errors).
-    fn next_kv_offset(&self) -> u64 {
+    pub(crate) fn next_kv_offset(&self) -> u64 {
         (self.kv_bytes.len() as u64).saturating_add(24)
     }
 
@@ -595,6 +595,25 @@ macro_rules! put {
             Endian::Big => $self.out.extend_from_slice(&$v.to_be_bytes()),
         }
     };
+}
+
+/// The bytes `v` takes when encoded as a value (after its type id): for the output offsets of
+/// errors about values not written yet.
+pub(crate) fn encoded_len(v: &Value) -> u64 {
+    fn array_len(a: &Array) -> u64 {
+        let n = a.len() as u64;
+        let body = match a {
+            Array::String(v) => v.iter().fold(0u64, |t, s| t.saturating_add(8).saturating_add(s.len() as u64)),
+            Array::Array(v) => v.iter().fold(0u64, |t, x| t.saturating_add(array_len(x))),
+            a => n.saturating_mul(a.elem_type().fixed_size().unwrap_or(0) as u64),
+        };
+        body.saturating_add(12)
+    }
+    match v {
+        Value::String(s) => (s.len() as u64).saturating_add(8),
+        Value::Array(a) => array_len(a),
+        v => v.value_type().fixed_size().unwrap_or(0) as u64,
+    }
 }
 
 impl Encoder {

@@ -4,7 +4,8 @@
 //! [`from_slice`] / [`from_reader`] / [`from_gguf`] / [`from_value`] read one back (borrowing
 //! strings from the file where the target type borrows). [`MetadataOptions`] sets the
 //! architecture of `{arch}` keys and the nesting limit; [`elem`] forces the element type of an
-//! array. The mapping itself (structs as dotted key prefixes, integer and float types, arrays,
+//! array; [`StringArray`] holds an owned `array<string>` (a vocabulary) in two allocations
+//! rather than one per string. The mapping itself (structs as dotted key prefixes, integer and float types, arrays,
 //! enums, options) is documented at the crate root, with the layouts that need care:
 //!
 //! - a key that is also the prefix of other keys (`tokenizer.chat_template` beside
@@ -24,9 +25,12 @@ mod options;
 mod ser;
 #[cfg(feature = "derive")]
 pub mod standard;
+mod string_array;
 mod value_serde;
 
 pub use de::{from_gguf, from_reader, from_slice, from_value};
 pub(crate) use options::{array_token, array_token_type, resolve_arch_key, ARRAY_TOKEN, VALUE_TOKEN};
 pub use options::{elem, MetadataOptions, ARCH, MAX_NESTING};
 pub use ser::{to_value, to_vec, to_writer};
+pub use string_array::{StringArray, StringArrayIter};
+pub(crate) use string_array::{RAW_BE, RAW_LE, STRING_ARRAY_TOKEN};

@@ -13,6 +13,7 @@ use std::io::Write;
 
 use serde::ser::{self, Impossible, Serialize};
 
+use crate::container::write_encoded_len as encoded_len;
 use crate::container::{Array, GgufWriter, Value};
 use crate::error::{Error, MetadataError, Result, WriteError};
 use crate::format::ValueType;
@@ -103,16 +104,34 @@ impl MetadataOptions {
     /// As [`to_writer`], except the checks of [`GgufWriter::add_value`] (key length, ASCII,
     /// duplicates), which happen when the pairs are added to a writer.
     pub fn to_pairs<T: ?Sized + Serialize>(&self, value: &T) -> Result<Vec<(String, Value)>> {
+        self.pairs_at(value, 24)
+    }
+
+    /// [`to_pairs`](Self::to_pairs) for a block whose first pair is at output offset `base`: an
+    /// error about a value not written gets the output offset where that value would be.
+    fn pairs_at<T: ?Sized + Serialize>(&self, value: &T, base: u64) -> Result<Vec<(String, Value)>> {
         let mut out = Vec::new();
-        value.serialize(Node {
+        let r = value.serialize(Node {
             out: &mut out,
             key: String::new(),
             root: true,
             prefix_only: false,
             dotted_map_key: false,
             depth: 0,
-        })?;
-        finish_pairs(out, self)
+        });
+        if let Err(e) = r {
+            // The pairs made before the error are those written before the value.
+            let key = e.key().map(str::to_owned);
+            return Err(at_output(e, base, &out, key.as_deref(), self));
+        }
+        let before = out.clone();
+        finish_pairs(out, self).map_err(|e| {
+            let key = e.key().map(str::to_owned);
+            let upto = key.as_deref().and_then(|k| before.iter().position(|(p, _)| p == k)).unwrap_or(before.len());
+            // A refused key cites its pair (as the writer's do), anything else its value.
+            let value_key = if e.as_write().is_some() { None } else { key.as_deref() };
+            at_output(e, base, before.get(..upto).unwrap_or_default(), value_key, self)
+        })
     }
 }
 
@@ -132,11 +151,38 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_serialize`].
     pub fn add_serialize_with<T: ?Sized + Serialize>(&mut self, value: &T, opts: &MetadataOptions) -> Result<()> {
-        for (k, v) in opts.to_pairs(value)? {
+        for (k, v) in opts.pairs_at(value, self.next_kv_offset())? {
             self.add_value(&k, &v)?;
         }
         Ok(())
     }
+}
+
+/// Gives `e`, about the value at `key` (or the pair after `before` when `key` is `None` or the
+/// key of a group), the output offset where that value would have been written: after the
+/// pairs `before` (from output offset `base`), the key and the type id. Keys of `before` are
+/// measured with `{arch}` resolved as it would be.
+fn at_output(e: Error, base: u64, before: &[(String, Value)], key: Option<&str>, opts: &MetadataOptions) -> Error {
+    let arch = opts.arch.clone().or_else(|| {
+        before.iter().find_map(|(k, v)| match v {
+            Value::String(s) if k == "general.architecture" => Some(s.clone()),
+            _ => None,
+        })
+    });
+    let key_len = |k: &str| -> u64 {
+        let resolved = resolve_arch_key(k, arch.as_deref()).ok().flatten();
+        resolved.as_deref().unwrap_or(k).len() as u64
+    };
+    let pairs = before.iter().fold(base, |at, (k, v)| {
+        at.saturating_add(8).saturating_add(key_len(k)).saturating_add(4).saturating_add(encoded_len(v))
+    });
+    // An element (`m[1]`): the offset of its array's value.
+    let key = key.map(|k| k.split_once('[').map_or(k, |(pair, _)| pair));
+    let at = match key {
+        Some(k) if !k.is_empty() => pairs.saturating_add(8).saturating_add(key_len(k)).saturating_add(4),
+        _ => pairs,
+    };
+    e.at_output_offset(at)
 }
 
 /// Resolves `{arch}` segments and refuses keys with an empty segment.

@@ -11,6 +11,7 @@ mod common;
 
 mod compile_fail;
 mod edit;
+mod error_context;
 mod imatrix;
 mod model_derive;
 mod model_props;
@@ -26,6 +27,7 @@ mod serde_mapping;
 mod serde_proptest;
 mod shard;
 mod standard_keys;
+mod string_array;
 mod validation;
 mod writer;
 

@@ -168,7 +168,7 @@ fn the_keys_under_a_value_read_and_write_through_a_field_named_for_the_prefix() 
     assert_eq!(
         e.to_string(),
         "a field renamed with a trailing `.` names the keys under a prefix, and must hold a struct or map, found \
-         u32 at key \"a.\""
+         u32 at key \"a.\" (offset 38)"
     );
 }
 
@@ -266,7 +266,7 @@ fn empty_maps_are_refused_on_write_and_the_recipes_read_back() {
     assert_eq!(
         e.to_string(),
         "an empty map or struct writes no keys, and GGUF has no empty group to read back: leave it out with \
-         skip_serializing_if (and #[serde(default)] to read it as empty), or use an Option that is None at key \"m\""
+         skip_serializing_if (and #[serde(default)] to read it as empty), or use an Option that is None at key \"m\" (offset 37)"
     );
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct O {
@@ -353,13 +353,57 @@ fn flattened_structs_with_arch_keys_read_back() {
     assert!(matches!(e.as_metadata(), Some(MetadataError::MissingKey { .. })), "{e:?}");
     assert_eq!(e.to_string(), "missing (no key of this name, nor under it) at key \"llama.context_length\"");
     // A value of the wrong type: serde buffers the keys of a struct with a flattened field and
-    // checks them after the walk, so the message is serde's and carries no key.
+    // checks them after the walk; the error names the key holding the value serde reports, and
+    // its offset (header 24; general.architecture: key 8 + 20, type 4, string 8 + 5; then the key
+    // llama.context_length 8 + 20 and its type 4).
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("general.architecture", "llama").unwrap();
     w.add_kv("llama.context_length", "long").unwrap();
     w.add_kv("llama.attention.head_count", 8u32).unwrap();
     let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
-    assert_eq!(e.to_string(), "invalid type: string \"long\", expected u32");
+    assert_eq!(e.key(), Some("llama.context_length"), "{e}");
+    assert_eq!(e.offset(), Some(24 + 28 + 4 + 13 + 28 + 4), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "invalid type: string \"long\", expected u32 at key \"llama.context_length\" (offset 101)"
+    );
+    // An integer that does not fit, in a nested flattened struct: the full key.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Small {
+        #[serde(rename = "{arch}.attention.head_count")]
+        head_count: u8,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct N {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(flatten)]
+        small: Small,
+        #[serde(rename = "{arch}.context_length")]
+        context_length: u32,
+    }
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.context_length", 300u32).unwrap();
+    w.add_kv("llama.attention.head_count", 300u32).unwrap();
+    let e = from_slice::<N>(&w.finish().unwrap()).unwrap_err();
+    // Two keys hold 300 (the outer struct's own llama.context_length among them; the
+    // deserializer does not see which of them serde buffered): the message lists both.
+    assert_eq!(e.key(), None, "{e}");
+    assert_eq!(
+        e.to_string(),
+        "invalid value: integer `300`, expected u8 (the value of one of the keys llama.context_length, \
+         llama.attention.head_count)"
+    );
+    // With context_length of another value, the one key is named.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.context_length", 4096u32).unwrap();
+    w.add_kv("llama.attention.head_count", 300u32).unwrap();
+    let e = from_slice::<N>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!(e.key(), Some("llama.attention.head_count"), "{e}");
 }
 
 #[test]
@@ -402,7 +446,8 @@ fn arrays_of_arrays_with_an_empty_inner_array() {
     let e = to_vec(&Mixed { m: vec![vec![Value::U32(1)], vec![Value::U32(1), Value::I32(2)]] }).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "mixed array element types: element 1 is i32, but the elements are u32 (the type of element 0) at key \"m[1]\""
+        "mixed array element types: element 1 is i32, but the elements are u32 (the type of element 0) at key \"m[1]\" \
+         (offset 37)"
     );
     #[derive(Serialize)]
     struct Unit {
@@ -425,7 +470,8 @@ fn keys_with_empty_segments_are_refused() {
         let e = to_vec(&m).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Write(WriteError::InvalidKey { .. })), "{k}: {e:?}");
         assert_eq!(e.key(), Some(k));
-        assert_eq!(e.to_string(), format!("invalid key {k:?}: a segment between dots is empty"));
+        // The output offset of its pair, the first.
+        assert_eq!(e.to_string(), format!("invalid key {k:?}: a segment between dots is empty (offset 24)"));
     }
     #[derive(Serialize)]
     struct S {

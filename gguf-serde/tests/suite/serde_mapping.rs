@@ -396,7 +396,7 @@ fn enums() {
     assert_eq!(
         to_vec(&D { d: Data::Pair(1, 2) }).unwrap_err().to_string(),
         "enum variant Data::Pair has data; GGUF stores only unit variants (as STRING): for variants with fields \
-         use an internally tagged enum, #[serde(tag = \"type\")] at key \"d\""
+         use an internally tagged enum, #[serde(tag = \"type\")] at key \"d\" (offset 37)"
     );
     #[derive(Serialize)]
     struct Bad {
@@ -414,7 +414,8 @@ fn arrays_mixed_empty_forced() {
     }
     assert_eq!(
         to_vec(&Mixed { t: (1, "x".into()) }).unwrap_err().to_string(),
-        "mixed array element types: element 1 is string, but the elements are u32 (the type of element 0) at key \"t\""
+        "mixed array element types: element 1 is string, but the elements are u32 (the type of element 0) at key \"t\" \
+         (offset 37)"
     );
     #[derive(Serialize)]
     struct Values {
@@ -422,7 +423,8 @@ fn arrays_mixed_empty_forced() {
     }
     assert_eq!(
         to_vec(&Values { v: vec![Value::U32(1), Value::U32(2), Value::I32(3)] }).unwrap_err().to_string(),
-        "mixed array element types: element 2 is i32, but the elements are u32 (the type of element 0) at key \"v\""
+        "mixed array element types: element 2 is i32, but the elements are u32 (the type of element 0) at key \"v\" \
+         (offset 37)"
     );
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Forced {
@@ -448,7 +450,7 @@ fn arrays_mixed_empty_forced() {
     assert_eq!(
         to_vec(&WrongForced { ids: vec![1] }).unwrap_err().to_string(),
         "mixed array element types: element 0 is u32, but the elements are u64 (the array type forced for this \
-         field) at key \"ids\""
+         field) at key \"ids\" (offset 39)"
     );
     // Nested arrays round-trip, and a wrong element type on read names the index.
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
@@ -491,13 +493,16 @@ fn key_rules_on_write() {
     assert_eq!((f.get("a"), f.get("a.b")), (Some(ValueRef::U32(1)), Some(ValueRef::U32(2))));
     let mut m = BTreeMap::new();
     m.insert("ключ".to_owned(), 1u8);
-    assert_eq!(to_vec(&m).unwrap_err().to_string(), "invalid key \"ключ\": not ASCII (the spec requires ASCII keys)");
+    assert_eq!(
+        to_vec(&m).unwrap_err().to_string(),
+        "invalid key \"ключ\": not ASCII (the spec requires ASCII keys) (offset 24)"
+    );
     let mut m = BTreeMap::new();
     m.insert(String::new(), 1u8);
-    assert_eq!(to_vec(&m).unwrap_err().to_string(), "invalid key \"\": empty");
+    assert_eq!(to_vec(&m).unwrap_err().to_string(), "invalid key \"\": empty (offset 24)");
     let mut m = BTreeMap::new();
     m.insert("k".repeat(65_536), 1u8);
-    assert!(to_vec(&m).unwrap_err().to_string().ends_with(": longer than 65,535 bytes"));
+    assert!(to_vec(&m).unwrap_err().to_string().ends_with(": longer than 65,535 bytes (offset 24)"));
     m.clear();
     m.insert("k".repeat(65_535), 1u8);
     assert!(to_vec(&m).is_ok());
@@ -513,14 +518,20 @@ fn key_rules_on_write() {
     }
     assert_eq!(
         to_vec(&Dup { x: 1, a: A { b: 2 } }).unwrap_err().to_string(),
-        "invalid key \"a.b\": already added (duplicate key)"
+        "invalid key \"a.b\": already added (duplicate key) (offset 43)"
     );
-    assert_eq!(to_vec(&5u32).unwrap_err().to_string(), "the top level must be a struct or map of keys, found u32");
+    assert_eq!(
+        to_vec(&5u32).unwrap_err().to_string(),
+        "the top level must be a struct or map of keys, found u32 (offset 24)"
+    );
     #[derive(Serialize)]
     struct Unit {
         u: (),
     }
-    assert_eq!(to_vec(&Unit { u: () }).unwrap_err().to_string(), "unit `()` has no GGUF value at key \"u\"");
+    assert_eq!(
+        to_vec(&Unit { u: () }).unwrap_err().to_string(),
+        "unit `()` has no GGUF value at key \"u\" (offset 37)"
+    );
 }
 
 #[test]
@@ -567,7 +578,7 @@ fn architecture_placeholder() {
     assert_eq!(
         to_vec(&Only { hp: hp.clone() }).unwrap_err().to_string(),
         "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
-         was given with MetadataOptions::arch at key \"{arch}.context_length\""
+         was given with MetadataOptions::arch at key \"{arch}.context_length\" (offset 57)"
     );
     assert_eq!(
         from_slice::<Only>(&bytes).unwrap_err().to_string(),

@@ -16,10 +16,12 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, Visitor};
 use serde::Deserialize;
 
 use crate::container::{ArrayIter, ArrayRef, Gguf, Source, Value, ValueRef, READ_AHEAD};
-use crate::error::{Error, MetadataError, Result};
-use crate::format::ValueType;
+use crate::error::{Error, Found, MetadataError, Result};
+use crate::format::{Endian, ValueType};
 
-use crate::metadata::{resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTING, VALUE_TOKEN};
+use crate::metadata::{
+    resolve_arch_key, MetadataOptions, ARRAY_TOKEN, MAX_NESTING, RAW_BE, RAW_LE, STRING_ARRAY_TOKEN, VALUE_TOKEN,
+};
 
 impl de::Error for Error {
     #[cold]
@@ -30,6 +32,76 @@ impl de::Error for Error {
     #[cold]
     fn missing_field(field: &'static str) -> Self {
         MetadataError::MissingField { field }.into()
+    }
+
+    /// serde's message, with the value found kept (see [`found_key`]).
+    #[cold]
+    fn invalid_type(unexp: de::Unexpected<'_>, exp: &dyn Expected) -> Self {
+        with_found(Self::custom(format_args!("invalid type: {unexp}, expected {exp}")), unexp)
+    }
+
+    /// serde's message, with the value found kept (see [`found_key`]).
+    #[cold]
+    fn invalid_value(unexp: de::Unexpected<'_>, exp: &dyn Expected) -> Self {
+        with_found(Self::custom(format_args!("invalid value: {unexp}, expected {exp}")), unexp)
+    }
+}
+
+fn with_found(mut e: Error, unexp: de::Unexpected<'_>) -> Error {
+    use de::Unexpected as U;
+    let found = match unexp {
+        U::Bool(b) => Found::Bool(b),
+        U::Unsigned(x) => Found::Int(x.into()),
+        U::Signed(x) => Found::Int(x.into()),
+        U::Float(x) => Found::Float(x),
+        U::Str(s) => Found::Str(s.to_owned()),
+        U::Seq => Found::Seq,
+        _ => return e,
+    };
+    e.set_found(found);
+    e
+}
+
+/// Whether the stored value `v` is what serde reported as found: the value serde's buffer of a
+/// flattened struct made of it (integers of any width as one integer, `f32` widened).
+fn is_found(v: &ValueRef<'_>, found: &Found) -> bool {
+    match (found, v) {
+        (Found::Bool(b), ValueRef::Bool(x)) => b == x,
+        (Found::Int(n), v) => int_of(v) == Some(*n),
+        (Found::Float(f), ValueRef::F32(x)) => f64::from(*x) == *f || (x.is_nan() && f.is_nan()),
+        (Found::Float(f), ValueRef::F64(x)) => x == f || (x.is_nan() && f.is_nan()),
+        (Found::Str(s), ValueRef::String(x)) => s == x,
+        (Found::Seq, ValueRef::Array(_)) => true,
+        _ => false,
+    }
+}
+
+/// Names the key of an error raised without one by a visitor that read buffered values (serde's
+/// flatten): the one member of the group whose value is the value serde reported as found; if
+/// several hold it, the message lists them (at most 5) and the key stays unnamed.
+fn found_key(mut e: Error, entries: &[Entry<'_>], members: &[u32]) -> Error {
+    if e.key().is_some() || e.offset().is_some() {
+        return e;
+    }
+    let Some(found) = e.found().cloned() else { return e };
+    let mut hits = members.iter().filter_map(|&m| entries.get(m as usize)).filter(|x| is_found(&x.value, &found));
+    let (Some(first), second) = (hits.next(), hits.next()) else { return e };
+    match second {
+        None => {
+            if let Some((k, o)) = e.metadata_at() {
+                *k = Some(first.key.to_owned());
+                *o = Some(first.offset);
+            }
+            e
+        }
+        Some(second) => {
+            let mut keys: Vec<&str> = vec![first.key, second.key];
+            keys.extend(hits.take(3).map(|x| x.key));
+            let message = format!("{e} (the value of one of the keys {})", keys.join(", "));
+            let mut out = err(message, None, None);
+            out.set_found(found);
+            out
+        }
     }
 }
 
@@ -388,8 +460,14 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
         let (prefix, arch) = (self.prefix.clone(), self.arch);
         // A struct with a #[serde(flatten)] field comes here (serde reads it as a map); its
         // `{arch}` fields match keys named with the placeholder.
-        let arch_names = arch.is_some() && format!("{}", &visitor as &dyn Expected).starts_with("struct ");
-        visitor.visit_map(MapAccess::new(self, arch_names)).map_err(|e| fix_missing(e, &prefix, arch))
+        let is_struct = format!("{}", &visitor as &dyn Expected).starts_with("struct ");
+        let arch_names = arch.is_some() && is_struct;
+        // Its fields are checked against values serde buffered: an error names no key, and is
+        // given the key of the value it reports (the members are kept for that).
+        let (entries, members) = (self.entries, if is_struct { self.members.clone() } else { Vec::new() });
+        visitor
+            .visit_map(MapAccess::new(self, arch_names))
+            .map_err(|e| fix_missing(found_key(e, entries, &members), &prefix, arch))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -796,7 +874,7 @@ impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
-        if name != VALUE_TOKEN && name != ARRAY_TOKEN {
+        if name != VALUE_TOKEN && name != ARRAY_TOKEN && name != STRING_ARRAY_TOKEN {
             return visitor.visit_newtype_struct(self);
         }
         self.chosen.set(Choice::Leaf);
@@ -1150,6 +1228,20 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
                 _ => Err(self.mismatch(&visitor)),
             };
         }
+        if name == STRING_ARRAY_TOKEN {
+            // A whole string array at once ([`crate::StringArray`]); anything else (an empty
+            // array of another type included) goes through the sequence, as for `Vec<String>`.
+            if let ValueRef::Array(a) = self.v {
+                if a.elem_type() == ValueType::String {
+                    let key = match a.endian() {
+                        Endian::Little => RAW_LE,
+                        Endian::Big => RAW_BE,
+                    };
+                    let raw = RawStrings { key: Some(key), bytes: a.raw_bytes() };
+                    return self.visit(|| visitor.visit_map(raw));
+                }
+            }
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -1221,6 +1313,32 @@ impl<'p, 'de> de::SeqAccess<'de> for &mut SeqDe<'p, 'de> {
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.iter.len())
+    }
+}
+
+/// The stored elements of an `array<string>` as one map entry (see
+/// [`STRING_ARRAY_TOKEN`](crate::metadata::STRING_ARRAY_TOKEN)).
+struct RawStrings<'de> {
+    key: Option<&'static str>,
+    bytes: &'de [u8],
+}
+
+impl<'de> de::MapAccess<'de> for RawStrings<'de> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
+        match self.key.take() {
+            Some(k) => seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(k)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
+        seed.deserialize(de::value::BorrowedBytesDeserializer::<Error>::new(self.bytes))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(usize::from(self.key.is_some()))
     }
 }
 

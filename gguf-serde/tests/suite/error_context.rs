@@ -1,0 +1,88 @@
+//! What errors about things not read from a file say: constructors name the tensor they were
+//! given (and say `(unnamed)` rather than `""` for none), and errors about values not yet
+//! written cite the output offset where the value would have been written.
+
+use gguf_serde::{to_vec, Error, F32Tensor, GgmlType, GgufWriter, Tensor, WriteError};
+use serde::Serialize;
+
+#[test]
+fn constructors_name_their_tensor() {
+    let e = Tensor::from_f32("blk.0.attn_q.weight", &[2, 3], &[1.0; 5]).unwrap_err();
+    assert_eq!(e.tensor(), Some("blk.0.attn_q.weight"));
+    assert_eq!(
+        e.to_string(),
+        "tensor \"blk.0.attn_q.weight\": got 20 bytes of data, expected 24 (from its dtype and shape)"
+    );
+    // Q4_0 blocks are 32 elements: a row of 33 is not whole blocks.
+    let e = Tensor::new("w", GgmlType::Q4_0, &[33], Vec::new()).unwrap_err();
+    assert!(e.to_string().starts_with("invalid tensor \"w\": shape [33] is not whole Q4_0 blocks"), "{e}");
+    let e = F32Tensor::new("norm", &[4], vec![0.0; 3]).unwrap_err();
+    assert_eq!(e.to_string(), "invalid tensor \"norm\": shape [4] does not hold the 3 elements given");
+}
+
+#[test]
+fn a_tensor_given_no_name_is_not_called_by_one() {
+    let e = Tensor::from_f32("", &[2], &[1.0]).unwrap_err();
+    assert_eq!(e.tensor(), None);
+    assert_eq!(e.to_string(), "tensor (unnamed): got 4 bytes of data, expected 8 (from its dtype and shape)");
+    let e = F32Tensor::new("", &[1, 1, 1, 1, 1], vec![0.0]).unwrap_err();
+    assert_eq!(e.to_string(), "invalid tensor (unnamed): 5 dimensions, at most 4");
+    assert!(matches!(e.as_write(), Some(WriteError::InvalidTensor { name, .. }) if name.is_empty()));
+}
+
+#[test]
+fn a_value_the_serializer_cannot_store_cites_its_output_offset() {
+    #[derive(Serialize)]
+    struct S {
+        a: u32,
+        b: String,
+        bad: (),
+    }
+    // Header 24; `a`: key 8 + 1, type 4, u32 4 = 41; `b`: key 8 + 1, type 4, string 8 + 3 = 65;
+    // `bad`: key 8 + 3, type 4: its value would be at 80.
+    let e = to_vec(&S { a: 1, b: "xyz".into(), bad: () }).unwrap_err();
+    assert_eq!(e.key(), Some("bad"), "{e}");
+    assert_eq!(e.offset(), Some(80), "{e}");
+    assert!(e.to_string().ends_with("at key \"bad\" (offset 80)"), "{e}");
+
+    // An element of the wrong type: the offset of its array's value (key `m` 8 + 1, type 4).
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum E {
+        N(u32),
+        S(String),
+    }
+    #[derive(Serialize)]
+    struct M {
+        m: Vec<E>,
+    }
+    let e = to_vec(&M { m: vec![E::N(1), E::S("x".into())] }).unwrap_err();
+    assert_eq!(e.key(), Some("m"), "{e}");
+    assert_eq!(e.offset(), Some(24 + 13), "{e}");
+
+    // Through a writer that already holds a pair (`x`: 8 + 1 + 4 + 1 = 14 bytes from 24).
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("x", 7u8).unwrap();
+    let e = w.add_serialize(&S { a: 1, b: "xyz".into(), bad: () }).unwrap_err();
+    assert_eq!(e.offset(), Some(80 + 14), "{e}");
+}
+
+#[test]
+fn a_key_the_writer_refuses_cites_its_pair_offset() {
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.name", "n").unwrap(); // 8 + 12 + 4 + 8 + 1 = 33 bytes from 24
+    let e: Error = w.add_kv("general.name", "again").unwrap_err();
+    assert!(matches!(e.as_write(), Some(WriteError::InvalidKey { .. })), "{e:?}");
+    assert_eq!(e.offset(), Some(57), "{e}");
+    // A key with an empty segment, from the serializer: the pair that would hold it, after `a`.
+    #[derive(Serialize)]
+    struct K {
+        a: u8,
+        #[serde(rename = "x..y")]
+        b: u8,
+    }
+    let e = to_vec(&K { a: 1, b: 2 }).unwrap_err();
+    assert_eq!(e.key(), Some("x..y"), "{e}");
+    // `a`: 8 + 1 + 4 + 1 = 14 bytes from 24; the refused pair would start there.
+    assert_eq!(e.offset(), Some(24 + 14), "{e}");
+}

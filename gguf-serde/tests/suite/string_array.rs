@@ -1,0 +1,190 @@
+//! `StringArray`: an owned `array<string>` in one buffer, read from GGUF (its dedicated path and
+//! the generic sequence path), written as `array<string>`, and through serde_json.
+
+use gguf_serde::{from_slice, to_vec, ErrorKind, Gguf, StringArray, ValueRef, ValueType};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+struct Vocab {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: StringArray,
+}
+
+/// A GGUF v3 file of one pair `key` = array<string> `strings`, little- or big-endian (the
+/// version, counts, type ids and lengths in that byte order, as the spec's big-endian variant).
+fn file(key: &str, strings: &[&[u8]], big: bool) -> Vec<u8> {
+    let u32b = |x: u32| if big { x.to_be_bytes() } else { x.to_le_bytes() };
+    let u64b = |x: u64| if big { x.to_be_bytes() } else { x.to_le_bytes() };
+    let mut out = b"GGUF".to_vec();
+    out.extend(u32b(3));
+    out.extend(u64b(0));
+    out.extend(u64b(1));
+    out.extend(u64b(key.len() as u64));
+    out.extend(key.as_bytes());
+    out.extend(u32b(9)); // ARRAY
+    out.extend(u32b(8)); // of STRING
+    out.extend(u64b(strings.len() as u64));
+    for s in strings {
+        out.extend(u64b(s.len() as u64));
+        out.extend(*s);
+    }
+    out
+}
+
+const WORDS: [&str; 5] = ["<pad>", "", "é", "▁the", "日本"];
+
+#[test]
+fn reads_a_string_array_from_gguf_in_both_byte_orders() {
+    let raw: Vec<&[u8]> = WORDS.iter().map(|s| s.as_bytes()).collect();
+    for big in [false, true] {
+        let bytes = file("tokenizer.ggml.tokens", &raw, big);
+        let v: Vocab = from_slice(&bytes).unwrap();
+        assert_eq!(v.tokens.len(), 5);
+        assert_eq!(v.tokens.iter().collect::<Vec<_>>(), WORDS, "big-endian: {big}");
+        assert_eq!(v.tokens.get(4), Some("日本"));
+        assert_eq!(v.tokens.get(5), None);
+        assert_eq!(&v.tokens[2], "é");
+        assert_eq!(v.tokens.as_str(), "<pad>é▁the日本");
+        assert_eq!(v.tokens.iter().rev().collect::<Vec<_>>(), ["日本", "▁the", "é", "", "<pad>"]);
+        // The same through an opened file, and from a reader (an owned result).
+        let g = Gguf::from_slice(&bytes).unwrap();
+        assert_eq!(g.deserialize_metadata::<Vocab>().unwrap(), v);
+        assert_eq!(gguf_serde::from_reader::<Vocab, _>(&bytes[..]).unwrap(), v);
+        // And from the container's view of the array.
+        let a = g.get("tokenizer.ggml.tokens").and_then(|x| x.as_array()).unwrap();
+        assert_eq!(StringArray::from_array(&a).unwrap(), v.tokens);
+    }
+}
+
+#[test]
+fn writes_array_of_string_also_when_empty() {
+    for words in [&WORDS[..], &[][..]] {
+        let v = Vocab { tokens: StringArray::from(words.to_vec()) };
+        let bytes = to_vec(&v).unwrap();
+        let g = Gguf::from_slice(&bytes).unwrap();
+        let Some(ValueRef::Array(a)) = g.get("tokenizer.ggml.tokens") else { panic!("no array") };
+        assert_eq!(a.elem_type(), ValueType::String);
+        assert_eq!(a.strings().unwrap().collect::<Vec<_>>(), words);
+        // And reads back.
+        assert_eq!(from_slice::<Vocab>(&bytes).unwrap(), v);
+    }
+    // The empty one is the spec's empty array<string>: type 9, element type 8, count 0.
+    let bytes = to_vec(&Vocab { tokens: StringArray::new() }).unwrap();
+    let mut want = Vec::new();
+    want.extend(21u64.to_le_bytes());
+    want.extend(b"tokenizer.ggml.tokens");
+    want.extend(9u32.to_le_bytes());
+    want.extend(8u32.to_le_bytes());
+    want.extend(0u64.to_le_bytes());
+    assert_eq!(bytes.get(24..24 + want.len()), Some(&want[..]));
+}
+
+#[test]
+fn the_generic_path_reads_what_a_vec_of_strings_reads() {
+    // An empty array of another element type (what `Vec<String>` reads as empty) and a struct
+    // field through serde's flatten buffer both go through the sequence path.
+    let mut kv = Vec::new();
+    kv.extend(1u64.to_le_bytes());
+    kv.extend(b"t");
+    kv.extend(9u32.to_le_bytes());
+    kv.extend(4u32.to_le_bytes()); // of UINT32
+    kv.extend(0u64.to_le_bytes());
+    let mut bytes = b"GGUF".to_vec();
+    bytes.extend(3u32.to_le_bytes());
+    bytes.extend(0u64.to_le_bytes());
+    bytes.extend(1u64.to_le_bytes());
+    bytes.extend(kv);
+    #[derive(Deserialize)]
+    struct T {
+        t: StringArray,
+    }
+    assert!(from_slice::<T>(&bytes).unwrap().t.is_empty());
+
+    #[derive(Deserialize)]
+    struct Outer {
+        #[serde(flatten)]
+        inner: Vocab,
+    }
+    let raw: Vec<&[u8]> = WORDS.iter().map(|s| s.as_bytes()).collect();
+    let o: Outer = from_slice(&file("tokenizer.ggml.tokens", &raw, false)).unwrap();
+    assert_eq!(o.inner.tokens.to_vec(), WORDS);
+}
+
+#[test]
+fn a_wrong_element_type_names_the_element() {
+    let mut bytes = b"GGUF".to_vec();
+    bytes.extend(3u32.to_le_bytes());
+    bytes.extend(0u64.to_le_bytes());
+    bytes.extend(1u64.to_le_bytes());
+    bytes.extend(1u64.to_le_bytes());
+    bytes.extend(b"t");
+    bytes.extend(9u32.to_le_bytes());
+    bytes.extend(4u32.to_le_bytes()); // of UINT32
+    bytes.extend(2u64.to_le_bytes());
+    bytes.extend(7u32.to_le_bytes());
+    bytes.extend(8u32.to_le_bytes());
+    #[derive(Deserialize, Debug)]
+    struct T {
+        #[allow(dead_code)]
+        t: StringArray,
+    }
+    let e = from_slice::<T>(&bytes).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Metadata(_)), "{e}");
+    assert_eq!(e.key(), Some("t[0]"), "{e}");
+    // The first element's offset: header 24, key 9, type 4, element type 4, count 8.
+    assert_eq!(e.offset(), Some(49), "{e}");
+    assert!(e.to_string().contains("expected a string, found u32 7"), "{e}");
+}
+
+#[test]
+fn round_trips_through_serde_json() {
+    let v = Vocab { tokens: StringArray::from(WORDS.to_vec()) };
+    let json = serde_json::to_string(&v).unwrap();
+    assert_eq!(json, r#"{"tokenizer.ggml.tokens":["<pad>","","é","▁the","日本"]}"#);
+    let back: Vocab = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, v);
+    // Escaped strings are not borrowed by serde_json: they are copied in all the same.
+    let back: StringArray = serde_json::from_str(r#"["a\nb", "\u00e9"]"#).unwrap();
+    assert_eq!(back.to_vec(), ["a\nb", "é"]);
+    assert!(serde_json::from_str::<StringArray>("[1]").is_err());
+    assert!(serde_json::from_str::<StringArray>(r#"{"a": 1}"#).is_err());
+}
+
+#[test]
+fn raw_elements_from_another_deserializer_are_checked() {
+    // The raw entry our deserializer sends (a map of one entry, its key naming the byte order,
+    // its value the stored elements) can be imitated by any deserializer that answers with a
+    // map: a cut length and a length past the end are errors, never a panic.
+    use serde::de::value::{BytesDeserializer, Error as DeError, MapDeserializer};
+    let read = |bytes: &[u8]| {
+        let entry = ("\0gguf_serde::StringArray::le", BytesDeserializer::<DeError>::new(bytes));
+        StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(entry)))
+    };
+    let ok = [&2u64.to_le_bytes()[..], b"ab", &0u64.to_le_bytes()].concat();
+    assert_eq!(read(&ok).unwrap().to_vec(), ["ab", ""]);
+    let e = read(&[2, 0, 0]).unwrap_err();
+    assert!(e.to_string().contains("length field is cut at byte 0"), "{e}");
+    let e = read(&[&9u64.to_le_bytes()[..], b"ab"].concat()).unwrap_err();
+    assert!(e.to_string().contains("length 9 at byte 0 runs past its end (10 bytes)"), "{e}");
+    // "é" (C3 A9) split over two strings: valid UTF-8 as a whole, not string by string.
+    let split = [&1u64.to_le_bytes()[..], &[0xc3], &1u64.to_le_bytes(), &[0xa9]].concat();
+    let e = read(&split).unwrap_err();
+    assert!(e.to_string().contains("string 0 of the raw array is not UTF-8"), "{e}");
+    // Another key is not the raw entry.
+    let other = ("tokens", BytesDeserializer::<DeError>::new(&ok));
+    assert!(StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).is_err());
+}
+
+#[test]
+fn collection_helpers() {
+    let mut a: StringArray = ["x", "yz"].into_iter().collect();
+    a.push("é");
+    a.extend(["w"]);
+    assert_eq!(a.len(), 4);
+    assert_eq!(format!("{a:?}"), r#"["x", "yz", "é", "w"]"#);
+    let v: Vec<String> = a.clone().into();
+    assert_eq!(v, ["x", "yz", "é", "w"]);
+    assert_eq!((&a).into_iter().len(), 4);
+    assert_eq!(StringArray::from(v), a);
+    assert!(StringArray::new().is_empty());
+}
