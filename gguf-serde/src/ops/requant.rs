@@ -310,10 +310,10 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
 ///
 /// # Errors
 /// The writer's errors for a pair or tensor info, e.g.
-/// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) for a `--override-kv
+/// [`WriteError::BadAlignment`] for a `--override-kv
 /// general.alignment=int:48` (not a power of two),
-/// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey),
-/// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor).
+/// [`WriteError::InvalidKey`],
+/// [`WriteError::InvalidTensor`].
 pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: &[TensorPlan]) -> Result<()> {
     let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
     let mut w = GgufWriter::with_options(std::io::sink(), wopts)?;

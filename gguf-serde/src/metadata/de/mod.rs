@@ -34,13 +34,13 @@ impl de::Error for Error {
         MetadataError::MissingField { field }.into()
     }
 
-    /// serde's message, with the value found kept (see [`found_key`]).
+    /// serde's message, with the value found kept (see `found_key`).
     #[cold]
     fn invalid_type(unexp: de::Unexpected<'_>, exp: &dyn Expected) -> Self {
         with_found(Self::custom(format_args!("invalid type: {unexp}, expected {exp}")), unexp)
     }
 
-    /// serde's message, with the value found kept (see [`found_key`]).
+    /// serde's message, with the value found kept (see `found_key`).
     #[cold]
     fn invalid_value(unexp: de::Unexpected<'_>, exp: &dyn Expected) -> Self {
         with_found(Self::custom(format_args!("invalid value: {unexp}, expected {exp}")), unexp)
