@@ -9,7 +9,7 @@ use gguf_serde::ops::imatrix::Imatrix;
 use gguf_serde::ops::quantize::{
     plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
 };
-use gguf_serde::ops::requant::{check_header, check_plan, convert, requantize, ConvertOptions};
+use gguf_serde::ops::requant::{check_header, check_plan, convert, requantize, ConvertOptions, NameGlobs};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -144,7 +144,7 @@ pub struct QuantizeArgs {
     /// llama-quantize option). Glob syntax: `*` any run of characters (`.` included), `?` one
     /// character, `[0-3]` / `[!0-9]` one character of a class (or not), `{a,b}` either
     /// alternative, `\` the next character literally; e.g. `blk.*.ffn_{up,down}.weight`.
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
     exclude: Vec<String>,
     /// No progress bar.
     #[arg(long, short)]
@@ -178,7 +178,7 @@ pub struct DequantizeArgs {
     /// syntax: `*` any run of characters (`.` included), `?` one character, `[0-3]` / `[!0-9]`
     /// one character of a class (or not), `{a,b}` either alternative, `\` the next character
     /// literally; e.g. `blk.*.ffn_{up,down}.weight`.
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
     exclude: Vec<String>,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -285,6 +285,18 @@ fn params(
         p.imatrix = Some(std::sync::Arc::new(m));
     }
     Ok(p)
+}
+
+/// Checks an `--exclude` glob when the arguments are parsed ([`NameGlobs`] gives the syntax), so
+/// that an invalid one is a usage error (exit 2) naming the pattern, before any file is read.
+fn parse_glob(s: &str) -> Result<String, String> {
+    match NameGlobs::new(&[s]) {
+        Ok(_) => Ok(s.to_owned()),
+        Err(e) => Err(match e.kind() {
+            gguf_serde::ErrorKind::Quantize(gguf_serde::QuantizeError::Refused { reason, .. }) => reason.clone(),
+            _ => e.to_string(),
+        }),
+    }
 }
 
 const MIB: f64 = 1024.0 * 1024.0;

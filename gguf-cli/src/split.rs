@@ -52,8 +52,9 @@ pub struct SplitArgs {
     /// Print the plan (tensors and bytes per shard) without writing anything.
     #[arg(long)]
     dry_run: bool,
-    /// Replace shards that exist already (without it, an existing shard is refused and nothing
-    /// is written, as `merge` and `quantize` refuse an existing output).
+    /// Replace shards that exist already, and write beside the shards of an earlier split of the
+    /// same prefix into another count (without it, either is refused and nothing is written, as
+    /// `merge` and `quantize` refuse an existing output).
     #[arg(long)]
     force: bool,
 }
@@ -104,6 +105,18 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
                 bail!("{} exists (use --force to replace it)", p.display());
             }
         }
+        // Shards of an earlier split into another count would stay beside the new ones, and a
+        // merge of the wrong set would still succeed: refused without --force, named with it.
+        if let Some(old) = other_splits(&args.prefix, count).first() {
+            if !args.force {
+                bail!(
+                    "{} is a shard of an earlier split of the same prefix (remove those shards, or use --force \
+                     to write beside them)",
+                    old.display()
+                );
+            }
+            eprintln!("warning: {} of an earlier split is left as it is", old.display());
+        }
     }
     let paths = split_file(&args.input, &args.prefix, &opts).with_context(|| args.input.display().to_string())?;
     let mut out = Out::stdout();
@@ -112,6 +125,37 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
     }
     out.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The files `PREFIX-NNNNN-of-MMMMM.gguf` beside `prefix` whose count `MMMMM` is not `count`, in
+/// name order.
+fn other_splits(prefix: &std::path::Path, count: u16) -> Vec<PathBuf> {
+    let Some(stem) = prefix.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
+    let dir = match prefix.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let name = e.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(stem)) else { return false };
+            // "-NNNNN-of-MMMMM.gguf"
+            let b = rest.as_bytes();
+            let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+            b.len() == 20
+                && rest.starts_with('-')
+                && digits(1..6)
+                && rest.get(6..10) == Some("-of-")
+                && digits(10..15)
+                && rest.ends_with(".gguf")
+                && rest.get(10..15).and_then(|m| m.parse::<u16>().ok()) != Some(count)
+        })
+        .map(|e| dir.join(e.file_name()))
+        .collect();
+    found.sort();
+    found
 }
 
 /// Arguments of `gguf merge`.

@@ -95,7 +95,8 @@
 //!
 //! - options, built with `new()`/`Default` and `with_*` methods (or by setting their public
 //!   fields): [`WriteOptions`], [`ReadOptions`], [`WriteModelOptions`], [`ops::split::SplitOptions`],
-//!   [`ops::requant::ConvertOptions`], [`ops::quantize::QuantizeParams`];
+//!   [`ops::requant::ConvertOptions`]; and [`ops::quantize::QuantizeParams`], made with
+//!   `QuantizeParams::new(ftype)` (llama-quantize's defaults), then set through its public fields;
 //! - what the library reports or parses, which users read and do not build: [`TensorInfo`],
 //!   [`Kv`], [`container::ShardTensor`], [`LoadReport`], [`ops::requant::RequantizeReport`],
 //!   [`ops::quantize::TensorPlan`], [`format::keys::KeySpec`], [`format::keys::KeyMatch`] (to

@@ -183,6 +183,18 @@ fn split_by_size() {
     assert_eq!(ok(&["split", "--force", "--split-max-tensors", "2", s(&input), s(&prefix)]), listed);
     let after: Vec<Vec<u8>> = listed.lines().map(|l| std::fs::read(l).unwrap()).collect();
     assert!(before == after);
+    // Shards of an earlier split into another count would stay beside the new ones: refused
+    // without --force, named in a warning with it.
+    let out = gguf(&["split", "--split-max-tensors", "1", s(&input), s(&prefix)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("again-00001-of-00002.gguf is a shard of an earlier split of the same prefix"), "{err}");
+    assert!(!d.join("again-00001-of-00004.gguf").exists(), "a refused split wrote a shard");
+    let out = gguf(&["split", "--force", "--split-max-tensors", "1", s(&input), s(&prefix)]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("again-00001-of-00002.gguf of an earlier split is left as it is"), "{err}");
+    assert!(d.join("again-00004-of-00004.gguf").exists());
 }
 
 #[test]

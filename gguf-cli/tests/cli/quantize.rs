@@ -123,12 +123,16 @@ fn exclude_takes_globs() {
         assert_eq!(types, want, "--exclude {glob}");
     }
     let out = dir.join("bad.gguf");
+    // An invalid glob is a usage error (exit 2) that names the pattern, checked before any file
+    // is read: not "cannot quantize" from a dequantize, nor "writing" a file that is not written.
     let o = gguf(&["dequantize", "--exclude", "w_[q", input.to_str().unwrap(), out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("\"w_[q\" is not a valid glob"), "{o:?}");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("\"w_[q\" is not a valid glob"), "{o:?}");
+    assert!(!err.contains("cannot quantize") && !err.contains("writing"), "{err}");
     assert!(!out.exists());
-    let o = gguf(&["quantize", "--dry-run", "--exclude", "{a,b", input.to_str().unwrap(), "Q8_0"]);
-    assert_eq!(o.status.code(), Some(1));
+    let o = gguf(&["quantize", "--dry-run", "--exclude", "{a,b", "no-such-file.gguf", "Q8_0"]);
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a valid glob"), "{o:?}");
 }
 

@@ -109,6 +109,9 @@ pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec
 /// is copied by the kernel, shard by shard (memory use does not depend on the model's size).
 /// Every shard is written to a temporary file; they are renamed into place together once all are
 /// complete, so a failure leaves no shard of this split behind (and no existing file replaced).
+/// On success, shards of the same names that existed are replaced, and shards of an earlier split
+/// of the same prefix into another count are left as they are: refusing either is the caller's
+/// policy (`gguf split` refuses both without `--force`).
 /// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
 ///
 /// # Errors
