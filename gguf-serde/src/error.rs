@@ -89,6 +89,10 @@ struct Context {
     /// error raised where no key is known (a struct with a flattened field checks the keys
     /// serde buffered): the deserializer finds the key holding that value.
     found: Option<Found>,
+    /// For a serializer error about an element of an array not yet written (`m[1][2]`): bytes
+    /// from the start of the pair's value (its element type) to that element, added up by each
+    /// enclosing array as the error leaves it.
+    within: Option<u64>,
 }
 
 /// A value serde reported as unexpected (`serde::de::Unexpected`), kept to find its key.
@@ -1378,6 +1382,19 @@ impl Error {
         self
     }
 
+    /// Adds `bytes` to the distance from the start of the pair's value to the element the error
+    /// is about ([`Context::within`]).
+    pub(crate) fn add_within(mut self, bytes: u64) -> Error {
+        let w = self.0.cx.within.unwrap_or(0);
+        self.0.cx.within = Some(w.saturating_add(bytes));
+        self
+    }
+
+    /// The distance from the start of the pair's value to the element the error is about.
+    pub(crate) fn within(&self) -> Option<u64> {
+        self.0.cx.within
+    }
+
     /// Records the value serde reported as unexpected ([`Found`]).
     pub(crate) fn set_found(&mut self, found: Found) {
         self.0.cx.found = Some(found);
@@ -1473,7 +1490,7 @@ impl fmt::Debug for Error {
         let Inner { kind, cx } = &*self.0;
         let mut d = f.debug_struct("Error");
         d.field("kind", kind);
-        let Context { shard, tensor, key, offset, action, found: _ } = cx;
+        let Context { shard, tensor, key, offset, action, found: _, within: _ } = cx;
         if let Some(s) = shard {
             d.field("shard", s);
         }

@@ -84,6 +84,7 @@ pub use sharded::ShardedGguf;
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, TensorSource};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub(crate) use write::encoded_len as write_encoded_len;
+pub(crate) use write::{array_len as write_array_len, elems_len as write_elems_len};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
 use crate::error::{Error, Result};

@@ -600,19 +600,25 @@ macro_rules! put {
 /// The bytes `v` takes when encoded as a value (after its type id): for the output offsets of
 /// errors about values not written yet.
 pub(crate) fn encoded_len(v: &Value) -> u64 {
-    fn array_len(a: &Array) -> u64 {
-        let n = a.len() as u64;
-        let body = match a {
-            Array::String(v) => v.iter().fold(0u64, |t, s| t.saturating_add(8).saturating_add(s.len() as u64)),
-            Array::Array(v) => v.iter().fold(0u64, |t, x| t.saturating_add(array_len(x))),
-            a => n.saturating_mul(a.elem_type().fixed_size().unwrap_or(0) as u64),
-        };
-        body.saturating_add(12)
-    }
     match v {
         Value::String(s) => (s.len() as u64).saturating_add(8),
         Value::Array(a) => array_len(a),
         v => v.value_type().fixed_size().unwrap_or(0) as u64,
+    }
+}
+
+/// The encoded size of an array value: element type 4, count 8, then the elements.
+pub(crate) fn array_len(a: &Array) -> u64 {
+    elems_len(a).saturating_add(12)
+}
+
+/// The encoded size of the elements of `a` (the array value without its 12-byte head).
+pub(crate) fn elems_len(a: &Array) -> u64 {
+    let n = a.len() as u64;
+    match a {
+        Array::String(v) => v.iter().fold(0u64, |t, s| t.saturating_add(8).saturating_add(s.len() as u64)),
+        Array::Array(v) => v.iter().fold(0u64, |t, x| t.saturating_add(array_len(x))),
+        a => n.saturating_mul(a.elem_type().fixed_size().unwrap_or(0) as u64),
     }
 }
 

@@ -14,6 +14,7 @@ use std::io::Write;
 use serde::ser::{self, Impossible, Serialize};
 
 use crate::container::write_encoded_len as encoded_len;
+use crate::container::{write_array_len as array_len, write_elems_len as elems_len};
 use crate::container::{Array, GgufWriter, Value};
 use crate::error::{Error, MetadataError, Result, WriteError};
 use crate::format::ValueType;
@@ -176,10 +177,14 @@ fn at_output(e: Error, base: u64, before: &[(String, Value)], key: Option<&str>,
     let pairs = before.iter().fold(base, |at, (k, v)| {
         at.saturating_add(8).saturating_add(key_len(k)).saturating_add(4).saturating_add(encoded_len(v))
     });
-    // An element (`m[1]`): the offset of its array's value.
+    // An element (`m[1][2]`): its array's value, and as far into it as the arrays measured.
+    let element = key.is_some_and(|k| k.contains('['));
     let key = key.map(|k| k.split_once('[').map_or(k, |(pair, _)| pair));
     let at = match key {
-        Some(k) if !k.is_empty() => pairs.saturating_add(8).saturating_add(key_len(k)).saturating_add(4),
+        Some(k) if !k.is_empty() => {
+            let value = pairs.saturating_add(8).saturating_add(key_len(k)).saturating_add(4);
+            value.saturating_add(if element { e.within().unwrap_or(0) } else { 0 })
+        }
         _ => pairs,
     };
     e.at_output_offset(at)
@@ -909,11 +914,19 @@ impl ArrayBuilder {
         // `Vec<Vec<String>>` makes every inner array `array<string>`, empty ones included.
         let hint = self.hint.filter(|t| *t != ValueType::Array);
         let elem = KeyPath::Elem(path, self.index);
-        let value = v.serialize(LeafSer { path: elem, hint, depth: self.depth, untyped: Some(&untyped) })?;
+        let value = v
+            .serialize(LeafSer { path: elem, hint, depth: self.depth, untyped: Some(&untyped) })
+            .map_err(|e| e.add_within(self.head_and_elems()))?;
         if untyped.get() {
             self.untyped.push(self.index);
         }
         self.push(value, path)
+    }
+
+    /// The distance from the start of this array's value to its next element: the 12-byte head
+    /// and the elements so far.
+    fn head_and_elems(&self) -> u64 {
+        12u64.saturating_add(self.arr.as_ref().map_or(0, elems_len))
     }
 
     fn push(&mut self, v: Value, path: &KeyPath<'_>) -> Result<()> {
@@ -974,7 +987,9 @@ impl ArrayBuilder {
                     inner.iter().enumerate().find(|(i, _)| !self.untyped.contains(i)).map(|(_, a)| a.elem_type());
                 let Some(t) = typed else {
                     let first = self.untyped.first().copied().unwrap_or(0);
-                    return Err(empty_error(&KeyPath::Elem(path, first)));
+                    let before = inner.get(..first).unwrap_or_default().iter().map(array_len);
+                    let at = before.fold(12u64, u64::saturating_add);
+                    return Err(empty_error(&KeyPath::Elem(path, first)).add_within(at));
                 };
                 for &i in &self.untyped {
                     if let Some(a) = inner.get_mut(i) {

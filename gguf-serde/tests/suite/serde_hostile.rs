@@ -234,10 +234,11 @@ fn array_nesting_limit() {
     m.insert("deep".to_owned(), Value::Array(nest(gguf_serde::format::MAX_DEPTH + 1)));
     // The error names the innermost element reached: `deep[0]…[0]`, 32 indices.
     let e = gguf_serde::to_vec(&m).unwrap_err();
-    // The output offset of the array's value: header 24, key 8 + 4, type 4.
+    // The output offset of the innermost array named: deep's value at 40 (header 24, key 8 + 4,
+    // type 4), then 32 arrays' element type and count, 12 bytes each: 40 + 32 * 12 = 424.
     assert_eq!(
         e.to_string(),
-        format!("arrays nested deeper than 32 levels at key \"deep{}\" (offset 40)", "[0]".repeat(32))
+        format!("arrays nested deeper than 32 levels at key \"deep{}\" (offset 424)", "[0]".repeat(32))
     );
     assert!(e.key().is_some_and(|k| k.starts_with("deep")), "{:?}", e.key());
 }

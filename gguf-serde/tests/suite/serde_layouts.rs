@@ -407,6 +407,47 @@ fn flattened_structs_with_arch_keys_read_back() {
 }
 
 #[test]
+fn an_array_element_error_inside_a_flattened_struct_names_the_element() {
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Hp {
+        #[serde(rename = "{arch}.layers")]
+        layers: Vec<u32>,
+        #[serde(rename = "{arch}.grid")]
+        grid: Option<Vec<Vec<u8>>>,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct M {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(flatten)]
+        hp: Hp,
+    }
+    // header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to 69; llama.layers: key
+    // 8 + 12, type 4, then the value at 93: element type 4, count 8, elements from 105.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.layers", Value::Array(Array::String(vec!["1".into(), "two".into()]))).unwrap();
+    let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!(e.key(), Some("llama.layers[0]"), "{e}");
+    assert_eq!(e.offset(), Some(105), "{e}");
+    assert_eq!(e.to_string(), "invalid type: string \"1\", expected u32 at key \"llama.layers[0]\" (offset 105)");
+    // In a nested array: 256 does not fit a u8. llama.layers' one element ends at 109; the key
+    // llama.grid 8 + 10, type 4, then the value at 131: element type 4, count 8, the inner arrays
+    // from 143; the first is 12 + 4 bytes, so the second starts at 159, its elements at 171, and
+    // its second element is at 175.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.layers", Value::Array(Array::U32(vec![7]))).unwrap();
+    let grid = Array::Array(vec![Array::U32(vec![1]), Array::U32(vec![2, 256])]);
+    w.add_kv("llama.grid", Value::Array(grid)).unwrap();
+    let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!(e.key(), Some("llama.grid[1][1]"), "{e}");
+    assert_eq!(e.offset(), Some(175), "{e}");
+}
+
+#[test]
 fn arrays_of_arrays_with_an_empty_inner_array() {
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct M {
@@ -444,16 +485,29 @@ fn arrays_of_arrays_with_an_empty_inner_array() {
         m: Vec<Vec<Value>>,
     }
     let e = to_vec(&Mixed { m: vec![vec![Value::U32(1)], vec![Value::U32(1), Value::I32(2)]] }).unwrap_err();
+    // The offset is that of the value the key names, m[1]: header 24, key 8 + 1, type 4, m's
+    // value at 37; its element type and count 12, then m[0] (12 + 4), so m[1] is at 65.
     assert_eq!(
         e.to_string(),
         "mixed array element types: element 1 is i32, but the elements are u32 (the type of element 0) at key \"m[1]\" \
-         (offset 37)"
+         (offset 65)"
     );
+    // Deeper: m at 37, m[0] at 49 (12 + [12 + 4] = 28 bytes), m[1] at 77, m[1][0] (the array
+    // of mixed types) at 89.
+    #[derive(Serialize)]
+    struct Deep {
+        m: Vec<Vec<Vec<Value>>>,
+    }
+    let m = vec![vec![vec![Value::U32(1)]], vec![vec![Value::U32(1), Value::I32(-1)]]];
+    let e = to_vec(&Deep { m }).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("m[1][0]"), Some(89)), "{e}");
     #[derive(Serialize)]
     struct Unit {
         m: Vec<Vec<()>>,
     }
-    assert_eq!(to_vec(&Unit { m: vec![vec![()]] }).unwrap_err().key(), Some("m[0][0]"));
+    let e = to_vec(&Unit { m: vec![vec![()]] }).unwrap_err();
+    // m at 37, m[0] at 49, its element at 61.
+    assert_eq!((e.key(), e.offset()), (Some("m[0][0]"), Some(61)), "{e}");
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct R {

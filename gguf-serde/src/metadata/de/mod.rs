@@ -84,25 +84,67 @@ fn found_key(mut e: Error, entries: &[Entry<'_>], members: &[u32]) -> Error {
         return e;
     }
     let Some(found) = e.found().cloned() else { return e };
-    let mut hits = members.iter().filter_map(|&m| entries.get(m as usize)).filter(|x| is_found(&x.value, &found));
+    let group = || members.iter().filter_map(|&m| entries.get(m as usize));
+    let whole = group().filter(|x| is_found(&x.value, &found)).map(|x| (x.key.to_owned(), x.offset));
+    let mut hits: Vec<(String, u64)> = whole.take(5).collect();
+    if hits.is_empty() && !matches!(found, Found::Seq) {
+        // Not a whole value: an element of an array (serde fails at the first element that does
+        // not fit, so the first element holding the value is the one), named `key[i]`.
+        for x in group() {
+            if let ValueRef::Array(a) = x.value {
+                if let Some(hit) = found_element(a, &found, &Path::Root(x.key), x.offset + 12, 0) {
+                    hits.push(hit);
+                    if hits.len() == 5 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let mut hits = hits.into_iter();
     let (Some(first), second) = (hits.next(), hits.next()) else { return e };
     match second {
         None => {
             if let Some((k, o)) = e.metadata_at() {
-                *k = Some(first.key.to_owned());
-                *o = Some(first.offset);
+                *k = Some(first.0);
+                *o = Some(first.1);
             }
             e
         }
         Some(second) => {
-            let mut keys: Vec<&str> = vec![first.key, second.key];
-            keys.extend(hits.take(3).map(|x| x.key));
+            let mut keys: Vec<String> = vec![first.0, second.0];
+            keys.extend(hits.map(|x| x.0));
             let message = format!("{e} (the value of one of the keys {})", keys.join(", "));
             let mut out = err(message, None, None);
             out.set_found(found);
             out
         }
     }
+}
+
+/// The path (`key[i]`, `key[i][j]`) and absolute offset of the first element of `a` (whose
+/// elements start at `start`), or of its nested arrays, whose value is `found`. Arrays nest at
+/// most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels in a validated file (checked here too).
+fn found_element(a: ArrayRef<'_>, found: &Found, path: &Path<'_>, start: u64, depth: u32) -> Option<(String, u64)> {
+    if depth as usize > crate::format::MAX_DEPTH {
+        return None;
+    }
+    let mut iter = a.iter();
+    let mut index = 0u64;
+    while let Some((v, pos)) = iter.next_at() {
+        let at = start.saturating_add(pos as u64);
+        let here = Path::Elem(path, index);
+        if is_found(&v, found) {
+            return Some((here.to_string(), at));
+        }
+        if let ValueRef::Array(inner) = v {
+            if let Some(hit) = found_element(inner, found, &here, at.saturating_add(12), depth + 1) {
+                return Some(hit);
+            }
+        }
+        index += 1;
+    }
+    None
 }
 
 /// Deserializes a `T` from the key/value block of the GGUF file in `bytes` (a whole file, or at
