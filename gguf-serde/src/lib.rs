@@ -142,6 +142,9 @@
 
 pub mod codec;
 pub mod container;
+#[cfg(feature = "convert")]
+#[cfg_attr(docsrs, doc(cfg(feature = "convert")))]
+pub mod convert;
 mod error;
 pub mod format;
 pub mod metadata;
