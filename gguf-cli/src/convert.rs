@@ -74,15 +74,8 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let mut o = Out::stdout();
     for f in &report.files {
-        outln!(
-            o,
-            "{}: {} {}, {} tensors, {} bytes",
-            f.display(),
-            plan.arch,
-            plan.outtype.label(),
-            report.tensors.len(),
-            std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)
-        );
+        let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        outln!(o, "{}: {} {}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)

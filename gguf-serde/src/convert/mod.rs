@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use crate::ops::split::{split_file, SplitBy, SplitOptions};
 use crate::{codec, Endian, GgmlType, GgufWriter, Value};
 
-pub use arch::{Architecture, Mapped, Transform};
+pub use arch::{Architecture, ExtraTensor, Mapped, Transform};
 pub use checkpoint::{Checkpoint, HfConfig, SourceTensor};
 
 /// Elements converted per chunk by default: 1 Mi `f32` (4 MiB); at least one row.
@@ -539,7 +539,10 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     };
 
     let mut tensors: Vec<PlannedTensor<'a>> = Vec::new();
-    for (name, shape, values) in arch.extra_tensors(&cx)? {
+    for arch::ExtraTensor { name, shape, values } in arch.extra_tensors(&cx)? {
+        if shape.iter().product::<u64>() != values.len() as u64 {
+            return Err(ConvertError::Tensor { name, reason: format!("{} values for shape {shape:?}", values.len()) });
+        }
         let dtype = output_type(&name, &shape, outtype);
         tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Generated(values), transforms: Vec::new() });
     }

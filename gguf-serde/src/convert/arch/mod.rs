@@ -76,6 +76,17 @@ impl Mapped {
     }
 }
 
+/// A tensor an architecture makes from the configuration (Phi-3's RoPE factors).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtraTensor {
+    /// The GGUF name.
+    pub name: String,
+    /// The canonical shape, outermost first.
+    pub shape: Vec<u64>,
+    /// The values, row-major (their type is chosen as for any tensor: F32 when 1-D).
+    pub values: Vec<f32>,
+}
+
 /// What an architecture sees of the checkpoint.
 #[derive(Clone, Copy, Debug)]
 pub struct ArchContext<'a> {
@@ -122,11 +133,11 @@ pub trait Architecture: Sync {
     }
 
     /// Tensors made from the configuration (`generate_extra_tensors`), written before the
-    /// checkpoint's: GGUF name, canonical shape and F32 values.
+    /// checkpoint's.
     ///
     /// # Errors
     /// [`ConvertError::Config`].
-    fn extra_tensors(&self, _cx: &ArchContext<'_>) -> Result<Vec<(String, Vec<u64>, Vec<f32>)>> {
+    fn extra_tensors(&self, _cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>> {
         Ok(Vec::new())
     }
 

@@ -18,7 +18,7 @@
 //!   (`int(partial_rotary_factor * hidden) / heads`, u32), `rope.freq_base` (f32),
 //!   `general.file_type`, `attention.sliding_window` (u32, 0 when absent).
 
-use super::{always_skipped, key, ArchContext, Architecture, BlockMap, Mapped};
+use super::{always_skipped, key, ArchContext, Architecture, BlockMap, ExtraTensor, Mapped};
 use crate::convert::{ConvertError, Kvs};
 use crate::Value;
 
@@ -133,7 +133,7 @@ impl Architecture for Phi3 {
         Ok(())
     }
 
-    fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<(String, Vec<u64>, Vec<f32>)>, ConvertError> {
+    fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>, ConvertError> {
         let r = rope(cx)?;
         let Some(long) = factors(&r.params, "long_factor")? else { return Ok(Vec::new()) };
         let short = factors(&r.params, "short_factor")?
@@ -147,8 +147,8 @@ impl Architecture for Phi3 {
             )));
         }
         Ok(vec![
-            ("rope_factors_long.weight".into(), vec![want], long),
-            ("rope_factors_short.weight".into(), vec![want], short),
+            ExtraTensor { name: "rope_factors_long.weight".into(), shape: vec![want], values: long },
+            ExtraTensor { name: "rope_factors_short.weight".into(), shape: vec![want], values: short },
         ])
     }
 
