@@ -318,9 +318,9 @@ pub struct NameParts {
 }
 
 /// gguf-py's `naming_convention` for a model: `{base or name}-{size}-{finetune}-{version}-{TYPE}`
-/// with absent parts left out, spaces and `/` as `-`, `ggml-model` without a name; the
-/// reference's default output file is this plus `.gguf`, in the current folder... no: in the
-/// model folder (`convert_hf_to_gguf.py` writes into `dir_model` when no `--outfile` is given).
+/// with absent parts left out, spaces (and `/` in the name) as `-`, `ggml-model` without a name.
+/// The reference's default output file is this plus `.gguf`, in the model folder
+/// (`convert_hf_to_gguf.py` writes into `dir_model` when no `--outfile` is given).
 pub fn naming_convention(p: &NameParts, outtype: OutType) -> String {
     let clean = |s: &str| s.trim().replace([' ', '/'], "-");
     let name = p.basename.as_deref().or(p.name.as_deref()).map_or_else(|| "ggml-model".to_owned(), clean);
