@@ -15,6 +15,9 @@ type elsewhere, F16 when a Q8_0 row is not whole blocks of 32), reads the GGUF f
   half a quantization step of the expected values;
 - the metadata keys, their GGUF value types and values (from `config.json`).
 
+- the whole file, byte for byte, against gguf-py's `GGUFWriter` given the expected keys (in order,
+  with their types) and tensors (in order, in their output types), as convert_hf_to_gguf.py gives
+  them to it;
 - the tensor order: the reference's (`ModelBase.index_tensors`: files in name order, names sorted
   within a file; generated tensors first) and the key order (each class's `set_gguf_parameters`,
   with gguf-py's rule that a key written twice keeps its first place).
@@ -286,10 +289,36 @@ def main():
         if k in kv and (kv[k][0] != typ or kv[k][1] != val):
             errors.append(f"{k}: got {kv[k][0].name} {kv[k][1]!r}, expected {typ.name} {val!r}")
 
+    # The whole file as gguf-py's GGUFWriter lays it out (what convert_hf_to_gguf.py hands it:
+    # the keys in order with their types, then each tensor's data in its output type):
+    # byte-identical, header, alignment and padding included.
+    same_bytes = None
+    if not errors:
+        import gguf
+        ref_path = path + ".gguf-py"
+        w = gguf.GGUFWriter(ref_path, arch)
+        for k, (typ, val) in want:
+            if k != "general.architecture":
+                w.add_key_value(k, val, typ)
+        for g, (t, qt) in expected.items():
+            src = t.astype(np.float16) if qt == Q.F16 else t.astype(np.float32)
+            data = src if qt in (Q.F32, Q.F16) else quantize(t, qt)
+            w.add_tensor(g, data, raw_dtype=qt)
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        with open(ref_path, "rb") as f1, open(path, "rb") as f2:
+            same_bytes = f1.read() == f2.read()
+        os.remove(ref_path)
+        if not same_bytes:
+            errors.append("the file differs from gguf-py's GGUFWriter output of the same keys and tensors")
+
     if errors:
         print("\n".join(errors), file=sys.stderr)
         sys.exit(1)
     print(json.dumps({
+        "same_bytes_as_gguf_py_writer": same_bytes,
         "tensors": len(got_names),
         "types": {n: t.tensor_type.name for n, t in zip(got_names, r.tensors)},
         "keys": len(kv),

@@ -6,7 +6,9 @@
 //! - checked by `tests/py/check_convert.py`, which applies the reference's conversion itself with
 //!   numpy (each class's name map and transforms, type choice, tensor order, key order and
 //!   types, read from `convert_hf_to_gguf.py`) and compares with what gguf-py reads: values
-//!   exact for F32/F16/BF16, byte-identical to gguf-py's Q8_0 quantizer;
+//!   exact for F32/F16/BF16, byte-identical to gguf-py's Q8_0 quantizer; and the whole file
+//!   byte-identical to gguf-py's `GGUFWriter` given those keys and tensors (the writer
+//!   `convert_hf_to_gguf.py` uses: header, alignment, padding);
 //! - for Llama, bound by our typed reader (the `Llama` model of `gguf_examples::models`) with
 //!   rows of Q and K at hand-computed places.
 //!
@@ -48,6 +50,7 @@ fn convert_and_check(ckpt: &Path, chunk: u64) -> Vec<Json> {
         let summary =
             run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), out.to_str().unwrap(), name, &dir_name(ckpt)]);
         assert_eq!(summary["tensors"], report.tensors.len(), "{name}");
+        assert_eq!(summary["same_bytes_as_gguf_py_writer"], true, "{name}");
         out_summaries.push(summary);
     }
     out_summaries
