@@ -16,7 +16,7 @@ norms, one of them F16, tied embeddings, and a `tokenizer.json` of 40 + 2 tokens
 embedding's rows beyond 42 are dropped), `phi3` (Phi3ForCausalLM: fused `qkv_proj` and
 `gate_up_proj`, `longrope` scaling with long and short factors).
 
-usage: make_hf_llama.py OUT_DIR [--tied] [--single] [--seed N] [--arch A] [--sizes HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB]
+usage: make_hf_llama.py OUT_DIR [--tied] [--single] [--seed N] [--arch A] [--f8] [--sizes HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB]
 (`--sizes` makes a larger model of the same layout, e.g. to watch the converter's memory.)
 """
 
@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--single", action="store_true", help="one model.safetensors, no index")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sizes", help="HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB")
+    ap.add_argument("--f8", action="store_true",
+                    help="layer 0's down_proj as F8_E4M3 bytes with a weight_scale_inv, as FP8 checkpoints store it")
     ap.add_argument("--arch", default="llama", choices=["llama", "qwen2", "qwen3", "gemma3", "phi3"])
     a = ap.parse_args()
     global HIDDEN, HEADS, KV_HEADS, LAYERS, FF, VOCAB, HEAD
@@ -69,7 +71,9 @@ def main():
     tensors = {}
 
     def put(name, dtype, x):
-        if dtype == "bfloat16":
+        if dtype == "float8_e4m3fn":
+            data = np.ascontiguousarray(np.full(x.shape, 0x38, dtype=np.uint8))  # 1.0 in E4M3
+        elif dtype == "bfloat16":
             data = bf16_bits(x)
         elif dtype == "float16":
             data = np.ascontiguousarray(x.astype("<f2"))
@@ -107,7 +111,11 @@ def main():
         else:
             put(p + "mlp.gate_proj.weight", "bfloat16", rand(FF, HIDDEN))
             put(p + "mlp.up_proj.weight", "bfloat16", rand(FF, HIDDEN))
-        put(p + "mlp.down_proj.weight", "bfloat16", rand(HIDDEN, FF))
+        if a.f8 and i == 0:
+            put(p + "mlp.down_proj.weight", "float8_e4m3fn", rand(HIDDEN, FF))
+            put(p + "mlp.down_proj.weight_scale_inv", "float32", np.ones((1, 1), dtype=np.float32))
+        else:
+            put(p + "mlp.down_proj.weight", "bfloat16", rand(HIDDEN, FF))
         if arch == "llama":
             inv = 1.0 / (10000.0 ** (np.arange(0, HEAD, 2, dtype=np.float32) / HEAD))
             put(p + "self_attn.rotary_emb.inv_freq", "float32", inv.astype(np.float32))

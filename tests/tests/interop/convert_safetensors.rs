@@ -24,7 +24,7 @@ use gguf_serde::convert::{
     convert, convert_with, plan, Checkpoint, ConvertError, ConvertOptions, OutType, SourceTensor, CHUNK_ELEMS,
 };
 use gguf_serde::{GgmlType, Gguf, GgufModel, TensorView};
-use gguf_tests::{make_hf_checkpoint, make_hf_llama, python, run_py, HfLayout};
+use gguf_tests::{make_hf_checkpoint, make_hf_checkpoint_with, make_hf_llama, python, run_py, HfLayout};
 use serde_json::Value as Json;
 
 const OUTTYPES: [(&str, OutType); 4] =
@@ -330,4 +330,20 @@ fn a_missing_tensor_is_named() {
     rename_tensor(&base, "model.layers.1.mlp.up_proj.bias", "model.layers.9.mlp.up_proj.bias");
     let e = expect_err(&base, &out);
     assert!(matches!(&e, ConvertError::UnknownTensor { name, .. } if name == "model.layers.9.mlp.up_proj.bias"), "{e}");
+}
+
+/// An FP8 checkpoint (F8_E4M3 weights with their `weight_scale_inv`) is refused naming the
+/// tensor and its scale, before anything is written.
+#[test]
+fn f8_weights_are_refused_naming_the_tensor() {
+    let Some(ckpt) = make_hf_checkpoint_with("convert_f8", "llama", HfLayout::TiedSingle, 19, &["--f8"]) else {
+        return;
+    };
+    let out = ckpt.parent().unwrap().join("out.gguf");
+    let e = expect_err(&ckpt, &out);
+    assert!(
+        matches!(&e, ConvertError::Unsupported { name, .. } if name == "model.layers.0.mlp.down_proj.weight"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("model.layers.0.mlp.down_proj.weight_scale_inv"), "{e}");
 }
