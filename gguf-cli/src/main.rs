@@ -1,5 +1,6 @@
 //! `gguf`: inspect, validate and edit GGUF files.
 
+mod convert;
 mod diff;
 mod edit;
 mod inspect;
@@ -69,6 +70,12 @@ enum Command {
     Quantize(quantize::QuantizeArgs),
     /// Convert a model's quantized tensors to F32 (or F16, BF16).
     Dequantize(quantize::DequantizeArgs),
+    /// Convert a Hugging Face checkpoint (config.json + safetensors) to GGUF as llama.cpp's
+    /// convert_hf_to_gguf.py does, for LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
+    /// Qwen3ForCausalLM, Gemma3ForCausalLM and Phi3ForCausalLM: tensor names, transforms, types,
+    /// key order. An unknown architecture, an unknown or missing tensor is refused before
+    /// anything is written. The tokenizer is not converted yet.
+    Convert(convert::ConvertArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
     /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf
     /// completions fish > ~/.config/fish/completions/gguf.fish`, `gguf completions powershell >>
@@ -104,6 +111,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(&args),
         Command::Quantize(args) => quantize::run_quantize(&args),
         Command::Dequantize(args) => quantize::run_dequantize(&args),
+        Command::Convert(args) => convert::run(&args),
         Command::Completions { shell } => completions(shell),
     };
     // A write that failed because SIGINT/SIGTERM removed its temporary file: exit as the signal.

@@ -405,7 +405,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn progress_bar(quiet: bool) -> ProgressBar {
+pub(crate) fn progress_bar(quiet: bool) -> ProgressBar {
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")

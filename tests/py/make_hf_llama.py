@@ -9,7 +9,14 @@ Sizes: hidden 64, 4 query heads and 2 key/value heads (head width 16), 2 layers,
 weights BF16 (rounded to nearest even from random f32), the norms and `v_proj` F32, `lm_head`
 F16. `rotary_emb.inv_freq` buffers are included (converters skip them).
 
-usage: make_hf_llama.py OUT_DIR [--tied] [--single] [--seed N] [--sizes HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB]
+With `--arch`, the same sizes in the layout of another class, as `transformers` names its
+tensors: `qwen2` (Qwen2ForCausalLM: biases on q/k/v), `qwen3` (Qwen3ForCausalLM: per-head
+`q_norm`/`k_norm`, no biases), `gemma3` (Gemma3ForCausalLM: four norms per block and the head
+norms, one of them F16, tied embeddings, and a `tokenizer.json` of 40 + 2 tokens so the
+embedding's rows beyond 42 are dropped), `phi3` (Phi3ForCausalLM: fused `qkv_proj` and
+`gate_up_proj`, `longrope` scaling with long and short factors).
+
+usage: make_hf_llama.py OUT_DIR [--tied] [--single] [--seed N] [--arch A] [--f8] [--sizes HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB]
 (`--sizes` makes a larger model of the same layout, e.g. to watch the converter's memory.)
 """
 
@@ -46,6 +53,9 @@ def main():
     ap.add_argument("--single", action="store_true", help="one model.safetensors, no index")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sizes", help="HIDDEN,HEADS,KV_HEADS,LAYERS,FF,VOCAB")
+    ap.add_argument("--f8", action="store_true",
+                    help="layer 0's down_proj as F8_E4M3 bytes with a weight_scale_inv, as FP8 checkpoints store it")
+    ap.add_argument("--arch", default="llama", choices=["llama", "qwen2", "qwen3", "gemma3", "phi3"])
     a = ap.parse_args()
     global HIDDEN, HEADS, KV_HEADS, LAYERS, FF, VOCAB, HEAD
     if a.sizes:
@@ -61,7 +71,9 @@ def main():
     tensors = {}
 
     def put(name, dtype, x):
-        if dtype == "bfloat16":
+        if dtype == "float8_e4m3fn":
+            data = np.ascontiguousarray(np.full(x.shape, 0x38, dtype=np.uint8))  # 1.0 in E4M3
+        elif dtype == "bfloat16":
             data = bf16_bits(x)
         elif dtype == "float16":
             data = np.ascontiguousarray(x.astype("<f2"))
@@ -69,20 +81,44 @@ def main():
             data = np.ascontiguousarray(x.astype("<f4"))
         tensors[name] = (dtype, data)
 
+    arch = a.arch
+    if arch == "gemma3":
+        a.tied = True
     put("model.embed_tokens.weight", "bfloat16", rand(VOCAB, HIDDEN))
     for i in range(LAYERS):
         p = f"model.layers.{i}."
         put(p + "input_layernorm.weight", "float32", 1.0 + rand(HIDDEN) * 0.1)
-        put(p + "self_attn.q_proj.weight", "bfloat16", rand(HEADS * HEAD, HIDDEN))
-        put(p + "self_attn.k_proj.weight", "bfloat16", rand(KV_HEADS * HEAD, HIDDEN))
-        put(p + "self_attn.v_proj.weight", "float32", rand(KV_HEADS * HEAD, HIDDEN))
+        if arch == "phi3":
+            put(p + "self_attn.qkv_proj.weight", "bfloat16", rand((HEADS + 2 * KV_HEADS) * HEAD, HIDDEN))
+        else:
+            put(p + "self_attn.q_proj.weight", "bfloat16", rand(HEADS * HEAD, HIDDEN))
+            put(p + "self_attn.k_proj.weight", "bfloat16", rand(KV_HEADS * HEAD, HIDDEN))
+            put(p + "self_attn.v_proj.weight", "float32", rand(KV_HEADS * HEAD, HIDDEN))
+        if arch == "qwen2":
+            put(p + "self_attn.q_proj.bias", "bfloat16", rand(HEADS * HEAD))
+            put(p + "self_attn.k_proj.bias", "bfloat16", rand(KV_HEADS * HEAD))
+            put(p + "self_attn.v_proj.bias", "float32", rand(KV_HEADS * HEAD))
+        if arch in ("qwen3", "gemma3"):
+            put(p + "self_attn.q_norm.weight", "float16" if arch == "gemma3" else "bfloat16", rand(HEAD) * 0.1)
+            put(p + "self_attn.k_norm.weight", "bfloat16", rand(HEAD) * 0.1)
         put(p + "self_attn.o_proj.weight", "bfloat16", rand(HIDDEN, HEADS * HEAD))
         put(p + "post_attention_layernorm.weight", "float32", 1.0 + rand(HIDDEN) * 0.1)
-        put(p + "mlp.gate_proj.weight", "bfloat16", rand(FF, HIDDEN))
-        put(p + "mlp.up_proj.weight", "bfloat16", rand(FF, HIDDEN))
-        put(p + "mlp.down_proj.weight", "bfloat16", rand(HIDDEN, FF))
-        inv = 1.0 / (10000.0 ** (np.arange(0, HEAD, 2, dtype=np.float32) / HEAD))
-        put(p + "self_attn.rotary_emb.inv_freq", "float32", inv.astype(np.float32))
+        if arch == "gemma3":
+            put(p + "pre_feedforward_layernorm.weight", "bfloat16", rand(HIDDEN) * 0.1)
+            put(p + "post_feedforward_layernorm.weight", "float32", rand(HIDDEN) * 0.1)
+        if arch == "phi3":
+            put(p + "mlp.gate_up_proj.weight", "bfloat16", rand(2 * FF, HIDDEN))
+        else:
+            put(p + "mlp.gate_proj.weight", "bfloat16", rand(FF, HIDDEN))
+            put(p + "mlp.up_proj.weight", "bfloat16", rand(FF, HIDDEN))
+        if a.f8 and i == 0:
+            put(p + "mlp.down_proj.weight", "float8_e4m3fn", rand(HIDDEN, FF))
+            put(p + "mlp.down_proj.weight_scale_inv", "float32", np.ones((1, 1), dtype=np.float32))
+        else:
+            put(p + "mlp.down_proj.weight", "bfloat16", rand(HIDDEN, FF))
+        if arch == "llama":
+            inv = 1.0 / (10000.0 ** (np.arange(0, HEAD, 2, dtype=np.float32) / HEAD))
+            put(p + "self_attn.rotary_emb.inv_freq", "float32", inv.astype(np.float32))
     put("model.norm.weight", "float32", 1.0 + rand(HIDDEN) * 0.1)
     if not a.tied:
         put("lm_head.weight", "float16", rand(VOCAB, HIDDEN))
@@ -114,6 +150,33 @@ def main():
         "use_cache": True,
         "vocab_size": VOCAB,
     }
+    if arch == "qwen2":
+        del config["head_dim"], config["mlp_bias"], config["pretraining_tp"], config["attention_bias"]
+        config.update(architectures=["Qwen2ForCausalLM"], model_type="qwen2", rms_norm_eps=1e-06,
+                      rope_theta=1000000.0, sliding_window=None, use_sliding_window=False, max_window_layers=2)
+    elif arch == "qwen3":
+        del config["mlp_bias"], config["pretraining_tp"]
+        config.update(architectures=["Qwen3ForCausalLM"], model_type="qwen3", rms_norm_eps=1e-06,
+                      rope_theta=1000000.0, sliding_window=None, use_sliding_window=False, max_window_layers=2)
+    elif arch == "gemma3":
+        del config["mlp_bias"], config["pretraining_tp"]
+        config.update(architectures=["Gemma3ForCausalLM"], model_type="gemma3_text", rms_norm_eps=1e-06,
+                      rope_theta=1000000.0, rope_local_base_freq=10000.0, sliding_window=16,
+                      sliding_window_pattern=6, query_pre_attn_scalar=16, final_logit_softcapping=None,
+                      attn_logit_softcapping=None, hidden_activation="gelu_pytorch_tanh")
+        vocab = {f"t{i}": i for i in range(40)}
+        added = [{"id": 40 + j, "content": f"<x{j}>", "special": True} for j in range(2)]
+        with open(os.path.join(a.out, "tokenizer.json"), "w") as f:
+            json.dump({"version": "1.0", "added_tokens": added, "model": {"type": "BPE", "vocab": vocab, "merges": []}}, f)
+    elif arch == "phi3":
+        del config["head_dim"], config["mlp_bias"], config["pretraining_tp"], config["attention_bias"]
+        n = HEAD // 2
+        config.update(architectures=["Phi3ForCausalLM"], model_type="phi3", original_max_position_embeddings=64,
+                      sliding_window=128, rope_scaling={
+                          "type": "longrope",
+                          "long_factor": [round(1.0 + 0.25 * k, 4) for k in range(n)],
+                          "short_factor": [round(1.0 + 0.01 * k, 4) for k in range(n)],
+                      })
     with open(os.path.join(a.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")

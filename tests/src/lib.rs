@@ -481,11 +481,24 @@ pub enum HfLayout {
 /// `tests/py/make_hf_llama.py` (numpy + the `safetensors` package), and returns the checkpoint
 /// folder in it (removed with the temporary folder when dropped); `None` when Python is skipped.
 pub fn make_hf_llama(name: &str, layout: HfLayout, seed: u64) -> Option<TempDir> {
+    make_hf_checkpoint(name, "llama", layout, seed)
+}
+
+/// As [`make_hf_llama`], for the class `make_hf_llama.py --arch ARCH` writes (`llama`,
+/// `qwen2`, `qwen3`, `gemma3`, `phi3`); the checkpoint folder is named `tiny-ARCH-hf`
+/// (`tiny-llama-hf` for Llama).
+pub fn make_hf_checkpoint(name: &str, arch: &str, layout: HfLayout, seed: u64) -> Option<TempDir> {
+    make_hf_checkpoint_with(name, arch, layout, seed, &[])
+}
+
+/// As [`make_hf_checkpoint`], with more options of `make_hf_llama.py` (`--f8`).
+pub fn make_hf_checkpoint_with(name: &str, arch: &str, layout: HfLayout, seed: u64, extra: &[&str]) -> Option<TempDir> {
     let py = python()?;
     let mut dir = temp_dir(name);
-    let ckpt = dir.join("tiny-llama-hf");
+    let ckpt = dir.join(format!("tiny-{arch}-hf"));
     let (ckpt_s, seed_s) = (ckpt.to_string_lossy().into_owned(), seed.to_string());
-    let mut args = vec![ckpt_s.as_str(), "--seed", seed_s.as_str()];
+    let mut args = vec![ckpt_s.as_str(), "--seed", seed_s.as_str(), "--arch", arch];
+    args.extend(extra);
     if layout == HfLayout::TiedSingle {
         args.extend(["--tied", "--single"]);
     }

@@ -1,33 +1,30 @@
 //! Converts a Hugging Face Llama checkpoint (`config.json` + `*.safetensors`, sharded or not) to
-//! GGUF, as llama.cpp's `convert_hf_to_gguf.py` does for Llama: tensor names mapped, Q/K rows
-//! permuted, `llama.*` hyper-parameters, output F32, F16, BF16 or Q8_0. Streams: memory stays a
-//! few MiB whatever the model's size. The logic is in `gguf_examples::convert`; the README's
-//! "Writing a converter" section walks through it.
+//! GGUF with the custom architecture of `gguf_examples::convert` ([`MyLlama`]), through the
+//! library's converter (`gguf_serde::convert::plan_with`, `write_plan`). Streams: memory stays a
+//! few MiB whatever the model's size. No tokenizer is written (see `gguf convert` for that).
 //!
 //! ```text
 //! cargo run --release -p gguf-examples --bin convert_safetensors -- MODEL_DIR [-o OUT.gguf] [--outtype q8_0]
 //! ```
-//! OUT defaults to `MODEL_DIR/<folder name>-<OUTTYPE>.gguf`. No tokenizer is converted.
+//! OUT defaults to the name `convert_hf_to_gguf.py` would give it, in MODEL_DIR.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use gguf_examples::convert::{plan, source_bytes, Checkpoint, ConvertOptions, OutType};
-use gguf_serde::{GgufModel, GgufWriter};
+use gguf_examples::convert::MyLlama;
+use gguf_serde::convert::{plan_with, write_plan, Checkpoint, ConvertOptions, OutType};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Convert a Hugging Face Llama checkpoint (safetensors) to GGUF.
 #[derive(Parser)]
 struct Args {
-    /// The checkpoint folder: config.json and *.safetensors (with model.safetensors.index.json
-    /// when sharded).
+    /// The checkpoint folder.
     dir: PathBuf,
     /// The GGUF file to write (replaced atomically).
     #[arg(short, long)]
     out: Option<PathBuf>,
-    /// Type of the matrices: f32, f16, bf16 or q8_0 (norms stay F32; Q8_0 falls back to F16 for
-    /// rows that are not a multiple of 32).
+    /// f32, f16, bf16, q8_0 or auto.
     #[arg(long, default_value = "f16")]
     outtype: OutType,
     /// general.name (default: the folder's name).
@@ -41,16 +38,6 @@ struct Args {
 fn main() -> Result<()> {
     let args = Args::parse();
     let ckpt = Checkpoint::open(&args.dir)?;
-    let tensors = ckpt.tensors()?;
-    let dir_name = std::fs::canonicalize(&args.dir)
-        .ok()
-        .and_then(|d| d.file_name().and_then(|n| n.to_str()).map(str::to_owned))
-        .unwrap_or_else(|| "model".into());
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| args.dir.join(format!("{dir_name}-{}.gguf", format!("{:?}", args.outtype).to_uppercase())));
-
     let bar = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
@@ -58,21 +45,11 @@ fn main() -> Result<()> {
     );
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions { name: args.name.as_deref(), progress: Some(&inc), ..ConvertOptions::new(args.outtype) };
-    let model = plan(&ckpt.config, &tensors, &dir_name, &opts)?;
-    bar.set_length(source_bytes(&model));
-
-    let mut w = GgufWriter::create(&out).with_context(|| format!("creating {}", out.display()))?;
-    model.write(&mut w)?;
-    w.commit().with_context(|| format!("writing {}", out.display()))?;
+    let plan = plan_with(&ckpt, &MyLlama, &opts)?;
+    let out = args.out.clone().unwrap_or_else(|| args.dir.join(&plan.default_file_name));
+    bar.set_length(plan.source_bytes());
+    let report = write_plan(&plan, &out, &opts).with_context(|| format!("writing {}", out.display()))?;
     bar.finish_and_clear();
-
-    let tied = if model.output.is_none() { " (tied embeddings: no output.weight)" } else { "" };
-    println!(
-        "{}: {} blocks, {:?}{tied}, {} bytes",
-        out.display(),
-        model.blocks.len(),
-        args.outtype,
-        std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0)
-    );
+    println!("{}: {} tensors, {}", out.display(), report.tensors.len(), plan.outtype.label());
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 mod commands;
+mod convert;
 mod inspect_validate;
 mod interrupted_write;
 mod json_and_options;

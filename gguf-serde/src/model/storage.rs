@@ -398,8 +398,9 @@ pub trait TensorStorage<'a>: Sized {
     ///
     /// The default calls [`stored_bytes`](Self::stored_bytes) and writes the result in one piece.
     /// Override it to stream a tensor that is converted on the fly (read from another format,
-    /// quantized chunk by chunk), so that memory stays one chunk whatever the tensor's size — see
-    /// the `convert_safetensors` example.
+    /// quantized chunk by chunk), so that memory stays one chunk whatever the tensor's size (the
+    /// `convert` module streams the same way, through
+    /// [`GgufWriter::tensor_data_writer`](crate::GgufWriter::tensor_data_writer)).
     ///
     /// # Errors
     /// As [`stored_bytes`](Self::stored_bytes), and the errors of `out` (the writer's:

@@ -1,24 +1,30 @@
-//! The `convert_safetensors` example: a tiny random Llama checkpoint written by Python in the
-//! layout Hugging Face tools write (`config.json`, BF16/F16/F32 safetensors, two shards with an
-//! index, or one file with tied embeddings) is converted for every output type, then
+//! The converter (`gguf_serde::convert`, `gguf convert`'s library): tiny random checkpoints
+//! written by Python in the layout Hugging Face tools write (`config.json`, BF16/F16/F32
+//! safetensors, two shards with an index, or one file with tied embeddings), one per
+//! architecture (`tests/py/make_hf_llama.py --arch`), converted for every output type, then
 //!
-//! - checked by `tests/py/check_convert.py`, which applies llama.cpp's documented conversion
-//!   itself with numpy (name map, Q/K permutation, type choice) and compares names, canonical
-//!   shapes, types, values (exact for F32/F16/BF16, byte-identical to gguf-py's Q8_0 quantizer
-//!   and within half a step) and every key with its GGUF type, reading the output with gguf-py;
-//! - bound by our typed reader: the `Llama` model of `gguf_examples::models`, with metadata equal
-//!   to `config.json`'s numbers and rows of Q and K at hand-computed places.
+//! - checked by `tests/py/check_convert.py`, which applies the reference's conversion itself with
+//!   numpy (each class's name map and transforms, type choice, tensor order, key order and
+//!   types, read from `convert_hf_to_gguf.py`) and compares with what gguf-py reads: values
+//!   exact for F32/F16/BF16, byte-identical to gguf-py's Q8_0 quantizer; and the whole file
+//!   byte-identical to gguf-py's `GGUFWriter` given those keys and tensors (the writer
+//!   `convert_hf_to_gguf.py` uses: header, alignment, padding);
+//! - for Llama, bound by our typed reader (the `Llama` model of `gguf_examples::models`) with
+//!   rows of Q and K at hand-computed places.
 //!
-//! Then the failures: a bad configuration, a missing shard, an index that disagrees with the
-//! files, a corrupt file, a shape that breaks the model — each a typed error, and the file at the
-//! output path left as it was.
+//! Then the refusals — an unknown architecture, an unknown tensor, a missing tensor, a missing
+//! shard, an index that disagrees, a corrupt file, a shape that breaks a transform — each a
+//! typed error, with the file at the output path left as it was and no temporary file.
+//! The example's custom architecture (`gguf_examples::convert::MyLlama`) passes the same check.
 
 use std::path::Path;
 
-use gguf_examples::convert::{convert, Checkpoint, ConvertError, ConvertOptions, OutType};
 use gguf_examples::models::Llama;
-use gguf_serde::{GgmlType, Gguf, GgufModel, ModelError, TensorView};
-use gguf_tests::{make_hf_llama, python, run_py, HfLayout};
+use gguf_serde::convert::{
+    convert, convert_with, plan, Checkpoint, ConvertError, ConvertOptions, OutType, SourceTensor, CHUNK_ELEMS,
+};
+use gguf_serde::{GgmlType, Gguf, GgufModel, TensorView};
+use gguf_tests::{make_hf_checkpoint, make_hf_checkpoint_with, make_hf_llama, python, run_py, HfLayout};
 use serde_json::Value as Json;
 
 const OUTTYPES: [(&str, OutType); 4] =
@@ -28,57 +34,45 @@ fn config(ckpt: &Path) -> Json {
     serde_json::from_slice(&std::fs::read(ckpt.join("config.json")).unwrap()).unwrap()
 }
 
-/// Converts `ckpt` for every output type (in chunks of `chunk` elements), checks each output with
-/// gguf-py and with the typed reader.
-fn convert_and_check(ckpt: &Path, chunk: u64, tied: bool) {
-    let py = python().expect("make_hf_llama ran, so Python is there");
-    let cfg = config(ckpt);
-    let u = |k: &str| cfg[k].as_u64().unwrap() as u32;
-    let ckpt_s = ckpt.to_str().unwrap();
+fn dir_name(ckpt: &Path) -> String {
+    ckpt.file_name().unwrap().to_str().unwrap().to_owned()
+}
+
+/// Converts `ckpt` for every output type (chunks of `chunk` elements) and checks each output
+/// with `check_convert.py`; returns its summaries.
+fn convert_and_check(ckpt: &Path, chunk: u64) -> Vec<Json> {
+    let py = python().expect("the generator ran, so Python is there");
+    let mut out_summaries = Vec::new();
     for (name, outtype) in OUTTYPES {
         let out = ckpt.parent().unwrap().join(format!("out-{name}-{chunk}.gguf"));
         let opts = ConvertOptions { chunk_elems: chunk, ..ConvertOptions::new(outtype) };
         let report = convert(ckpt, &out, &opts).unwrap();
-        assert_eq!(report.tensors.len(), if tied { 20 } else { 21 });
-
-        // gguf-py and numpy, independently of the converter.
-        let summary = run_py(&py, "check_convert.py", &[ckpt_s, out.to_str().unwrap(), name, "tiny-llama-hf"]);
-        assert_eq!(summary["tensors"], if tied { 20 } else { 21 }, "{name}");
-        assert_eq!(summary["keys"], 17, "{name}");
-        let types = &summary["types"];
-        assert_eq!(types["blk.0.attn_norm.weight"], "F32");
-        let matrix = match outtype {
-            OutType::F32 => "F32",
-            OutType::F16 => "F16",
-            OutType::BF16 => "BF16",
-            OutType::Q8_0 => "Q8_0",
-        };
-        assert_eq!(types["blk.1.attn_q.weight"], matrix);
-        // ffn_down rows are 80 long: not whole Q8_0 blocks, so F16 there.
-        assert_eq!(types["blk.1.ffn_down.weight"], if outtype == OutType::Q8_0 { "F16" } else { matrix });
-
-        // Our typed reader binds it.
-        let file = Gguf::open(&out).unwrap();
-        let m = Llama::<TensorView>::read(&file).unwrap();
-        let c = &m.config;
-        assert_eq!((c.architecture.as_str(), c.name.as_str()), ("llama", "tiny-llama-hf"));
-        assert_eq!(c.block_count, u("num_hidden_layers"));
-        assert_eq!(c.embedding_length, u("hidden_size"));
-        assert_eq!(c.feed_forward_length, u("intermediate_size"));
-        assert_eq!(c.context_length, u("max_position_embeddings"));
-        assert_eq!(c.head_count, u("num_attention_heads"));
-        assert_eq!(c.head_count_kv, u("num_key_value_heads"));
-        assert_eq!(c.vocab_size, u("vocab_size"));
-        assert_eq!(c.rope_dimension_count, 16);
-        assert_eq!(c.rms_epsilon, 1e-5);
-        assert_eq!(m.blocks.len(), 2);
-        assert_eq!(m.output.is_none(), tied);
-        assert_eq!(&*m.token_embd.shape, &[48, 64]);
-        assert_eq!(&*m.blocks[0].attn_k.shape, &[32, 64]);
-        assert_eq!(&*m.blocks[0].ffn_down.shape, &[64, 80]);
-        assert_eq!(m.blocks[0].ffn_norm.dtype, GgmlType::F32);
-        assert_eq!(m.output_norm.dtype, GgmlType::F32);
+        let summary =
+            run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), out.to_str().unwrap(), name, &dir_name(ckpt)]);
+        assert_eq!(summary["tensors"], report.tensors.len(), "{name}");
+        assert_eq!(summary["same_bytes_as_gguf_py_writer"], true, "{name}");
+        out_summaries.push(summary);
     }
+    out_summaries
+}
+
+/// The Llama-specific checks of the typed reader on an F16 output.
+fn llama_binds(ckpt: &Path, tied: bool) {
+    let cfg = config(ckpt);
+    let u = |k: &str| cfg[k].as_u64().unwrap() as u32;
+    let out = ckpt.parent().unwrap().join("bind.gguf");
+    convert(ckpt, &out, &ConvertOptions::new(OutType::F16)).unwrap();
+    let file = Gguf::open(&out).unwrap();
+    let m = Llama::<TensorView>::read(&file).unwrap();
+    let c = &m.config;
+    assert_eq!((c.architecture.as_str(), c.name.as_str()), ("llama", "tiny-llama-hf"));
+    assert_eq!(c.block_count, u("num_hidden_layers"));
+    assert_eq!(c.head_count_kv, u("num_key_value_heads"));
+    assert_eq!(c.vocab_size, u("vocab_size"));
+    assert_eq!(c.rope_dimension_count, 16);
+    assert_eq!(m.output.is_none(), tied);
+    assert_eq!(&*m.blocks[0].ffn_down.shape, &[64, 80]);
+    assert_eq!(m.output_norm.dtype, GgmlType::F32);
 }
 
 #[test]
@@ -87,15 +81,72 @@ fn sharded_checkpoint_converts_for_every_outtype() {
     assert!(ckpt.join("model.safetensors.index.json").exists());
     // Default chunks (one per tensor here), then 100 elements: a row or two per chunk, crossing
     // chunk boundaries inside every tensor, permuted ones included.
-    convert_and_check(&ckpt, gguf_examples::convert::CHUNK_ELEMS, false);
-    convert_and_check(&ckpt, 100, false);
+    for summaries in [convert_and_check(&ckpt, CHUNK_ELEMS), convert_and_check(&ckpt, 100)] {
+        for (s, (name, _)) in summaries.iter().zip(OUTTYPES) {
+            assert_eq!(s["tensors"], 21);
+            assert_eq!(s["keys"], 17);
+            assert_eq!(s["types"]["blk.0.attn_norm.weight"], "F32");
+            // ffn_down rows are 80 long: not whole Q8_0 blocks, so F16 there.
+            let down = if name == "q8_0" { "F16".to_owned() } else { name.to_uppercase() };
+            assert_eq!(s["types"]["blk.1.ffn_down.weight"], down.as_str());
+        }
+    }
+    llama_binds(&ckpt, false);
 }
 
 #[test]
 fn tied_embeddings_have_no_output_tensor() {
     let Some(ckpt) = make_hf_llama("convert_tied", HfLayout::TiedSingle, 12) else { return };
     assert!(ckpt.join("model.safetensors").exists());
-    convert_and_check(&ckpt, 96, true);
+    for s in convert_and_check(&ckpt, 96) {
+        assert_eq!(s["tensors"], 20);
+    }
+    llama_binds(&ckpt, true);
+}
+
+/// One test per architecture: every output type checked by `check_convert.py`.
+fn arch_converts(arch: &str, seed: u64, tensors: usize, keys: usize) {
+    let Some(ckpt) = make_hf_checkpoint(&format!("convert_{arch}"), arch, HfLayout::Sharded, seed) else { return };
+    for s in convert_and_check(&ckpt, 100) {
+        assert_eq!(s["tensors"], tensors, "{arch}");
+        assert_eq!(s["keys"], keys, "{arch}");
+    }
+}
+
+#[test]
+fn qwen2_converts_with_biases() {
+    arch_converts("qwen2", 21, 27, 13);
+}
+
+#[test]
+fn qwen3_converts_with_head_norms() {
+    arch_converts("qwen3", 22, 25, 15);
+}
+
+#[test]
+fn gemma3_converts_with_norm_offsets_and_a_cut_embedding() {
+    arch_converts("gemma3", 23, 28, 17);
+    let Some(ckpt) = make_hf_checkpoint("convert_gemma3_rows", "gemma3", HfLayout::Sharded, 23) else { return };
+    let ck = Checkpoint::open(&ckpt).unwrap();
+    let p = plan(&ck, &ConvertOptions::new(OutType::F32)).unwrap();
+    // tokenizer.json: 40 tokens + 2 added, of 48 embedding rows.
+    let embd = p.tensors.iter().find(|t| t.name == "token_embd.weight").unwrap();
+    assert_eq!(embd.shape, [42, 64]);
+}
+
+#[test]
+fn phi3_converts_fused_with_rope_factors() {
+    arch_converts("phi3", 24, 17, 17);
+}
+
+/// `auto` takes the type of the first matrix of the checkpoint (BF16 here), as the reference.
+#[test]
+fn auto_outtype_follows_the_first_matrix() {
+    let Some(ckpt) = make_hf_llama("convert_auto", HfLayout::TiedSingle, 16) else { return };
+    let ck = Checkpoint::open(&ckpt).unwrap();
+    let p = plan(&ck, &ConvertOptions::new(OutType::Auto)).unwrap();
+    assert_eq!(p.outtype, OutType::BF16);
+    assert!(p.default_file_name.ends_with("-BF16.gguf"), "{}", p.default_file_name);
 }
 
 /// Rows of Q and K land where `LlamaModel.permute` puts them, with the query heads for Q and the
@@ -109,8 +160,8 @@ fn q_and_k_rows_are_interleaved_per_head() {
     let m = Llama::<Vec<f32>>::read(&file).unwrap();
     let source = Checkpoint::open(&ckpt).unwrap();
     let tensors = source.tensors().unwrap();
-    let src = |name: &str| tensors[name].clone();
-    let row = |t: &gguf_examples::convert::SourceTensor<'_>, r: usize| -> Vec<f32> {
+    let src = |name: &str| tensors.iter().find(|t| t.name == name).unwrap().clone();
+    let row = |t: &SourceTensor<'_>, r: usize| -> Vec<f32> {
         // BF16 to f32: the high half of the bits.
         let bytes = &t.data[r * 64 * 2..(r + 1) * 64 * 2];
         bytes.chunks(2).map(|b| f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16)).collect()
@@ -133,6 +184,22 @@ fn q_and_k_rows_are_interleaved_per_head() {
     assert_eq!(m.blocks[1].attn_v, v_src);
 }
 
+/// The example's custom architecture, written against the library's trait, converts a Llama
+/// that `check_convert.py` accepts.
+#[test]
+fn the_examples_custom_architecture_converts() {
+    let Some(ckpt) = make_hf_llama("convert_custom", HfLayout::Sharded, 17) else { return };
+    let py = python().unwrap();
+    for (name, outtype) in OUTTYPES {
+        let out = ckpt.parent().unwrap().join(format!("custom-{name}.gguf"));
+        let opts = ConvertOptions { chunk_elems: 100, ..ConvertOptions::new(outtype) };
+        convert_with(&ckpt, &out, &gguf_examples::convert::MyLlama, &opts).unwrap();
+        let s =
+            run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), out.to_str().unwrap(), name, "tiny-llama-hf"]);
+        assert_eq!(s["tensors"], 21);
+    }
+}
+
 fn expect_err(ckpt: &Path, out: &Path) -> ConvertError {
     std::fs::write(out, b"previous contents").unwrap();
     let err = convert(ckpt, out, &ConvertOptions::new(OutType::Q8_0)).unwrap_err();
@@ -150,6 +217,29 @@ fn edit_json(path: &Path, f: impl FnOnce(&mut Json)) {
     let mut j: Json = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     f(&mut j);
     std::fs::write(path, serde_json::to_vec_pretty(&j).unwrap()).unwrap();
+}
+
+/// Renames a tensor inside its safetensors file and the index; a shorter name is padded with
+/// JSON whitespace after its closing quote, so the header keeps its size.
+fn rename_tensor(d: &Path, from: &str, to: &str) {
+    assert!(to.len() <= from.len());
+    edit_json(&d.join("model.safetensors.index.json"), |j| {
+        let wm = j["weight_map"].as_object_mut().unwrap();
+        let file = wm.remove(from).unwrap();
+        wm.insert(to.into(), file);
+    });
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "safetensors") {
+            let mut b = std::fs::read(&p).unwrap();
+            let pat = format!("\"{from}\"");
+            if let Some(i) = b.windows(pat.len()).position(|w| w == pat.as_bytes()) {
+                let new = format!("\"{to}\"{}", " ".repeat(from.len() - to.len()));
+                b[i..i + pat.len()].copy_from_slice(new.as_bytes());
+                std::fs::write(&p, b).unwrap();
+            }
+        }
+    }
 }
 
 #[test]
@@ -170,16 +260,16 @@ fn bad_checkpoints_are_typed_errors_and_leave_the_output_alone() {
     let d = copy("not-llama");
     edit_json(&d.join("config.json"), |j| j["architectures"] = serde_json::json!(["GPT2LMHeadModel"]));
     let e = expect_err(&d, &out);
-    assert!(matches!(e, ConvertError::Config(_)), "{e}");
+    assert!(matches!(&e, ConvertError::UnknownArchitecture(a) if a == "GPT2LMHeadModel"), "{e}");
     assert!(e.to_string().contains("GPT2LMHeadModel"), "{e}");
 
-    let d = copy("head-dim");
-    edit_json(&d.join("config.json"), |j| j["head_dim"] = 8.into());
+    let d = copy("no-layers");
+    edit_json(&d.join("config.json"), |j| {
+        j.as_object_mut().unwrap().remove("num_hidden_layers");
+    });
     let e = expect_err(&d, &out);
-    assert_eq!(
-        e.to_string(),
-        "config.json: head_dim 8 differs from hidden_size / num_attention_heads = 16 (not a plain Llama)"
-    );
+    assert!(matches!(e, ConvertError::Config(_)), "{e}");
+    assert!(e.to_string().contains("num_hidden_layers"), "{e}");
 
     let d = copy("missing-shard");
     std::fs::remove_file(d.join("model-00002-of-00002.safetensors")).unwrap();
@@ -209,51 +299,51 @@ fn bad_checkpoints_are_typed_errors_and_leave_the_output_alone() {
     let e = expect_err(&d, &out);
     assert!(matches!(e, ConvertError::SafeTensors { .. }), "{e}");
 
-    // A vocabulary size that the embedding does not have: caught by the model's shape constraint
-    // when the tensors are declared, before anything is renamed into place.
-    let d = copy("vocab");
-    edit_json(&d.join("config.json"), |j| j["vocab_size"] = 50.into());
-    let e = expect_err(&d, &out);
-    assert!(matches!(&e, ConvertError::Gguf(g) if matches!(g.as_model(), Some(ModelError::WrongShape { .. }))), "{e}");
-    assert!(e.to_string().contains("token_embd.weight"), "{e}");
-
     // A tensor the Llama map does not know.
-    let d = copy("bias");
-    edit_json(&d.join("model.safetensors.index.json"), |j| {
-        let wm = j["weight_map"].as_object_mut().unwrap();
-        let file = wm.remove("model.norm.weight").unwrap();
-        wm.insert("model.norm.bias".into(), file);
-    });
-    // Rename the tensor inside its file too (same length name: the header keeps its size).
-    for e in std::fs::read_dir(&d).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "safetensors") {
-            let b = std::fs::read(&p).unwrap();
-            let pat = b"\"model.norm.weight\"";
-            if let Some(i) = b.windows(pat.len()).position(|w| w == pat) {
-                let mut b2 = b.clone();
-                b2[i..i + pat.len()].copy_from_slice(b"\"model.norm.bias\"  ");
-                std::fs::write(&p, b2).unwrap();
-            }
-        }
-    }
+    let d = copy("unknown");
+    rename_tensor(&d, "model.norm.weight", "model.zorm.weight");
     let e = expect_err(&d, &out);
-    assert!(matches!(&e, ConvertError::Tensor { name, .. } if name == "model.norm.bias"), "{e}");
+    assert!(matches!(&e, ConvertError::UnknownTensor { name, .. } if name == "model.zorm.weight"), "{e}");
+
+    // A bias the map knows (as the reference's try_suffixes does), so the weight is missing.
+    let d = copy("bias");
+    rename_tensor(&d, "model.norm.weight", "model.norm.bias");
+    let e = expect_err(&d, &out);
+    assert!(matches!(&e, ConvertError::MissingTensor(n) if n == "output_norm.weight"), "{e}");
+
+    // Q rows that are not whole heads of an even width: refused before writing.
+    let d = copy("heads");
+    edit_json(&d.join("config.json"), |j| j["num_attention_heads"] = 3.into());
+    let e = expect_err(&d, &out);
+    assert!(matches!(&e, ConvertError::Tensor { name, .. } if name.ends_with("q_proj.weight")), "{e}");
 }
 
-/// The converter's own model reads its output back (`ConvTensor::from_view` over F32/F16 views)
-/// and writes it again byte-identically: the metadata struct keeps the keys' order and types.
+/// A missing block tensor is named, and a block past `num_hidden_layers` is not a tensor of the
+/// model; the file is not written.
 #[test]
-fn converted_file_reads_back_as_the_converter_model_and_writes_identically() {
-    use gguf_examples::convert::{ConvTensor, LlamaGguf};
-    let Some(ckpt) = make_hf_llama("convert_roundtrip", HfLayout::TiedSingle, 15) else { return };
+fn a_missing_tensor_is_named() {
+    let Some(base) = make_hf_llama("convert_missing", HfLayout::Sharded, 18) else { return };
+    let out = base.parent().unwrap().join("out.gguf");
+    rename_tensor(&base, "model.layers.1.mlp.up_proj.weight", "model.layers.1.mlp.up_proj.bias");
+    let e = expect_err(&base, &out);
+    assert!(matches!(&e, ConvertError::MissingTensor(n) if n == "blk.1.ffn_up.weight"), "{e}");
+    rename_tensor(&base, "model.layers.1.mlp.up_proj.bias", "model.layers.9.mlp.up_proj.bias");
+    let e = expect_err(&base, &out);
+    assert!(matches!(&e, ConvertError::UnknownTensor { name, .. } if name == "model.layers.9.mlp.up_proj.bias"), "{e}");
+}
+
+/// An FP8 checkpoint (F8_E4M3 weights with their `weight_scale_inv`) is refused naming the
+/// tensor and its scale, before anything is written.
+#[test]
+fn f8_weights_are_refused_naming_the_tensor() {
+    let Some(ckpt) = make_hf_checkpoint_with("convert_f8", "llama", HfLayout::TiedSingle, 19, &["--f8"]) else {
+        return;
+    };
     let out = ckpt.parent().unwrap().join("out.gguf");
-    convert(&ckpt, &out, &ConvertOptions::new(OutType::F16)).unwrap();
-    let bytes = std::fs::read(&out).unwrap();
-    let file = Gguf::from_slice(&bytes).unwrap();
-    let m = LlamaGguf::<ConvTensor>::read(&file).unwrap();
-    assert_eq!(m.meta.file_type, 1);
-    assert_eq!(m.meta.key_length, Some(16));
-    assert!(m.output.is_none());
-    assert_eq!(m.to_vec().unwrap(), bytes);
+    let e = expect_err(&ckpt, &out);
+    assert!(
+        matches!(&e, ConvertError::Unsupported { name, .. } if name == "model.layers.0.mlp.down_proj.weight"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("model.layers.0.mlp.down_proj.weight_scale_inv"), "{e}");
 }

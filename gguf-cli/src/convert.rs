@@ -1,0 +1,89 @@
+//! `gguf convert`: a Hugging Face checkpoint to GGUF, as llama.cpp's `convert_hf_to_gguf.py`
+//! converts it (`gguf_serde::convert`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertOptions, OutType};
+
+use crate::out::{outln, Out};
+use crate::split::parse_size;
+
+/// `gguf convert MODEL_DIR [-o OUT] [--outtype T] [--split-max-size N]`.
+#[derive(Parser)]
+pub struct ConvertArgs {
+    /// The checkpoint folder: config.json and model*.safetensors (with
+    /// model.safetensors.index.json when sharded).
+    dir: PathBuf,
+    /// The GGUF file to write (default: in MODEL_DIR, named as convert_hf_to_gguf.py names it,
+    /// `{name}-{size label}-{TYPE}.gguf`). `{ftype}`/`{outtype}` and `{FTYPE}`/`{OUTTYPE}` in the
+    /// name are replaced by the output type in lower or upper case.
+    #[arg(short, long, value_name = "OUT")]
+    out: Option<PathBuf>,
+    /// Type of the matrices: f32, f16, bf16, q8_0, or auto (bf16 or f16 as the checkpoint's
+    /// first matrix is, f16 if none). 1-D tensors and norms are F32; Q8_0 falls back to F16 for
+    /// rows that are not whole blocks of 32.
+    #[arg(long, default_value = "auto", value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
+    outtype: String,
+    /// Write shards of at most this many bytes of tensor data (K/M/G powers of 1000, Ki/Mi/Gi),
+    /// named OUT without .gguf + -00001-of-0000N.gguf, in llama-gguf-split's layout.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    split_max_size: Option<u64>,
+    /// Replace an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// `gguf_serde`'s `fill_templated_filename`: the output type in a file name template.
+fn fill_template(name: &str, outtype: OutType) -> String {
+    let (lo, up) = (outtype.label().to_lowercase(), outtype.label().to_uppercase());
+    name.replace("{ftype}", &lo).replace("{outtype}", &lo).replace("{FTYPE}", &up).replace("{OUTTYPE}", &up)
+}
+
+/// Runs `gguf convert`.
+pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    let outtype: OutType = args.outtype.parse().map_err(anyhow::Error::msg)?;
+    let ckpt = Checkpoint::open(&args.dir).with_context(|| args.dir.display().to_string())?;
+    let bar = crate::quantize::progress_bar(args.quiet);
+    let inc = |n: u64| bar.inc(n);
+    let opts =
+        ConvertOptions { progress: Some(&inc), split_max_size: args.split_max_size, ..ConvertOptions::new(outtype) };
+    // Everything is checked here, before a file is created.
+    let plan = plan(&ckpt, &opts).with_context(|| args.dir.display().to_string())?;
+    let out = match &args.out {
+        Some(o) => {
+            let name = o.file_name().and_then(|n| n.to_str()).map(|n| fill_template(n, plan.outtype));
+            match name {
+                Some(n) => o.with_file_name(n),
+                None => o.clone(),
+            }
+        }
+        None => args.dir.join(&plan.default_file_name),
+    };
+    if !args.force && args.split_max_size.is_none() && out.exists() {
+        bail!("{} exists (use --force to replace it)", out.display());
+    }
+    check_parent(&out)?;
+    bar.set_length(plan.source_bytes());
+    let report = write_plan(&plan, &out, &opts).with_context(|| format!("writing {}", out.display()))?;
+    bar.finish_and_clear();
+    let mut o = Out::stdout();
+    for f in &report.files {
+        let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        outln!(o, "{}: {} {}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
+    }
+    o.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_parent(out: &Path) -> anyhow::Result<()> {
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => bail!("{}: no such folder", p.display()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,88 @@
+//! `gguf convert`: a tiny random checkpoint (`tests/py/make_hf_llama.py`) converted by the
+//! command; the output checked by `tests/py/check_convert.py` (the reference's conversion redone
+//! with numpy, read back with gguf-py); the default name, the refusals (exit 1, nothing
+//! written), the split.
+
+use gguf_tests::{make_hf_checkpoint, make_hf_llama, python, run_py, HfLayout};
+
+use crate::gguf;
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn convert_writes_what_check_convert_expects() {
+    let Some(ckpt) = make_hf_llama("cli_convert", HfLayout::Sharded, 31) else { return };
+    let py = python().unwrap();
+    let out = ckpt.parent().unwrap().join("out-{ftype}.gguf");
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--outtype", "q8_0", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The template is filled with the output type, as the reference fills it.
+    let written = ckpt.parent().unwrap().join("out-q8_0.gguf");
+    assert!(written.exists(), "{}", text(&o.stdout));
+    let s =
+        run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), written.to_str().unwrap(), "q8_0", "tiny-llama-hf"]);
+    assert_eq!(s["tensors"], 21);
+}
+
+#[test]
+fn convert_names_the_output_as_the_reference_and_refuses_to_replace_it() {
+    let Some(ckpt) = make_hf_checkpoint("cli_convert_name", "qwen3", HfLayout::TiedSingle, 32) else { return };
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // auto: the first matrix is BF16. The size label is gguf-py's rounding of the element count:
+    // token_embd 48*64 = 3072, per block q 4096 + k 2048 + v 2048 + o 4096 + gate/up/down
+    // 3*5120 + two norms 128 + q/k norms 32 = 27808, output_norm 64: 58752, "59K".
+    let want = ckpt.join("tiny-qwen3-hf-59K-BF16.gguf");
+    assert!(want.exists(), "{}", text(&o.stdout));
+    let again = gguf(&["convert", ckpt.to_str().unwrap(), "-q"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("exists"), "{}", text(&again.stderr));
+}
+
+#[test]
+fn convert_refuses_an_unknown_architecture_before_writing() {
+    let Some(ckpt) = make_hf_llama("cli_convert_refuse", HfLayout::TiedSingle, 33) else { return };
+    let cfg = ckpt.join("config.json");
+    let c = std::fs::read_to_string(&cfg).unwrap().replace("LlamaForCausalLM", "GPT2LMHeadModel");
+    std::fs::write(&cfg, c).unwrap();
+    let out = ckpt.parent().unwrap().join("refused.gguf");
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("architecture \"GPT2LMHeadModel\" is not converted"), "{}", text(&o.stderr));
+    assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(ckpt.parent().unwrap()).unwrap().filter_map(|e| e.ok()).collect();
+    assert!(left.iter().all(|e| !e.file_name().to_string_lossy().ends_with(".tmp")));
+}
+
+#[test]
+fn convert_splits_into_shards() {
+    let Some(ckpt) = make_hf_llama("cli_convert_split", HfLayout::Sharded, 34) else { return };
+    let out = ckpt.parent().unwrap().join("split.gguf");
+    let o = gguf(&[
+        "convert",
+        ckpt.to_str().unwrap(),
+        "-q",
+        "--outtype",
+        "f32",
+        "--split-max-size",
+        "40K",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // 40 KB of tensor data per shard; the F32 model has about 250 KB.
+    let stdout = text(&o.stdout);
+    let shards: Vec<&str> = stdout.lines().collect();
+    assert!(shards.len() > 3, "{stdout}");
+    let first = ckpt.parent().unwrap().join(format!("split-00001-of-{:05}.gguf", shards.len()));
+    assert!(first.exists(), "{stdout}");
+    let merged = ckpt.parent().unwrap().join("merged.gguf");
+    let m = gguf(&["merge", first.to_str().unwrap(), merged.to_str().unwrap()]);
+    assert!(m.status.success(), "{}", text(&m.stderr));
+    let py = python().unwrap();
+    let s =
+        run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), merged.to_str().unwrap(), "f32", "tiny-llama-hf"]);
+    assert_eq!(s["tensors"], 21);
+}

@@ -1,0 +1,365 @@
+//! Architectures: what is particular to one model family, one file each.
+//!
+//! An [`Architecture`] says, for a Hugging Face class (`config.json`'s `architectures[0]`):
+//! the GGUF architecture name (`general.architecture`), the GGUF name of each Hugging Face
+//! tensor (as gguf-py's `tensor_mapping.py` gives it for that architecture), the transforms of
+//! each tensor (the reference's `modify_tensors`), tensors it generates (the reference's
+//! `generate_extra_tensors`), the `{arch}.*` hyper-parameter keys (the reference's
+//! `set_gguf_parameters`, with the GGUF types and order it writes them in), the tensors the
+//! model needs, and its tokenizer (`set_vocab`). The converter ([`super::convert`]) does the
+//! rest: reading, the output types, streaming, metadata order, atomic output.
+//!
+//! Adding an architecture is one file: a type implementing the trait, passed to
+//! [`super::convert_with`] (or added to [`builtin`]). [`text_model_parameters`] is
+//! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
+//! usual `model.layers.N.*` names.
+
+pub mod gemma3;
+pub mod llama;
+pub mod phi3;
+pub mod qwen2;
+pub mod qwen3;
+
+use std::path::Path;
+
+pub use gemma3::Gemma3;
+pub use llama::Llama;
+pub use phi3::Phi3;
+pub use qwen2::Qwen2;
+pub use qwen3::Qwen3;
+
+use super::checkpoint::HfConfig;
+use super::{ConvertError, Kvs};
+use crate::{Array, Value};
+
+type Result<T, E = ConvertError> = std::result::Result<T, E>;
+
+/// A change a tensor goes through on its way to the file, applied in the order listed. Values
+/// are computed in the reference's working type: F32 for a BF16 or F32 source, F16 for an F16
+/// source (a value-changing transform of an F16 tensor is rounded back to F16, as torch's F16
+/// arithmetic does).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Transform {
+    /// `LlamaModel.permute`: the rows (first dimension) are viewed as
+    /// `[heads, 2, rows / heads / 2, rest]`, the two middle axes swapped; Hugging Face keeps
+    /// the rotary halves of a head apart, llama.cpp interleaves them.
+    Permute {
+        /// Heads of the tensor: the query heads for Q, the key/value heads for K.
+        heads: u64,
+    },
+    /// Adds a constant to every value (Gemma 3's `Gemma3RMSNorm` weights, stored minus one).
+    Add(f32),
+    /// Keeps the first rows only (Gemma 3 drops the embedding's rows beyond the vocabulary).
+    KeepRows(u64),
+}
+
+/// What an architecture does with a Hugging Face tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mapped {
+    /// Written under this GGUF name after these transforms.
+    Tensor {
+        /// The GGUF name.
+        name: String,
+        /// The transforms, in order.
+        transforms: Vec<Transform>,
+    },
+    /// Left out, as the reference leaves it out.
+    Skip,
+    /// Not a tensor of this architecture: the conversion is refused naming it.
+    Unknown,
+}
+
+impl Mapped {
+    /// `Tensor` with no transform.
+    pub fn plain(name: impl Into<String>) -> Mapped {
+        Mapped::Tensor { name: name.into(), transforms: Vec::new() }
+    }
+}
+
+/// A tensor an architecture makes from the configuration (Phi-3's RoPE factors).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtraTensor {
+    /// The GGUF name.
+    pub name: String,
+    /// The canonical shape, outermost first.
+    pub shape: Vec<u64>,
+    /// The values, row-major (their type is chosen as for any tensor: F32 when 1-D).
+    pub values: Vec<f32>,
+}
+
+/// What an architecture sees of the checkpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct ArchContext<'a> {
+    /// The checkpoint folder (tokenizer files are there).
+    pub dir: &'a Path,
+    /// `config.json`.
+    pub config: &'a HfConfig,
+    /// Blocks: the first of `n_layers`, `num_hidden_layers`, `n_layer`, `num_layers`.
+    pub block_count: u32,
+}
+
+/// A model family, as one of the reference's `TextModel` subclasses converts it. See the
+/// [module docs](self).
+pub trait Architecture: Sync {
+    /// The GGUF architecture: `general.architecture` and the `{arch}` of the keys (`"llama"`).
+    fn name(&self) -> &'static str;
+
+    /// Checks `config.json` before anything is read (default: nothing to check).
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] naming the field.
+    fn check(&self, _cx: &ArchContext<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// The GGUF name and transforms of the Hugging Face tensor `hf` of canonical `shape`.
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] when the configuration a transform needs is missing.
+    fn map_tensor(&self, hf: &str, shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped>;
+
+    /// The GGUF names the model must have (checked before writing; default: none).
+    fn required_tensors(&self, _cx: &ArchContext<'_>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Keys written while the tensors are prepared, before `general.type` (the reference's
+    /// `generate_extra_tensors` may add some: Phi-3's `rope.scaling.attn_factor`).
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`].
+    fn early_keys(&self, _cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<()> {
+        Ok(())
+    }
+
+    /// Tensors made from the configuration (`generate_extra_tensors`), written before the
+    /// checkpoint's.
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`].
+    fn extra_tensors(&self, _cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>> {
+        Ok(Vec::new())
+    }
+
+    /// The hyper-parameter keys (`set_gguf_parameters`), `general.file_type` among them where
+    /// the reference writes it (`file_type` is llama.cpp's `llama_ftype`).
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] naming a missing or mistyped field.
+    fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<()>;
+
+    /// The tokenizer keys (`set_vocab`).
+    ///
+    /// # Errors
+    /// [`ConvertError::Vocab`].
+    fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()>;
+}
+
+/// The architectures of this crate, by Hugging Face class: `LlamaForCausalLM`,
+/// `MistralForCausalLM` ([`Llama`]), `Qwen2ForCausalLM` ([`Qwen2`]), `Qwen3ForCausalLM`
+/// ([`Qwen3`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]).
+pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
+    Some(match hf_class {
+        "LlamaForCausalLM" | "MistralForCausalLM" => &Llama,
+        "Qwen2ForCausalLM" => &Qwen2,
+        "Qwen3ForCausalLM" => &Qwen3,
+        "Gemma3ForCausalLM" => &Gemma3,
+        "Phi3ForCausalLM" => &Phi3,
+        _ => return None,
+    })
+}
+
+/// The Hugging Face classes [`builtin`] knows.
+pub const BUILTIN_CLASSES: &[&str] = &[
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "Gemma3ForCausalLM",
+    "Phi3ForCausalLM",
+];
+
+/// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names
+/// `{prefix}N.{hf}` → `blk.N.{gguf}` for blocks below the block count; a `.weight` or `.bias`
+/// suffix is carried over (`try_suffixes`).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockMap<'m> {
+    /// Hugging Face name without suffix → GGUF name without suffix (`model.norm` → `output_norm`).
+    pub top: &'m [(&'m str, &'m str)],
+    /// The block prefix, `model.layers.`.
+    pub block_prefix: &'m str,
+    /// Within a block: `self_attn.q_proj` → `attn_q`.
+    pub block: &'m [(&'m str, &'m str)],
+}
+
+impl BlockMap<'_> {
+    /// The GGUF name of `hf` (`None` if unknown): `model.layers.3.self_attn.q_proj.weight` →
+    /// `blk.3.attn_q.weight`. Block numbers are decimal without leading zeros (as Python's
+    /// `format(bid=...)` writes them) and below `block_count`.
+    pub fn get(&self, hf: &str, block_count: u32) -> Option<String> {
+        let (base, suffix) = match hf.rsplit_once('.') {
+            Some((b, s @ ("weight" | "bias"))) => (b, s),
+            _ => return None,
+        };
+        if let Some((_, g)) = self.top.iter().find(|(h, _)| *h == base) {
+            return Some(format!("{g}.{suffix}"));
+        }
+        let rest = base.strip_prefix(self.block_prefix)?;
+        let (n, inner) = rest.split_once('.')?;
+        let ok = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n.len() == 1 || !n.starts_with('0'));
+        let bid: u32 = n.parse().ok().filter(|&b| ok && b < block_count)?;
+        let (_, g) = self.block.iter().find(|(h, _)| *h == inner)?;
+        Some(format!("blk.{bid}.{g}.{suffix}"))
+    }
+}
+
+/// Whether the reference drops `hf` unread (`prepare_tensors`: attention masks and the rotary
+/// embedding's precomputed frequencies).
+pub fn always_skipped(hf: &str) -> bool {
+    hf.ends_with(".attention.masked_bias") || hf.ends_with(".attention.bias") || hf.ends_with(".rotary_emb.inv_freq")
+}
+
+/// `{arch}.{suffix}`.
+pub fn key(arch: &str, suffix: &str) -> String {
+    format!("{arch}.{suffix}")
+}
+
+fn as_f32(v: f64) -> Value {
+    Value::F32(v as f32)
+}
+
+/// `TextModel.set_gguf_parameters`: the keys every text model writes, in its order and with its
+/// types — `block_count`, `context_length`, `embedding_length`, `feed_forward_length`,
+/// `attention.head_count`, `attention.head_count_kv` (u32, each when `config.json` has one of
+/// the names the reference tries), `attention.causal` (bool, when `is_causal` is false), the
+/// RoPE scaling keys (`linear` and `yarn` with a factor, `longrope`/`su`), `rope.freq_base`,
+/// `rope.freq_base_swa`, `attention.layer_norm_rms_epsilon`, `attention.layer_norm_epsilon`
+/// (f32), `expert_count`, `expert_used_count` (u32), `attention.key_length` and
+/// `attention.value_length` (u32, from `head_dim`), then `general.file_type` (u32).
+///
+/// # Errors
+/// [`ConvertError::Config`] for a mistyped value, or a RoPE scaling type whose keys the
+/// reference computes in ways not reproduced here (`llama3`'s frequency factors, `dynamic`).
+pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<()> {
+    let c = cx.config;
+    let k = |s: &str| key(arch, s);
+    kv.set(k("block_count"), Value::U32(cx.block_count));
+    let u32_keys: [(&str, &[&str]); 5] = [
+        (
+            "context_length",
+            &[
+                "max_position_embeddings",
+                "n_ctx",
+                "n_positions",
+                "max_length",
+                "max_sequence_length",
+                "model_max_length",
+            ],
+        ),
+        ("embedding_length", &["hidden_size", "n_embd", "dim"]),
+        (
+            "feed_forward_length",
+            &[
+                "prefix_dense_intermediate_size",
+                "dense_intermediate_size",
+                "intermediate_size",
+                "n_inner",
+                "hidden_dim",
+            ],
+        ),
+        ("attention.head_count", &["num_attention_heads", "n_head", "n_heads"]),
+        ("attention.head_count_kv", &["num_key_value_heads", "n_kv_heads"]),
+    ];
+    for (suffix, names) in u32_keys {
+        if let Some(v) = c.find_u32(names)? {
+            kv.set(k(suffix), Value::U32(v));
+        }
+    }
+    if c.get("is_causal").and_then(|v| v.as_bool()) == Some(false) {
+        kv.set(k("attention.causal"), Value::Bool(false));
+    }
+    let all = c.rope_parameters();
+    let rope = match all.get("full_attention") {
+        Some(serde_json::Value::Object(m)) => m.clone(),
+        _ => all.clone(),
+    };
+    let num = |m: &serde_json::Map<String, serde_json::Value>, name: &str| m.get(name).and_then(|v| v.as_f64());
+    if let Some(t) = rope.get("rope_type").filter(|t| !t.is_null()) {
+        let t = t.as_str().ok_or_else(|| ConvertError::Config(format!("rope_type {t} is not a string")))?;
+        let factor = num(&rope, "factor");
+        match (t, factor) {
+            ("linear", Some(f)) => {
+                kv.set(k("rope.scaling.type"), Value::String("linear".into()));
+                kv.set(k("rope.scaling.factor"), as_f32(f));
+            }
+            ("yarn", Some(f)) => {
+                kv.set(k("rope.scaling.type"), Value::String("yarn".into()));
+                kv.set(k("rope.scaling.factor"), as_f32(f));
+                let orig = rope.get("original_max_position_embeddings").and_then(|v| v.as_u64()).ok_or_else(|| {
+                    ConvertError::Config("rope_scaling: yarn without original_max_position_embeddings".into())
+                })?;
+                kv.set(k("rope.scaling.original_context_length"), Value::U32(orig as u32));
+                for (name, gguf) in [
+                    ("extrapolation_factor", "rope.scaling.yarn_ext_factor"),
+                    ("attention_factor", "rope.scaling.yarn_attn_factor"),
+                    ("beta_fast", "rope.scaling.yarn_beta_fast"),
+                    ("beta_slow", "rope.scaling.yarn_beta_slow"),
+                ] {
+                    let v = num(&rope, name).or_else(|| (name == "attention_factor").then(|| num(&rope, "attn_factor")).flatten());
+                    if let Some(v) = v {
+                        kv.set(k(gguf), as_f32(v));
+                    }
+                }
+            }
+            ("su" | "longrope", _) => kv.set(k("rope.scaling.type"), Value::String("longrope".into())),
+            ("linear" | "yarn", None) | ("default", _) => {}
+            (other, _) => {
+                return Err(ConvertError::Config(format!(
+                    "rope_scaling type {other:?} is not converted here (the reference computes its keys or tensors in ways not reproduced yet)"
+                )))
+            }
+        }
+    }
+    if let Some(m) = all.get("mrope_section") {
+        return Err(ConvertError::Config(format!("mrope_section {m} (multi-section RoPE) is not converted here")));
+    }
+    if let Some(t) = num(&rope, "rope_theta") {
+        kv.set(k("rope.freq_base"), as_f32(t));
+    }
+    if let Some(t) = all.get("sliding_attention").and_then(|s| s.get("rope_theta")).and_then(|v| v.as_f64()) {
+        kv.set(k("rope.freq_base_swa"), as_f32(t));
+    }
+    if let Some(e) = c.find_f64(&["rms_norm_eps", "norm_eps"])? {
+        kv.set(k("attention.layer_norm_rms_epsilon"), as_f32(e));
+    }
+    if let Some(e) = c.find_f64(&["layer_norm_eps", "layer_norm_epsilon", "norm_epsilon"])? {
+        kv.set(k("attention.layer_norm_epsilon"), as_f32(e));
+    }
+    if let Some(n) = c.find_u32(&["num_local_experts", "num_experts", "n_routed_experts"])? {
+        kv.set(k("expert_count"), Value::U32(n));
+    }
+    if let Some(n) = c.find_u32(&["num_experts_per_tok", "num_experts_per_token", "top_k_experts"])? {
+        kv.set(k("expert_used_count"), Value::U32(n));
+    }
+    if let Some(d) = c.find_u32(&["head_dim"])? {
+        kv.set(k("attention.key_length"), Value::U32(d));
+        kv.set(k("attention.value_length"), Value::U32(d));
+    }
+    kv.set("general.file_type", Value::U32(file_type));
+    Ok(())
+}
+
+/// The standard decoder tensors of `n` blocks, `blk.N.{name}.weight` for each of `names`, with
+/// `token_embd.weight` and `output_norm.weight`.
+pub fn standard_required(n: u32, names: &[&str]) -> Vec<String> {
+    let mut v = vec!["token_embd.weight".to_owned(), "output_norm.weight".to_owned()];
+    for i in 0..n {
+        v.extend(names.iter().map(|s| format!("blk.{i}.{s}.weight")));
+    }
+    v
+}
+
+/// An `array<f32>` value.
+pub fn f32_array(v: Vec<f32>) -> Value {
+    Value::Array(Array::F32(v))
+}

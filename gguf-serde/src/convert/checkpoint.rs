@@ -1,0 +1,330 @@
+//! A Hugging Face checkpoint folder: `config.json` and memory-mapped safetensors files.
+//!
+//! Follows `ModelBase.index_tensors` and `ModelBase.load_hparams` of llama.cpp's
+//! `convert_hf_to_gguf.py` (the `conversion/base.py` module):
+//!
+//! - the weight files are those listed by `model.safetensors.index.json`'s `weight_map` (each
+//!   file once, in name order) when it exists, else every `model*.safetensors` file of the folder
+//!   in name order;
+//! - within a file, tensors come in name order (gguf-py's `SafetensorsLocal` sorts them, as the
+//!   `safetensors` Python binding does); this is the order the reference converts them in, so it
+//!   is the tensor order of the output;
+//! - every tensor of the index must be in its file and every tensor of the files in the index;
+//! - `config.json`'s `text_config`, when present, is merged over the top level (`TextModel`).
+//!
+//! Shapes: a safetensors shape is outermost first, `[out, in]` for a linear weight, which is
+//! the canonical GGUF shape (stored `ne = [in, out]`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use safetensors::{Dtype, SafeTensors};
+use serde_json::{Map, Value as Json};
+
+use super::ConvertError;
+use crate::GgmlType;
+
+type Result<T, E = ConvertError> = std::result::Result<T, E>;
+
+/// `config.json` of a checkpoint, with the look-ups the reference's `find_hparam` makes.
+///
+/// Numbers are kept as JSON numbers (parsed exactly) and narrowed where they are written: counts
+/// to `u32`, floating-point values from `f64` to `f32` (round to nearest, as numpy's `float32`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HfConfig {
+    /// The JSON object (with `text_config` merged over the top level).
+    pub raw: Map<String, Json>,
+}
+
+impl HfConfig {
+    /// Parses `config.json`'s text.
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] when it is not a JSON object.
+    pub fn from_json(json: Json) -> Result<HfConfig> {
+        let Json::Object(mut raw) = json else {
+            return Err(ConvertError::Config("config.json is not a JSON object".into()));
+        };
+        if let Some(Json::Object(text)) = raw.get("text_config").cloned() {
+            raw.extend(text);
+        }
+        Ok(HfConfig { raw })
+    }
+
+    /// The value of `key`, `None` when absent or `null`.
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        self.raw.get(key).filter(|v| !v.is_null())
+    }
+
+    /// The first of `keys` present (the reference's `find_hparam(keys, optional=True)`).
+    pub fn find<'k>(&self, keys: &[&'k str]) -> Option<(&'k str, &Json)> {
+        keys.iter().find_map(|k| self.get(k).map(|v| (*k, v)))
+    }
+
+    /// `architectures[0]`, the Hugging Face class the reference dispatches on.
+    pub fn hf_architecture(&self) -> Option<&str> {
+        self.get("architectures")?.as_array()?.first()?.as_str()
+    }
+
+    /// The first of `keys` present as a `u32`.
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] naming the key when its value is not an integer that fits.
+    pub fn find_u32(&self, keys: &[&str]) -> Result<Option<u32>> {
+        match self.find(keys) {
+            None => Ok(None),
+            Some((k, v)) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| ConvertError::Config(format!("{k}: {v} is not an integer of 32 bits"))),
+        }
+    }
+
+    /// As [`find_u32`](Self::find_u32), but the key must be present.
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] naming the keys.
+    pub fn need_u32(&self, keys: &[&str]) -> Result<u32> {
+        self.find_u32(keys)?.ok_or_else(|| ConvertError::Config(format!("none of {keys:?} is given")))
+    }
+
+    /// The first of `keys` present as an `f64`.
+    ///
+    /// # Errors
+    /// [`ConvertError::Config`] naming the key when its value is not a number.
+    pub fn find_f64(&self, keys: &[&str]) -> Result<Option<f64>> {
+        match self.find(keys) {
+            None => Ok(None),
+            Some((k, v)) => {
+                v.as_f64().map(Some).ok_or_else(|| ConvertError::Config(format!("{k}: {v} is not a number")))
+            }
+        }
+    }
+
+    /// The reference's `rope_parameters`: `rope_parameters`, else `rope_scaling`, else empty,
+    /// with `rope_theta` (from the top-level names the reference tries), `rope_type` (from
+    /// `type`), `partial_rotary_factor` and `original_max_position_embeddings` mirrored into it
+    /// when it has neither `full_attention` nor `sliding_attention` (`TextModel.__init__`).
+    pub fn rope_parameters(&self) -> Map<String, Json> {
+        let mut p = match self.get("rope_parameters").or_else(|| self.get("rope_scaling")) {
+            Some(Json::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        if p.contains_key("full_attention") || p.contains_key("sliding_attention") {
+            return p;
+        }
+        let theta = self.find(&[
+            "global_rope_theta",
+            "rope_global_theta",
+            "rope_theta_global",
+            "rope_theta",
+            "rotary_emb_base",
+        ]);
+        let local = self.find(&[
+            "local_rope_theta",
+            "rope_local_theta",
+            "rope_theta_local",
+            "swa_rope_theta",
+            "rope_local_base_freq",
+        ]);
+        let partial = self.find(&["partial_rotary_factor", "rope_pct", "rope_percent"]);
+        let orig = self.find(&["original_max_position_embeddings"]);
+        if let Some((_, v)) = local {
+            let mut m = Map::new();
+            m.insert("rope_theta".into(), v.clone());
+            p.insert("sliding_attention".into(), Json::Object(m));
+        }
+        if let Some((_, v)) = theta {
+            p.entry("rope_theta").or_insert_with(|| v.clone());
+        }
+        if !p.contains_key("rope_type") {
+            if let Some(t) = p.get("type").filter(|t| !t.is_null()).cloned() {
+                p.insert("rope_type".into(), t);
+            }
+        }
+        if let Some((_, v)) = partial {
+            p.entry("partial_rotary_factor").or_insert_with(|| v.clone());
+        }
+        if let Some((_, v)) = orig {
+            p.entry("original_max_position_embeddings").or_insert_with(|| v.clone());
+        }
+        p
+    }
+}
+
+/// A source tensor: its Hugging Face name, type, canonical shape and little-endian bytes in the
+/// memory mapping.
+#[derive(Clone, Debug)]
+pub struct SourceTensor<'a> {
+    /// The Hugging Face name.
+    pub name: String,
+    /// F32, F16 or BF16 (the ggml types of the same layouts as safetensors' `F32`, `F16`, `BF16`).
+    pub dtype: GgmlType,
+    /// The shape, outermost first (safetensors' order, the canonical GGUF shape).
+    pub shape: Vec<u64>,
+    /// The data, row-major, little-endian, borrowed from the mapping.
+    pub data: &'a [u8],
+}
+
+/// A checkpoint folder: `config.json` and the memory-mapped weight files.
+pub struct Checkpoint {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `config.json`.
+    pub config: HfConfig,
+    files: Vec<(PathBuf, Mmap)>,
+    weight_map: Option<BTreeMap<String, String>>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
+    move |source| ConvertError::Io { path: path.into(), source }
+}
+
+/// Reads a JSON file.
+pub(crate) fn read_json(path: &Path) -> Result<Json> {
+    let text = std::fs::read(path).map_err(io_err(path))?;
+    serde_json::from_slice(&text).map_err(|source| ConvertError::Json { path: path.into(), source })
+}
+
+impl Checkpoint {
+    /// Opens `dir`: reads `config.json` and maps the weight files (see the
+    /// [module docs](self)).
+    ///
+    /// # Errors
+    /// [`ConvertError::Io`] (a missing `config.json` or shard names the file),
+    /// [`ConvertError::Json`], [`ConvertError::Config`], [`ConvertError::Layout`] for no
+    /// weights or an index naming a file outside the folder.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Checkpoint> {
+        let dir = dir.as_ref().to_path_buf();
+        let config = HfConfig::from_json(read_json(&dir.join("config.json"))?)?;
+        let index_path = dir.join("model.safetensors.index.json");
+        let (names, weight_map) = if index_path.is_file() {
+            let index = read_json(&index_path)?;
+            let wm = index
+                .get("weight_map")
+                .and_then(Json::as_object)
+                .ok_or_else(|| ConvertError::Layout(format!("{}: no weight_map object", index_path.display())))?;
+            let mut map = BTreeMap::new();
+            for (k, v) in wm {
+                let Some(f) = v.as_str() else {
+                    return Err(ConvertError::Layout(format!(
+                        "{}: {k} maps to {v}, not a file name",
+                        index_path.display()
+                    )));
+                };
+                map.insert(k.clone(), f.to_owned());
+            }
+            let mut names: Vec<String> = map.values().cloned().collect();
+            names.sort();
+            names.dedup();
+            for n in &names {
+                let plain = Path::new(n).file_name().is_some_and(|f| f == n.as_str());
+                if !plain || !n.ends_with(".safetensors") {
+                    return Err(ConvertError::Layout(format!(
+                        "{}: {n:?} is not a .safetensors file name in the folder",
+                        index_path.display()
+                    )));
+                }
+            }
+            (names, Some(map))
+        } else {
+            let mut names = Vec::new();
+            for e in std::fs::read_dir(&dir).map_err(io_err(&dir))? {
+                let e = e.map_err(io_err(&dir))?;
+                if let Some(n) =
+                    e.file_name().to_str().filter(|n| n.starts_with("model") && n.ends_with(".safetensors"))
+                {
+                    names.push(n.to_owned());
+                }
+            }
+            names.sort();
+            (names, None)
+        };
+        if names.is_empty() {
+            return Err(ConvertError::Layout(format!("no model*.safetensors file in {}", dir.display())));
+        }
+        let mut files = Vec::new();
+        for n in names {
+            let path = dir.join(&n);
+            let file = File::open(&path).map_err(io_err(&path))?;
+            // SAFETY: a read-only mapping; as every memory-mapped reader, we rely on the file not
+            // being truncated while it is converted (safetensors checks the layout once).
+            let map = unsafe { Mmap::map(&file) }.map_err(io_err(&path))?;
+            files.push((path, map));
+        }
+        Ok(Checkpoint { dir, config, files, weight_map })
+    }
+
+    /// The weight files, in the order their tensors are converted.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.files.iter().map(|(p, _)| p.as_path())
+    }
+
+    /// Every tensor, in the reference's order (files in order, names sorted within a file),
+    /// checked against the index when there is one.
+    ///
+    /// # Errors
+    /// [`ConvertError::SafeTensors`] for a file that is not valid safetensors;
+    /// [`ConvertError::Unsupported`] for a type other than F32/F16/BF16 (an `F8_E4M3` weight
+    /// with its `weight_scale_inv` names both); [`ConvertError::Layout`] for a name in two files,
+    /// or files that disagree with the index.
+    pub fn tensors(&self) -> Result<Vec<SourceTensor<'_>>> {
+        let mut out = Vec::new();
+        let mut file_of: HashMap<String, &Path> = HashMap::new();
+        for (path, map) in &self.files {
+            let st = SafeTensors::deserialize(map)
+                .map_err(|source| ConvertError::SafeTensors { path: path.clone(), source })?;
+            let mut views: Vec<_> = st.iter().collect();
+            views.sort_by(|a, b| a.0.cmp(b.0));
+            for (name, view) in views {
+                let dtype = match view.dtype() {
+                    Dtype::F32 => GgmlType::F32,
+                    Dtype::F16 => GgmlType::F16,
+                    Dtype::BF16 => GgmlType::BF16,
+                    Dtype::F8_E4M3 => {
+                        return Err(ConvertError::Unsupported {
+                            name: name.to_owned(),
+                            reason: format!(
+                                "F8_E4M3 weights (with their scale tensor {name}_scale_inv) are not converted yet"
+                            ),
+                        })
+                    }
+                    d => {
+                        return Err(ConvertError::Unsupported {
+                            name: name.to_owned(),
+                            reason: format!("type {d:?} is not converted (F32, F16, BF16)"),
+                        })
+                    }
+                };
+                if file_of.insert(name.to_owned(), path).is_some() {
+                    return Err(ConvertError::Layout(format!("tensor {name} is in more than one file")));
+                }
+                let shape = view.shape().iter().map(|&d| d as u64).collect();
+                out.push(SourceTensor { name: name.to_owned(), dtype, shape, data: view.data() });
+            }
+        }
+        if let Some(map) = &self.weight_map {
+            for (name, file) in map {
+                match file_of.get(name) {
+                    Some(p) if p.file_name().is_some_and(|f| f == file.as_str()) => {}
+                    Some(p) => {
+                        return Err(ConvertError::Layout(format!(
+                            "the index puts {name} in {file}, but it is in {}",
+                            p.display()
+                        )))
+                    }
+                    None => return Err(ConvertError::Layout(format!("{name} is in the index but not in {file}"))),
+                }
+            }
+            let mut extra: Vec<_> = file_of.iter().filter(|(n, _)| !map.contains_key(*n)).collect();
+            extra.sort();
+            if let Some((n, p)) = extra.first() {
+                return Err(ConvertError::Layout(format!("{n} is in {} but not in the index", p.display())));
+            }
+        }
+        Ok(out)
+    }
+}
