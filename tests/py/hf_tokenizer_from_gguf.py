@@ -178,6 +178,18 @@ def main():
         if os.path.exists(template):
             with open(template, encoding="utf-8") as f:
                 cfg["chat_template"] = f.read()
+    # The generic classes add their default special tokens (GPT-2's "<|endoftext|>") when the
+    # vocabulary lacks them, past the file's last id: a token the model has no row for, which
+    # llama.cpp's converter refuses (its id is not below vocab_size). Drop those.
+    n_tokens = len(metadata["tokenizer.ggml.tokens"])
+    tj = json.loads(tokenizer_json)
+    extra = [t["content"] for t in tj.get("added_tokens", []) if t["id"] >= n_tokens]
+    if extra:
+        tj["added_tokens"] = [t for t in tj["added_tokens"] if t["id"] < n_tokens]
+        tokenizer_json = (json.dumps(tj, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+            if cfg.get(key) in extra:
+                cfg[key] = None
     # Facts of this load, not of the tokenizer: a checkpoint's tokenizer_config.json has neither.
     for key in ("is_local", "local_files_only", "name_or_path"):
         cfg.pop(key, None)
