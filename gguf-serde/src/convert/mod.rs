@@ -1,0 +1,3 @@
+//! Converting Hugging Face checkpoints to GGUF (cargo feature `convert`).
+
+pub mod general;
