@@ -24,7 +24,7 @@ py=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
-pins=("gguf==0.19.0" "safetensors==0.8.0" "transformers==5.24.0" "tokenizers==0.23.3"
+pins=("gguf==0.19.0" "numpy==2.4.6" "safetensors==0.8.0" "transformers==5.24.0" "tokenizers==0.23.3"
       "sentencepiece==0.2.3" "protobuf==7.36.2")
 if ! .venv/bin/python -c 'import gguf, numpy, safetensors, transformers, tokenizers, sentencepiece, google.protobuf' 2>/dev/null \
    || [ "$(.venv/bin/python -m pip show gguf 2>/dev/null | sed -n 's/^Version: //p')" != "0.19.0" ] \
