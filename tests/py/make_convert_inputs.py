@@ -250,6 +250,23 @@ def make_case(models, out_root, case):
                     os.path.join(models, vocab_src), d], check=True)
     with open(os.path.join(d, "tokenizer.json"), encoding="utf-8") as f:
         tj = json.load(f)
+    if arch == "llama3":
+        # Llama 3's tokenizer.json matches a whole word in the vocabulary before merging
+        # (`ignore_merges`), which a GGUF does not record
+        tj["model"]["ignore_merges"] = True
+        # and it starts every text with <|begin_of_text|>, which the converter's check text
+        # encoding includes
+        bos = "<|begin_of_text|>"
+        tj["post_processor"] = {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {bos: {"id": bos, "ids": [128000], "tokens": [bos]}},
+        }
+        with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tj, f, indent=2, ensure_ascii=False)
+            f.write("\n")
     ids = dict(tj["model"]["vocab"])
     ids.update({t["content"]: t["id"] for t in tj["added_tokens"]})
     with open(os.path.join(d, "tokenizer_config.json"), encoding="utf-8") as f:
