@@ -42,6 +42,42 @@ pub struct ParamCounts {
     pub expert_count: u64,
 }
 
+impl ParamCounts {
+    /// The counts over the tensors a model writes, as gguf-py's
+    /// `GGUFWriter.get_total_parameter_count` computes them (LoRA pairs aside): `tensors` are
+    /// `(GGUF name, canonical shape)`, outermost dimension first. A tensor whose name has
+    /// `_exps.` and at least 3 dimensions is an expert tensor: its expert count is the third
+    /// dimension from the end (the second for a `.bias`), and one expert's share of its elements
+    /// counts towards `expert`; every other tensor counts towards `shared`. `expert_count` is the
+    /// mean (rounded down) of the expert tensors' counts; a count of 0 is taken as 1.
+    pub fn from_tensors<'a, I>(tensors: I) -> ParamCounts
+    where
+        I: IntoIterator<Item = (&'a str, &'a [u64])>,
+    {
+        let (mut total, mut shared, mut expert, mut expert_sum, mut n_expert) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        for (name, shape) in tensors {
+            let size: u64 = shape.iter().product();
+            if name.contains("_exps.") && shape.len() >= 3 {
+                let back = if name.contains(".bias") { 2 } else { 3 };
+                let count = shape[shape.len() - back].max(1);
+                expert += size / count;
+                expert_sum += count;
+                n_expert += 1;
+            } else {
+                shared += size;
+            }
+            total += size;
+        }
+        let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        ParamCounts {
+            total: as_i64(total),
+            shared: as_i64(shared),
+            expert: as_i64(expert),
+            expert_count: expert_sum.checked_div(n_expert).unwrap_or(0),
+        }
+    }
+}
+
 /// Why the `general.*` keys could not be made.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum GeneralError {

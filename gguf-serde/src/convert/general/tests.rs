@@ -240,3 +240,22 @@ fn front_matter_as_the_reference_reads_it() {
     assert_eq!(front_matter("# no front matter\n"), None);
     assert_eq!(front_matter(""), None);
 }
+
+#[test]
+fn param_counts_as_gguf_py_counts_them() {
+    // a dense model: everything is shared
+    let dense: [(&str, &[u64]); 2] = [("token_embd.weight", &[32000, 64]), ("blk.0.attn_norm.weight", &[64])];
+    assert_eq!(
+        ParamCounts::from_tensors(dense),
+        ParamCounts { total: 2_048_064, shared: 2_048_064, expert: 0, expert_count: 0 }
+    );
+    // experts: 8 of them in ffn_*_exps (canonical [experts, rows, cols]); one expert's share counts
+    let moe: [(&str, &[u64]); 3] = [
+        ("blk.0.ffn_gate_exps.weight", &[8, 128, 64]),
+        ("blk.0.ffn_down_exps.weight", &[8, 64, 128]),
+        ("blk.0.attn_q.weight", &[64, 64]),
+    ];
+    let p = ParamCounts::from_tensors(moe);
+    assert_eq!(p, ParamCounts { total: 2 * 8 * 128 * 64 + 4096, shared: 4096, expert: 2 * 128 * 64, expert_count: 8 });
+    assert_eq!(size_label(&p), "8x20K");
+}
