@@ -26,6 +26,7 @@
 /// shared rather than copied.
 #[path = "../../gguf-serde/tests/common/mod.rs"]
 pub mod builder;
+pub mod convert_refs;
 pub mod metadata_structs;
 
 pub use builder::{skip, test_tmp_root, with_deadline};

@@ -34,6 +34,7 @@
 
 pub mod arch;
 pub mod checkpoint;
+pub mod general;
 
 use std::path::{Path, PathBuf};
 

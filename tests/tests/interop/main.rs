@@ -4,6 +4,7 @@
 //! their own.
 
 mod chat_templates;
+mod convert_refs;
 mod convert_safetensors;
 mod corpus;
 mod derive_gemma;

@@ -1,0 +1,335 @@
+"""Tiny seeded Hugging Face checkpoints, one per architecture the converter supports, with real tokenizers.
+
+Usage: python make_convert_inputs.py MODELS_DIR OUT_DIR [CASE...]
+
+MODELS_DIR is the repository's models/ folder (llama.cpp's vocabularies in models/vocab/, and
+models/gemma-3-270m-q4_k_m.gguf for Gemma 3's tokenizer); each case is written to OUT_DIR/CASE/
+(all cases when none is named). `--list` prints the case names.
+
+Each case is a checkpoint folder as `save_pretrained` lays it out: config.json (the fields the real
+model family's config has, with small dimensions: hidden 64, 2 layers), model.safetensors (or two
+shards with model.safetensors.index.json), generation_config.json, the tokenizer rebuilt from the
+GGUF vocabulary by hf_tokenizer_from_gguf.py, a chat template in tokenizer_config.json (named
+templates for one case) and for some cases a model card README.md with front matter. Weights are
+BF16 (as the real checkpoints store them), drawn from numpy's PCG64 with a fixed seed per case.
+Feed-forward widths are 176 (not a multiple of 32), so every down projection has rows that are
+not whole Q8_0 blocks, while the other matrices' rows (64 or the head width) are.
+
+The output is byte-for-byte the same on every run and machine with the pinned packages
+(scripts/setup.sh): tests/data/convert-refs.json records the sha256 of every file, and the test
+`convert_refs` regenerates them and compares. Needs numpy, safetensors and what
+hf_tokenizer_from_gguf.py needs; no torch.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+from safetensors import TensorSpec, serialize_file
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+LLAMA2_TEMPLATE = (
+    "{% if messages[0]['role'] == 'system' %}{% set system = messages[0]['content'] %}"
+    "{% set messages = messages[1:] %}{% endif %}"
+    "{% for message in messages %}{% if message['role'] == 'user' %}"
+    "{% if loop.first and system is defined %}{{ bos_token + '[INST] <<SYS>>\\n' + system + '\\n<</SYS>>\\n\\n' + message['content'].strip() + ' [/INST]' }}"
+    "{% else %}{{ bos_token + '[INST] ' + message['content'].strip() + ' [/INST]' }}{% endif %}"
+    "{% elif message['role'] == 'assistant' %}{{ ' ' + message['content'].strip() + ' ' + eos_token }}{% endif %}{% endfor %}"
+)
+LLAMA3_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + message['content'] | trim + '<|eot_id|>' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}"
+)
+MISTRAL_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
+    "{{ '[INST] ' + message['content'] + ' [/INST]' }}{% else %}{{ message['content'] + eos_token }}{% endif %}{% endfor %}"
+)
+MISTRAL_TOOL_TEMPLATE = (
+    "{{ bos_token }}{% if tools %}{{ '[AVAILABLE_TOOLS] ' + (tools | tojson) + '[/AVAILABLE_TOOLS]' }}{% endif %}"
+    "{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}"
+    "{% elif message['role'] == 'tool' %}{{ '[TOOL_RESULTS] ' + message['content'] + '[/TOOL_RESULTS]' }}"
+    "{% else %}{{ message['content'] + eos_token }}{% endif %}{% endfor %}"
+)
+CHATML_TEMPLATE = (
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}{% endif %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
+    "{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}"
+)
+PHI3_TEMPLATE = (
+    "{% for message in messages %}{{ '<|' + message['role'] + '|>' + '\\n' + message['content'] + '<|end|>' + '\\n' }}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' + '\\n' }}{% else %}{{ eos_token }}{% endif %}"
+)
+
+H, LAYERS, FF = 64, 2, 176
+
+# name, architecture, vocabulary source (relative to MODELS_DIR), seed
+CASES = {
+    "tiny-Llama-2-chat-hf": ("llama2", "vocab/ggml-vocab-llama-spm.gguf", 11),
+    "tiny-Llama-3.2-Instruct": ("llama3", "vocab/ggml-vocab-llama-bpe.gguf", 12),
+    "tiny-Mistral-Instruct-v0.1": ("mistral", "vocab/ggml-vocab-llama-spm.gguf", 13),
+    "tiny-Qwen2-Instruct": ("qwen2", "vocab/ggml-vocab-qwen2.gguf", 14),
+    "tiny-Qwen3": ("qwen3", "vocab/ggml-vocab-qwen2.gguf", 15),
+    "tiny-gemma-3-it": ("gemma3", "gemma-3-270m-q4_k_m.gguf", 16),
+    "tiny-Phi-3-mini-128k-instruct": ("phi3", "vocab/ggml-vocab-phi-3.gguf", 17),
+}
+
+CARDS = {
+    "llama2": (
+        "---\nlanguage:\n- en\nlicense: llama2\npipeline_tag: text-generation\ntags:\n- facebook\n- meta\n"
+        "- pytorch\n- llama\n- llama-2\nbase_model: meta-llama/Llama-2-7b-hf\n---\n"
+        "# Tiny Llama 2 chat\n\nRandom weights in the layout of Llama 2 chat, for converter tests.\n"
+    ),
+    "qwen2": (
+        "---\nlicense: apache-2.0\nlicense_link: https://huggingface.co/Qwen/Qwen2-0.5B-Instruct/blob/main/LICENSE\n"
+        "language:\n- en\npipeline_tag: text-generation\ntags:\n- chat\nbase_model:\n- Qwen/Qwen2-0.5B\n"
+        "datasets:\n- HuggingFaceH4/ultrachat_200k\n---\n# Tiny Qwen2 Instruct\n\nRandom weights.\n"
+    ),
+    "gemma3": (
+        "---\nlicense: gemma\nlibrary_name: transformers\npipeline_tag: text-generation\n"
+        "base_model: google/gemma-3-270m\ntags:\n- gemma3\n- gemma\n- google\n---\n# Tiny Gemma 3 it\n"
+    ),
+}
+
+
+def bf16_bits(x):
+    """float32 -> bfloat16 bits (round to nearest even), as little-endian uint16."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return u.astype("<u2")
+
+
+def write_safetensors(path, tensors):
+    specs = {
+        n: TensorSpec(dtype="bfloat16", shape=list(a.shape), data_ptr=a.ctypes.data, data_len=a.nbytes)
+        for n, a in tensors.items()
+    }
+    serialize_file(specs, path, metadata={"format": "pt"})
+
+
+def dump(path, obj):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def config_for(arch, vocab, tok_cfg):
+    """config.json of the real model family, at small sizes."""
+    def tid(name):
+        tok = tok_cfg.get(name)
+        ids = tok_cfg["_ids"]
+        return ids.get(tok) if tok is not None else None
+
+    common = {
+        "hidden_size": H, "intermediate_size": FF, "num_hidden_layers": LAYERS, "vocab_size": vocab,
+        "torch_dtype": "bfloat16", "transformers_version": "4.57.1", "bos_token_id": tid("bos_token"),
+        "eos_token_id": tid("eos_token"),
+    }
+    if arch == "llama2":
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+                "num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 4096,
+                "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "rope_scaling": None, "attention_bias": False,
+                "tie_word_embeddings": False, "initializer_range": 0.02, "pretraining_tp": 1,
+                "use_cache": True, **common}
+    if arch == "llama3":
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_act": "silu",
+                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+                "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                 "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+                "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": True,
+                "initializer_range": 0.02, "pretraining_tp": 1, "use_cache": True,
+                **common, "eos_token_id": [128001, 128008, 128009]}
+    if arch == "mistral":
+        return {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_act": "silu",
+                "num_attention_heads": 4, "num_key_value_heads": 1, "max_position_embeddings": 32768,
+                "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "sliding_window": 4096,
+                "tie_word_embeddings": False, "initializer_range": 0.02, "use_cache": True, **common}
+    if arch == "qwen2":
+        return {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
+                "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 32768,
+                "max_window_layers": 24, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                "sliding_window": 32768, "use_sliding_window": False, "tie_word_embeddings": True,
+                "initializer_range": 0.02, "use_cache": True, "attention_dropout": 0.0, **common,
+                "bos_token_id": 151643, "eos_token_id": 151645}
+    if arch == "qwen3":
+        return {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_act": "silu",
+                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+                "max_position_embeddings": 40960, "max_window_layers": 28, "rms_norm_eps": 1e-6,
+                "rope_theta": 1000000.0, "rope_scaling": None, "sliding_window": None,
+                "use_sliding_window": False, "attention_bias": False, "tie_word_embeddings": True,
+                "initializer_range": 0.02, "use_cache": True, "attention_dropout": 0.0, **common,
+                "bos_token_id": 151643, "eos_token_id": 151645}
+    if arch == "gemma3":
+        return {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+                "hidden_activation": "gelu_pytorch_tanh", "num_attention_heads": 4, "num_key_value_heads": 1,
+                "head_dim": 32, "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+                "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "rope_scaling": None,
+                "query_pre_attn_scalar": 32, "sliding_window": 512, "_sliding_window_pattern": 6,
+                "layer_types": ["sliding_attention", "full_attention"], "attn_logit_softcapping": None,
+                "final_logit_softcapping": None, "attention_bias": False, "use_bidirectional_attention": False,
+                "tie_word_embeddings": True, "initializer_range": 0.02, "use_cache": True, **common,
+                "pad_token_id": 0, "bos_token_id": 2, "eos_token_id": 1}
+    if arch == "phi3":
+        half = (H // 4) // 2
+        return {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_act": "silu",
+                "num_attention_heads": 4, "num_key_value_heads": 4, "max_position_embeddings": 131072,
+                "original_max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+                "rope_scaling": {"type": "longrope",
+                                 "long_factor": [round(1.0 + 0.25 * i * i, 4) for i in range(half)],
+                                 "short_factor": [round(1.0 + 0.01 * i, 4) for i in range(half)]},
+                "sliding_window": 262144, "embd_pdrop": 0.0, "resid_pdrop": 0.0, "attention_dropout": 0.0,
+                "tie_word_embeddings": False, "initializer_range": 0.02, "use_cache": True, **common,
+                "pad_token_id": 32000, "eos_token_id": 32000}
+    raise ValueError(arch)
+
+
+def weights(arch, cfg, rng):
+    """The checkpoint's tensors in Hugging Face names, as bf16 bit arrays, canonical shapes."""
+    V, heads, kv = cfg["vocab_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or H // heads
+    out = {}
+
+    def mat(name, *shape):
+        out[name] = bf16_bits(rng.standard_normal(shape, dtype=np.float32) * 0.02)
+
+    def norm(name, n, around=1.0):
+        out[name] = bf16_bits(around + rng.standard_normal((n,), dtype=np.float32) * 0.05)
+
+    mat("model.embed_tokens.weight", V, H)
+    # Gemma's norms store (weight - 1): their values sit around zero
+    norm_center = 0.0 if arch == "gemma3" else 1.0
+    for i in range(LAYERS):
+        p = f"model.layers.{i}."
+        norm(p + "input_layernorm.weight", H, norm_center)
+        norm(p + "post_attention_layernorm.weight", H, norm_center)
+        if arch == "phi3":
+            mat(p + "self_attn.qkv_proj.weight", heads * hd + 2 * kv * hd, H)
+            mat(p + "self_attn.o_proj.weight", H, heads * hd)
+            mat(p + "mlp.gate_up_proj.weight", 2 * FF, H)
+            mat(p + "mlp.down_proj.weight", H, FF)
+            continue
+        mat(p + "self_attn.q_proj.weight", heads * hd, H)
+        mat(p + "self_attn.k_proj.weight", kv * hd, H)
+        mat(p + "self_attn.v_proj.weight", kv * hd, H)
+        mat(p + "self_attn.o_proj.weight", H, heads * hd)
+        if arch == "qwen2":
+            mat(p + "self_attn.q_proj.bias", heads * hd)
+            mat(p + "self_attn.k_proj.bias", kv * hd)
+            mat(p + "self_attn.v_proj.bias", kv * hd)
+        if arch in ("qwen3", "gemma3"):
+            norm(p + "self_attn.q_norm.weight", hd, norm_center)
+            norm(p + "self_attn.k_norm.weight", hd, norm_center)
+        if arch == "gemma3":
+            norm(p + "pre_feedforward_layernorm.weight", H, norm_center)
+            norm(p + "post_feedforward_layernorm.weight", H, norm_center)
+        mat(p + "mlp.gate_proj.weight", FF, H)
+        mat(p + "mlp.up_proj.weight", FF, H)
+        mat(p + "mlp.down_proj.weight", H, FF)
+    norm("model.norm.weight", H, norm_center)
+    if not cfg["tie_word_embeddings"]:
+        mat("lm_head.weight", V, H)
+    return out
+
+
+def make_case(models, out_root, case):
+    arch, vocab_src, seed = CASES[case]
+    d = os.path.join(out_root, case)
+    os.makedirs(d, exist_ok=True)
+    for name in os.listdir(d):
+        os.remove(os.path.join(d, name))
+    subprocess.run([sys.executable, os.path.join(HERE, "hf_tokenizer_from_gguf.py"),
+                    os.path.join(models, vocab_src), d], check=True)
+    with open(os.path.join(d, "tokenizer.json"), encoding="utf-8") as f:
+        tj = json.load(f)
+    if arch == "llama3":
+        # Llama 3's tokenizer.json matches a whole word in the vocabulary before merging
+        # (`ignore_merges`), which a GGUF does not record
+        tj["model"]["ignore_merges"] = True
+        # and it starts every text with <|begin_of_text|>, which the converter's check text
+        # encoding includes
+        bos = "<|begin_of_text|>"
+        tj["post_processor"] = {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {bos: {"id": bos, "ids": [128000], "tokens": [bos]}},
+        }
+        with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tj, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+    ids = dict(tj["model"]["vocab"])
+    ids.update({t["content"]: t["id"] for t in tj["added_tokens"]})
+    with open(os.path.join(d, "tokenizer_config.json"), encoding="utf-8") as f:
+        tok_cfg = json.load(f)
+    template = {"llama2": LLAMA2_TEMPLATE, "llama3": LLAMA3_TEMPLATE, "qwen2": CHATML_TEMPLATE,
+                "qwen3": CHATML_TEMPLATE, "gemma3": GEMMA_TEMPLATE, "phi3": PHI3_TEMPLATE}.get(arch)
+    if arch == "mistral":
+        # named templates, as tokenizer_config.json lists them: llama.cpp writes the default as
+        # tokenizer.chat_template and the others as tokenizer.chat_template.NAME
+        tok_cfg["chat_template"] = [{"name": "default", "template": MISTRAL_TEMPLATE},
+                                    {"name": "tool_use", "template": MISTRAL_TOOL_TEMPLATE}]
+    else:
+        tok_cfg["chat_template"] = template
+    dump(os.path.join(d, "tokenizer_config.json"), tok_cfg)
+
+    cfg = config_for(arch, len(tj["model"]["vocab"]) if arch != "gemma3" else 262144, dict(tok_cfg, _ids=ids))
+    # the real configs' vocab sizes: the GGUF vocabularies' lengths (Qwen2's and Phi-3's padded)
+    cfg["vocab_size"] = {"llama2": 32000, "mistral": 32000, "llama3": 128256, "qwen2": 151936,
+                         "qwen3": 151936, "gemma3": 262144, "phi3": 32064}[arch]
+    cfg = dict(sorted(cfg.items()))
+    dump(os.path.join(d, "config.json"), cfg)
+    gen = {"_from_model_config": True, "bos_token_id": cfg["bos_token_id"], "eos_token_id": cfg["eos_token_id"],
+           "transformers_version": "4.57.1"}
+    if arch in ("llama3", "qwen2", "qwen3", "gemma3"):
+        gen.update({"do_sample": True, "temperature": 0.6, "top_p": 0.9})
+    dump(os.path.join(d, "generation_config.json"), gen)
+    if arch in CARDS:
+        with open(os.path.join(d, "README.md"), "w", encoding="utf-8") as f:
+            f.write(CARDS[arch])
+
+    rng = np.random.Generator(np.random.PCG64(seed))
+    tensors = weights(arch, cfg, rng)
+    if arch == "llama3":
+        # two shards and their index, as save_pretrained splits a larger checkpoint
+        names = list(tensors)
+        first = {n: tensors[n] for n in names if n == "model.embed_tokens.weight"}
+        second = {n: tensors[n] for n in names if n not in first}
+        shards = [("model-00001-of-00002.safetensors", first), ("model-00002-of-00002.safetensors", second)]
+        weight_map = {}
+        for fname, part in shards:
+            write_safetensors(os.path.join(d, fname), part)
+            weight_map.update({n: fname for n in part})
+        total = sum(a.nbytes for a in tensors.values())
+        dump(os.path.join(d, "model.safetensors.index.json"),
+             {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))})
+    else:
+        write_safetensors(os.path.join(d, "model.safetensors"), tensors)
+    return d
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--list"]:
+        print("\n".join(CASES))
+        return
+    if len(args) < 2:
+        sys.exit("usage: make_convert_inputs.py MODELS_DIR OUT_DIR [CASE...] | --list")
+    models, out, cases = args[0], args[1], args[2:] or list(CASES)
+    for case in cases:
+        if case not in CASES:
+            sys.exit(f"unknown case {case!r}; known: {', '.join(CASES)}")
+        make_case(models, out, case)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+//! The converter references: `tests/data/convert-refs.json`, written by
+//! `scripts/make-convert-refs.sh` from llama.cpp's `convert_hf_to_gguf.py` (which needs torch, so
+//! CI does not run it), and the inputs it converted, remade here without torch by
+//! `tests/py/make_convert_inputs.py` (numpy, safetensors, transformers).
+//!
+//! The manifest: `{"reference": {...}, "cases": {CASE: {"inputs": {FILE: sha256}, "outputs":
+//! {OUTTYPE: DESCRIPTION}}}}`, OUTTYPE one of [`OUTTYPES`]. A DESCRIPTION is what
+//! `tests/py/convert_refs_manifest.py gguf FILE` prints (its header has the format): `sha256`,
+//! `size`, `version`, `alignment`, `data_offset`, `keys` (`key`, `type`, `value`, or for arrays
+//! `length` and the `sha256` of the stored payload), `tensors` (`name`, `dtype`, canonical
+//! `shape`, absolute `data_offset`, `nbytes`). [`describe_gguf`] describes a file we wrote the
+//! same way, so that a converter's test compares its output with [`convert_ref`] as JSON.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::{python, run_py, run_py_text, temp_dir, workspace_root, TempDir};
+
+/// The `--outtype`s each case was converted with, in the manifest's order.
+pub const OUTTYPES: [&str; 5] = ["f32", "f16", "bf16", "q8_0", "auto"];
+
+/// The manifest, `tests/data/convert-refs.json`, parsed. Fails the test if it is missing or not JSON.
+pub fn convert_refs_manifest() -> Json {
+    let p = workspace_root().join("tests/data/convert-refs.json");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The case names of the manifest (checkpoint folder names, e.g. `tiny-Qwen3`), sorted.
+pub fn convert_ref_cases() -> Vec<String> {
+    convert_refs_manifest()["cases"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// The reference's description of its output for `case` and `outtype` (one of [`OUTTYPES`]):
+/// `sha256`, `size`, `keys`, `tensors`, ... (see the module docs). Fails the test if the manifest
+/// has no such entry.
+pub fn convert_ref(case: &str, outtype: &str) -> Json {
+    let m = convert_refs_manifest();
+    let d = &m["cases"][case]["outputs"][outtype];
+    assert!(d.is_object(), "tests/data/convert-refs.json has no output for case {case:?}, outtype {outtype:?}");
+    d.clone()
+}
+
+/// The sha256 of each input file of `case` as the reference converted it: `{FILE: sha256}`.
+pub fn convert_ref_inputs(case: &str) -> Json {
+    let m = convert_refs_manifest();
+    let d = &m["cases"][case]["inputs"];
+    assert!(d.is_object(), "tests/data/convert-refs.json has no case {case:?}");
+    d.clone()
+}
+
+/// A case's checkpoint, remade by `make_convert_inputs.py` in a fresh temporary folder.
+/// Derefs to the checkpoint folder, whose last component is the case name (the reference names
+/// the model from it, so a converter must be given this folder, not a copy named otherwise).
+#[derive(Debug)]
+pub struct ConvertCase {
+    /// The temporary folder holding the checkpoint (removed when dropped).
+    pub tmp: TempDir,
+    /// `<tmp>/<case>`: the checkpoint folder.
+    pub dir: PathBuf,
+}
+
+impl std::ops::Deref for ConvertCase {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// Remakes the inputs of `case` with `tests/py/make_convert_inputs.py` (needs `.venv` and
+/// `models/`, as `scripts/setup.sh` makes them) and checks every file's sha256 against the
+/// manifest, failing the test on any difference, so the checkpoint is the one the references were
+/// converted from. `None` (after a skip) when Python or the models are skipped.
+pub fn make_convert_case(case: &str) -> Option<ConvertCase> {
+    let py = python()?;
+    let models = crate::model("vocab")?.parent().map(Path::to_path_buf)?;
+    crate::model("gemma-3-270m-q4_k_m.gguf")?;
+    let tmp = temp_dir(&format!("convert-case-{case}"));
+    let (m, t) = (models.to_string_lossy().into_owned(), tmp.to_string_lossy().into_owned());
+    run_py_text(&py, "make_convert_inputs.py", &[&m, &t, case]);
+    let dir = tmp.join(case);
+    let got = run_py(&py, "convert_refs_manifest.py", &["inputs", &dir.to_string_lossy()]);
+    let want = convert_ref_inputs(case);
+    assert_eq!(
+        got, want,
+        "case {case}: the remade inputs' sha256s differ from tests/data/convert-refs.json (pinned packages of scripts/setup.sh installed?)"
+    );
+    Some(ConvertCase { tmp, dir })
+}
+
+/// Describes a GGUF file as the manifest describes the reference's outputs (through
+/// `tests/py/convert_refs_manifest.py gguf`), for comparing with [`convert_ref`]. `None` when
+/// Python is skipped.
+pub fn describe_gguf(path: &Path) -> Option<Json> {
+    let py = python()?;
+    Some(run_py(&py, "convert_refs_manifest.py", &["gguf", &path.to_string_lossy()]))
+}

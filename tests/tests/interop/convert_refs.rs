@@ -1,0 +1,90 @@
+//! The inputs of the converter references (`tests/data/convert-refs.json`, made with torch by
+//! `scripts/make-convert-refs.sh`) are remade here without torch, byte for byte: every file of
+//! every case has the sha256 the manifest recorded, so a converter test compares its output on
+//! exactly the checkpoint llama.cpp's `convert_hf_to_gguf.py` converted.
+
+use gguf_tests::convert_refs::{convert_ref, convert_ref_cases, make_convert_case, OUTTYPES};
+
+#[test]
+fn inputs_remade_with_the_references_digests() {
+    let cases = convert_ref_cases();
+    assert!(cases.len() >= 7, "manifest has {} cases", cases.len());
+    for case in &cases {
+        let Some(dir) = make_convert_case(case) else { return };
+        assert!(dir.join("config.json").is_file(), "{case}: no config.json");
+        for outtype in OUTTYPES {
+            let r = convert_ref(case, outtype);
+            assert_eq!(r["sha256"].as_str().map(str::len), Some(64), "{case} {outtype}: no sha256");
+            assert!(r["keys"].as_array().is_some_and(|k| !k.is_empty()), "{case} {outtype}: no keys");
+            assert!(r["tensors"].as_array().is_some_and(|t| !t.is_empty()), "{case} {outtype}: no tensors");
+        }
+    }
+}
+
+/// `gguf_serde::convert::general::general_kv` on each case's remade checkpoint gives the
+/// `general.*` keys llama.cpp's converter wrote (between `general.architecture` and the
+/// architecture's keys), with the same types and values; the model card's front matter is read by
+/// gguf-py's own `Metadata.load_model_card` (YAML), the parameter counts are `ParamCounts::from_tensors` of the reference's tensors.
+#[test]
+fn general_keys_equal_the_references() {
+    use gguf_serde::convert::general::{general_kv, ParamCounts};
+    use gguf_serde::{Array, Value};
+    use serde_json::Value as Json;
+    use sha2::{Digest, Sha256};
+
+    let Some(py) = gguf_tests::python() else { return };
+    for case in convert_ref_cases() {
+        let Some(dir) = make_convert_case(&case) else { return };
+        let reference = convert_ref(&case, "f32");
+        let shapes: Vec<(String, Vec<u64>)> = reference["tensors"]
+            .as_array()
+            .expect("tensors")
+            .iter()
+            .map(|t| {
+                let shape = t["shape"].as_array().expect("shape").iter().map(|d| d.as_u64().expect("dim")).collect();
+                (t["name"].as_str().expect("name").to_string(), shape)
+            })
+            .collect();
+        let params = ParamCounts::from_tensors(shapes.iter().map(|(n, s)| (n.as_str(), s.as_slice())));
+        let read = |name: &str| -> Option<Json> {
+            let p = dir.join(name);
+            p.is_file().then(|| serde_json::from_slice(&std::fs::read(&p).expect("read")).expect("JSON"))
+        };
+        let config = read("config.json").expect("config.json");
+        let card = gguf_tests::run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
+        let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+        let ours = general_kv(&dir, &config, &params, card.as_ref(), read("generation_config.json").as_ref())
+            .unwrap_or_else(|e| panic!("{case}: {e}"));
+        let theirs: Vec<&Json> = reference["keys"]
+            .as_array()
+            .expect("keys")
+            .iter()
+            .filter(|k| {
+                let key = k["key"].as_str().unwrap_or("");
+                key.starts_with("general.")
+                    && !matches!(key, "general.architecture" | "general.file_type" | "general.quantization_version")
+            })
+            .collect();
+        let ours_json: Vec<Json> = ours
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => serde_json::json!({"key": k, "type": "string", "value": s}),
+                Value::U32(n) => serde_json::json!({"key": k, "type": "u32", "value": n}),
+                Value::I32(n) => serde_json::json!({"key": k, "type": "i32", "value": n}),
+                Value::F32(f) => serde_json::json!({"key": k, "type": "f32", "value": f64::from(*f)}),
+                Value::Array(Array::String(items)) => {
+                    let mut h = Sha256::new();
+                    for s in items {
+                        h.update((s.len() as u64).to_le_bytes());
+                        h.update(s.as_bytes());
+                    }
+                    let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                    serde_json::json!({"key": k, "type": "array<string>", "length": items.len(), "sha256": digest})
+                }
+                other => panic!("{case}: {k}: unexpected value {other:?}"),
+            })
+            .collect();
+        let theirs: Vec<Json> = theirs.into_iter().cloned().collect();
+        assert_eq!(ours_json, theirs, "{case}: general.* keys differ from the reference's");
+    }
+}
