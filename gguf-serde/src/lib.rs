@@ -142,6 +142,8 @@
 
 pub mod codec;
 pub mod container;
+#[cfg(feature = "convert")]
+pub mod convert;
 mod error;
 pub mod format;
 pub mod metadata;
