@@ -60,3 +60,64 @@ fn gemma3_set_vocab_as_reference() {
     let Some(g) = model("gemma-3-270m-q4_k_m.gguf") else { return };
     check(&g, "gemma3", |d| vocab::set_vocab_gemma3(d, None));
 }
+
+/// The test vectors beside llama.cpp's vocabularies (`models/ggml-vocab-NAME.gguf.inp` / `.out`,
+/// read as `tests/test-tokenizer-0` reads them): `llama-tokenize` (no BOS, no special parsing, as
+/// that test tokenizes) on a vocab-only file whose tokenizer keys are ours gives the expected ids.
+/// The file's other keys (`general.*`, `llama.*`) are copied from llama.cpp's vocabulary file.
+fn tokenize_vectors(name: &str, ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>) {
+    let Some(py) = python() else { return };
+    let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
+    let Some(tok) = gguf_tests::llama_tool("llama-tokenize") else { return };
+    let models = llama_cpp_dir().join("src/models");
+    let inp = std::fs::read_to_string(models.join(format!("ggml-vocab-{name}.gguf.inp"))).expect(".inp");
+    let out = std::fs::read_to_string(models.join(format!("ggml-vocab-{name}.gguf.out"))).expect(".out");
+    let dir = temp_dir("vocab-tok");
+    let folder = dir.join("tok");
+    run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+    let kvs = ours(&folder).expect("our vocabulary");
+
+    let original = gguf_serde::Gguf::open(&g).unwrap();
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    for kv in original.metadata() {
+        if !kv.key.starts_with("tokenizer.") {
+            w.add_kv_ref(kv.key, kv.value).unwrap();
+        }
+    }
+    for (k, v) in &kvs {
+        w.add_kv(k, v.clone()).unwrap();
+    }
+    let file = dir.join("vocab.gguf");
+    std::fs::write(&file, w.finish().unwrap()).unwrap();
+
+    // test-tokenizer-0 splits at the separator and keeps no empty piece after a trailing one.
+    let sep = "\n__ggml_vocab_test__\n";
+    let inputs: Vec<&str> = inp.strip_suffix(sep).unwrap_or(&inp).split(sep).collect();
+    let expected: Vec<&str> = out.lines().collect();
+    assert_eq!(inputs.len(), expected.len(), "test vectors of {name}");
+    for (i, (text, ids)) in inputs.iter().zip(&expected).enumerate() {
+        let prompt = dir.join(format!("p{i}.txt"));
+        std::fs::write(&prompt, text).unwrap();
+        let o = std::process::Command::new(&tok)
+            .args(["-m", file.to_str().unwrap(), "-f", prompt.to_str().unwrap()])
+            .args(["--ids", "--no-bos", "--no-parse-special", "--no-escape", "--log-disable"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "llama-tokenize: {}", String::from_utf8_lossy(&o.stderr));
+        let got: Vec<u64> = String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| s.trim().parse().unwrap())
+            .collect();
+        let want: Vec<u64> = ids.split_whitespace().map(|s| s.parse().unwrap()).collect();
+        assert_eq!(got, want, "{name} test {i}: {text:?}");
+    }
+}
+
+#[test]
+fn llama_spm_tokenizes_test_vectors() {
+    tokenize_vectors("llama-spm", |d| vocab::set_vocab_llama(d, None));
+}
