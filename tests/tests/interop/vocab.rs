@@ -28,7 +28,12 @@ fn compare(ours: &Json, reference: &Json) {
 }
 
 /// Rebuilds the tokenizer folder of `gguf` and returns it with the reference's keys of `method`.
-fn check(gguf: &Path, method: &str, ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>) {
+fn check(
+    gguf: &Path,
+    method: &str,
+    vocab_size: Option<usize>,
+    ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>,
+) {
     let Some(py) = python() else { return };
     let dir = temp_dir("vocab");
     let folder = dir.join("tok");
@@ -38,7 +43,10 @@ fn check(gguf: &Path, method: &str, ours: impl Fn(&Path) -> Result<Vec<(String, 
         gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
         return;
     }
-    let reference = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), method]);
+    let n = vocab_size.map(|n| n.to_string());
+    let mut args = vec![src.to_str().unwrap(), folder.to_str().unwrap(), method];
+    args.extend(n.as_deref());
+    let reference = run_py(&py, "vocab_reference.py", &args);
     let kvs = ours(&folder).expect("our vocabulary");
     compare(&ours_json(&kvs), &reference);
 }
@@ -46,19 +54,19 @@ fn check(gguf: &Path, method: &str, ours: impl Fn(&Path) -> Result<Vec<(String, 
 #[test]
 fn llama_spm_sentencepiece_as_reference() {
     let Some(g) = model("vocab/ggml-vocab-llama-spm.gguf") else { return };
-    check(&g, "_set_vocab_sentencepiece", |d| vocab::set_vocab_sentencepiece(d, None));
+    check(&g, "_set_vocab_sentencepiece", None, |d| vocab::set_vocab_sentencepiece(d, None));
 }
 
 #[test]
 fn llama_spm_llama_set_vocab_as_reference() {
     let Some(g) = model("vocab/ggml-vocab-llama-spm.gguf") else { return };
-    check(&g, "llama", |d| vocab::set_vocab_llama(d, None));
+    check(&g, "llama", None, |d| vocab::set_vocab_llama(d, None));
 }
 
 #[test]
 fn gemma3_set_vocab_as_reference() {
     let Some(g) = model("gemma-3-270m-q4_k_m.gguf") else { return };
-    check(&g, "gemma3", |d| vocab::set_vocab_gemma3(d, None));
+    check(&g, "gemma3", None, |d| vocab::set_vocab_gemma3(d, None));
 }
 
 /// The test vectors beside llama.cpp's vocabularies (`models/ggml-vocab-NAME.gguf.inp` / `.out`,
@@ -120,4 +128,16 @@ fn tokenize_vectors(name: &str, ours: impl Fn(&Path) -> Result<Vec<(String, Valu
 #[test]
 fn llama_spm_tokenizes_test_vectors() {
     tokenize_vectors("llama-spm", |d| vocab::set_vocab_llama(d, None));
+}
+
+#[test]
+fn phi3_set_vocab_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-phi-3.gguf") else { return };
+    // Phi-3 mini's config.json: vocab_size 32064 (the vocabulary file's token count).
+    check(&g, "phi3", Some(32064), |d| vocab::set_vocab_phi3(d, Some(32064)));
+}
+
+#[test]
+fn phi3_tokenizes_test_vectors() {
+    tokenize_vectors("phi-3", |d| vocab::set_vocab_phi3(d, Some(32064)));
 }

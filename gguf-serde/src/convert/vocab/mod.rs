@@ -10,7 +10,7 @@
 //!
 //! Done here: SentencePiece vocabularies (`tokenizer.model`, with `added_tokens.json` and
 //! `tokenizer_config.json`'s `added_tokens_decoder`), the special vocabulary ([`special_vocab`]),
-//! and the Llama and Gemma 3 entries for SentencePiece folders. Not yet: BPE (`gpt2`) from
+//! and the Llama, Gemma 3 and Phi-3 entries for SentencePiece folders. Not yet: BPE (`gpt2`) from
 //! `tokenizer.json`, which needs the pre-tokenizer hash of Hugging Face's `tokenizers` encoding.
 
 use std::path::{Path, PathBuf};
@@ -360,6 +360,119 @@ pub fn set_vocab_llama(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Str
     if n == 49152 {
         kvs.set("tokenizer.ggml.add_bos_token", Value::Bool(false));
     }
+    Ok(kvs.0)
+}
+
+/// Phi-3 (`Phi3MiniModel.set_vocab`): its own SentencePiece reading. `tokenizer_config.json`'s
+/// `tokenizer_class` `GPT2Tokenizer` (Phi-4) needs the BPE vocabulary, not done yet
+/// ([`VocabError::Invalid`] saying so). Otherwise `tokenizer.model`'s pieces as in
+/// [`create_vocab_sentencepiece`] (but `vocab_size` 0 is taken as given, and a piece at or above
+/// `vocab_size` is an error, where the reference fails with an `IndexError`), then
+/// `added_tokens.json` (ids at or above `vocab_size` skipped), `added_tokens_decoder` and then
+/// `tokenizer.json`'s `added_tokens`: each a user-defined token of score -1000, control if
+/// `special` (no look-special rule, no `▁` replacement), ids out of range an error; then
+/// the special vocabulary without merges.
+pub fn set_vocab_phi3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+    let config_path = dir.join("tokenizer_config.json");
+    let config = read_json::<serde_json::Value>(&config_path)?;
+    if let Some(config) = &config {
+        match config.get("tokenizer_class") {
+            Some(serde_json::Value::String(c)) if c == "GPT2Tokenizer" => {
+                return Err(invalid(
+                    &config_path,
+                    "tokenizer_class GPT2Tokenizer: the BPE (gpt2) vocabulary is not supported yet",
+                ))
+            }
+            Some(_) => {}
+            None => return Err(invalid(&config_path, "tokenizer_class: missing (the reference requires it)")),
+        }
+    }
+    let model_path = dir.join("tokenizer.model");
+    if !model_path.is_file() {
+        return Err(VocabError::NotFound { path: model_path });
+    }
+    let bytes = read_file(&model_path)?;
+    let model = spm::parse_model(&bytes).map_err(|source| VocabError::Proto { path: model_path.clone(), source })?;
+    let n = vocab_size.unwrap_or(model.pieces.len());
+    if model.pieces.len() > n {
+        return Err(invalid(&model_path, format!("{} pieces, more than vocab_size {n}", model.pieces.len())));
+    }
+    let mut v = SpmVocab {
+        tokens: (0..n).map(|i| format!("[PAD{i}]")).collect(),
+        scores: vec![-10000.0; n],
+        types: vec![token_type::UNUSED; n],
+    };
+    for (id, p) in model.pieces.iter().enumerate() {
+        use spm::PieceType as T;
+        v.types[id] = match p.kind {
+            T::Unknown => token_type::UNKNOWN,
+            T::Control => token_type::CONTROL,
+            T::Unused => token_type::UNUSED,
+            T::Byte => token_type::BYTE,
+            T::Normal | T::UserDefined => token_type::NORMAL,
+        };
+        v.tokens[id] = p.piece.clone();
+        v.scores[id] = p.score;
+    }
+    let added_path = dir.join("added_tokens.json");
+    if let Some(OrderedObject(added)) = read_json::<OrderedObject>(&added_path)? {
+        for (text, id) in added {
+            let id = json_id(&added_path, &id, &format!("[{text:?}]"))?;
+            if id < n {
+                v.tokens[id] = text;
+                v.scores[id] = -1000.0;
+                v.types[id] = token_type::USER_DEFINED;
+            }
+        }
+    }
+    let mut set = |path: &Path, at: String, id: usize, data: &serde_json::Value| -> Result<(), VocabError> {
+        let content = data
+            .get("content")
+            .and_then(|c| c.as_str())
+            .ok_or_else(|| invalid(path, format!("{at}.content: missing or not a string")))?;
+        if id >= n {
+            return Err(invalid(path, format!("{at}: id {id} is not under vocab_size {n}")));
+        }
+        v.tokens[id] = content.to_owned();
+        v.scores[id] = -1000.0;
+        v.types[id] =
+            if data.get("special").is_some_and(truthy) { token_type::CONTROL } else { token_type::USER_DEFINED };
+        Ok(())
+    };
+    if config.as_ref().and_then(|c| c.get("added_tokens_decoder")).is_some() {
+        let bytes = read_file(&config_path)?;
+        let ordered = ordered_member(&bytes, "added_tokens_decoder")
+            .map_err(|source| VocabError::Json { path: config_path.clone(), source })?;
+        for (key, data) in ordered {
+            let id: usize = key
+                .trim()
+                .parse()
+                .map_err(|_| invalid(&config_path, format!("added_tokens_decoder[{key:?}]: not a token id")))?;
+            set(&config_path, format!("added_tokens_decoder[{key:?}]"), id, &data)?;
+        }
+    }
+    let tok_path = dir.join("tokenizer.json");
+    if let Some(tok) = read_json::<serde_json::Value>(&tok_path)? {
+        if let Some(list) = tok.get("added_tokens") {
+            let list = list.as_array().ok_or_else(|| invalid(&tok_path, "added_tokens: not a list"))?;
+            for (i, data) in list.iter().enumerate() {
+                let id = json_id(
+                    &tok_path,
+                    data.get("id").unwrap_or(&serde_json::Value::Null),
+                    &format!("added_tokens[{i}].id"),
+                )?;
+                set(&tok_path, format!("added_tokens[{i}]"), id, data)?;
+            }
+        }
+    }
+    let mut kvs = Kvs::default();
+    let count = v.tokens.len();
+    kvs.set("tokenizer.ggml.model", Value::String("llama".into()));
+    kvs.set("tokenizer.ggml.pre", Value::String("default".into()));
+    kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
+    kvs.set_array("tokenizer.ggml.scores", Array::F32(v.scores));
+    kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
+    special_vocab(dir, false, Some(count))?.write_into(&mut kvs)?;
     Ok(kvs.0)
 }
 
