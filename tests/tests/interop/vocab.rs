@@ -34,10 +34,22 @@ fn check(
     vocab_size: Option<usize>,
     ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>,
 ) {
+    check_edited(gguf, method, vocab_size, |_| {}, ours)
+}
+
+/// [`check`] after `edit` changed the rebuilt folder.
+fn check_edited(
+    gguf: &Path,
+    method: &str,
+    vocab_size: Option<usize>,
+    edit: impl Fn(&Path),
+    ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>,
+) {
     let Some(py) = python() else { return };
     let dir = temp_dir("vocab");
     let folder = dir.join("tok");
     run_py_text(&py, "hf_tokenizer_from_gguf.py", &[gguf.to_str().unwrap(), folder.to_str().unwrap()]);
+    edit(&folder);
     let src = llama_cpp_dir().join("src");
     if !src.join("conversion/base.py").is_file() {
         gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
@@ -140,4 +152,23 @@ fn phi3_set_vocab_as_reference() {
 #[test]
 fn phi3_tokenizes_test_vectors() {
     tokenize_vectors("phi-3", |d| vocab::set_vocab_phi3(d, Some(32064)));
+}
+
+/// Named chat templates (`default` plus one whose name needs filtering), a `config.json` with
+/// special ids (one out of range, one a list) and `add_eos_token` true: the same keys as the
+/// reference's.
+#[test]
+fn named_templates_and_config_ids_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-llama-spm.gguf") else { return };
+    let edit = |dir: &Path| {
+        let p = dir.join("tokenizer_config.json");
+        let mut c: Json = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        c["chat_template"] =
+            json!([{"name": "default", "template": "{{ a }}"}, {"name": "tool use", "template": "{{ b }}"}]);
+        c["add_eos_token"] = json!(true);
+        std::fs::write(&p, serde_json::to_vec(&c).unwrap()).unwrap();
+        let cfg = json!({"pad_token_id": 0, "eos_token_id": [2, 3], "mask_token_id": 99999, "text_config": {"sep_token_id": 5}});
+        std::fs::write(dir.join("config.json"), serde_json::to_vec(&cfg).unwrap()).unwrap();
+    };
+    check_edited(&g, "_set_vocab_sentencepiece", None, edit, |d| vocab::set_vocab_sentencepiece(d, None));
 }
