@@ -2,12 +2,15 @@
 
 use super::*;
 
-fn folder(files: &[(&str, &[u8])]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gguf-vocab-{}-{:?}", std::process::id(), std::thread::current().id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// A temporary folder under `<target>/test-tmp/` (removed when dropped) holding `files`.
+fn folder(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    // The test binary is `<target>/<profile>/deps/NAME`.
+    let exe = std::env::current_exe().unwrap();
+    let root = exe.ancestors().nth(3).unwrap().join("test-tmp");
+    std::fs::create_dir_all(&root).unwrap();
+    let dir = tempfile::Builder::new().prefix("vocab-").tempdir_in(root).unwrap();
     for (name, data) in files {
-        std::fs::write(dir.join(name), data).unwrap();
+        std::fs::write(dir.path().join(name), data).unwrap();
     }
     dir
 }
@@ -36,7 +39,7 @@ fn sentencepiece_keys_in_reference_order() {
     let tok =
         br#"{"added_tokens": [{"id": 1, "content": "<s>"}, {"id": 2, "content": "</s>"}], "model": {"type": "BPE"}}"#;
     let dir = folder(&[("tokenizer.model", &model), ("tokenizer_config.json", config), ("tokenizer.json", tok)]);
-    let kvs = set_vocab_sentencepiece(&dir, Some(8)).unwrap();
+    let kvs = set_vocab_sentencepiece(dir.path(), Some(8)).unwrap();
     let keys: Vec<&str> = kvs.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         keys,
@@ -61,23 +64,21 @@ fn sentencepiece_keys_in_reference_order() {
     assert_eq!(types, &[2, 3, 3, 6, 1, 3, 4, 5]);
     assert_eq!(kvs[5].1, Value::U32(1));
     assert_eq!(kvs[7].1, Value::Bool(true));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn hostile_files_are_typed_errors() {
     let dir = folder(&[("tokenizer.model", b"\x0a\xff")]);
-    assert!(matches!(set_vocab_sentencepiece(&dir, None), Err(VocabError::Proto { .. })));
+    assert!(matches!(set_vocab_sentencepiece(dir.path(), None), Err(VocabError::Proto { .. })));
     let dir = folder(&[("tokenizer.model", &piece("a", 0.0, 1)), ("added_tokens.json", b"{\"x\": -1}")]);
-    assert!(matches!(set_vocab_sentencepiece(&dir, None), Err(VocabError::Invalid { .. })));
+    assert!(matches!(set_vocab_sentencepiece(dir.path(), None), Err(VocabError::Invalid { .. })));
     let dir = folder(&[
         ("tokenizer.model", &piece("a", 0.0, 1)),
         ("tokenizer_config.json", b"{\"added_tokens_decoder\": {\"q\": {}}}"),
     ]);
-    assert!(matches!(set_vocab_sentencepiece(&dir, None), Err(VocabError::Invalid { .. })));
+    assert!(matches!(set_vocab_sentencepiece(dir.path(), None), Err(VocabError::Invalid { .. })));
     let dir = folder(&[("tokenizer.model", &piece("a", 0.0, 1)), ("tokenizer.json", b"{\"model\": {\"merges\": [1]}")]);
-    assert!(matches!(set_vocab_sentencepiece(&dir, None), Err(VocabError::Json { .. })));
+    assert!(matches!(set_vocab_sentencepiece(dir.path(), None), Err(VocabError::Json { .. })));
     let dir = folder(&[]);
-    assert!(matches!(set_vocab_sentencepiece(&dir, None), Err(VocabError::NotFound { .. })));
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(matches!(set_vocab_sentencepiece(dir.path(), None), Err(VocabError::NotFound { .. })));
 }
