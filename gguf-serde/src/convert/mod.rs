@@ -35,6 +35,7 @@
 pub mod arch;
 pub mod checkpoint;
 pub mod general;
+pub mod vocab;
 
 use std::path::{Path, PathBuf};
 
@@ -117,8 +118,11 @@ pub enum ConvertError {
         reason: String,
     },
     /// The tokenizer could not be converted.
-    #[error("tokenizer: {0}")]
-    Vocab(String),
+    #[error("tokenizer")]
+    Vocab(#[from] vocab::VocabError),
+    /// The `general.*` keys could not be made.
+    #[error("general metadata")]
+    General(#[from] general::GeneralError),
     /// Writing the GGUF file failed.
     #[error(transparent)]
     Gguf(#[from] crate::Error),
@@ -237,71 +241,7 @@ pub fn output_type(gguf_name: &str, shape: &[u64], outtype: OutType) -> GgmlType
     }
 }
 
-/// Parameter counts as gguf-py's `GGUFWriter.get_total_parameter_count` makes them from the
-/// tensors written (elements of each canonical shape): the inputs of the size label.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ParamCounts {
-    /// Every tensor's elements.
-    pub total: u64,
-    /// Elements of the tensors that are not per-expert (`_exps.` not in the name, or fewer than
-    /// 3 dimensions).
-    pub shared: u64,
-    /// Elements of one expert (each expert tensor's elements divided by its expert count).
-    pub expert: u64,
-    /// The expert count (the sum over expert tensors divided by their number; 0 without).
-    pub expert_count: u64,
-}
-
-impl ParamCounts {
-    /// Counts `tensors` (GGUF name, canonical shape).
-    pub fn of<'t>(tensors: impl IntoIterator<Item = (&'t str, &'t [u64])>) -> ParamCounts {
-        let mut c = ParamCounts::default();
-        let (mut sum, mut n) = (0u64, 0u64);
-        for (name, shape) in tensors {
-            let size: u64 = shape.iter().product();
-            if name.contains("_exps.") && shape.len() >= 3 {
-                let count = shape[shape.len() - if name.contains(".bias") { 2 } else { 3 }].max(1);
-                c.expert += size / count;
-                sum += count;
-                n += 1;
-            } else {
-                c.shared += size;
-            }
-            c.total += size;
-        }
-        c.expert_count = sum.checked_div(n).unwrap_or(0);
-        c
-    }
-}
-
-/// gguf-py's `model_weight_count_rounded_notation`: `135M`, `1.2B`, `7.6K` (at least two
-/// significant digits).
-pub fn weight_count_notation(count: u64, min_digits: usize) -> String {
-    let n = count as f64;
-    let (scaled, suffix) = if n > 1e12 {
-        (n * 1e-12, "T")
-    } else if n > 1e9 {
-        (n * 1e-9, "B")
-    } else if n > 1e6 {
-        (n * 1e-6, "M")
-    } else {
-        (n * 1e-3, "K")
-    };
-    let rounded = format!("{}", scaled.round_ties_even() as u64);
-    let digits = rounded.trim_start_matches('0').len();
-    let fix = min_digits.saturating_sub(digits);
-    format!("{scaled:.fix$}{suffix}")
-}
-
-/// gguf-py's `size_label`: `{experts}x{per expert}` for a mixture of experts, else the
-/// rounded total.
-pub fn size_label(c: &ParamCounts) -> String {
-    if c.expert_count > 0 {
-        format!("{}x{}", c.expert_count, weight_count_notation(c.shared + c.expert, 2))
-    } else {
-        weight_count_notation(c.total, 2)
-    }
-}
+pub use general::{size_label, ParamCounts};
 
 /// The parts of a default output file name (gguf-py's `naming_convention`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -441,62 +381,78 @@ fn out_shape(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Vec<
     Ok(s)
 }
 
-/// The general keys (`Metadata.set_gguf_meta_model`), after `general.type`.
+/// The general keys (`Metadata.set_gguf_meta_model`), from `general.type`
+/// ([`general::general_kv`], with `generation_config.json` when the folder has one), and the
+/// parts of the default file name they give. `name` (`--model-name`) replaces `general.name`.
+/// The model card's front matter is YAML, which this crate does not parse: it is not read, so
+/// a card's `name`, `license`, `tags`, … are not written (the reference writes them).
 ///
-/// TEMPORARY, until the `general` module is merged: writes `general.name` only (the option's
-/// name, else the folder's name), as the former example converter did. At the merge this calls
-/// `general::general_kv(dir, config, &counts)` and takes the name parts for the file name from
-/// it.
-pub fn general_keys(
-    dir: &Path,
-    _config: &HfConfig,
-    counts: &ParamCounts,
-    name: Option<&str>,
-) -> Result<(Kvs, NameParts)> {
-    let name = name
-        .map(str::to_owned)
-        .or_else(|| {
-            std::fs::canonicalize(dir).ok().and_then(|d| d.file_name().and_then(|n| n.to_str()).map(str::to_owned))
-        })
-        .unwrap_or_else(|| "model".into());
+/// # Errors
+/// [`ConvertError::Json`] for a `generation_config.json` that is not JSON;
+/// [`ConvertError::General`].
+pub fn general_keys(dir: &Path, config: &HfConfig, counts: &ParamCounts, name: Option<&str>) -> Result<(Kvs, NameParts)> {
+    let gen_path = dir.join("generation_config.json");
+    let generation = match std::fs::read(&gen_path) {
+        Ok(bytes) => Some(
+            serde_json::from_slice::<serde_json::Value>(&bytes)
+                .map_err(|source| ConvertError::Json { path: gen_path.clone(), source })?,
+        ),
+        Err(_) => None,
+    };
+    let config_json = serde_json::Value::Object(config.raw.clone());
     let mut kv = Kvs::default();
-    kv.set("general.name", Value::String(name.clone()));
+    kv.extend(general::general_kv(dir, &config_json, counts, None, generation.as_ref())?);
+    if let Some(n) = name {
+        kv.set("general.name", Value::String(n.to_owned()));
+    }
+    let text = |k: &str| match kv.get(k) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
     let parts = NameParts {
-        name: Some(name),
-        size_label: (counts.total > 0).then(|| size_label(counts)),
-        ..Default::default()
+        name: text("general.name"),
+        basename: text("general.basename"),
+        finetune: text("general.finetune"),
+        version: text("general.version"),
+        size_label: text("general.size_label"),
     };
     Ok((kv, parts))
 }
 
-/// The tokenizer, per architecture (`set_vocab`).
-///
-/// TEMPORARY, until the `vocab` module is merged: writes nothing. At the merge each function
-/// calls the `vocab` module as the reference's `set_vocab` of that class does.
+/// The tokenizer, per architecture (`set_vocab`), through [`vocab`].
 pub mod vocab_hook {
     use super::arch::ArchContext;
-    use super::{Kvs, Result};
+    use super::{vocab, Kvs, Result};
 
-    /// `LlamaModel.set_vocab`: `add_space_prefix` from `tokenizer_config.json`, then
-    /// SentencePiece, else `llama_hf`, else GPT-2 BPE; granite/CodeLlama special cases.
-    pub fn llama(_cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<()> {
+    fn vocab_size(cx: &ArchContext<'_>) -> Option<usize> {
+        cx.config.raw.get("vocab_size").and_then(|v| v.as_u64()).and_then(|n| usize::try_from(n).ok())
+    }
+
+    /// `LlamaModel.set_vocab`: SentencePiece from `tokenizer.model` ([`vocab::set_vocab_llama`]).
+    /// Its fallbacks (`llama_hf`, then GPT-2 BPE from `tokenizer.json`) are not converted yet: a
+    /// folder without `tokenizer.model` is refused ([`vocab::VocabError`]).
+    pub fn llama(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        kv.extend(vocab::set_vocab_llama(cx.dir, vocab_size(cx))?);
         Ok(())
     }
 
-    /// `Qwen2Model.set_vocab`: SentencePiece, else GPT-2 BPE.
-    pub fn qwen(_cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<()> {
+    /// `Qwen2Model.set_vocab`: SentencePiece when the folder has `tokenizer.model`; GPT-2 BPE
+    /// otherwise, which is not converted yet (refused).
+    pub fn qwen(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        kv.extend(vocab::set_vocab_sentencepiece(cx.dir, vocab_size(cx))?);
         Ok(())
     }
 
-    /// `Gemma3Model.set_vocab`: SentencePiece with `add_space_prefix = false`, else GPT-2 BPE.
-    pub fn gemma3(_cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<()> {
+    /// `Gemma3Model.set_vocab`: SentencePiece with `add_space_prefix = false`
+    /// ([`vocab::set_vocab_gemma3`]); its GPT-2 BPE fallback is not converted yet (refused).
+    pub fn gemma3(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        kv.extend(vocab::set_vocab_gemma3(cx.dir, vocab_size(cx))?);
         Ok(())
     }
 
-    /// `Phi3MiniModel.set_vocab`: GPT-2 BPE for a `GPT2Tokenizer`, else its own SentencePiece
-    /// reading (`[PADi]` padding, `added_tokens.json`, `added_tokens_decoder`, `tokenizer.json`'s
-    /// added tokens), `tokenizer.ggml.pre = "default"`, then the special vocabulary.
-    pub fn phi3(_cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<()> {
+    /// `Phi3MiniModel.set_vocab` ([`vocab::set_vocab_phi3`]).
+    pub fn phi3(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        kv.extend(vocab::set_vocab_phi3(cx.dir, vocab_size(cx))?);
         Ok(())
     }
 }
@@ -570,7 +526,7 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         return Err(ConvertError::MissingTensor(missing));
     }
 
-    let params = ParamCounts::of(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
+    let params = ParamCounts::from_tensors(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
     let mut kvs = Kvs::default();
     kvs.set("general.architecture", Value::String(arch.name().into()));
     arch.early_keys(&cx, &mut kvs)?;
@@ -809,11 +765,11 @@ mod tests {
     #[test]
     fn size_labels_as_gguf_py_writes_them() {
         // Values worked out from gguf-py's model_weight_count_rounded_notation.
-        assert_eq!(weight_count_notation(134_515_008, 2), "135M");
-        assert_eq!(weight_count_notation(1_235_814_400, 2), "1.2B");
-        assert_eq!(weight_count_notation(86_016, 2), "86K");
-        assert_eq!(weight_count_notation(7_600, 2), "7.6K");
-        assert_eq!(weight_count_notation(999, 2), "1.0K");
+        assert_eq!(general::weight_count_rounded(134_515_008, 2), "135M");
+        assert_eq!(general::weight_count_rounded(1_235_814_400, 2), "1.2B");
+        assert_eq!(general::weight_count_rounded(86_016, 2), "86K");
+        assert_eq!(general::weight_count_rounded(7_600, 2), "7.6K");
+        assert_eq!(general::weight_count_rounded(999, 2), "1.0K");
     }
 
     #[test]

@@ -20,3 +20,4 @@ mod serde_gemma;
 mod serde_llama;
 mod split_llama;
 mod standard_keys;
+mod vocab;
