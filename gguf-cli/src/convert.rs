@@ -31,6 +31,12 @@ pub struct ConvertArgs {
     /// named OUT without .gguf + -00001-of-0000N.gguf, in llama-gguf-split's layout.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     split_max_size: Option<u64>,
+    /// Write no tokenizer keys (ours; the reference always converts the tokenizer). llama.cpp
+    /// does not load such a file until the tokenizer keys are added: for a checkpoint whose
+    /// tokenizer is converted otherwise. Without it, a checkpoint without a tokenizer the
+    /// architecture reads (today: SentencePiece's tokenizer.model) is refused.
+    #[arg(long)]
+    no_vocab: bool,
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
@@ -51,8 +57,12 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let ckpt = Checkpoint::open(&args.dir).with_context(|| args.dir.display().to_string())?;
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
-    let opts =
-        ConvertOptions { progress: Some(&inc), split_max_size: args.split_max_size, ..ConvertOptions::new(outtype) };
+    let opts = ConvertOptions {
+        progress: Some(&inc),
+        split_max_size: args.split_max_size,
+        vocab: !args.no_vocab,
+        ..ConvertOptions::new(outtype)
+    };
     // Everything is checked here, before a file is created.
     let plan = plan(&ckpt, &opts).with_context(|| args.dir.display().to_string())?;
     let out = match &args.out {

@@ -142,6 +142,31 @@ def bf16_round(x):
     return u.astype(np.uint32).view(np.float32)
 
 
+def general_keys(ckpt, expected):
+    """The `general.*` keys the reference writes after `general.type`, made by gguf-py's own
+    code as `ModelBase.prepare_metadata` calls it: `Metadata.load` on the folder (no model card
+    here) with the total parameter count, the folder's name when no name is found, gguf-py's
+    `size_label`, then `Metadata.set_gguf_meta_model` on a writer whose keys are read back."""
+    import gguf
+    from pathlib import Path
+    shapes = {g: t.shape for g, (t, _) in expected.items()}
+    total = int(sum(int(np.prod(s)) for s in shapes.values()))
+    m = gguf.Metadata.load(None, Path(ckpt), None, total)
+    if m.name is None:
+        m.name = Path(ckpt).name
+    if m.size_label is None and total > 0:
+        m.size_label = gguf.size_label(total, total, 0, 0)
+    w = gguf.GGUFWriter(None, "x")
+    m.set_gguf_meta_model(w)
+    out = []
+    for k, v in w.kv_data[0].items():
+        val = v.value
+        if v.type == GGUFValueType.ARRAY:
+            val = list(val)
+        out.append((k, (v.type, val)))
+    return [kv for kv in out if kv[0] != "general.architecture"]
+
+
 def main():
     ckpt, path, outtype, name = sys.argv[1:5]
     with open(os.path.join(ckpt, "config.json")) as f:
@@ -240,7 +265,7 @@ def main():
         scale = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
         attn = math.sqrt(1 + math.log(scale) / math.log(cfg["original_max_position_embeddings"])) if scale > 1 else 1.0
         want.append(("phi3.rope.scaling.attn_factor", (F32, f32(attn))))
-    want += [("general.type", (STR, "model")), ("general.name", (STR, name))]
+    want += [("general.type", (STR, "model"))] + general_keys(ckpt, expected)
     if arch == "phi3":
         want += [
             ("phi3.context_length", (U32, cfg["max_position_embeddings"])),

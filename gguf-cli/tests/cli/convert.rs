@@ -16,7 +16,16 @@ fn convert_writes_what_check_convert_expects() {
     let Some(ckpt) = make_hf_llama("cli_convert", HfLayout::Sharded, 31) else { return };
     let py = python().unwrap();
     let out = ckpt.parent().unwrap().join("out-{ftype}.gguf");
-    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--outtype", "q8_0", "-o", out.to_str().unwrap()]);
+    let o = gguf(&[
+        "convert",
+        ckpt.to_str().unwrap(),
+        "-q",
+        "--no-vocab",
+        "--outtype",
+        "q8_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     // The template is filled with the output type, as the reference fills it.
     let written = ckpt.parent().unwrap().join("out-q8_0.gguf");
@@ -29,14 +38,15 @@ fn convert_writes_what_check_convert_expects() {
 #[test]
 fn convert_names_the_output_as_the_reference_and_refuses_to_replace_it() {
     let Some(ckpt) = make_hf_checkpoint("cli_convert_name", "qwen3", HfLayout::TiedSingle, 32) else { return };
-    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q"]);
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    // auto: the first matrix is BF16. The size label is gguf-py's rounding of the element count:
+    // auto: the first matrix is BF16. The name is gguf-py's Metadata of the folder name
+    // ("Tiny Qwen3 Hf", spaces as '-' in the file name, as naming_convention writes it). The size label is gguf-py's rounding of the element count:
     // token_embd 48*64 = 3072, per block q 4096 + k 2048 + v 2048 + o 4096 + gate/up/down
     // 3*5120 + two norms 128 + q/k norms 32 = 27808, output_norm 64: 58752, "59K".
-    let want = ckpt.join("tiny-qwen3-hf-59K-BF16.gguf");
+    let want = ckpt.join("Tiny-Qwen3-Hf-59K-BF16.gguf");
     assert!(want.exists(), "{}", text(&o.stdout));
-    let again = gguf(&["convert", ckpt.to_str().unwrap(), "-q"]);
+    let again = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stderr).contains("exists"), "{}", text(&again.stderr));
 }
@@ -48,7 +58,7 @@ fn convert_refuses_an_unknown_architecture_before_writing() {
     let c = std::fs::read_to_string(&cfg).unwrap().replace("LlamaForCausalLM", "GPT2LMHeadModel");
     std::fs::write(&cfg, c).unwrap();
     let out = ckpt.parent().unwrap().join("refused.gguf");
-    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("architecture \"GPT2LMHeadModel\" is not converted"), "{}", text(&o.stderr));
     assert!(!out.exists());
@@ -64,6 +74,7 @@ fn convert_splits_into_shards() {
         "convert",
         ckpt.to_str().unwrap(),
         "-q",
+        "--no-vocab",
         "--outtype",
         "f32",
         "--split-max-size",
@@ -85,4 +96,14 @@ fn convert_splits_into_shards() {
     let s =
         run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), merged.to_str().unwrap(), "f32", "tiny-llama-hf"]);
     assert_eq!(s["tensors"], 21);
+}
+
+#[test]
+fn convert_refuses_a_checkpoint_without_a_tokenizer_unless_told() {
+    let Some(ckpt) = make_hf_llama("cli_convert_novocab", HfLayout::TiedSingle, 35) else { return };
+    let out = ckpt.parent().unwrap().join("novocab.gguf");
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("tokenizer.model"), "{}", text(&o.stderr));
+    assert!(!out.exists());
 }

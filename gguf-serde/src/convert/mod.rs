@@ -289,12 +289,29 @@ pub struct ConvertOptions<'p> {
     /// Shards of at most this many bytes of tensor data (`--split-max-size`, counted as
     /// `llama-gguf-split` counts them), `None` for one file.
     pub split_max_size: Option<u64>,
+    /// The front matter of the model card (`README.md`), parsed from YAML by the caller
+    /// ([`general::front_matter`] gives its text); this crate parses no YAML, so without it the
+    /// card's `name`, `license`, `tags`, … are not written.
+    pub model_card: Option<&'p serde_json::Value>,
+    /// Whether the tokenizer is converted (`true` by default, as the reference always does, and
+    /// a checkpoint without a tokenizer the architecture can read is refused). `false` writes no
+    /// `tokenizer.*` keys: for a converter that writes them itself (llama.cpp refuses a model
+    /// file without `tokenizer.ggml.model`).
+    pub vocab: bool,
 }
 
 impl ConvertOptions<'_> {
     /// Options for `outtype`: no name, no progress, chunks of [`CHUNK_ELEMS`], one file.
     pub fn new(outtype: OutType) -> Self {
-        ConvertOptions { outtype, name: None, progress: None, chunk_elems: CHUNK_ELEMS, split_max_size: None }
+        ConvertOptions {
+            outtype,
+            name: None,
+            progress: None,
+            chunk_elems: CHUNK_ELEMS,
+            split_max_size: None,
+            model_card: None,
+            vocab: true,
+        }
     }
 }
 
@@ -384,13 +401,18 @@ fn out_shape(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Vec<
 /// The general keys (`Metadata.set_gguf_meta_model`), from `general.type`
 /// ([`general::general_kv`], with `generation_config.json` when the folder has one), and the
 /// parts of the default file name they give. `name` (`--model-name`) replaces `general.name`.
-/// The model card's front matter is YAML, which this crate does not parse: it is not read, so
-/// a card's `name`, `license`, `tags`, … are not written (the reference writes them).
+/// `model_card` is the card's front matter parsed from YAML ([`ConvertOptions::model_card`]).
 ///
 /// # Errors
 /// [`ConvertError::Json`] for a `generation_config.json` that is not JSON;
 /// [`ConvertError::General`].
-pub fn general_keys(dir: &Path, config: &HfConfig, counts: &ParamCounts, name: Option<&str>) -> Result<(Kvs, NameParts)> {
+pub fn general_keys(
+    dir: &Path,
+    config: &HfConfig,
+    counts: &ParamCounts,
+    name: Option<&str>,
+    model_card: Option<&serde_json::Value>,
+) -> Result<(Kvs, NameParts)> {
     let gen_path = dir.join("generation_config.json");
     let generation = match std::fs::read(&gen_path) {
         Ok(bytes) => Some(
@@ -401,7 +423,7 @@ pub fn general_keys(dir: &Path, config: &HfConfig, counts: &ParamCounts, name: O
     };
     let config_json = serde_json::Value::Object(config.raw.clone());
     let mut kv = Kvs::default();
-    kv.extend(general::general_kv(dir, &config_json, counts, None, generation.as_ref())?);
+    kv.extend(general::general_kv(dir, &config_json, counts, model_card, generation.as_ref())?);
     if let Some(n) = name {
         kv.set("general.name", Value::String(n.to_owned()));
     }
@@ -531,11 +553,13 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     kvs.set("general.architecture", Value::String(arch.name().into()));
     arch.early_keys(&cx, &mut kvs)?;
     kvs.set("general.type", Value::String("model".into()));
-    let (general, parts) = general_keys(&ckpt.dir, config, &params, opts.name)?;
+    let (general, parts) = general_keys(&ckpt.dir, config, &params, opts.name, opts.model_card)?;
     kvs.extend(general.0);
     arch.parameters(&cx, outtype.file_type(), &mut kvs)?;
     kvs.set("general.quantization_version", Value::U32(2));
-    arch.vocab(&cx, &mut kvs)?;
+    if opts.vocab {
+        arch.vocab(&cx, &mut kvs)?;
+    }
     let default_file_name = format!("{}.gguf", naming_convention(&parts, outtype));
     Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, default_file_name })
 }

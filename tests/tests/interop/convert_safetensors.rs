@@ -45,7 +45,7 @@ fn convert_and_check(ckpt: &Path, chunk: u64) -> Vec<Json> {
     let mut out_summaries = Vec::new();
     for (name, outtype) in OUTTYPES {
         let out = ckpt.parent().unwrap().join(format!("out-{name}-{chunk}.gguf"));
-        let opts = ConvertOptions { chunk_elems: chunk, ..ConvertOptions::new(outtype) };
+        let opts = ConvertOptions { chunk_elems: chunk, vocab: false, ..ConvertOptions::new(outtype) };
         let report = convert(ckpt, &out, &opts).unwrap();
         let summary =
             run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), out.to_str().unwrap(), name, &dir_name(ckpt)]);
@@ -61,11 +61,13 @@ fn llama_binds(ckpt: &Path, tied: bool) {
     let cfg = config(ckpt);
     let u = |k: &str| cfg[k].as_u64().unwrap() as u32;
     let out = ckpt.parent().unwrap().join("bind.gguf");
-    convert(ckpt, &out, &ConvertOptions::new(OutType::F16)).unwrap();
+    convert(ckpt, &out, &ConvertOptions { vocab: false, ..ConvertOptions::new(OutType::F16) }).unwrap();
     let file = Gguf::open(&out).unwrap();
     let m = Llama::<TensorView>::read(&file).unwrap();
     let c = &m.config;
-    assert_eq!((c.architecture.as_str(), c.name.as_str()), ("llama", "tiny-llama-hf"));
+    // general.name as gguf-py's Metadata makes it of the folder name (check_convert.py checks
+    // the same with gguf-py itself).
+    assert_eq!((c.architecture.as_str(), c.name.as_str()), ("llama", "Tiny Llama Hf"));
     assert_eq!(c.block_count, u("num_hidden_layers"));
     assert_eq!(c.head_count_kv, u("num_key_value_heads"));
     assert_eq!(c.vocab_size, u("vocab_size"));
@@ -84,7 +86,7 @@ fn sharded_checkpoint_converts_for_every_outtype() {
     for summaries in [convert_and_check(&ckpt, CHUNK_ELEMS), convert_and_check(&ckpt, 100)] {
         for (s, (name, _)) in summaries.iter().zip(OUTTYPES) {
             assert_eq!(s["tensors"], 21);
-            assert_eq!(s["keys"], 17);
+            assert_eq!(s["keys"], 18);
             assert_eq!(s["types"]["blk.0.attn_norm.weight"], "F32");
             // ffn_down rows are 80 long: not whole Q8_0 blocks, so F16 there.
             let down = if name == "q8_0" { "F16".to_owned() } else { name.to_uppercase() };
@@ -115,20 +117,20 @@ fn arch_converts(arch: &str, seed: u64, tensors: usize, keys: usize) {
 
 #[test]
 fn qwen2_converts_with_biases() {
-    arch_converts("qwen2", 21, 27, 13);
+    arch_converts("qwen2", 21, 27, 14);
 }
 
 #[test]
 fn qwen3_converts_with_head_norms() {
-    arch_converts("qwen3", 22, 25, 15);
+    arch_converts("qwen3", 22, 25, 16);
 }
 
 #[test]
 fn gemma3_converts_with_norm_offsets_and_a_cut_embedding() {
-    arch_converts("gemma3", 23, 28, 17);
+    arch_converts("gemma3", 23, 28, 18);
     let Some(ckpt) = make_hf_checkpoint("convert_gemma3_rows", "gemma3", HfLayout::Sharded, 23) else { return };
     let ck = Checkpoint::open(&ckpt).unwrap();
-    let p = plan(&ck, &ConvertOptions::new(OutType::F32)).unwrap();
+    let p = plan(&ck, &ConvertOptions { vocab: false, ..ConvertOptions::new(OutType::F32) }).unwrap();
     // tokenizer.json: 40 tokens + 2 added, of 48 embedding rows.
     let embd = p.tensors.iter().find(|t| t.name == "token_embd.weight").unwrap();
     assert_eq!(embd.shape, [42, 64]);
@@ -136,7 +138,7 @@ fn gemma3_converts_with_norm_offsets_and_a_cut_embedding() {
 
 #[test]
 fn phi3_converts_fused_with_rope_factors() {
-    arch_converts("phi3", 24, 17, 17);
+    arch_converts("phi3", 24, 17, 18);
 }
 
 /// `auto` takes the type of the first matrix of the checkpoint (BF16 here), as the reference.
@@ -144,7 +146,7 @@ fn phi3_converts_fused_with_rope_factors() {
 fn auto_outtype_follows_the_first_matrix() {
     let Some(ckpt) = make_hf_llama("convert_auto", HfLayout::TiedSingle, 16) else { return };
     let ck = Checkpoint::open(&ckpt).unwrap();
-    let p = plan(&ck, &ConvertOptions::new(OutType::Auto)).unwrap();
+    let p = plan(&ck, &ConvertOptions { vocab: false, ..ConvertOptions::new(OutType::Auto) }).unwrap();
     assert_eq!(p.outtype, OutType::BF16);
     assert!(p.default_file_name.ends_with("-BF16.gguf"), "{}", p.default_file_name);
 }
@@ -155,7 +157,7 @@ fn auto_outtype_follows_the_first_matrix() {
 fn q_and_k_rows_are_interleaved_per_head() {
     let Some(ckpt) = make_hf_llama("convert_rows", HfLayout::Sharded, 13) else { return };
     let out = ckpt.parent().unwrap().join("out.gguf");
-    convert(&ckpt, &out, &ConvertOptions::new(OutType::F32)).unwrap();
+    convert(&ckpt, &out, &ConvertOptions { vocab: false, ..ConvertOptions::new(OutType::F32) }).unwrap();
     let file = Gguf::open(&out).unwrap();
     let m = Llama::<Vec<f32>>::read(&file).unwrap();
     let source = Checkpoint::open(&ckpt).unwrap();
@@ -192,7 +194,7 @@ fn the_examples_custom_architecture_converts() {
     let py = python().unwrap();
     for (name, outtype) in OUTTYPES {
         let out = ckpt.parent().unwrap().join(format!("custom-{name}.gguf"));
-        let opts = ConvertOptions { chunk_elems: 100, ..ConvertOptions::new(outtype) };
+        let opts = ConvertOptions { chunk_elems: 100, vocab: false, ..ConvertOptions::new(outtype) };
         convert_with(&ckpt, &out, &gguf_examples::convert::MyLlama, &opts).unwrap();
         let s =
             run_py(&py, "check_convert.py", &[ckpt.to_str().unwrap(), out.to_str().unwrap(), name, "tiny-llama-hf"]);
@@ -346,4 +348,16 @@ fn f8_weights_are_refused_naming_the_tensor() {
         "{e}"
     );
     assert!(e.to_string().contains("model.layers.0.mlp.down_proj.weight_scale_inv"), "{e}");
+}
+
+/// The reference always converts the tokenizer: a checkpoint without one it can read is refused
+/// (before anything is written), naming the file looked for; `vocab: false` converts it without
+/// tokenizer keys.
+#[test]
+fn a_checkpoint_without_a_tokenizer_is_refused_naming_the_file() {
+    let Some(ckpt) = make_hf_llama("convert_novocab", HfLayout::TiedSingle, 16) else { return };
+    let out = ckpt.parent().unwrap().join("novocab.gguf");
+    let err = expect_err(&ckpt, &out);
+    let gguf_serde::convert::ConvertError::Vocab(v) = &err else { panic!("{err:?}") };
+    assert!(v.to_string().contains("tokenizer.model"), "{v}");
 }
