@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 t=$1 max=${2:-900} quiet=${3:-240}
-mkdir -p "corpus/$t" logs
+mkdir -p "corpus/$t" "artifacts/$t" logs
 log="logs/$t.log"
 toolchain=${FUZZ_TOOLCHAIN:-+nightly}
 # shellcheck disable=SC2086
