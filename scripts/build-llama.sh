@@ -37,7 +37,12 @@ cmake_pin=cmake==4.4.4
 ninja_pin=ninja==1.13.2
 default_targets="llama-quantize llama-gguf-split llama-imatrix llama-tokenize llama-simple llama ggml ggml-base ggml-cpu"
 cmake_flags=(
-  -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
+  -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
+  # Not -march=native: on a machine that reports AVX-512 and AMX, a native build of this
+  # llama.cpp dies in its repacked-weights path (SIGSEGV in llama-imatrix, SIGILL/SIGSEGV when
+  # libllama evaluates Gemma 3). A fixed x86-64 level with AVX2/FMA/F16C, which every machine
+  # of the suite has, runs everywhere and gives the same results on every such machine.
+  -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
   -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=ON -DLLAMA_BUILD_TOOLS=ON
 )

@@ -246,25 +246,7 @@ fn quantize_with_an_importance_matrix_as_llama_quantize() {
         assert!(o.status.success(), "{}: {}", cmd.display(), String::from_utf8_lossy(&o.stderr));
     };
     let model = path.to_str().unwrap();
-    // --no-repack: llama-imatrix of this llama.cpp crashes (SIGSEGV) in its repacked-weights
-    // path on CPUs with AVX-512/AMX; the matrix is the same statistic either way, and both
-    // quantizers below are given the same file.
-    let imx = [
-        "-m",
-        model,
-        "-f",
-        "text.txt",
-        "-o",
-        "im.gguf",
-        "-c",
-        "64",
-        "--chunks",
-        "2",
-        "-t",
-        "2",
-        "--no-ppl",
-        "--no-repack",
-    ];
+    let imx = ["-m", model, "-f", "text.txt", "-o", "im.gguf", "-c", "64", "--chunks", "2", "-t", "2", "--no-ppl"];
     run(&imatrix, &imx);
     let opts = ["--allow-requantize", "--imatrix", "im.gguf", "--exclude-weights", "attn_k"];
     let mut theirs = opts.to_vec();

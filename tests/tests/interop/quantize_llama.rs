@@ -289,9 +289,7 @@ fn llama_imatrix(model_name: &str, dat: bool) -> Option<PathBuf> {
             .arg("-o")
             .arg(&tmp)
             .args(["--output-format", if dat { "dat" } else { "gguf" }])
-            // --no-repack: this llama-imatrix crashes (SIGSEGV) in its repacked-weights path on
-            // CPUs with AVX-512/AMX; both quantizers are given the same matrix.
-            .args(["-c", "64", "--chunks", "2", "-t", "2", "--no-ppl", "--no-repack"])
+            .args(["-c", "64", "--chunks", "2", "-t", "2", "--no-ppl"])
             .output()
             .unwrap();
         assert!(o.status.success(), "llama-imatrix: {}", String::from_utf8_lossy(&o.stderr));
