@@ -59,7 +59,7 @@ impl Architecture for MyLlama {
         } else {
             vec![]
         };
-        Ok(Mapped::Tensor { name, transforms })
+        Ok(Mapped::To { name, transforms })
     }
 
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {

@@ -25,7 +25,7 @@ pub struct ConvertArgs {
     /// Type of the matrices: f32, f16, bf16, q8_0, or auto (bf16 or f16 as the checkpoint's
     /// first matrix is, f16 if none). 1-D tensors and norms are F32; Q8_0 falls back to F16 for
     /// rows that are not whole blocks of 32.
-    #[arg(long, default_value = "auto", value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
+    #[arg(long, default_value = "auto", ignore_case = true, value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
     outtype: String,
     /// Write shards of at most this many bytes of tensor data (K/M/G powers of 1000, Ki/Mi/Gi),
     /// named OUT without .gguf + -00001-of-0000N.gguf, in llama-gguf-split's layout.
@@ -53,7 +53,7 @@ fn fill_template(name: &str, outtype: OutType) -> String {
 
 /// Runs `gguf convert`.
 pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
-    let outtype: OutType = args.outtype.parse().map_err(anyhow::Error::msg)?;
+    let outtype: OutType = args.outtype.to_lowercase().parse().map_err(anyhow::Error::msg)?;
     let ckpt = Checkpoint::open(&args.dir).with_context(|| args.dir.display().to_string())?;
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
@@ -75,8 +75,15 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
         None => args.dir.join(&plan.default_file_name),
     };
+    // An existing folder: the default name inside it, as the reference writes it.
+    let out = if out.is_dir() { out.join(&plan.default_file_name) } else { out };
     if !args.force && args.split_max_size.is_none() && out.exists() {
         bail!("{} exists (use --force to replace it)", out.display());
+    }
+    if !args.force && args.split_max_size.is_some() {
+        if let Some(shard) = existing_shard(&out) {
+            bail!("{} exists (a shard of OUT; use --force to replace it)", shard.display());
+        }
     }
     check_parent(&out)?;
     bar.set_length(plan.source_bytes());
@@ -89,6 +96,28 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A file `STEM-NNNNN-of-NNNNN.gguf` beside `out` (`STEM.gguf`): a shard that a split of OUT, of
+/// any count, would replace or leave beside the new ones.
+fn existing_shard(out: &Path) -> Option<PathBuf> {
+    let stem = out.file_name()?.to_str()?;
+    let stem = stem.strip_suffix(".gguf").unwrap_or(stem);
+    let folder = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let is_shard = |name: &str| {
+        let Some(rest) = name.strip_prefix(stem).and_then(|r| r.strip_prefix('-')) else { return false };
+        let Some(rest) = rest.strip_suffix(".gguf") else { return false };
+        let b = rest.as_bytes();
+        b.len() == 14 && &rest[5..9] == "-of-" && b[..5].iter().chain(&b[9..]).all(u8::is_ascii_digit)
+    };
+    std::fs::read_dir(&folder)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_str().is_some_and(is_shard))
+        .map(|e| e.path())
 }
 
 fn check_parent(out: &Path) -> anyhow::Result<()> {

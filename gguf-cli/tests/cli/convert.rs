@@ -46,6 +46,12 @@ fn convert_names_the_output_as_the_reference_and_refuses_to_replace_it() {
     // 3*5120 + two norms 128 + q/k norms 32 = 27808, output_norm 64: 58752, "59K".
     let want = ckpt.join("Tiny-Qwen3-Hf-59K-BF16.gguf");
     assert!(want.exists(), "{}", text(&o.stdout));
+    // -o naming an existing folder: the default name inside it.
+    let folder = ckpt.parent().unwrap().join("outdir");
+    std::fs::create_dir(&folder).unwrap();
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "-o", folder.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(folder.join("Tiny-Qwen3-Hf-59K-BF16.gguf").exists(), "{}", text(&o.stdout));
     let again = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stderr).contains("exists"), "{}", text(&again.stderr));
@@ -89,6 +95,17 @@ fn convert_splits_into_shards() {
     assert!(shards.len() > 3, "{stdout}");
     let first = ckpt.parent().unwrap().join(format!("split-00001-of-{:05}.gguf", shards.len()));
     assert!(first.exists(), "{stdout}");
+    // Again, into another count: the shards there are replaced only with --force.
+    let again = |extra: &[&str]| {
+        let mut args = vec!["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "F32"];
+        args.extend(["--split-max-size", "80K", "-o", out.to_str().unwrap()]);
+        args.extend(extra);
+        gguf(&args)
+    };
+    let o = again(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("exists (a shard of OUT; use --force"), "{}", text(&o.stderr));
+    assert!(again(&["--force"]).status.success());
     let merged = ckpt.parent().unwrap().join("merged.gguf");
     let m = gguf(&["merge", first.to_str().unwrap(), merged.to_str().unwrap()]);
     assert!(m.status.success(), "{}", text(&m.stderr));

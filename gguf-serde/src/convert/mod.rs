@@ -111,7 +111,7 @@ pub enum ConvertError {
     },
     /// A tensor whose shape does not fit its transform.
     #[error("tensor {name}: {reason}")]
-    Tensor {
+    BadShape {
         /// The Hugging Face name.
         name: String,
         /// What is wrong.
@@ -120,6 +120,11 @@ pub enum ConvertError {
     /// The tokenizer could not be converted.
     #[error("tokenizer")]
     Vocab(#[from] vocab::VocabError),
+    /// The checkpoint's tokenizer is of a kind not converted yet: a BPE tokenizer
+    /// (`tokenizer.json` without `tokenizer.model`). Converting with
+    /// [`ConvertOptions::vocab`] `false` (`--no-vocab`) writes the file without tokenizer keys.
+    #[error("{0}: BPE tokenizers (tokenizer.json without tokenizer.model) are not converted yet (--no-vocab converts without the tokenizer, which llama.cpp then cannot load)")]
+    UnsupportedTokenizer(PathBuf),
     /// The `general.*` keys could not be made.
     #[error("general metadata")]
     General(#[from] general::GeneralError),
@@ -376,7 +381,7 @@ impl Plan<'_> {
 
 fn out_shape(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Vec<u64>> {
     let mut s = shape.to_vec();
-    let err = |reason: String| ConvertError::Tensor { name: name.to_owned(), reason };
+    let err = |reason: String| ConvertError::BadShape { name: name.to_owned(), reason };
     for t in transforms {
         match *t {
             Transform::Permute { heads } => {
@@ -446,6 +451,16 @@ pub mod vocab_hook {
     use super::arch::ArchContext;
     use super::{vocab, Kvs, Result};
 
+    /// [`ConvertError::UnsupportedTokenizer`](super::ConvertError::UnsupportedTokenizer) for a
+    /// folder with `tokenizer.json` and no `tokenizer.model` (the reference's GPT-2 BPE path).
+    fn refuse_bpe(cx: &ArchContext<'_>) -> Result<()> {
+        let json = cx.dir.join("tokenizer.json");
+        if !cx.dir.join("tokenizer.model").is_file() && json.is_file() {
+            return Err(super::ConvertError::UnsupportedTokenizer(json));
+        }
+        Ok(())
+    }
+
     fn vocab_size(cx: &ArchContext<'_>) -> Option<usize> {
         cx.config.raw.get("vocab_size").and_then(|v| v.as_u64()).and_then(|n| usize::try_from(n).ok())
     }
@@ -454,6 +469,7 @@ pub mod vocab_hook {
     /// Its fallbacks (`llama_hf`, then GPT-2 BPE from `tokenizer.json`) are not converted yet: a
     /// folder without `tokenizer.model` is refused ([`vocab::VocabError`]).
     pub fn llama(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        refuse_bpe(cx)?;
         kv.extend(vocab::set_vocab_llama(cx.dir, vocab_size(cx))?);
         Ok(())
     }
@@ -461,6 +477,7 @@ pub mod vocab_hook {
     /// `Qwen2Model.set_vocab`: SentencePiece when the folder has `tokenizer.model`; GPT-2 BPE
     /// otherwise, which is not converted yet (refused).
     pub fn qwen(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        refuse_bpe(cx)?;
         kv.extend(vocab::set_vocab_sentencepiece(cx.dir, vocab_size(cx))?);
         Ok(())
     }
@@ -468,6 +485,7 @@ pub mod vocab_hook {
     /// `Gemma3Model.set_vocab`: SentencePiece with `add_space_prefix = false`
     /// ([`vocab::set_vocab_gemma3`]); its GPT-2 BPE fallback is not converted yet (refused).
     pub fn gemma3(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
+        refuse_bpe(cx)?;
         kv.extend(vocab::set_vocab_gemma3(cx.dir, vocab_size(cx))?);
         Ok(())
     }
@@ -494,7 +512,7 @@ pub fn plan<'a>(ckpt: &'a Checkpoint, opts: &ConvertOptions<'_>) -> Result<Plan<
 ///
 /// # Errors
 /// [`ConvertError::Config`] from the architecture; [`ConvertError::UnknownTensor`],
-/// [`ConvertError::MissingTensor`], [`ConvertError::Tensor`] (a shape that does not fit a
+/// [`ConvertError::MissingTensor`], [`ConvertError::BadShape`] (a shape that does not fit a
 /// transform), [`ConvertError::Layout`] (two tensors of one GGUF name); as
 /// [`Checkpoint::tensors`]; [`ConvertError::Vocab`].
 pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &ConvertOptions<'_>) -> Result<Plan<'a>> {
@@ -520,7 +538,10 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     let mut tensors: Vec<PlannedTensor<'a>> = Vec::new();
     for arch::ExtraTensor { name, shape, values } in arch.extra_tensors(&cx)? {
         if shape.iter().product::<u64>() != values.len() as u64 {
-            return Err(ConvertError::Tensor { name, reason: format!("{} values for shape {shape:?}", values.len()) });
+            return Err(ConvertError::BadShape {
+                name,
+                reason: format!("{} values for shape {shape:?}", values.len()),
+            });
         }
         let dtype = output_type(&name, &shape, outtype);
         tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Generated(values), transforms: Vec::new() });
@@ -531,7 +552,7 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
             Mapped::Unknown => {
                 return Err(ConvertError::UnknownTensor { name: src.name, arch: arch.name().to_owned() })
             }
-            Mapped::Tensor { name, transforms } => {
+            Mapped::To { name, transforms } => {
                 let shape = out_shape(&src.name, &src.shape, &transforms)?;
                 let dtype = output_type(&name, &shape, outtype);
                 tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Source(src), transforms });

@@ -317,7 +317,7 @@ fn bad_checkpoints_are_typed_errors_and_leave_the_output_alone() {
     let d = copy("heads");
     edit_json(&d.join("config.json"), |j| j["num_attention_heads"] = 3.into());
     let e = expect_err(&d, &out);
-    assert!(matches!(&e, ConvertError::Tensor { name, .. } if name.ends_with("q_proj.weight")), "{e}");
+    assert!(matches!(&e, ConvertError::BadShape { name, .. } if name.ends_with("q_proj.weight")), "{e}");
 }
 
 /// A missing block tensor is named, and a block past `num_hidden_layers` is not a tensor of the

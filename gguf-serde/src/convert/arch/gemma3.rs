@@ -96,7 +96,7 @@ impl Architecture for Gemma3 {
         if hf.ends_with("norm.weight") {
             transforms.push(Transform::Add(1.0));
         }
-        Ok(Mapped::Tensor { name, transforms })
+        Ok(Mapped::To { name, transforms })
     }
 
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {

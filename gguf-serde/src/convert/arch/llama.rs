@@ -86,7 +86,7 @@ impl Architecture for Llama {
         } else if hf.ends_with("k_proj.weight") || hf.ends_with("k_proj.bias") {
             transforms.push(Transform::Permute { heads: n_kv });
         }
-        Ok(Mapped::Tensor { name, transforms })
+        Ok(Mapped::To { name, transforms })
     }
 
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {

@@ -57,7 +57,7 @@ pub enum Transform {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mapped {
     /// Written under this GGUF name after these transforms.
-    Tensor {
+    To {
         /// The GGUF name.
         name: String,
         /// The transforms, in order.
@@ -72,7 +72,7 @@ pub enum Mapped {
 impl Mapped {
     /// `Tensor` with no transform.
     pub fn plain(name: impl Into<String>) -> Mapped {
-        Mapped::Tensor { name: name.into(), transforms: Vec::new() }
+        Mapped::To { name: name.into(), transforms: Vec::new() }
     }
 }
 
