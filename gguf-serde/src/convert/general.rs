@@ -21,6 +21,7 @@
 //! (see [`front_matter`] for the text the reference parses), so that it needs no YAML parser.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use regex::Regex;
 use serde_json::Value as Json;
@@ -152,11 +153,33 @@ fn is_decimal(c: char) -> bool {
     c.is_ascii_digit()
 }
 
+/// A pattern of the reference's heuristics, compiled once. The patterns are constants of this
+/// file (each compiled by the unit tests), never built from input, so `Regex::new` cannot fail
+/// whatever a checkpoint holds.
+fn constant_re(pattern: &'static str) -> Regex {
+    Regex::new(pattern).expect("a constant pattern of this module")
+}
+
+/// Words `id_to_title` keeps as they are: versions and words starting with a digit.
+static TITLE_KEEP_RE: LazyLock<Regex> = LazyLock::new(|| constant_re(r"^(v\d+(?:\.\d+)*|\d.*)"));
+/// A version part of a model id (`v0.1`, `iter3`, `2.5`).
+static VERSION_RE: LazyLock<Regex> = LazyLock::new(|| constant_re(r"(?i)^(v|iter)?\d+([.]\d+)*$"));
+/// A weight-type part (`q4_k`, `fp16`, `bf16`).
+static TYPE_RE: LazyLock<Regex> = LazyLock::new(|| constant_re(r"(?i)^(i?q\d(_\w)*|b?fp?(16|32))$"));
+/// A size part (`7B`, `8x7B`, `A3B`, `small`, `xl`).
+static SIZE_RE: LazyLock<Regex> =
+    LazyLock::new(|| constant_re(r"(?i)^(([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl)$"));
+/// A finetune part (`chat`, `instruct`, `vision`, `lora`).
+static FINETUNE_RE: LazyLock<Regex> = LazyLock::new(|| constant_re(r"(?i)^(chat|instruct|vision|lora)$"));
+
+/// A Hugging Face model URL, capturing `OWNER/REPO`.
+static HF_URL_RE: LazyLock<Regex> = LazyLock::new(|| constant_re(r"^https?://huggingface.co/([^/]+/[^/]+)$"));
+
 /// gguf-py's `Metadata.id_to_title`: dashes to spaces, and each all-lowercase word title-cased
 /// unless it is a version (`v0.1`) or starts with a digit (`8b`). `"Mixtral-8x7B-Instruct-v0.1"`
 /// → `"Mixtral 8x7B Instruct v0.1"`.
 pub fn id_to_title(s: &str) -> String {
-    let keep = Regex::new(r"^(v\d+(?:\.\d+)*|\d.*)").expect("regex");
+    let keep = &*TITLE_KEEP_RE;
     s.trim()
         .replace('-', " ")
         .split_whitespace()
@@ -201,11 +224,7 @@ pub fn model_id_components(model_id: &str, total_params: i64) -> ModelIdParts {
     }
     let mut parts: Vec<String> = full.split('-').filter(|p| !p.is_empty()).map(str::to_string).collect();
     let mut tags = vec![Tags::default(); parts.len()];
-    let version_re = Regex::new(r"(?i)^(v|iter)?\d+([.]\d+)*$").expect("regex");
-    let type_re = Regex::new(r"(?i)^(i?q\d(_\w)*|b?fp?(16|32))$").expect("regex");
-    let size_re =
-        Regex::new(r"(?i)^(([A]|\d+[x])?\d+([._]\d+)?[KMBT][\d]?|small|mini|medium|large|x?xl)$").expect("regex");
-    let finetune_re = Regex::new(r"(?i)^(chat|instruct|vision|lora)$").expect("regex");
+    let (version_re, type_re, size_re, finetune_re) = (&*VERSION_RE, &*TYPE_RE, &*SIZE_RE, &*FINETUNE_RE);
     for i in 0..parts.len() {
         let part = parts[i].clone();
         if version_re.is_match(&part) {
@@ -368,8 +387,7 @@ fn source_from_id(id: &Json, total: i64) -> Option<Source> {
         Json::String(s) if s.starts_with("http://") || s.starts_with("https://") || s.starts_with("ssh://") => {
             put("repo_url", s.clone());
             if s.contains("huggingface.co") {
-                let re = Regex::new(r"^https?://huggingface.co/([^/]+/[^/]+)$").expect("regex");
-                if let Some(c) = re.captures(s) {
+                if let Some(c) = HF_URL_RE.captures(s) {
                     let p = model_id_components(&c[1], total);
                     if let Some(n) = p.name {
                         put("name", id_to_title(&n));

@@ -259,3 +259,20 @@ fn param_counts_as_gguf_py_counts_them() {
     assert_eq!(p, ParamCounts { total: 2 * 8 * 128 * 64 + 4096, shared: 4096, expert: 2 * 128 * 64, expert_count: 8 });
     assert_eq!(size_label(&p), "8x20K");
 }
+
+#[test]
+fn every_constant_pattern_compiles() {
+    // The heuristics' patterns are compiled lazily: force each once, so a bad pattern fails
+    // here, never in a user's conversion.
+    for re in [
+        &super::TITLE_KEEP_RE,
+        &super::VERSION_RE,
+        &super::TYPE_RE,
+        &super::SIZE_RE,
+        &super::FINETUNE_RE,
+        &super::HF_URL_RE,
+    ] {
+        assert!(!re.is_match("\u{0}"), "{}", re.as_str());
+    }
+    assert!(super::SIZE_RE.is_match("8x7B") && super::VERSION_RE.is_match("v0.1") && super::TYPE_RE.is_match("q4_k"));
+}

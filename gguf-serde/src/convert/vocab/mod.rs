@@ -177,6 +177,50 @@ pub struct SpmVocab {
     pub types: Vec<i32>,
 }
 
+/// The model's pieces as ids `0..n` (sentencepiece's IsUnknown / IsControl / IsUnused / IsByte,
+/// else normal, user-defined pieces included), the ids past the pieces padded as the reference
+/// pads them: `[PADi]`, score -10000, unused. Pieces past `n` are left out.
+fn pieces_padded(model: &spm::SpmModel, n: usize) -> SpmVocab {
+    let mut v = SpmVocab {
+        tokens: (0..n).map(|i| format!("[PAD{i}]")).collect(),
+        scores: vec![-10000.0; n],
+        types: vec![token_type::UNUSED; n],
+    };
+    for (id, p) in model.pieces.iter().enumerate().take(n) {
+        use spm::PieceType as T;
+        v.types[id] = match p.kind {
+            T::Unknown => token_type::UNKNOWN,
+            T::Control => token_type::CONTROL,
+            T::Unused => token_type::UNUSED,
+            T::Byte => token_type::BYTE,
+            T::Normal | T::UserDefined => token_type::NORMAL,
+        };
+        v.tokens[id] = p.piece.clone();
+        v.scores[id] = p.score;
+    }
+    v
+}
+
+/// `added_tokens.json` (`{text: id}`), if the folder has one: each id below `n` becomes that
+/// text, score -1000, user-defined; ids from `n` on are ignored, as the reference ignores them.
+///
+/// # Errors
+/// [`VocabError`] for a file that is not that JSON or an id that is not a non-negative integer.
+fn added_tokens_json(dir: &Path, v: &mut SpmVocab, n: usize) -> Result<(), VocabError> {
+    let added_path = dir.join("added_tokens.json");
+    if let Some(OrderedObject(added)) = read_json::<OrderedObject>(&added_path)? {
+        for (text, id) in added {
+            let id = json_id(&added_path, &id, &format!("[{text:?}]"))?;
+            if id < n {
+                v.tokens[id] = text;
+                v.scores[id] = -1000.0;
+                v.types[id] = token_type::USER_DEFINED;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Builds the SentencePiece vocabulary of `dir` as `_create_vocab_sentencepiece` does.
 ///
 /// `vocab_size` is the checkpoint's `config.json` `vocab_size` (`vocab_size_per_layer_input`
@@ -201,38 +245,8 @@ pub fn create_vocab_sentencepiece(dir: &Path, vocab_size: Option<usize>) -> Resu
         Some(n) if n > 0 => n,
         _ => model.pieces.len(),
     };
-    let mut v = SpmVocab {
-        tokens: (0..n).map(|i| format!("[PAD{i}]")).collect(),
-        scores: vec![-10000.0; n],
-        types: vec![token_type::UNUSED; n],
-    };
-    for (id, p) in model.pieces.iter().enumerate().take(n) {
-        use spm::PieceType as T;
-        // sentencepiece's IsUnknown / IsControl / IsUnused / IsByte, else normal (user-defined
-        // pieces included).
-        v.types[id] = match p.kind {
-            T::Unknown => token_type::UNKNOWN,
-            T::Control => token_type::CONTROL,
-            T::Unused => token_type::UNUSED,
-            T::Byte => token_type::BYTE,
-            T::Normal | T::UserDefined => token_type::NORMAL,
-        };
-        v.tokens[id] = p.piece.clone();
-        v.scores[id] = p.score;
-    }
-
-    let added_path = dir.join("added_tokens.json");
-    if let Some(OrderedObject(added)) = read_json::<OrderedObject>(&added_path)? {
-        for (text, id) in added {
-            let id = json_id(&added_path, &id, &format!("[{text:?}]"))?;
-            if id >= n {
-                continue;
-            }
-            v.tokens[id] = text;
-            v.scores[id] = -1000.0;
-            v.types[id] = token_type::USER_DEFINED;
-        }
-    }
+    let mut v = pieces_padded(&model, n);
+    added_tokens_json(dir, &mut v, n)?;
 
     let config_path = dir.join("tokenizer_config.json");
     if let Some(config) = read_json::<serde_json::Value>(&config_path)? {
@@ -397,34 +411,8 @@ pub fn set_vocab_phi3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Stri
     if model.pieces.len() > n {
         return Err(invalid(&model_path, format!("{} pieces, more than vocab_size {n}", model.pieces.len())));
     }
-    let mut v = SpmVocab {
-        tokens: (0..n).map(|i| format!("[PAD{i}]")).collect(),
-        scores: vec![-10000.0; n],
-        types: vec![token_type::UNUSED; n],
-    };
-    for (id, p) in model.pieces.iter().enumerate() {
-        use spm::PieceType as T;
-        v.types[id] = match p.kind {
-            T::Unknown => token_type::UNKNOWN,
-            T::Control => token_type::CONTROL,
-            T::Unused => token_type::UNUSED,
-            T::Byte => token_type::BYTE,
-            T::Normal | T::UserDefined => token_type::NORMAL,
-        };
-        v.tokens[id] = p.piece.clone();
-        v.scores[id] = p.score;
-    }
-    let added_path = dir.join("added_tokens.json");
-    if let Some(OrderedObject(added)) = read_json::<OrderedObject>(&added_path)? {
-        for (text, id) in added {
-            let id = json_id(&added_path, &id, &format!("[{text:?}]"))?;
-            if id < n {
-                v.tokens[id] = text;
-                v.scores[id] = -1000.0;
-                v.types[id] = token_type::USER_DEFINED;
-            }
-        }
-    }
+    let mut v = pieces_padded(&model, n);
+    added_tokens_json(dir, &mut v, n)?;
     let mut set = |path: &Path, at: String, id: usize, data: &serde_json::Value| -> Result<(), VocabError> {
         let content = data
             .get("content")

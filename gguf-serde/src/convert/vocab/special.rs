@@ -72,6 +72,14 @@ fn get<'a>(v: &'a J, key: &str) -> Option<&'a J> {
     v.as_object().and_then(|o| o.get(key))
 }
 
+/// Sets `key` in the tokenizer config being rewritten, as the reference assigns into its dict;
+/// only called where the config is known to be present (`has_config`), and a no-op otherwise.
+fn set_key(config: &mut Option<Map<String, J>>, key: String, value: J) {
+    if let Some(c) = config.as_mut() {
+        c.insert(key, value);
+    }
+}
+
 fn special_token_id(entry: &J) -> Option<&J> {
     get(entry, "SpecialToken").and_then(|s| get(s, "id")).filter(|v| truthy(v))
 }
@@ -200,11 +208,11 @@ impl SpecialVocab {
             let mut sep = cget(&config, "sep_token");
             if !truthy(&bos) && truthy(&cls) && has_config(&config) {
                 bos = cls.clone();
-                config.as_mut().unwrap().insert("bos_token".into(), bos.clone());
+                set_key(&mut config, "bos_token".into(), bos.clone());
             }
             if !truthy(&eos) && truthy(&sep) && has_config(&config) {
                 eos = sep.clone();
-                config.as_mut().unwrap().insert("eos_token".into(), eos.clone());
+                set_key(&mut config, "eos_token".into(), eos.clone());
             }
             if let Some(pp) = get(tok, "post_processor").filter(|p| truthy(p)) {
                 let list: Vec<&J> = match get(pp, "processors") {
@@ -224,11 +232,11 @@ impl SpecialVocab {
                             self.add_flag("sep", true, true);
                             if !truthy(&cls) && has_config(&config) {
                                 cls = get(p, "cls").and_then(|v| v.get(0)).cloned().unwrap_or(bos.clone());
-                                config.as_mut().unwrap().insert("cls_token".into(), cls.clone());
+                                set_key(&mut config, "cls_token".into(), cls.clone());
                             }
                             if !truthy(&sep) && has_config(&config) {
                                 sep = get(p, "sep").and_then(|v| v.get(0)).cloned().unwrap_or(eos.clone());
-                                config.as_mut().unwrap().insert("sep_token".into(), sep.clone());
+                                set_key(&mut config, "sep_token".into(), sep.clone());
                             }
                         }
                         Some("TemplateProcessing") => {
@@ -244,11 +252,11 @@ impl SpecialVocab {
                                     } else if f != bos && f != cls {
                                         if !truthy(&bos) {
                                             bos = f.clone();
-                                            config.as_mut().unwrap().insert("bos_token".into(), f.clone());
+                                            set_key(&mut config, "bos_token".into(), f.clone());
                                         }
                                         if !truthy(&cls) {
                                             cls = f.clone();
-                                            config.as_mut().unwrap().insert("cls_token".into(), f.clone());
+                                            set_key(&mut config, "cls_token".into(), f.clone());
                                         }
                                     }
                                     self.add_flag("bos", f == bos || f == cls, true);
@@ -258,16 +266,15 @@ impl SpecialVocab {
                                     if !has_config(&config) {
                                         eos = l.clone();
                                     } else if l != eos {
-                                        let c = config.as_mut().unwrap();
                                         if !self.types.iter().any(|t| t == "eot") {
                                             self.types.push("eot".into());
-                                            c.insert("eot_token".into(), eos.clone());
+                                            set_key(&mut config, "eot_token".into(), eos.clone());
                                         } else if !self.types.iter().any(|t| t == "eom") {
                                             self.types.push("eom".into());
-                                            c.insert("eom_token".into(), eos.clone());
+                                            set_key(&mut config, "eom_token".into(), eos.clone());
                                         }
                                         eos = l.clone();
-                                        c.insert("eos_token".into(), l.clone());
+                                        set_key(&mut config, "eos_token".into(), l.clone());
                                     }
                                     self.add_flag("eos", l == eos, true);
                                     last = Some(l);
@@ -303,7 +310,7 @@ impl SpecialVocab {
                                         }
                                         self.add_flag("sep", add_sep, true);
                                         if add_sep && !truthy(&sep) && has_config(&config) {
-                                            config.as_mut().unwrap().insert("sep_token".into(), eos.clone());
+                                            set_key(&mut config, "sep_token".into(), eos.clone());
                                         }
                                     }
                                 }
