@@ -124,38 +124,100 @@ fn block_shape(dtype: GgmlType) -> (usize, usize) {
     (row.block_bytes, row.block_elems)
 }
 
-fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
-    let (ts, bs) = block_shape(dtype);
-    if !nbytes.is_multiple_of(ts) {
-        return Err(CodecError::NotWholeBlocks { dtype, what: "input bytes", len: nbytes as u64, block: ts as u64 });
+/// One direction of the codec: what each side holds (stored block bytes or `f32` elements), how
+/// many of each a block of `dtype` has, and the table's kernel for it. The checked, byte-order and
+/// parallel entry points below are written once over it.
+trait Direction {
+    /// The input side: `u8` block bytes to decode, `f32` elements to encode.
+    type Src: Sync;
+    /// The output side.
+    type Dst: Send;
+    /// What an input length counts, and what the output length counts, for error messages.
+    const WHAT: (&'static str, &'static str, &'static str);
+    /// `(input units, output units)` per block of `dtype`.
+    fn per_block(dtype: GgmlType) -> (usize, usize);
+    /// Runs the table's kernel on little-endian blocks; lengths already checked.
+    fn run_le(isa: Isa, dtype: GgmlType, src: &[Self::Src], dst: &mut [Self::Dst]) -> Result<()>;
+    /// Runs the kernel for blocks stored in byte order `endian`; lengths already checked.
+    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[Self::Src], dst: &mut [Self::Dst]) -> Result<()>;
+}
+
+/// Bytes to elements (dequantize).
+struct Decode;
+/// Elements to bytes (quantize).
+struct Encode;
+
+impl Direction for Decode {
+    type Src = u8;
+    type Dst = f32;
+    const WHAT: (&'static str, &'static str, &'static str) = ("input bytes", "element count", "output elements");
+    fn per_block(dtype: GgmlType) -> (usize, usize) {
+        block_shape(dtype)
     }
-    (nbytes / ts).checked_mul(bs).ok_or(CodecError::CodecSizeMismatch {
+    fn run_le(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
+        let f = table::row(dtype).dequantize.ok_or(CodecError::UnsupportedDequantize(dtype))?;
+        f(isa, src, dst);
+        Ok(())
+    }
+    /// Big-endian input is copied once to swap it.
+    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
+        match endian {
+            Endian::Little => Self::run_le(isa, dtype, src, dst),
+            Endian::Big => {
+                let mut buf = src.to_vec();
+                swap_blocks(dtype, &mut buf);
+                Self::run_le(isa, dtype, &buf, dst)
+            }
+        }
+    }
+}
+
+impl Direction for Encode {
+    type Src = f32;
+    type Dst = u8;
+    const WHAT: (&'static str, &'static str, &'static str) = ("input elements", "byte count", "output bytes");
+    fn per_block(dtype: GgmlType) -> (usize, usize) {
+        let (ts, bs) = block_shape(dtype);
+        (bs, ts)
+    }
+    fn run_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
+        let f = table::row(dtype).quantize.ok_or(CodecError::UnsupportedQuantize(dtype))?;
+        f(isa, src, dst);
+        Ok(())
+    }
+    /// Big-endian output is swapped in place after encoding.
+    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
+        Self::run_le(isa, dtype, src, dst)?;
+        if endian == Endian::Big {
+            swap_blocks(dtype, dst);
+        }
+        Ok(())
+    }
+}
+
+/// The output length for `len` input units of direction `D`: [`CodecError::NotWholeBlocks`] if
+/// `len` is not whole blocks, [`CodecError::CodecSizeMismatch`] if the count overflows `usize`.
+fn out_len<D: Direction>(dtype: GgmlType, len: usize) -> Result<usize> {
+    let (per_in, per_out) = D::per_block(dtype);
+    let (what_in, what_count, _) = D::WHAT;
+    if !len.is_multiple_of(per_in) {
+        return Err(CodecError::NotWholeBlocks { dtype, what: what_in, len: len as u64, block: per_in as u64 });
+    }
+    (len / per_in).checked_mul(per_out).ok_or(CodecError::CodecSizeMismatch {
         dtype,
-        what: "element count",
+        what: what_count,
         expected: u64::MAX,
-        found: nbytes as u64,
+        found: len as u64,
     })
 }
 
-fn bytes_for_elems(dtype: GgmlType, n: usize) -> Result<usize> {
-    let (ts, bs) = block_shape(dtype);
-    if !n.is_multiple_of(bs) {
-        return Err(CodecError::NotWholeBlocks { dtype, what: "input elements", len: n as u64, block: bs as u64 });
-    }
-    (n / bs).checked_mul(ts).ok_or(CodecError::CodecSizeMismatch {
-        dtype,
-        what: "byte count",
-        expected: u64::MAX,
-        found: n as u64,
-    })
-}
-
-fn check_dequant(dtype: GgmlType, src: &[u8], dst: &[f32]) -> Result<()> {
-    let n = elems_for_bytes(dtype, src.len())?;
+/// Checks that `src` is whole blocks and `dst` has exactly the length they give.
+fn check<D: Direction>(dtype: GgmlType, src: &[D::Src], dst: &[D::Dst]) -> Result<()> {
+    let n = out_len::<D>(dtype, src.len())?;
     if n != dst.len() {
         return Err(CodecError::CodecSizeMismatch {
             dtype,
-            what: "output elements",
+            what: D::WHAT.2,
             expected: n as u64,
             found: dst.len() as u64,
         });
@@ -163,31 +225,40 @@ fn check_dequant(dtype: GgmlType, src: &[u8], dst: &[f32]) -> Result<()> {
     Ok(())
 }
 
-fn check_quant(dtype: GgmlType, src: &[f32], dst: &[u8]) -> Result<()> {
-    let nb = bytes_for_elems(dtype, src.len())?;
-    if nb != dst.len() {
-        return Err(CodecError::CodecSizeMismatch {
-            dtype,
-            what: "output bytes",
-            expected: nb as u64,
-            found: dst.len() as u64,
-        });
-    }
-    Ok(())
+fn run_isa<D: Direction>(isa: Isa, dtype: GgmlType, src: &[D::Src], dst: &mut [D::Dst]) -> Result<()> {
+    check::<D>(dtype, src, dst)?;
+    D::run_le(isa, dtype, src, dst)
 }
 
-/// Runs the row's dequantizer; lengths already checked, bytes little-endian.
-fn dequant_le(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    let f = table::row(dtype).dequantize.ok_or(CodecError::UnsupportedDequantize(dtype))?;
-    f(isa, src, dst);
-    Ok(())
+fn run_endian_isa<D: Direction>(
+    isa: Isa,
+    dtype: GgmlType,
+    endian: Endian,
+    src: &[D::Src],
+    dst: &mut [D::Dst],
+) -> Result<()> {
+    check::<D>(dtype, src, dst)?;
+    D::run_endian(isa, dtype, endian, src, dst)
 }
 
-/// Runs the row's quantizer; lengths already checked, output little-endian.
-fn quant_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    let f = table::row(dtype).quantize.ok_or(CodecError::UnsupportedQuantize(dtype))?;
-    f(isa, src, dst);
-    Ok(())
+/// [`run_endian_isa`] over chunks of whole blocks (about [`PAR_CHUNK_ELEMS`] elements each),
+/// through [`zip_chunks`].
+fn run_par<D: Direction>(dtype: GgmlType, endian: Endian, src: &[D::Src], dst: &mut [D::Dst]) -> Result<()> {
+    check::<D>(dtype, src, dst)?;
+    let isa = Isa::detected();
+    let blocks_per_chunk = (PAR_CHUNK_ELEMS / block_shape(dtype).1).max(1);
+    let (per_in, per_out) = D::per_block(dtype);
+    zip_chunks(src, blocks_per_chunk * per_in, dst, blocks_per_chunk * per_out, |s, d| {
+        D::run_endian(isa, dtype, endian, s, d)
+    })
+}
+
+fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
+    out_len::<Decode>(dtype, nbytes)
+}
+
+fn bytes_for_elems(dtype: GgmlType, n: usize) -> Result<usize> {
+    out_len::<Encode>(dtype, n)
 }
 
 /// Dequantizes `src`, whole blocks of `dtype` in little-endian byte order (as stored in a usual
@@ -201,7 +272,7 @@ fn quant_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()
 /// [`CodecError::NotWholeBlocks`] if `src` is not whole blocks, [`CodecError::CodecSizeMismatch`] if `dst`
 /// has the wrong length, [`CodecError::UnsupportedDequantize`] if the type has no decoder here.
 pub fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    dequantize_isa(Isa::detected(), dtype, src, dst)
+    run_isa::<Decode>(Isa::detected(), dtype, src, dst)
 }
 
 /// [`dequantize`] with the SIMD features `isa` (for tests and benchmarks of the portable code).
@@ -210,8 +281,7 @@ pub fn dequantize(dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
 /// As [`dequantize`].
 #[doc(hidden)]
 pub fn dequantize_isa(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    check_dequant(dtype, src, dst)?;
-    dequant_le(isa, dtype, src, dst)
+    run_isa::<Decode>(isa, dtype, src, dst)
 }
 
 /// As [`dequantize`], for blocks stored in byte order `endian` (see [`swapped_fields`] for what a
@@ -220,19 +290,7 @@ pub fn dequantize_isa(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) ->
 /// # Errors
 /// As [`dequantize`].
 pub fn dequantize_endian(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    dequantize_endian_isa(Isa::detected(), dtype, endian, src, dst)
-}
-
-fn dequantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    check_dequant(dtype, src, dst)?;
-    match endian {
-        Endian::Little => dequant_le(isa, dtype, src, dst),
-        Endian::Big => {
-            let mut buf = src.to_vec();
-            swap_blocks(dtype, &mut buf);
-            dequant_le(isa, dtype, &buf, dst)
-        }
-    }
+    run_endian_isa::<Decode>(Isa::detected(), dtype, endian, src, dst)
 }
 
 /// As [`dequantize_endian`], split over rayon's thread pool in chunks of whole blocks (about
@@ -242,13 +300,7 @@ fn dequantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], 
 /// # Errors
 /// As [`dequantize`].
 pub fn dequantize_par(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
-    check_dequant(dtype, src, dst)?;
-    let isa = Isa::detected();
-    let (ts, bs) = block_shape(dtype);
-    let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
-    zip_chunks(src, blocks_per_chunk * ts, dst, blocks_per_chunk * bs, |s, d| {
-        dequantize_endian_isa(isa, dtype, endian, s, d)
-    })
+    run_par::<Decode>(dtype, endian, src, dst)
 }
 
 /// Dequantizes a whole tensor's little-endian bytes into a new vector, in parallel
@@ -275,7 +327,7 @@ pub fn dequantize_to_vec(dtype: GgmlType, src: &[u8]) -> Result<Vec<f32>> {
 /// [`CodecError::CodecSizeMismatch`] if `dst` has the wrong length, [`CodecError::UnsupportedQuantize`]
 /// for types with no reference quantizer here.
 pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    quantize_isa(Isa::detected(), dtype, src, dst)
+    run_isa::<Encode>(Isa::detected(), dtype, src, dst)
 }
 
 /// [`quantize`] with the SIMD features `isa` (for tests and benchmarks of the portable code).
@@ -284,8 +336,7 @@ pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
 /// As [`quantize`].
 #[doc(hidden)]
 pub fn quantize_isa(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    check_quant(dtype, src, dst)?;
-    quant_le(isa, dtype, src, dst)
+    run_isa::<Encode>(isa, dtype, src, dst)
 }
 
 /// As [`quantize`], writing blocks in byte order `endian` (see [`swapped_fields`]).
@@ -293,15 +344,7 @@ pub fn quantize_isa(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> R
 /// # Errors
 /// As [`quantize`].
 pub fn quantize_endian(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    quantize_endian_isa(Isa::detected(), dtype, endian, src, dst)
-}
-
-fn quantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    quantize_isa(isa, dtype, src, dst)?;
-    if endian == Endian::Big {
-        swap_blocks(dtype, dst);
-    }
-    Ok(())
+    run_endian_isa::<Encode>(Isa::detected(), dtype, endian, src, dst)
 }
 
 /// As [`quantize_endian`], split over rayon's thread pool in chunks of whole blocks (on the calling
@@ -310,13 +353,7 @@ fn quantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], d
 /// # Errors
 /// As [`quantize`].
 pub fn quantize_par(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    check_quant(dtype, src, dst)?;
-    let isa = Isa::detected();
-    let (ts, bs) = block_shape(dtype);
-    let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
-    zip_chunks(src, blocks_per_chunk * bs, dst, blocks_per_chunk * ts, |s, d| {
-        quantize_endian_isa(isa, dtype, endian, s, d)
-    })
+    run_par::<Encode>(dtype, endian, src, dst)
 }
 
 /// Quantizes a whole tensor into a new little-endian byte vector, in parallel ([`quantize_par`]).
@@ -378,7 +415,7 @@ pub fn quantize_with_importance_isa(
     if n_per_row == 0 || !src.len().is_multiple_of(n_per_row) {
         return Err(mismatch("input elements (whole rows)", n_per_row, src.len()));
     }
-    check_quant(dtype, src, dst)?;
+    check::<Encode>(dtype, src, dst)?;
     let row = table::row(dtype);
     match (row.importance, row.quantize) {
         (Importance::Row(f), _) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {

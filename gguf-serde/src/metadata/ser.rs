@@ -691,6 +691,16 @@ impl LeafSer<'_> {
     }
 }
 
+/// `serialize_*` methods of [`LeafSer`] for Rust types stored as the GGUF value type of the same
+/// width.
+macro_rules! leaf_value {
+    ($($method:ident($t:ty) => $variant:ident),* $(,)?) => {$(
+        fn $method(self, v: $t) -> Result<Value> {
+            Ok(Value::$variant(v))
+        }
+    )*};
+}
+
 impl<'k> ser::Serializer for LeafSer<'k> {
     type Ok = Value;
     type Error = Error;
@@ -702,49 +712,19 @@ impl<'k> ser::Serializer for LeafSer<'k> {
     type SerializeStruct = Impossible<Value, Error>;
     type SerializeStructVariant = Impossible<Value, Error>;
 
-    fn serialize_bool(self, v: bool) -> Result<Value> {
-        Ok(Value::Bool(v))
-    }
-    fn serialize_i8(self, v: i8) -> Result<Value> {
-        Ok(Value::I8(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<Value> {
-        Ok(Value::I16(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<Value> {
-        Ok(Value::I32(v))
-    }
-    fn serialize_i64(self, v: i64) -> Result<Value> {
-        Ok(Value::I64(v))
-    }
+    leaf_value!(serialize_bool(bool) => Bool, serialize_i8(i8) => I8, serialize_i16(i16) => I16, serialize_i32(i32) => I32, serialize_i64(i64) => I64);
     fn serialize_i128(self, v: i128) -> Result<Value> {
         i64::try_from(v)
             .map(Value::I64)
             .map_err(|_| err_path(format!("i128 value {v} does not fit in i64"), &self.path))
     }
-    fn serialize_u8(self, v: u8) -> Result<Value> {
-        Ok(Value::U8(v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<Value> {
-        Ok(Value::U16(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<Value> {
-        Ok(Value::U32(v))
-    }
-    fn serialize_u64(self, v: u64) -> Result<Value> {
-        Ok(Value::U64(v))
-    }
+    leaf_value!(serialize_u8(u8) => U8, serialize_u16(u16) => U16, serialize_u32(u32) => U32, serialize_u64(u64) => U64);
     fn serialize_u128(self, v: u128) -> Result<Value> {
         u64::try_from(v)
             .map(Value::U64)
             .map_err(|_| err_path(format!("u128 value {v} does not fit in u64"), &self.path))
     }
-    fn serialize_f32(self, v: f32) -> Result<Value> {
-        Ok(Value::F32(v))
-    }
-    fn serialize_f64(self, v: f64) -> Result<Value> {
-        Ok(Value::F64(v))
-    }
+    leaf_value!(serialize_f32(f32) => F32, serialize_f64(f64) => F64);
     fn serialize_char(self, v: char) -> Result<Value> {
         Ok(Value::String(v.to_string()))
     }

@@ -483,9 +483,46 @@ enum Claim {
     Both(u32, Vec<u32>),
 }
 
+/// Calls `$then!` with serde's `Deserializer` methods that read one value, not a group of keys
+/// (every method but `any`, `option`, `newtype_struct`, `map`, `struct` and `ignored_any`), each
+/// with the arguments it takes before the visitor: [`GroupDe`] refuses them all, [`EitherDe`]
+/// hands them all to the value at the field's key.
+macro_rules! leaf_methods {
+    ($then:ident) => {
+        $then!(
+            deserialize_bool(),
+            deserialize_i8(),
+            deserialize_i16(),
+            deserialize_i32(),
+            deserialize_i64(),
+            deserialize_i128(),
+            deserialize_u8(),
+            deserialize_u16(),
+            deserialize_u32(),
+            deserialize_u64(),
+            deserialize_u128(),
+            deserialize_f32(),
+            deserialize_f64(),
+            deserialize_char(),
+            deserialize_str(),
+            deserialize_string(),
+            deserialize_bytes(),
+            deserialize_byte_buf(),
+            deserialize_unit(),
+            deserialize_seq(),
+            deserialize_identifier(),
+            deserialize_unit_struct(name: &'static str),
+            deserialize_tuple(len: usize),
+            deserialize_tuple_struct(name: &'static str, len: usize),
+            deserialize_enum(name: &'static str, variants: &'static [&'static str]),
+        );
+    };
+}
+
 macro_rules! group_mismatch {
-    ($($m:ident),* $(,)?) => {$(
-        fn $m<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    ($($m:ident($($a:ident: $t:ty),*)),* $(,)?) => {$(
+        fn $m<V: Visitor<'de>>(self, $($a: $t,)* visitor: V) -> Result<V::Value> {
+            $(let _ = $a;)*
             Err(self.mismatch(&visitor))
         }
     )*};
@@ -535,50 +572,7 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
         visitor.visit_unit()
     }
 
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        _: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value> {
-        Err(self.mismatch(&visitor))
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value> {
-        Err(self.mismatch(&visitor))
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(self, _: &'static str, _: usize, visitor: V) -> Result<V::Value> {
-        Err(self.mismatch(&visitor))
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value> {
-        Err(self.mismatch(&visitor))
-    }
-
-    group_mismatch!(
-        deserialize_bool,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
-        deserialize_f32,
-        deserialize_f64,
-        deserialize_char,
-        deserialize_str,
-        deserialize_string,
-        deserialize_bytes,
-        deserialize_byte_buf,
-        deserialize_unit,
-        deserialize_seq,
-        deserialize_identifier,
-    );
+    leaf_methods!(group_mismatch);
 }
 
 /// A struct's keys: the fields present (in field order), then the keys no field names (which a
@@ -863,12 +857,12 @@ struct EitherDe<'c, 'a, 'de> {
 }
 
 macro_rules! either_leaf {
-    ($($m:ident),* $(,)?) => {$(
-        fn $m<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
+    ($($m:ident($($a:ident: $t:ty),*)),* $(,)?) => {$(
+        fn $m<V: Visitor<'de>>(self, $($a: $t,)* visitor: V) -> Result<V::Value> {
             self.chosen.set(Choice::Leaf);
             match self.leaf {
-                Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.$m(visitor),
-                None => self.group.$m(visitor),
+                Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.$m($($a,)* visitor),
+                None => self.group.$m($($a,)* visitor),
             }
         }
     )*};
@@ -877,42 +871,11 @@ macro_rules! either_leaf {
 impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
     type Error = Error;
 
-    either_leaf!(
-        deserialize_any,
-        deserialize_bool,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
-        deserialize_f32,
-        deserialize_f64,
-        deserialize_char,
-        deserialize_str,
-        deserialize_string,
-        deserialize_bytes,
-        deserialize_byte_buf,
-        deserialize_unit,
-        deserialize_seq,
-        deserialize_identifier,
-    );
+    either_leaf!(deserialize_any());
+    leaf_methods!(either_leaf);
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         visitor.visit_some(self)
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
-        self.chosen.set(Choice::Leaf);
-        match self.leaf {
-            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
-                .deserialize_unit_struct(name, visitor),
-            None => self.group.deserialize_unit_struct(name, visitor),
-        }
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value> {
@@ -924,39 +887,6 @@ impl<'c, 'a, 'de> de::Deserializer<'de> for EitherDe<'c, 'a, 'de> {
             Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
                 .deserialize_newtype_struct(name, visitor),
             None => self.group.deserialize_newtype_struct(name, visitor),
-        }
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value> {
-        self.chosen.set(Choice::Leaf);
-        match self.leaf {
-            Some(e) => {
-                ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }.deserialize_tuple(len, visitor)
-            }
-            None => self.group.deserialize_tuple(len, visitor),
-        }
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(self, name: &'static str, len: usize, visitor: V) -> Result<V::Value> {
-        self.chosen.set(Choice::Leaf);
-        match self.leaf {
-            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
-                .deserialize_tuple_struct(name, len, visitor),
-            None => self.group.deserialize_tuple_struct(name, len, visitor),
-        }
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value> {
-        self.chosen.set(Choice::Leaf);
-        match self.leaf {
-            Some(e) => ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) }
-                .deserialize_enum(name, variants, visitor),
-            None => self.group.deserialize_enum(name, variants, visitor),
         }
     }
 
