@@ -37,6 +37,10 @@ pub struct ConvertArgs {
     /// architecture reads (today: SentencePiece's tokenizer.model) is refused.
     #[arg(long)]
     no_vocab: bool,
+    /// `general.name` (the reference's `--model-name`), instead of the one found in the model
+    /// card, `config.json` or the folder's name. Also names the default output file.
+    #[arg(long, value_name = "NAME")]
+    model_name: Option<String>,
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
@@ -55,12 +59,15 @@ fn fill_template(name: &str, outtype: OutType) -> String {
 pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let outtype: OutType = args.outtype.to_lowercase().parse().map_err(anyhow::Error::msg)?;
     let ckpt = Checkpoint::open(&args.dir).with_context(|| args.dir.display().to_string())?;
+    let card = model_card(&args.dir)?;
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions {
         progress: Some(&inc),
         split_max_size: args.split_max_size,
         vocab: !args.no_vocab,
+        name: args.model_name.as_deref(),
+        model_card: card.as_ref(),
         ..ConvertOptions::new(outtype)
     };
     // Everything is checked here, before a file is created.
@@ -86,6 +93,10 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
     }
     check_parent(&out)?;
+    if let Some(input) = input_file(&ckpt, &out) {
+        // Even with --force: the atomic write would replace the checkpoint's own file.
+        bail!("{} is a file of the checkpoint being converted; choose another OUT", input.display());
+    }
     bar.set_length(plan.source_bytes());
     let report = write_plan(&plan, &out, &opts).with_context(|| format!("writing {}", out.display()))?;
     bar.finish_and_clear();
@@ -96,6 +107,21 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The front matter of `MODEL_DIR/README.md` (the model card), parsed from YAML as the reference
+/// reads it (`Metadata.load_model_card`: [`gguf_serde::convert::general::front_matter`], then a
+/// YAML parser), or `None` when there is no card or it has no front matter. A front matter that is
+/// not YAML is an error naming the file, as in the reference. (YAML 1.2 here, 1.1 in the
+/// reference's PyYAML: unquoted `yes`/`no`/`on`/`off` stay strings here.)
+fn model_card(dir: &Path) -> anyhow::Result<Option<serde_json::Value>> {
+    let path = dir.join("README.md");
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
+    let Some(yaml) = gguf_serde::convert::general::front_matter(&text) else { return Ok(None) };
+    let card: serde_json::Value = serde_norway::from_str(&yaml)
+        .with_context(|| format!("{}: the front matter is not YAML", path.display()))?;
+    // An empty front matter parses as null: no card, as the reference's `or {}`.
+    Ok(Some(card).filter(|c| !c.is_null()))
 }
 
 /// A file `STEM-NNNNN-of-NNNNN.gguf` beside `out` (`STEM.gguf`): a shard that a split of OUT, of
@@ -118,6 +144,24 @@ fn existing_shard(out: &Path) -> Option<PathBuf> {
         .filter_map(|e| e.ok())
         .find(|e| e.file_name().to_str().is_some_and(is_shard))
         .map(|e| e.path())
+}
+
+/// The checkpoint file that `out` would replace, if any: a weight file, or one of the
+/// configuration, tokenizer and model card files beside them.
+fn input_file(ckpt: &Checkpoint, out: &Path) -> Option<PathBuf> {
+    const READ_BESIDE: [&str; 9] = [
+        "config.json",
+        "model.safetensors.index.json",
+        "generation_config.json",
+        "tokenizer.model",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "added_tokens.json",
+        "README.md",
+    ];
+    let beside = READ_BESIDE.iter().map(|n| ckpt.dir.join(n));
+    ckpt.files().map(Path::to_path_buf).chain(beside).find(|p| crate::out::same_file(p, out))
 }
 
 fn check_parent(out: &Path) -> anyhow::Result<()> {

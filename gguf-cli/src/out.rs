@@ -88,3 +88,11 @@ pub fn warn(args: std::fmt::Arguments<'_>) {
     let _ = e.write_fmt(args);
     let _ = e.write_all(b"\n");
 }
+
+/// Whether `a` and `b` name the same existing file (after following links and `..`).
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}

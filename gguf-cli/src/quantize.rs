@@ -342,13 +342,6 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
     out.finish()
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// Quantizes a model as llama-quantize does.
 pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     let Positional { input, output, ftype, threads } = positional(a)?;
@@ -376,7 +369,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         let name = if p.only_copy { "COPY" } else { p.ftype.name() };
         input.with_file_name(format!("ggml-model-{name}.gguf"))
     });
-    if same_file(&input, &output) {
+    if crate::out::same_file(&input, &output) {
         bail!("input and output files are the same: {}", input.display());
     }
     if !a.force && output.exists() {

@@ -142,16 +142,17 @@ def bf16_round(x):
     return u.astype(np.uint32).view(np.float32)
 
 
-def general_keys(ckpt, expected):
+def general_keys(ckpt, expected, model_name=None):
     """The `general.*` keys the reference writes after `general.type`, made by gguf-py's own
     code as `ModelBase.prepare_metadata` calls it: `Metadata.load` on the folder (no model card
     here) with the total parameter count, the folder's name when no name is found, gguf-py's
-    `size_label`, then `Metadata.set_gguf_meta_model` on a writer whose keys are read back."""
+    `size_label`, then `Metadata.set_gguf_meta_model` on a writer whose keys are read back.
+    `model_name` is the reference's `--model-name`. A README.md in the folder is its model card."""
     import gguf
     from pathlib import Path
     shapes = {g: t.shape for g, (t, _) in expected.items()}
     total = int(sum(int(np.prod(s)) for s in shapes.values()))
-    m = gguf.Metadata.load(None, Path(ckpt), None, total)
+    m = gguf.Metadata.load(None, Path(ckpt), model_name, total)
     if m.name is None:
         m.name = Path(ckpt).name
     if m.size_label is None and total > 0:
@@ -168,7 +169,9 @@ def general_keys(ckpt, expected):
 
 
 def main():
-    ckpt, path, outtype, name = sys.argv[1:5]
+    ckpt, path, outtype = sys.argv[1:4]
+    # argv[4] (a label) is not used; argv[5], if given, is the --model-name passed to the converter.
+    model_name = sys.argv[5] if len(sys.argv) > 5 else None
     with open(os.path.join(ckpt, "config.json")) as f:
         cfg = json.load(f)
     n_head, n_kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads")
@@ -265,7 +268,7 @@ def main():
         scale = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
         attn = math.sqrt(1 + math.log(scale) / math.log(cfg["original_max_position_embeddings"])) if scale > 1 else 1.0
         want.append(("phi3.rope.scaling.attn_factor", (F32, f32(attn))))
-    want += [("general.type", (STR, "model"))] + general_keys(ckpt, expected)
+    want += [("general.type", (STR, "model"))] + general_keys(ckpt, expected, model_name)
     if arch == "phi3":
         want += [
             ("phi3.context_length", (U32, cfg["max_position_embeddings"])),

@@ -57,6 +57,60 @@ fn convert_names_the_output_as_the_reference_and_refuses_to_replace_it() {
     assert!(text(&again.stderr).contains("exists"), "{}", text(&again.stderr));
 }
 
+/// The model card's front matter and `--model-name` give the `general.*` keys gguf-py's
+/// `Metadata.load` gives for the same folder and name (check_convert.py compares the whole file).
+#[test]
+fn convert_takes_the_model_card_and_model_name_as_the_reference() {
+    let Some(ckpt) = make_hf_llama("cli_convert_card", HfLayout::TiedSingle, 35) else { return };
+    let py = python().unwrap();
+    let card = "---\nlicense: apache-2.0\nlicense_name: tiny\nlanguage:\n- en\n- fr\ntags:\n- text-generation\n- \
+                tiny\nbase_model:\n- org/Base-Model-1B\ndatasets:\n- some-org/some-data\nauthor: Someone\n\
+                description: A tiny model.\n---\n# Tiny\n\nText after the front matter.\n";
+    std::fs::write(ckpt.join("README.md"), card).unwrap();
+    for name in [None, Some("My Model v2")] {
+        let out = ckpt.parent().unwrap().join(format!("card-{}.gguf", name.is_some()));
+        let mut args = vec!["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "f32"];
+        args.extend(["-o", out.to_str().unwrap()]);
+        if let Some(n) = name {
+            args.extend(["--model-name", n]);
+        }
+        let o = gguf(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let mut check = vec![ckpt.to_str().unwrap(), out.to_str().unwrap(), "f32", "-"];
+        check.extend(name);
+        let s = run_py(&py, "check_convert.py", &check);
+        assert_eq!(s["tensors"], 20);
+        // The card was read (check_convert.py's expected keys come from it too).
+        let keys = text(&gguf(&["inspect", out.to_str().unwrap()]).stdout);
+        assert!(keys.contains("general.license") && keys.contains("apache-2.0"), "{keys}");
+        assert!(keys.contains("general.base_model.0.name"), "{keys}");
+        assert_eq!(keys.contains("My Model v2"), name.is_some(), "{keys}");
+    }
+    // A front matter that is not YAML: refused, naming the card, nothing written.
+    std::fs::write(ckpt.join("README.md"), "---\nlicense: [unclosed\n---\n").unwrap();
+    let out = ckpt.parent().unwrap().join("card-bad.gguf");
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("README.md: the front matter is not YAML"), "{}", text(&o.stderr));
+    assert!(!out.exists());
+}
+
+#[test]
+fn convert_never_writes_over_a_file_of_the_checkpoint() {
+    let Some(ckpt) = make_hf_llama("cli_convert_over_input", HfLayout::TiedSingle, 34) else { return };
+    for name in ["model.safetensors", "config.json"] {
+        let input = ckpt.join(name);
+        let before = std::fs::read(&input).unwrap();
+        // Even with --force: the output would replace the file being converted.
+        let o =
+            gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--force", "-o", input.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let err = text(&o.stderr);
+        assert!(err.contains("is a file of the checkpoint being converted"), "{name}: {err}");
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{name} changed");
+    }
+}
+
 #[test]
 fn convert_refuses_an_unknown_architecture_before_writing() {
     let Some(ckpt) = make_hf_llama("cli_convert_refuse", HfLayout::TiedSingle, 33) else { return };
