@@ -1,7 +1,7 @@
 //! `gguf quantize IN OUT TYPE` (llama-quantize's file types and options) and
 //! `gguf dequantize IN OUT [--type F32|F16|BF16]`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
