@@ -236,3 +236,29 @@ fn llama_bpe_tokenizes_test_vectors() {
 fn qwen2_tokenizes_test_vectors() {
     tokenize_vectors("qwen2", |d| vocab::set_vocab_qwen2(d, None));
 }
+
+/// The pre-tokenizer check hash (`chkhsh`) of Hugging Face's `tokenizers` crate as this crate
+/// builds it (fancy-regex, not Oniguruma) equals the one `transformers` (Python `tokenizers`,
+/// Oniguruma) gives, on folders rebuilt from llama.cpp's BPE vocabularies whose pre-tokenizers
+/// differ (GPT-2's regex, Falcon's punctuation and digit splits, DeepSeek's sequences of splits,
+/// MPT's, Refact's, Command R's); Llama 3's and Qwen2's are checked through their whole
+/// vocabularies above.
+#[test]
+fn bpe_check_hashes_as_transformers() {
+    let Some(py) = python() else { return };
+    let src = llama_cpp_dir().join("src");
+    if !src.join("conversion/base.py").is_file() {
+        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
+        return;
+    }
+    for name in ["gpt-2", "falcon", "deepseek-llm", "deepseek-coder", "mpt", "refact", "command-r"] {
+        let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
+        let dir = temp_dir("vocab-hash");
+        let folder = dir.join("tok");
+        run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+        let reference = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+        let tok = vocab::bpe::HfTokenizer::open(&folder).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ours = vocab::bpe::pre_tokenizer_hash(&tok).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(ours, reference["chkhsh"].as_str().unwrap(), "{name}: chkhsh");
+    }
+}
