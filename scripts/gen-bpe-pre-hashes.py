@@ -63,6 +63,7 @@ print("/// The reference's check text (`chktxt`), encoded by the tokenizer and h
 print(f"pub const CHKTXT: &str = {rust_str(chktxt)};")
 print()
 print(f"/// sha256 of [`CHKTXT`]'s UTF-8 bytes (`{hashlib.sha256(chktxt.encode()).hexdigest()}`), checked by a test.")
+print("#[cfg(test)]")
 print(f'pub(crate) const CHKTXT_SHA256: &str = "{hashlib.sha256(chktxt.encode()).hexdigest()}";')
 print()
 print("/// `(chkhsh, tokenizer.ggml.pre)`: the sha256 of the check text's token ids as Python prints the")

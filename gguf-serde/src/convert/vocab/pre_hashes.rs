@@ -6,6 +6,7 @@
 pub const CHKTXT: &str = "\n \n\n \n\n\n \t \t\t \t\n  \n   \n    \n     \n\u{1f680} (normal) \u{1f636}\u{200d}\u{1f32b}\u{fe0f} (multiple emojis concatenated) ✅ \u{1f999}\u{1f999} 3 33 333 3333 33333 333333 3333333 33333333 3.3 3..3 3...3 ក\u{17b6}ន\u{17cb}ត\u{17c2}ព\u{17b7}ស\u{17c1}សអ\u{17b6}ច\u{1f601} ?我想在apple工作1314151天～ ------======= нещо на Български ''''''```````\"\"\"\"......!!!!!!?????? I've been 'told he's there, 'RE you sure? 'M not sure I'll make it, 'D you like some tea? We'Ve a'lL";
 
 /// sha256 of [`CHKTXT`]'s UTF-8 bytes (`a36179c1e2b1cfcfbfad1dc779addad2ffc778201e4cf0d538bddeafa2c526da`), checked by a test.
+#[cfg(test)]
 pub(crate) const CHKTXT_SHA256: &str = "a36179c1e2b1cfcfbfad1dc779addad2ffc778201e4cf0d538bddeafa2c526da";
 
 /// `(chkhsh, tokenizer.ggml.pre)`: the sha256 of the check text's token ids as Python prints the
