@@ -461,13 +461,12 @@ pub mod vocab_hook {
         cx.config.raw.get("vocab_size").and_then(|v| v.as_u64()).and_then(|n| usize::try_from(n).ok())
     }
 
+    /// One of [`vocab`]'s `set_vocab_*` entries: the folder and `config.json`'s `vocab_size`.
+    type SetVocab = fn(&std::path::Path, Option<usize>) -> std::result::Result<Vec<(String, Value)>, vocab::VocabError>;
+
     /// Adds the keys of `set_vocab`, a tokenizer of a kind not converted becoming
     /// [`ConvertError::UnsupportedTokenizer`].
-    fn add(
-        cx: &ArchContext<'_>,
-        kv: &mut Kvs,
-        set_vocab: fn(&std::path::Path, Option<usize>) -> Result<Vec<(String, Value)>, vocab::VocabError>,
-    ) -> Result<()> {
+    fn add(cx: &ArchContext<'_>, kv: &mut Kvs, set_vocab: SetVocab) -> Result<()> {
         match set_vocab(cx.dir, vocab_size(cx)) {
             Ok(kvs) => {
                 kv.extend(kvs);
