@@ -10,7 +10,7 @@
 //!   replaced by `decode(encode(text))` when the added token is not `normalized` (llama.cpp
 //!   expects added tokens pre-normalized: a byte-level tokenizer's added text comes back as it
 //!   decodes), then control if the added token is `special` or
-//!   [`does_token_look_special`](super::does_token_look_special), else user-defined with `▁`
+//!   [`does_token_look_special`], else user-defined with `▁`
 //!   replaced by a space.
 //! - `tokenizer.ggml.pre`: [`pre_tokenizer_hash`] looked up in the reference's table
 //!   ([`PRE_TOKENIZER_HASHES`]); an unknown hash is [`VocabError::UnknownPreTokenizer`], as the
