@@ -262,3 +262,14 @@ fn bpe_check_hashes_as_transformers() {
         assert_eq!(ours, reference["chkhsh"].as_str().unwrap(), "{name}: chkhsh");
     }
 }
+
+/// `Phi3MiniModel.set_vocab` with `tokenizer_class` `GPT2Tokenizer` (Phi-4) and
+/// `Gemma3Model.set_vocab` without `tokenizer.model` both take GPT-2 BPE: on the folder rebuilt
+/// from llama.cpp's gpt-2 vocabulary (whose `tokenizer_config.json` names `GPT2Tokenizer`), the
+/// same keys as the reference's.
+#[test]
+fn gpt2_through_phi3_and_gemma3_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-gpt-2.gguf") else { return };
+    check(&g, "phi3", None, |d| vocab::set_vocab_phi3(d, None));
+    check(&g, "gemma3", None, |d| vocab::set_vocab_gemma3(d, None));
+}
