@@ -16,6 +16,11 @@
 //!   ([`PRE_TOKENIZER_HASHES`]); an unknown hash is [`VocabError::UnknownPreTokenizer`], as the
 //!   reference raises `NotImplementedError`.
 //!
+//! The `tokenizers` crate is built with `fancy-regex` instead of its default Oniguruma (C): on
+//! the check text, it gives the same ids, so the same hash, as Python's `tokenizers` (Oniguruma)
+//! under `transformers` for llama.cpp's Llama 3, Qwen2, GPT-2, Falcon, DeepSeek (LLM and Coder),
+//! MPT, Refact and Command R vocabularies (the interop tests `vocab::*`).
+//!
 //! What `transformers` does beyond the `tokenizers` library when it loads a folder (adding the
 //! `tokenizer_config.json` special tokens missing from `tokenizer.json`, rewriting the
 //! pre-tokenizer for an `add_prefix_space` setting) is not reproduced. Only `tokenizer.json`
