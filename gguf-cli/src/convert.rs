@@ -34,7 +34,7 @@ pub struct ConvertArgs {
     /// Write no tokenizer keys (ours; the reference always converts the tokenizer). llama.cpp
     /// does not load such a file until the tokenizer keys are added: for a checkpoint whose
     /// tokenizer is converted otherwise. Without it, a checkpoint without a tokenizer the
-    /// architecture reads (today: SentencePiece's tokenizer.model) is refused.
+    /// architecture reads (SentencePiece's tokenizer.model, or a BPE tokenizer.json) is refused.
     #[arg(long)]
     no_vocab: bool,
     /// `general.name` (the reference's `--model-name`), instead of the one found in the model

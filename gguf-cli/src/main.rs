@@ -73,9 +73,10 @@ enum Command {
     /// Convert a Hugging Face checkpoint (config.json + safetensors) to GGUF as llama.cpp's
     /// convert_hf_to_gguf.py does, for LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
     /// Qwen3ForCausalLM, Gemma3ForCausalLM and Phi3ForCausalLM: tensor names, transforms, types,
-    /// key order, general.* keys, and the tokenizer of SentencePiece checkpoints (tokenizer.model).
-    /// An unknown architecture, an unknown or missing tensor, a tokenizer not converted yet (BPE:
-    /// tokenizer.json alone) is refused before anything is written.
+    /// key order, general.* keys, and the tokenizer (SentencePiece tokenizer.model, or GPT-2 BPE
+    /// tokenizer.json with the pre-tokenizer named as the reference names it). An unknown
+    /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
+    /// pre-tokenizer the reference does not know is refused before anything is written.
     Convert(convert::ConvertArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
     /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf

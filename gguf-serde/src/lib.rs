@@ -84,7 +84,7 @@
 //! | `parallel` | yes | rayon: [`dequantize_to_vec`], [`quantize_to_vec`], [`codec::dequantize_par`], [`codec::quantize_par`], [`quantize_with_importance`] and [`ops::requant`] split their work over rayon's thread pool | the same functions run on the calling thread, with identical results (each chunk is computed the same way); [`ops::quantize::QuantizeParams::threads`] is ignored |
 //! | `mmap` | yes | memmap2: [`Gguf::open`] (`Gguf<`[`Mmap`]`>`), [`ShardedGguf`], and the file operations built on them ([`ops::edit::edit_file`], [`ops::edit::rewrite_file`], [`ops::split::split_file`], [`ops::split::merge_file`]) | read the file into memory and use [`Gguf::from_vec`] / [`Gguf::from_slice`] (tensor data borrowed from the buffer), or [`Gguf::from_reader`] for the metadata and tensor infos alone; edit with [`ops::edit::apply`] |
 //! | `remote` | no | ureq (rustls): `container::remote`, `Gguf::from_url` — a file's metadata over HTTP(S) with range requests | — |
-//! | `convert` | no | safetensors, serde_json (and `mmap`): `convert` — Hugging Face checkpoints (`config.json` + safetensors) to GGUF as llama.cpp's `convert_hf_to_gguf.py` converts them, with an `Architecture` trait for families of your own | — |
+//! | `convert` | no | safetensors, serde_json, tokenizers (Hugging Face's, with pure-Rust regexes), sha2 (and `mmap`): `convert` — Hugging Face checkpoints (`config.json` + safetensors) to GGUF as llama.cpp's `convert_hf_to_gguf.py` converts them, with an `Architecture` trait for families of your own | — |
 //!
 //! The codecs are not a feature: they add no dependency (only code of this crate), and
 //! [`model`]'s dequantized storage and [`ops`] are built on them.

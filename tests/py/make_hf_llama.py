@@ -165,7 +165,8 @@ def main():
                       sliding_window_pattern=6, query_pre_attn_scalar=16, final_logit_softcapping=None,
                       attn_logit_softcapping=None, hidden_activation="gelu_pytorch_tanh")
         vocab = {f"t{i}": i for i in range(40)}
-        added = [{"id": 40 + j, "content": f"<x{j}>", "special": True} for j in range(2)]
+        added = [{"id": 40 + j, "content": f"<x{j}>", "single_word": False, "lstrip": False, "rstrip": False,
+                  "normalized": False, "special": True} for j in range(2)]
         with open(os.path.join(a.out, "tokenizer.json"), "w") as f:
             json.dump({"version": "1.0", "added_tokens": added, "model": {"type": "BPE", "vocab": vocab, "merges": []}}, f)
     elif arch == "phi3":

@@ -1,6 +1,7 @@
 """The tokenizer keys llama.cpp's converter writes for a Hugging Face tokenizer folder, as JSON.
 
 Usage: python vocab_reference.py LLAMA_CPP_SRC DIR METHOD [VOCAB_SIZE]
+       python vocab_reference.py LLAMA_CPP_SRC DIR chkhsh
 
 Runs the reference's own code: METHOD of `conversion/base.py`'s TextModel (`_set_vocab_sentencepiece`,
 `_set_vocab_gpt2`, `_set_vocab_llama_hf`) or an architecture's `set_vocab` (`llama`, `gemma3`,
@@ -8,6 +9,10 @@ Runs the reference's own code: METHOD of `conversion/base.py`'s TextModel (`_set
 `find_hparam`, a real `gguf.GGUFWriter`), and prints the writer's keys in order:
 `[{"key", "type", "value"}]` with types named as `gguf inspect --json` names them.
 base.py imports torch at its top but the vocabulary code never uses it: a stub module stands in.
+
+`chkhsh` prints `{"chkhsh": HASH}`: the hash `get_vocab_base_pre` computes for DIR (the check
+text `chktxt` taken from that method's source, encoded by `transformers.AutoTokenizer`), also
+for a tokenizer whose hash the reference's table does not list.
 """
 import json
 import sys
@@ -64,6 +69,18 @@ from conversion import base  # noqa: E402
 
 ARCH = {"llama": ("conversion.llama", "LlamaModel"), "gemma3": ("conversion.gemma", "Gemma3Model"),
         "qwen2": ("conversion.qwen", "Qwen2Model"), "phi3": ("conversion.phi", "Phi3MiniModel")}
+
+if method == "chkhsh":
+    import ast
+    import hashlib
+    import inspect
+    import re
+
+    source = inspect.getsource(base.TextModel.get_vocab_base_pre)
+    chktxt = ast.literal_eval(re.search(r"^\s*chktxt = (.*)$", source, re.M).group(1))
+    chktok = AutoTokenizer.from_pretrained(folder).encode(chktxt)
+    json.dump({"chkhsh": hashlib.sha256(str(chktok).encode()).hexdigest()}, sys.stdout)
+    sys.exit(0)
 
 if method in ARCH:
     import importlib

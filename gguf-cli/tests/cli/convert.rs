@@ -175,6 +175,8 @@ fn convert_refuses_a_checkpoint_without_a_tokenizer_unless_told() {
     let out = ckpt.parent().unwrap().join("novocab.gguf");
     let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("tokenizer.model"), "{}", text(&o.stderr));
+    // Llama looks for tokenizer.model, then tokenizer.json (LlamaHfVocab, GPT-2 BPE): the last
+    // file looked for is named.
+    assert!(text(&o.stderr).contains("tokenizer.json: not found"), "{}", text(&o.stderr));
     assert!(!out.exists());
 }

@@ -120,11 +120,17 @@ pub enum ConvertError {
     /// The tokenizer could not be converted.
     #[error("tokenizer")]
     Vocab(#[from] vocab::VocabError),
-    /// The checkpoint's tokenizer is of a kind not converted yet: a BPE tokenizer
-    /// (`tokenizer.json` without `tokenizer.model`). Converting with
-    /// [`ConvertOptions::vocab`] `false` (`--no-vocab`) writes the file without tokenizer keys.
-    #[error("{0}: BPE tokenizers (tokenizer.json without tokenizer.model) are not converted yet (--no-vocab converts without the tokenizer, which llama.cpp then cannot load)")]
-    UnsupportedTokenizer(PathBuf),
+    /// The checkpoint's tokenizer is of a kind not converted (see [`vocab`]: e.g. a
+    /// `tokenizer.json` BPE with byte fallback and no `tokenizer.model`, or a WordPiece one).
+    /// Converting with [`ConvertOptions::vocab`] `false` (`--no-vocab`) writes the file without
+    /// tokenizer keys.
+    #[error("{path}: {what} (--no-vocab converts without the tokenizer, which llama.cpp then cannot load)")]
+    UnsupportedTokenizer {
+        /// The file that shows the tokenizer's kind.
+        path: PathBuf,
+        /// What kind, and why it is refused.
+        what: String,
+    },
     /// The `general.*` keys could not be made.
     #[error("general metadata")]
     General(#[from] general::GeneralError),
@@ -449,51 +455,51 @@ pub fn general_keys(
 /// The tokenizer, per architecture (`set_vocab`), through [`vocab`].
 pub mod vocab_hook {
     use super::arch::ArchContext;
-    use super::{vocab, Kvs, Result};
-
-    /// [`ConvertError::UnsupportedTokenizer`](super::ConvertError::UnsupportedTokenizer) for a
-    /// folder with `tokenizer.json` and no `tokenizer.model` (the reference's GPT-2 BPE path).
-    fn refuse_bpe(cx: &ArchContext<'_>) -> Result<()> {
-        let json = cx.dir.join("tokenizer.json");
-        if !cx.dir.join("tokenizer.model").is_file() && json.is_file() {
-            return Err(super::ConvertError::UnsupportedTokenizer(json));
-        }
-        Ok(())
-    }
+    use super::{vocab, ConvertError, Kvs, Result, Value};
 
     fn vocab_size(cx: &ArchContext<'_>) -> Option<usize> {
         cx.config.raw.get("vocab_size").and_then(|v| v.as_u64()).and_then(|n| usize::try_from(n).ok())
     }
 
-    /// `LlamaModel.set_vocab`: SentencePiece from `tokenizer.model` ([`vocab::set_vocab_llama`]).
-    /// Its fallbacks (`llama_hf`, then GPT-2 BPE from `tokenizer.json`) are not converted yet: a
-    /// folder without `tokenizer.model` is refused ([`vocab::VocabError`]).
+    /// One of [`vocab`]'s `set_vocab_*` entries: the folder and `config.json`'s `vocab_size`.
+    type SetVocab = fn(&std::path::Path, Option<usize>) -> std::result::Result<Vec<(String, Value)>, vocab::VocabError>;
+
+    /// Adds the keys of `set_vocab`, a tokenizer of a kind not converted becoming
+    /// [`ConvertError::UnsupportedTokenizer`].
+    fn add(cx: &ArchContext<'_>, kv: &mut Kvs, set_vocab: SetVocab) -> Result<()> {
+        match set_vocab(cx.dir, vocab_size(cx)) {
+            Ok(kvs) => {
+                kv.extend(kvs);
+                Ok(())
+            }
+            Err(vocab::VocabError::Unsupported { path, what }) => {
+                Err(ConvertError::UnsupportedTokenizer { path, what })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// `LlamaModel.set_vocab` ([`vocab::set_vocab_llama`]): SentencePiece from `tokenizer.model`,
+    /// else GPT-2 BPE from `tokenizer.json` (Llama 3).
     pub fn llama(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
-        refuse_bpe(cx)?;
-        kv.extend(vocab::set_vocab_llama(cx.dir, vocab_size(cx))?);
-        Ok(())
+        add(cx, kv, vocab::set_vocab_llama)
     }
 
-    /// `Qwen2Model.set_vocab`: SentencePiece when the folder has `tokenizer.model`; GPT-2 BPE
-    /// otherwise, which is not converted yet (refused).
+    /// `Qwen2Model.set_vocab` (also Qwen 3's, [`vocab::set_vocab_qwen2`]): SentencePiece when the
+    /// folder has `tokenizer.model`, GPT-2 BPE from `tokenizer.json` otherwise.
     pub fn qwen(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
-        refuse_bpe(cx)?;
-        kv.extend(vocab::set_vocab_sentencepiece(cx.dir, vocab_size(cx))?);
-        Ok(())
+        add(cx, kv, vocab::set_vocab_qwen2)
     }
 
-    /// `Gemma3Model.set_vocab`: SentencePiece with `add_space_prefix = false`
-    /// ([`vocab::set_vocab_gemma3`]); its GPT-2 BPE fallback is not converted yet (refused).
+    /// `Gemma3Model.set_vocab` ([`vocab::set_vocab_gemma3`]): SentencePiece with
+    /// `add_space_prefix = false`, or GPT-2 BPE without `tokenizer.model`.
     pub fn gemma3(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
-        refuse_bpe(cx)?;
-        kv.extend(vocab::set_vocab_gemma3(cx.dir, vocab_size(cx))?);
-        Ok(())
+        add(cx, kv, vocab::set_vocab_gemma3)
     }
 
     /// `Phi3MiniModel.set_vocab` ([`vocab::set_vocab_phi3`]).
     pub fn phi3(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
-        kv.extend(vocab::set_vocab_phi3(cx.dir, vocab_size(cx))?);
-        Ok(())
+        add(cx, kv, vocab::set_vocab_phi3)
     }
 }
 

@@ -93,12 +93,12 @@ fn general_keys_equal_the_references() {
 /// `convert_hf_to_gguf.py` wrote (the manifest): the same keys (types and values), the same
 /// tensors (names, types, shapes, offsets, sizes) and the same sha256 of the whole file. The model
 /// card's front matter is read by gguf-py's own YAML reading (`tests/py/model_card.py`) and passed
-/// in, as a caller of the library does. Cases whose tokenizer is BPE (`tokenizer.json` without
-/// `tokenizer.model`: Llama 3, Qwen2, Qwen3) are not converted yet: for them the test asserts a
-/// typed refusal and that nothing was written.
+/// in, as a caller of the library does. Every case, SentencePiece (Llama 2, Mistral, Gemma 3,
+/// Phi-3) and BPE (`tokenizer.json` without `tokenizer.model`: Llama 3 with its `llama3` RoPE
+/// factors tensor, Qwen2, Qwen3), at every output type.
 #[test]
 fn converter_output_equals_the_references() {
-    use gguf_serde::convert::{convert, ConvertError, ConvertOptions, OutType};
+    use gguf_serde::convert::{convert, ConvertOptions, OutType};
     let Some(py) = gguf_tests::python() else { return };
     let mut mismatches = Vec::new();
     let mut matched = 0;
@@ -106,21 +106,11 @@ fn converter_output_equals_the_references() {
         let Some(dir) = make_convert_case(&case) else { return };
         let card = gguf_tests::run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
         let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
-        let bpe = !dir.join("tokenizer.model").is_file();
         for outtype in OUTTYPES {
             let out = dir.tmp.join(format!("ours-{outtype}.gguf"));
             let ot: OutType = outtype.parse().unwrap_or_else(|e| panic!("{outtype}: {e:?}"));
             let opts = ConvertOptions { model_card: card.as_ref(), ..ConvertOptions::new(ot) };
-            let r = convert(&*dir, &out, &opts);
-            if bpe {
-                let e = r.expect_err("a BPE tokenizer is not converted yet");
-                // Llama 3 is refused earlier, for its `llama3` rope scaling (the rope_freqs
-                // tensor), which is not converted yet either.
-                assert!(matches!(e, ConvertError::UnsupportedTokenizer(_) | ConvertError::Config(_)), "{case}: {e:?}");
-                assert!(!out.exists(), "{case}: output written after a refusal");
-                continue;
-            }
-            r.unwrap_or_else(|e| panic!("{case} {outtype}: {e:?}"));
+            convert(&*dir, &out, &opts).unwrap_or_else(|e| panic!("{case} {outtype}: {e:?}"));
             let ours = gguf_tests::convert_refs::describe_gguf(&out).expect("python");
             let theirs = convert_ref(&case, outtype);
             if ours == theirs {
@@ -143,6 +133,7 @@ fn converter_output_equals_the_references() {
         }
     }
     assert!(mismatches.is_empty(), "{matched} outputs equal the references; these differ:\n{}", mismatches.join("\n"));
-    // Llama 2 and Mistral (SentencePiece), Gemma 3 and Phi-3, each at 5 output types.
-    assert_eq!(matched, 20, "outputs equal to the references");
+    // Llama 2, Mistral, Gemma 3, Phi-3 (SentencePiece), Llama 3, Qwen2, Qwen3 (BPE), each at 5
+    // output types.
+    assert_eq!(matched, 35, "outputs equal to the references");
 }

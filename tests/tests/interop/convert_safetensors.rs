@@ -21,7 +21,7 @@ use std::path::Path;
 
 use gguf_examples::models::Llama;
 use gguf_serde::convert::{
-    convert, convert_with, plan, Checkpoint, ConvertError, ConvertOptions, OutType, SourceTensor, CHUNK_ELEMS,
+    convert, convert_with, plan, vocab, Checkpoint, ConvertError, ConvertOptions, OutType, SourceTensor, CHUNK_ELEMS,
 };
 use gguf_serde::{GgmlType, Gguf, GgufModel, TensorView};
 use gguf_tests::{make_hf_checkpoint, make_hf_checkpoint_with, make_hf_llama, python, run_py, HfLayout};
@@ -351,7 +351,8 @@ fn f8_weights_are_refused_naming_the_tensor() {
 }
 
 /// The reference always converts the tokenizer: a checkpoint without one it can read is refused
-/// (before anything is written), naming the file looked for; `vocab: false` converts it without
+/// (before anything is written), naming the file looked for last (Llama tries `tokenizer.model`,
+/// then `tokenizer.json` for `LlamaHfVocab` and GPT-2 BPE); `vocab: false` converts it without
 /// tokenizer keys.
 #[test]
 fn a_checkpoint_without_a_tokenizer_is_refused_naming_the_file() {
@@ -359,5 +360,21 @@ fn a_checkpoint_without_a_tokenizer_is_refused_naming_the_file() {
     let out = ckpt.parent().unwrap().join("novocab.gguf");
     let err = expect_err(&ckpt, &out);
     let gguf_serde::convert::ConvertError::Vocab(v) = &err else { panic!("{err:?}") };
-    assert!(v.to_string().contains("tokenizer.model"), "{v}");
+    assert!(matches!(v, vocab::VocabError::NotFound { .. }), "{v:?}");
+    assert!(v.to_string().contains("tokenizer.json"), "{v}");
+}
+
+/// A BPE `tokenizer.json` whose pre-tokenizer the reference's table does not know (the tiny
+/// Gemma 3 checkpoint's, 40 tokens and no pre-tokenizer) is refused as the reference refuses it
+/// (`NotImplementedError`), naming the hash, and nothing is written.
+#[test]
+fn an_unknown_bpe_pre_tokenizer_is_refused_naming_its_hash() {
+    let Some(ckpt) = make_hf_checkpoint("convert_unknown_pre", "gemma3", HfLayout::TiedSingle, 16) else { return };
+    let out = ckpt.parent().unwrap().join("unknown-pre.gguf");
+    let err = expect_err(&ckpt, &out);
+    let gguf_serde::convert::ConvertError::Vocab(v @ vocab::VocabError::UnknownPreTokenizer { hash, .. }) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(hash.len(), 64, "{hash}");
+    assert!(v.to_string().contains(hash.as_str()) && v.to_string().contains("tokenizer.json"), "{v}");
 }

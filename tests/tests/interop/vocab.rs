@@ -2,7 +2,9 @@
 //! tokenizer folder (rebuilt from llama.cpp's real vocabularies by `tests/py/hf_tokenizer_from_gguf.py`)
 //! equal, key by key with type and value, in order, what the reference's own vocabulary code
 //! writes for the same folder (`tests/py/vocab_reference.py`, which runs `conversion/base.py`'s
-//! methods and the architectures' `set_vocab` from the llama.cpp source tree).
+//! methods and the architectures' `set_vocab` from the llama.cpp source tree), for SentencePiece
+//! and GPT-2 BPE vocabularies; and `llama-tokenize` on a vocab-only file with our keys gives the
+//! ids of llama.cpp's test vectors (llama-spm, phi-3, llama-bpe, qwen2).
 
 use std::path::Path;
 
@@ -86,6 +88,15 @@ fn gemma3_set_vocab_as_reference() {
 /// that test tokenizes) on a vocab-only file whose tokenizer keys are ours gives the expected ids.
 /// The file's other keys (`general.*`, `llama.*`) are copied from llama.cpp's vocabulary file.
 fn tokenize_vectors(name: &str, ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>) {
+    tokenize_vectors_edited(name, |_| {}, ours)
+}
+
+/// [`tokenize_vectors`] after `edit` changed the rebuilt tokenizer folder.
+fn tokenize_vectors_edited(
+    name: &str,
+    edit: impl Fn(&Path),
+    ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>,
+) {
     let Some(py) = python() else { return };
     let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
     let Some(tok) = gguf_tests::llama_tool("llama-tokenize") else { return };
@@ -95,6 +106,7 @@ fn tokenize_vectors(name: &str, ours: impl Fn(&Path) -> Result<Vec<(String, Valu
     let dir = temp_dir("vocab-tok");
     let folder = dir.join("tok");
     run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+    edit(&folder);
     let kvs = ours(&folder).expect("our vocabulary");
 
     let original = gguf_serde::Gguf::open(&g).unwrap();
@@ -171,4 +183,95 @@ fn named_templates_and_config_ids_as_reference() {
         std::fs::write(dir.join("config.json"), serde_json::to_vec(&cfg).unwrap()).unwrap();
     };
     check_edited(&g, "_set_vocab_sentencepiece", None, edit, |d| vocab::set_vocab_sentencepiece(d, None));
+}
+
+/// Makes a folder rebuilt from llama-bpe a Llama 3 `tokenizer.json` in what a GGUF does not
+/// record, as `tests/py/make_convert_inputs.py` does for the converter references: `ignore_merges`
+/// (a whole word in the vocabulary is not merged) and a post-processor that starts every text
+/// with `<|begin_of_text|>` (part of the converter's check text encoding), so that the reference
+/// names the pre-tokenizer `llama-bpe`.
+fn as_llama3(dir: &Path) {
+    let p = dir.join("tokenizer.json");
+    let mut j: Json = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    j["model"]["ignore_merges"] = json!(true);
+    let bos = "<|begin_of_text|>";
+    j["post_processor"] = json!({
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {bos: {"id": bos, "ids": [128000], "tokens": [bos]}},
+    });
+    std::fs::write(&p, serde_json::to_vec(&j).unwrap()).unwrap();
+}
+
+/// GPT-2 BPE (`tokenizer.json` alone): our `_set_vocab_gpt2` keys (pre-tokenizer name from Hugging
+/// Face's `tokenizers` crate, tokens, token types, merges, special ids) equal the reference's on
+/// the folder rebuilt from llama.cpp's llama-bpe vocabulary (Llama 3).
+#[test]
+fn llama_bpe_gpt2_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-llama-bpe.gguf") else { return };
+    check_edited(&g, "_set_vocab_gpt2", None, as_llama3, |d| vocab::bpe::set_vocab_gpt2(d, None));
+}
+
+/// Through `LlamaModel.set_vocab`, which falls back to GPT-2 BPE without `tokenizer.model`, on
+/// the folder as rebuilt (without [`as_llama3`]'s edits, the reference names it `smaug-bpe`).
+#[test]
+fn llama_bpe_llama_set_vocab_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-llama-bpe.gguf") else { return };
+    check(&g, "llama", None, |d| vocab::set_vocab_llama(d, None));
+}
+
+/// Qwen2's vocabulary through `Qwen2Model.set_vocab` (GPT-2 BPE, pre-tokenizer `qwen2`).
+#[test]
+fn qwen2_set_vocab_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-qwen2.gguf") else { return };
+    check(&g, "qwen2", None, |d| vocab::set_vocab_qwen2(d, None));
+}
+
+#[test]
+fn llama_bpe_tokenizes_test_vectors() {
+    tokenize_vectors_edited("llama-bpe", as_llama3, |d| vocab::set_vocab_llama(d, None));
+}
+
+#[test]
+fn qwen2_tokenizes_test_vectors() {
+    tokenize_vectors("qwen2", |d| vocab::set_vocab_qwen2(d, None));
+}
+
+/// The pre-tokenizer check hash (`chkhsh`) of Hugging Face's `tokenizers` crate as this crate
+/// builds it (fancy-regex, not Oniguruma) equals the one `transformers` (Python `tokenizers`,
+/// Oniguruma) gives, on folders rebuilt from llama.cpp's BPE vocabularies whose pre-tokenizers
+/// differ (GPT-2's regex, Falcon's punctuation and digit splits, DeepSeek's sequences of splits,
+/// MPT's, Refact's, Command R's); Llama 3's and Qwen2's are checked through their whole
+/// vocabularies above.
+#[test]
+fn bpe_check_hashes_as_transformers() {
+    let Some(py) = python() else { return };
+    let src = llama_cpp_dir().join("src");
+    if !src.join("conversion/base.py").is_file() {
+        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
+        return;
+    }
+    for name in ["gpt-2", "falcon", "deepseek-llm", "deepseek-coder", "mpt", "refact", "command-r"] {
+        let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
+        let dir = temp_dir("vocab-hash");
+        let folder = dir.join("tok");
+        run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+        let reference = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+        let tok = vocab::bpe::HfTokenizer::open(&folder).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ours = vocab::bpe::pre_tokenizer_hash(&tok).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(ours, reference["chkhsh"].as_str().unwrap(), "{name}: chkhsh");
+    }
+}
+
+/// `Phi3MiniModel.set_vocab` with `tokenizer_class` `GPT2Tokenizer` (Phi-4) and
+/// `Gemma3Model.set_vocab` without `tokenizer.model` both take GPT-2 BPE: on the folder rebuilt
+/// from llama.cpp's gpt-2 vocabulary (whose `tokenizer_config.json` names `GPT2Tokenizer`), the
+/// same keys as the reference's.
+#[test]
+fn gpt2_through_phi3_and_gemma3_as_reference() {
+    let Some(g) = model("vocab/ggml-vocab-gpt-2.gguf") else { return };
+    check(&g, "phi3", None, |d| vocab::set_vocab_phi3(d, None));
+    check(&g, "gemma3", None, |d| vocab::set_vocab_gemma3(d, None));
 }

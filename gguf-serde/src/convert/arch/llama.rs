@@ -10,12 +10,15 @@
 //!   and the key/value heads (`num_key_value_heads`, the query heads when absent).
 //! - Keys: [`text_model_parameters`], then `llama.vocab_size` and `llama.rope.dimension_count`
 //!   (`head_dim`, else `hidden_size / num_attention_heads`), u32.
-//! - Not converted (refused): mixture-of-experts checkpoints (`block_sparse_moe`), the `llama3`
-//!   RoPE type (its `rope_freqs` tensor).
+//! - The `llama3` RoPE type (Llama 3.1 and later) writes no scaling keys but a generated tensor,
+//!   `rope_freqs.weight` ([`llama3_rope_factors`], the reference's `generate_extra_tensors`).
+//! - Tokenizer: SentencePiece (`tokenizer.model`) or GPT-2 BPE (`tokenizer.json`, Llama 3), see
+//!   [`crate::convert::vocab::set_vocab_llama`].
+//! - Not converted (refused): mixture-of-experts checkpoints (`block_sparse_moe`).
 
 use super::{
-    always_skipped, key, standard_required, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped,
-    Transform,
+    always_skipped, key, standard_required, text_model_parameters, ArchContext, Architecture, BlockMap, ExtraTensor,
+    Mapped, Transform,
 };
 use crate::convert::{ConvertError, Kvs};
 use crate::Value;
@@ -56,6 +59,71 @@ fn heads(cx: &ArchContext<'_>) -> Result<(u64, u64), ConvertError> {
     Ok((u64::from(n_head), u64::from(n_kv)))
 }
 
+/// A number of the RoPE parameters, `default` when absent.
+fn rope_num(p: &serde_json::Map<String, serde_json::Value>, name: &str, default: f64) -> Result<f64, ConvertError> {
+    match p.get(name) {
+        None => Ok(default),
+        Some(v) => v.as_f64().ok_or_else(|| ConvertError::Config(format!("rope_scaling.{name}: {v} is not a number"))),
+    }
+}
+
+/// `LlamaModel.generate_extra_tensors`: for the `llama3` RoPE type (`rope_type`, any case, of the
+/// reference's `rope_parameters`, or of their `full_attention`), the tensor `rope_freqs.weight`
+/// of the per-frequency factors; `None` for other RoPE types.
+///
+/// The values are computed as the reference computes them with torch in float32: the
+/// frequencies `1 / base^(i / dim)` for even `i < dim` (`powf`, then a reciprocal); per
+/// frequency the wavelength `(1 / freq) * f32(2π)`; factor 1 when it is below
+/// `original_max_position_embeddings / high_freq_factor`, `factor` when above
+/// `original_max_position_embeddings / low_freq_factor`, else `1 / ((1 - s) / factor + s)` with
+/// `s = ((1 / wavelength) * original_max_position_embeddings - low_freq_factor) /
+/// (high_freq_factor - low_freq_factor)`, every operation rounded to f32 as torch rounds it
+/// (a Python number meeting a tensor is first rounded to f32). Defaults as the reference's:
+/// `rope_theta` 10000, `factor` 8, `low_freq_factor` 1, `high_freq_factor` 4,
+/// `original_max_position_embeddings` 8192; `dim` is `head_dim`, else `hidden_size /
+/// num_attention_heads`.
+///
+/// # Errors
+/// [`ConvertError::Config`] for a parameter that is not a number, or a missing dimension.
+pub fn llama3_rope_factors(cx: &ArchContext<'_>) -> Result<Option<ExtraTensor>, ConvertError> {
+    let all = cx.config.rope_parameters();
+    let p = match all.get("full_attention") {
+        Some(serde_json::Value::Object(m)) => m.clone(),
+        _ => all,
+    };
+    let llama3 = p.get("rope_type").and_then(|t| t.as_str()).is_some_and(|t| t.to_lowercase() == "llama3");
+    if !llama3 {
+        return Ok(None);
+    }
+    let base = rope_num(&p, "rope_theta", 10000.0)?;
+    let dim = match cx.config.find_u32(&["head_dim"])? {
+        Some(d) => d,
+        None => cx.config.need_u32(&["hidden_size"])? / cx.config.need_u32(&["num_attention_heads"])?.max(1),
+    };
+    let factor = rope_num(&p, "factor", 8.0)?;
+    let low = rope_num(&p, "low_freq_factor", 1.0)?;
+    let high = rope_num(&p, "high_freq_factor", 4.0)?;
+    let old_ctx = rope_num(&p, "original_max_position_embeddings", 8192.0)?;
+    let (low_wavelen, high_wavelen) = (old_ctx / low, old_ctx / high);
+    let two_pi = (2.0 * std::f64::consts::PI) as f32;
+    let values: Vec<f32> = (0..dim)
+        .step_by(2)
+        .map(|i| {
+            let freq = 1.0f32 / (base as f32).powf(i as f32 / dim as f32);
+            let wavelen = (1.0f32 / freq) * two_pi;
+            if wavelen < high_wavelen as f32 {
+                1.0
+            } else if wavelen > low_wavelen as f32 {
+                factor as f32
+            } else {
+                let smooth = ((1.0f32 / wavelen) * old_ctx as f32 - low as f32) / (high - low) as f32;
+                1.0f32 / ((1.0f32 - smooth) / factor as f32 + smooth)
+            }
+        })
+        .collect();
+    Ok(Some(ExtraTensor { name: "rope_freqs.weight".into(), shape: vec![values.len() as u64], values }))
+}
+
 impl Architecture for Llama {
     fn name(&self) -> &'static str {
         "llama"
@@ -64,14 +132,11 @@ impl Architecture for Llama {
     fn check(&self, cx: &ArchContext<'_>) -> Result<(), ConvertError> {
         heads(cx)?;
         cx.config.need_u32(&["vocab_size"])?;
-        if let Some(t) = cx.config.rope_parameters().get("rope_type").and_then(|t| t.as_str()) {
-            if t.eq_ignore_ascii_case("llama3") {
-                return Err(ConvertError::Config(
-                    "rope_scaling type \"llama3\" (the reference's rope_freqs tensor) is not converted yet".into(),
-                ));
-            }
-        }
         Ok(())
+    }
+
+    fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>, ConvertError> {
+        Ok(llama3_rope_factors(cx)?.into_iter().collect())
     }
 
     fn map_tensor(&self, hf: &str, _shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {

@@ -239,7 +239,8 @@ fn as_f32(v: f64) -> Value {
 ///
 /// # Errors
 /// [`ConvertError::Config`] for a mistyped value, or a RoPE scaling type whose keys the
-/// reference computes in ways not reproduced here (`llama3`'s frequency factors, `dynamic`).
+/// reference computes in ways not reproduced here (`dynamic`, unknown types). `llama3` writes no
+/// keys here (Llama's generated tensor, [`llama::llama3_rope_factors`]).
 pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<()> {
     let c = cx.config;
     let k = |s: &str| key(arch, s);
@@ -312,6 +313,8 @@ pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, k
                 }
             }
             ("su" | "longrope", _) => kv.set(k("rope.scaling.type"), Value::String("longrope".into())),
+            // No keys: Llama writes the `rope_freqs` tensor (`llama::llama3_rope_factors`).
+            (t, _) if t.to_lowercase() == "llama3" => {}
             ("linear" | "yarn", None) | ("default", _) => {}
             (other, _) => {
                 return Err(ConvertError::Config(format!(

@@ -1,22 +1,40 @@
 //! Hugging Face tokenizers to the `tokenizer.ggml.*` and `tokenizer.chat_template*` keys, as
-//! llama.cpp's `convert_hf_to_gguf.py` writes them (llama.cpp 832db06: `conversion/base.py`,
-//! `TextModel._set_vocab_sentencepiece` and `_create_vocab_sentencepiece`; gguf-py's
-//! `gguf/vocab.py`, `SpecialVocab`; `gguf/gguf_writer.py` for key names, types and order).
+//! llama.cpp's `convert_hf_to_gguf.py` writes them (the llama.cpp vendored by llama-cpp-python
+//! 0.3.36, sdist sha256 832db06…: `conversion/base.py`, `TextModel._set_vocab_sentencepiece`,
+//! `_create_vocab_sentencepiece`, `get_vocab_base`, `get_vocab_base_pre` and `_set_vocab_gpt2`;
+//! the architectures' `set_vocab`; gguf-py's `gguf/vocab.py`, `SpecialVocab` and `LlamaHfVocab`'s
+//! checks; `gguf/gguf_writer.py` for key names, types and order).
 //!
 //! Each function returns the keys in the order the reference writes them, each with the GGUF
 //! type gguf-py's writer gives it (`array<string>` tokens, `array<f32>` scores, `array<i32>`
 //! token types, `u32` token ids, `bool` flags, `string` templates). A key written twice keeps the
 //! place of its first write and the value of its last, as gguf-py's writer (a dict) does.
 //!
-//! Done here: SentencePiece vocabularies (`tokenizer.model`, with `added_tokens.json` and
-//! `tokenizer_config.json`'s `added_tokens_decoder`), the special vocabulary ([`special_vocab`]),
-//! and the Llama, Gemma 3 and Phi-3 entries for SentencePiece folders. Not yet: BPE (`gpt2`) from
-//! `tokenizer.json`, which needs the pre-tokenizer hash of Hugging Face's `tokenizers` encoding.
+//! Supported:
+//! - SentencePiece vocabularies (`tokenizer.model`, with `added_tokens.json` and
+//!   `tokenizer_config.json`'s `added_tokens_decoder`): [`set_vocab_sentencepiece`];
+//! - GPT-2 style BPE vocabularies (`tokenizer.json` with a `BPE` model: Llama 3, Qwen 2/3, Phi-4,
+//!   ...): [`bpe::set_vocab_gpt2`], `tokenizer.ggml.model` = `gpt2`, with the pre-tokenizer
+//!   named as the reference names it, by the sha256 of the token ids Hugging Face's own
+//!   `tokenizers` library gives for the reference's check text, looked up in the reference's
+//!   table ([`bpe::PRE_TOKENIZER_HASHES`], generated from `get_vocab_base_pre` by
+//!   `scripts/gen-bpe-pre-hashes.py`);
+//! - the special vocabulary ([`special_vocab`]: merges, special ids, `add_*_token`, chat
+//!   templates, normalizer flags);
+//! - the Llama, Gemma 3 and Phi-3 `set_vocab` entries, each choosing between the two as the
+//!   reference does ([`set_vocab_llama`], [`set_vocab_gemma3`], [`set_vocab_phi3`]).
+//!
+//! Not supported (refused with [`VocabError::Unsupported`]): `LlamaHfVocab` (a `tokenizer.json`
+//! BPE with byte fallback and no `tokenizer.model`), `tokenizer.json` models other than BPE
+//! (WordPiece, Unigram), tiktoken (`_set_vocab_qwen`) and the other tokenizer kinds of the
+//! reference.
 
 use std::path::{Path, PathBuf};
 
 use crate::container::{Array, Value};
 
+pub mod bpe;
+mod pre_hashes;
 mod special;
 pub mod spm;
 
@@ -65,6 +83,33 @@ pub enum VocabError {
         /// What is wrong, with its byte offset.
         #[source]
         source: spm::ProtoError,
+    },
+    /// A `tokenizer.json` that Hugging Face's `tokenizers` library refuses to load, or fails to
+    /// encode or decode with.
+    #[error("{path}: {message}")]
+    Tokenizer {
+        /// The file.
+        path: PathBuf,
+        /// What was being done, and the library's message.
+        message: String,
+    },
+    /// The BPE pre-tokenizer is not one the reference knows: the sha256 of the check text's
+    /// token ids is not in its table (the reference raises `NotImplementedError`, "BPE
+    /// pre-tokenizer was not recognized - update get_vocab_base_pre()").
+    #[error("{path}: the BPE pre-tokenizer was not recognized (chkhsh {hash}): it is not in the table of llama.cpp's get_vocab_base_pre that this converter follows")]
+    UnknownPreTokenizer {
+        /// `tokenizer.json`.
+        path: PathBuf,
+        /// The hash (`chkhsh`), lowercase hex.
+        hash: String,
+    },
+    /// A tokenizer of a kind this crate does not convert.
+    #[error("{path}: {what}")]
+    Unsupported {
+        /// The file that shows the kind.
+        path: PathBuf,
+        /// What kind, and why it is refused.
+        what: String,
     },
 }
 
@@ -334,22 +379,79 @@ fn sentencepiece_into(kvs: &mut Kvs, dir: &Path, vocab_size: Option<usize>) -> R
     Ok(())
 }
 
-/// Gemma 3 (`Gemma3Model.set_vocab`) for a folder with `tokenizer.model`: the SentencePiece
-/// vocabulary, then `tokenizer.ggml.add_space_prefix` = false. A folder without it needs the BPE
-/// vocabulary, not done yet: [`VocabError::NotFound`] naming `tokenizer.model`.
-pub fn set_vocab_gemma3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+/// Qwen 2 and Qwen 3 (`Qwen2Model.set_vocab`): the SentencePiece vocabulary
+/// ([`set_vocab_sentencepiece`]) when the folder has `tokenizer.model`, else the GPT-2 BPE one
+/// ([`bpe::set_vocab_gpt2`]), as the reference falls back on `FileNotFoundError`.
+///
+/// # Errors
+/// As those two functions.
+pub fn set_vocab_qwen2(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
     let mut kvs = Kvs::default();
-    sentencepiece_into(&mut kvs, dir, vocab_size)?;
-    kvs.set("tokenizer.ggml.add_space_prefix", Value::Bool(false));
+    if dir.join("tokenizer.model").is_file() {
+        sentencepiece_into(&mut kvs, dir, vocab_size)?;
+    } else {
+        bpe::gpt2_into(&mut kvs, dir, vocab_size)?;
+    }
     Ok(kvs.0)
 }
 
-/// Llama (`LlamaModel.set_vocab`) for a folder with `tokenizer.model`: first
-/// `tokenizer.ggml.add_space_prefix` from `tokenizer_config.json`'s `add_prefix_space` when it
-/// is a bool, then the SentencePiece vocabulary; with `vocab_size` 32016 (CodeLlama) the
+/// Gemma 3 (`Gemma3Model.set_vocab`): for a folder with `tokenizer.model`, the SentencePiece
+/// vocabulary then `tokenizer.ggml.add_space_prefix` = false; without it, the GPT-2 BPE
+/// vocabulary of `tokenizer.json` ([`bpe::set_vocab_gpt2`]).
+///
+/// # Errors
+/// As [`set_vocab_sentencepiece`] and [`bpe::set_vocab_gpt2`].
+pub fn set_vocab_gemma3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+    let mut kvs = Kvs::default();
+    if dir.join("tokenizer.model").is_file() {
+        sentencepiece_into(&mut kvs, dir, vocab_size)?;
+        kvs.set("tokenizer.ggml.add_space_prefix", Value::Bool(false));
+    } else {
+        bpe::gpt2_into(&mut kvs, dir, vocab_size)?;
+    }
+    Ok(kvs.0)
+}
+
+/// Which vocabulary `LlamaModel.set_vocab` takes for a folder without `tokenizer.model`, by
+/// gguf-py's `LlamaHfVocab` checks of `tokenizer.json`: a BPE model with `ignore_merges` and
+/// without `byte_fallback` (Llama 3) goes to GPT-2 BPE, so does anything that is not a BPE with
+/// `byte_fallback` and a `Sequence` decoder (also a missing `tokenizer.json`, where
+/// [`bpe::set_vocab_gpt2`] then reports it missing); the rest would be `LlamaHfVocab`, which is
+/// not converted ([`VocabError::Unsupported`]).
+fn llama_without_spm(dir: &Path) -> Result<(), VocabError> {
+    let path = dir.join("tokenizer.json");
+    let Some(json) = read_json::<serde_json::Value>(&path)? else { return Ok(()) };
+    let model =
+        json.get("model").filter(|m| m.is_object()).ok_or_else(|| invalid(&path, "model: missing or not an object"))?;
+    let flag = |name: &str, default: bool| model.get(name).map_or(default, truthy);
+    let is_bpe = model.get("type").and_then(|t| t.as_str()) == Some("BPE");
+    if is_bpe && flag("ignore_merges", false) && !flag("byte_fallback", true) {
+        return Ok(());
+    }
+    let sequence_decoder = json.get("decoder").and_then(|d| d.get("type")).and_then(|t| t.as_str()) == Some("Sequence");
+    if is_bpe && flag("byte_fallback", false) && sequence_decoder {
+        return Err(VocabError::Unsupported {
+            path,
+            what: "a BPE tokenizer with byte fallback and no tokenizer.model (the reference's LlamaHfVocab, a \
+                   SentencePiece-like vocabulary) is not converted"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// Llama (`LlamaModel.set_vocab`): first `tokenizer.ggml.add_space_prefix` from
+/// `tokenizer_config.json`'s `add_prefix_space` when it is a bool, then the SentencePiece
+/// vocabulary of `tokenizer.model`, or for a folder without it the GPT-2 BPE vocabulary of
+/// `tokenizer.json` ([`bpe::set_vocab_gpt2`]; Llama 3) unless `tokenizer.json` is the kind
+/// gguf-py's `LlamaHfVocab` reads (BPE with byte fallback and a `Sequence` decoder), which is
+/// refused ([`VocabError::Unsupported`]). Then, with `vocab_size` 32016 (CodeLlama) the
 /// `prefix`/`suffix`/`middle`/`eot` ids 32007–32010 (only `eot` has a key), and with 49152
-/// (Granite small) `add_bos_token` false. The reference's fallbacks (`LlamaHfVocab`, then BPE)
-/// are not done yet: a folder without `tokenizer.model` is [`VocabError::NotFound`].
+/// (Granite small) `add_bos_token` false.
+///
+/// # Errors
+/// As [`set_vocab_sentencepiece`] and [`bpe::set_vocab_gpt2`]; [`VocabError::Invalid`] for an
+/// `add_prefix_space` that is not a bool or a `tokenizer.json` without a `model` object.
 pub fn set_vocab_llama(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
     let mut kvs = Kvs::default();
     let config_path = dir.join("tokenizer_config.json");
@@ -360,7 +462,12 @@ pub fn set_vocab_llama(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Str
             Some(other) => return Err(invalid(&config_path, format!("add_prefix_space: {other} is not a bool"))),
         }
     }
-    sentencepiece_into(&mut kvs, dir, vocab_size)?;
+    if dir.join("tokenizer.model").is_file() {
+        sentencepiece_into(&mut kvs, dir, vocab_size)?;
+    } else {
+        llama_without_spm(dir)?;
+        bpe::gpt2_into(&mut kvs, dir, vocab_size)?;
+    }
     let n = vocab_size.unwrap_or(32000);
     if n == 32016 {
         // SpecialVocab(load_merges=False, types prefix/suffix/middle/eot): of what the folder
@@ -378,8 +485,9 @@ pub fn set_vocab_llama(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Str
 }
 
 /// Phi-3 (`Phi3MiniModel.set_vocab`): its own SentencePiece reading. `tokenizer_config.json`'s
-/// `tokenizer_class` `GPT2Tokenizer` (Phi-4) needs the BPE vocabulary, not done yet
-/// ([`VocabError::Invalid`] saying so). Otherwise `tokenizer.model`'s pieces as in
+/// `tokenizer_class` `GPT2Tokenizer` (Phi-4) takes the GPT-2 BPE vocabulary instead
+/// ([`bpe::set_vocab_gpt2`]); a `tokenizer_config.json` without `tokenizer_class` is an error,
+/// as in the reference. Otherwise `tokenizer.model`'s pieces as in
 /// [`create_vocab_sentencepiece`] (but `vocab_size` 0 is taken as given, and a piece at or above
 /// `vocab_size` is an error, where the reference fails with an `IndexError`), then
 /// `added_tokens.json` (ids at or above `vocab_size` skipped), `added_tokens_decoder` and then
@@ -391,12 +499,7 @@ pub fn set_vocab_phi3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Stri
     let config = read_json::<serde_json::Value>(&config_path)?;
     if let Some(config) = &config {
         match config.get("tokenizer_class") {
-            Some(serde_json::Value::String(c)) if c == "GPT2Tokenizer" => {
-                return Err(invalid(
-                    &config_path,
-                    "tokenizer_class GPT2Tokenizer: the BPE (gpt2) vocabulary is not supported yet",
-                ))
-            }
+            Some(serde_json::Value::String(c)) if c == "GPT2Tokenizer" => return bpe::set_vocab_gpt2(dir, vocab_size),
             Some(_) => {}
             None => return Err(invalid(&config_path, "tokenizer_class: missing (the reference requires it)")),
         }

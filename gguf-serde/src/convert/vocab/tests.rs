@@ -82,3 +82,145 @@ fn hostile_files_are_typed_errors() {
     let dir = folder(&[]);
     assert!(matches!(set_vocab_sentencepiece(dir.path(), None), Err(VocabError::NotFound { .. })));
 }
+
+/// A byte-level BPE `tokenizer.json`: model tokens 0–9 and 11 (no 10), of which 5–9 are also
+/// added tokens (the `tokenizers` library keeps the model's id for an added token the model has,
+/// and numbers the others from the model's size on), and `merges` as given (`"a b"` strings or
+/// `["a", "b"]` pairs).
+fn bpe_json(merges: serde_json::Value) -> Vec<u8> {
+    let added = |id: u32, content: &str, normalized: bool, special: bool| {
+        serde_json::json!({"id": id, "content": content, "single_word": false, "lstrip": false, "rstrip": false,
+            "normalized": normalized, "special": special})
+    };
+    let j = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [
+            added(5, "<|end|>", false, true),
+            added(6, "<x>", false, false),
+            added(7, "a\u{2581}b", true, false),
+            added(8, "<|tool|>", true, false),
+            added(9, "\u{120}hi", false, false),
+        ],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
+        "post_processor": null,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null,
+            "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+            "vocab": {"a": 0, "b": 1, "\u{120}": 2, "ab": 3, "\u{120}a": 4, "<|end|>": 5, "<x>": 6, "a\u{2581}b": 7,
+                "<|tool|>": 8, "\u{120}hi": 9, "zz": 11},
+            "merges": merges},
+    });
+    serde_json::to_vec(&j).unwrap()
+}
+
+fn any_name(_: &str) -> Option<&'static str> {
+    Some("test-pre")
+}
+
+fn gpt2_keys(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+    let mut kvs = Kvs::default();
+    bpe::gpt2_into_with(&mut kvs, dir, vocab_size, any_name)?;
+    Ok(kvs.0)
+}
+
+#[test]
+fn bpe_tokens_types_padding_and_merges_in_both_forms() {
+    let config = br#"{"bos_token": "<|end|>", "eos_token": "<|end|>", "add_bos_token": false}"#;
+    for merges in [serde_json::json!(["a b", "Ġ a"]), serde_json::json!([["a", "b"], ["Ġ", "a"]])] {
+        let json = bpe_json(merges.clone());
+        let dir = folder(&[("tokenizer.json", &json), ("tokenizer_config.json", config)]);
+        let kvs = gpt2_keys(dir.path(), Some(13)).unwrap();
+        let keys: Vec<&str> = kvs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "tokenizer.ggml.model",
+                "tokenizer.ggml.pre",
+                "tokenizer.ggml.tokens",
+                "tokenizer.ggml.token_type",
+                "tokenizer.ggml.merges",
+                "tokenizer.ggml.bos_token_id",
+                "tokenizer.ggml.eos_token_id",
+                "tokenizer.ggml.add_bos_token",
+            ],
+            "{merges}"
+        );
+        assert_eq!(kvs[0].1, Value::String("gpt2".into()));
+        assert_eq!(kvs[1].1, Value::String("test-pre".into()));
+        let Value::Array(Array::String(tokens)) = &kvs[2].1 else { panic!() };
+        // An added token that is not `normalized` is its decoded encoding (`Ġhi` → ` hi`); a
+        // user-defined one has `▁` as a space; `<|tool|>` looks special.
+        assert_eq!(
+            tokens,
+            &["a", "b", "Ġ", "ab", "Ġa", "<|end|>", "<x>", "a b", "<|tool|>", " hi", "[PAD10]", "zz", "[PAD12]"]
+        );
+        let Value::Array(Array::I32(types)) = &kvs[3].1 else { panic!() };
+        assert_eq!(types, &[1, 1, 1, 1, 1, 3, 4, 4, 3, 4, 5, 1, 5]);
+        let Value::Array(Array::String(m)) = &kvs[4].1 else { panic!() };
+        assert_eq!(m, &["a b", "Ġ a"], "{merges}");
+        assert_eq!(kvs[5].1, Value::U32(5));
+        assert_eq!(kvs[7].1, Value::Bool(false));
+        // Without config.json's vocab_size, the vocabulary's size (11 tokens): id 11 is not
+        // below it (the reference's assertion fails).
+        assert!(matches!(gpt2_keys(dir.path(), None), Err(VocabError::Invalid { .. })));
+    }
+}
+
+#[test]
+fn bpe_unknown_pre_tokenizer_is_an_error_naming_the_hash() {
+    let json = bpe_json(serde_json::json!(["a b"]));
+    let dir = folder(&[("tokenizer.json", &json)]);
+    let tok = bpe::HfTokenizer::open(dir.path()).unwrap();
+    let hash = bpe::pre_tokenizer_hash(&tok).unwrap();
+    assert_eq!(hash.len(), 64);
+    match bpe::set_vocab_gpt2(dir.path(), Some(12)) {
+        Err(e @ VocabError::UnknownPreTokenizer { .. }) => {
+            let VocabError::UnknownPreTokenizer { hash: h, path } = &e else { unreachable!() };
+            assert_eq!(*h, hash);
+            assert!(path.ends_with("tokenizer.json"));
+            assert!(e.to_string().contains(&hash), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bpe_hostile_files_are_typed_errors() {
+    let good = bpe_json(serde_json::json!(["a b"]));
+    // Every truncation: an error, never a panic.
+    for n in (0..good.len()).step_by(7) {
+        let dir = folder(&[("tokenizer.json", &good[..n])]);
+        assert!(gpt2_keys(dir.path(), None).is_err(), "prefix of {n} bytes");
+    }
+    let dir = folder(&[("tokenizer.json", b"{\"model\": ")]);
+    assert!(matches!(gpt2_keys(dir.path(), None), Err(VocabError::Json { .. })));
+    let dir = folder(&[("tokenizer.json", br#"{"model": {"type": "WordPiece", "vocab": {}}}"#)]);
+    assert!(matches!(gpt2_keys(dir.path(), None), Err(VocabError::Unsupported { .. })));
+    let dir = folder(&[("tokenizer.json", br#"{"model": {"vocab": {}}}"#)]);
+    assert!(matches!(gpt2_keys(dir.path(), None), Err(VocabError::Invalid { .. })));
+    // A merge of a token the vocabulary lacks: the library refuses it.
+    let dir = folder(&[("tokenizer.json", &bpe_json(serde_json::json!(["a q"])))]);
+    assert!(matches!(gpt2_keys(dir.path(), None), Err(VocabError::Tokenizer { .. })));
+    // An id not below vocab_size (the reference's assertion).
+    let dir = folder(&[("tokenizer.json", &good)]);
+    assert!(matches!(gpt2_keys(dir.path(), Some(8)), Err(VocabError::Invalid { .. })));
+    let dir = folder(&[]);
+    assert!(matches!(gpt2_keys(dir.path(), None), Err(VocabError::NotFound { .. })));
+}
+
+#[test]
+fn llama_chooses_bpe_or_refuses_llama_hf_as_the_reference() {
+    // Llama 3's tokenizer.json (ignore_merges, no byte fallback): GPT-2 BPE, which fails here
+    // only on the pre-tokenizer hash of this tiny tokenizer.
+    let mut j: serde_json::Value = serde_json::from_slice(&bpe_json(serde_json::json!(["a b"]))).unwrap();
+    j["model"]["ignore_merges"] = true.into();
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::UnknownPreTokenizer { .. })));
+    // Byte fallback and a Sequence decoder: gguf-py's LlamaHfVocab, not converted.
+    j["model"]["ignore_merges"] = false.into();
+    j["model"]["byte_fallback"] = true.into();
+    j["decoder"] = serde_json::json!({"type": "Sequence", "decoders": []});
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), None), Err(VocabError::Unsupported { .. })));
+}
