@@ -9,6 +9,8 @@
 #   tokens-serde-borrowed  Gguf::open + Gguf::deserialize_metadata into { tokens: Vec<&str> }
 #   tokens-serde-owned     the same into { tokens: Vec<String> }
 #   tokens-string-array    the same into { tokens: gguf_serde::StringArray }
+#   ...+mimalloc           tokens-serde-owned and tokens-string-array with mimalloc as the
+#                          global allocator (bench-compare --features mimalloc)
 # (bench-compare/src/main.rs). Every iteration sums the token lengths; the sums must agree.
 # Prints the machine, the load average before and after, and a table of median and minimum time
 # per iteration with the ratio ours/ggml.
@@ -25,6 +27,9 @@ rounds=${3:-5}
 [ -f "$file" ] || scripts/fetch-gemma.sh >/dev/null
 harness=$(scripts/build-harness.sh)
 cargo build --release --quiet --manifest-path bench-compare/Cargo.toml
+# The same readers with mimalloc as the global allocator (how much of the owned walk is malloc's).
+cargo build --release --quiet --manifest-path bench-compare/Cargo.toml --features mimalloc \
+  --target-dir bench-compare/target-mimalloc
 cat "$file" > /dev/null   # page cache warm for every reader
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $(uname -sr)"
@@ -36,6 +41,9 @@ for _ in $(seq "$rounds"); do
   "$harness/ggml_read" --bench-tokens "$file" "$n" >> "$out"
   for r in tokens-strings tokens-serde-borrowed tokens-serde-owned tokens-string-array; do
     bench-compare/target/release/bench-compare "$r" "$file" "$n" >> "$out"
+  done
+  for r in tokens-serde-owned tokens-string-array; do
+    bench-compare/target-mimalloc/release/bench-compare "$r" "$file" "$n" >> "$out"
   done
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"

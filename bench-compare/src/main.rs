@@ -6,9 +6,18 @@
 //! `tokens-strings` (`ValueRef::as_array` + `ArrayRef::strings`), `tokens-serde-borrowed`
 //! (`Gguf::deserialize_metadata` into a struct with `Vec<&str>`), `tokens-serde-owned` (the same
 //! with `Vec<String>`), `tokens-string-array` (the same with `gguf_serde::StringArray`). Prints the median and minimum wall time of one iteration (file already in
-//! the page cache) and the process's peak RSS.
+//! the page cache) and the process's peak RSS. Built with `--features mimalloc`, mimalloc is the
+//! global allocator and the reader's name is printed with `+mimalloc`.
 
 use std::time::{Duration, Instant};
+
+/// With `--features mimalloc`, every allocation goes through mimalloc instead of the system's
+/// (glibc's) allocator; the reader names printed get a `+mimalloc` suffix.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const ALLOCATOR_SUFFIX: &str = if cfg!(feature = "mimalloc") { "+mimalloc" } else { "" };
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -103,8 +112,9 @@ fn main() {
         })
         .collect();
     times.sort();
+    let name = format!("{reader}{ALLOCATOR_SUFFIX}");
     println!(
-        "{reader:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  ({} {check})",
+        "{name:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  ({} {check})",
         times[n / 2].as_secs_f64() * 1e3,
         times[0].as_secs_f64() * 1e3,
         peak_rss_kib() as f64 / 1024.0,
