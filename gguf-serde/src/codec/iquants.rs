@@ -21,10 +21,15 @@
 use super::block::{block, F16, U16, U32};
 use super::isa::Isa;
 use super::scalar::{f16_to_f32, max_by_abs, nearest_int};
-use super::table::{per_block, QuantizeRow};
+use super::error::Abort;
+use super::table::{per_block, GridQuantize, QuantizeRow};
 
 #[path = "iq/grids.rs"]
 mod grids;
+#[path = "iq/quant.rs"]
+mod quant;
+#[path = "iq/tables.rs"]
+mod tables;
 
 // Tests may unwrap, panic and index (the project's rule: only library code must not).
 #[cfg(test)]
@@ -187,6 +192,44 @@ impl QuantizeRow<256> for block_iq4_xs {
         }
     }
 }
+
+/// The grid types' quantizers (`iq/quant.rs`), one block at a time: `$f(x, weights, block)`
+/// with the block's weights (`&[f32; 256]`, or `Option` for the types that take none), failing
+/// with the block's index where ggml aborts. `required` types fail on every block without weights.
+macro_rules! grid_quantize {
+    ($block:ty => $f:path, required) => {
+        impl GridQuantize<256> for $block {
+            fn quantize_grid(src: &[[f32; 256]], dst: &mut [Self], weights: Option<&[[f32; 256]]>) -> Result<(), Abort> {
+                let Some(weights) = weights else {
+                    return Err(Abort { block: 0, reason: "ggml requires quant_weights (GGML_ASSERT)" });
+                };
+                for (block, ((x, b), qw)) in src.iter().zip(dst).zip(weights).enumerate() {
+                    $f(x, qw, b).map_err(|reason| Abort { block, reason })?;
+                }
+                Ok(())
+            }
+        }
+    };
+    ($block:ty => $f:path, optional) => {
+        impl GridQuantize<256> for $block {
+            fn quantize_grid(src: &[[f32; 256]], dst: &mut [Self], weights: Option<&[[f32; 256]]>) -> Result<(), Abort> {
+                for (block, (x, b)) in src.iter().zip(dst).enumerate() {
+                    let qw = weights.and_then(|w| w.get(block));
+                    $f(x, qw, b).map_err(|reason| Abort { block, reason })?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+grid_quantize!(block_iq2_xxs => quant::quant_iq2_xxs, required);
+grid_quantize!(block_iq2_xs => quant::quant_iq2_xs, required);
+grid_quantize!(block_iq2_s => quant::quant_iq2_s, optional);
+grid_quantize!(block_iq3_xxs => quant::quant_iq3_xxs, optional);
+grid_quantize!(block_iq3_s => quant::quant_iq3_s, optional);
+grid_quantize!(block_iq1_s => quant::quant_iq1_s, required);
+grid_quantize!(block_iq1_m => quant::quant_iq1_m, optional);
 
 // ---------------------------------------------------------------------------------------------
 // Dequantization, one block at a time.

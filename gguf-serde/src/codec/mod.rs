@@ -96,25 +96,26 @@ use table::Importance;
 /// Elements per parallel work item of the `*_par` functions (rounded to whole blocks).
 const PAR_CHUNK_ELEMS: usize = 1 << 16;
 
-/// `f` on each pair of a chunk of `a` elements of `src` and the chunk of `b` elements of `dst`
-/// at the same index: over rayon's thread pool with the `parallel` feature, in order on the
-/// calling thread without it. Each chunk is computed the same way either way, so the output is
-/// identical; on failure, the parallel run returns one chunk's error (not necessarily the first).
+/// `f(i, s, d)` on each pair of the `i`-th chunk of `a` elements of `src` and the chunk of `b`
+/// elements of `dst` at the same index: over rayon's thread pool with the `parallel` feature, in
+/// order on the calling thread without it. Each chunk is computed the same way either way, so the
+/// output is identical; on failure, the parallel run returns one chunk's error (not necessarily
+/// the first).
 fn zip_chunks<A: Sync, B: Send, E: Send>(
     src: &[A],
     a: usize,
     dst: &mut [B],
     b: usize,
-    f: impl Fn(&[A], &mut [B]) -> std::result::Result<(), E> + Sync + Send,
+    f: impl Fn(usize, &[A], &mut [B]) -> std::result::Result<(), E> + Sync + Send,
 ) -> std::result::Result<(), E> {
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        src.par_chunks(a).zip(dst.par_chunks_mut(b)).try_for_each(|(s, d)| f(s, d))
+        src.par_chunks(a).zip(dst.par_chunks_mut(b)).enumerate().try_for_each(|(i, (s, d))| f(i, s, d))
     }
     #[cfg(not(feature = "parallel"))]
     {
-        src.chunks(a).zip(dst.chunks_mut(b)).try_for_each(|(s, d)| f(s, d))
+        src.chunks(a).zip(dst.chunks_mut(b)).enumerate().try_for_each(|(i, (s, d))| f(i, s, d))
     }
 }
 
@@ -183,11 +184,20 @@ fn dequant_le(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<
     Ok(())
 }
 
-/// Runs the row's quantizer; lengths already checked, output little-endian.
-fn quant_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    let f = table::row(dtype).quantize.ok_or(CodecError::UnsupportedQuantize(dtype))?;
-    f(isa, src, dst);
-    Ok(())
+/// Why `dtype` has no quantizer without importance weights: ggml requires them
+/// ([`CodecError::ImportanceRequired`]) or there is none here ([`CodecError::UnsupportedQuantize`]).
+pub(crate) fn no_quantizer(dtype: GgmlType) -> CodecError {
+    match table::row(dtype).importance {
+        Importance::Row(_) => CodecError::ImportanceRequired(dtype),
+        _ => CodecError::UnsupportedQuantize(dtype),
+    }
+}
+
+/// Runs the row's quantizer; lengths already checked, output little-endian; `first` is the index
+/// of `src`'s first block in the caller's input (for the error of a block ggml aborts on).
+fn quant_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8], first: usize) -> Result<()> {
+    let f = table::row(dtype).quantize.ok_or_else(|| no_quantizer(dtype))?;
+    f(isa, src, dst).map_err(|e| e.at(dtype, first))
 }
 
 /// Dequantizes `src`, whole blocks of `dtype` in little-endian byte order (as stored in a usual
@@ -246,7 +256,7 @@ pub fn dequantize_par(dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f3
     let isa = Isa::detected();
     let (ts, bs) = block_shape(dtype);
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
-    zip_chunks(src, blocks_per_chunk * ts, dst, blocks_per_chunk * bs, |s, d| {
+    zip_chunks(src, blocks_per_chunk * ts, dst, blocks_per_chunk * bs, |_, s, d| {
         dequantize_endian_isa(isa, dtype, endian, s, d)
     })
 }
@@ -285,7 +295,7 @@ pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
 #[doc(hidden)]
 pub fn quantize_isa(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     check_quant(dtype, src, dst)?;
-    quant_le(isa, dtype, src, dst)
+    quant_le(isa, dtype, src, dst, 0)
 }
 
 /// As [`quantize`], writing blocks in byte order `endian` (see [`swapped_fields`]).
@@ -297,7 +307,20 @@ pub fn quantize_endian(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [
 }
 
 fn quantize_endian_isa(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
-    quantize_isa(isa, dtype, src, dst)?;
+    quantize_endian_at(isa, dtype, endian, src, dst, 0)
+}
+
+/// [`quantize_endian`] of a part of the caller's input starting at block `first`.
+fn quantize_endian_at(
+    isa: Isa,
+    dtype: GgmlType,
+    endian: Endian,
+    src: &[f32],
+    dst: &mut [u8],
+    first: usize,
+) -> Result<()> {
+    check_quant(dtype, src, dst)?;
+    quant_le(isa, dtype, src, dst, first)?;
     if endian == Endian::Big {
         swap_blocks(dtype, dst);
     }
@@ -314,8 +337,8 @@ pub fn quantize_par(dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]
     let isa = Isa::detected();
     let (ts, bs) = block_shape(dtype);
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / bs).max(1);
-    zip_chunks(src, blocks_per_chunk * bs, dst, blocks_per_chunk * ts, |s, d| {
-        quantize_endian_isa(isa, dtype, endian, s, d)
+    zip_chunks(src, blocks_per_chunk * bs, dst, blocks_per_chunk * ts, |i, s, d| {
+        quantize_endian_at(isa, dtype, endian, s, d, i * blocks_per_chunk)
     })
 }
 
@@ -380,14 +403,13 @@ pub fn quantize_with_importance_isa(
     }
     check_quant(dtype, src, dst)?;
     let row = table::row(dtype);
+    let blocks_per_row = n_per_row / row.block_elems;
     match (row.importance, row.quantize) {
-        (Importance::Row(f), _) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {
-            f(isa, x, y, importance);
-            Ok(())
+        (Importance::Row(f), _) => zip_chunks(src, n_per_row, dst, row_bytes, |i, x, y| {
+            f(isa, x, y, importance).map_err(|e| e.at(dtype, i * blocks_per_row))
         }),
-        (Importance::Ignored, Some(f)) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {
-            f(isa, x, y);
-            Ok(())
+        (Importance::Ignored, Some(f)) => zip_chunks(src, n_per_row, dst, row_bytes, |i, x, y| {
+            f(isa, x, y).map_err(|e| e.at(dtype, i * blocks_per_row))
         }),
         _ => Err(CodecError::UnsupportedQuantize(dtype)),
     }
@@ -547,9 +569,15 @@ mod tests {
     #[test]
     fn can_functions_read_the_table() {
         assert!(can_quantize(GgmlType::Q4_K) && can_quantize(GgmlType::IQ4_NL) && !can_quantize(GgmlType::IQ2_XXS));
+        assert!(can_quantize(GgmlType::IQ3_S) && can_quantize(GgmlType::IQ1_M) && !can_quantize(GgmlType::IQ1_S));
         assert!(!can_quantize(GgmlType::I32) && can_dequantize(GgmlType::I32) && can_dequantize(GgmlType::IQ1_M));
         assert!(can_quantize_with_importance(GgmlType::Q6_K) && can_quantize_with_importance(GgmlType::Q8_0));
         assert!(can_quantize_with_importance(GgmlType::IQ4_NL) && can_quantize_with_importance(GgmlType::IQ4_XS));
-        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && !can_quantize_with_importance(GgmlType::IQ2_XXS));
+        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && can_quantize_with_importance(GgmlType::IQ2_XXS));
+        // Without weights, the types ggml requires them for say so.
+        assert_eq!(no_quantizer(GgmlType::IQ2_XS), CodecError::ImportanceRequired(GgmlType::IQ2_XS));
+        assert_eq!(no_quantizer(GgmlType::I32), CodecError::UnsupportedQuantize(GgmlType::I32));
+        let mut out = vec![0u8; 66];
+        assert_eq!(quantize(GgmlType::IQ2_XXS, &[0.5; 256], &mut out), Err(CodecError::ImportanceRequired(GgmlType::IQ2_XXS)));
     }
 }
