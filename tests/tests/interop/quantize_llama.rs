@@ -241,19 +241,6 @@ fn types_needing_an_importance_matrix_are_refused_as_llama_quantize_does() {
     }
 }
 
-#[test]
-fn a_type_without_a_quantizer_is_a_clear_error_and_leaves_nothing() {
-    let Some(input) = model(SMOLLM2) else { return };
-    let f = Gguf::open(&input).unwrap();
-    let dir = gguf_tests::temp_dir("quantize_no_kernel");
-    let out = dir.join("iq3_s.gguf");
-    // IQ3_S needs no importance matrix in llama-quantize, but has no quantizer here yet.
-    let e = requantize(&f, &out, &QuantizeParams::new(LlamaFileType::IQ3_S), None).unwrap_err();
-    assert!(matches!(e.as_codec(), Some(CodecError::UnsupportedQuantize(GgmlType::IQ3_S))), "{e:?}");
-    assert!(e.to_string().contains("IQ3_S"));
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "something was left in {}", dir.display());
-}
-
 /// The fixed text `llama-imatrix` reads: 400 words, so that two 64-token chunks fill.
 fn imatrix_text() -> PathBuf {
     let p = work().join("imatrix-text.txt");
@@ -374,9 +361,38 @@ fn smollm2_with_an_importance_matrix_is_byte_identical_to_llama_quantize() {
     );
 }
 
+/// The IQ1/IQ2/IQ3 file types with llama-imatrix's importance matrix: `types` through both
+/// tools, byte-identical files.
+fn iq_cases(types: &[LlamaFileType]) {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = f32_model(SMOLLM2) else { return };
+    let Some(gguf) = llama_imatrix(SMOLLM2, false) else { return };
+    let im = gguf.to_str().unwrap();
+    for &ft in types {
+        let p = imatrix_params(ft, &gguf, &[], &[]);
+        same_file(&lq, &input, &format!("smollm2-imatrix-{ft}"), &["--imatrix", im], ft.name(), &p);
+    }
+}
+
+/// One file type of each family whose grid quantizers ggml requires weights for or not: IQ2_XXS
+/// (IQ2_XXS, IQ2_XS and Q2_K/Q4_K/Q5_K tensors), IQ3_XS (IQ3_XXS and IQ3_S) and IQ1_M (IQ1_M,
+/// IQ2_XXS, IQ3_S). The grid searches are slow in both tools; the others run with --ignored.
+#[test]
+fn smollm2_iq_file_types_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
+    use LlamaFileType as F;
+    iq_cases(&[F::IQ2_XXS, F::IQ3_XS, F::IQ1_M]);
+}
+
+#[test]
+#[ignore = "seven more IQ1/IQ2/IQ3 quantizations of SmolLM2 take minutes: run with --ignored"]
+fn smollm2_every_iq_file_type_with_an_importance_matrix_is_byte_identical_to_llama_quantize() {
+    use LlamaFileType as F;
+    iq_cases(&[F::IQ2_XS, F::IQ2_S, F::IQ2_M, F::IQ3_XXS, F::IQ3_S, F::IQ3_M, F::IQ1_S]);
+}
+
 /// With an importance matrix the mix rules change (IQ3_XXS `attn_v`/`ffn_down`, IQ4_NL/IQ4_XS
 /// and Q4_0/Q5_0 `ffn_down`): our plan is llama-quantize's `--dry-run --imatrix` for every file
-/// type, including those we cannot write (IQ1/IQ2/IQ3).
+/// type.
 #[test]
 fn smollm2_plans_with_an_importance_matrix_equal_llama_quantize() {
     let Some(lq) = llama_quantize() else { return };

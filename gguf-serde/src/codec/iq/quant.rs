@@ -14,7 +14,7 @@
 //! functions fail with a reason instead; that only happens for blocks with NaN, infinite or
 //! huge values, or NaN/infinite weights.
 
-use super::tables::{Grid, GridTables, Lookup};
+use super::tables::{Grid4, Grid8, GridTables, Lookup, Tables};
 use super::{block_iq1_m, block_iq1_s, block_iq2_s, block_iq2_xs, block_iq2_xxs, block_iq3_s, block_iq3_xxs};
 use crate::codec::block::{F16, U16, U32};
 use crate::codec::kquants::search::make_qp_quants;
@@ -115,7 +115,15 @@ fn fold_signs(xb: &[f32], weight: &[f32], xval: &mut [f32], signs: &mut [u8], ev
 
 /// `iq2_find_best_neighbour` / `iq3_find_best_neighbour`: the neighbour nearest `scale · q` to
 /// `xval` in weighted squared distance (first of equals); its levels go to `l`.
-fn best_neighbour(t: &GridTables, nb: &[u16], xval: &[f32], w: &[f32], scale: f32, l: &mut [i8]) -> Result<usize, Fail> {
+#[inline]
+fn best_neighbour<const D: usize>(
+    t: &GridTables<D>,
+    nb: &[u16],
+    xval: &[f32],
+    w: &[f32],
+    scale: f32,
+    l: &mut [i8],
+) -> Result<usize, Fail> {
     let mut best_d2 = f32::MAX;
     let mut best = None;
     for &j in nb {
@@ -167,9 +175,9 @@ enum Refit {
     AllIfOffGrid,
 }
 
-/// One type's sub-block search.
-struct Search {
-    grid: Grid,
+/// One type's sub-block search over the grid `G`.
+struct Search<G> {
+    grid: G,
     /// `kMaxQ`: levels `0..kMaxQ`.
     kmaxq: i32,
     /// Trials `is` in `-trials..=trials` at `(2·kMaxQ − 1 + is·step) / max`.
@@ -185,8 +193,8 @@ struct Search {
     fudge: f32,
 }
 
-const IQ2_XXS: Search = Search {
-    grid: Grid::Iq2Xxs,
+const IQ2_XXS: Search<Grid8> = Search {
+    grid: Grid8::Iq2Xxs,
     kmaxq: 3,
     trials: 6,
     step: 0.1,
@@ -196,8 +204,8 @@ const IQ2_XXS: Search = Search {
     even: true,
     fudge: 1.0,
 };
-const IQ2_XS: Search = Search {
-    grid: Grid::Iq2Xs,
+const IQ2_XS: Search<Grid8> = Search {
+    grid: Grid8::Iq2Xs,
     kmaxq: 3,
     trials: 9,
     step: 0.1,
@@ -207,8 +215,8 @@ const IQ2_XS: Search = Search {
     even: true,
     fudge: 1.0,
 };
-const IQ2_S: Search = Search {
-    grid: Grid::Iq2S,
+const IQ2_S: Search<Grid8> = Search {
+    grid: Grid8::Iq2S,
     kmaxq: 3,
     trials: 9,
     step: 0.1,
@@ -218,8 +226,8 @@ const IQ2_S: Search = Search {
     even: false,
     fudge: 0.9875,
 };
-const IQ3_XXS: Search = Search {
-    grid: Grid::Iq3Xxs,
+const IQ3_XXS: Search<Grid4> = Search {
+    grid: Grid4::Iq3Xxs,
     kmaxq: 8,
     trials: 15,
     step: 0.2,
@@ -229,8 +237,8 @@ const IQ3_XXS: Search = Search {
     even: true,
     fudge: 1.0125,
 };
-const IQ3_S: Search = Search {
-    grid: Grid::Iq3S,
+const IQ3_S: Search<Grid4> = Search {
+    grid: Grid4::Iq3S,
     kmaxq: 8,
     trials: 9,
     step: 0.2,
@@ -251,10 +259,15 @@ struct Sub {
 /// byte per 8 values), then the scale search. `None` for a sub-block ggml leaves at zero.
 // Indexing: groups of `dims` within fixed arrays of 32, `k < 8`.
 #[allow(clippy::indexing_slicing)]
-fn grid_sub(s: &Search, xb: &[f32], weight: &[f32], signs: &mut [u8]) -> Result<Option<Sub>, Fail> {
+fn grid_sub<const D: usize, G: Tables<D>>(
+    s: &Search<G>,
+    xb: &[f32],
+    weight: &[f32],
+    signs: &mut [u8],
+) -> Result<Option<Sub>, Fail> {
     let t = s.grid.tables();
     let n = xb.len();
-    let dims = if matches!(s.grid, Grid::Iq3Xxs | Grid::Iq3S) { 4 } else { 8 };
+    let dims = D;
     let groups = n / dims;
     let mut xval = [0f32; 32];
     let mut waux = [0f32; 32];
@@ -370,8 +383,8 @@ fn grid_sub(s: &Search, xb: &[f32], weight: &[f32], signs: &mut [u8]) -> Result<
 /// f16 `d` to store, or `None` when every sub-block is zero (ggml then leaves the block zero).
 // Indexing: `ib < 256 / SUB <= 16` into arrays of 16.
 #[allow(clippy::indexing_slicing)]
-fn grid_block<const SUB: usize>(
-    s: &Search,
+fn grid_block<const SUB: usize, const D: usize, G: Tables<D>>(
+    s: &Search<G>,
     x: &[f32; 256],
     qw: Option<&[f32; 256]>,
     sigma2: f32,
@@ -411,7 +424,7 @@ pub(super) fn quant_iq2_xxs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_x
     let sigma2 = sum_squares(x) / 256.0;
     let mut q2 = [0u32; 16];
     let mut sc = [0u32; 8];
-    let d = grid_block::<32>(
+    let d = grid_block::<32, _, _>(
         &IQ2_XXS,
         x,
         Some(qw),
@@ -444,7 +457,7 @@ pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_xs
     let sigma2 = sum_squares(x) / 256.0;
     let mut q2 = [0u16; 32];
     let mut scales = [0u8; 8];
-    let d = grid_block::<16>(
+    let d = grid_block::<16, _, _>(
         &IQ2_XS,
         x,
         Some(qw),
@@ -474,7 +487,7 @@ pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_xs
 pub(super) fn quant_iq2_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_s) -> Result<(), Fail> {
     let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut out = block_iq2_s { d: F16::new(0.0), qs: [0; 32], signs: [0; 32], qh: [0; 8], scales: [0; 8] };
-    let d = grid_block::<16>(
+    let d = grid_block::<16, _, _>(
         &IQ2_S,
         x,
         qw,
@@ -508,7 +521,7 @@ pub(super) fn quant_iq3_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut blo
     let mut qs = [0u8; 64];
     let mut ss = [0u32; 8];
     let mut sc = [0u32; 8];
-    let d = grid_block::<32>(
+    let d = grid_block::<32, _, _>(
         &IQ3_XXS,
         x,
         qw,
@@ -546,7 +559,7 @@ pub(super) fn quant_iq3_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
     let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut out = block_iq3_s { d: F16::new(0.0), qs: [0; 64], qh: [0; 8], signs: [0; 32], scales: [0; 4] };
     let mut stored = 0;
-    let d = grid_block::<32>(
+    let d = grid_block::<32, _, _>(
         &IQ3_S,
         x,
         qw,
@@ -639,8 +652,9 @@ fn msort(x: &[f32], b: &mut [usize]) {
 
 /// `iq1_find_best_neighbour2`: the neighbour whose levels `xg[l]`, scaled, are nearest `xval`
 /// (weighted squared distance, first of equals); its levels go to `l`.
+#[inline]
 fn best_neighbour_iq1(
-    t: &GridTables,
+    t: &GridTables<8>,
     nb: &[u16],
     xval: &[f32],
     w: &[f32],
@@ -699,7 +713,7 @@ fn split_levels(order: &[usize], i1: usize, i2: usize, l: &mut [i8]) {
 // Indexing: `k < groups <= 4` into an array of 4; `8 * k + 8 <= l.len()`.
 #[allow(clippy::indexing_slicing)]
 fn iq1_indices(
-    t: &GridTables,
+    t: &GridTables<8>,
     l: &mut [i8],
     xb: &[f32],
     weight: &[f32],
@@ -726,7 +740,7 @@ fn iq1_indices(
 // Indexing: `8 * k + j < xb.len()`.
 #[allow(clippy::indexing_slicing)]
 fn iq1_refit(
-    t: &GridTables,
+    t: &GridTables<8>,
     index: &[u16],
     xb: &[f32],
     weight: &[f32],
@@ -749,7 +763,7 @@ fn iq1_refit(
 #[allow(clippy::indexing_slicing)]
 pub(super) fn quant_iq1_s(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq1_s) -> Result<(), Fail> {
     const BS: usize = 32;
-    let t = Grid::Iq1.tables();
+    let t = Grid8::Iq1.tables();
     let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut qs = [0u8; 32];
     let mut qh = [0u16; 8];
@@ -844,7 +858,7 @@ pub(super) fn quant_iq1_s(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq1_s) 
 pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq1_m) -> Result<(), Fail> {
     const BS: usize = 16;
     const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
-    let t = Grid::Iq1.tables();
+    let t = Grid8::Iq1.tables();
     let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut qs = [0u8; 32];
     let mut qh = [0u8; 16];

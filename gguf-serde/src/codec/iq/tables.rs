@@ -15,14 +15,12 @@ use std::sync::OnceLock;
 
 use super::grids::{IQ1S_PACKED, IQ2S_PACKED, IQ2XS_PACKED, IQ2XXS_PACKED, IQ3S_PACKED, IQ3XXS_PACKED};
 
-/// One grid's search tables (ggml's `iq2_entry_t` / `iq3_entry_t`).
-pub(super) struct GridTables {
-    /// Coordinates per point (8 or 4).
-    dims: usize,
+/// One grid's search tables (ggml's `iq2_entry_t` / `iq3_entry_t`), points of `D` coordinates.
+pub(super) struct GridTables<const D: usize> {
     /// Bits per level in a vector's index (2 or 3).
     bits: u32,
-    /// `2l + 1` per coordinate, `dims` per point.
-    pos: Vec<i8>,
+    /// `2l + 1` per coordinate.
+    pos: Vec<[i8; D]>,
     /// Index → grid point, or `-(offset + 1)` into `neighbours`.
     map: Vec<i32>,
     /// Per vector off the grid: a count, then that many grid point numbers.
@@ -39,20 +37,19 @@ pub(super) enum Lookup<'a> {
     Outside,
 }
 
-impl GridTables {
-    /// Builds the tables of the grid `packed` (levels `bits` wide, `dims` per point), keeping the
+impl<const D: usize> GridTables<D> {
+    /// Builds the tables of the grid `packed` (levels `bits` wide, `D` per point), keeping the
     /// points at the `nwant` nearest distances for each vector off the grid.
-    // Indices are in range by construction: `pos` has `dims` entries per grid point, `j < grid`,
-    // the packed values are below `map_size` (checked by the tests), `d < counts.len()`.
+    // Indices are in range by construction: `j < grid`, the packed values are below `map_size`
+    // (checked by the tests), `d < counts.len()`.
     #[allow(clippy::indexing_slicing)]
-    fn build(packed: &[u16], dims: usize, bits: u32, map_size: usize, nwant: usize) -> GridTables {
+    fn build(packed: &[u16], bits: u32, map_size: usize, nwant: usize) -> GridTables<D> {
+        let dims = D;
         let mask = (1u32 << bits) - 1;
         let levels = |v: u32, k: usize| ((v >> (bits * k as u32)) & mask) as i32;
         let grid = packed.len();
-        let mut pos = Vec::with_capacity(grid * dims);
-        for &p in packed {
-            pos.extend((0..dims).map(|k| (2 * levels(u32::from(p), k) + 1) as i8));
-        }
+        let pos: Vec<[i8; D]> =
+            packed.iter().map(|&p| std::array::from_fn(|k| (2 * levels(u32::from(p), k) + 1) as i8)).collect();
         let mut map = vec![-1i32; map_size];
         for (j, &p) in packed.iter().enumerate() {
             map[p as usize] = j as i32;
@@ -66,9 +63,8 @@ impl GridTables {
                 continue;
             }
             counts.iter_mut().for_each(|c| *c = 0);
-            let here: Vec<i32> = (0..dims).map(|k| 2 * levels(i as u32, k) + 1).collect();
-            for (j, dj) in d2.iter_mut().enumerate() {
-                let p = &pos[j * dims..(j + 1) * dims];
+            let here: [i32; D] = std::array::from_fn(|k| 2 * levels(i as u32, k) + 1);
+            for (dj, p) in d2.iter_mut().zip(&pos) {
                 *dj = p.iter().zip(&here).map(|(&a, &b)| ((i32::from(a) - b) * (i32::from(a) - b)) as usize).sum();
                 counts[*dj] += 1;
             }
@@ -81,14 +77,15 @@ impl GridTables {
             }
             neighbours[start] = (neighbours.len() - start - 1) as u16;
         }
-        GridTables { dims, bits, pos, map, neighbours }
+        GridTables { bits, pos, map, neighbours }
     }
 
-    /// The vector of levels `l` (`dims` of them, as ggml's `int8_t` levels): its index as ggml
+    /// The vector of levels `l` (`D` of them, as ggml's `int8_t` levels): its index as ggml
     /// forms it in a `uint16_t` (`u |= l << bits·k`), looked up.
+    #[inline]
     pub(super) fn lookup(&self, l: &[i8]) -> Lookup<'_> {
         let mut u = 0u16;
-        for (k, &v) in l.iter().enumerate().take(self.dims) {
+        for (k, &v) in l.iter().enumerate().take(D) {
             u |= (i32::from(v) << (self.bits * k as u32)) as u16;
         }
         match self.map.get(u as usize) {
@@ -105,15 +102,17 @@ impl GridTables {
         }
     }
 
-    /// Grid point `j`'s coordinates (`2l + 1` each); empty past the grid.
-    pub(super) fn point(&self, j: usize) -> &[i8] {
-        self.pos.get(j * self.dims..(j + 1) * self.dims).unwrap_or(&[])
+    /// Grid point `j`'s coordinates (`2l + 1` each); all 1 (levels 0) past the grid, which no
+    /// caller asks for (grid numbers come from the tables).
+    #[inline]
+    pub(super) fn point(&self, j: usize) -> &[i8; D] {
+        self.pos.get(j).unwrap_or(&[1; D])
     }
 }
 
-/// The tables of each grid, as `ggml_quantize_init` selects them.
+/// The grids of 8 coordinates, as `ggml_quantize_init` selects them (`iq2xs_init_impl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Grid {
+pub(super) enum Grid8 {
     /// IQ2_XXS: 256 points, 2 nearest distances.
     Iq2Xxs,
     /// IQ2_XS: 512 points, 2 nearest distances.
@@ -122,28 +121,47 @@ pub(super) enum Grid {
     Iq2S,
     /// IQ1_S and IQ1_M: 2048 points of 3 levels, 3 nearest distances.
     Iq1,
-    /// IQ3_XXS: 256 points of 4, 2 nearest distances.
+}
+
+/// The grids of 4 coordinates (`iq3xs_init_impl`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Grid4 {
+    /// IQ3_XXS: 256 points, 2 nearest distances.
     Iq3Xxs,
-    /// IQ3_S: 512 points of 4, 3 nearest distances.
+    /// IQ3_S: 512 points, 3 nearest distances.
     Iq3S,
 }
 
-impl Grid {
-    /// The tables, built on first use.
-    pub(super) fn tables(self) -> &'static GridTables {
-        static T: [OnceLock<GridTables>; 6] =
-            [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        const IQ2_MAP: usize = 43_692;
-        const IQ3_MAP: usize = 4_096;
-        let (cell, packed, dims, bits, size, nwant): (_, &[u16], _, _, _, _) = match self {
-            Grid::Iq2Xxs => (&T[0], &IQ2XXS_PACKED, 8, 2, IQ2_MAP, 2),
-            Grid::Iq2Xs => (&T[1], &IQ2XS_PACKED, 8, 2, IQ2_MAP, 2),
-            Grid::Iq2S => (&T[2], &IQ2S_PACKED, 8, 2, IQ2_MAP, 1),
-            Grid::Iq1 => (&T[3], &IQ1S_PACKED, 8, 2, IQ2_MAP, 3),
-            Grid::Iq3Xxs => (&T[4], &IQ3XXS_PACKED, 4, 3, IQ3_MAP, 2),
-            Grid::Iq3S => (&T[5], &IQ3S_PACKED, 4, 3, IQ3_MAP, 3),
+/// ggml's `kmap_size` of the 2-bit and 3-bit grids.
+const IQ2_MAP: usize = 43_692;
+const IQ3_MAP: usize = 4_096;
+
+/// A grid's tables, built on first use.
+pub(super) trait Tables<const D: usize>: Copy {
+    fn tables(self) -> &'static GridTables<D>;
+}
+
+impl Tables<8> for Grid8 {
+    fn tables(self) -> &'static GridTables<8> {
+        static T: [OnceLock<GridTables<8>>; 4] = [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        let (cell, packed, nwant): (_, &[u16], _) = match self {
+            Grid8::Iq2Xxs => (&T[0], &IQ2XXS_PACKED, 2),
+            Grid8::Iq2Xs => (&T[1], &IQ2XS_PACKED, 2),
+            Grid8::Iq2S => (&T[2], &IQ2S_PACKED, 1),
+            Grid8::Iq1 => (&T[3], &IQ1S_PACKED, 3),
         };
-        cell.get_or_init(|| GridTables::build(packed, dims, bits, size, nwant))
+        cell.get_or_init(|| GridTables::build(packed, 2, IQ2_MAP, nwant))
+    }
+}
+
+impl Tables<4> for Grid4 {
+    fn tables(self) -> &'static GridTables<4> {
+        static T: [OnceLock<GridTables<4>>; 2] = [OnceLock::new(), OnceLock::new()];
+        let (cell, packed, nwant): (_, &[u16], _) = match self {
+            Grid4::Iq3Xxs => (&T[0], &IQ3XXS_PACKED, 2),
+            Grid4::Iq3S => (&T[1], &IQ3S_PACKED, 3),
+        };
+        cell.get_or_init(|| GridTables::build(packed, 3, IQ3_MAP, nwant))
     }
 }
 
@@ -151,19 +169,25 @@ impl Grid {
 mod tests {
     use super::*;
 
-    /// Every packed grid point is below ggml's map size and distinct, so the map holds each.
+    /// Every packed grid point is below ggml's map size and distinct, so the map holds each, and
+    /// every vector off the grid has a nonempty neighbour list of grid points.
+    fn check<const D: usize>(t: &GridTables<D>, what: &str) {
+        let on = t.map.iter().filter(|&&v| v >= 0).count();
+        assert_eq!(on, t.pos.len(), "{what}");
+        for &v in t.map.iter().filter(|&&v| v < 0) {
+            let at = (-(v + 1)) as usize;
+            let n = t.neighbours[at] as usize;
+            assert!(n > 0 && t.neighbours[at + 1..at + 1 + n].iter().all(|&j| (j as usize) < t.pos.len()), "{what}");
+        }
+    }
+
     #[test]
     fn grid_points_fit_the_map() {
-        for g in [Grid::Iq2Xxs, Grid::Iq2Xs, Grid::Iq2S, Grid::Iq1, Grid::Iq3Xxs, Grid::Iq3S] {
-            let t = g.tables();
-            let on = t.map.iter().filter(|&&v| v >= 0).count();
-            assert_eq!(on * t.dims, t.pos.len(), "{g:?}");
-            // Every vector off the grid has a nonempty neighbour list of grid points.
-            for &v in t.map.iter().filter(|&&v| v < 0) {
-                let at = (-(v + 1)) as usize;
-                let n = t.neighbours[at] as usize;
-                assert!(n > 0 && t.neighbours[at + 1..at + 1 + n].iter().all(|&j| (j as usize) * t.dims < t.pos.len()));
-            }
+        for g in [Grid8::Iq2Xxs, Grid8::Iq2Xs, Grid8::Iq2S, Grid8::Iq1] {
+            check(g.tables(), &format!("{g:?}"));
+        }
+        for g in [Grid4::Iq3Xxs, Grid4::Iq3S] {
+            check(g.tables(), &format!("{g:?}"));
         }
     }
 }
