@@ -32,12 +32,19 @@
 //!   Integer types convert to the nearest `f32` (`I32`/`I64` values above 2^24 round), `F64`
 //!   rounds to nearest `f32`.
 //! - Quantize: `F32`, `F16`, `BF16`, `Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`, `Q8_0`, `Q8_1`, `Q2_K`,
-//!   `Q3_K`, `Q4_K`, `Q5_K`, `Q6_K`, `Q8_K`, plus those of the i-quant and other families that
-//!   ggml quantizes without an importance matrix; anything else is
-//!   [`CodecError::UnsupportedQuantize`].
+//!   `Q3_K`, `Q4_K`, `Q5_K`, `Q6_K`, `Q8_K`, `IQ2_S`, `IQ3_XXS`, `IQ3_S`, `IQ1_M`, `IQ4_NL`,
+//!   `IQ4_XS`, `TQ1_0`, `TQ2_0`, `MXFP4`, `NVFP4`, `Q1_0`, `Q2_0`. `IQ2_XXS`, `IQ2_XS` and `IQ1_S`
+//!   are [`CodecError::ImportanceRequired`] (ggml asserts `quant_weights` for them); the integer
+//!   types and `F64` are [`CodecError::UnsupportedQuantize`].
 //! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
-//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS (F32,
-//!   F16, BF16, Q8_0 and Q8_1 ignore the weights, as in ggml).
+//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ2_XS,
+//!   IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS (F32, F16, BF16, Q8_0 and Q8_1 ignore the
+//!   weights, as in ggml).
+//! - The grid i-quants (IQ1_*, IQ2_*, IQ3_*) follow ggml's `quantize_row_iq*_impl`, whose search
+//!   ggml aborts on some blocks of NaN, infinite or huge values (or weights): there these
+//!   functions return [`CodecError::QuantizeAbort`] naming the block, and the output is
+//!   unspecified. Their search tables (ggml's `iq2xs_init_impl` / `iq3xs_init_impl`) are built
+//!   on first use, once per process (IQ1 about a second, the others well under).
 //!
 //! # Byte order
 //! GGUF files are little-endian unless the header says otherwise. A big-endian file, as ggml on a
@@ -283,7 +290,10 @@ pub fn dequantize_to_vec(dtype: GgmlType, src: &[u8]) -> Result<Vec<f32>> {
 /// # Errors
 /// [`CodecError::NotWholeBlocks`] if `src.len()` is not a multiple of the block size,
 /// [`CodecError::CodecSizeMismatch`] if `dst` has the wrong length, [`CodecError::UnsupportedQuantize`]
-/// for types with no reference quantizer here.
+/// for types with no reference quantizer here, [`CodecError::ImportanceRequired`] for IQ2_XXS,
+/// IQ2_XS and IQ1_S (ggml quantizes them only with importance weights),
+/// [`CodecError::QuantizeAbort`] for a block ggml's grid quantizer (IQ2_S, IQ3_XXS, IQ3_S, IQ1_M)
+/// aborts on.
 pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     quantize_isa(Isa::detected(), dtype, src, dst)
 }
@@ -356,15 +366,16 @@ pub fn quantize_to_vec(dtype: GgmlType, src: &[f32]) -> Result<Vec<u8>> {
 /// Quantizes whole rows of `n_per_row` elements with an importance matrix (`importance`: one
 /// non-negative weight per column, as llama.cpp's imatrix gives), as ggml's `quantize_*` with
 /// `quant_weights` (`quantize_row_*_impl`): for Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
-/// Q6_K. F32, F16, BF16, Q8_0 and Q8_1 ignore the weights, as ggml does (see
-/// [`can_quantize_with_importance`]). Rows run in parallel (rayon; in order on the calling thread without the `parallel` feature, with the same bytes). `src` holds
+/// Q6_K, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS. F32, F16, BF16, Q8_0
+/// and Q8_1 ignore the weights, as ggml does (see [`can_quantize_with_importance`]). Rows run in parallel (rayon; in order on the calling thread without the `parallel` feature, with the same bytes). `src` holds
 /// `src.len() / n_per_row` rows one after another (shape outermost first: `[rows, n_per_row]`);
 /// `dst` their blocks, little-endian.
 ///
 /// # Errors
 /// [`CodecError::NotWholeBlocks`] if `n_per_row` is not a multiple of the block size,
 /// [`CodecError::CodecSizeMismatch`] if `src` is not whole rows, `importance.len() != n_per_row` or
-/// `dst` has the wrong length, [`CodecError::UnsupportedQuantize`] for other types.
+/// `dst` has the wrong length, [`CodecError::UnsupportedQuantize`] for other types,
+/// [`CodecError::QuantizeAbort`] for a block ggml's grid quantizer (IQ1/IQ2/IQ3) aborts on.
 pub fn quantize_with_importance(
     dtype: GgmlType,
     src: &[f32],
@@ -415,7 +426,8 @@ pub fn quantize_with_importance_isa(
     }
 }
 
-/// Whether [`quantize`] (and the `quantize_*` functions) support `dtype`.
+/// Whether [`quantize`] (and the `quantize_*` functions) support `dtype` (without importance
+/// weights: not IQ2_XXS, IQ2_XS, IQ1_S, which [`quantize_with_importance`] takes).
 pub fn can_quantize(dtype: GgmlType) -> bool {
     table::row(dtype).quantize.is_some()
 }
@@ -426,7 +438,8 @@ pub fn can_dequantize(dtype: GgmlType) -> bool {
 }
 
 /// Whether [`quantize_with_importance`] accepts `dtype`: the types whose ggml quantizer uses
-/// importance weights, and those whose quantizer ignores them (F32, F16, BF16, Q8_0, Q8_1).
+/// importance weights (including IQ2_XXS, IQ2_XS and IQ1_S, which need them), and those whose
+/// quantizer ignores them (F32, F16, BF16, Q8_0, Q8_1).
 pub fn can_quantize_with_importance(dtype: GgmlType) -> bool {
     match table::row(dtype).importance {
         Importance::Row(_) => true,
@@ -578,6 +591,9 @@ mod tests {
         assert_eq!(no_quantizer(GgmlType::IQ2_XS), CodecError::ImportanceRequired(GgmlType::IQ2_XS));
         assert_eq!(no_quantizer(GgmlType::I32), CodecError::UnsupportedQuantize(GgmlType::I32));
         let mut out = vec![0u8; 66];
-        assert_eq!(quantize(GgmlType::IQ2_XXS, &[0.5; 256], &mut out), Err(CodecError::ImportanceRequired(GgmlType::IQ2_XXS)));
+        assert_eq!(
+            quantize(GgmlType::IQ2_XXS, &[0.5; 256], &mut out),
+            Err(CodecError::ImportanceRequired(GgmlType::IQ2_XXS))
+        );
     }
 }

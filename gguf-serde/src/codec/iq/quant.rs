@@ -14,6 +14,9 @@
 //! functions fail with a reason instead; that only happens for blocks with NaN, infinite or
 //! huge values, or NaN/infinite weights.
 
+// Index loops mirror the reference's, which keeps the evaluation order easy to check.
+#![allow(clippy::needless_range_loop)]
+
 use super::tables::{Grid4, Grid8, GridTables, Lookup, Tables};
 use super::{block_iq1_m, block_iq1_s, block_iq2_s, block_iq2_xs, block_iq2_xxs, block_iq3_s, block_iq3_xxs};
 use crate::codec::block::{F16, U16, U32};
@@ -29,6 +32,7 @@ const NO_NEIGHBOUR_IQ1: Fail = "no grid point at a finite weighted distance (ggm
                                 searches the whole grid reading past the block, and asserts)";
 const OFF_GRID: Fail = "levels not on the grid (ggml: \"Oops: found point not on grid\", GGML_ABORT)";
 const BAD_SCALE: Fail = "NaN sub-block scale (ggml: GGML_ASSERT(scale >= 0))";
+const NO_WEIGHTS: Fail = "no importance weights (ggml: GGML_ASSERT(quant_weights))";
 
 /// `GROUP_MAX_EPS` (IQ2_XXS, IQ2_XS).
 const EPS: f32 = 1e-15;
@@ -61,8 +65,8 @@ fn sum_squares(x: &[f32]) -> f32 {
 }
 
 /// The importance weights of one sub-block: `qw · sqrt(sigma2 + x²)` with weights, else
-/// `unweighted(x)` (ggml's fallback of each type).
-fn sub_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, unweighted: impl Fn(f32) -> f32, out: &mut [f32]) {
+/// `unweighted(sigma2, x)` (ggml's fallback of each type).
+fn sub_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, unweighted: fn(f32, f32) -> f32, out: &mut [f32]) {
     match qw {
         Some(qw) => {
             for ((w, &q), &x) in out.iter_mut().zip(qw).zip(xb) {
@@ -71,7 +75,7 @@ fn sub_weights(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, unweighted: impl Fn(
         }
         None => {
             for (w, &x) in out.iter_mut().zip(xb) {
-                *w = unweighted(x);
+                *w = unweighted(sigma2, x);
             }
         }
     }
@@ -113,23 +117,26 @@ fn fold_signs(xb: &[f32], weight: &[f32], xval: &mut [f32], signs: &mut [u8], ev
     }
 }
 
-/// `iq2_find_best_neighbour` / `iq3_find_best_neighbour`: the neighbour nearest `scale · q` to
-/// `xval` in weighted squared distance (first of equals); its levels go to `l`.
+/// `iq2_find_best_neighbour` / `iq3_find_best_neighbour` (`q` = the coordinate) and
+/// `iq1_find_best_neighbour2` (`q` = `xg[level]`): the neighbour whose `scale · q` is nearest
+/// `xval` in weighted squared distance (first of equals, strictly below `FLT_MAX`); its levels go
+/// to `l`. None found fails with `fail`.
 #[inline]
 fn best_neighbour<const D: usize>(
     t: &GridTables<D>,
     nb: &[u16],
-    xval: &[f32],
-    w: &[f32],
+    (xval, w): (&[f32], &[f32]),
     scale: f32,
+    q: impl Fn(i8) -> f32,
     l: &mut [i8],
+    fail: Fail,
 ) -> Result<usize, Fail> {
     let mut best_d2 = f32::MAX;
     let mut best = None;
     for &j in nb {
         let mut d2 = 0f32;
         for ((&p, &x), &wi) in t.point(j as usize).iter().zip(xval).zip(w) {
-            let diff = scale * f32::from(p) - x;
+            let diff = scale * q(p) - x;
             d2 += wi * diff * diff;
         }
         if d2 < best_d2 {
@@ -137,7 +144,7 @@ fn best_neighbour<const D: usize>(
             best = Some(j as usize);
         }
     }
-    let j = best.ok_or(NO_NEIGHBOUR)?;
+    let j = best.ok_or(fail)?;
     for (li, &p) in l.iter_mut().zip(t.point(j)) {
         *li = (p - 1) / 2;
     }
@@ -191,6 +198,25 @@ struct Search<G> {
     even: bool,
     /// The super-block scale's fudge factor (`d · fudge` is stored).
     fudge: f32,
+    /// `sigma2` is `Σx² / 256` (IQ2_XXS, IQ2_XS) or twice that.
+    sigma2_times: f32,
+    /// The weights without an importance matrix, from `(sigma2, x)`.
+    unweighted: fn(f32, f32) -> f32,
+}
+
+/// `x²`, the weights of IQ3 (and IQ1_M) without importance weights.
+fn square(_: f32, x: f32) -> f32 {
+    x * x
+}
+
+/// No weights: the types ggml requires them for.
+fn none(_: f32, _: f32) -> f32 {
+    0.0
+}
+
+/// `sigma2` of a super-block: `times · Σx² / 256`.
+fn block_sigma2(x: &[f32; 256], times: f32) -> f32 {
+    times * sum_squares(x) / 256.0
 }
 
 const IQ2_XXS: Search<Grid8> = Search {
@@ -203,6 +229,8 @@ const IQ2_XXS: Search<Grid8> = Search {
     eps: EPS,
     even: true,
     fudge: 1.0,
+    sigma2_times: 1.0,
+    unweighted: none,
 };
 const IQ2_XS: Search<Grid8> = Search {
     grid: Grid8::Iq2Xs,
@@ -214,6 +242,8 @@ const IQ2_XS: Search<Grid8> = Search {
     eps: EPS,
     even: true,
     fudge: 1.0,
+    sigma2_times: 1.0,
+    unweighted: none,
 };
 const IQ2_S: Search<Grid8> = Search {
     grid: Grid8::Iq2S,
@@ -225,6 +255,8 @@ const IQ2_S: Search<Grid8> = Search {
     eps: EPS_1E8,
     even: false,
     fudge: 0.9875,
+    sigma2_times: 2.0,
+    unweighted: |s2, x| 0.25 * s2 + x * x,
 };
 const IQ3_XXS: Search<Grid4> = Search {
     grid: Grid4::Iq3Xxs,
@@ -236,6 +268,8 @@ const IQ3_XXS: Search<Grid4> = Search {
     eps: EPS_1E8,
     even: true,
     fudge: 1.0125,
+    sigma2_times: 2.0,
+    unweighted: square,
 };
 const IQ3_S: Search<Grid4> = Search {
     grid: Grid4::Iq3S,
@@ -247,6 +281,8 @@ const IQ3_S: Search<Grid4> = Search {
     eps: EPS_ZERO,
     even: false,
     fudge: 1.033,
+    sigma2_times: 2.0,
+    unweighted: square,
 };
 
 /// A quantized sub-block: its scale and each group's grid point.
@@ -320,7 +356,15 @@ fn grid_sub<const D: usize, G: Tables<D>>(
                 Lookup::On(_) => {}
                 Lookup::Off(nb) => {
                     on_aux[k] = false;
-                    best_neighbour(t, nb, &xval[g.clone()], &waux[g.clone()], this_scale, &mut laux[g])?;
+                    best_neighbour(
+                        t,
+                        nb,
+                        (&xval[g.clone()], &waux[g.clone()]),
+                        this_scale,
+                        f32::from,
+                        &mut laux[g],
+                        NO_NEIGHBOUR,
+                    )?;
                 }
                 Lookup::Outside => return Err(OFF_GRID),
             }
@@ -347,7 +391,15 @@ fn grid_sub<const D: usize, G: Tables<D>>(
             match t.lookup(&l[g.clone()]) {
                 Lookup::On(_) => {}
                 Lookup::Off(nb) => {
-                    best_neighbour(t, nb, &xval[g.clone()], &waux[g.clone()], scale, &mut l[g])?;
+                    best_neighbour(
+                        t,
+                        nb,
+                        (&xval[g.clone()], &waux[g.clone()]),
+                        scale,
+                        f32::from,
+                        &mut l[g],
+                        NO_NEIGHBOUR,
+                    )?;
                 }
                 Lookup::Outside => return Err(OFF_GRID),
             }
@@ -371,7 +423,7 @@ fn grid_sub<const D: usize, G: Tables<D>>(
             _ => return Err(OFF_GRID),
         }
     }
-    if !(scale >= 0.0) {
+    if scale.is_nan() || scale < 0.0 {
         return Err(BAD_SCALE);
     }
     Ok(Some(Sub { scale, index }))
@@ -387,17 +439,16 @@ fn grid_block<const SUB: usize, const D: usize, G: Tables<D>>(
     s: &Search<G>,
     x: &[f32; 256],
     qw: Option<&[f32; 256]>,
-    sigma2: f32,
-    unweighted: impl Fn(f32) -> f32 + Copy,
     mut emit: impl FnMut(usize, &Sub, &[u8]),
     mut scale: impl FnMut(usize, u8),
 ) -> Result<Option<f32>, Fail> {
+    let sigma2 = block_sigma2(x, s.sigma2_times);
     let mut scales = [0f32; 16];
     let mut max_scale = 0f32;
     for (ib, xb) in x.chunks_exact(SUB).enumerate() {
         let mut weight = [0f32; 32];
         let weight = &mut weight[..SUB];
-        sub_weights(xb, qw.and_then(|w| w.get(SUB * ib..SUB * (ib + 1))), sigma2, unweighted, weight);
+        sub_weights(xb, qw.and_then(|w| w.get(SUB * ib..SUB * (ib + 1))), sigma2, s.unweighted, weight);
         let mut signs = [0u8; 4];
         let signs = &mut signs[..SUB / 8];
         if let Some(sub) = grid_sub(s, xb, weight, signs)? {
@@ -420,16 +471,14 @@ fn grid_block<const SUB: usize, const D: usize, G: Tables<D>>(
 /// IQ2_XXS (`quantize_row_iq2_xxs_impl`; ggml requires the weights).
 // Indexing: `ib < 8`, `k < 4` into fixed arrays.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq2_xxs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_xxs) -> Result<(), Fail> {
-    let sigma2 = sum_squares(x) / 256.0;
+pub(super) fn quant_iq2_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_xxs) -> Result<(), Fail> {
+    let qw = qw.ok_or(NO_WEIGHTS)?;
     let mut q2 = [0u32; 16];
     let mut sc = [0u32; 8];
     let d = grid_block::<32, _, _>(
         &IQ2_XXS,
         x,
         Some(qw),
-        sigma2,
-        |_| 0.0,
         |ib, sub, signs| {
             for k in 0..4 {
                 q2[2 * ib] |= u32::from(sub.index[k]) << (8 * k);
@@ -453,16 +502,14 @@ pub(super) fn quant_iq2_xxs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_x
 /// IQ2_XS (`quantize_row_iq2_xs_impl`; ggml requires the weights).
 // Indexing: `ib < 16`, `k < 2` into fixed arrays.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_xs) -> Result<(), Fail> {
-    let sigma2 = sum_squares(x) / 256.0;
+pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_xs) -> Result<(), Fail> {
+    let qw = qw.ok_or(NO_WEIGHTS)?;
     let mut q2 = [0u16; 32];
     let mut scales = [0u8; 8];
     let d = grid_block::<16, _, _>(
         &IQ2_XS,
         x,
         Some(qw),
-        sigma2,
-        |_| 0.0,
         |ib, sub, signs| {
             for k in 0..2 {
                 q2[2 * ib + k] = sub.index[k] | (u16::from(signs[k]) << 9);
@@ -485,14 +532,11 @@ pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq2_xs
 // Indexing: `i8 < 32`, `i8 / 4 < 8`, `ib / 2 < 8`.
 #[allow(clippy::indexing_slicing)]
 pub(super) fn quant_iq2_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_s) -> Result<(), Fail> {
-    let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut out = block_iq2_s { d: F16::new(0.0), qs: [0; 32], signs: [0; 32], qh: [0; 8], scales: [0; 8] };
     let d = grid_block::<16, _, _>(
         &IQ2_S,
         x,
         qw,
-        sigma2,
-        |v| 0.25 * sigma2 + v * v,
         |ib, sub, signs| {
             for k in 0..2 {
                 let i8 = 2 * ib + k;
@@ -517,7 +561,6 @@ pub(super) fn quant_iq2_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
 // Indexing: `8 * ib + k < 64`, `ib < 8`.
 #[allow(clippy::indexing_slicing)]
 pub(super) fn quant_iq3_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq3_xxs) -> Result<(), Fail> {
-    let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut qs = [0u8; 64];
     let mut ss = [0u32; 8];
     let mut sc = [0u32; 8];
@@ -525,8 +568,6 @@ pub(super) fn quant_iq3_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut blo
         &IQ3_XXS,
         x,
         qw,
-        sigma2,
-        |v| v * v,
         |ib, sub, signs| {
             for k in 0..8 {
                 qs[8 * ib + k] = sub.index[k] as u8;
@@ -556,15 +597,12 @@ pub(super) fn quant_iq3_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut blo
 // Indexing: `8 * stored + k < 64`, `4 * stored + 4 <= 32` (`stored <= ib < 8`), `ib / 2 < 4`.
 #[allow(clippy::indexing_slicing)]
 pub(super) fn quant_iq3_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq3_s) -> Result<(), Fail> {
-    let sigma2 = 2.0 * sum_squares(x) / 256.0;
     let mut out = block_iq3_s { d: F16::new(0.0), qs: [0; 64], qh: [0; 8], signs: [0; 32], scales: [0; 4] };
     let mut stored = 0;
     let d = grid_block::<32, _, _>(
         &IQ3_S,
         x,
         qw,
-        sigma2,
-        |v| v * v,
         |ib, sub, signs| {
             // ggml advances its `qs` and `signs` pointers only past the sub-blocks it stores
             // (a zero sub-block `continue`s before), so they pack at the front; `qh` is indexed
@@ -650,39 +688,6 @@ fn msort(x: &[f32], b: &mut [usize]) {
     b[..o].copy_from_slice(&tmp[..o]);
 }
 
-/// `iq1_find_best_neighbour2`: the neighbour whose levels `xg[l]`, scaled, are nearest `xval`
-/// (weighted squared distance, first of equals); its levels go to `l`.
-#[inline]
-fn best_neighbour_iq1(
-    t: &GridTables<8>,
-    nb: &[u16],
-    xval: &[f32],
-    w: &[f32],
-    scale: f32,
-    xg: &[f32; 3],
-    l: &mut [i8],
-) -> Result<usize, Fail> {
-    let mut best_d2 = f32::MAX;
-    let mut best = None;
-    for &j in nb {
-        let mut d2 = 0f32;
-        for ((&p, &x), &wi) in t.point(j as usize).iter().zip(xval).zip(w) {
-            let q = xg.get(((p - 1) / 2) as usize).copied().unwrap_or(0.0);
-            let diff = scale * q - x;
-            d2 += wi * diff * diff;
-        }
-        if d2 < best_d2 {
-            best_d2 = d2;
-            best = Some(j as usize);
-        }
-    }
-    let j = best.ok_or(NO_NEIGHBOUR_IQ1)?;
-    for (li, &p) in l.iter_mut().zip(t.point(j)) {
-        *li = (p - 1) / 2;
-    }
-    Ok(j)
-}
-
 /// `fabsf` maximum as ggml's IQ1 quantizers take it (`MAX(max, fabsf(x))` from `|x_0|`).
 fn max_abs(xb: &[f32]) -> f32 {
     let mut it = xb.iter();
@@ -728,7 +733,12 @@ fn iq1_indices(
             Lookup::On(j) => j as u16,
             Lookup::Off(nb) => {
                 all_on = false;
-                best_neighbour_iq1(t, nb, &xb[g.clone()], &weight[g.clone()], scale, xx_of(k), &mut l[g])? as u16
+                {
+                    let xg = xx_of(k);
+                    let q = |p: i8| xg.get(((p - 1) / 2) as usize).copied().unwrap_or(0.0);
+                    best_neighbour(t, nb, (&xb[g.clone()], &weight[g.clone()]), scale, q, &mut l[g], NO_NEIGHBOUR_IQ1)?
+                        as u16
+                }
             }
             Lookup::Outside => return Err(OFF_GRID),
         };
@@ -761,10 +771,11 @@ fn iq1_refit(
 /// IQ1_S (`quantize_row_iq1_s_impl`; ggml requires the weights).
 // Indexing: `ib < 8`, `j <= 32` into arrays of 33, `k < 4`.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq1_s(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq1_s) -> Result<(), Fail> {
+pub(super) fn quant_iq1_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq1_s) -> Result<(), Fail> {
+    let qw = qw.ok_or(NO_WEIGHTS)?;
     const BS: usize = 32;
     let t = Grid8::Iq1.tables();
-    let sigma2 = 2.0 * sum_squares(x) / 256.0;
+    let sigma2 = block_sigma2(x, 2.0);
     let mut qs = [0u8; 32];
     let mut qh = [0u16; 8];
     let mut scales = [0f32; 8];
@@ -772,7 +783,7 @@ pub(super) fn quant_iq1_s(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq1_s) 
     let mut max_scale = 0f32;
     for (ib, xb) in x.chunks_exact(BS).enumerate() {
         let mut weight = [0f32; BS];
-        sub_weights(xb, qw.get(BS * ib..BS * (ib + 1)), sigma2, |_| 0.0, &mut weight);
+        sub_weights(xb, qw.get(BS * ib..BS * (ib + 1)), sigma2, none, &mut weight);
         let max = max_abs(xb);
         if max < EPS_IQ1_S {
             shifts[ib] = 1;
@@ -790,7 +801,8 @@ pub(super) fn quant_iq1_s(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq1_s) 
         for i1 in 0..=BS {
             for i2 in i1..=BS {
                 for (xs, shift) in [(&X_P, 1i8), (&X_M, -1)] {
-                    let sumqx = (sumx[i1] - sumx[0]) * xs[0] + (sumx[i2] - sumx[i1]) * xs[1] + (sumx[BS] - sumx[i2]) * xs[2];
+                    let sumqx =
+                        (sumx[i1] - sumx[0]) * xs[0] + (sumx[i2] - sumx[i1]) * xs[1] + (sumx[BS] - sumx[i2]) * xs[2];
                     let sumq2 = (sumw[i1] - sumw[0]) * xs[0] * xs[0]
                         + (sumw[i2] - sumw[i1]) * xs[1] * xs[1]
                         + (sumw[BS] - sumw[i2]) * xs[2] * xs[2];
@@ -827,7 +839,7 @@ pub(super) fn quant_iq1_s(x: &[f32; 256], qw: &[f32; 256], b: &mut block_iq1_s) 
             h |= (g >> 8) << (3 * k);
         }
         qh[ib] = h;
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(BAD_SCALE);
         }
         scales[ib] = scale;
@@ -859,7 +871,7 @@ pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
     const BS: usize = 16;
     const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
     let t = Grid8::Iq1.tables();
-    let sigma2 = 2.0 * sum_squares(x) / 256.0;
+    let sigma2 = block_sigma2(x, 2.0);
     let mut qs = [0u8; 32];
     let mut qh = [0u8; 16];
     let mut sc = [0u16; 4];
@@ -869,7 +881,7 @@ pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
     let mut max_scale = 0f32;
     // Group `k` of a sub-block with sign combination `best_k` uses x_p or x_m.
     let xx_for = |best_k: usize, k: usize| -> &'static [f32; 3] {
-        let plus = if k == 0 { best_k < 2 } else { best_k % 2 == 0 };
+        let plus = if k == 0 { best_k < 2 } else { best_k.is_multiple_of(2) };
         if plus {
             &X_P
         } else {
@@ -877,7 +889,7 @@ pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
         }
     };
     for (ib, (xb, weight)) in x.chunks_exact(BS).zip(weights.chunks_exact_mut(BS)).enumerate() {
-        sub_weights(xb, qw.and_then(|w| w.get(BS * ib..BS * (ib + 1))), sigma2, |v| v * v, weight);
+        sub_weights(xb, qw.and_then(|w| w.get(BS * ib..BS * (ib + 1))), sigma2, square, weight);
         let max = max_abs(xb);
         if max < EPS_IQ1_M {
             continue;
@@ -941,7 +953,7 @@ pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
         qs[2 * ib] = index[0] as u8;
         qs[2 * ib + 1] = index[1] as u8;
         qh[ib] = (index[0] >> 8) as u8 | (((index[1] >> 8) as u8) << 4);
-        if !(scale >= 0.0) {
+        if scale.is_nan() || scale < 0.0 {
             return Err(BAD_SCALE);
         }
         scales[ib] = scale;
