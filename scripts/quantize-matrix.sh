@@ -9,7 +9,9 @@
 #        from F32, one after the other, THREADS threads each; default Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS)
 # Environment: GGUF_LLAMA_CPP_DIR (a llama.cpp build: build/bin/llama-quantize; default: the cache
 # folder the tests use), THREADS (default 2), WORK (scratch folder, default a temporary one),
-# MODELS (default "gemma smollm2").
+# MODELS (default "gemma smollm2"), IMATRIX (with "yes", each model's importance matrix made by
+# llama-imatrix on a fixed text, as the interop tests make it, is given to both tools with
+# --imatrix: then the IQ1/IQ2/IQ3 file types are written; the IQ ones take minutes each).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,6 +35,18 @@ declare -A src=([gemma]=models/gemma-3-270m-q4_k_m.gguf [smollm2]=models/SmolLM2
 for m in gemma smollm2; do
     [[ -f $work/$m-f32.gguf ]] || $gguf dequantize -q "${src[$m]}" "$work/$m-f32.gguf" >/dev/null
 done
+declare -A imx=([gemma]="" [smollm2]="")
+if [[ ${IMATRIX:-} == yes ]]; then
+    li="${llama_dir%/}/build/bin/llama-imatrix"
+    words=(the quick brown fox jumps over the lazy dog while a small model reads plain text about rivers
+        mountains numbers and cities)
+    [[ -f $work/imatrix.txt ]] || for i in $(seq 0 399); do printf '%s ' "${words[$(((i * 7) % ${#words[@]}))]}"; done >"$work/imatrix.txt"
+    for m in gemma smollm2; do
+        [[ -f $work/$m.imatrix.gguf ]] || "$li" -m "${src[$m]}" -f "$work/imatrix.txt" -o "$work/$m.imatrix.gguf" \
+            --output-format gguf -c 64 --chunks 2 -t "$threads" --no-ppl >/dev/null 2>&1
+        imx[$m]="--imatrix $work/$m.imatrix.gguf"
+    done
+fi
 if [[ $speed == 1 ]]; then
     [[ $# -gt 0 ]] || set -- Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS
     in=$work/gemma-f32.gguf
@@ -56,8 +70,10 @@ for m in ${MODELS:-gemma smollm2}; do
     in=$work/$m-f32.gguf
     for t in "${types[@]}"; do
         for pure in "" --pure; do
-            a=$(llama_plan $pure "$in" "$t" || true)
-            b=$(ours_plan $pure "$in" "$t" 2>&1 || true)
+            # Unquoted below on purpose: "--pure", "--imatrix FILE", both or nothing.
+            opts="$pure ${imx[$m]}"
+            a=$(llama_plan $opts "$in" "$t" || true)
+            b=$(ours_plan $opts "$in" "$t" 2>&1 || true)
             if [[ -z $a ]]; then plan="llama-fails"
             elif [[ $a == "$b" ]]; then plan="same"
             else plan="DIFF:$(diff <(echo "$a") <(echo "$b") | grep -c "^>" || true)"; fi
@@ -65,14 +81,14 @@ for m in ${MODELS:-gemma smollm2}; do
             if [[ $plans_only == 0 && $plan == same ]]; then
                 rm -f "$work/l.gguf" "$work/o.gguf"
                 s=$(date +%s.%N)
-                if $gguf quantize -q --force $pure --threads "$threads" "$in" "$work/o.gguf" "$t" >"$work/o.log" 2>&1; then ook=1; else ook=0; fi
+                if $gguf quantize -q --force $opts --threads "$threads" "$in" "$work/o.gguf" "$t" >"$work/o.log" 2>&1; then ook=1; else ook=0; fi
                 m1=$(date +%s.%N)
                 nokernel=$(grep -o 'quantizing to [A-Z0-9_]* is not supported' "$work/o.log" | head -1 || true)
                 if [[ -n $nokernel ]]; then
-                    # No quantizer here: llama-quantize is not run (the IQ1/2/3 types take it minutes).
+                    # No quantizer here: llama-quantize is not run.
                     file="ours: ${nokernel}"
                 else
-                    if "$lq" $pure "$in" "$work/l.gguf" "$t" "$threads" >"$work/l.log" 2>&1; then lok=1; else lok=0; fi
+                    if "$lq" $opts "$in" "$work/l.gguf" "$t" "$threads" >"$work/l.log" 2>&1; then lok=1; else lok=0; fi
                     e=$(date +%s.%N)
                     times=$(printf '%.1f/%.1f' "$(echo "$m1 - $s" | bc)" "$(echo "$e - $m1" | bc)")
                     if [[ $lok == 1 && $ook == 1 ]]; then

@@ -134,7 +134,8 @@ pub struct QuantizeArgs {
     threads: Option<usize>,
     /// Print the plan (each tensor with its source type, target type and the rule that chose it)
     /// and the sizes; write nothing. Exits 1 with the real run's error after the plan if the real
-    /// run would refuse it (an importance matrix needed, a type without a quantizer here).
+    /// run would refuse it (an importance matrix needed; a tensor left without importance weights
+    /// whose type ggml quantizes only with them: IQ2_XXS, IQ2_XS, IQ1_S).
     #[arg(long)]
     dry_run: bool,
     /// Replace OUT if it exists.

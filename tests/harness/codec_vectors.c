@@ -17,6 +17,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,6 +449,116 @@ static void set2_quantize(void) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Set 3: the grid i-quants (IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) through
+// ggml_quantize_chunk, with and without importance weights (files T.q.in, T.q.out, T.q.abort,
+// T.qw.w, T.qw.out, T.qw.abort). ggml aborts the process on some blocks (NaN, Inf, huge values:
+// GGML_ASSERT / GGML_ABORT in the grid search), so every block is quantized on its own (these
+// quantizers work block by block) in a forked child; a block whose child dies is listed in the
+// .abort file (one block index per line) and left zero in the .out file.
+
+typedef struct {
+    const char * name;
+    enum ggml_type type;
+    int blocks;
+} type_grid;
+
+static const type_grid GRID[] = {
+    { "IQ2_XXS", GGML_TYPE_IQ2_XXS, 48 }, { "IQ2_XS", GGML_TYPE_IQ2_XS, 48 }, { "IQ2_S", GGML_TYPE_IQ2_S, 48 },
+    { "IQ3_XXS", GGML_TYPE_IQ3_XXS, 48 }, { "IQ3_S", GGML_TYPE_IQ3_S, 48 },   { "IQ1_S", GGML_TYPE_IQ1_S, 48 },
+    { "IQ1_M", GGML_TYPE_IQ1_M, 48 },
+};
+#define N_GRID (sizeof GRID / sizeof GRID[0])
+
+// ggml_quantize_chunk of one block in a child process: 1 and the block's bytes in `out`, or 0
+// if the child did not exit normally (ggml aborted).
+static int quantize_block_forked(enum ggml_type type, const float * x, const float * w, uint8_t * out, size_t ts) {
+    int fd[2];
+    if (pipe(fd) != 0) {
+        fprintf(stderr, "codec_vectors: pipe: %s\n", strerror(errno));
+        exit(1);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "codec_vectors: fork: %s\n", strerror(errno));
+        exit(1);
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        // ggml's abort message goes to stderr; silence it (the parent records the abort).
+        if (!freopen("/dev/null", "w", stderr) || !freopen("/dev/null", "w", stdout)) _exit(3);
+        uint8_t * q = calloc(ts, 1);
+        if (!q) _exit(3);
+        size_t got = ggml_quantize_chunk(type, x, q, 0, 1, 256, w);
+        if (got != ts || write(fd[1], q, ts) != (ssize_t) ts) _exit(3);
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t have = 0;
+    while (have < ts) {
+        ssize_t r = read(fd[0], out + have, ts - have);
+        if (r <= 0) break;
+        have += (size_t) r;
+    }
+    close(fd[0]);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) {
+        fprintf(stderr, "codec_vectors: waitpid: %s\n", strerror(errno));
+        exit(1);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && have == ts) return 1;
+    if (WIFEXITED(status)) {
+        fprintf(stderr, "codec_vectors: child exited with %d\n", WEXITSTATUS(status));
+        exit(1);
+    }
+    memset(out, 0, ts);
+    return 0;
+}
+
+// Quantizes every block of x (with weights w, or none), writing T.<suffix>.out and T.<suffix>.abort.
+static void grid_quantize(const type_grid * T, const char * suffix, const float * x, const float * w) {
+    const size_t ts = ggml_type_size(T->type);
+    uint8_t * q = zalloc(ts * T->blocks);
+    char * aborts = zalloc(16 * (size_t) T->blocks + 1);
+    size_t alen = 0;
+    for (int b = 0; b < T->blocks; b++) {
+        if (!quantize_block_forked(T->type, x + 256 * b, w ? w + 256 * b : NULL, q + ts * b, ts)) {
+            alen += (size_t) snprintf(aborts + alen, 16, "%d\n", b);
+        }
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s.out", suffix);
+    write_named(T->name, name, q, ts * T->blocks);
+    snprintf(name, sizeof name, "%s.abort", suffix);
+    write_named(T->name, name, aborts, alen);
+    free(q);
+    free(aborts);
+}
+
+static void set3_grid(void) {
+    for (size_t t = 0; t < N_GRID; t++) {
+        const type_grid * T = &GRID[t];
+        const uint64_t seed = 0x2001 + t;
+        rng r = { seed };
+        const int64_t total = 256 * (int64_t) T->blocks;
+        float * x = zalloc(total * sizeof(float));
+        set2_input(&r, x, T->blocks, 256);
+        // The tables are built once here, not in every child.
+        ggml_quantize_init(T->type);
+        write_named(T->name, "q.in", x, total * sizeof(float));
+        if (!ggml_quantize_requires_imatrix(T->type)) grid_quantize(T, "q", x, NULL);
+        rng rw = { seed ^ 0xABCDEFull };
+        float * w = zalloc(total * sizeof(float));
+        for (int64_t i = 0; i < total; i++) w[i] = i % 11 == 5 ? 0.0f : 4.0f * unit01(&rw);
+        write_named(T->name, "qw.w", w, total * sizeof(float));
+        grid_quantize(T, "qw", x, w);
+        free(w);
+        free(x);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Exhaustive hashes.
 
 typedef struct {
@@ -504,6 +617,7 @@ int main(int argc, char ** argv) {
     set1_imat();
     set2_dequantize();
     set2_quantize();
+    set3_grid();
     ggml_quantize_free();
     if (exhaustive) {
         char path[4096];

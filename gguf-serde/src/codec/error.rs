@@ -39,6 +39,45 @@ pub enum CodecError {
     /// Dequantizing a type that has no decoder in this crate.
     #[error("dequantizing {0} is not supported")]
     UnsupportedDequantize(GgmlType),
+
+    /// Quantizing without importance weights to a type whose ggml quantizer requires them:
+    /// IQ2_XXS, IQ2_XS and IQ1_S (`ggml_quantize_requires_imatrix`, and `GGML_ASSERT(quant_weights)`
+    /// in `quantize_row_iq2_xxs_impl`, `…_iq2_xs_impl`, `…_iq1_s_impl`). Quantize them with
+    /// [`quantize_with_importance`](crate::codec::quantize_with_importance).
+    #[error("quantizing to {0} needs importance weights (an importance matrix), as in ggml")]
+    ImportanceRequired(GgmlType),
+
+    /// Input on which ggml's quantizer aborts the process (a `GGML_ASSERT` or `GGML_ABORT`, or an
+    /// out-of-bounds read before one): the grid i-quants (IQ1_*, IQ2_*, IQ3_*) on blocks with NaN,
+    /// infinite or huge values or weights, where no grid point is at a finite distance or the
+    /// sub-block scale comes out NaN. Nothing is written for such a call (its output is
+    /// unspecified).
+    #[error("{dtype}: ggml's quantizer aborts on block {block}: {reason}")]
+    QuantizeAbort {
+        /// The tensor type.
+        dtype: GgmlType,
+        /// The block's index in the input of the call (`element / block_size`).
+        block: u64,
+        /// What ggml asserts.
+        reason: &'static str,
+    },
+}
+
+/// A kernel's failure where ggml aborts: the block (counted from the kernel's first) and why.
+/// The public functions turn it into [`CodecError::QuantizeAbort`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Abort {
+    /// Block index within the kernel's input.
+    pub(crate) block: usize,
+    /// What ggml asserts.
+    pub(crate) reason: &'static str,
+}
+
+impl Abort {
+    /// The public error for `dtype`, the kernel's input starting at block `first`.
+    pub(crate) fn at(self, dtype: GgmlType, first: usize) -> CodecError {
+        CodecError::QuantizeAbort { dtype, block: (first + self.block) as u64, reason: self.reason }
+    }
 }
 
 /// A `Result` whose error is [`CodecError`].

@@ -1,12 +1,24 @@
 //! Codec family `iquants`: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS.
 //!
 //! Block layouts follow ggml's `ggml-common.h` (`block_iq*`), dequantization ggml's
-//! `dequantize_row_iq*` in `ggml-quants.c`, quantization of IQ4_NL and IQ4_XS ggml's
-//! `quantize_iq4_nl` / `quantize_iq4_xs` (the functions `ggml_quantize_chunk` calls). Every
+//! `dequantize_row_iq*` in `ggml-quants.c`, quantization ggml's `quantize_iq*` (the functions
+//! `ggml_quantize_chunk` calls): IQ4_NL and IQ4_XS here, the grid types in `iq/quant.rs`. Every
 //! floating-point operation is done in the reference's order, without fused multiply-add, so the
 //! results are bit-identical to the reference compiled without FMA contraction.
 //!
-//! The grid tables live in [`grids`] as data.
+//! | type | quantizer (ggml) | importance weights | tested against |
+//! |---|---|---|---|
+//! | IQ2_XXS | `quantize_row_iq2_xxs_impl` | required | `IQ2_XXS.qw.*` |
+//! | IQ2_XS | `quantize_row_iq2_xs_impl` | required | `IQ2_XS.qw.*` |
+//! | IQ2_S | `quantize_row_iq2_s_impl` | optional | `IQ2_S.q.*`, `.qw.*` |
+//! | IQ3_XXS | `quantize_row_iq3_xxs_impl` (grid 256) | optional | `IQ3_XXS.q.*`, `.qw.*` |
+//! | IQ3_S | `quantize_row_iq3_s_impl` (block 32) | optional | `IQ3_S.q.*`, `.qw.*` |
+//! | IQ1_S | `quantize_row_iq1_s_impl` | required | `IQ1_S.qw.*` |
+//! | IQ1_M | `quantize_row_iq1_m_impl` | optional | `IQ1_M.q.*`, `.qw.*` |
+//! | IQ4_NL, IQ4_XS | `quantize_iq4_nl` / `quantize_iq4_xs` | optional | `IQ4_*.q.*`, `.qw.*`, `.imat.*` |
+//!
+//! The grid tables live in [`grids`] as data; the grid quantizers' search tables (ggml's maps
+//! and neighbour lists) are built from them on first use (`iq/tables.rs`).
 //!
 //! Indexing: the kernels index fixed-size block fields and outputs with loop counters over the
 //! block's fixed layout, and every table index taken from file bytes is a `u8`, a masked or
@@ -19,12 +31,17 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use super::block::{block, F16, U16, U32};
+use super::error::Abort;
 use super::isa::Isa;
 use super::scalar::{f16_to_f32, max_by_abs, nearest_int};
-use super::table::{per_block, QuantizeRow};
+use super::table::{per_block, GridQuantize, QuantizeRow};
 
 #[path = "iq/grids.rs"]
 mod grids;
+#[path = "iq/quant.rs"]
+mod quant;
+#[path = "iq/tables.rs"]
+mod tables;
 
 // Tests may unwrap, panic and index (the project's rule: only library code must not).
 #[cfg(test)]
@@ -187,6 +204,35 @@ impl QuantizeRow<256> for block_iq4_xs {
         }
     }
 }
+
+/// The grid types' quantizers (`iq/quant.rs`), one block at a time: `$f(x, weights, block)`
+/// with the block's weights (`&[f32; 256]`) if any, failing with the block's index where ggml
+/// aborts (for IQ2_XXS, IQ2_XS and IQ1_S also on every block without weights).
+macro_rules! grid_quantize {
+    ($block:ty => $f:path) => {
+        impl GridQuantize<256> for $block {
+            fn quantize_grid(
+                src: &[[f32; 256]],
+                dst: &mut [Self],
+                weights: Option<&[[f32; 256]]>,
+            ) -> Result<(), Abort> {
+                for (block, (x, b)) in src.iter().zip(dst).enumerate() {
+                    let qw = weights.and_then(|w| w.get(block));
+                    $f(x, qw, b).map_err(|reason| Abort { block, reason })?;
+                }
+                Ok(())
+            }
+        }
+    };
+}
+
+grid_quantize!(block_iq2_xxs => quant::quant_iq2_xxs);
+grid_quantize!(block_iq2_xs => quant::quant_iq2_xs);
+grid_quantize!(block_iq2_s => quant::quant_iq2_s);
+grid_quantize!(block_iq3_xxs => quant::quant_iq3_xxs);
+grid_quantize!(block_iq3_s => quant::quant_iq3_s);
+grid_quantize!(block_iq1_s => quant::quant_iq1_s);
+grid_quantize!(block_iq1_m => quant::quant_iq1_m);
 
 // ---------------------------------------------------------------------------------------------
 // Dequantization, one block at a time.

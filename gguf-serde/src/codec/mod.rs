@@ -32,12 +32,19 @@
 //!   Integer types convert to the nearest `f32` (`I32`/`I64` values above 2^24 round), `F64`
 //!   rounds to nearest `f32`.
 //! - Quantize: `F32`, `F16`, `BF16`, `Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`, `Q8_0`, `Q8_1`, `Q2_K`,
-//!   `Q3_K`, `Q4_K`, `Q5_K`, `Q6_K`, `Q8_K`, plus those of the i-quant and other families that
-//!   ggml quantizes without an importance matrix; anything else is
-//!   [`CodecError::UnsupportedQuantize`].
+//!   `Q3_K`, `Q4_K`, `Q5_K`, `Q6_K`, `Q8_K`, `IQ2_S`, `IQ3_XXS`, `IQ3_S`, `IQ1_M`, `IQ4_NL`,
+//!   `IQ4_XS`, `TQ1_0`, `TQ2_0`, `MXFP4`, `NVFP4`, `Q1_0`, `Q2_0`. `IQ2_XXS`, `IQ2_XS` and `IQ1_S`
+//!   are [`CodecError::ImportanceRequired`] (ggml asserts `quant_weights` for them); the integer
+//!   types and `F64` are [`CodecError::UnsupportedQuantize`].
 //! - Quantize with an importance matrix ([`quantize_with_importance`], ggml's `quantize_*` with
-//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS (F32,
-//!   F16, BF16, Q8_0 and Q8_1 ignore the weights, as in ggml).
+//!   `quant_weights`): Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ2_XS,
+//!   IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS (F32, F16, BF16, Q8_0 and Q8_1 ignore the
+//!   weights, as in ggml).
+//! - The grid i-quants (IQ1_*, IQ2_*, IQ3_*) follow ggml's `quantize_row_iq*_impl`, whose search
+//!   ggml aborts on some blocks of NaN, infinite or huge values (or weights): there these
+//!   functions return [`CodecError::QuantizeAbort`] naming the block, and the output is
+//!   unspecified. Their search tables (ggml's `iq2xs_init_impl` / `iq3xs_init_impl`) are built
+//!   on first use, once per process (IQ1 about a second, the others well under).
 //!
 //! # Byte order
 //! GGUF files are little-endian unless the header says otherwise. A big-endian file, as ggml on a
@@ -96,25 +103,26 @@ use table::Importance;
 /// Elements per parallel work item of the `*_par` functions (rounded to whole blocks).
 const PAR_CHUNK_ELEMS: usize = 1 << 16;
 
-/// `f` on each pair of a chunk of `a` elements of `src` and the chunk of `b` elements of `dst`
-/// at the same index: over rayon's thread pool with the `parallel` feature, in order on the
-/// calling thread without it. Each chunk is computed the same way either way, so the output is
-/// identical; on failure, the parallel run returns one chunk's error (not necessarily the first).
+/// `f(i, s, d)` on each pair of the `i`-th chunk of `a` elements of `src` and the chunk of `b`
+/// elements of `dst` at the same index: over rayon's thread pool with the `parallel` feature, in
+/// order on the calling thread without it. Each chunk is computed the same way either way, so the
+/// output is identical; on failure, the parallel run returns one chunk's error (not necessarily
+/// the first).
 fn zip_chunks<A: Sync, B: Send, E: Send>(
     src: &[A],
     a: usize,
     dst: &mut [B],
     b: usize,
-    f: impl Fn(&[A], &mut [B]) -> std::result::Result<(), E> + Sync + Send,
+    f: impl Fn(usize, &[A], &mut [B]) -> std::result::Result<(), E> + Sync + Send,
 ) -> std::result::Result<(), E> {
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
-        src.par_chunks(a).zip(dst.par_chunks_mut(b)).try_for_each(|(s, d)| f(s, d))
+        src.par_chunks(a).zip(dst.par_chunks_mut(b)).enumerate().try_for_each(|(i, (s, d))| f(i, s, d))
     }
     #[cfg(not(feature = "parallel"))]
     {
-        src.chunks(a).zip(dst.chunks_mut(b)).try_for_each(|(s, d)| f(s, d))
+        src.chunks(a).zip(dst.chunks_mut(b)).enumerate().try_for_each(|(i, (s, d))| f(i, s, d))
     }
 }
 
@@ -136,10 +144,19 @@ trait Direction {
     const WHAT: (&'static str, &'static str, &'static str);
     /// `(input units, output units)` per block of `dtype`.
     fn per_block(dtype: GgmlType) -> (usize, usize);
-    /// Runs the table's kernel on little-endian blocks; lengths already checked.
-    fn run_le(isa: Isa, dtype: GgmlType, src: &[Self::Src], dst: &mut [Self::Dst]) -> Result<()>;
+    /// Runs the table's kernel on little-endian blocks; lengths already checked. `first` is the
+    /// index of `src`'s first block in the caller's input (for the error of a block a quantizer
+    /// aborts on).
+    fn run_le(isa: Isa, dtype: GgmlType, src: &[Self::Src], dst: &mut [Self::Dst], first: usize) -> Result<()>;
     /// Runs the kernel for blocks stored in byte order `endian`; lengths already checked.
-    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[Self::Src], dst: &mut [Self::Dst]) -> Result<()>;
+    fn run_endian(
+        isa: Isa,
+        dtype: GgmlType,
+        endian: Endian,
+        src: &[Self::Src],
+        dst: &mut [Self::Dst],
+        first: usize,
+    ) -> Result<()>;
 }
 
 /// Bytes to elements (dequantize).
@@ -154,19 +171,19 @@ impl Direction for Decode {
     fn per_block(dtype: GgmlType) -> (usize, usize) {
         block_shape(dtype)
     }
-    fn run_le(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<()> {
+    fn run_le(isa: Isa, dtype: GgmlType, src: &[u8], dst: &mut [f32], _first: usize) -> Result<()> {
         let f = table::row(dtype).dequantize.ok_or(CodecError::UnsupportedDequantize(dtype))?;
         f(isa, src, dst);
         Ok(())
     }
     /// Big-endian input is copied once to swap it.
-    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32]) -> Result<()> {
+    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[u8], dst: &mut [f32], first: usize) -> Result<()> {
         match endian {
-            Endian::Little => Self::run_le(isa, dtype, src, dst),
+            Endian::Little => Self::run_le(isa, dtype, src, dst, first),
             Endian::Big => {
                 let mut buf = src.to_vec();
                 swap_blocks(dtype, &mut buf);
-                Self::run_le(isa, dtype, &buf, dst)
+                Self::run_le(isa, dtype, &buf, dst, first)
             }
         }
     }
@@ -180,14 +197,13 @@ impl Direction for Encode {
         let (ts, bs) = block_shape(dtype);
         (bs, ts)
     }
-    fn run_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
-        let f = table::row(dtype).quantize.ok_or(CodecError::UnsupportedQuantize(dtype))?;
-        f(isa, src, dst);
-        Ok(())
+    fn run_le(isa: Isa, dtype: GgmlType, src: &[f32], dst: &mut [u8], first: usize) -> Result<()> {
+        let f = table::row(dtype).quantize.ok_or_else(|| no_quantizer(dtype))?;
+        f(isa, src, dst).map_err(|e| e.at(dtype, first))
     }
     /// Big-endian output is swapped in place after encoding.
-    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8]) -> Result<()> {
-        Self::run_le(isa, dtype, src, dst)?;
+    fn run_endian(isa: Isa, dtype: GgmlType, endian: Endian, src: &[f32], dst: &mut [u8], first: usize) -> Result<()> {
+        Self::run_le(isa, dtype, src, dst, first)?;
         if endian == Endian::Big {
             swap_blocks(dtype, dst);
         }
@@ -227,7 +243,7 @@ fn check<D: Direction>(dtype: GgmlType, src: &[D::Src], dst: &[D::Dst]) -> Resul
 
 fn run_isa<D: Direction>(isa: Isa, dtype: GgmlType, src: &[D::Src], dst: &mut [D::Dst]) -> Result<()> {
     check::<D>(dtype, src, dst)?;
-    D::run_le(isa, dtype, src, dst)
+    D::run_le(isa, dtype, src, dst, 0)
 }
 
 fn run_endian_isa<D: Direction>(
@@ -238,7 +254,7 @@ fn run_endian_isa<D: Direction>(
     dst: &mut [D::Dst],
 ) -> Result<()> {
     check::<D>(dtype, src, dst)?;
-    D::run_endian(isa, dtype, endian, src, dst)
+    D::run_endian(isa, dtype, endian, src, dst, 0)
 }
 
 /// [`run_endian_isa`] over chunks of whole blocks (about [`PAR_CHUNK_ELEMS`] elements each),
@@ -248,9 +264,18 @@ fn run_par<D: Direction>(dtype: GgmlType, endian: Endian, src: &[D::Src], dst: &
     let isa = Isa::detected();
     let blocks_per_chunk = (PAR_CHUNK_ELEMS / block_shape(dtype).1).max(1);
     let (per_in, per_out) = D::per_block(dtype);
-    zip_chunks(src, blocks_per_chunk * per_in, dst, blocks_per_chunk * per_out, |s, d| {
-        D::run_endian(isa, dtype, endian, s, d)
+    zip_chunks(src, blocks_per_chunk * per_in, dst, blocks_per_chunk * per_out, |i, s, d| {
+        D::run_endian(isa, dtype, endian, s, d, i * blocks_per_chunk)
     })
+}
+
+/// Why `dtype` has no quantizer without importance weights: ggml requires them
+/// ([`CodecError::ImportanceRequired`]) or there is none here ([`CodecError::UnsupportedQuantize`]).
+pub(crate) fn no_quantizer(dtype: GgmlType) -> CodecError {
+    match table::row(dtype).importance {
+        Importance::Row(_) => CodecError::ImportanceRequired(dtype),
+        _ => CodecError::UnsupportedQuantize(dtype),
+    }
 }
 
 fn elems_for_bytes(dtype: GgmlType, nbytes: usize) -> Result<usize> {
@@ -325,7 +350,10 @@ pub fn dequantize_to_vec(dtype: GgmlType, src: &[u8]) -> Result<Vec<f32>> {
 /// # Errors
 /// [`CodecError::NotWholeBlocks`] if `src.len()` is not a multiple of the block size,
 /// [`CodecError::CodecSizeMismatch`] if `dst` has the wrong length, [`CodecError::UnsupportedQuantize`]
-/// for types with no reference quantizer here.
+/// for types with no reference quantizer here, [`CodecError::ImportanceRequired`] for IQ2_XXS,
+/// IQ2_XS and IQ1_S (ggml quantizes them only with importance weights),
+/// [`CodecError::QuantizeAbort`] for a block ggml's grid quantizer (IQ2_S, IQ3_XXS, IQ3_S, IQ1_M)
+/// aborts on.
 pub fn quantize(dtype: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
     run_isa::<Encode>(Isa::detected(), dtype, src, dst)
 }
@@ -370,15 +398,16 @@ pub fn quantize_to_vec(dtype: GgmlType, src: &[f32]) -> Result<Vec<u8>> {
 /// Quantizes whole rows of `n_per_row` elements with an importance matrix (`importance`: one
 /// non-negative weight per column, as llama.cpp's imatrix gives), as ggml's `quantize_*` with
 /// `quant_weights` (`quantize_row_*_impl`): for Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K,
-/// Q6_K. F32, F16, BF16, Q8_0 and Q8_1 ignore the weights, as ggml does (see
-/// [`can_quantize_with_importance`]). Rows run in parallel (rayon; in order on the calling thread without the `parallel` feature, with the same bytes). `src` holds
+/// Q6_K, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS. F32, F16, BF16, Q8_0
+/// and Q8_1 ignore the weights, as ggml does (see [`can_quantize_with_importance`]). Rows run in parallel (rayon; in order on the calling thread without the `parallel` feature, with the same bytes). `src` holds
 /// `src.len() / n_per_row` rows one after another (shape outermost first: `[rows, n_per_row]`);
 /// `dst` their blocks, little-endian.
 ///
 /// # Errors
 /// [`CodecError::NotWholeBlocks`] if `n_per_row` is not a multiple of the block size,
 /// [`CodecError::CodecSizeMismatch`] if `src` is not whole rows, `importance.len() != n_per_row` or
-/// `dst` has the wrong length, [`CodecError::UnsupportedQuantize`] for other types.
+/// `dst` has the wrong length, [`CodecError::UnsupportedQuantize`] for other types,
+/// [`CodecError::QuantizeAbort`] for a block ggml's grid quantizer (IQ1/IQ2/IQ3) aborts on.
 pub fn quantize_with_importance(
     dtype: GgmlType,
     src: &[f32],
@@ -417,20 +446,20 @@ pub fn quantize_with_importance_isa(
     }
     check::<Encode>(dtype, src, dst)?;
     let row = table::row(dtype);
+    let blocks_per_row = n_per_row / row.block_elems;
     match (row.importance, row.quantize) {
-        (Importance::Row(f), _) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {
-            f(isa, x, y, importance);
-            Ok(())
+        (Importance::Row(f), _) => zip_chunks(src, n_per_row, dst, row_bytes, |i, x, y| {
+            f(isa, x, y, importance).map_err(|e| e.at(dtype, i * blocks_per_row))
         }),
-        (Importance::Ignored, Some(f)) => zip_chunks(src, n_per_row, dst, row_bytes, |x, y| {
-            f(isa, x, y);
-            Ok(())
+        (Importance::Ignored, Some(f)) => zip_chunks(src, n_per_row, dst, row_bytes, |i, x, y| {
+            f(isa, x, y).map_err(|e| e.at(dtype, i * blocks_per_row))
         }),
         _ => Err(CodecError::UnsupportedQuantize(dtype)),
     }
 }
 
-/// Whether [`quantize`] (and the `quantize_*` functions) support `dtype`.
+/// Whether [`quantize`] (and the `quantize_*` functions) support `dtype` (without importance
+/// weights: not IQ2_XXS, IQ2_XS, IQ1_S, which [`quantize_with_importance`] takes).
 pub fn can_quantize(dtype: GgmlType) -> bool {
     table::row(dtype).quantize.is_some()
 }
@@ -441,7 +470,8 @@ pub fn can_dequantize(dtype: GgmlType) -> bool {
 }
 
 /// Whether [`quantize_with_importance`] accepts `dtype`: the types whose ggml quantizer uses
-/// importance weights, and those whose quantizer ignores them (F32, F16, BF16, Q8_0, Q8_1).
+/// importance weights (including IQ2_XXS, IQ2_XS and IQ1_S, which need them), and those whose
+/// quantizer ignores them (F32, F16, BF16, Q8_0, Q8_1).
 pub fn can_quantize_with_importance(dtype: GgmlType) -> bool {
     match table::row(dtype).importance {
         Importance::Row(_) => true,
@@ -584,9 +614,18 @@ mod tests {
     #[test]
     fn can_functions_read_the_table() {
         assert!(can_quantize(GgmlType::Q4_K) && can_quantize(GgmlType::IQ4_NL) && !can_quantize(GgmlType::IQ2_XXS));
+        assert!(can_quantize(GgmlType::IQ3_S) && can_quantize(GgmlType::IQ1_M) && !can_quantize(GgmlType::IQ1_S));
         assert!(!can_quantize(GgmlType::I32) && can_dequantize(GgmlType::I32) && can_dequantize(GgmlType::IQ1_M));
         assert!(can_quantize_with_importance(GgmlType::Q6_K) && can_quantize_with_importance(GgmlType::Q8_0));
         assert!(can_quantize_with_importance(GgmlType::IQ4_NL) && can_quantize_with_importance(GgmlType::IQ4_XS));
-        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && !can_quantize_with_importance(GgmlType::IQ2_XXS));
+        assert!(!can_quantize_with_importance(GgmlType::Q8_K) && can_quantize_with_importance(GgmlType::IQ2_XXS));
+        // Without weights, the types ggml requires them for say so.
+        assert_eq!(no_quantizer(GgmlType::IQ2_XS), CodecError::ImportanceRequired(GgmlType::IQ2_XS));
+        assert_eq!(no_quantizer(GgmlType::I32), CodecError::UnsupportedQuantize(GgmlType::I32));
+        let mut out = vec![0u8; 66];
+        assert_eq!(
+            quantize(GgmlType::IQ2_XXS, &[0.5; 256], &mut out),
+            Err(CodecError::ImportanceRequired(GgmlType::IQ2_XXS))
+        );
     }
 }

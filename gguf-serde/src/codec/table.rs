@@ -7,6 +7,7 @@
 //! buffers as blocks and call it.
 
 use super::block::{as_blocks, as_blocks_mut, Block, Swap, BF16, F16, F32, F64, I16, I32, I64};
+use super::error::Abort;
 use super::isa::Isa;
 use super::{iquants as iq, kquants as k, legacy as l, other as o};
 use crate::format::GgmlType;
@@ -30,6 +31,18 @@ pub(crate) trait QuantizeRow<const N: usize>: Block {
     /// Encodes the row `src` (whole blocks) into `dst` with `weights`, one per element of the row
     /// (the imatrix column weights), as ggml's `quantize_*` given `quant_weights`.
     fn quantize_row(isa: Isa, src: &[[f32; N]], dst: &mut [Self], weights: &[[f32; N]]);
+}
+
+/// Encodes blocks of `Self` by a grid search (the IQ1/IQ2/IQ3 types), with or without importance
+/// weights, failing where ggml's quantizer aborts.
+pub(crate) trait GridQuantize<const N: usize>: Block {
+    /// Encodes `src[i]` into `dst[i]`, with `weights[i]` (the imatrix column weights of the
+    /// block's place in its row) when given, as ggml's `quantize_row_iq*_impl`.
+    ///
+    /// # Errors
+    /// [`Abort`] naming the first block (index into `src`) on which ggml would abort, including
+    /// a type whose ggml quantizer requires weights called without them.
+    fn quantize_grid(src: &[[f32; N]], dst: &mut [Self], weights: Option<&[[f32; N]]>) -> Result<(), Abort>;
 }
 
 /// Implements [`Dequantize`] or [`Quantize`] for a block type whose kernel works one block at a
@@ -60,10 +73,11 @@ pub(crate) use per_block;
 
 /// A dequantizer over bytes: whole blocks in, `f32` out, lengths checked by the caller.
 pub(crate) type DequantizeFn = fn(Isa, &[u8], &mut [f32]);
-/// A quantizer over bytes: whole blocks of `f32` in, block bytes out, lengths checked by the caller.
-pub(crate) type QuantizeFn = fn(Isa, &[f32], &mut [u8]);
+/// A quantizer over bytes: whole blocks of `f32` in, block bytes out, lengths checked by the
+/// caller; fails (grid types only) where ggml aborts.
+pub(crate) type QuantizeFn = fn(Isa, &[f32], &mut [u8]) -> Result<(), Abort>;
 /// An importance quantizer of one row: values, block bytes out, one weight per value.
-pub(crate) type QuantizeRowFn = fn(Isa, &[f32], &mut [u8], &[f32]);
+pub(crate) type QuantizeRowFn = fn(Isa, &[f32], &mut [u8], &[f32]) -> Result<(), Abort>;
 
 /// How a type quantizes with an importance matrix.
 #[derive(Clone, Copy)]
@@ -97,12 +111,32 @@ fn dequantize<B: Dequantize<N>, const N: usize>(isa: Isa, src: &[u8], dst: &mut 
     B::dequantize(isa, as_blocks(src), dst.as_chunks_mut::<N>().0);
 }
 
-fn quantize<B: Quantize<N>, const N: usize>(isa: Isa, src: &[f32], dst: &mut [u8]) {
+fn quantize<B: Quantize<N>, const N: usize>(isa: Isa, src: &[f32], dst: &mut [u8]) -> Result<(), Abort> {
     B::quantize(isa, src.as_chunks::<N>().0, as_blocks_mut(dst));
+    Ok(())
 }
 
-fn quantize_row<B: QuantizeRow<N>, const N: usize>(isa: Isa, src: &[f32], dst: &mut [u8], weights: &[f32]) {
+fn quantize_row<B: QuantizeRow<N>, const N: usize>(
+    isa: Isa,
+    src: &[f32],
+    dst: &mut [u8],
+    weights: &[f32],
+) -> Result<(), Abort> {
     B::quantize_row(isa, src.as_chunks::<N>().0, as_blocks_mut(dst), weights.as_chunks::<N>().0);
+    Ok(())
+}
+
+fn grid_quantize<B: GridQuantize<N>, const N: usize>(_: Isa, src: &[f32], dst: &mut [u8]) -> Result<(), Abort> {
+    B::quantize_grid(src.as_chunks::<N>().0, as_blocks_mut(dst), None)
+}
+
+fn grid_quantize_row<B: GridQuantize<N>, const N: usize>(
+    _: Isa,
+    src: &[f32],
+    dst: &mut [u8],
+    weights: &[f32],
+) -> Result<(), Abort> {
+    B::quantize_grid(src.as_chunks::<N>().0, as_blocks_mut(dst), Some(weights.as_chunks::<N>().0))
 }
 
 impl Codec {
@@ -126,6 +160,17 @@ impl Codec {
     /// A type that decodes and encodes, and whose ggml quantizer ignores importance weights.
     const fn ignoring_weights<B: Dequantize<N> + Quantize<N>, const N: usize>() -> Codec {
         Codec { importance: Importance::Ignored, ..Codec::quantizer::<B, N>() }
+    }
+
+    /// A grid type whose ggml quantizer requires importance weights (IQ2_XXS, IQ2_XS, IQ1_S):
+    /// no plain quantizer, the importance path only.
+    const fn grid_weighted<B: Dequantize<N> + GridQuantize<N>, const N: usize>() -> Codec {
+        Codec { importance: Importance::Row(grid_quantize_row::<B, N>), ..Codec::decoder::<B, N>() }
+    }
+
+    /// A grid type that quantizes with or without importance weights.
+    const fn grid<B: Dequantize<N> + GridQuantize<N>, const N: usize>() -> Codec {
+        Codec { quantize: Some(grid_quantize::<B, N>), ..Codec::grid_weighted::<B, N>() }
     }
 
     /// A type that decodes, encodes, and encodes with importance weights.
@@ -157,13 +202,13 @@ pub(crate) fn row(dtype: GgmlType) -> &'static Codec {
         GgmlType::Q5_K => const { &Codec::weighted::<k::block_q5_K, 256>() },
         GgmlType::Q6_K => const { &Codec::weighted::<k::block_q6_K, 256>() },
         GgmlType::Q8_K => const { &Codec::quantizer::<k::block_q8_K, 256>() },
-        GgmlType::IQ2_XXS => const { &Codec::decoder::<iq::block_iq2_xxs, 256>() },
-        GgmlType::IQ2_XS => const { &Codec::decoder::<iq::block_iq2_xs, 256>() },
-        GgmlType::IQ2_S => const { &Codec::decoder::<iq::block_iq2_s, 256>() },
-        GgmlType::IQ3_XXS => const { &Codec::decoder::<iq::block_iq3_xxs, 256>() },
-        GgmlType::IQ3_S => const { &Codec::decoder::<iq::block_iq3_s, 256>() },
-        GgmlType::IQ1_S => const { &Codec::decoder::<iq::block_iq1_s, 256>() },
-        GgmlType::IQ1_M => const { &Codec::decoder::<iq::block_iq1_m, 256>() },
+        GgmlType::IQ2_XXS => const { &Codec::grid_weighted::<iq::block_iq2_xxs, 256>() },
+        GgmlType::IQ2_XS => const { &Codec::grid_weighted::<iq::block_iq2_xs, 256>() },
+        GgmlType::IQ2_S => const { &Codec::grid::<iq::block_iq2_s, 256>() },
+        GgmlType::IQ3_XXS => const { &Codec::grid::<iq::block_iq3_xxs, 256>() },
+        GgmlType::IQ3_S => const { &Codec::grid::<iq::block_iq3_s, 256>() },
+        GgmlType::IQ1_S => const { &Codec::grid_weighted::<iq::block_iq1_s, 256>() },
+        GgmlType::IQ1_M => const { &Codec::grid::<iq::block_iq1_m, 256>() },
         GgmlType::IQ4_NL => const { &Codec::weighted::<iq::block_iq4_nl, 32>() },
         GgmlType::IQ4_XS => const { &Codec::weighted::<iq::block_iq4_xs, 256>() },
         GgmlType::TQ1_0 => const { &Codec::quantizer::<o::block_tq1_0, 256>() },
@@ -199,10 +244,13 @@ mod tests {
     fn supported_operations() {
         use GgmlType::*;
         let quantizes = [
-            F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ4_NL, IQ4_XS,
-            TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0,
+            F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K, IQ2_S, IQ3_XXS,
+            IQ3_S, IQ1_M, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0,
         ];
-        let weighted = [Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS];
+        let weighted = [
+            Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M,
+            IQ4_NL, IQ4_XS,
+        ];
         let ignored = [F32, F16, BF16, Q8_0, Q8_1];
         for t in GgmlType::ALL {
             let r = row(t);
@@ -262,8 +310,11 @@ mod tests {
             for (what, x) in [("random bits", &raw), ("smooth", &smooth)] {
                 if let Some(f) = r.quantize {
                     let (mut a, mut b) = (vec![0u8; nblocks * r.block_bytes], vec![1u8; nblocks * r.block_bytes]);
-                    f(simd, x, &mut a);
-                    f(portable, x, &mut b);
+                    let (ra, rb) = (f(simd, x, &mut a), f(portable, x, &mut b));
+                    assert_eq!(ra, rb, "quantize {t}, {what}");
+                    if ra.is_err() {
+                        b.copy_from_slice(&a);
+                    }
                     let bad = a.chunks(r.block_bytes).zip(b.chunks(r.block_bytes)).position(|(p, q)| p != q);
                     assert_eq!(bad, None, "quantize {t}, {what}: first differing block");
                 }
@@ -276,8 +327,12 @@ mod tests {
                         .zip(a.chunks_exact_mut(2 * r.block_bytes))
                         .zip(b.chunks_exact_mut(2 * r.block_bytes))
                     {
-                        f(simd, xr, ar, &weights);
-                        f(portable, xr, br, &weights);
+                        let (ra, rb) = (f(simd, xr, ar, &weights), f(portable, xr, br, &weights));
+                        assert_eq!(ra, rb, "{t}, {what}");
+                        if ra.is_err() {
+                            // A row ggml aborts on (grid types): its bytes are unspecified.
+                            br.copy_from_slice(ar);
+                        }
                     }
                     assert!(a == b, "quantize_with_importance {t}, {what}");
                 }

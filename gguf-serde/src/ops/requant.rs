@@ -217,8 +217,11 @@ struct OutTensor<'a> {
 /// Before anything is written: [`check_plan`]'s errors (a tensor that needs an importance
 /// matrix without one, an entry of the wrong size, a type without a quantizer here) and
 /// [`plan`]'s errors;
-/// [`CodecError::UnsupportedQuantize`] naming a
-/// target type without a quantizer here (IQ1_*, IQ2_*, IQ3_*, …). Then the codecs' errors and
+/// [`CodecError::UnsupportedQuantize`] naming a target type without a quantizer here,
+/// [`CodecError::ImportanceRequired`] for a tensor without importance weights whose target ggml
+/// quantizes only with them (IQ2_XXS, IQ2_XS, IQ1_S; e.g. `token_embd.weight` given one of these
+/// as its type, where llama-quantize aborts in ggml). Then the codecs' errors (among them
+/// [`CodecError::QuantizeAbort`] for values ggml aborts on) and
 /// [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at `out` is then untouched, no temporary file is left).
 pub fn requantize<S: Source + Sync>(
     src: &Gguf<S>,
@@ -261,13 +264,15 @@ pub fn requantize<S: Source + Sync>(
 /// matrix in force ([`QuantizeParams::active_imatrix`]): the ones llama-quantize makes (a tensor
 /// that needs an importance matrix, [`TensorPlan::requires_imatrix`], when none is given or it
 /// has no entry for that tensor; an entry of the wrong size) and ours (a target type without a
-/// quantizer here, such as `IQ3_S`). A dry run calls it to say whether the real run would go
-/// through.
+/// quantizer here; a tensor left without importance weights whose target ggml quantizes only
+/// with them, where llama-quantize aborts). A dry run calls it to say whether the real run would
+/// go through.
 ///
 /// # Errors
 /// [`QuantizeError::Refused`] naming the first tensor that needs an importance matrix when there
 /// is none, with llama-quantize's message; [`CodecError::UnsupportedQuantize`] with the first
-/// tensor of that target as the error's [`tensor`](Error::tensor);
+/// tensor of that target as the error's [`tensor`](Error::tensor); [`CodecError::ImportanceRequired`]
+/// naming the first tensor without weights whose target is IQ2_XXS, IQ2_XS or IQ1_S;
 /// [`QuantizeError::Imatrix`] with [`MissingEntry`](crate::ImatrixProblem::MissingEntry) or
 /// [`SizeMismatch`](crate::ImatrixProblem::SizeMismatch).
 pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<()> {
@@ -283,19 +288,27 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
     let mut checked: Vec<GgmlType> = Vec::new();
     for t in tensors.iter().filter(|t| t.converts()) {
         if !checked.contains(&t.target) {
-            if !codec::can_quantize(t.target) {
+            if !codec::can_quantize(t.target) && !codec::can_quantize_with_importance(t.target) {
                 return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(&t.name));
             }
             checked.push(t.target);
         }
     }
-    if let Some(m) = imatrix {
-        for t in tensors.iter().filter(|t| t.converts()) {
-            if m.weights_for(&t.name, t.ne.dims())?.is_none() && t.requires_imatrix {
-                return Err(Error::from(QuantizeError::Imatrix {
-                    problem: crate::ImatrixProblem::MissingEntry { tensor: t.name.clone(), target: t.target },
-                }));
-            }
+    for t in tensors.iter().filter(|t| t.converts()) {
+        let weighted = match imatrix {
+            Some(m) => m.weights_for(&t.name, t.ne.dims())?.is_some(),
+            None => false,
+        };
+        if let (Some(_), false, true) = (imatrix, weighted, t.requires_imatrix) {
+            return Err(Error::from(QuantizeError::Imatrix {
+                problem: crate::ImatrixProblem::MissingEntry { tensor: t.name.clone(), target: t.target },
+            }));
+        }
+        // A tensor without weights (no entry, or one llama-quantize does not require them for,
+        // such as token_embd) of a type ggml quantizes only with weights: ggml_quantize_chunk
+        // asserts, llama-quantize aborts.
+        if !weighted && !codec::can_quantize(t.target) {
+            return Err(Error::from(codec::no_quantizer(t.target)).in_tensor(&t.name));
         }
     }
     Ok(())
@@ -356,11 +369,12 @@ fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) 
 ///
 /// # Errors
 /// [`CodecError::UnsupportedQuantize`] if the
-/// target cannot be quantized to; the codecs' errors; [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at
+/// target cannot be quantized to, [`CodecError::ImportanceRequired`] if ggml quantizes it only
+/// with importance weights (IQ2_XXS, IQ2_XS, IQ1_S); the codecs' errors; [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at
 /// `out` is then untouched).
 pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOptions<'_>) -> Result<RequantizeReport> {
     if !codec::can_quantize(opts.target) {
-        return Err(CodecError::UnsupportedQuantize(opts.target).into());
+        return Err(codec::no_quantizer(opts.target).into());
     }
     let file_type = llama_file_type(opts.target);
     let mut kvs: Vec<(String, OutKv<'_>)> = Vec::with_capacity(src.kv_count() + 1);
@@ -499,6 +513,36 @@ fn convert_tensor(
 #[cfg(test)]
 mod tests {
     use super::NameGlobs;
+
+    /// A tensor left without importance weights whose target ggml quantizes only with them (a
+    /// token embedding given IQ2_XXS: llama-quantize does not require an imatrix for it, and
+    /// ggml_quantize_chunk then asserts) is refused before writing, naming the tensor; IQ2_S and
+    /// IQ3_S quantize without weights.
+    #[test]
+    fn a_tensor_without_weights_of_a_type_ggml_needs_them_for_is_refused() {
+        use super::check_plan;
+        use crate::codec::CodecError;
+        use crate::ops::quantize::{Override, Rule, TensorPlan};
+        use crate::{GgmlType, Ne};
+        let plan = |target| {
+            vec![TensorPlan {
+                name: "token_embd.weight".into(),
+                ne: Ne::new(&[256, 4]).unwrap(),
+                source: GgmlType::F32,
+                target,
+                rule: Rule::Override(Override::TokenEmbeddingType),
+                requires_imatrix: false,
+            }]
+        };
+        for t in [GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ1_S] {
+            let e = check_plan(&plan(t), None).unwrap_err();
+            assert_eq!(e.as_codec(), Some(&CodecError::ImportanceRequired(t)), "{e:?}");
+            assert_eq!(e.tensor(), Some("token_embd.weight"));
+        }
+        for t in [GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ1_M] {
+            check_plan(&plan(t), None).unwrap();
+        }
+    }
 
     /// Whether the one glob `pattern` matches all of `name`.
     fn glob(pattern: &str, name: &str) -> bool {

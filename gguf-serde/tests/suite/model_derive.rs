@@ -384,14 +384,18 @@ fn conversion_errors_name_the_tensor() {
         #[gguf(name = "w", dtype = "IQ2_XXS", shape = "[256]")]
         w: T,
     }
+    // ggml quantizes IQ2_XXS only with importance weights, which a derived model has none of.
     assert!(!gguf_serde::codec::can_quantize(GgmlType::IQ2_XXS));
     let e = Iq { w: vec![0.0f32; 256] }.to_vec().unwrap_err();
     assert!(
-        matches!(e.kind(), ErrorKind::Codec(gguf_serde::codec::CodecError::UnsupportedQuantize(GgmlType::IQ2_XXS)))
+        matches!(e.kind(), ErrorKind::Codec(gguf_serde::codec::CodecError::ImportanceRequired(GgmlType::IQ2_XXS)))
             && e.tensor() == Some("w"),
         "{e:?}"
     );
-    assert_eq!(e.to_string(), "tensor \"w\": quantizing to IQ2_XXS is not supported");
+    assert_eq!(
+        e.to_string(),
+        "tensor \"w\": quantizing to IQ2_XXS needs importance weights (an importance matrix), as in ggml"
+    );
 }
 
 #[test]

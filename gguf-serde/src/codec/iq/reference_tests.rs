@@ -238,5 +238,101 @@ mod hostile {
                 prop_assert_eq!(quant(t, &x).len(), 256 / bs(t) * ts(t));
             }
         }
+
+        /// The grid quantizers never panic on arbitrary values and weights (NaN, ±Inf, subnormal,
+        /// negative weights): bytes, or the typed error where ggml aborts.
+        #[test]
+        fn any_floats_and_weights_grid_quantize(
+            bits in proptest::collection::vec(any::<u32>(), 256),
+            wbits in proptest::collection::vec(any::<u32>(), 256),
+            finite in any::<bool>(),
+        ) {
+            use crate::codec::CodecError;
+            let fix = |b: u32| if finite { f32::from_bits(b & 0x3fff_ffff) } else { f32::from_bits(b) };
+            let x: Vec<f32> = bits.iter().map(|&b| fix(b)).collect();
+            let w: Vec<f32> = wbits.iter().map(|&b| fix(b)).collect();
+            for &t in C_GRID {
+                let mut out = vec![0u8; ts(t)];
+                for r in [
+                    crate::codec::quantize_with_importance(t, &x, &mut out, 256, &w),
+                    crate::codec::quantize(t, &x, &mut out),
+                ] {
+                    prop_assert!(matches!(
+                        r,
+                        Ok(()) | Err(CodecError::QuantizeAbort { .. }) | Err(CodecError::ImportanceRequired(_))
+                    ), "{:?}: {:?}", t, r);
+                }
+            }
+        }
+    }
+}
+
+/// The grid i-quants, as `tests/harness/codec_vectors.c` quantized them through
+/// `ggml_quantize_chunk` one block at a time (README, "Grid i-quants").
+const C_GRID: &[GgmlType] = C_DEQUANT.split_at(7).0;
+
+/// The block indices listed in a `.abort` file.
+fn aborted(name: &str) -> Vec<usize> {
+    String::from_utf8(read(&c_dir(), name)).unwrap().lines().map(|l| l.parse().unwrap()).collect()
+}
+
+/// The grid quantizers equal ggml's byte for byte, with importance weights (every type) and
+/// without (the types ggml quantizes without): each block alone, then the blocks ggml does not
+/// abort on as one row (weights concatenated) through the public functions, portable and with
+/// SIMD. Where ggml aborts, ours fails with `QuantizeAbort` naming the block.
+#[test]
+fn grid_quantize_matches_c_reference() {
+    use crate::codec::{quantize_isa, quantize_with_importance_isa, CodecError};
+    for &t in C_GRID {
+        let x = f32s(&read(&c_dir(), &format!("{}.q.in", t.name())));
+        let w = f32s(&read(&c_dir(), &format!("{}.qw.w", t.name())));
+        let nb = x.len() / 256;
+        let unweighted = c_dir().join(format!("{}.q.out", t.name())).exists();
+        assert_eq!(unweighted, crate::codec::can_quantize(t), "{t:?}");
+        for (suffix, weights) in [("qw", Some(&w)), ("q", None)] {
+            if weights.is_none() && !unweighted {
+                let mut out = vec![0u8; ts(t)];
+                let e = crate::codec::quantize(t, &x[..256], &mut out).unwrap_err();
+                assert_eq!(e, CodecError::ImportanceRequired(t));
+                continue;
+            }
+            let want = read(&c_dir(), &format!("{}.{suffix}.out", t.name()));
+            let aborts = aborted(&format!("{}.{suffix}.abort", t.name()));
+            let run = |isa: Isa, xs: &[f32], ws: Option<&[f32]>, out: &mut [u8]| match ws {
+                Some(ws) => quantize_with_importance_isa(isa, t, xs, out, xs.len(), ws),
+                None => quantize_isa(isa, t, xs, out),
+            };
+            let mut kept = (Vec::new(), Vec::new(), Vec::new());
+            for b in 0..nb {
+                let xs = &x[256 * b..256 * (b + 1)];
+                let ws = weights.map(|w| &w[256 * b..256 * (b + 1)]);
+                let mut out = vec![0u8; ts(t)];
+                let got = run(Isa::portable(), xs, ws, &mut out);
+                if aborts.contains(&b) {
+                    assert!(
+                        matches!(got, Err(CodecError::QuantizeAbort { dtype, block: 0, .. }) if dtype == t),
+                        "{t:?} {suffix} block {b}: ggml aborts, ours gave {got:?}"
+                    );
+                    continue;
+                }
+                got.unwrap_or_else(|e| panic!("{t:?} {suffix} block {b}: {e}"));
+                assert_bytes_eq(&format!("{t:?} {suffix} block {b}"), ts(t), &out, &want[ts(t) * b..ts(t) * (b + 1)]);
+                kept.0.extend_from_slice(xs);
+                kept.1.extend_from_slice(ws.unwrap_or(&[]));
+                kept.2.extend_from_slice(&out);
+            }
+            assert!(kept.2.len() >= 40 * ts(t), "{t:?} {suffix}: most blocks quantize");
+            for isa in [Isa::detected(), Isa::portable()] {
+                let mut out = vec![0u8; kept.2.len()];
+                run(isa, &kept.0, weights.map(|_| &kept.1[..]), &mut out).unwrap();
+                assert_bytes_eq(&format!("{t:?} {suffix} one row ({isa:?})"), ts(t), &out, &kept.2);
+            }
+            // The whole input fails at the first block ggml aborts on, named by its index.
+            if let Some(&first) = aborts.first() {
+                let mut out = vec![0u8; nb * ts(t)];
+                let e = run(Isa::portable(), &x, weights.map(|w| &w[..]), &mut out).unwrap_err();
+                assert!(matches!(e, CodecError::QuantizeAbort { block, .. } if block as usize == first), "{e:?}");
+            }
+        }
     }
 }
