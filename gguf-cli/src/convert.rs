@@ -118,8 +118,8 @@ fn model_card(dir: &Path) -> anyhow::Result<Option<serde_json::Value>> {
     let path = dir.join("README.md");
     let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
     let Some(yaml) = gguf_serde::convert::general::front_matter(&text) else { return Ok(None) };
-    let card: serde_json::Value = serde_norway::from_str(&yaml)
-        .with_context(|| format!("{}: the front matter is not YAML", path.display()))?;
+    let card: serde_json::Value =
+        serde_norway::from_str(&yaml).with_context(|| format!("{}: the front matter is not YAML", path.display()))?;
     // An empty front matter parses as null: no card, as the reference's `or {}`.
     Ok(Some(card).filter(|c| !c.is_null()))
 }
