@@ -480,7 +480,12 @@ pub fn check_codec(data: &[u8]) {
     if codec::can_quantize(dtype) {
         let floats: Vec<f32> = rest.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let n = floats.len() / bs * bs;
-        let q = codec::quantize_to_vec(dtype, &floats[..n]).expect("whole blocks quantize");
+        let q = match codec::quantize_to_vec(dtype, &floats[..n]) {
+            Ok(q) => q,
+            // ggml's grid quantizers (IQ1/IQ2/IQ3) abort on some NaN/infinite blocks; ours say so.
+            Err(codec::CodecError::QuantizeAbort { dtype: t, .. }) if t == dtype => return,
+            Err(e) => panic!("whole blocks quantize: {e}"),
+        };
         assert_eq!(q.len(), n / bs * ts);
         let back = codec::dequantize_to_vec(dtype, &q).expect("own output dequantizes");
         assert_eq!(back.len(), n);
