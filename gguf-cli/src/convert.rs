@@ -38,8 +38,9 @@ pub struct ConvertArgs {
     #[arg(long)]
     no_vocab: bool,
     /// `general.name` (the reference's `--model-name`), instead of the one found in the model
-    /// card, `config.json` or the folder's name. Also names the default output file.
-    #[arg(long, value_name = "NAME")]
+    /// card, `config.json` or the folder's name. The default output file takes it only when no
+    /// `general.basename` was found, as the reference names files. Not empty.
+    #[arg(long, value_name = "NAME", value_parser = non_blank)]
     model_name: Option<String>,
     /// Replace an existing output file.
     #[arg(long)]
@@ -47,6 +48,14 @@ pub struct ConvertArgs {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
+}
+
+/// A `--model-name` with something to write in `general.name` and a file name.
+fn non_blank(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("the model name is empty".into());
+    }
+    Ok(s.to_owned())
 }
 
 /// `gguf_serde`'s `fill_templated_filename`: the output type in a file name template.
@@ -82,8 +91,18 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
         None => args.dir.join(&plan.default_file_name),
     };
-    // An existing folder: the default name inside it, as the reference writes it.
+    // An existing folder: the default name inside it, as the reference writes it. A name ending
+    // in a separator means a folder too: one that does not exist is refused, not taken as a file.
+    if let Some(o) = &args.out {
+        if o.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR) && !o.is_dir() {
+            bail!("{}: no such folder", o.display());
+        }
+    }
     let out = if out.is_dir() { out.join(&plan.default_file_name) } else { out };
+    if let Some(input) = input_file(&ckpt, &out) {
+        // Even with --force: the atomic write would replace the checkpoint's own file.
+        bail!("{} is a file of the checkpoint being converted; choose another OUT", input.display());
+    }
     if !args.force && args.split_max_size.is_none() && out.exists() {
         bail!("{} exists (use --force to replace it)", out.display());
     }
@@ -93,10 +112,6 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
     }
     check_parent(&out)?;
-    if let Some(input) = input_file(&ckpt, &out) {
-        // Even with --force: the atomic write would replace the checkpoint's own file.
-        bail!("{} is a file of the checkpoint being converted; choose another OUT", input.display());
-    }
     bar.set_length(plan.source_bytes());
     let report = write_plan(&plan, &out, &opts).with_context(|| format!("writing {}", out.display()))?;
     bar.finish_and_clear();

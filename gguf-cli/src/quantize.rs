@@ -123,7 +123,11 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "NAME", requires = "imatrix")]
     exclude_weights: Vec<String>,
     /// An importance matrix made by llama-imatrix, in its GGUF format or the legacy .dat
-    /// format. Its name is written to quantize.imatrix.file as given here.
+    /// format. Its name is written to quantize.imatrix.file as given here. Needed, as
+    /// llama-quantize needs it, for every tensor (but token_embd and output) that the plan gives
+    /// IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S or IQ3_XXS, or Q2_K in a Q2_K_S file: so for the
+    /// file types IQ1_*, IQ2_*, IQ3_XXS, Q2_K_S, and IQ3_XS where its mix uses IQ3_XXS
+    /// (`--dry-run` shows the plan and says whether the run would be refused).
     #[arg(long, value_name = "FILE")]
     imatrix: Option<PathBuf>,
     /// Accepted for llama-quantize's command lines: requantizing is always allowed.

@@ -101,14 +101,27 @@ fn convert_never_writes_over_a_file_of_the_checkpoint() {
     for name in ["model.safetensors", "config.json"] {
         let input = ckpt.join(name);
         let before = std::fs::read(&input).unwrap();
-        // Even with --force: the output would replace the file being converted.
-        let o =
-            gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--force", "-o", input.to_str().unwrap()]);
-        assert_eq!(o.status.code(), Some(1), "{name}");
-        let err = text(&o.stderr);
-        assert!(err.contains("is a file of the checkpoint being converted"), "{name}: {err}");
-        assert_eq!(std::fs::read(&input).unwrap(), before, "{name} changed");
+        // With --force or not: the output would replace the file being converted.
+        for force in [&["--force"][..], &[]] {
+            let mut args = vec!["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "-o", input.to_str().unwrap()];
+            args.extend(force);
+            let o = gguf(&args);
+            assert_eq!(o.status.code(), Some(1), "{name}");
+            let err = text(&o.stderr);
+            assert!(err.contains("is a file of the checkpoint being converted"), "{name}: {err}");
+            assert_eq!(std::fs::read(&input).unwrap(), before, "{name} changed");
+        }
     }
+    // OUT ending in a separator is a folder: one that does not exist is refused, not a file name.
+    let missing = format!("{}/", ckpt.parent().unwrap().join("no-such-folder").display());
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "-o", &missing]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("no such folder"), "{}", text(&o.stderr));
+    assert!(!ckpt.parent().unwrap().join("no-such-folder").exists());
+    // A blank --model-name is a usage error.
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--model-name", " "]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("the model name is empty"), "{}", text(&o.stderr));
 }
 
 #[test]
