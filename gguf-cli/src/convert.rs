@@ -42,6 +42,16 @@ pub struct ConvertArgs {
     /// `general.basename` was found, as the reference names files. Not empty.
     #[arg(long, value_name = "NAME", value_parser = non_blank)]
     model_name: Option<String>,
+    /// A JSON file of `general.*` keys that replace what the checkpoint's files give (the
+    /// reference's `--metadata`): `general.name`, `general.author`, `general.version`,
+    /// `general.basename`, `general.finetune`, `general.size_label`, `general.license.name`,
+    /// `general.url`, `general.sampling.temp`, ..., `general.base_models` and `general.datasets`
+    /// (arrays of objects), `general.tags` and `general.languages` (arrays of strings); `null`
+    /// removes one. Other keys are ignored with a warning, as the reference ignores them.
+    /// `--model-name` wins over its `general.name`. Unlike the reference, a missing file is an
+    /// error rather than ignored.
+    #[arg(long, value_name = "FILE")]
+    metadata: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
@@ -69,6 +79,10 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let outtype: OutType = args.outtype.to_lowercase().parse().map_err(anyhow::Error::msg)?;
     let ckpt = Checkpoint::open(&args.dir).with_context(|| args.dir.display().to_string())?;
     let card = model_card(&args.dir)?;
+    let overrides = match &args.metadata {
+        Some(p) => Some(metadata_override(p)?),
+        None => None,
+    };
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions {
@@ -77,6 +91,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         vocab: !args.no_vocab,
         name: args.model_name.as_deref(),
         model_card: card.as_ref(),
+        metadata_override: overrides.as_ref(),
         ..ConvertOptions::new(outtype)
     };
     // Everything is checked here, before a file is created.
@@ -122,6 +137,24 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--metadata` file: JSON, as the reference reads it (`Metadata.load_metadata_override`),
+/// with a warning for each key it ignores.
+fn metadata_override(path: &Path) -> anyhow::Result<serde_json::Value> {
+    let bytes = std::fs::read(path).with_context(|| format!("--metadata {}", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("--metadata {}: not JSON", path.display()))?;
+    if !value.is_object() {
+        bail!("--metadata {}: expected a JSON object of GGUF keys", path.display());
+    }
+    for key in gguf_serde::convert::general::ignored_override_keys(&value) {
+        eprintln!(
+            "warning: --metadata {}: `{key}` is not one of the keys a metadata file sets (see --help); ignored",
+            path.display()
+        );
+    }
+    Ok(value)
 }
 
 /// The front matter of `MODEL_DIR/README.md` (the model card), parsed from YAML as the reference

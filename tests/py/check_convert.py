@@ -31,7 +31,7 @@ its key overrides), `Phi3MiniModel` (fused `qkv_proj` -> `attn_qkv` and `gate_up
 `ffn_up`, `rope_factors_long`/`short` tensors first and `phi3.rope.scaling.attn_factor` before
 `general.type`).
 
-usage: check_convert.py CHECKPOINT_DIR OUT.gguf OUTTYPE NAME
+usage: check_convert.py CHECKPOINT_DIR OUT.gguf OUTTYPE LABEL [MODEL_NAME|- [METADATA.json]]
 Prints a JSON summary; exits non-zero with the differences on failure.
 """
 
@@ -142,17 +142,19 @@ def bf16_round(x):
     return u.astype(np.uint32).view(np.float32)
 
 
-def general_keys(ckpt, expected, model_name=None):
+def general_keys(ckpt, expected, model_name=None, override=None, outtype="f32"):
     """The `general.*` keys the reference writes after `general.type`, made by gguf-py's own
     code as `ModelBase.prepare_metadata` calls it: `Metadata.load` on the folder (no model card
     here) with the total parameter count, the folder's name when no name is found, gguf-py's
     `size_label`, then `Metadata.set_gguf_meta_model` on a writer whose keys are read back.
-    `model_name` is the reference's `--model-name`. A README.md in the folder is its model card."""
+    `model_name` is the reference's `--model-name`, `override` its `--metadata` file. A README.md in
+    the folder is its model card. Also returns the default file name the reference gives
+    (`gguf.naming_convention`, as `ModelBase.prepare` calls it), without `.gguf`."""
     import gguf
     from pathlib import Path
     shapes = {g: t.shape for g, (t, _) in expected.items()}
     total = int(sum(int(np.prod(s)) for s in shapes.values()))
-    m = gguf.Metadata.load(None, Path(ckpt), model_name, total)
+    m = gguf.Metadata.load(Path(override) if override else None, Path(ckpt), model_name, total)
     if m.name is None:
         m.name = Path(ckpt).name
     if m.size_label is None and total > 0:
@@ -164,14 +166,21 @@ def general_keys(ckpt, expected, model_name=None):
         val = v.value
         if v.type == GGUFValueType.ARRAY:
             val = list(val)
+        elif v.type == GGUFValueType.FLOAT32:
+            # the writer keeps the Python float; the file holds it rounded to f32
+            val = float(np.float32(val))
         out.append((k, (v.type, val)))
-    return [kv for kv in out if kv[0] != "general.architecture"]
+    output_type = {"f32": "F32", "f16": "F16", "bf16": "BF16", "q8_0": "Q8_0"}[outtype]
+    name = gguf.naming_convention(m.name, m.basename, m.finetune, m.version, m.size_label, output_type)
+    return [kv for kv in out if kv[0] != "general.architecture"], name
 
 
 def main():
     ckpt, path, outtype = sys.argv[1:4]
-    # argv[4] (a label) is not used; argv[5], if given, is the --model-name passed to the converter.
-    model_name = sys.argv[5] if len(sys.argv) > 5 else None
+    # argv[4] (a label) is not used; argv[5], if given and not "-", is the --model-name passed to
+    # the converter; argv[6], if given, the --metadata file.
+    model_name = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] != "-" else None
+    override = sys.argv[6] if len(sys.argv) > 6 else None
     with open(os.path.join(ckpt, "config.json")) as f:
         cfg = json.load(f)
     n_head, n_kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads")
@@ -268,7 +277,8 @@ def main():
         scale = cfg["max_position_embeddings"] / cfg["original_max_position_embeddings"]
         attn = math.sqrt(1 + math.log(scale) / math.log(cfg["original_max_position_embeddings"])) if scale > 1 else 1.0
         want.append(("phi3.rope.scaling.attn_factor", (F32, f32(attn))))
-    want += [("general.type", (STR, "model"))] + general_keys(ckpt, expected, model_name)
+    general, default_name = general_keys(ckpt, expected, model_name, override, outtype)
+    want += [("general.type", (STR, "model"))] + general
     if arch == "phi3":
         want += [
             ("phi3.context_length", (U32, cfg["max_position_embeddings"])),
@@ -351,6 +361,7 @@ def main():
         "types": {n: t.tensor_type.name for n, t in zip(got_names, r.tensors)},
         "keys": len(kv),
         "q8_0_max_err": max(max_err.values()) if max_err else None,
+        "default_file_name": default_name + ".gguf",
     }))
 
 

@@ -95,6 +95,95 @@ fn convert_takes_the_model_card_and_model_name_as_the_reference() {
     assert!(!out.exists());
 }
 
+/// `--metadata FILE` gives the `general.*` keys gguf-py's `Metadata.load` gives with the same
+/// override file (check_convert.py compares the whole file), after the model card and
+/// `generation_config.json`, and the default file name the reference gives.
+#[test]
+fn convert_takes_a_metadata_override_as_the_reference() {
+    let Some(ckpt) = make_hf_llama("cli_convert_metadata", HfLayout::TiedSingle, 36) else { return };
+    let py = python().unwrap();
+    std::fs::write(ckpt.join("README.md"), "---\nlicense: mit\ntags:\n- card-tag\nauthor: Card Author\n---\n").unwrap();
+    std::fs::write(ckpt.join("generation_config.json"), r#"{"temperature": 0.7, "top_k": 20, "top_p": 0.8}"#).unwrap();
+    let meta = ckpt.parent().unwrap().join("metadata.json");
+    // Replaced, removed (null), added, list-valued and sampling keys; one the reference ignores.
+    let json = r#"{
+        "general.name": "Override Name", "general.basename": "Zed", "general.finetune": "chat",
+        "general.version": "v3", "general.size_label": "7B", "general.author": null,
+        "general.quantized_by": "someone", "general.url": "https://example.org/zed",
+        "general.uuid": "0000-1111", "general.repo_url": "https://example.org/zed.git",
+        "general.license.name": "tiny licence", "general.description": "From the override.",
+        "general.tags": ["override-tag", "two"], "general.languages": ["de"],
+        "general.base_models": [{"name": "Base", "organization": "Org", "repo_url": "https://example.org/base"}],
+        "general.datasets": [{"name": "Data"}],
+        "general.sampling.top_k": 40, "general.sampling.temp": null, "general.sampling.min_p": 0.05,
+        "general.sampling.sequence": "kt", "general.license": "ignored-by-the-reference"
+    }"#;
+    std::fs::write(&meta, json).unwrap();
+    for name in [None, Some("Named")] {
+        let dir = ckpt.parent().unwrap().join(format!("meta-out-{}", name.is_some()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // OUT an existing folder: the default file name inside it.
+        let mut args = vec!["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "f32"];
+        args.extend(["-o", dir.to_str().unwrap(), "--metadata", meta.to_str().unwrap()]);
+        if let Some(n) = name {
+            args.extend(["--model-name", n]);
+        }
+        let o = gguf(&args);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        // The key the reference ignores is named in a warning.
+        assert!(text(&o.stderr).contains("`general.license` is not one of the keys"), "{}", text(&o.stderr));
+        let written: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(written.len(), 1, "{written:?}");
+        let out = &written[0];
+        let check =
+            [ckpt.to_str().unwrap(), out.to_str().unwrap(), "f32", "-", name.unwrap_or("-"), meta.to_str().unwrap()];
+        let s = run_py(&py, "check_convert.py", &check);
+        assert_eq!(s["tensors"], 20);
+        assert_eq!(out.file_name().unwrap().to_str().unwrap(), s["default_file_name"].as_str().unwrap());
+        let keys = text(&gguf(&["inspect", out.to_str().unwrap()]).stdout);
+        for present in
+            ["Zed", "override-tag", "general.sampling.top_k", "general.sampling.min_p", "general.quantized_by"]
+        {
+            assert!(keys.contains(present), "{present}: {keys}");
+        }
+        for absent in ["general.author", "general.sampling.temp", "card-tag", "ignored-by-the-reference"] {
+            assert!(!keys.contains(absent), "{absent}: {keys}");
+        }
+        assert_eq!(keys.contains("Named"), name.is_some(), "{keys}");
+    }
+    // Refusals, nothing written: a missing file, not JSON, not an object, a value of the wrong type.
+    let out = ckpt.parent().unwrap().join("meta-bad.gguf");
+    let bad = ckpt.parent().unwrap().join("bad-metadata.json");
+    for (content, expect) in [
+        (None, "--metadata"),
+        (Some("{not json"), "not JSON"),
+        (Some("[1, 2]"), "expected a JSON object of GGUF keys"),
+        (Some(r#"{"general.name": 3}"#), "the metadata override: `general.name` is 3, expected a string"),
+        (Some(r#"{"general.sampling.top_k": 2.5}"#), "expected an integer"),
+        (Some(r#"{"general.tags": "one"}"#), "expected an array of strings"),
+        (Some(r#"{"general.base_models": ["org/model"]}"#), "expected an array of objects"),
+        (Some(r#"{"general.datasets": [{"name": 1}]}"#), "`name` is 1, expected a string"),
+    ] {
+        let _ = std::fs::remove_file(&bad);
+        if let Some(c) = content {
+            std::fs::write(&bad, c).unwrap();
+        }
+        let o = gguf(&[
+            "convert",
+            ckpt.to_str().unwrap(),
+            "-q",
+            "--no-vocab",
+            "-o",
+            out.to_str().unwrap(),
+            "--metadata",
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{content:?}");
+        assert!(text(&o.stderr).contains(expect), "{content:?}: {}", text(&o.stderr));
+        assert!(!out.exists(), "{content:?}");
+    }
+}
+
 #[test]
 fn convert_never_writes_over_a_file_of_the_checkpoint() {
     let Some(ckpt) = make_hf_llama("cli_convert_over_input", HfLayout::TiedSingle, 34) else { return };

@@ -85,7 +85,7 @@ pub enum GeneralError {
     /// A value of `generation_config.json` or the model card has a type the key cannot take.
     #[error("{source_file}: `{field}` is {found}, expected {expected} (for {key})")]
     WrongType {
-        /// `generation_config.json` or `README.md`.
+        /// `generation_config.json`, `README.md` or [`OVERRIDE_SOURCE`].
         source_file: &'static str,
         /// The field in that file.
         field: String,
@@ -95,6 +95,12 @@ pub enum GeneralError {
         expected: &'static str,
         /// What the field holds, as JSON.
         found: String,
+    },
+    /// The metadata override (`--metadata`) is JSON but not an object of keys.
+    #[error("the metadata override is {found}, expected an object of GGUF keys")]
+    OverrideNotObject {
+        /// What it is: `an array`, `a string`, ...
+        found: &'static str,
     },
 }
 
@@ -432,7 +438,12 @@ struct Meta {
     finetune: Option<String>,
     basename: Option<String>,
     description: Option<String>,
+    quantized_by: Option<String>,
     size_label: Option<String>,
+    url: Option<String>,
+    doi: Option<String>,
+    uuid: Option<String>,
+    repo_url: Option<String>,
     source_url: Option<String>,
     source_doi: Option<String>,
     source_uuid: Option<String>,
@@ -441,7 +452,10 @@ struct Meta {
     license_name: Option<String>,
     license_link: Option<String>,
     base_models: Option<Vec<Source>>,
+    /// The file `base_models` came from (`README.md` or the override), for errors.
+    base_models_from: &'static str,
     datasets: Option<Vec<Source>>,
+    datasets_from: &'static str,
     tags: Option<Vec<String>>,
     languages: Option<Vec<String>>,
 }
@@ -460,6 +474,207 @@ fn card_string(card: &serde_json::Map<String, Json>, field: &str, key: &str) -> 
         }
         Some(other) => Err(wrong("README.md", field, key, "a string", other)),
     }
+}
+
+/// The `general.sampling.*` keys in the reference's order: (key suffix, `generation_config.json`
+/// fields, first found first, whether the key is an i32; the others are f32 but `sequence`, a
+/// string).
+const SAMPLING: [(&str, &[&str], bool); 12] = [
+    ("sequence", &["sequence"], false),
+    ("top_k", &["top_k"], true),
+    ("top_p", &["top_p"], false),
+    ("min_p", &["min_p"], false),
+    ("xtc_probability", &["xtc_probability"], false),
+    ("xtc_threshold", &["xtc_threshold"], false),
+    ("temp", &["temperature"], false),
+    ("penalty_last_n", &["penalty_last_n"], true),
+    ("penalty_repeat", &["penalty_repeat", "repetition_penalty"], false),
+    ("mirostat", &["mirostat"], true),
+    ("mirostat_tau", &["mirostat_tau"], false),
+    ("mirostat_eta", &["mirostat_eta"], false),
+];
+
+/// What [`GeneralError::WrongType`] names as the file of a value from the metadata override.
+pub const OVERRIDE_SOURCE: &str = "the metadata override";
+
+/// The keys a metadata override (`convert_hf_to_gguf.py --metadata FILE`, gguf-py's
+/// `Metadata.load`) takes, with what each needs: the twelve `general.sampling.*` keys (strings,
+/// i32 or f32 as written), the string keys `general.name` … `general.source.repo_url`, the lists
+/// `general.base_models` and `general.datasets` (arrays of objects with string fields `name`,
+/// `author`, `version`, `organization`, `description`, `url`, `doi`, `uuid`, `repo_url`; written
+/// as `general.base_model.count`, `general.base_model.{i}.*`, ...) and `general.tags` and
+/// `general.languages` (arrays of strings). Not among them, as in the reference:
+/// `general.license` (only the model card gives it), `general.architecture`, `general.type`.
+pub const OVERRIDE_KEYS: [&str; 35] = [
+    "general.sampling.sequence",
+    "general.sampling.top_k",
+    "general.sampling.top_p",
+    "general.sampling.min_p",
+    "general.sampling.xtc_probability",
+    "general.sampling.xtc_threshold",
+    "general.sampling.temp",
+    "general.sampling.penalty_last_n",
+    "general.sampling.penalty_repeat",
+    "general.sampling.mirostat",
+    "general.sampling.mirostat_tau",
+    "general.sampling.mirostat_eta",
+    "general.name",
+    "general.author",
+    "general.version",
+    "general.organization",
+    "general.finetune",
+    "general.basename",
+    "general.description",
+    "general.quantized_by",
+    "general.size_label",
+    "general.license.name",
+    "general.license.link",
+    "general.url",
+    "general.doi",
+    "general.uuid",
+    "general.repo_url",
+    "general.source.url",
+    "general.source.doi",
+    "general.source.uuid",
+    "general.source.repo_url",
+    "general.base_models",
+    "general.datasets",
+    "general.tags",
+    "general.languages",
+];
+
+/// The keys of a metadata override that [`general_kv`] ignores (not in [`OVERRIDE_KEYS`]), in
+/// the file's order: the reference ignores them silently, a caller may warn. Empty for a value
+/// that is not an object.
+pub fn ignored_override_keys(metadata_override: &Json) -> Vec<String> {
+    match metadata_override {
+        Json::Object(o) => o.keys().filter(|k| !OVERRIDE_KEYS.contains(&k.as_str())).cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn json_kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// A sampling value as the reference's writer packs it: a string (`sequence`), an i32 (an integer
+/// or a boolean in range: Python's `struct.pack("<i")`), or an f32 (a number or a boolean; a
+/// finite number that rounds to infinity is refused, as `struct.pack("<f")` refuses it).
+fn sampling_value(
+    file: &'static str,
+    field: &str,
+    key: &str,
+    string: bool,
+    int: bool,
+    v: &Json,
+) -> Result<Value, GeneralError> {
+    if string {
+        return Ok(Value::String(v.as_str().ok_or_else(|| wrong(file, field, key, "a string", v))?.into()));
+    }
+    if int {
+        let i = v.as_i64().or_else(|| v.as_bool().map(i64::from)).and_then(|i| i32::try_from(i).ok());
+        return Ok(Value::I32(i.ok_or_else(|| wrong(file, field, key, "an integer", v))?));
+    }
+    let f = v.as_f64().or_else(|| v.as_bool().map(|b| f64::from(u8::from(b))));
+    match f {
+        #[allow(clippy::cast_possible_truncation)] // rounding to f32 is what the key stores
+        Some(f) if (f as f32).is_finite() || !f.is_finite() => Ok(Value::F32(f as f32)),
+        _ => Err(wrong(file, field, key, "a number", v)),
+    }
+}
+
+/// Applies a metadata override as gguf-py's `Metadata.load` does, after the model card, the
+/// model ids and `generation_config.json`: every key of [`OVERRIDE_KEYS`] present replaces the
+/// value (`null` clears it).
+fn apply_override(
+    m: &mut Meta,
+    sampling: &mut [Option<(&'static str, String, Json)>],
+    o: &serde_json::Map<String, Json>,
+) -> Result<(), GeneralError> {
+    for (slot, (suffix, _, _)) in sampling.iter_mut().zip(SAMPLING) {
+        let key = format!("general.sampling.{suffix}");
+        if let Some(v) = o.get(&key) {
+            *slot = Some((OVERRIDE_SOURCE, key, v.clone()));
+        }
+    }
+    let strings: [(&str, &mut Option<String>); 19] = [
+        ("general.name", &mut m.name),
+        ("general.author", &mut m.author),
+        ("general.version", &mut m.version),
+        ("general.organization", &mut m.organization),
+        ("general.finetune", &mut m.finetune),
+        ("general.basename", &mut m.basename),
+        ("general.description", &mut m.description),
+        ("general.quantized_by", &mut m.quantized_by),
+        ("general.size_label", &mut m.size_label),
+        ("general.license.name", &mut m.license_name),
+        ("general.license.link", &mut m.license_link),
+        ("general.url", &mut m.url),
+        ("general.doi", &mut m.doi),
+        ("general.uuid", &mut m.uuid),
+        ("general.repo_url", &mut m.repo_url),
+        ("general.source.url", &mut m.source_url),
+        ("general.source.doi", &mut m.source_doi),
+        ("general.source.uuid", &mut m.source_uuid),
+        ("general.source.repo_url", &mut m.source_repo_url),
+    ];
+    for (key, target) in strings {
+        match o.get(key) {
+            None => {}
+            Some(Json::Null) => *target = None,
+            Some(Json::String(s)) => *target = Some(s.clone()),
+            Some(other) => return Err(wrong(OVERRIDE_SOURCE, key, key, "a string", other)),
+        }
+    }
+    for (key, list, from) in [
+        ("general.base_models", &mut m.base_models, &mut m.base_models_from),
+        ("general.datasets", &mut m.datasets, &mut m.datasets_from),
+    ] {
+        match o.get(key) {
+            None => {}
+            Some(Json::Null) => *list = None,
+            Some(Json::Array(items)) => {
+                let mut entries = Vec::with_capacity(items.len());
+                for item in items {
+                    // each entry is a dict whose string fields are written (the others are not)
+                    let Json::Object(e) = item else {
+                        return Err(wrong(
+                            OVERRIDE_SOURCE,
+                            key,
+                            key,
+                            "an array of objects",
+                            &Json::Array(items.clone()),
+                        ));
+                    };
+                    entries.push(e.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Source>());
+                }
+                *list = Some(entries);
+                *from = OVERRIDE_SOURCE;
+            }
+            Some(other) => return Err(wrong(OVERRIDE_SOURCE, key, key, "an array of objects", other)),
+        }
+    }
+    for (key, list) in [("general.tags", &mut m.tags), ("general.languages", &mut m.languages)] {
+        match o.get(key) {
+            None => {}
+            Some(Json::Null) => *list = None,
+            Some(Json::Array(items)) => {
+                let v: Option<Vec<String>> = items.iter().map(|i| i.as_str().map(str::to_owned)).collect();
+                *list = Some(v.ok_or_else(|| {
+                    wrong(OVERRIDE_SOURCE, key, key, "an array of strings", &Json::Array(items.clone()))
+                })?);
+            }
+            Some(other) => return Err(wrong(OVERRIDE_SOURCE, key, key, "an array of strings", other)),
+        }
+    }
+    Ok(())
 }
 
 fn wrong(source_file: &'static str, field: &str, key: &str, expected: &'static str, found: &Json) -> GeneralError {
@@ -500,21 +715,32 @@ fn apply_id(m: &mut Meta, p: ModelIdParts) {
 /// - `params`: the counts of the tensors that will be written ([`ParamCounts`]).
 /// - `model_card`: the front matter of its `README.md` parsed from YAML ([`front_matter`]), if any.
 /// - `generation_config`: its `generation_config.json`, if any (the `general.sampling.*` keys).
+/// - `metadata_override`: the reference's `--metadata` file, parsed from JSON, if any: an object
+///   whose keys are GGUF key names ([`OVERRIDE_KEYS`]). Each key it has replaces what the files
+///   above gave (`null` removes it); the other keys are ignored, as in the reference
+///   ([`ignored_override_keys`] lists them).
 ///
 /// Names come, first found first, from the model card (`name`, `model_name`, ...), then
 /// `_name_or_path`, then the folder's name (`model_dir`'s last component), each through
 /// [`model_id_components`] and [`id_to_title`]; the folder's name itself if all fail;
 /// `general.size_label` from [`size_label`] when no name gave one and `params.total > 0`.
-/// The reference's `--metadata` override file and `--model-name` are not taken.
+/// `--model-name` is not taken here: the caller replaces `general.name` with it.
 ///
-/// Errors: a value whose type its key cannot take ([`GeneralError::WrongType`]).
+/// Errors: a value whose type its key cannot take ([`GeneralError::WrongType`]); a
+/// `metadata_override` that is not a JSON object ([`GeneralError::OverrideNotObject`]).
 pub fn general_kv(
     model_dir: &Path,
     config: &Json,
     params: &ParamCounts,
     model_card: Option<&Json>,
     generation_config: Option<&Json>,
+    metadata_override: Option<&Json>,
 ) -> Result<Vec<(String, Value)>, GeneralError> {
+    let overrides = match metadata_override {
+        None => None,
+        Some(Json::Object(o)) => Some(o),
+        Some(other) => return Err(GeneralError::OverrideNotObject { found: json_kind(other) }),
+    };
     let total = params.total;
     let mut m = Meta::default();
     if let Some(Json::Object(card)) = model_card {
@@ -591,6 +817,7 @@ pub fn general_kv(
                 _ => Vec::new(),
             };
             m.base_models = Some(ids.iter().filter_map(|id| source_from_id(id, total)).collect());
+            m.base_models_from = "README.md";
         }
         if ["datasets", "dataset", "dataset_sources"].iter().any(|k| card.contains_key(*k)) {
             let ids: Vec<Json> = match first(["datasets", "dataset", "dataset_sources"]) {
@@ -599,6 +826,7 @@ pub fn general_kv(
                 _ => Vec::new(),
             };
             m.datasets = Some(ids.iter().filter_map(|id| source_from_id(id, total)).collect());
+            m.datasets_from = "README.md";
         }
         for (slot, field) in
             [("tags", "tags"), ("tags", "pipeline_tag"), ("languages", "languages"), ("languages", "language")]
@@ -630,6 +858,20 @@ pub fn general_kv(
     if let Some(id) = &dir_name {
         apply_id(&mut m, model_id_components(id, total));
     }
+
+    // The sampling values, first from generation_config.json: (file, field, value) per key.
+    let mut sampling: Vec<Option<(&'static str, String, Json)>> = vec![None; SAMPLING.len()];
+    if let Some(Json::Object(g)) = generation_config {
+        for (slot, (_, fields, _)) in sampling.iter_mut().zip(SAMPLING) {
+            // gen_config.get(field, default): a present null counts as absent only at the end
+            if let Some((field, v)) = fields.iter().find_map(|f| g.get(*f).map(|v| (*f, v))) {
+                *slot = Some(("generation_config.json", field.to_string(), v.clone()));
+            }
+        }
+    }
+    if let Some(o) = overrides {
+        apply_override(&mut m, &mut sampling, o)?;
+    }
     if m.name.is_none() {
         m.name = dir_name.clone();
     }
@@ -638,42 +880,13 @@ pub fn general_kv(
     }
 
     let mut kv: Vec<(String, Value)> = vec![("general.type".into(), Value::String("model".into()))];
-    if let Some(Json::Object(g)) = generation_config {
-        // (key suffix, generation_config fields first-found, integer?)
-        let sampling: [(&str, &[&str], bool); 12] = [
-            ("sequence", &["sequence"], false),
-            ("top_k", &["top_k"], true),
-            ("top_p", &["top_p"], false),
-            ("min_p", &["min_p"], false),
-            ("xtc_probability", &["xtc_probability"], false),
-            ("xtc_threshold", &["xtc_threshold"], false),
-            ("temp", &["temperature"], false),
-            ("penalty_last_n", &["penalty_last_n"], true),
-            ("penalty_repeat", &["penalty_repeat", "repetition_penalty"], false),
-            ("mirostat", &["mirostat"], true),
-            ("mirostat_tau", &["mirostat_tau"], false),
-            ("mirostat_eta", &["mirostat_eta"], false),
-        ];
-        for (suffix, fields, int) in sampling {
-            let key = format!("general.sampling.{suffix}");
-            // gen_config.get(field, default): a present null counts as absent only at the end
-            let Some((field, v)) = fields.iter().find_map(|f| g.get(*f).map(|v| (*f, v))) else { continue };
-            if v.is_null() {
-                continue;
-            }
-            let value = if suffix == "sequence" {
-                Value::String(
-                    v.as_str().ok_or_else(|| wrong("generation_config.json", field, &key, "a string", v))?.into(),
-                )
-            } else if int {
-                let i = v.as_i64().and_then(|i| i32::try_from(i).ok());
-                Value::I32(i.ok_or_else(|| wrong("generation_config.json", field, &key, "an integer", v))?)
-            } else {
-                let f = v.as_f64().or_else(|| v.as_bool().map(|b| f64::from(u8::from(b))));
-                Value::F32(f.ok_or_else(|| wrong("generation_config.json", field, &key, "a number", v))? as f32)
-            };
-            kv.push((key, value));
+    for (slot, (suffix, _, int)) in sampling.iter().zip(SAMPLING) {
+        let Some((file, field, v)) = slot else { continue };
+        if v.is_null() {
+            continue;
         }
+        let key = format!("general.sampling.{suffix}");
+        kv.push((key.clone(), sampling_value(file, field, &key, suffix == "sequence", int, v)?));
     }
     let mut put = |k: &str, v: &Option<String>| {
         if let Some(v) = v {
@@ -687,22 +900,29 @@ pub fn general_kv(
     put("general.finetune", &m.finetune);
     put("general.basename", &m.basename);
     put("general.description", &m.description);
+    put("general.quantized_by", &m.quantized_by);
     put("general.size_label", &m.size_label);
     put("general.license", &m.license);
     put("general.license.name", &m.license_name);
     put("general.license.link", &m.license_link);
+    put("general.url", &m.url);
+    put("general.doi", &m.doi);
+    put("general.uuid", &m.uuid);
+    put("general.repo_url", &m.repo_url);
     put("general.source.url", &m.source_url);
     put("general.source.doi", &m.source_doi);
     put("general.source.uuid", &m.source_uuid);
     put("general.source.repo_url", &m.source_repo_url);
-    for (group, list) in [("base_model", &m.base_models), ("dataset", &m.datasets)] {
+    for (group, list, file) in
+        [("base_model", &m.base_models, m.base_models_from), ("dataset", &m.datasets, m.datasets_from)]
+    {
         let Some(list) = list else { continue };
         kv.push((format!("general.{group}.count"), Value::U32(list.len() as u32)));
         for (i, entry) in list.iter().enumerate() {
             for field in SOURCE_FIELDS {
                 if let Some((_, v)) = entry.iter().find(|(k, _)| k == field) {
                     let key = format!("general.{group}.{i}.{field}");
-                    let s = v.as_str().ok_or_else(|| wrong("README.md", field, &key, "a string", v))?;
+                    let s = v.as_str().ok_or_else(|| wrong(file, field, &key, "a string", v))?;
                     kv.push((key, Value::String(s.to_string())));
                 }
             }

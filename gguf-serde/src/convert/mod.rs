@@ -304,6 +304,12 @@ pub struct ConvertOptions<'p> {
     /// ([`general::front_matter`] gives its text); this crate parses no YAML, so without it the
     /// card's `name`, `license`, `tags`, … are not written.
     pub model_card: Option<&'p serde_json::Value>,
+    /// The reference's metadata override (`convert_hf_to_gguf.py --metadata FILE`), parsed from
+    /// JSON by the caller: an object of GGUF keys that replace what the checkpoint's files give
+    /// ([`general::OVERRIDE_KEYS`]; `null` removes a key; other keys are ignored, as there:
+    /// [`general::ignored_override_keys`]). It also changes the default file name when it sets
+    /// the name, basename, finetune, version or size label.
+    pub metadata_override: Option<&'p serde_json::Value>,
     /// Whether the tokenizer is converted (`true` by default, as the reference always does, and
     /// a checkpoint without a tokenizer the architecture can read is refused). `false` writes no
     /// `tokenizer.*` keys: for a converter that writes them itself (llama.cpp refuses a model
@@ -321,6 +327,7 @@ impl ConvertOptions<'_> {
             chunk_elems: CHUNK_ELEMS,
             split_max_size: None,
             model_card: None,
+            metadata_override: None,
             vocab: true,
         }
     }
@@ -412,7 +419,8 @@ fn out_shape(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Vec<
 /// The general keys (`Metadata.set_gguf_meta_model`), from `general.type`
 /// ([`general::general_kv`], with `generation_config.json` when the folder has one), and the
 /// parts of the default file name they give. `name` (`--model-name`) replaces `general.name`.
-/// `model_card` is the card's front matter parsed from YAML ([`ConvertOptions::model_card`]).
+/// `model_card` is the card's front matter parsed from YAML ([`ConvertOptions::model_card`]);
+/// `metadata_override` the `--metadata` file's JSON ([`ConvertOptions::metadata_override`]).
 ///
 /// # Errors
 /// [`ConvertError::Json`] for a `generation_config.json` that is not JSON;
@@ -423,6 +431,7 @@ pub fn general_keys(
     counts: &ParamCounts,
     name: Option<&str>,
     model_card: Option<&serde_json::Value>,
+    metadata_override: Option<&serde_json::Value>,
 ) -> Result<(Kvs, NameParts)> {
     let gen_path = dir.join("generation_config.json");
     let generation = match std::fs::read(&gen_path) {
@@ -434,7 +443,7 @@ pub fn general_keys(
     };
     let config_json = serde_json::Value::Object(config.raw.clone());
     let mut kv = Kvs::default();
-    kv.extend(general::general_kv(dir, &config_json, counts, model_card, generation.as_ref())?);
+    kv.extend(general::general_kv(dir, &config_json, counts, model_card, generation.as_ref(), metadata_override)?);
     if let Some(n) = name {
         kv.set("general.name", Value::String(n.to_owned()));
     }
@@ -580,7 +589,8 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     kvs.set("general.architecture", Value::String(arch.name().into()));
     arch.early_keys(&cx, &mut kvs)?;
     kvs.set("general.type", Value::String("model".into()));
-    let (general, parts) = general_keys(&ckpt.dir, config, &params, opts.name, opts.model_card)?;
+    let (general, parts) =
+        general_keys(&ckpt.dir, config, &params, opts.name, opts.model_card, opts.metadata_override)?;
     kvs.extend(general.0);
     arch.parameters(&cx, outtype.file_type(), &mut kvs)?;
     kvs.set("general.quantization_version", Value::U32(2));

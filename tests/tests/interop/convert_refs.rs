@@ -53,7 +53,7 @@ fn general_keys_equal_the_references() {
         let config = read("config.json").expect("config.json");
         let card = gguf_tests::run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
         let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
-        let ours = general_kv(&dir, &config, &params, card.as_ref(), read("generation_config.json").as_ref())
+        let ours = general_kv(&dir, &config, &params, card.as_ref(), read("generation_config.json").as_ref(), None)
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         let theirs: Vec<&Json> = reference["keys"]
             .as_array()

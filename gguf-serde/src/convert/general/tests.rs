@@ -128,6 +128,7 @@ fn general_keys_of_the_reference_cases() {
         &ParamCounts { total: 4_196_672, ..Default::default() },
         Some(&card),
         Some(&json!({"_from_model_config": true, "bos_token_id": 1, "eos_token_id": 2})),
+        None,
     )
     .expect("general keys");
     assert_eq!(
@@ -160,6 +161,7 @@ fn general_keys_of_the_reference_cases() {
         &ParamCounts { total: 9_816_640, ..Default::default() },
         Some(&card),
         Some(&gen),
+        None,
     )
     .expect("general keys");
     assert_eq!(
@@ -190,7 +192,7 @@ fn general_keys_of_the_reference_cases() {
     // no model card: names from the folder only
     let none = |dir: &str, total| {
         strings(
-            &general_kv(Path::new(dir), &json!({}), &ParamCounts { total, ..Default::default() }, None, None)
+            &general_kv(Path::new(dir), &json!({}), &ParamCounts { total, ..Default::default() }, None, None, None)
                 .expect("general keys"),
         )
     };
@@ -223,10 +225,11 @@ fn general_keys_of_the_reference_cases() {
 
 #[test]
 fn wrong_types_are_typed_errors() {
-    let err = general_kv(Path::new("m"), &json!({}), &ParamCounts::default(), None, Some(&json!({"top_k": "forty"})))
-        .unwrap_err();
+    let err =
+        general_kv(Path::new("m"), &json!({}), &ParamCounts::default(), None, Some(&json!({"top_k": "forty"})), None)
+            .unwrap_err();
     assert!(matches!(err, GeneralError::WrongType { ref key, .. } if key == "general.sampling.top_k"), "{err}");
-    let err = general_kv(Path::new("m"), &json!({}), &ParamCounts::default(), Some(&json!({"license": 3})), None)
+    let err = general_kv(Path::new("m"), &json!({}), &ParamCounts::default(), Some(&json!({"license": 3})), None, None)
         .unwrap_err();
     assert!(err.to_string().contains("README.md: `license` is 3"), "{err}");
 }
@@ -275,4 +278,37 @@ fn every_constant_pattern_compiles() {
         assert!(!re.is_match("\u{0}"), "{}", re.as_str());
     }
     assert!(super::SIZE_RE.is_match("8x7B") && super::VERSION_RE.is_match("v0.1") && super::TYPE_RE.is_match("q4_k"));
+}
+
+#[test]
+fn a_metadata_override_replaces_and_removes_keys() {
+    let counts = ParamCounts { total: 4_196_672, ..Default::default() };
+    let gen = json!({"temperature": 0.7, "top_k": 20});
+    let o = json!({"general.sampling.temp": null, "general.sampling.top_k": true, "general.size_label": "7B",
+        "general.name": null, "general.license": "x", "general.tags": ["a"]});
+    let kv = general_kv(Path::new("tiny-Mistral-Instruct-v0.1"), &json!({}), &counts, None, Some(&gen), Some(&o))
+        .expect("general keys");
+    // temp removed, top_k a boolean packed as i32 1 (as Python's struct.pack), the size label
+    // kept, the name (null) found again from the folder, general.license not taken
+    assert_eq!(
+        strings(&kv),
+        expect(&[
+            ("general.type", "model"),
+            ("general.sampling.top_k", "i32 1"),
+            ("general.name", "tiny-Mistral-Instruct-v0.1"),
+            ("general.version", "v0.1"),
+            ("general.finetune", "Instruct"),
+            ("general.basename", "tiny-Mistral"),
+            ("general.size_label", "7B"),
+            ("general.tags", r#"["a"]"#),
+        ])
+    );
+    assert_eq!(ignored_override_keys(&o), vec!["general.license".to_string()]);
+    let err = general_kv(Path::new("m"), &json!({}), &counts, None, None, Some(&json!([1]))).unwrap_err();
+    assert_eq!(err, GeneralError::OverrideNotObject { found: "an array" });
+    // a finite number that rounds to an infinite f32 is refused, as struct.pack("<f") refuses it
+    let err =
+        general_kv(Path::new("m"), &json!({}), &counts, None, None, Some(&json!({"general.sampling.top_p": 1e300})))
+            .unwrap_err();
+    assert!(err.to_string().contains("expected a number"), "{err}");
 }
