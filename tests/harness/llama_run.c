@@ -2,7 +2,8 @@
 // from a model file, as lines a test can parse: whether it loads, the logits after a fixed prompt,
 // and the tokens of a greedy generation. Built by scripts/build-harness.sh against the cached
 // libllama. The oracle of tests/tests/interop/llama_run.rs: the original model's output, compared
-// with that of the files gguf-serde writes from it.
+// with that of the files gguf-serde writes from it; with --logits-out, of
+// tests/tests/interop/convert_runs.rs, whose float logits are compared with tests/py/hf_forward.py's.
 //
 // Usage:
 //   llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] MODEL TOKEN...

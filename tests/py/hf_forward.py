@@ -1,6 +1,6 @@
 """An independent forward pass of a Hugging Face checkpoint, in numpy and float64.
 
-Usage: python tests/py/hf_forward.py [--out FILE] [--last] CHECKPOINT_DIR ID...
+Usage: python tests/py/hf_forward.py [--out FILE] [--last] [--ggml-gelu] CHECKPOINT_DIR ID...
 
 Reads CHECKPOINT_DIR/config.json and its safetensors (model.safetensors, or the shards that
 model.safetensors.index.json lists) with numpy alone (a safetensors file is an 8-byte
@@ -10,6 +10,14 @@ one sequence, no cache) and writes the logits of every position (or, with --last
 by default as text, one line per position, the n_vocab values in "%.9g"; with --out FILE as raw
 little-endian float64, positions times n_vocab, and nothing on stdout. Every operation is in
 float64 from the stored weights, so it is a reference for a float32 run of the same weights.
+--ggml-gelu replaces Gemma's exact tanh GELU by ggml's CPU one (ggml-cpu/vec.h, GGML_GELU_FP16,
+defined unconditionally): the input rounded to F16, its GELU computed in float32 and rounded to
+F16 (no llama.cpp setting avoids that table; tests/interop/convert_runs.rs compares both ways).
+
+The oracle of tests/interop/convert_runs.rs, which checks llama.cpp's logits for the converted
+checkpoints against it (float32 logits within 1e-4). torch is not available there, so it could not
+be checked against transformers' own forward; where llama.cpp disagreed, transformers' modeling
+code decided (it agrees with llama.cpp to about 1e-7 on every architecture below).
 
 Imports neither gguf-serde's code nor llama.cpp's, nor torch: the models are written out here as
 transformers 5 defines them (transformers/models/*/modeling_*.py and modeling_rope_utils.py):
