@@ -2,10 +2,11 @@
 // from a model file, as lines a test can parse: whether it loads, the logits after a fixed prompt,
 // and the tokens of a greedy generation. Built by scripts/build-harness.sh against the cached
 // libllama. The oracle of tests/tests/interop/llama_run.rs: the original model's output, compared
-// with that of the files gguf-serde writes from it.
+// with that of the files gguf-serde writes from it; with --logits-out, of
+// tests/tests/interop/convert_runs.rs, whose float logits are compared with tests/py/hf_forward.py's.
 //
 // Usage:
-//   llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] MODEL TOKEN...
+//   llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] MODEL TOKEN...
 //     MODEL      a .gguf file; for a split model its first shard (<name>-00001-of-0000N.gguf),
 //                from which libllama finds the others
 //     TOKEN...   the prompt, token ids in decimal (at least one, each below the vocabulary size)
@@ -13,6 +14,15 @@
 //     --n-ctx    context size in tokens (default 64); prompt + generated tokens must fit
 //     --gen      greedy-generated tokens (default 8)
 //     --top      how many of the largest logits to print (default 5)
+//     --logits-out
+//                write the float logits to FILE, and compute them as exactly as libllama allows:
+//                F32 K and V caches (type_k, type_v; the default is F16), flash attention off (its
+//                CPU kernel rounds Q to the cache's type), logits for every prompt position (each
+//                one's output flag set in the batch). FILE gets raw little-endian f32, n_vocab per
+//                row, n_prompt + gen rows: the prompt positions' logits after step 0, then the
+//                last position's after each step 1..gen, i.e. row r holds the logits after the
+//                token at position r of prompt + generated (what a forward pass of those ids
+//                gives at every position). The lines on stdout are the same as without it.
 // CPU only (no GPU layers), mmap as libllama's default, one sequence, and the same settings on
 // every run, so that the same tensor data gives bit-identical logits.
 //
@@ -54,7 +64,9 @@ static void on_log(enum ggml_log_level level, const char *text, void *user) {
 }
 
 static int usage(const char *why) {
-  fprintf(stderr, "llama_run: %s\nusage: llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] MODEL TOKEN...\n",
+  fprintf(stderr,
+          "llama_run: %s\nusage: llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] MODEL "
+          "TOKEN...\n",
           why);
   return 2;
 }
@@ -129,10 +141,15 @@ static void print_top(const float *v, int32_t n, int k) {
 
 int main(int argc, char **argv) {
   long threads = 2, n_ctx = 64, n_gen = 8, top = 5;
+  const char *logits_out = NULL;
   int i = 1;
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
     if (i + 1 >= argc) {
       return usage("an option without its value");
+    }
+    if (strcmp(argv[i], "--logits-out") == 0) {
+      logits_out = argv[i + 1];
+      continue;
     }
     long *slot = strcmp(argv[i], "--threads") == 0 ? &threads
                  : strcmp(argv[i], "--n-ctx") == 0 ? &n_ctx
@@ -198,6 +215,11 @@ int main(int argc, char **argv) {
   cp.n_threads = (int32_t)threads;
   cp.n_threads_batch = (int32_t)threads;
   cp.no_perf = true;
+  if (logits_out != NULL) {
+    cp.type_k = GGML_TYPE_F32;
+    cp.type_v = GGML_TYPE_F32;
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  }
   struct llama_context *ctx = llama_init_from_model(model, cp);
   if (ctx == NULL) {
     fprintf(stderr, "llama_run: no context for %s\n", path);
@@ -205,13 +227,42 @@ int main(int argc, char **argv) {
   }
   printf("n_vocab %d\n", n_vocab);
 
+  FILE *dump = NULL;
+  if (logits_out != NULL) {
+    dump = fopen(logits_out, "wb");
+    if (dump == NULL) {
+      fprintf(stderr, "llama_run: cannot write %s: %s\n", logits_out, strerror(errno));
+      return 3;
+    }
+  }
+  // With --logits-out the prompt goes in a batch of its own that asks for every position's
+  // logits (llama_batch_get_one asks for the last one's only).
+  struct llama_batch all = llama_batch_init(n_prompt, 0, 1);
+  all.n_tokens = n_prompt;
+  for (int32_t t = 0; t < n_prompt; t++) {
+    all.token[t] = tokens[t];
+    all.pos[t] = t;
+    all.n_seq_id[t] = 1;
+    all.seq_id[t][0] = 0;
+    all.logits[t] = 1;
+  }
+
   // Step 0 decodes the prompt; step s > 0 decodes the token chosen at step s - 1.
-  struct llama_batch batch = llama_batch_get_one(tokens, n_prompt);
+  struct llama_batch batch = dump != NULL ? all : llama_batch_get_one(tokens, n_prompt);
   for (long step = 0; step <= n_gen; step++) {
     int32_t rc = llama_decode(ctx, batch);
     if (rc != 0) {
       fprintf(stderr, "llama_run: llama_decode failed (%d) at step %ld\n", rc, step);
       return 3;
+    }
+    if (dump != NULL) {
+      for (int32_t r = step == 0 ? 0 : n_prompt - 1; r < n_prompt; r++) {
+        const float *row = llama_get_logits_ith(ctx, step == 0 ? r : -1);
+        if (row == NULL || fwrite(row, sizeof *row, (size_t)n_vocab, dump) != (size_t)n_vocab) {
+          fprintf(stderr, "llama_run: no logits for row %d at step %ld, or a write failed\n", r, step);
+          return 3;
+        }
+      }
     }
     const float *logits = llama_get_logits_ith(ctx, -1);
     if (logits == NULL) {
@@ -234,7 +285,12 @@ int main(int argc, char **argv) {
     printf(" %d", tokens[n_prompt + g]);
   }
   printf("\n");
+  if (dump != NULL && fclose(dump) != 0) {
+    fprintf(stderr, "llama_run: writing %s failed\n", logits_out);
+    return 3;
+  }
 
+  llama_batch_free(all);
   llama_free(ctx);
   llama_model_free(model);
   llama_backend_free();

@@ -27,6 +27,7 @@
 #[path = "../../gguf-serde/tests/common/mod.rs"]
 pub mod builder;
 pub mod convert_refs;
+pub mod ggml_read;
 pub mod metadata_structs;
 
 pub use builder::{skip, test_tmp_root, with_deadline};
@@ -169,10 +170,49 @@ pub struct LlamaRun {
 /// is better held once). `Err` with libllama's messages (the harness's stderr) if it exits with a
 /// failure, as it does when the model does not load.
 pub fn llama_run(harness: &Path, model: &Path, prompt: &[u32], n_gen: usize) -> Result<LlamaRun, String> {
+    llama_run_with(harness, model, prompt, n_gen, None)
+}
+
+/// [`llama_run`] with the harness's `--logits-out`: F32 K and V caches, flash attention off, and
+/// the float logits of every position of `prompt` + generated tokens (`prompt.len() + n_gen`
+/// rows of `n_vocab`, row `r` the logits after the token at position `r`), read back from a file
+/// written next to `model` (and removed).
+pub fn llama_run_logits(
+    harness: &Path,
+    model: &Path,
+    prompt: &[u32],
+    n_gen: usize,
+) -> Result<(LlamaRun, Vec<Vec<f32>>), String> {
+    let mut name = model.file_name().unwrap_or_default().to_os_string();
+    name.push(".logits.f32");
+    let out = model.with_file_name(name);
+    let run = llama_run_with(harness, model, prompt, n_gen, Some(&out))?;
+    let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
+    let rows = prompt.len() + n_gen;
+    if bytes.len() != rows * run.n_vocab * 4 {
+        return Err(format!("{}: {} bytes, not {rows} rows of {} f32", out.display(), bytes.len(), run.n_vocab));
+    }
+    let floats: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let logits = floats.chunks_exact(run.n_vocab).map(<[f32]>::to_vec).collect();
+    Ok((run, logits))
+}
+
+fn llama_run_with(
+    harness: &Path,
+    model: &Path,
+    prompt: &[u32],
+    n_gen: usize,
+    logits_out: Option<&Path>,
+) -> Result<LlamaRun, String> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new(harness);
-    cmd.args(["--threads", "2", "--n-ctx", "64", "--gen", &n_gen.to_string(), "--top", "5"]).arg(model);
+    cmd.args(["--threads", "2", "--n-ctx", "64", "--gen", &n_gen.to_string(), "--top", "5"]);
+    if let Some(p) = logits_out {
+        cmd.arg("--logits-out").arg(p);
+    }
+    cmd.arg(model);
     cmd.args(prompt.iter().map(u32::to_string));
     let o = output_with_deadline(&mut cmd, Duration::from_secs(300));
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();

@@ -5,6 +5,7 @@
 
 mod chat_templates;
 mod convert_refs;
+mod convert_runs;
 mod convert_safetensors;
 mod corpus;
 mod derive_gemma;

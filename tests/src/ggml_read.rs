@@ -1,0 +1,143 @@
+//! ggml's own GGUF reader against ours: the `tests/harness/ggml_read.c` harness (ggml's
+//! `gguf_init_from_file`, compiled by `scripts/build-harness.sh` beside `llama_run`) dumps what
+//! ggml sees in a file, and [`ggml_read_expected`] writes the same dump from what gguf-serde's
+//! reader sees (the format is in the harness's header; `tests/py/check_ggml_read.py` writes it
+//! from gguf-py's reader instead, slowly for a large vocabulary). [`assert_ggml_reads_as_we_do`]
+//! compares the two line by line, every tensor's data hash included.
+
+use std::path::Path;
+use std::process::Command;
+
+use gguf_serde::{Gguf, ValueRef, ValueType};
+
+const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(FNV_PRIME);
+    }
+    h
+}
+
+/// The harness's escaping: bytes 0x21..=0x7e other than `\` and `"` as they are, `\` as `\\`,
+/// every other byte as `\xNN`; the empty string as `""`.
+fn esc(b: &[u8]) -> String {
+    if b.is_empty() {
+        return "\"\"".into();
+    }
+    let mut s = String::new();
+    for &c in b {
+        match c {
+            b'\\' => s.push_str("\\\\"),
+            0x21..=0x7e if c != b'"' => s.push(char::from(c)),
+            _ => s.push_str(&format!("\\x{c:02x}")),
+        }
+    }
+    s
+}
+
+fn type_name(t: ValueType) -> &'static str {
+    match t {
+        ValueType::U8 => "u8",
+        ValueType::I8 => "i8",
+        ValueType::U16 => "u16",
+        ValueType::I16 => "i16",
+        ValueType::U32 => "u32",
+        ValueType::I32 => "i32",
+        ValueType::F32 => "f32",
+        ValueType::Bool => "bool",
+        ValueType::String => "str",
+        ValueType::Array => "arr",
+        ValueType::U64 => "u64",
+        ValueType::I64 => "i64",
+        ValueType::F64 => "f64",
+    }
+}
+
+/// The dump `ggml_read FILE` prints, written from gguf-serde's reading of the little-endian file
+/// at `path`: header numbers, every key (scalars by value, float bit patterns; arrays by element
+/// type, count and FNV-1a 64 of their stored elements, strings with their u64 length prefixes),
+/// every tensor (ggml type name, ne without trailing 1s, relative offset, size, FNV-1a 64 of its
+/// data).
+pub fn ggml_read_expected(path: &Path) -> Vec<String> {
+    let f = Gguf::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = vec![
+        format!("version {}", f.version()),
+        format!("alignment {}", f.alignment()),
+        format!("data_offset {}", f.data_offset()),
+        format!("n_kv {}", f.metadata().len()),
+        format!("n_tensors {}", f.tensors().len()),
+    ];
+    for kv in f.metadata() {
+        let key = esc(kv.key.as_bytes());
+        let line = match kv.value {
+            ValueRef::U8(v) => format!("kv {key} u8 {v}"),
+            ValueRef::I8(v) => format!("kv {key} i8 {v}"),
+            ValueRef::U16(v) => format!("kv {key} u16 {v}"),
+            ValueRef::I16(v) => format!("kv {key} i16 {v}"),
+            ValueRef::U32(v) => format!("kv {key} u32 {v}"),
+            ValueRef::I32(v) => format!("kv {key} i32 {v}"),
+            ValueRef::U64(v) => format!("kv {key} u64 {v}"),
+            ValueRef::I64(v) => format!("kv {key} i64 {v}"),
+            ValueRef::F32(v) => format!("kv {key} f32 0x{:08x}", v.to_bits()),
+            ValueRef::F64(v) => format!("kv {key} f64 0x{:016x}", v.to_bits()),
+            ValueRef::Bool(v) => format!("kv {key} bool {v}"),
+            ValueRef::String(s) => format!("kv {key} str {}", esc(s.as_bytes())),
+            ValueRef::Array(a) => {
+                // The stored elements are what ggml hashes, except that it reads a bool as 0 or 1.
+                let h = if a.elem_type() == ValueType::Bool {
+                    let bytes: Vec<u8> = a.raw_bytes().iter().map(|&b| u8::from(b != 0)).collect();
+                    fnv1a(&bytes, FNV_BASIS)
+                } else {
+                    fnv1a(a.raw_bytes(), FNV_BASIS)
+                };
+                format!("kv {key} arr {} {} fnv1a64:{h:016x}", type_name(a.elem_type()), a.len())
+            }
+        };
+        lines.push(line);
+    }
+    for t in f.tensors() {
+        let mut ne: Vec<u64> = t.ne().dims().to_vec();
+        while ne.len() > 1 && ne.last() == Some(&1) {
+            ne.pop();
+        }
+        if ne.is_empty() {
+            ne.push(1);
+        }
+        let ty = t.dtype.name().to_lowercase();
+        let ty = match ty.strip_suffix("_k") {
+            Some(stem) => format!("{stem}_K"),
+            None => ty,
+        };
+        let data = f.tensor_data(&t).unwrap_or_else(|e| panic!("{}: {}: {e}", path.display(), t.name));
+        lines.push(format!(
+            "tensor {} {ty} {} {} {} {} fnv1a64:{:016x}",
+            esc(t.name.as_bytes()),
+            ne.len(),
+            ne.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+            t.relative_offset,
+            t.nbytes,
+            fnv1a(data, FNV_BASIS)
+        ));
+    }
+    lines
+}
+
+/// Runs the `ggml_read` harness (beside `llama_run`, [`crate::llama_run_harness`]) on `path` and
+/// asserts that its dump equals [`ggml_read_expected`]: ggml reads the header, every key and every
+/// tensor (its data too) as gguf-serde does. Returns the number of lines compared.
+pub fn assert_ggml_reads_as_we_do(llama_run_harness: &Path, path: &Path) -> usize {
+    let exe = llama_run_harness.with_file_name("ggml_read");
+    let o = Command::new(&exe).arg(path).output().unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
+    assert!(o.status.success(), "ggml_read refused {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    let got = String::from_utf8(o.stdout).expect("ggml_read prints ASCII");
+    let got: Vec<&str> = got.lines().collect();
+    let want = ggml_read_expected(path);
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "{}: line {} of ggml's dump differs from ours", path.display(), i + 1);
+    }
+    assert_eq!(got.len(), want.len(), "{}: ggml's dump and ours differ in length", path.display());
+    got.len()
+}

@@ -1,0 +1,186 @@
+//! llama.cpp runs what `gguf convert` writes, and computes what the checkpoint means (issue #12).
+//!
+//! For each of the seven tiny seeded checkpoints of the converter references (Llama 2, Mistral,
+//! Gemma 3, Phi-3 with SentencePiece; Llama 3, Qwen2, Qwen3 with BPE; remade without torch by
+//! `gguf_tests::convert_refs::make_convert_case`): `gguf_serde::convert` at `--outtype f32` (the
+//! output is `convert_hf_to_gguf.py`'s, byte for byte: its sha256 is the reference's), ggml's own
+//! reader reads it as ours does (`gguf_tests::ggml_read`), libllama loads it and evaluates
+//! [`IDS`] then greedy-generates [`N_GEN`] tokens (`tests/harness/llama_run.c --logits-out`: F32 K
+//! and V caches, flash attention off, the float logits of every position), and
+//! `tests/py/hf_forward.py`, an independent float64 numpy forward pass of the checkpoint's
+//! safetensors as transformers defines each architecture, gives the logits of the same ids
+//! (prompt + generated): every logit of every position within [`TOL`], and each generated token
+//! the argmax of the numpy logits before it.
+//!
+//! Gemma 3, two facts of llama.cpp (its source: `src/models/gemma3.cpp`, `ggml/src/ggml-cpu/vec.h`):
+//! - which layers slide: transformers follows `config.json`'s `layer_types` (here `sliding`,
+//!   `full`); llama.cpp reads `gemma3.attention.sliding_window_pattern` and, without it (the
+//!   converter does not write it), takes 6: layer `i` slides unless `i % 6 == 5`, as in every
+//!   released Gemma 3, but not in this 2-layer checkpoint, whose layer 1 would get the sliding
+//!   layers' RoPE base (10,000 instead of 1,000,000; logits off by up to 0.09). So llama.cpp runs
+//!   a copy with the key set to the pattern that `layer_types` follows (2), rewritten by
+//!   `gguf_serde::ops::edit`: the key is the only change.
+//! - GELU: ggml's CPU GELU (and GEGLU) is a table (`GGML_GELU_FP16`, defined unconditionally):
+//!   the input rounded to F16, its tanh GELU stored as F16. No setting turns that off, so the
+//!   numpy pass is compared twice: with `--ggml-gelu` (the same F16 rounding, else transformers'
+//!   math) within [`TOL`], and with transformers' exact GELU within [`GEMMA_EXACT_GELU_TOL`]
+//!   (measured: 2.6e-4).
+
+use std::io::Write as _;
+use std::path::Path;
+
+use gguf_serde::convert::{convert, ConvertOptions, OutType};
+use gguf_serde::ops::edit::{rewrite_file, Edit};
+use gguf_serde::Value;
+use gguf_tests::convert_refs::{convert_ref, convert_ref_cases, make_convert_case};
+use gguf_tests::ggml_read::assert_ggml_reads_as_we_do;
+use gguf_tests::{llama_run_harness, llama_run_logits, python, run_py, run_py_text, sha256};
+use serde_json::Value as Json;
+
+/// The prompt: eight ids within every case's vocabulary (Llama 2's 32,000 is the smallest).
+const IDS: [u32; 8] = [1, 100, 2000, 300, 4000, 50, 600, 7000];
+
+/// Tokens generated greedily after the prompt.
+const N_GEN: usize = 4;
+
+/// The largest difference allowed between llama.cpp's float32 logits and the numpy pass's.
+const TOL: f64 = 1e-4;
+
+/// Gemma 3 against transformers' exact tanh GELU, which ggml computes through an F16 table (see
+/// the module docs): ten times [`TOL`], about four times the difference measured.
+const GEMMA_EXACT_GELU_TOL: f64 = 1e-3;
+
+/// `tests/py/hf_forward.py` on `dir` for `ids`: the logits of every position, float64.
+fn hf_forward(py: &Path, dir: &Path, ids: &[u32], ggml_gelu: bool, out: &Path) -> Vec<Vec<f64>> {
+    let cfg: Json = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    let vocab = cfg["vocab_size"].as_u64().expect("vocab_size") as usize;
+    let (d, o) = (dir.to_string_lossy().into_owned(), out.to_string_lossy().into_owned());
+    let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+    let mut args: Vec<&str> = vec!["--out", &o];
+    if ggml_gelu {
+        args.push("--ggml-gelu");
+    }
+    args.push(&d);
+    args.extend(ids.iter().map(String::as_str));
+    run_py_text(py, "hf_forward.py", &args);
+    let bytes = std::fs::read(out).unwrap();
+    std::fs::remove_file(out).unwrap();
+    assert_eq!(bytes.len(), ids.len() * vocab * 8, "hf_forward.py wrote {} bytes", bytes.len());
+    let v: Vec<f64> = bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+    v.chunks_exact(vocab).map(<[f64]>::to_vec).collect()
+}
+
+/// The largest |llama - numpy| over every logit of every row.
+fn max_abs_diff(llama: &[Vec<f32>], numpy: &[Vec<f64>]) -> f64 {
+    assert_eq!(llama.len(), numpy.len(), "rows");
+    let mut m = 0f64;
+    for (a, b) in llama.iter().zip(numpy) {
+        assert_eq!(a.len(), b.len(), "libllama's n_vocab is not config.json's vocab_size");
+        for (&x, &y) in a.iter().zip(b) {
+            let d = (f64::from(x) - y).abs();
+            assert!(d.is_finite(), "a non-finite logit ({x} vs {y})");
+            m = m.max(d);
+        }
+    }
+    m
+}
+
+/// Each generated token is the argmax of the numpy logits of the position before it, or within
+/// `2 * diff` of it (a near-tie that a difference of `diff` per logit can reorder).
+fn check_greedy(case: &str, numpy: &[Vec<f64>], generated: &[u32], diff: f64) -> Result<(), String> {
+    for (k, &g) in generated.iter().enumerate() {
+        let row = &numpy[IDS.len() - 1 + k];
+        let best = (0..row.len()).fold(0, |b, i| if row[i] > row[b] { i } else { b });
+        let gap = row[best] - row[g as usize];
+        if best != g as usize && gap > 2.0 * diff {
+            return Err(format!(
+                "{case}: generated token {k} is {g}, the numpy argmax is {best} (logit higher by {gap:e})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// For Gemma 3, the `gemma3.attention.sliding_window_pattern` that makes llama.cpp slide the
+/// layers `config.json`'s `layer_types` slides (llama.cpp: layer `i` slides iff `i % n < n - 1`),
+/// or `None` if its default (6) already does.
+fn gemma3_swa_pattern(cfg: &Json) -> Option<u32> {
+    let types: Vec<bool> = cfg["layer_types"]
+        .as_array()
+        .expect("layer_types")
+        .iter()
+        .map(|t| t.as_str() == Some("sliding_attention"))
+        .collect();
+    let slides = |n: usize| (0..types.len()).map(|i| i % n < n - 1).collect::<Vec<bool>>();
+    if slides(6) == types {
+        return None;
+    }
+    let n = types.iter().position(|&s| !s).expect("a full-attention layer") + 1;
+    assert_eq!(slides(n), types, "layer_types follows no pattern llama.cpp can express with one number");
+    Some(n as u32)
+}
+
+#[test]
+fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
+    let Some(harness) = llama_run_harness() else { return };
+    let Some(py) = python() else { return };
+    let cases = convert_ref_cases();
+    assert_eq!(cases.len(), 7, "cases: {cases:?}");
+    let mut report = Vec::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let Some(dir) = make_convert_case(case) else { return };
+        let cfg: Json = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+        // The reference's file: the model card's front matter, read as the CLI reads it, names it.
+        let card = run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
+        let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+        let out = dir.tmp.join("f32.gguf");
+        let opts = ConvertOptions { model_card: card.as_ref(), ..ConvertOptions::new(OutType::F32) };
+        convert(&*dir, &out, &opts).unwrap_or_else(|e| panic!("{case}: {e:?}"));
+        let digest = sha256(&std::fs::read(&out).unwrap());
+        assert_eq!(
+            Some(digest.as_str()),
+            convert_ref(case, "f32")["sha256"].as_str(),
+            "{case}: not the reference's file"
+        );
+        assert_ggml_reads_as_we_do(&harness, &out);
+
+        let mut run_file = out.clone();
+        if cfg["model_type"] == "gemma3_text" {
+            if let Some(n) = gemma3_swa_pattern(&cfg) {
+                run_file = dir.tmp.join("f32-swa-pattern.gguf");
+                let key = "gemma3.attention.sliding_window_pattern".to_string();
+                rewrite_file(&out, &run_file, &[Edit::Set { key, value: Value::U32(n) }]).unwrap();
+            }
+        }
+        let (run, llama) = llama_run_logits(&harness, &run_file, &IDS, N_GEN).unwrap_or_else(|e| panic!("{case}: {e}"));
+        assert_eq!(llama.len(), IDS.len() + N_GEN);
+        let ids: Vec<u32> = IDS.iter().chain(&run.generated).copied().collect();
+        let gemma = cfg["model_type"] == "gemma3_text";
+        let numpy = hf_forward(&py, &dir, &ids, gemma, &dir.tmp.join("hf.f64"));
+        let diff = max_abs_diff(&llama, &numpy);
+        let mut line = format!("{case}: max |llama.cpp - numpy| {diff:.3e}");
+        if diff > TOL {
+            failures.push(format!("{case}: max abs diff {diff:e} > {TOL:e}"));
+        }
+        if let Err(e) = check_greedy(case, &numpy, &run.generated, diff) {
+            failures.push(e);
+        }
+        if gemma {
+            let exact = hf_forward(&py, &dir, &ids, false, &dir.tmp.join("hf.f64"));
+            let d = max_abs_diff(&llama, &exact);
+            line.push_str(&format!(" (ggml's F16 GELU table emulated); {d:.3e} with transformers' exact GELU"));
+            if d > GEMMA_EXACT_GELU_TOL {
+                failures.push(format!("{case}: exact GELU: max abs diff {d:e} > {GEMMA_EXACT_GELU_TOL:e}"));
+            }
+            if let Err(e) = check_greedy(case, &exact, &run.generated, d) {
+                failures.push(format!("exact GELU: {e}"));
+            }
+        }
+        line.push_str(&format!("; generated {:?}", run.generated));
+        // Straight to the standard error, past libtest's capture: the differences are the result.
+        let _ = writeln!(std::io::stderr(), "convert_runs: {line}");
+        report.push(line);
+    }
+    assert!(failures.is_empty(), "{}\nall cases:\n{}", failures.join("\n"), report.join("\n"));
+}
