@@ -367,6 +367,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         // The plan is printed either way; the status says whether the real run would go through.
         check_plan(&tensors, p.active_imatrix())
             .and_then(|()| check_header(&src, &p, &tensors))
+            .map_err(|e| imatrix_hint(e, a))
             .with_context(|| format!("{}: the real run would fail", input.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -386,6 +387,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         bar.set_position(done);
     };
     let report = requantize(&src, &output, &p, Some(&report_progress))
+        .map_err(|e| imatrix_hint(e, a))
         .with_context(|| format!("writing {}", output.display()))?;
     bar.finish_and_clear();
     let name = if p.only_copy { "COPY" } else { p.ftype.name() };
@@ -401,6 +403,22 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     );
     out.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A refusal for want of an importance matrix, with what to do about it: give one, or keep some
+/// of its entries when `--include-weights`/`--exclude-weights` left none.
+fn imatrix_hint(e: gguf_serde::Error, a: &QuantizeArgs) -> anyhow::Error {
+    if !matches!(e.as_quantize(), Some(gguf_serde::QuantizeError::ImatrixRequired { .. })) {
+        return e.into();
+    }
+    let hint = match &a.imatrix {
+        None => "give one with --imatrix".to_string(),
+        Some(path) => format!(
+            "--include-weights/--exclude-weights left no entry of {}; keep the entries of the tensors that need them",
+            path.display()
+        ),
+    };
+    anyhow::Error::new(e).context(hint)
 }
 
 pub(crate) fn progress_bar(quiet: bool) -> ProgressBar {

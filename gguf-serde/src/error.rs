@@ -883,6 +883,19 @@ pub enum QuantizeError {
         reason: String,
     },
 
+    /// A tensor whose target type llama-quantize quantizes only with an importance matrix
+    /// (its `tensor_requires_imatrix`: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, and Q2_K in
+    /// the Q2_K_S mix), and none was given or none is left after `--include-weights` /
+    /// `--exclude-weights`: llama-quantize's refusal, with its message content.
+    #[error("this quantization requires an importance matrix (offending tensor: {tensor}, target type: {target})")]
+    #[non_exhaustive]
+    ImatrixRequired {
+        /// The first such tensor, in the file's order.
+        tensor: String,
+        /// Its target type.
+        target: GgmlType,
+    },
+
     /// An importance matrix file ([`crate::ops::imatrix`]) that llama-quantize would refuse,
     /// crash on or misread, or one that does not fit a tensor it is used for.
     #[error("importance matrix: {problem}")]
@@ -907,6 +920,19 @@ pub enum ImatrixProblem {
         offset: u64,
         /// Bytes it needs.
         needed: u64,
+    },
+    /// Neither format: the file does not start with `GGUF`, and as a legacy `.dat` its first
+    /// four bytes give more entries than the file has bytes, and the first name's length does not
+    /// fit either (a text file, for instance; a truncated `.dat` is [`Truncated`](Self::Truncated)).
+    #[error(
+        "not an importance matrix: no `GGUF` magic, and as a legacy .dat its entry count {count} does not fit in its {len} bytes"
+    )]
+    #[non_exhaustive]
+    NotImatrix {
+        /// The entry count its first four bytes give (little-endian i32).
+        count: i64,
+        /// The file's length in bytes.
+        len: u64,
     },
     /// No entries: a `.dat` entry count of 0, or a GGUF file with no tensors.
     #[error("no entries")]

@@ -202,6 +202,7 @@ fn iq_types_need_an_importance_matrix_where_llama_quantize_does() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("this quantization requires an importance matrix (offending tensor: blk.3.ffn_down.weight, target type: IQ2_XXS)"), "{err}");
+    assert!(err.contains("give one with --imatrix"), "{err}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "a failed quantize left a file");
     // Its dry run prints the plan and fails with the same refusal.
     let o = gguf(&["quantize", "--dry-run", path.to_str().unwrap(), "IQ2_XXS"]);
@@ -359,6 +360,9 @@ fn dry_run_shows_the_importance_matrix_entries() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no entry is left after --include-weights/--exclude-weights"), "{err}");
     assert!(err.contains("requires an importance matrix"), "{err}");
+    // The hint says what to do with the matrix given, not to give one.
+    assert!(err.contains("--include-weights/--exclude-weights left no entry of"), "{err}");
+    assert!(!err.contains("give one with --imatrix"), "{err}");
     // With the entry kept, Q2_K_S goes through as far as the matrix goes.
     let o = gguf(&["quantize", "--dry-run", "--imatrix", im, m, "Q2_K_S"]);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -222,6 +222,13 @@ impl Imatrix {
         if n_entries == 0 {
             return Err(bad(ImatrixProblem::NoEntries));
         }
+        // Not this format at all (a text file, say): more entries than the file has bytes, and a
+        // first name longer than the file. A truncated .dat keeps a plausible name length.
+        let first_name_len = bytes.get(4..8).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let len = bytes.len() as u64;
+        if n_entries as u64 > len && first_name_len.is_none_or(|n| n < 0 || n as u64 > len) {
+            return Err(bad(ImatrixProblem::NotImatrix { count: n_entries.into(), len }));
+        }
         let mut entries = BTreeMap::new();
         for i in 1..=n_entries as u64 {
             let what = format!("name of entry {i}");

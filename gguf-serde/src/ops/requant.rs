@@ -269,8 +269,8 @@ pub fn requantize<S: Source + Sync>(
 /// go through.
 ///
 /// # Errors
-/// [`QuantizeError::Refused`] naming the first tensor that needs an importance matrix when there
-/// is none, with llama-quantize's message; [`CodecError::UnsupportedQuantize`] with the first
+/// [`QuantizeError::ImatrixRequired`] naming the first tensor that needs an importance matrix
+/// when there is none; [`CodecError::UnsupportedQuantize`] with the first
 /// tensor of that target as the error's [`tensor`](Error::tensor); [`CodecError::ImportanceRequired`]
 /// naming the first tensor without weights whose target is IQ2_XXS, IQ2_XS or IQ1_S;
 /// [`QuantizeError::Imatrix`] with [`MissingEntry`](crate::ImatrixProblem::MissingEntry) or
@@ -278,11 +278,7 @@ pub fn requantize<S: Source + Sync>(
 pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<()> {
     if imatrix.is_none() {
         if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-            return Err(Error::from(QuantizeError::refused(format!(
-                "this quantization requires an importance matrix (offending tensor: {}, target type: {}); \
-                 give one with --imatrix",
-                t.name, t.target
-            ))));
+            return Err(Error::from(QuantizeError::ImatrixRequired { tensor: t.name.clone(), target: t.target }));
         }
     }
     let mut checked: Vec<GgmlType> = Vec::new();

@@ -225,6 +225,10 @@ fn hostile_dat_files_give_typed_errors() {
     }
     let p = dat_problem(&dat_file(&[(b"\xff\xfe", 1, good)], None));
     assert!(matches!(p, ImatrixProblem::NameNotUtf8 { index: 1, .. }), "{p:?}");
+    // A text file: neither format, said so (not "truncated").
+    let p = dat_problem(b"this is not an importance matrix\n");
+    assert!(matches!(p, ImatrixProblem::NotImatrix { len: 33, .. }), "{p:?}");
+    assert!(p.to_string().starts_with("not an importance matrix"), "{p}");
     // A huge value count with few bytes: a truncation, not an allocation.
     let huge = B::le().i32(1).i32(1).raw(b"a").i32(1).i32(i32::MAX).bytes();
     assert!(matches!(dat_problem(&huge), ImatrixProblem::Truncated { .. }));

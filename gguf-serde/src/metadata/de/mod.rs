@@ -1009,6 +1009,7 @@ fn preview(v: &ValueRef<'_>) -> String {
             format!(" {:?}…", s.chars().take(40).collect::<String>())
         }
         ValueRef::String(s) => format!(" {s:?}"),
+        ValueRef::Array(a) if a.len() == 1 => " of 1 element".to_string(),
         ValueRef::Array(a) => format!(" of {} elements", a.len()),
         ValueRef::U8(x) => format!(" {x}"),
         ValueRef::I8(x) => format!(" {x}"),
