@@ -86,7 +86,7 @@ impl clap::builder::TypedValueParser for FileTypeName {
 #[allow(rustdoc::broken_intra_doc_links)]
 pub struct QuantizeArgs {
     /// IN [OUT] [TYPE] [NTHREADS], as llama-quantize takes them: the input model (a split model
-    /// from any of its shards, NAME-00001-of-0000N.gguf: every shard is read); the output file
+    /// by its first shard, NAME-00001-of-0000N.gguf: every shard is read); the output file
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
     /// the file type (or --type); the number of threads (or --threads).
     #[arg(value_name = "ARGS", num_args = 1..=4, required = true)]
@@ -383,6 +383,16 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         (false, false) => None,
         _ => Some(ShardedGguf::open(&input).with_context(|| format!("{}", input.display()))?),
     };
+    // llama.cpp's loader takes a split model from its first shard only.
+    if let Some(no) = src.get("split.no").and_then(|v| v.as_u64()).filter(|&n| n > 0 && split.is_some_and(|c| c > 1)) {
+        let first = model.as_ref().and_then(|m| m.shard_paths().next().map(PathBuf::from)).unwrap_or_default();
+        bail!(
+            "{}: illegal split file idx: {no}, the model must be given by its first shard ({}), as llama-quantize \
+             requires",
+            input.display(),
+            first.display()
+        );
+    }
     let name = if p.only_copy { "COPY" } else { p.ftype.name() };
     // llama-quantize's default output: IN's folder/ggml-model-TYPE.gguf; with --keep-split the
     // prefix IN's folder/ggml-model-TYPE, and OUT's final .gguf is dropped.
