@@ -415,7 +415,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         print_plan(&tensors, p.active_imatrix())?;
         if let Some(shards) = &shards {
             let mut out = Out::stdout();
-            outln!(out, "--keep-split: {} shards", shards.len());
+            let plural = if shards.len() == 1 { "shard" } else { "shards" };
+            outln!(out, "--keep-split: {} {plural}", shards.len());
             for (path, n) in shards {
                 outln!(out, "{}: {n} tensors", path.display());
             }
