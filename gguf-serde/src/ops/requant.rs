@@ -746,6 +746,24 @@ mod tests {
         }
     }
 
+    /// llama-quantize's `--keep-split` prefix drops a final `.gguf`; its shard count is one more
+    /// than the last input shard with tensors; an empty shard before that but the first is refused.
+    #[test]
+    fn keep_split_prefix_and_count() {
+        use super::{keep_split_count, keep_split_prefix};
+        use std::path::PathBuf;
+        assert_eq!(keep_split_prefix("d/out.gguf"), PathBuf::from("d/out"));
+        assert_eq!(keep_split_prefix("out"), PathBuf::from("out"));
+        assert_eq!(keep_split_prefix("a.gguf.bin"), PathBuf::from("a.gguf.bin"));
+        assert_eq!(keep_split_count(&[3, 4, 5]).unwrap(), 3);
+        assert_eq!(keep_split_count(&[0, 4, 5]).unwrap(), 3);
+        assert_eq!(keep_split_count(&[7]).unwrap(), 1);
+        assert_eq!(keep_split_count(&[0]).unwrap(), 1);
+        assert_eq!(keep_split_count(&[2, 3, 0]).unwrap(), 2);
+        let e = keep_split_count(&[2, 0, 3]).unwrap_err();
+        assert!(e.to_string().contains("input shard 2 of 3 holds no tensors"), "{e}");
+    }
+
     /// Whether the one glob `pattern` matches all of `name`.
     fn glob(pattern: &str, name: &str) -> bool {
         NameGlobs::new(&[pattern]).expect("a valid glob").is_match(name)
