@@ -17,6 +17,9 @@ use super::quantize::{
     llama_tensor_order, ordered_tensors, plan_shards, source_file_type_of, QuantizeParams, TensorPlan, GGML_QNT_VERSION,
 };
 use crate::codec::{self, CodecError};
+// Named in the docs.
+#[cfg(doc)]
+use super::quantize::{plan, source_file_type};
 use crate::container::atomic::{create_temp, SealedFile};
 use crate::container::shard_path;
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
