@@ -1,7 +1,8 @@
 //! `gguf quantize --keep-split` against llama.cpp's `llama-quantize --keep-split`: a cut of
 //! SmolLM2 (its first 4 layers) split by `llama-gguf-split` into 3 shards (with tensors in the
 //! first shard, and with `--no-tensor-first-split`), quantized by both tools at Q8_0 and Q4_K_M:
-//! the same shard names, every shard byte-identical (sha256). Also: an unsplit input gives both
+//! the same shard names, every shard byte-identical (sha256); without `--keep-split` the split
+//! input gives both tools the same single file. Also: an unsplit input gives both
 //! tools the one shard `OUT-00001-of-00001.gguf`; a shard other than the first is refused by both;
 //! the default output name; an existing shard is refused without `--force` (llama-quantize
 //! replaces it) and nothing is written; `--dry-run` shows the shards and writes nothing.
@@ -110,6 +111,13 @@ fn keep_split_shards_are_llama_quantizes() {
     assert_eq!(n, 3);
     let first = Gguf::open(dir.join("nofirst-Q4_K_M-ours-00001-of-00003.gguf")).unwrap();
     assert_eq!(first.tensor_count(), 0);
+    // Without --keep-split a split input is read whole into one file, as llama-quantize does.
+    let (theirs, ours) = (dir.join("merged-llama.gguf"), dir.join("merged-ours.gguf"));
+    let first = shard_path(&prefix, 0, 3);
+    run_ok(&lq, &["--allow-requantize", s(&first), s(&theirs), "Q4_K_M", "2"]);
+    let o = gguf(&["quantize", "-q", s(&first), s(&ours), "Q4_K_M", "2"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(sha256(&std::fs::read(&theirs).unwrap()), sha256(&std::fs::read(&ours).unwrap()), "merged");
     // An unsplit input: one shard named -00001-of-00001, as llama-quantize names it.
     assert_eq!(same_shards(&lq, &dir, &cut, "Q8_0", "unsplit-Q8_0"), 1);
     assert!(dir.join("unsplit-Q8_0-ours-00001-of-00001.gguf").is_file());
