@@ -5,11 +5,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use gguf_serde::container::ShardedGguf;
 use gguf_serde::ops::imatrix::Imatrix;
+use gguf_serde::ops::quantize::plan_sharded;
 use gguf_serde::ops::quantize::{
     plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
 };
-use gguf_serde::ops::requant::{check_header, check_plan, convert, requantize, ConvertOptions, NameGlobs};
+use gguf_serde::ops::requant::{
+    check_header, check_plan, convert, keep_split_paths, keep_split_prefix, requantize, requantize_sharded,
+    ConvertOptions, NameGlobs,
+};
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -80,7 +85,8 @@ impl clap::builder::TypedValueParser for FileTypeName {
 // The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
 #[allow(rustdoc::broken_intra_doc_links)]
 pub struct QuantizeArgs {
-    /// IN [OUT] [TYPE] [NTHREADS], as llama-quantize takes them: the input model; the output file
+    /// IN [OUT] [TYPE] [NTHREADS], as llama-quantize takes them: the input model (a split model
+    /// by its first shard, NAME-00001-of-0000N.gguf: every shard is read); the output file
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
     /// the file type (or --type); the number of threads (or --threads).
     #[arg(value_name = "ARGS", num_args = 1..=4, required = true)]
@@ -130,6 +136,15 @@ pub struct QuantizeArgs {
     /// (`--dry-run` shows the plan and says whether the run would be refused).
     #[arg(long, value_name = "FILE")]
     imatrix: Option<PathBuf>,
+    /// Write one output shard per input shard, as llama-quantize --keep-split: OUT without its
+    /// final .gguf is the prefix of the shards OUT-00001-of-0000N.gguf, ... (without OUT:
+    /// IN's folder/ggml-model-TYPE-00001-of-0000N.gguf). Each shard holds the tensors of its
+    /// input shard, in file order; the first has all the keys, and every shard the split keys
+    /// split.no, split.count, split.tensors.count. An unsplit input gives the one shard
+    /// OUT-00001-of-00001.gguf, without split keys. All shards are renamed into place together
+    /// once all are written; an existing one is refused without --force.
+    #[arg(long)]
+    keep_split: bool,
     /// Accepted for llama-quantize's command lines: requantizing is always allowed.
     #[arg(long)]
     allow_requantize: bool,
@@ -142,7 +157,7 @@ pub struct QuantizeArgs {
     /// whose type ggml quantizes only with them: IQ2_XXS, IQ2_XS, IQ1_S).
     #[arg(long)]
     dry_run: bool,
-    /// Replace OUT if it exists.
+    /// Replace OUT (with --keep-split, its shards) if it exists.
     #[arg(long)]
     force: bool,
     /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable; not a
@@ -271,6 +286,7 @@ fn params(
     p.token_embedding_type = a.token_embedding_type;
     p.exclude = a.exclude.clone();
     p.threads = threads;
+    p.keep_split = a.keep_split;
     for t in &a.tensor_type {
         p.tensor_types.push(TensorTypeOverride::parse(t)?);
     }
@@ -361,41 +377,105 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let src = Gguf::open(&input).with_context(|| format!("{}", input.display()))?;
+    // A shard of a split model (split.count > 1), or --keep-split: every shard is read.
+    let split = src.get("split.count").and_then(|v| v.as_u64().or_else(|| v.as_i64().map(|n| n.max(0) as u64)));
+    let model = match (split.is_some_and(|n| n > 1), a.keep_split) {
+        (false, false) => None,
+        _ => Some(ShardedGguf::open(&input).with_context(|| format!("{}", input.display()))?),
+    };
+    // llama.cpp's loader takes a split model from its first shard only.
+    if let Some(no) = src.get("split.no").and_then(|v| v.as_u64()).filter(|&n| n > 0 && split.is_some_and(|c| c > 1)) {
+        let first = model.as_ref().and_then(|m| m.shard_paths().next().map(PathBuf::from)).unwrap_or_default();
+        bail!(
+            "{}: illegal split file idx: {no}, the model must be given by its first shard ({}), as llama-quantize \
+             requires",
+            input.display(),
+            first.display()
+        );
+    }
+    let name = if p.only_copy { "COPY" } else { p.ftype.name() };
+    // llama-quantize's default output: IN's folder/ggml-model-TYPE.gguf; with --keep-split the
+    // prefix IN's folder/ggml-model-TYPE, and OUT's final .gguf is dropped.
+    let output = match (output, a.keep_split) {
+        (Some(o), false) => o,
+        (Some(o), true) => keep_split_prefix(o),
+        (None, false) => input.with_file_name(format!("ggml-model-{name}.gguf")),
+        (None, true) => input.with_file_name(format!("ggml-model-{name}")),
+    };
+    let shards: Option<Vec<(PathBuf, usize)>> = match (&model, a.keep_split) {
+        (Some(m), true) => Some(keep_split_paths(m, &output).with_context(|| input.display().to_string())?),
+        _ => None,
+    };
     if a.dry_run {
-        let tensors = plan(&src, &p).with_context(|| input.display().to_string())?;
+        let tensors = match &model {
+            Some(m) => plan_sharded(m, &p),
+            None => plan(&src, &p),
+        }
+        .with_context(|| input.display().to_string())?;
         print_plan(&tensors, p.active_imatrix())?;
+        if let Some(shards) = &shards {
+            let mut out = Out::stdout();
+            let plural = if shards.len() == 1 { "shard" } else { "shards" };
+            outln!(out, "--keep-split: {} {plural}", shards.len());
+            for (path, n) in shards {
+                outln!(out, "{}: {n} tensors", path.display());
+            }
+            out.finish()?;
+        }
         // The plan is printed either way; the status says whether the real run would go through.
+        let meta = model.as_ref().and_then(|m| m.shard(0));
+        let header = match meta {
+            Some(f) => check_header(f, &p, &tensors),
+            None => check_header(&src, &p, &tensors),
+        };
         check_plan(&tensors, p.active_imatrix())
-            .and_then(|()| check_header(&src, &p, &tensors))
+            .and(header)
             .map_err(|e| imatrix_hint(e, a))
             .with_context(|| format!("{}: the real run would fail", input.display()))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let output = output.unwrap_or_else(|| {
-        let name = if p.only_copy { "COPY" } else { p.ftype.name() };
-        input.with_file_name(format!("ggml-model-{name}.gguf"))
-    });
-    if crate::out::same_file(&input, &output) {
-        bail!("input and output files are the same: {}", input.display());
+    let outputs: Vec<PathBuf> = match &shards {
+        Some(s) => s.iter().map(|(p, _)| p.clone()).collect(),
+        None => vec![output.clone()],
+    };
+    let inputs: Vec<PathBuf> = match &model {
+        Some(m) => m.shard_paths().map(PathBuf::from).collect(),
+        None => vec![input.clone()],
+    };
+    for o in &outputs {
+        if let Some(i) = inputs.iter().find(|i| crate::out::same_file(i, o)) {
+            bail!("input and output files are the same: {}", i.display());
+        }
     }
-    if !a.force && output.exists() {
-        bail!("{} exists (use --force to replace it)", output.display());
+    if !a.force {
+        if let Some(o) = outputs.iter().find(|o| o.exists()) {
+            bail!("{} exists (use --force to replace it)", o.display());
+        }
     }
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
     };
-    let report = requantize(&src, &output, &p, Some(&report_progress))
-        .map_err(|e| imatrix_hint(e, a))
-        .with_context(|| format!("writing {}", output.display()))?;
+    let report = match &model {
+        Some(m) => requantize_sharded(m, &output, &p, Some(&report_progress)),
+        None => requantize(&src, &output, &p, Some(&report_progress)),
+    };
+    let shown = match &shards {
+        Some(s) if s.len() > 1 => format!("{}-NNNNN-of-{:05}.gguf", output.display(), s.len()),
+        _ => outputs.first().map(|o| o.display().to_string()).unwrap_or_default(),
+    };
+    let report = report.map_err(|e| imatrix_hint(e, a)).with_context(|| format!("writing {shown}"))?;
     bar.finish_and_clear();
-    let name = if p.only_copy { "COPY" } else { p.ftype.name() };
     let mut out = Out::stdout();
+    if a.keep_split {
+        for path in &report.paths {
+            outln!(out, "{}", path.display());
+        }
+    }
     outln!(
         out,
-        "{}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
-        output.display(),
+        "{shown}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
         report.converted.len(),
         report.kept.len(),
         report.bytes_in,

@@ -10,6 +10,7 @@ mod convert;
 mod inspect_validate;
 mod interrupted_write;
 mod json_and_options;
+mod keep_split;
 mod output_errors;
 mod outputs_and_odd_files;
 mod quantize;

@@ -9,6 +9,8 @@
 //!   number of tensors in all shards together). `llama-gguf-split` (with ggml's current
 //!   `gguf_set_val_*`, which removes a key and appends it again) writes them in the order
 //!   `split.no`, `split.tensors.count`, `split.count`; so does [`split_file`](crate::ops::split::split_file).
+//!   `llama-quantize --keep-split` writes them as `split.no`, `split.count`,
+//!   `split.tensors.count`; so does [`requantize_sharded`](crate::ops::requant::requantize_sharded).
 //! - The first shard also carries all the model's metadata, before the three split keys (a
 //!   `split.*` key the model already had is replaced). Later shards carry the three split keys
 //!   only, and so the default alignment of 32.

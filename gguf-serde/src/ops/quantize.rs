@@ -406,6 +406,11 @@ pub struct QuantizeParams {
     /// quantized with its weights, and the `quantize.imatrix.*` keys are written
     /// ([`Imatrix::kv_overrides`]).
     pub imatrix: Option<std::sync::Arc<Imatrix>>,
+    /// `--keep-split`: write one output shard per input shard, each with the tensors of its input
+    /// shard, in file order (llama-quantize then takes the tensors, for the plan's counters too, in
+    /// the order of their input shard and data offset instead of its usual by-layer order). See
+    /// [`requantize_sharded`](super::requant::requantize_sharded) for the files written.
+    pub keep_split: bool,
 }
 
 impl QuantizeParams {
@@ -428,6 +433,7 @@ impl QuantizeParams {
             exclude: Vec::new(),
             threads: None,
             imatrix: None,
+            keep_split: false,
         }
     }
 }
@@ -634,7 +640,7 @@ fn blk_layer(name: &str) -> Option<i32> {
 }
 
 /// llama.cpp's `weight_name_comparer`: by layer number (`blk.N.`; -1 for none), then by name.
-fn llama_order(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn llama_order(a: &str, b: &str) -> std::cmp::Ordering {
     let (la, lb) = (blk_layer(a).unwrap_or(-1), blk_layer(b).unwrap_or(-1));
     la.cmp(&lb).then_with(|| a.cmp(b))
 }
@@ -1145,8 +1151,24 @@ pub fn llama_tensor_order<'a, S: Source>(src: &'a Gguf<S>) -> Vec<TensorInfo<'a>
     v
 }
 
+/// The tensors of `shards` (shard 0 first) in llama-quantize's order for `keep_split`, each with
+/// its shard: without it, all of them in [`llama_order`] (by layer, then name); with it, shard by
+/// shard, each shard's tensors by data offset (`std::sort` by `(idx, offs)` in
+/// `llama_model_quantize_impl`).
+pub(crate) fn ordered_tensors<'a, S: Source>(shards: &[&'a Gguf<S>], keep_split: bool) -> Vec<(usize, TensorInfo<'a>)> {
+    let mut v: Vec<(usize, TensorInfo<'a>)> =
+        shards.iter().enumerate().flat_map(|(s, f)| f.tensors().map(move |t| (s, t))).collect();
+    if keep_split {
+        v.sort_by_key(|(s, t)| (*s, t.data_offset));
+    } else {
+        v.sort_by(|a, b| llama_order(a.1.name, b.1.name));
+    }
+    v
+}
+
 /// Each tensor's type in llama-quantize's output for `params`, in its output order
-/// ([`llama_tensor_order`]), with the rule that chose it; see the [module docs](self).
+/// ([`llama_tensor_order`]; with [`QuantizeParams::keep_split`], file order), with the rule that
+/// chose it; see the [module docs](self).
 ///
 /// # Errors
 /// [`QuantizeError`] where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
@@ -1154,9 +1176,36 @@ pub fn llama_tensor_order<'a, S: Source>(src: &'a Gguf<S>) -> Vec<TensorInfo<'a>
 /// no layer number in `[0, block_count)`; [`QuantizeError::Refused`]
 /// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]).
 pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
+    plan_shards(&[src], params)
+}
+
+/// [`plan`] for a split model (read from shard 0's metadata, over the tensors of every shard), in
+/// its output order: by layer then name, or with [`QuantizeParams::keep_split`] shard by shard in
+/// file order.
+///
+/// # Errors
+/// As [`plan`].
+#[cfg(feature = "mmap")]
+pub fn plan_sharded(model: &crate::container::ShardedGguf, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
+    let shards: Vec<_> = (0..model.shard_count()).filter_map(|i| model.shard(i)).collect();
+    plan_shards(&shards, params)
+}
+
+/// [`plan`] over the tensors of `shards` (metadata from the first).
+pub(crate) fn plan_shards<S: Source>(shards: &[&Gguf<S>], params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
+    let Some(meta) = shards.first() else { return Ok(Vec::new()) };
+    let tensors: Vec<TensorInfo<'_>> = ordered_tensors(shards, params.keep_split).into_iter().map(|(_, t)| t).collect();
+    plan_ordered(meta, &tensors, params)
+}
+
+/// The plan of `tensors`, taken in the order given, with the model facts of `meta`'s metadata.
+fn plan_ordered<S: Source>(
+    meta: &Gguf<S>,
+    tensors: &[TensorInfo<'_>],
+    params: &QuantizeParams,
+) -> Result<Vec<TensorPlan>> {
     let exclude = NameGlobs::new(&params.exclude)?;
-    let facts = ModelFacts::read(src, &params.kv_overrides);
-    let tensors = llama_tensor_order(src);
+    let facts = ModelFacts::read(meta, &params.kv_overrides);
     let cats: Vec<Category> = tensors.iter().map(|t| category(t.name)).collect();
     let mut st = State {
         params,
@@ -1186,6 +1235,17 @@ pub fn plan<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<Ten
 /// its `general.file_type` if that is a UINT32, else the file type of its most common tensor type
 /// (ties to the first in llama-quantize's order) with bit 1024 (`LLAMA_FTYPE_GUESSED`) set.
 pub fn source_file_type<S: Source>(src: &Gguf<S>, overrides: &[KvOverride]) -> u32 {
+    source_file_type_of(src, &llama_tensor_order(src), overrides)
+}
+
+/// [`source_file_type`] with the metadata of `meta` and the tensors `tensors` (in llama-quantize's
+/// order, [`llama_tensor_order`]; for a split model, those of every shard).
+pub(crate) fn source_file_type_of<S: Source>(
+    meta: &Gguf<S>,
+    tensors: &[TensorInfo<'_>],
+    overrides: &[KvOverride],
+) -> u32 {
+    let src = meta;
     if let Some(KvOverride { value: KvOverrideValue::Int(n), .. }) =
         overrides.iter().find(|o| o.key == "general.file_type")
     {
@@ -1196,7 +1256,7 @@ pub fn source_file_type<S: Source>(src: &Gguf<S>, overrides: &[KvOverride]) -> u
     }
     let mut counts: Vec<(GgmlType, u32)> = Vec::new();
     let (mut best, mut best_n) = (GgmlType::F32, 0u32);
-    for t in llama_tensor_order(src) {
+    for t in tensors {
         let n = match counts.iter_mut().find(|(ty, _)| *ty == t.dtype) {
             Some((_, n)) => {
                 *n += 1;

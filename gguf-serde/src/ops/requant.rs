@@ -8,15 +8,23 @@
 //! to the output: memory stays a few MiB whatever the model's size. The output is written to a
 //! temporary file and renamed into place ([`GgufWriter::create`]): after a failure nothing is left.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::imatrix::Imatrix;
-use super::quantize::{plan, source_file_type, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
+use super::quantize::{
+    llama_tensor_order, ordered_tensors, plan_shards, source_file_type_of, QuantizeParams, TensorPlan, GGML_QNT_VERSION,
+};
 use crate::codec::{self, CodecError};
+// Named in the docs.
+#[cfg(doc)]
+use super::quantize::{plan, source_file_type};
+use crate::container::atomic::{create_temp, SealedFile};
+use crate::container::shard_path;
 use crate::container::{Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
 use crate::error::{Error, QuantizeError, Result, WriteError};
+use crate::format::keys::{SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::format::{Endian, GgmlType, Ne};
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
@@ -86,6 +94,9 @@ pub struct RequantizeReport {
     pub bytes_in: u64,
     /// Bytes of tensor data in the output.
     pub bytes_out: u64,
+    /// The files written, in order: the output, or with [`QuantizeParams::keep_split`] the
+    /// shards.
+    pub paths: Vec<PathBuf>,
 }
 
 /// llama.cpp's `general.file_type` (`enum llama_ftype`) for a file mostly of type `t`.
@@ -184,6 +195,8 @@ enum OutKv<'a> {
 
 /// One tensor of the output: its source info, type, stored dims and importance weights.
 struct OutTensor<'a> {
+    /// The input shard holding the tensor (0 for a single file).
+    shard: usize,
     info: TensorInfo<'a>,
     target: GgmlType,
     ne: Ne,
@@ -207,6 +220,11 @@ struct OutTensor<'a> {
 /// Tensors already of their target type are copied byte for byte (so a requantize from a
 /// quantized file is allowed, as llama-quantize's `--allow-requantize`).
 ///
+/// With [`QuantizeParams::keep_split`], `out` is a prefix and the one shard
+/// `OUT-00001-of-00001.gguf` is written, without split keys and with the tensors in file order,
+/// as llama-quantize `--keep-split` writes an unsplit input ([`requantize_sharded`] has the
+/// details).
+///
 /// With an importance matrix ([`QuantizeParams::active_imatrix`]), each converted tensor with an
 /// entry ([`Imatrix::weights_for`]) is quantized with its weights
 /// ([`codec::quantize_with_importance`]; row `r` of expert `r / ne[1]` takes that expert's
@@ -229,23 +247,176 @@ pub fn requantize<S: Source + Sync>(
     params: &QuantizeParams,
     progress: Option<Progress<'_>>,
 ) -> Result<RequantizeReport> {
-    let tensors = plan(src, params)?;
+    requantize_shards(&[src], out.as_ref(), params, progress)
+}
+
+/// [`requantize`] for a split model (opened by [`ShardedGguf::open`](crate::container::ShardedGguf::open)),
+/// as llama-quantize quantizes one from its first shard: the metadata of shard 0 (without its
+/// split keys) and the tensors of every shard.
+///
+/// Without [`QuantizeParams::keep_split`], one file is written at `out`, as [`requantize`] writes
+/// it from the merged model.
+///
+/// With it (`llama-quantize --keep-split`), `out` is a prefix and one shard is written per input
+/// shard, `OUT-00001-of-0000N.gguf`, … ([`keep_split_paths`]), as llama.cpp's
+/// `llama_model_quantize_impl` (`src/llama-quant.cpp`) writes them:
+/// - the tensors of input shard `i` go to output shard `i`, in file order (by data offset), and
+///   the plan's counters advance in that order (shard by shard) instead of by layer;
+/// - shard 1 has every key [`requantize`] writes (the source's, `general.quantization_version`,
+///   `general.file_type`, `--override-kv`, `quantize.imatrix.*`); the other shards have no key but
+///   the split keys;
+/// - when there is more than one shard, every shard ends its keys with `split.no` (UINT16),
+///   `split.count` (UINT16) and `split.tensors.count` (INT32, all the shards' tensors), in that
+///   order (not `llama-gguf-split`'s); a single input file gives the one shard
+///   `OUT-00001-of-00001.gguf`, without split keys;
+/// - the shard count is one more than the last input shard with tensors; an input shard without
+///   tensors before it is refused (llama-quantize asserts), except shard 1 (a split made with
+///   `--no-tensor-first-split`), whose output shard then holds the metadata only.
+///
+/// Every shard is written to a temporary file; they are renamed into place together once all are
+/// complete (as [`split_file`](super::split::split_file) does), so a failure before that leaves
+/// no shard behind and no existing file replaced. Existing files of the same names are replaced:
+/// refusing them is the caller's policy (`gguf quantize` refuses them without `--force`).
+///
+/// # Errors
+/// As [`requantize`]; [`QuantizeError::Refused`] for an input shard without tensors (see above)
+/// or more than 65,535 output shards.
+#[cfg(feature = "mmap")]
+pub fn requantize_sharded(
+    model: &crate::container::ShardedGguf,
+    out: impl AsRef<Path>,
+    params: &QuantizeParams,
+    progress: Option<Progress<'_>>,
+) -> Result<RequantizeReport> {
+    let shards: Vec<_> = (0..model.shard_count()).filter_map(|i| model.shard(i)).collect();
+    requantize_shards(&shards, out.as_ref(), params, progress)
+}
+
+/// The files [`requantize_sharded`] (and [`requantize`]) write for `model` with
+/// [`QuantizeParams::keep_split`] and the prefix `prefix`: `PREFIX-00001-of-0000N.gguf`, …, `N`
+/// the number of output shards, each with the number of tensors it will hold.
+///
+/// # Errors
+/// [`QuantizeError::Refused`] for an input shard without tensors before the last one with tensors
+/// (other than the first), or more than 65,535 shards.
+#[cfg(feature = "mmap")]
+pub fn keep_split_paths(
+    model: &crate::container::ShardedGguf,
+    prefix: impl AsRef<Path>,
+) -> Result<Vec<(PathBuf, usize)>> {
+    let counts: Vec<usize> = (0..model.shard_count()).map(|i| model.shard(i).map_or(0, |f| f.tensor_count())).collect();
+    let n = keep_split_count(&counts)?;
+    Ok((0..n).map(|i| (shard_path(prefix.as_ref(), i, n), counts.get(usize::from(i)).copied().unwrap_or(0))).collect())
+}
+
+/// The prefix llama-quantize's `--keep-split` takes from its output argument OUT: OUT without a
+/// final `.gguf` (`out.gguf` → `out`, so the shards are `out-00001-of-00003.gguf`, …; `out` stays
+/// `out`). llama-quantize (`tools/quantize/quantize.cpp`) cuts the last five characters whenever
+/// `.gguf` occurs anywhere in OUT (`a.gguf.bin` → `a.gg`); here a name that does not end in
+/// `.gguf` is kept whole.
+pub fn keep_split_prefix(out: impl AsRef<Path>) -> PathBuf {
+    let out = out.as_ref();
+    match out.to_str().and_then(|s| s.strip_suffix(".gguf")) {
+        Some(p) => PathBuf::from(p),
+        None => out.to_path_buf(),
+    }
+}
+
+/// The number of output shards of `--keep-split` for input shards holding `counts` tensors:
+/// llama-quantize's `n_split`, one more than the last shard with tensors (at least 1). An empty
+/// shard before it, other than the first, is refused (llama-quantize asserts on it).
+fn keep_split_count(counts: &[usize]) -> Result<u16> {
+    let n = counts.iter().rposition(|&c| c > 0).map_or(1, |i| i + 1);
+    if let Some(i) = counts.iter().take(n).skip(1).position(|&c| c == 0) {
+        return Err(QuantizeError::refused(format!(
+            "--keep-split: input shard {} of {} holds no tensors (llama-quantize aborts on it)",
+            i + 2,
+            counts.len()
+        ))
+        .into());
+    }
+    u16::try_from(n).map_err(|_| QuantizeError::refused(format!("--keep-split: {n} shards, at most 65535")).into())
+}
+
+/// [`requantize`] over the tensors of `shards` (metadata from the first).
+fn requantize_shards<S: Source + Sync>(
+    shards: &[&Gguf<S>],
+    out: &Path,
+    params: &QuantizeParams,
+    progress: Option<Progress<'_>>,
+) -> Result<RequantizeReport> {
+    let Some(&meta) = shards.first() else {
+        return Err(QuantizeError::refused("no input shards").into());
+    };
+    let ordered = ordered_tensors(shards, params.keep_split);
+    let tensors = plan_shards(shards, params)?;
     let imatrix = params.active_imatrix();
     check_plan(&tensors, imatrix)?;
-    let kvs = llama_quantize_kvs(src, params);
-    let by_name: std::collections::HashMap<&str, TensorInfo<'_>> = src.tensors().map(|t| (t.name, t)).collect();
+    let all: Vec<TensorInfo<'_>> = if params.only_copy {
+        let mut v: Vec<TensorInfo<'_>> = ordered.iter().map(|(_, t)| *t).collect();
+        v.sort_by(|a, b| super::quantize::llama_order(a.name, b.name));
+        v
+    } else {
+        Vec::new()
+    };
+    let kvs = llama_quantize_kvs(meta, &all, params);
     let mut out_tensors: Vec<OutTensor<'_>> = Vec::with_capacity(tensors.len());
-    for p in tensors {
-        let Some(&info) = by_name.get(p.name.as_str()) else { continue };
+    for (p, (shard, info)) in tensors.into_iter().zip(ordered) {
         let weights = match imatrix {
             Some(m) if p.converts() => m.weights_for(&p.name, p.ne.dims())?,
             _ => None,
         };
-        out_tensors.push(OutTensor { info, target: p.target, ne: p.ne, weights });
+        out_tensors.push(OutTensor { shard, info, target: p.target, ne: p.ne, weights });
     }
-    let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
-    let out = out.as_ref();
-    let run = || write_converted(src, out, wopts, kvs, out_tensors, progress);
+    let wopts = WriteOptions { version: 3, endian: meta.endian(), pad_empty_data: true };
+    let data = |t: &OutTensor<'_>| match shards.get(t.shard) {
+        Some(f) => f.tensor_data(&t.info),
+        None => Err(Error::data_not_loaded(t.info.name)),
+    };
+    let run = || -> Result<RequantizeReport> {
+        if !params.keep_split {
+            return write_converted(out, wopts, kvs, out_tensors, &data, progress);
+        }
+        let counts: Vec<usize> = shards.iter().map(|f| f.tensor_count()).collect();
+        let n = keep_split_count(&counts)?;
+        let n_tensors = i32::try_from(out_tensors.len())
+            .map_err(|_| QuantizeError::refused("more tensors than split.tensors.count (i32) can hold"))?;
+        let total: u64 = out_tensors.iter().map(|t| t.info.nbytes).sum();
+        let mut state =
+            Converting { report: RequantizeReport::default(), done: 0, total, bufs: (Vec::new(), Vec::new()) };
+        let mut groups: Vec<Vec<OutTensor<'_>>> = (0..n).map(|_| Vec::new()).collect();
+        for t in out_tensors {
+            let i = t.shard;
+            groups.get_mut(i).ok_or_else(|| Error::data_not_loaded(t.info.name))?.push(t);
+        }
+        let mut kvs = Some(kvs);
+        let mut sealed: Vec<SealedFile> = Vec::with_capacity(groups.len());
+        for (i, group) in groups.into_iter().enumerate() {
+            let path = shard_path(out, i as u16, n);
+            let mut shard_kvs = if i == 0 { kvs.take().unwrap_or_default() } else { Vec::new() };
+            if n > 1 {
+                // gguf_set_val_*: a key set again moves to the end.
+                let split = [
+                    (SPLIT_NO, Value::U16(i as u16)),
+                    (SPLIT_COUNT, Value::U16(n)),
+                    (SPLIT_TENSORS_COUNT, Value::I32(n_tensors)),
+                ];
+                for (key, v) in split {
+                    shard_kvs.retain(|(k, _)| k != key);
+                    shard_kvs.push((key.to_owned(), OutKv::New(v)));
+                }
+            }
+            let (file, pending) = create_temp(&path, None)?;
+            let mut w = GgufWriter::with_options(file, wopts)?;
+            write_body(&mut w, shard_kvs, &group, &data, meta.endian(), progress, &mut state)?;
+            sealed.push(pending.seal(w.finish()?)?);
+            state.report.paths.push(path);
+        }
+        for s in sealed {
+            s.persist()?;
+        }
+        Ok(state.report)
+    };
     #[cfg(feature = "parallel")]
     match params.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
@@ -326,7 +497,8 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
 pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: &[TensorPlan]) -> Result<()> {
     let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
     let mut w = GgufWriter::with_options(std::io::sink(), wopts)?;
-    for (key, v) in llama_quantize_kvs(src, params) {
+    let all = if params.only_copy { llama_tensor_order(src) } else { Vec::new() };
+    for (key, v) in llama_quantize_kvs(src, &all, params) {
         match v {
             OutKv::Src(v) => w.add_kv_ref(&key, v)?,
             OutKv::New(v) => w.add_value(&key, &v)?,
@@ -338,8 +510,14 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
     Ok(())
 }
 
-/// The output's key/value pairs in llama-quantize's order (see [`requantize`]).
-fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) -> Vec<(String, OutKv<'a>)> {
+/// The output's key/value pairs in llama-quantize's order (see [`requantize`]), from the metadata
+/// of `src`; `all`, every tensor of the model in llama-quantize's order, gives `COPY` its file type
+/// (unused otherwise).
+fn llama_quantize_kvs<'a, S: Source>(
+    src: &'a Gguf<S>,
+    all: &[TensorInfo<'_>],
+    params: &QuantizeParams,
+) -> Vec<(String, OutKv<'a>)> {
     const DROPPED: [&str; 5] =
         ["general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count"];
     let mut kvs: Vec<(String, OutKv<'a>)> = src
@@ -347,7 +525,8 @@ fn llama_quantize_kvs<'a, S: Source>(src: &'a Gguf<S>, params: &QuantizeParams) 
         .filter(|kv| !DROPPED.contains(&kv.key))
         .map(|kv| (kv.key.to_owned(), OutKv::Src(kv.value)))
         .collect();
-    let file_type = if params.only_copy { source_file_type(src, &params.kv_overrides) } else { params.ftype.number() };
+    let file_type =
+        if params.only_copy { source_file_type_of(src, all, &params.kv_overrides) } else { params.ftype.number() };
     kvs.push(("general.quantization_version".into(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
     kvs.push(("general.file_type".into(), OutKv::New(Value::U32(file_type))));
     let imatrix_kvs = params.active_imatrix().map(Imatrix::kv_overrides).unwrap_or_default();
@@ -389,64 +568,90 @@ pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOp
         .tensors()
         .map(|info| {
             let target = if opts.converts_with(&info, &exclude) { opts.target } else { info.dtype };
-            OutTensor { ne: info.ne(), info, target, weights: None }
+            OutTensor { shard: 0, ne: info.ne(), info, target, weights: None }
         })
         .collect();
-    write_converted(src, out.as_ref(), WriteOptions::like(src), kvs, tensors, opts.progress)
+    let data = |t: &OutTensor<'_>| src.tensor_data(&t.info);
+    write_converted(out.as_ref(), WriteOptions::like(src), kvs, tensors, &data, opts.progress)
 }
 
-/// Writes the key/value pairs and the tensors (converting those whose target differs).
-fn write_converted<S: Source>(
-    src: &Gguf<S>,
+/// The running totals of a conversion over one or more files.
+struct Converting {
+    report: RequantizeReport,
+    /// Bytes of source tensor data done, of `total`.
+    done: u64,
+    total: u64,
+    bufs: (Vec<f32>, Vec<u8>),
+}
+
+/// Writes the key/value pairs and the tensors (converting those whose target differs) to a new
+/// file at `out`, renamed into place when complete; `data` gives each tensor's source bytes.
+fn write_converted<'a>(
     out: &Path,
     wopts: WriteOptions,
     kvs: Vec<(String, OutKv<'_>)>,
-    tensors: Vec<OutTensor<'_>>,
+    tensors: Vec<OutTensor<'a>>,
+    data: &dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
     progress: Option<Progress<'_>>,
 ) -> Result<RequantizeReport> {
+    let total: u64 = tensors.iter().map(|t| t.info.nbytes).sum();
+    let mut state = Converting { report: RequantizeReport::default(), done: 0, total, bufs: (Vec::new(), Vec::new()) };
     let mut w = GgufWriter::create_with_options(out, wopts)?;
+    write_body(&mut w, kvs, &tensors, data, wopts.endian, progress, &mut state)?;
+    w.commit()?;
+    state.report.paths.push(out.to_path_buf());
+    Ok(state.report)
+}
+
+/// Declares the key/value pairs and the tensors to `w` and writes the tensors' data (converting
+/// those whose target differs), adding to `state`.
+fn write_body<'a, W: std::io::Write>(
+    w: &mut GgufWriter<W>,
+    kvs: Vec<(String, OutKv<'_>)>,
+    tensors: &[OutTensor<'a>],
+    data: &dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
+    endian: Endian,
+    progress: Option<Progress<'_>>,
+    state: &mut Converting,
+) -> Result<()> {
     for (key, v) in kvs {
         match v {
             OutKv::Src(v) => w.add_kv_ref(&key, v)?,
             OutKv::New(v) => w.add_value(&key, &v)?,
         }
     }
-    for t in &tensors {
+    for t in tensors {
         w.add_tensor_ne(t.info.name, t.target, t.ne.dims())?;
     }
-    let mut report = RequantizeReport::default();
-    let total: u64 = tensors.iter().map(|t| t.info.nbytes).sum();
-    let mut done = 0u64;
-    let mut bufs = (Vec::new(), Vec::new());
-    for t in &tensors {
-        let data = src.tensor_data(&t.info)?;
+    let Converting { report, done, total, bufs } = state;
+    let total = *total;
+    for t in tensors {
+        let bytes = data(t)?;
         report.bytes_in += t.info.nbytes;
         if t.target == t.info.dtype {
-            w.write_tensor_data(data)?;
+            w.write_tensor_data(bytes)?;
             report.kept.push(t.info.name.to_owned());
             report.bytes_out += t.info.nbytes;
-            done += t.info.nbytes;
+            *done += t.info.nbytes;
         } else {
             let mut writer = w.tensor_data_writer()?;
-            let bytes_out =
-                convert_tensor(&t.info, t.target, t.weights, src.endian(), data, &mut bufs, |chunk, len| {
-                    writer.write(chunk)?;
-                    done += len;
-                    if let Some(p) = progress {
-                        p(done, total);
-                    }
-                    Ok(())
-                })?;
+            let bytes_out = convert_tensor(&t.info, t.target, t.weights, endian, bytes, bufs, |chunk, len| {
+                writer.write(chunk)?;
+                *done += len;
+                if let Some(p) = progress {
+                    p(*done, total);
+                }
+                Ok(())
+            })?;
             writer.finish()?;
             report.converted.push(t.info.name.to_owned());
             report.bytes_out += bytes_out;
         }
         if let Some(p) = progress {
-            p(done, total);
+            p(*done, total);
         }
     }
-    w.commit()?;
-    Ok(report)
+    Ok(())
 }
 
 /// Converts one tensor's `data` to `target` in chunks of whole rows, giving each converted chunk
@@ -538,6 +743,24 @@ mod tests {
         for t in [GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S, GgmlType::IQ1_M] {
             check_plan(&plan(t), None).unwrap();
         }
+    }
+
+    /// llama-quantize's `--keep-split` prefix drops a final `.gguf`; its shard count is one more
+    /// than the last input shard with tensors; an empty shard before that but the first is refused.
+    #[test]
+    fn keep_split_prefix_and_count() {
+        use super::{keep_split_count, keep_split_prefix};
+        use std::path::PathBuf;
+        assert_eq!(keep_split_prefix("d/out.gguf"), PathBuf::from("d/out"));
+        assert_eq!(keep_split_prefix("out"), PathBuf::from("out"));
+        assert_eq!(keep_split_prefix("a.gguf.bin"), PathBuf::from("a.gguf.bin"));
+        assert_eq!(keep_split_count(&[3, 4, 5]).unwrap(), 3);
+        assert_eq!(keep_split_count(&[0, 4, 5]).unwrap(), 3);
+        assert_eq!(keep_split_count(&[7]).unwrap(), 1);
+        assert_eq!(keep_split_count(&[0]).unwrap(), 1);
+        assert_eq!(keep_split_count(&[2, 3, 0]).unwrap(), 2);
+        let e = keep_split_count(&[2, 0, 3]).unwrap_err();
+        assert!(e.to_string().contains("input shard 2 of 3 holds no tensors"), "{e}");
     }
 
     /// Whether the one glob `pattern` matches all of `name`.
