@@ -277,8 +277,17 @@ fn convert_refuses_a_checkpoint_without_a_tokenizer_unless_told() {
     let out = ckpt.parent().unwrap().join("novocab.gguf");
     let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    // Llama looks for tokenizer.model, then tokenizer.json (LlamaHfVocab, GPT-2 BPE): the last
-    // file looked for is named.
-    assert!(text(&o.stderr).contains("tokenizer.json: not found"), "{}", text(&o.stderr));
+    // Llama looks for tokenizer.model, then tokenizer.json (LlamaHfVocab, GPT-2 BPE): both are
+    // named, and the way out.
+    let err = text(&o.stderr);
+    assert!(err.contains("no tokenizer: neither tokenizer.model (SentencePiece) nor tokenizer.json (BPE)"), "{err}");
+    assert!(err.contains("--no-vocab"), "{err}");
+    assert!(!out.exists());
+    // With only one of them missing, the one read is named with what is wrong in it.
+    std::fs::write(ckpt.join("tokenizer.model"), b"not a protobuf").unwrap();
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("tokenizer.model"), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("no tokenizer"), "{}", text(&o.stderr));
     assert!(!out.exists());
 }

@@ -484,6 +484,15 @@ pub mod vocab_hook {
             Err(vocab::VocabError::Unsupported { path, what }) => {
                 Err(ConvertError::UnsupportedTokenizer { path, what })
             }
+            // No tokenizer file at all: say which files were looked for, and the way out.
+            Err(vocab::VocabError::NotFound { .. })
+                if !cx.dir.join("tokenizer.model").exists() && !cx.dir.join("tokenizer.json").exists() =>
+            {
+                Err(ConvertError::UnsupportedTokenizer {
+                    path: cx.dir.to_path_buf(),
+                    what: "no tokenizer: neither tokenizer.model (SentencePiece) nor tokenizer.json (BPE)".into(),
+                })
+            }
             Err(e) => Err(e.into()),
         }
     }
