@@ -29,8 +29,10 @@
 //!   `general.quantization_version = 2`; the tokenizer ([`arch::Architecture::vocab`]). A key
 //!   written twice keeps its first place with the last value, as gguf-py's writer does.
 //! - **Output**: alignment 32, tensor data streamed a chunk of rows at a time (memory is one
-//!   chunk, [`CHUNK_ELEMS`] `f32` values, whatever the model's size), written to a temporary
-//!   file renamed into place ([`GgufWriter::create`]): a failure leaves no partial file.
+//!   chunk, [`CHUNK_ELEMS`] `f32` values, whatever the model's size; the mapped source pages of
+//!   each chunk are released once it is converted, [`Checkpoint::release`], so they do not pile
+//!   up in the resident size either), written to a temporary file renamed into place
+//!   ([`GgufWriter::create`]): a failure leaves no partial file.
 
 pub mod arch;
 pub mod checkpoint;
@@ -383,6 +385,10 @@ pub struct Plan<'a> {
     /// The reference's default output file name (without folder), e.g.
     /// `tiny-llama-hf-86K-F16.gguf`.
     pub default_file_name: String,
+    /// The checkpoint the source tensors are borrowed from: [`write_plan`] calls
+    /// [`Checkpoint::release`] with each source tensor's data once it is converted (`None`:
+    /// nothing is released, the mapped pages stay resident until the checkpoint is dropped).
+    pub checkpoint: Option<&'a Checkpoint>,
 }
 
 impl Plan<'_> {
@@ -607,7 +613,7 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         arch.vocab(&cx, &mut kvs)?;
     }
     let default_file_name = format!("{}.gguf", naming_convention(&parts, outtype));
-    Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, default_file_name })
+    Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, default_file_name, checkpoint: Some(ckpt) })
 }
 
 /// What [`convert`] wrote.
@@ -696,7 +702,12 @@ fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<(
     }
     for t in &plan.tensors {
         let mut dw = w.tensor_data_writer()?;
-        stream_tensor(t, opts, &mut |piece| dw.write(piece))?;
+        let release = |done: &[u8]| {
+            if let Some(ckpt) = plan.checkpoint {
+                ckpt.release(done);
+            }
+        };
+        stream_tensor(t, opts, &mut |piece| dw.write(piece), &release)?;
         dw.finish()?;
     }
     w.commit()?;
@@ -716,12 +727,20 @@ fn invalid(name: &str, reason: String) -> crate::Error {
     crate::Error::invalid_tensor(name.to_owned(), reason)
 }
 
-/// Streams the stored bytes of `t` (little-endian) to `out`, a chunk of rows at a time.
+/// Streams the stored bytes of `t` (little-endian) to `out`, a chunk of rows at a time, giving
+/// `release` the source bytes of each chunk once they are converted (all of them at the end
+/// when rows are read out of order).
 fn stream_tensor(
     t: &PlannedTensor<'_>,
     opts: &ConvertOptions<'_>,
     out: &mut dyn FnMut(&[u8]) -> crate::Result<()>,
+    release: &dyn Fn(&[u8]),
 ) -> crate::Result<()> {
+    let release = |b: &[u8]| {
+        if matches!(t.data, TensorData::Source(_)) {
+            release(b);
+        }
+    };
     let report = |n: u64| {
         if let Some(p) = opts.progress {
             p(n);
@@ -740,6 +759,7 @@ fn stream_tensor(
         let piece = usize::try_from(opts.chunk_elems.saturating_mul(4)).unwrap_or(usize::MAX).max(1);
         for p in bytes.chunks(piece) {
             out(p)?;
+            release(p);
             report(p.len() as u64);
         }
         return Ok(());
@@ -783,6 +803,7 @@ fn stream_tensor(
                 let start = r as usize * in_row_u;
                 let b = bytes.get(start..start + n as usize * in_row_u).unwrap_or_default();
                 codec::dequantize_par(src_dtype, Endian::Little, b, &mut scratch)?;
+                release(b);
             }
             Some(heads) => {
                 for (i, dst) in scratch.chunks_mut(row_u.max(1)).enumerate() {
@@ -806,6 +827,9 @@ fn stream_tensor(
         out(&buf)?;
         report(n * in_row);
         r += n;
+    }
+    if permute.is_some() {
+        release(bytes);
     }
     Ok(())
 }
