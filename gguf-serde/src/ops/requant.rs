@@ -5,7 +5,8 @@
 //!
 //! Each converted tensor is dequantized to `f32` and quantized to its target with [`crate::codec`]
 //! (ggml's reference algorithms), a chunk of rows at a time over rayon's thread pool, and streamed
-//! to the output: memory stays a few MiB whatever the model's size. The output is written to a
+//! to the output: memory stays a few MiB whatever the model's size (the source's pages are given
+//! back after each chunk, [`Source::release`], so a mapped model does not stay resident either). The output is written to a
 //! temporary file and renamed into place ([`GgufWriter::create`]): after a failure nothing is left.
 
 use std::path::Path;
@@ -426,21 +427,34 @@ fn write_converted<S: Source>(
         let data = src.tensor_data(&t.info)?;
         report.bytes_in += t.info.nbytes;
         if t.target == t.info.dtype {
-            w.write_tensor_data(data)?;
+            let mut writer = w.tensor_data_writer()?;
+            for part in data.chunks(4 * CHUNK_ELEMS as usize) {
+                writer.write(part)?;
+                release(src, part);
+            }
+            writer.finish()?;
             report.kept.push(t.info.name.to_owned());
             report.bytes_out += t.info.nbytes;
             done += t.info.nbytes;
         } else {
             let mut writer = w.tensor_data_writer()?;
-            let bytes_out =
-                convert_tensor(&t.info, t.target, t.weights, src.endian(), data, &mut bufs, |chunk, len| {
+            let bytes_out = convert_tensor(
+                &t.info,
+                t.target,
+                t.weights,
+                src.endian(),
+                data,
+                &mut bufs,
+                |part| release(src, part),
+                |chunk, len| {
                     writer.write(chunk)?;
                     done += len;
                     if let Some(p) = progress {
                         p(done, total);
                     }
                     Ok(())
-                })?;
+                },
+            )?;
             writer.finish()?;
             report.converted.push(t.info.name.to_owned());
             report.bytes_out += bytes_out;
@@ -453,8 +467,17 @@ fn write_converted<S: Source>(
     Ok(report)
 }
 
-/// Converts one tensor's `data` to `target` in chunks of whole rows, giving each converted chunk
-/// and the source bytes it took to `emit`; returns the bytes of the converted tensor. With
+/// Gives the pages of `part`, a slice of `src`'s bytes, back ([`Source::release`]).
+fn release<S: Source>(src: &Gguf<S>, part: &[u8]) {
+    let start = (part.as_ptr() as usize).wrapping_sub(src.bytes().as_ptr() as usize);
+    if start <= src.bytes().len() {
+        src.source().release(start..start.saturating_add(part.len()));
+    }
+}
+
+/// Converts one tensor's `data` to `target` in chunks of whole rows, giving each source chunk to
+/// `done` once read, and each converted chunk and the source bytes it took to `emit`; returns the
+/// bytes of the converted tensor. With
 /// `weights` (`ne[0] × ne[2]`), each chunk stays within one expert (`ne[1]` rows) and is
 /// quantized with that expert's slice.
 fn convert_tensor(
@@ -464,6 +487,7 @@ fn convert_tensor(
     endian: Endian,
     data: &[u8],
     (scratch, outbuf): &mut (Vec<f32>, Vec<u8>),
+    done: impl Fn(&[u8]),
     mut emit: impl FnMut(&[u8], u64) -> Result<()>,
 ) -> Result<u64> {
     let out_bytes = target.nbytes(t.ne().dims()).ok_or_else(|| WriteError::InvalidTensor {
@@ -489,6 +513,7 @@ fn convert_tensor(
         scratch.resize((rows * row) as usize, 0.0);
         outbuf.resize((rows * out_row) as usize, 0);
         codec::dequantize_par(t.dtype, endian, chunk, scratch)?;
+        done(chunk);
         match weighted {
             Some(w) => {
                 let e = (r / rows_per_expert) as usize;
