@@ -127,9 +127,9 @@ impl Source for memmap2::Mmap {
     fn release(&self, range: std::ops::Range<usize>) {
         // Whole 4 KiB pages inside the range (the mapping starts on a page boundary). Where pages
         // are larger the system may round the range out to them: harmless, see below.
-        const PAGE: usize = 4096;
-        let start = range.start.div_ceil(PAGE) * PAGE;
-        let end = range.end.min(self.len()) / PAGE * PAGE;
+        const PAGE_MASK: usize = !4095;
+        let Some(start) = range.start.checked_next_multiple_of(4096) else { return };
+        let end = range.end.min(self.len()) & PAGE_MASK;
         #[cfg(unix)]
         if start < end {
             // SAFETY: an `Mmap` is a read-only shared mapping of a file: MADV_DONTNEED only drops
@@ -137,7 +137,9 @@ impl Source for memmap2::Mmap {
             // contents (the bytes do not change, under `Gguf::open`'s own condition that the file
             // is not modified while mapped). An error (unsupported advice) only leaves them mapped.
             #[allow(unsafe_code)]
-            let _ = unsafe { self.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            let _ = unsafe {
+                self.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end.saturating_sub(start))
+            };
         }
         #[cfg(not(unix))]
         let _ = (start, end);

@@ -438,23 +438,16 @@ fn write_converted<S: Source>(
             done += t.info.nbytes;
         } else {
             let mut writer = w.tensor_data_writer()?;
-            let bytes_out = convert_tensor(
-                &t.info,
-                t.target,
-                t.weights,
-                src.endian(),
-                data,
-                &mut bufs,
-                |part| release(src, part),
-                |chunk, len| {
+            let bytes_out =
+                convert_tensor(&t.info, t.target, t.weights, src.endian(), data, &mut bufs, |chunk, part| {
                     writer.write(chunk)?;
-                    done += len;
+                    release(src, part);
+                    done += part.len() as u64;
                     if let Some(p) = progress {
                         p(done, total);
                     }
                     Ok(())
-                },
-            )?;
+                })?;
             writer.finish()?;
             report.converted.push(t.info.name.to_owned());
             report.bytes_out += bytes_out;
@@ -475,9 +468,8 @@ fn release<S: Source>(src: &Gguf<S>, part: &[u8]) {
     }
 }
 
-/// Converts one tensor's `data` to `target` in chunks of whole rows, giving each source chunk to
-/// `done` once read, and each converted chunk and the source bytes it took to `emit`; returns the
-/// bytes of the converted tensor. With
+/// Converts one tensor's `data` to `target` in chunks of whole rows, giving each converted chunk
+/// and the source chunk it was made from to `emit`; returns the bytes of the converted tensor. With
 /// `weights` (`ne[0] × ne[2]`), each chunk stays within one expert (`ne[1]` rows) and is
 /// quantized with that expert's slice.
 fn convert_tensor(
@@ -487,8 +479,7 @@ fn convert_tensor(
     endian: Endian,
     data: &[u8],
     (scratch, outbuf): &mut (Vec<f32>, Vec<u8>),
-    done: impl Fn(&[u8]),
-    mut emit: impl FnMut(&[u8], u64) -> Result<()>,
+    mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<u64> {
     let out_bytes = target.nbytes(t.ne().dims()).ok_or_else(|| WriteError::InvalidTensor {
         name: t.name.to_owned(),
@@ -513,7 +504,6 @@ fn convert_tensor(
         scratch.resize((rows * row) as usize, 0.0);
         outbuf.resize((rows * out_row) as usize, 0);
         codec::dequantize_par(t.dtype, endian, chunk, scratch)?;
-        done(chunk);
         match weighted {
             Some(w) => {
                 let e = (r / rows_per_expert) as usize;
@@ -529,7 +519,7 @@ fn convert_tensor(
             }
             None => codec::quantize_par(target, endian, scratch, outbuf)?,
         }
-        emit(outbuf, len as u64)?;
+        emit(outbuf, chunk)?;
         r += rows;
     }
     Ok(out_bytes)
