@@ -5,8 +5,9 @@
 # byte-identical.
 #
 # Usage: scripts/quantize-matrix.sh [--plans-only] [TYPE...]
-#        scripts/quantize-matrix.sh --speed [TYPE...]   (wall time and peak RSS of both on Gemma 3
-#        from F32, one after the other, THREADS threads each; default Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS)
+#        scripts/quantize-matrix.sh --speed [TYPE...]   (wall time and peak RSS, /usr/bin/time's
+#        %e and %M, of both on Gemma 3 from F32, one after the other, THREADS threads each, and
+#        their ratios; default every file type below; with IMATRIX=yes the matrix goes to both)
 # Environment: GGUF_LLAMA_CPP_DIR (a llama.cpp build: build/bin/llama-quantize; default: the cache
 # folder the tests use), THREADS (default 2), WORK (scratch folder, default a temporary one),
 # MODELS (default "gemma smollm2"), IMATRIX (with "yes", each model's importance matrix made by
@@ -48,18 +49,28 @@ if [[ ${IMATRIX:-} == yes ]]; then
     done
 fi
 if [[ $speed == 1 ]]; then
-    [[ $# -gt 0 ]] || set -- Q8_0 Q4_0 Q4_K_M Q6_K IQ4_XS
+    # Every type of the list above unless some are named. Ratios are ours / llama-quantize's,
+    # measured in the same run (compare those, not absolute times across runs).
     in=$work/gemma-f32.gguf
-    printf '| file type | gguf quantize (s) | gguf peak RSS (MiB) | llama-quantize (s) | llama-quantize peak RSS (MiB) |\n|---|---|---|---|---|\n'
-    for t in "$@"; do
+    opts=${imx[gemma]}
+    echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; THREADS=$threads; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '| file type | gguf quantize (s) | gguf peak RSS (MiB) | llama-quantize (s) | llama-quantize peak RSS (MiB) | time ratio | RSS ratio |\n|---|---|---|---|---|---|---|\n'
+    for t in "${types[@]}"; do
         rm -f "$work/l.gguf" "$work/o.gguf"
-        /usr/bin/time -f '%e %M' -o "$work/o.time" $gguf quantize -q --threads "$threads" "$in" "$work/o.gguf" "$t" >/dev/null
-        /usr/bin/time -f '%e %M' -o "$work/l.time" "$lq" "$in" "$work/l.gguf" "$t" "$threads" >/dev/null 2>&1
+        # Unquoted $opts on purpose: "--imatrix FILE" or nothing.
+        if /usr/bin/time -f '%e %M' -o "$work/o.time" $gguf quantize -q $opts --threads "$threads" "$in" "$work/o.gguf" "$t" >/dev/null 2>"$work/o.log"; then ook=1; else ook=0; fi
+        if /usr/bin/time -f '%e %M' -o "$work/l.time" "$lq" $opts "$in" "$work/l.gguf" "$t" "$threads" >/dev/null 2>&1; then lok=1; else lok=0; fi
+        if [[ $ook == 0 || $lok == 0 ]]; then
+            printf '| %s | %s | | %s | | | |\n' "$t" "$([[ $ook == 1 ]] && echo ok || echo refused)" "$([[ $lok == 1 ]] && echo ok || echo refused)"
+            continue
+        fi
         cmp -s "$work/l.gguf" "$work/o.gguf" || echo "warning: $t outputs differ" >&2
-        read -r ow orss <"$work/o.time"
-        read -r lw lrss <"$work/l.time"
-        printf '| %s | %s | %d | %s | %d |\n' "$t" "$ow" $((orss / 1024)) "$lw" $((lrss / 1024))
+        read -r ow orss < <(tail -1 "$work/o.time")
+        read -r lw lrss < <(tail -1 "$work/l.time")
+        printf '| %s | %s | %d | %s | %d | %.2f | %.2f |\n' "$t" "$ow" $((orss / 1024)) "$lw" $((lrss / 1024)) \
+            "$(echo "$ow / $lw" | bc -l)" "$(echo "$orss / $lrss" | bc -l)"
     done
+    echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
     exit 0
 fi
 # Per-tensor "name type" lines, lower-case, in file order.

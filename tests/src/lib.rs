@@ -85,6 +85,33 @@ pub fn model(name: &str) -> Option<PathBuf> {
     Some(p)
 }
 
+/// Writes `src` cut to its first `n` layers to `out`: the `blk.N.` tensors with `N < n` and the
+/// others, every key as it is but `{arch}.block_count` = `n` (llama.cpp takes such a file like
+/// the whole model). Panics on an I/O or format error (test setup).
+pub fn cut_layers(src: &Path, out: &Path, n: u32) {
+    let f = Gguf::open(src).unwrap();
+    let keep = |t: &str| match t.strip_prefix("blk.").and_then(|r| r.split('.').next()) {
+        Some(layer) => layer.parse::<u32>().unwrap() < n,
+        None => true,
+    };
+    let mut w = GgufWriter::create_with_options(out, WriteOptions::like(&f)).unwrap();
+    for kv in f.metadata() {
+        if kv.key.ends_with(".block_count") {
+            w.add_value(kv.key, &Value::U32(n)).unwrap();
+        } else {
+            w.add_kv_ref(kv.key, kv.value).unwrap();
+        }
+    }
+    let tensors: Vec<_> = f.tensors().filter(|t| keep(t.name)).collect();
+    for t in &tensors {
+        w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
+    }
+    for t in &tensors {
+        w.write_tensor_data(f.tensor_data(t).unwrap()).unwrap();
+    }
+    w.commit().unwrap();
+}
+
 /// The folder of real models: `GGUF_MODELS`, else `<workspace>/models`.
 pub fn models_dir() -> PathBuf {
     std::env::var_os("GGUF_MODELS").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("models"))

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gguf_serde::container::shard_path;
-use gguf_serde::{Gguf, GgufWriter, Value, WriteOptions};
+use gguf_serde::Gguf;
 use gguf_tests::{llama_quantize, llama_tool, model, sha256, temp_dir};
 
 use super::gguf;
@@ -20,27 +20,7 @@ use super::gguf;
 fn smollm2_cut(dir: &Path) -> Option<PathBuf> {
     let src = model("SmolLM2-135M-Instruct.Q4_1.gguf")?;
     let out = dir.join("smollm2-4.gguf");
-    let f = Gguf::open(&src).unwrap();
-    let keep = |t: &str| match t.strip_prefix("blk.").and_then(|r| r.split('.').next()) {
-        Some(layer) => layer.parse::<u32>().unwrap() < 4,
-        None => true,
-    };
-    let mut w = GgufWriter::create_with_options(&out, WriteOptions::like(&f)).unwrap();
-    for kv in f.metadata() {
-        if kv.key.ends_with(".block_count") {
-            w.add_value(kv.key, &Value::U32(4)).unwrap();
-        } else {
-            w.add_kv_ref(kv.key, kv.value).unwrap();
-        }
-    }
-    let tensors: Vec<_> = f.tensors().filter(|t| keep(t.name)).collect();
-    for t in &tensors {
-        w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
-    }
-    for t in &tensors {
-        w.write_tensor_data(f.tensor_data(t).unwrap()).unwrap();
-    }
-    w.commit().unwrap();
+    gguf_tests::cut_layers(&src, &out, 4);
     Some(out)
 }
 

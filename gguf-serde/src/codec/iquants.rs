@@ -32,7 +32,7 @@
 
 use super::block::{block, F16, U16, U32};
 use super::error::Abort;
-use super::isa::Isa;
+use super::isa::{simd, Isa};
 use super::scalar::{f16_to_f32, max_by_abs, nearest_int};
 use super::table::{per_block, GridQuantize, QuantizeRow};
 
@@ -182,25 +182,38 @@ per_block!(Dequantize<256> for block_iq4_xs => dequant_iq4_xs);
 // weights (7 scale trials per 32-element block), which is what `ggml_quantize_chunk` runs.
 // (`quantize_row_iq4_xs_ref` is the same function; `quantize_row_iq4_nl_ref` tries no scales and
 // leaves the levels of an all-small block to whatever its buffer held, so it is not followed.)
-per_block!(Quantize<32> for block_iq4_nl => quant_iq4_nl);
-per_block!(Quantize<256> for block_iq4_xs => quant_iq4_xs);
+impl super::table::Quantize<32> for block_iq4_nl {
+    fn quantize(isa: Isa, src: &[[f32; 32]], dst: &mut [Self]) {
+        for (x, b) in src.iter().zip(dst) {
+            quant_iq4_nl_weighted(isa, x, None, b);
+        }
+    }
+}
+
+impl super::table::Quantize<256> for block_iq4_xs {
+    fn quantize(isa: Isa, src: &[[f32; 256]], dst: &mut [Self]) {
+        for (x, b) in src.iter().zip(dst) {
+            quant_iq4_xs_weighted(isa, x, None, b);
+        }
+    }
+}
 
 /// With importance weights (`quant_weights` of ggml's `quantize_iq4_nl`), one per element of the
 /// row: the codec table's importance path for IQ4_NL (`quantize_with_importance`), tested against
 /// ggml's C output (`*.imat.*` and `*.qw.*` vectors).
 impl QuantizeRow<32> for block_iq4_nl {
-    fn quantize_row(_: Isa, src: &[[f32; 32]], dst: &mut [Self], weights: &[[f32; 32]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; 32]], dst: &mut [Self], weights: &[[f32; 32]]) {
         for ((x, b), qw) in src.iter().zip(dst).zip(weights) {
-            quant_iq4_nl_weighted(x, Some(qw), b);
+            quant_iq4_nl_weighted(isa, x, Some(qw), b);
         }
     }
 }
 
 /// As for [`block_iq4_nl`], with `quantize_iq4_xs`.
 impl QuantizeRow<256> for block_iq4_xs {
-    fn quantize_row(_: Isa, src: &[[f32; 256]], dst: &mut [Self], weights: &[[f32; 256]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; 256]], dst: &mut [Self], weights: &[[f32; 256]]) {
         for ((x, b), qw) in src.iter().zip(dst).zip(weights) {
-            quant_iq4_xs_weighted(x, Some(qw), b);
+            quant_iq4_xs_weighted(isa, x, Some(qw), b);
         }
     }
 }
@@ -445,12 +458,15 @@ fn best_index_iq4nl(x: f32) -> u8 {
     }
 }
 
-/// Finds the best scale of one 32-element sub-block (levels go to `l`); returns 0 for a
-/// sub-block below [`GROUP_MAX_EPS`]. `sigma2` is only used with importance weights.
-// Indexing is in range by the types: fixed-size input and block arrays indexed by loop
-// counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
-#[allow(clippy::indexing_slicing)]
-fn iq4_subblock_scale(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, l: &mut [u8]) -> f32 {
+/// The scales the search of [`iq4_subblock_scale`] tries, as inverses (`id`): lane 0 the first
+/// guess `1 / (−max / kvalues[0])`, lane `1 + k` the try `itry = k − 7` (`(itry + kvalues[0]) /
+/// max`), in the reference's order.
+type Iq4Tries = [f32; 16];
+
+/// Finds the best scale of one 32-element sub-block; returns 0 for a sub-block below
+/// [`GROUP_MAX_EPS`]. `sigma2` is only used with importance weights. (The reference also leaves
+/// the levels of its first guess in `L`, which both callers recompute from the scale.)
+fn iq4_subblock_scale(isa: Isa, xb: &[f32; 32], qw: Option<&[f32]>, sigma2: f32) -> f32 {
     const NTRY: i32 = 7;
     let mut weight = [0f32; 32];
     match qw {
@@ -470,35 +486,149 @@ fn iq4_subblock_scale(xb: &[f32], qw: Option<&[f32]>, sigma2: f32, l: &mut [u8])
         return 0.0;
     }
     let v0 = KVALUES_IQ4NL[0] as f32;
-    let mut d = -max / v0;
-    let mut id = 1.0 / d;
-    let (mut sumqx, mut sumq2) = (0f32, 0f32);
-    for ((&x, &w), lj) in xb.iter().zip(&weight).zip(l.iter_mut()) {
-        let al = id * x;
-        let li = best_index_iq4nl(al);
-        *lj = li;
-        let q = KVALUES_IQ4NL[li as usize] as f32;
-        sumqx += w * q * x;
-        sumq2 += w * q * q;
+    let mut ids: Iq4Tries = [0.0; 16];
+    ids[0] = 1.0 / (-max / v0);
+    for (id, itry) in ids[1..].iter_mut().zip(-NTRY..=NTRY) {
+        *id = (itry + KVALUES_IQ4NL[0] as i32) as f32 / max;
     }
-    d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-    let mut best = d * sumqx;
-    for itry in -NTRY..=NTRY {
-        id = (itry + KVALUES_IQ4NL[0] as i32) as f32 / max;
-        sumqx = 0.0;
-        sumq2 = 0.0;
-        for (&x, &w) in xb.iter().zip(&weight) {
-            let al = id * x;
-            let q = KVALUES_IQ4NL[best_index_iq4nl(al) as usize] as f32;
-            sumqx += w * q * x;
-            sumq2 += w * q * q;
-        }
-        if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
-            d = sumqx / sumq2;
-            best = d * sumqx;
+    // Each lane's sums are accumulated over the elements in order, as the reference's loops do.
+    let (sumqx, sumq2) =
+        simd!(if isa.avx2() { avx2::iq4_sums(xb, &weight, &ids) } else { iq4_sums(xb, &weight, &ids) });
+    let mut d = if sumq2[0] > 0.0 { sumqx[0] / sumq2[0] } else { 0.0 };
+    let mut best = d * sumqx[0];
+    for (&sx, &s2) in sumqx.iter().zip(&sumq2).skip(1) {
+        if s2 > 0.0 && sx * sx > best * s2 {
+            d = sx / s2;
+            best = d * sx;
         }
     }
     d
+}
+
+/// For each inverse scale `id` of `ids`: `Σ w·q·x` and `Σ w·q·q` over the sub-block, `q` the level
+/// nearest `id·x`, summed in element order.
+// `best_index_iq4nl` is below 16 (and masked).
+#[allow(clippy::indexing_slicing)]
+fn iq4_sums(xb: &[f32; 32], weight: &[f32; 32], ids: &Iq4Tries) -> (Iq4Tries, Iq4Tries) {
+    let (mut sumqx, mut sumq2) = ([0f32; 16], [0f32; 16]);
+    for ((&id, sx), s2) in ids.iter().zip(&mut sumqx).zip(&mut sumq2) {
+        for (&x, &w) in xb.iter().zip(weight) {
+            let q = KVALUES_IQ4NL[usize::from(best_index_iq4nl(id * x)) & 15] as f32;
+            *sx += w * q * x;
+            *s2 += w * q * q;
+        }
+    }
+    (sumqx, sumq2)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx2 {
+    use super::{Iq4Tries, KVALUES_IQ4NL};
+    use std::arch::x86_64::*;
+
+    /// The IQ4 levels as floats, and the 14 inner ones broadcast.
+    struct Levels {
+        lo: __m256,
+        hi: __m256,
+        inner: [__m256; 14],
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn levels() -> Levels {
+        let v: [f32; 16] = KVALUES_IQ4NL.map(f32::from);
+        let mut inner = [_mm256_setzero_ps(); 14];
+        for (t, &k) in inner.iter_mut().zip(&v[1..15]) {
+            *t = _mm256_set1_ps(k);
+        }
+        Levels { lo: _mm256_loadu_ps(v.as_ptr()), hi: _mm256_loadu_ps(v.as_ptr().add(8)), inner }
+    }
+
+    /// `kvalues[i]` for 8 indices in 0..16.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lookup(l: &Levels, i: __m256i) -> __m256 {
+        let a = _mm256_permutevar8x32_ps(l.lo, i);
+        let b = _mm256_permutevar8x32_ps(l.hi, i);
+        _mm256_blendv_ps(a, b, _mm256_castsi256_ps(_mm256_cmpgt_epi32(i, _mm256_set1_epi32(7))))
+    }
+
+    /// The level `best_index_iq4nl` picks for each lane of `x` (its index and value). The binary
+    /// search ends at the `mu` with `kvalues[mu − 1] ≤ x < kvalues[mu]`: `mu` = 1 + the number of
+    /// inner levels (1..=14) that `x` is not below (a NaN is below none: `mu` = 15, as the
+    /// search's comparisons give); the early returns for `x ≤ kvalues[0]` and `x ≥ kvalues[15]`
+    /// agree with the final comparison there (including ±∞), so it is used for every lane.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn nearest(l: &Levels, x: __m256) -> (__m256i, __m256) {
+        let mut mu = _mm256_set1_epi32(1);
+        for &t in &l.inner {
+            // All-ones (−1) where !(x < t).
+            mu = _mm256_sub_epi32(mu, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_NLT_UQ>(x, t)));
+        }
+        let below = _mm256_sub_epi32(mu, _mm256_set1_epi32(1));
+        let (vl, vu) = (lookup(l, below), lookup(l, mu));
+        let take_below = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_sub_ps(x, vl), _mm256_sub_ps(vu, x));
+        (_mm256_blendv_epi8(mu, below, _mm256_castps_si256(take_below)), _mm256_blendv_ps(vu, vl, take_below))
+    }
+
+    /// [`super::iq4_sums`], 8 tries per vector.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn iq4_sums(xb: &[f32; 32], weight: &[f32; 32], ids: &Iq4Tries) -> (Iq4Tries, Iq4Tries) {
+        let l = levels();
+        let (ida, idb) = (_mm256_loadu_ps(ids.as_ptr()), _mm256_loadu_ps(ids.as_ptr().add(8)));
+        let (mut sxa, mut sxb, mut s2a, mut s2b) =
+            (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+        for (&x, &w) in xb.iter().zip(weight) {
+            let (x, w) = (_mm256_set1_ps(x), _mm256_set1_ps(w));
+            let (_, qa) = nearest(&l, _mm256_mul_ps(ida, x));
+            let (_, qb) = nearest(&l, _mm256_mul_ps(idb, x));
+            let (wqa, wqb) = (_mm256_mul_ps(w, qa), _mm256_mul_ps(w, qb));
+            sxa = _mm256_add_ps(sxa, _mm256_mul_ps(wqa, x));
+            sxb = _mm256_add_ps(sxb, _mm256_mul_ps(wqb, x));
+            s2a = _mm256_add_ps(s2a, _mm256_mul_ps(wqa, qa));
+            s2b = _mm256_add_ps(s2b, _mm256_mul_ps(wqb, qb));
+        }
+        let (mut sumqx, mut sumq2) = ([0f32; 16], [0f32; 16]);
+        _mm256_storeu_ps(sumqx.as_mut_ptr(), sxa);
+        _mm256_storeu_ps(sumqx.as_mut_ptr().add(8), sxb);
+        _mm256_storeu_ps(sumq2.as_mut_ptr(), s2a);
+        _mm256_storeu_ps(sumq2.as_mut_ptr().add(8), s2b);
+        (sumqx, sumq2)
+    }
+
+    /// `l[j] = best_index_iq4nl(id · x[j])` for the 32 values of a sub-block.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn iq4_levels(id: f32, x: &[f32; 32], out: &mut [u8; 32]) {
+        let l = levels();
+        let id = _mm256_set1_ps(id);
+        let mut idx = [0i32; 32];
+        for k in 0..4 {
+            let (i, _) = nearest(&l, _mm256_mul_ps(id, _mm256_loadu_ps(x.as_ptr().add(8 * k))));
+            _mm256_storeu_si256(idx.as_mut_ptr().add(8 * k).cast(), i);
+        }
+        for (o, &i) in out.iter_mut().zip(&idx) {
+            *o = i as u8;
+        }
+    }
+}
+
+/// `l[j] = best_index_iq4nl(id · x[j])` for a 32-value sub-block.
+fn iq4_levels(isa: Isa, id: f32, x: &[f32; 32], l: &mut [u8; 32]) {
+    simd!(if isa.avx2() {
+        avx2::iq4_levels(id, x, l)
+    } else {
+        for (lj, &xj) in l.iter_mut().zip(x) {
+            *lj = best_index_iq4nl(id * xj);
+        }
+    })
 }
 
 /// `sigma2` of the reference: 2 × mean of squares (only used with importance weights).
@@ -521,39 +651,29 @@ fn pack_levels(l: &[u8], q4: &mut [u8]) {
     }
 }
 
-fn quant_iq4_nl(x: &[f32; 32], b: &mut block_iq4_nl) {
-    quant_iq4_nl_weighted(x, None, b);
-}
-
 /// IQ4_NL with optional importance weights for the block.
-fn quant_iq4_nl_weighted(x: &[f32; 32], qw: Option<&[f32; 32]>, b: &mut block_iq4_nl) {
+fn quant_iq4_nl_weighted(isa: Isa, x: &[f32; 32], qw: Option<&[f32; 32]>, b: &mut block_iq4_nl) {
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 32];
-    let d = iq4_subblock_scale(x, qw.map(|w| &w[..]), s2, &mut l);
+    let d = iq4_subblock_scale(isa, x, qw.map(|w| &w[..]), s2);
     b.d = F16::new(d);
-    // With a single sub-block the levels are recomputed from the f32 scale.
+    // With a single sub-block the levels are computed from the f32 scale.
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-    for (lj, &xj) in l.iter_mut().zip(x) {
-        *lj = best_index_iq4nl(id * xj);
-    }
+    iq4_levels(isa, id, x, &mut l);
     pack_levels(&l, &mut b.qs);
-}
-
-fn quant_iq4_xs(x: &[f32; 256], b: &mut block_iq4_xs) {
-    quant_iq4_xs_weighted(x, None, b);
 }
 
 /// IQ4_XS with optional importance weights for the block.
 // Indexing is in range by the types: fixed-size input and block arrays indexed by loop
 // counters over the block's fixed layout (no file bytes reach this; it quantizes floats).
 #[allow(clippy::indexing_slicing)]
-fn quant_iq4_xs_weighted(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq4_xs) {
+fn quant_iq4_xs_weighted(isa: Isa, x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq4_xs) {
     let s2 = if qw.is_some() { sigma2(x) } else { 0.0 };
     let mut l = [0u8; 256];
     let mut scales = [0f32; 8];
-    for (ib, (xb, lb)) in x.chunks_exact(32).zip(l.chunks_exact_mut(32)).enumerate() {
+    for (ib, xb) in x.as_chunks::<32>().0.iter().enumerate() {
         let qwb = qw.and_then(|w| w.get(32 * ib..32 * ib + 32));
-        scales[ib] = iq4_subblock_scale(xb, qwb, s2, lb);
+        scales[ib] = iq4_subblock_scale(isa, xb, qwb, s2);
     }
     let (_, max_scale) = max_by_abs(&scales);
     let d = -max_scale / 32.0;
@@ -561,13 +681,11 @@ fn quant_iq4_xs_weighted(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut scales_h = 0u16;
     let mut scales_l = [0u8; 4];
-    for (ib, (xb, lb)) in x.chunks_exact(32).zip(l.chunks_exact_mut(32)).enumerate() {
+    for (ib, (xb, lb)) in x.as_chunks::<32>().0.iter().zip(l.as_chunks_mut::<32>().0).enumerate() {
         let ls = nearest_int(id * scales[ib]).clamp(-32, 31);
         let dl = d * ls as f32;
         let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
-        for (lj, &xj) in lb.iter_mut().zip(xb) {
-            *lj = best_index_iq4nl(idl * xj);
-        }
+        iq4_levels(isa, idl, xb, lb);
         let ls = (ls + 32) as u8;
         scales_l[ib / 2] |= (ls & 0xf) << (4 * (ib % 2));
         scales_h |= u16::from(ls >> 4) << (2 * ib);

@@ -96,6 +96,14 @@ pub use crate::format::{Ne, Shape};
 pub trait Source {
     /// The bytes held: the whole file, or (for [`MetadataOnly`]) its start up to the data section.
     fn bytes(&self) -> &[u8];
+
+    /// A hint that the bytes in `range` (offsets into [`bytes`](Self::bytes)) will not be read
+    /// again soon. A memory mapping ([`Gguf::open`]) gives the whole pages inside the range back
+    /// to the system (they stay in the page cache and are mapped again, from the file, if read),
+    /// so that a pass over a large file keeps little of it resident; the default does nothing.
+    fn release(&self, range: std::ops::Range<usize>) {
+        let _ = range;
+    }
 }
 
 impl Source for &[u8] {
@@ -114,6 +122,27 @@ impl Source for Vec<u8> {
 impl Source for memmap2::Mmap {
     fn bytes(&self) -> &[u8] {
         self
+    }
+
+    fn release(&self, range: std::ops::Range<usize>) {
+        // Whole 4 KiB pages inside the range (the mapping starts on a page boundary). Where pages
+        // are larger the system may round the range out to them: harmless, see below.
+        const PAGE_MASK: usize = !4095;
+        let Some(start) = range.start.checked_next_multiple_of(4096) else { return };
+        let end = range.end.min(self.len()) & PAGE_MASK;
+        #[cfg(unix)]
+        if start < end {
+            // SAFETY: an `Mmap` is a read-only shared mapping of a file: MADV_DONTNEED only drops
+            // its pages from this process, and a later read maps them again with the file's
+            // contents (the bytes do not change, under `Gguf::open`'s own condition that the file
+            // is not modified while mapped). An error (unsupported advice) only leaves them mapped.
+            #[allow(unsafe_code)]
+            let _ = unsafe {
+                self.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end.saturating_sub(start))
+            };
+        }
+        #[cfg(not(unix))]
+        let _ = (start, end);
     }
 }
 

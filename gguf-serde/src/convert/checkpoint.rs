@@ -264,36 +264,20 @@ impl Checkpoint {
     /// does after converting each tensor, so that the resident size stays about a chunk of rows
     /// rather than growing to the size of the mapped files. The data stays valid: a later read
     /// maps the pages again from the file (from the page cache when they are still there). Only
-    /// the whole 64 KiB blocks inside `data` are released; a slice not inside one of this checkpoint's
-    /// mappings, and any error of the system call, are ignored (it is only advice).
+    /// the whole pages inside `data` are released; a slice not inside one of this checkpoint's
+    /// mappings, and any error of the system call, are ignored (it is only advice). The release is
+    /// [`Source::release`](crate::container::Source::release) of the mapping that holds `data`.
     pub fn release(&self, data: &[u8]) {
-        #[cfg(unix)]
-        {
-            let (start, len) = (data.as_ptr() as usize, data.len());
-            // a multiple of every page size in use (4 KiB, 16 KiB, 64 KiB): madvise wants an
-            // aligned start
-            const PAGE: usize = 64 << 10;
-            for (_, map) in &self.files {
-                let base = map.as_ptr() as usize;
-                if start < base || start + len > base + map.len() {
-                    continue;
-                }
-                let from = (start - base).next_multiple_of(PAGE);
-                let to = (start - base + len) / PAGE * PAGE;
-                if to > from {
-                    // SAFETY: the range is inside `map`, a read-only shared mapping of a file
-                    // (`Mmap::map`). MADV_DONTNEED on such a mapping only drops the page table
-                    // entries: nothing is written, and the next access faults the same file
-                    // contents back in, so borrows of the mapping (which this one is) keep
-                    // reading the same bytes. The file not changing underneath is the
-                    // assumption every memory-mapped read here already makes (see `open`).
-                    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
-                }
+        use crate::container::Source;
+        let (start, len) = (data.as_ptr() as usize, data.len());
+        for (_, map) in &self.files {
+            let base = map.as_ptr() as usize;
+            if start >= base && start + len <= base + map.len() {
+                // the mapping's own page-rounded MADV_DONTNEED (`Source for Mmap`)
+                map.release(start - base..start - base + len);
                 return;
             }
         }
-        #[cfg(not(unix))]
-        let _ = data;
     }
 
     /// The weight files, in the order their tensors are converted.

@@ -5,7 +5,8 @@
 //!
 //! Each converted tensor is dequantized to `f32` and quantized to its target with [`crate::codec`]
 //! (ggml's reference algorithms), a chunk of rows at a time over rayon's thread pool, and streamed
-//! to the output: memory stays a few MiB whatever the model's size. The output is written to a
+//! to the output: memory stays a few MiB whatever the model's size (the source's pages are given
+//! back after each chunk, [`Source::release`], so a mapped model does not stay resident either). The output is written to a
 //! temporary file and renamed into place ([`GgufWriter::create`]): after a failure nothing is left.
 
 use std::path::{Path, PathBuf};
@@ -373,9 +374,22 @@ fn requantize_shards<S: Source + Sync>(
         Some(f) => f.tensor_data(&t.info),
         None => Err(Error::data_not_loaded(t.info.name)),
     };
+    // Each source chunk's pages are given back once converted (peak RSS: a chunk, not the model).
+    let give_back = |t: &OutTensor<'_>, part: &[u8]| {
+        if let Some(f) = shards.get(t.shard) {
+            release(f, part);
+        }
+    };
     let run = || -> Result<RequantizeReport> {
         if !params.keep_split {
-            return write_converted(out, wopts, kvs, out_tensors, &data, progress);
+            return write_converted(
+                out,
+                wopts,
+                kvs,
+                out_tensors,
+                TensorBytes { data: &data, give_back: &give_back },
+                progress,
+            );
         }
         let counts: Vec<usize> = shards.iter().map(|f| f.tensor_count()).collect();
         let n = keep_split_count(&counts)?;
@@ -408,7 +422,8 @@ fn requantize_shards<S: Source + Sync>(
             }
             let (file, pending) = create_temp(&path, None)?;
             let mut w = GgufWriter::with_options(file, wopts)?;
-            write_body(&mut w, shard_kvs, &group, &data, meta.endian(), progress, &mut state)?;
+            let bytes = TensorBytes { data: &data, give_back: &give_back };
+            write_body(&mut w, shard_kvs, &group, &bytes, meta.endian(), progress, &mut state)?;
             sealed.push(pending.seal(w.finish()?)?);
             state.report.paths.push(path);
         }
@@ -572,7 +587,9 @@ pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOp
         })
         .collect();
     let data = |t: &OutTensor<'_>| src.tensor_data(&t.info);
-    write_converted(out.as_ref(), WriteOptions::like(src), kvs, tensors, &data, opts.progress)
+    let give_back = |_: &OutTensor<'_>, part: &[u8]| release(src, part);
+    let bytes = TensorBytes { data: &data, give_back: &give_back };
+    write_converted(out.as_ref(), WriteOptions::like(src), kvs, tensors, bytes, opts.progress)
 }
 
 /// The running totals of a conversion over one or more files.
@@ -584,6 +601,14 @@ struct Converting {
     bufs: (Vec<f32>, Vec<u8>),
 }
 
+/// Where the tensors' source bytes come from, and where their pages go back once converted.
+struct TensorBytes<'x, 'a> {
+    /// A tensor's source bytes.
+    data: &'x dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
+    /// Called with each part of a tensor's bytes once written ([`release`]).
+    give_back: &'x dyn Fn(&OutTensor<'a>, &[u8]),
+}
+
 /// Writes the key/value pairs and the tensors (converting those whose target differs) to a new
 /// file at `out`, renamed into place when complete; `data` gives each tensor's source bytes.
 fn write_converted<'a>(
@@ -591,13 +616,13 @@ fn write_converted<'a>(
     wopts: WriteOptions,
     kvs: Vec<(String, OutKv<'_>)>,
     tensors: Vec<OutTensor<'a>>,
-    data: &dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
+    bytes: TensorBytes<'_, 'a>,
     progress: Option<Progress<'_>>,
 ) -> Result<RequantizeReport> {
     let total: u64 = tensors.iter().map(|t| t.info.nbytes).sum();
     let mut state = Converting { report: RequantizeReport::default(), done: 0, total, bufs: (Vec::new(), Vec::new()) };
     let mut w = GgufWriter::create_with_options(out, wopts)?;
-    write_body(&mut w, kvs, &tensors, data, wopts.endian, progress, &mut state)?;
+    write_body(&mut w, kvs, &tensors, &bytes, wopts.endian, progress, &mut state)?;
     w.commit()?;
     state.report.paths.push(out.to_path_buf());
     Ok(state.report)
@@ -609,7 +634,7 @@ fn write_body<'a, W: std::io::Write>(
     w: &mut GgufWriter<W>,
     kvs: Vec<(String, OutKv<'_>)>,
     tensors: &[OutTensor<'a>],
-    data: &dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
+    src: &TensorBytes<'_, 'a>,
     endian: Endian,
     progress: Option<Progress<'_>>,
     state: &mut Converting,
@@ -626,18 +651,24 @@ fn write_body<'a, W: std::io::Write>(
     let Converting { report, done, total, bufs } = state;
     let total = *total;
     for t in tensors {
-        let bytes = data(t)?;
+        let bytes = (src.data)(t)?;
         report.bytes_in += t.info.nbytes;
         if t.target == t.info.dtype {
-            w.write_tensor_data(bytes)?;
+            let mut writer = w.tensor_data_writer()?;
+            for part in bytes.chunks(4 * CHUNK_ELEMS as usize) {
+                writer.write(part)?;
+                (src.give_back)(t, part);
+            }
+            writer.finish()?;
             report.kept.push(t.info.name.to_owned());
             report.bytes_out += t.info.nbytes;
             *done += t.info.nbytes;
         } else {
             let mut writer = w.tensor_data_writer()?;
-            let bytes_out = convert_tensor(&t.info, t.target, t.weights, endian, bytes, bufs, |chunk, len| {
+            let bytes_out = convert_tensor(&t.info, t.target, t.weights, endian, bytes, bufs, |chunk, part| {
                 writer.write(chunk)?;
-                *done += len;
+                (src.give_back)(t, part);
+                *done += part.len() as u64;
                 if let Some(p) = progress {
                     p(*done, total);
                 }
@@ -654,8 +685,16 @@ fn write_body<'a, W: std::io::Write>(
     Ok(())
 }
 
+/// Gives the pages of `part`, a slice of `src`'s bytes, back ([`Source::release`]).
+fn release<S: Source>(src: &Gguf<S>, part: &[u8]) {
+    let start = (part.as_ptr() as usize).wrapping_sub(src.bytes().as_ptr() as usize);
+    if start <= src.bytes().len() {
+        src.source().release(start..start.saturating_add(part.len()));
+    }
+}
+
 /// Converts one tensor's `data` to `target` in chunks of whole rows, giving each converted chunk
-/// and the source bytes it took to `emit`; returns the bytes of the converted tensor. With
+/// and the source chunk it was made from to `emit`; returns the bytes of the converted tensor. With
 /// `weights` (`ne[0] × ne[2]`), each chunk stays within one expert (`ne[1]` rows) and is
 /// quantized with that expert's slice.
 fn convert_tensor(
@@ -665,7 +704,7 @@ fn convert_tensor(
     endian: Endian,
     data: &[u8],
     (scratch, outbuf): &mut (Vec<f32>, Vec<u8>),
-    mut emit: impl FnMut(&[u8], u64) -> Result<()>,
+    mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<u64> {
     let out_bytes = target.nbytes(t.ne().dims()).ok_or_else(|| WriteError::InvalidTensor {
         name: t.name.to_owned(),
@@ -705,7 +744,7 @@ fn convert_tensor(
             }
             None => codec::quantize_par(target, endian, scratch, outbuf)?,
         }
-        emit(outbuf, len as u64)?;
+        emit(outbuf, chunk)?;
         r += rows;
     }
     Ok(out_bytes)

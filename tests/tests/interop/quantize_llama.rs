@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use gguf_serde::ops::imatrix::Imatrix;
 use gguf_serde::ops::quantize::{plan, KvOverride, LlamaFileType, QuantizeParams, TensorTypeOverride};
 use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
-use gguf_serde::{GgmlType, Gguf, GgufWriter, ImatrixProblem, Value, WriteOptions};
+use gguf_serde::{GgmlType, Gguf, ImatrixProblem};
 use gguf_tests::{llama_quantize, model, workspace_root};
 
 /// A folder shared by this file's tests (the F32 models are made once).
@@ -52,27 +52,7 @@ fn f32_layers(name: &str, n: u32) -> Option<PathBuf> {
     let out = work().join(format!("{name}.f32.{n}-layers.gguf"));
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !out.exists() {
-        let f = Gguf::open(&full).unwrap();
-        let keep = |t: &str| match t.strip_prefix("blk.").and_then(|r| r.split('.').next()) {
-            Some(layer) => layer.parse::<u32>().unwrap() < n,
-            None => true,
-        };
-        let mut w = GgufWriter::create_with_options(&out, WriteOptions::like(&f)).unwrap();
-        for kv in f.metadata() {
-            if kv.key.ends_with(".block_count") {
-                w.add_value(kv.key, &Value::U32(n)).unwrap();
-            } else {
-                w.add_kv_ref(kv.key, kv.value).unwrap();
-            }
-        }
-        let tensors: Vec<_> = f.tensors().filter(|t| keep(t.name)).collect();
-        for t in &tensors {
-            w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
-        }
-        for t in &tensors {
-            w.write_tensor_data(f.tensor_data(t).unwrap()).unwrap();
-        }
-        w.commit().unwrap();
+        gguf_tests::cut_layers(&full, &out, n);
     }
     Some(out)
 }
