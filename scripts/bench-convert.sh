@@ -24,6 +24,8 @@
 #      renaming it into place, convert_hf_to_gguf.py leaves it in the page cache);
 #      BENCH_CONVERT_KEEP=1 keeps the outputs (otherwise each pair is removed once compared:
 #      2 × 1.1 GB for f16).
+# Disk: 1.14 GB for the checkpoint, up to 2.3 GB of outputs at once (f16), and the 5.6 GB of
+# .venv-ref/. It builds target/release/gguf first (cargo build --release -p gguf-cli).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

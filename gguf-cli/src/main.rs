@@ -27,8 +27,8 @@ use crate::out::{warn, OutputError};
         invalid file; for `diff`, differences), 2 when standard output cannot be written (and for \
         `diff`, any trouble). A closed pipe (`gguf inspect FILE | head -1`) is not an error: the \
         command stops quietly (for `diff`, with the status of the differences it had found). \
-        Interrupted by SIGINT or SIGTERM, a command that writes a file removes its temporary file \
-        and exits 130 or 143."
+        Interrupted by SIGINT, SIGTERM or SIGHUP, a command that writes a file removes its \
+        temporary files and exits 130, 143 or 129."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -116,7 +116,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => convert::run(&args),
         Command::Completions { shell } => completions(shell),
     };
-    // A write that failed because SIGINT/SIGTERM removed its temporary file: exit as the signal.
+    // A write that failed because a signal's handler removed its temporary file: exit as the signal.
     signals::wait_if_interrupted();
     match result {
         Ok(code) => code,

@@ -387,9 +387,10 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     if let Some(no) = src.get("split.no").and_then(|v| v.as_u64()).filter(|&n| n > 0 && split.is_some_and(|c| c > 1)) {
         let first = model.as_ref().and_then(|m| m.shard_paths().next().map(PathBuf::from)).unwrap_or_default();
         bail!(
-            "{}: illegal split file idx: {no}, the model must be given by its first shard ({}), as llama-quantize \
-             requires",
+            "{}: illegal split file idx: {no} (shard {} of the split, split.no counting from 0): the model must be \
+             given by its first shard ({}), as llama-quantize requires",
             input.display(),
+            no + 1,
             first.display()
         );
     }

@@ -1,9 +1,10 @@
-//! SIGINT and SIGTERM: remove the temporary files of writes in progress, then exit 130 or 143
-//! (128 + the signal number, as shells report a process killed by it).
+//! SIGINT, SIGTERM and SIGHUP (the terminal closed): remove the temporary files of writes in
+//! progress, then exit 130, 143 or 129 (128 + the signal number, as shells report a process
+//! killed by it).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 /// Set by the signal thread before it removes the temporaries.
@@ -20,10 +21,10 @@ pub fn wait_if_interrupted() {
     }
 }
 
-/// Starts a thread that waits for SIGINT and SIGTERM. The handler itself only wakes the thread
+/// Starts a thread that waits for SIGINT, SIGTERM and SIGHUP. The handler itself only wakes the thread
 /// (signal-hook's self-pipe), so the clean-up runs as ordinary code, not in signal context.
 pub fn install() {
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         return;
     };
     std::thread::spawn(move || {

@@ -102,7 +102,11 @@ fn convert_takes_the_model_card_and_model_name_as_the_reference() {
 fn convert_takes_a_metadata_override_as_the_reference() {
     let Some(ckpt) = make_hf_llama("cli_convert_metadata", HfLayout::TiedSingle, 36) else { return };
     let py = python().unwrap();
-    std::fs::write(ckpt.join("README.md"), "---\nlicense: mit\ntags:\n- card-tag\nauthor: Card Author\n---\n").unwrap();
+    std::fs::write(
+        ckpt.join("README.md"),
+        "---\nlicense: mit\nlicense_link: ''\ntags:\n- card-tag\nauthor: Card Author\n---\n",
+    )
+    .unwrap();
     std::fs::write(ckpt.join("generation_config.json"), r#"{"temperature": 0.7, "top_k": 20, "top_p": 0.8}"#).unwrap();
     let meta = ckpt.parent().unwrap().join("metadata.json");
     // Replaced, removed (null), added, list-valued and sampling keys; one the reference ignores.
@@ -112,9 +116,9 @@ fn convert_takes_a_metadata_override_as_the_reference() {
         "general.quantized_by": "someone", "general.url": "https://example.org/zed",
         "general.uuid": "0000-1111", "general.repo_url": "https://example.org/zed.git",
         "general.license.name": "tiny licence", "general.description": "From the override.",
-        "general.tags": ["override-tag", "two"], "general.languages": ["de"],
+        "general.tags": ["override-tag", "two"], "general.languages": [], "general.doi": "",
         "general.base_models": [{"name": "Base", "organization": "Org", "repo_url": "https://example.org/base"}],
-        "general.datasets": [{"name": "Data"}],
+        "general.datasets": [{"name": "Data", "url": null, "doi": ""}],
         "general.sampling.top_k": 40, "general.sampling.temp": null, "general.sampling.min_p": 0.05,
         "general.sampling.sequence": "kt", "general.license": "ignored-by-the-reference"
     }"#;
@@ -146,7 +150,18 @@ fn convert_takes_a_metadata_override_as_the_reference() {
         {
             assert!(keys.contains(present), "{present}: {keys}");
         }
-        for absent in ["general.author", "general.sampling.temp", "card-tag", "ignored-by-the-reference"] {
+        // Empty values are not written (gguf-py's add_string/add_array skip them).
+        for absent in [
+            "general.author",
+            "general.sampling.temp",
+            "card-tag",
+            "ignored-by-the-reference",
+            "general.languages",
+            "general.doi",
+            "general.dataset.0.url",
+            "general.dataset.0.doi",
+            "general.license.link",
+        ] {
             assert!(!keys.contains(absent), "{absent}: {keys}");
         }
         assert_eq!(keys.contains("Named"), name.is_some(), "{keys}");

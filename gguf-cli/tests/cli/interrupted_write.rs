@@ -1,5 +1,5 @@
-//! SIGTERM or SIGINT during a write: the command removes its temporary file and exits 143 or 130
-//! (128 + the signal), leaving the folder as it was.
+//! SIGTERM, SIGINT or SIGHUP during a write: the command removes its temporary file and exits
+//! 143, 130 or 129 (128 + the signal), leaving the folder as it was.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -71,5 +71,6 @@ fn an_interrupted_quantize_removes_its_temporary_file() {
     let input = big_model(&dir);
     interrupt(&dir, &input, "TERM", 143);
     interrupt(&dir, &input, "INT", 130);
+    interrupt(&dir, &input, "HUP", 129);
     let _ = std::fs::remove_dir_all(&dir);
 }

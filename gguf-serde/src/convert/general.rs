@@ -553,6 +553,30 @@ pub fn ignored_override_keys(metadata_override: &Json) -> Vec<String> {
     }
 }
 
+/// Python's falsiness of a JSON value: `null`, `false`, `0`, `""`, `[]`, `{}`. gguf-py's
+/// `add_string` and `add_array` write nothing for such a value.
+fn falsy(v: &Json) -> bool {
+    match v {
+        Json::Null => true,
+        Json::Bool(b) => !b,
+        Json::Number(n) => n.as_f64() == Some(0.0),
+        Json::String(s) => s.is_empty(),
+        Json::Array(a) => a.is_empty(),
+        Json::Object(o) => o.is_empty(),
+    }
+}
+
+/// Whether gguf-py's writer skips `value` (`add_string` of `""`, `add_array` of `[]`): the
+/// reference writes no such key, though [`general_kv`] lists it, since an empty value still
+/// counts for the default file name (`naming_convention`) and stops the fallbacks.
+pub fn written_by_reference(value: &Value) -> bool {
+    match value {
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
+    }
+}
+
 fn json_kind(v: &Json) -> &'static str {
     match v {
         Json::Null => "null",
@@ -586,7 +610,8 @@ fn sampling_value(
     match f {
         #[allow(clippy::cast_possible_truncation)] // rounding to f32 is what the key stores
         Some(f) if (f as f32).is_finite() || !f.is_finite() => Ok(Value::F32(f as f32)),
-        _ => Err(wrong(file, field, key, "a number", v)),
+        Some(_) => Err(wrong(file, field, key, "a number within the f32 range", v)),
+        None => Err(wrong(file, field, key, "a number", v)),
     }
 }
 
@@ -630,6 +655,9 @@ fn apply_override(
             None => {}
             Some(Json::Null) => *target = None,
             Some(Json::String(s)) => *target = Some(s.clone()),
+            // false, 0, [], {}: set (no fallback replaces it), and not written, as the
+            // reference's add_string skips every falsy value
+            Some(v) if falsy(v) => *target = Some(String::new()),
             Some(other) => return Err(wrong(OVERRIDE_SOURCE, key, key, "a string", other)),
         }
     }
@@ -724,7 +752,9 @@ fn apply_id(m: &mut Meta, p: ModelIdParts) {
 /// `_name_or_path`, then the folder's name (`model_dir`'s last component), each through
 /// [`model_id_components`] and [`id_to_title`]; the folder's name itself if all fail;
 /// `general.size_label` from [`size_label`] when no name gave one and `params.total > 0`.
-/// `--model-name` is not taken here: the caller replaces `general.name` with it.
+/// `--model-name` is not taken here: the caller replaces `general.name` with it. Empty strings
+/// and arrays are listed (they name the default file), but the reference's writer skips them:
+/// filter with [`written_by_reference`] before writing.
 ///
 /// Errors: a value whose type its key cannot take ([`GeneralError::WrongType`]); a
 /// `metadata_override` that is not a JSON object ([`GeneralError::OverrideNotObject`]).
@@ -882,7 +912,8 @@ pub fn general_kv(
     let mut kv: Vec<(String, Value)> = vec![("general.type".into(), Value::String("model".into()))];
     for (slot, (suffix, _, int)) in sampling.iter().zip(SAMPLING) {
         let Some((file, field, v)) = slot else { continue };
-        if v.is_null() {
+        // None is not written; neither is a falsy sequence (add_string)
+        if v.is_null() || (suffix == "sequence" && falsy(v)) {
             continue;
         }
         let key = format!("general.sampling.{suffix}");
@@ -921,6 +952,10 @@ pub fn general_kv(
         for (i, entry) in list.iter().enumerate() {
             for field in SOURCE_FIELDS {
                 if let Some((_, v)) = entry.iter().find(|(k, _)| k == field) {
+                    if falsy(v) {
+                        // add_string(None or "") writes nothing
+                        continue;
+                    }
                     let key = format!("general.{group}.{i}.{field}");
                     let s = v.as_str().ok_or_else(|| wrong(file, field, &key, "a string", v))?;
                     kv.push((key, Value::String(s.to_string())));

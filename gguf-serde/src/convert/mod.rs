@@ -464,6 +464,8 @@ pub fn general_keys(
         version: text("general.version"),
         size_label: text("general.size_label"),
     };
+    // gguf-py's add_string/add_array write nothing for an empty value
+    kv.0.retain(|(_, v)| general::written_by_reference(v));
     Ok((kv, parts))
 }
 
