@@ -351,17 +351,18 @@ fn f8_weights_are_refused_naming_the_tensor() {
 }
 
 /// The reference always converts the tokenizer: a checkpoint without one it can read is refused
-/// (before anything is written), naming the file looked for last (Llama tries `tokenizer.model`,
-/// then `tokenizer.json` for `LlamaHfVocab` and GPT-2 BPE); `vocab: false` converts it without
-/// tokenizer keys.
+/// (before anything is written), naming both files looked for (Llama tries `tokenizer.model`,
+/// then `tokenizer.json` for `LlamaHfVocab` and GPT-2 BPE) and `--no-vocab` (`vocab: false`,
+/// which converts it without tokenizer keys).
 #[test]
-fn a_checkpoint_without_a_tokenizer_is_refused_naming_the_file() {
+fn a_checkpoint_without_a_tokenizer_is_refused_naming_the_files() {
     let Some(ckpt) = make_hf_llama("convert_novocab", HfLayout::TiedSingle, 16) else { return };
     let out = ckpt.parent().unwrap().join("novocab.gguf");
     let err = expect_err(&ckpt, &out);
-    let gguf_serde::convert::ConvertError::Vocab(v) = &err else { panic!("{err:?}") };
-    assert!(matches!(v, vocab::VocabError::NotFound { .. }), "{v:?}");
-    assert!(v.to_string().contains("tokenizer.json"), "{v}");
+    // Neither tokenizer file: both are named, and --no-vocab.
+    let gguf_serde::convert::ConvertError::UnsupportedTokenizer { what, .. } = &err else { panic!("{err:?}") };
+    assert!(what.contains("tokenizer.model") && what.contains("tokenizer.json"), "{what}");
+    assert!(err.to_string().contains("--no-vocab"), "{err}");
 }
 
 /// A BPE `tokenizer.json` whose pre-tokenizer the reference's table does not know (the tiny
