@@ -811,10 +811,13 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// removed and the target is untouched. A target that exists keeps its permissions; a new one
 /// gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
+/// On Linux the disk starts writing every 32 MiB as it reaches the file (`sync_file_range`), so
+/// the sync of [`commit`](Self::commit) mostly waits for the tail rather than the whole file.
 #[derive(Debug)]
 pub struct AtomicFile {
     out: BufWriter<std::fs::File>,
     pending: crate::container::atomic::PendingFile,
+    writeback: crate::container::atomic::Writeback,
 }
 
 impl AtomicFile {
@@ -825,7 +828,7 @@ impl AtomicFile {
     /// not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
         let (out, pending) = crate::container::atomic::create_temp(path.as_ref(), None)?;
-        Ok(AtomicFile { out, pending })
+        Ok(AtomicFile { out, pending, writeback: Default::default() })
     }
 
     /// Flushes, syncs to disk and renames the temporary file to the target path.
@@ -836,11 +839,19 @@ impl AtomicFile {
     pub fn commit(self) -> Result<()> {
         self.pending.commit(self.out)
     }
+
+    /// Flushes and syncs the temporary file without renaming it yet (several files renamed
+    /// together, as the shards of `--keep-split`).
+    pub(crate) fn seal(self) -> Result<crate::container::atomic::SealedFile> {
+        self.pending.seal(self.out)
+    }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.out.write(buf)
+        let n = self.out.write(buf)?;
+        self.writeback.wrote(n, &self.out);
+        Ok(n)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {

@@ -21,9 +21,9 @@ use crate::codec::{self, CodecError};
 // Named in the docs.
 #[cfg(doc)]
 use super::quantize::{plan, source_file_type};
-use crate::container::atomic::{create_temp, SealedFile};
+use crate::container::atomic::SealedFile;
 use crate::container::shard_path;
-use crate::container::{Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
+use crate::container::{AtomicFile, Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
 use crate::error::{Error, QuantizeError, Result, WriteError};
 use crate::format::keys::{SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::format::{Endian, GgmlType, Ne};
@@ -420,11 +420,10 @@ fn requantize_shards<S: Source + Sync>(
                     shard_kvs.push((key.to_owned(), OutKv::New(v)));
                 }
             }
-            let (file, pending) = create_temp(&path, None)?;
-            let mut w = GgufWriter::with_options(file, wopts)?;
+            let mut w = GgufWriter::with_options(AtomicFile::new(&path)?, wopts)?;
             let bytes = TensorBytes { data: &data, give_back: &give_back };
             write_body(&mut w, shard_kvs, &group, &bytes, meta.endian(), progress, &mut state)?;
-            sealed.push(pending.seal(w.finish()?)?);
+            sealed.push(w.finish()?.seal()?);
             state.report.paths.push(path);
         }
         for s in sealed {
