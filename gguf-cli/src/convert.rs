@@ -19,7 +19,9 @@ pub struct ConvertArgs {
     dir: PathBuf,
     /// The GGUF file to write (default: in MODEL_DIR, named as convert_hf_to_gguf.py names it,
     /// `{name}-{size label}-{TYPE}.gguf`). `{ftype}`/`{outtype}` and `{FTYPE}`/`{OUTTYPE}` in the
-    /// name are replaced by the output type in lower or upper case.
+    /// name are replaced by the output type in lower or upper case. A default name that would not
+    /// be one file name (a `/` in the finetune, version or size label, or over 255 bytes) is
+    /// refused before converting: give OUT then.
     #[arg(short, long, value_name = "OUT")]
     out: Option<PathBuf>,
     /// Type of the matrices: f32, f16, bf16, q8_0, or auto (bf16 or f16 as the checkpoint's
