@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Parser;
-use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertOptions, OutType};
+use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType};
 
 use crate::out::{outln, Out};
 use crate::split::parse_size;
@@ -19,7 +19,9 @@ pub struct ConvertArgs {
     dir: PathBuf,
     /// The GGUF file to write (default: in MODEL_DIR, named as convert_hf_to_gguf.py names it,
     /// `{name}-{size label}-{TYPE}.gguf`). `{ftype}`/`{outtype}` and `{FTYPE}`/`{OUTTYPE}` in the
-    /// name are replaced by the output type in lower or upper case.
+    /// name are replaced by the output type in lower or upper case. A default name that would not
+    /// be one file name (a `/` in the finetune, version or size label, or over 255 bytes) is
+    /// refused before converting: give OUT then.
     #[arg(short, long, value_name = "OUT")]
     out: Option<PathBuf>,
     /// Type of the matrices: f32, f16, bf16, q8_0, or auto (bf16 or f16 as the checkpoint's
@@ -77,7 +79,7 @@ fn fill_template(name: &str, outtype: OutType) -> String {
 /// Runs `gguf convert`.
 pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let outtype: OutType = args.outtype.to_lowercase().parse().map_err(anyhow::Error::msg)?;
-    let ckpt = Checkpoint::open(&args.dir).with_context(|| args.dir.display().to_string())?;
+    let ckpt = Checkpoint::open(&args.dir).map_err(|e| in_dir(e, &args.dir))?;
     let card = model_card(&args.dir)?;
     let overrides = match &args.metadata {
         Some(p) => Some(metadata_override(p)?),
@@ -95,7 +97,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         ..ConvertOptions::new(outtype)
     };
     // Everything is checked here, before a file is created.
-    let plan = plan(&ckpt, &opts).with_context(|| args.dir.display().to_string())?;
+    let plan = plan(&ckpt, &opts).map_err(|e| in_dir(e, &args.dir))?;
     let out = match &args.out {
         Some(o) => {
             let name = o.file_name().and_then(|n| n.to_str()).map(|n| fill_template(n, plan.outtype));
@@ -104,7 +106,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
                 None => o.clone(),
             }
         }
-        None => args.dir.join(&plan.default_file_name),
+        None => args.dir.join(plan.default_file_name()?),
     };
     // An existing folder: the default name inside it, as the reference writes it. A name ending
     // in a separator means a folder too: one that does not exist is refused, not taken as a file.
@@ -113,7 +115,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             bail!("{}: no such folder", o.display());
         }
     }
-    let out = if out.is_dir() { out.join(&plan.default_file_name) } else { out };
+    let out = if out.is_dir() { out.join(plan.default_file_name()?) } else { out };
     if let Some(input) = input_file(&ckpt, &out) {
         // Even with --force: the atomic write would replace the checkpoint's own file.
         bail!("{} is a file of the checkpoint being converted; choose another OUT", input.display());
@@ -137,6 +139,17 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `e` with the checkpoint folder `dir` as context, unless its message names a file or folder
+/// itself ([`ConvertError::path`]: the folder, or a file in it), so that the folder is printed
+/// once.
+fn in_dir(e: ConvertError, dir: &Path) -> anyhow::Error {
+    if e.path().is_some() {
+        e.into()
+    } else {
+        anyhow::Error::new(e).context(dir.display().to_string())
+    }
 }
 
 /// The `--metadata` file: JSON, as the reference reads it (`Metadata.load_metadata_override`),

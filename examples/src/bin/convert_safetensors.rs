@@ -46,7 +46,10 @@ fn main() -> Result<()> {
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions { name: args.name.as_deref(), progress: Some(&inc), ..ConvertOptions::new(args.outtype) };
     let plan = plan_with(&ckpt, &MyLlama, &opts)?;
-    let out = args.out.clone().unwrap_or_else(|| args.dir.join(&plan.default_file_name));
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => args.dir.join(plan.default_file_name()?),
+    };
     bar.set_length(plan.source_bytes());
     let report = write_plan(&plan, &out, &opts).with_context(|| format!("writing {}", out.display()))?;
     bar.finish_and_clear();

@@ -297,6 +297,9 @@ fn convert_refuses_a_checkpoint_without_a_tokenizer_unless_told() {
     let err = text(&o.stderr);
     assert!(err.contains("no tokenizer: neither tokenizer.model (SentencePiece) nor tokenizer.json (BPE)"), "{err}");
     assert!(err.contains("--no-vocab"), "{err}");
+    // The folder is named once (the error names it; the command adds it only to errors that
+    // name no file).
+    assert_eq!(err.matches(ckpt.to_str().unwrap()).count(), 1, "{err}");
     assert!(!out.exists());
     // With only one of them missing, the one read is named with what is wrong in it.
     std::fs::write(ckpt.join("tokenizer.model"), b"not a protobuf").unwrap();
@@ -305,4 +308,53 @@ fn convert_refuses_a_checkpoint_without_a_tokenizer_unless_told() {
     assert!(text(&o.stderr).contains("tokenizer.model"), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("no tokenizer"), "{}", text(&o.stderr));
     assert!(!out.exists());
+}
+
+/// The files a folder holds, sorted.
+fn listing(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// A default output file name that would not be one file name is refused before anything is
+/// written, naming the key and its value: a `/` in `general.finetune` (the reference would open
+/// `{dir}/…-a/b-F16.gguf` in a folder that does not exist, after converting), or a name over 255
+/// bytes (which would fail at the final rename). Naming the output file converts it.
+#[test]
+fn convert_refuses_a_default_name_that_is_not_one_file_name() {
+    let Some(ckpt) = make_hf_llama("cli_convert_bad_name", HfLayout::TiedSingle, 37) else { return };
+    let before = listing(&ckpt);
+    let meta = ckpt.parent().unwrap().join("slash.json");
+    std::fs::write(&meta, r#"{"general.finetune": "a/b"}"#).unwrap();
+    let args = ["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "f32"];
+    let o = gguf(&[&args[..], &["--metadata", meta.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains(r#"general.finetune = "a/b" would put a path separator"#), "{err}");
+    assert_eq!(listing(&ckpt), before);
+    // The same for an OUT that is a folder (the default name inside it).
+    let folder = ckpt.parent().unwrap().join("bad-name-out");
+    std::fs::create_dir_all(&folder).unwrap();
+    let o = gguf(&[&args[..], &["--metadata", meta.to_str().unwrap(), "-o", folder.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(listing(&folder).is_empty());
+    // A name over NAME_MAX: refused with its length, nothing written.
+    let long = "n".repeat(250);
+    let o = gguf(&[&args[..], &["--model-name", &long]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("bytes, more than the 255 a file name may have"), "{err}");
+    assert_eq!(listing(&ckpt), before);
+    // An OUT whose own file name is too long: refused before the temporary file is made.
+    let o = gguf(&[&args[..], &["-o", folder.join(format!("{long}-long-name.gguf")).to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("the output file name is 265 bytes"), "{}", text(&o.stderr));
+    assert!(listing(&folder).is_empty());
+    // An OUT file: the default name is not needed, and the override is written as it is.
+    let out = folder.join("named.gguf");
+    let o = gguf(&[&args[..], &["--metadata", meta.to_str().unwrap(), "-o", out.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&gguf(&["inspect", out.to_str().unwrap()]).stdout).contains("a/b"));
 }

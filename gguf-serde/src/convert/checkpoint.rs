@@ -261,12 +261,13 @@ impl Checkpoint {
 
     /// Lets the system drop the resident pages of `data` (a tensor's bytes, see
     /// [`SourceTensor::data`]) from this process's mappings, as [`write_plan`](super::write_plan)
-    /// does after converting each tensor, so that the resident size stays about a chunk of rows
-    /// rather than growing to the size of the mapped files. The data stays valid: a later read
-    /// maps the pages again from the file (from the page cache when they are still there). Only
-    /// the whole pages inside `data` are released; a slice not inside one of this checkpoint's
-    /// mappings, and any error of the system call, are ignored (it is only advice). The release is
-    /// [`Source::release`](crate::container::Source::release) of the mapping that holds `data`.
+    /// does with each chunk of rows once it is converted, so that the resident size stays about
+    /// a chunk of rows rather than growing to the size of the mapped files. The data stays
+    /// valid: a later read maps the pages again from the file (from the page cache when they are
+    /// still there). Only the whole pages inside `data` are released; a slice not inside one of
+    /// this checkpoint's mappings, and any error of the system call, are ignored (it is only
+    /// advice). The release is [`Source::release`](crate::container::Source::release) of the
+    /// mapping that holds `data`.
     pub fn release(&self, data: &[u8]) {
         use crate::container::Source;
         let (start, len) = (data.as_ptr() as usize, data.len());

@@ -566,10 +566,10 @@ fn falsy(v: &Json) -> bool {
     }
 }
 
-/// Whether gguf-py's writer skips `value` (`add_string` of `""`, `add_array` of `[]`): the
-/// reference writes no such key, though [`general_kv`] lists it, since an empty value still
-/// counts for the default file name (`naming_convention`) and stops the fallbacks.
-pub fn written_by_reference(value: &Value) -> bool {
+/// Whether gguf-py's writer writes `value`: it skips an empty one (`add_string` of `""`,
+/// `add_array` of `[]`), which still counts for the default file name (`naming_convention`) and
+/// stops the fallbacks.
+fn written_by_reference(value: &Value) -> bool {
     match value {
         Value::String(s) => !s.is_empty(),
         Value::Array(a) => !a.is_empty(),
@@ -736,6 +736,79 @@ fn apply_id(m: &mut Meta, p: ModelIdParts) {
     }
 }
 
+/// The parts of a default output file name (gguf-py's `naming_convention`), as the model's
+/// `general.*` keys give them, empty values included (see [`GeneralKeys::name_parts`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameParts {
+    /// `general.name`.
+    pub name: Option<String>,
+    /// `general.basename` (preferred over the name).
+    pub basename: Option<String>,
+    /// `general.finetune`.
+    pub finetune: Option<String>,
+    /// `general.version`.
+    pub version: Option<String>,
+    /// `general.size_label`.
+    pub size_label: Option<String>,
+}
+
+/// The `general.*` keys [`general_kv`] made: the keys to write ([`keys`](Self::keys)) and the
+/// parts of the default file name ([`name_parts`](Self::name_parts)).
+///
+/// The two differ on purpose, as in the reference (gguf-py's `Metadata.set_gguf_meta_model` and
+/// `naming_convention`): an empty string or array (`general.finetune = ""` from a metadata
+/// override, an empty `tags` list in the model card) is not written, since gguf-py's
+/// `add_string` and `add_array` skip it, but still counts for the file name and stops the
+/// fallbacks. Only the keys to write are given out, so that a caller cannot write an empty one.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GeneralKeys {
+    /// Every key made, in the reference's order, empty values included.
+    all: Vec<(String, Value)>,
+}
+
+impl GeneralKeys {
+    /// Sets `general.name` (the reference's `--model-name`, which replaces the name found): in
+    /// its place when the keys have it, else appended. An empty `name` is not written, and names
+    /// the file as an empty name does in the reference.
+    pub fn set_name(&mut self, name: &str) {
+        let value = Value::String(name.to_owned());
+        match self.all.iter_mut().find(|(k, _)| k == "general.name") {
+            Some(slot) => slot.1 = value,
+            None => self.all.push(("general.name".to_owned(), value)),
+        }
+    }
+
+    /// The keys to write, in the reference's order, without the empty strings and arrays that
+    /// gguf-py's writer skips.
+    pub fn keys(&self) -> impl Iterator<Item = &(String, Value)> {
+        self.all.iter().filter(|(_, v)| written_by_reference(v))
+    }
+
+    /// [`keys`](Self::keys), owned.
+    pub fn into_keys(self) -> Vec<(String, Value)> {
+        self.all.into_iter().filter(|(_, v)| written_by_reference(v)).collect()
+    }
+
+    /// The parts of the default output file name: `general.name`, `general.basename`,
+    /// `general.finetune`, `general.version` and `general.size_label` as made, an empty one
+    /// included (the reference names the file from its metadata, not from what it wrote).
+    pub fn name_parts(&self) -> NameParts {
+        let text = |key: &str| {
+            self.all.iter().find(|(k, _)| k == key).and_then(|(_, v)| match v {
+                Value::String(s) => Some(s.clone()),
+                _ => None,
+            })
+        };
+        NameParts {
+            name: text("general.name"),
+            basename: text("general.basename"),
+            finetune: text("general.finetune"),
+            version: text("general.version"),
+            size_label: text("general.size_label"),
+        }
+    }
+}
+
 /// The `general.*` keys from `general.type` to `general.languages`, in the reference's order
 /// with its types (see the module docs), for the checkpoint in `model_dir`.
 ///
@@ -752,9 +825,10 @@ fn apply_id(m: &mut Meta, p: ModelIdParts) {
 /// `_name_or_path`, then the folder's name (`model_dir`'s last component), each through
 /// [`model_id_components`] and [`id_to_title`]; the folder's name itself if all fail;
 /// `general.size_label` from [`size_label`] when no name gave one and `params.total > 0`.
-/// `--model-name` is not taken here: the caller replaces `general.name` with it. Empty strings
-/// and arrays are listed (they name the default file), but the reference's writer skips them:
-/// filter with [`written_by_reference`] before writing.
+/// `--model-name` is not taken here: the caller replaces `general.name` with it
+/// ([`GeneralKeys::set_name`]). The keys to write ([`GeneralKeys::keys`]) leave out the empty
+/// strings and arrays, as the reference's writer does; the default file name's parts
+/// ([`GeneralKeys::name_parts`]) still take them, as the reference's `naming_convention` does.
 ///
 /// Errors: a value whose type its key cannot take ([`GeneralError::WrongType`]); a
 /// `metadata_override` that is not a JSON object ([`GeneralError::OverrideNotObject`]).
@@ -765,7 +839,7 @@ pub fn general_kv(
     model_card: Option<&Json>,
     generation_config: Option<&Json>,
     metadata_override: Option<&Json>,
-) -> Result<Vec<(String, Value)>, GeneralError> {
+) -> Result<GeneralKeys, GeneralError> {
     let overrides = match metadata_override {
         None => None,
         Some(Json::Object(o)) => Some(o),
@@ -969,7 +1043,7 @@ pub fn general_kv(
     if let Some(l) = &m.languages {
         kv.push(("general.languages".into(), Value::Array(Array::String(l.clone()))));
     }
-    Ok(kv)
+    Ok(GeneralKeys { all: kv })
 }
 
 /// `general.file_type` (u32): llama.cpp's file type number of the output (`LlamaFileType`:

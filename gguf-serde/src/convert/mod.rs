@@ -136,9 +136,47 @@ pub enum ConvertError {
     /// The `general.*` keys could not be made.
     #[error("general metadata")]
     General(#[from] general::GeneralError),
+    /// The default output file name ([`default_file_name`]) would not be one file name: a
+    /// part of it holds a path separator or a NUL. Refused before anything is written.
+    #[error("{key} = {value:?} would put a path separator (or NUL) into the default output file name; name the output file, or give {key} another value")]
+    FileNameNotPlain {
+        /// The key whose value names the file (`general.finetune`, `general.name`, ...).
+        key: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// An output file name (the default one, [`default_file_name`], or one that [`write_plan`]
+    /// would create) is longer than [`FILE_NAME_MAX`] bytes, which no file system takes.
+    /// Refused before anything is written.
+    #[error("the output file name is {len} bytes, more than the {max} a file name may have: {name}", max = FILE_NAME_MAX)]
+    FileNameTooLong {
+        /// The file name (without folder).
+        name: String,
+        /// Its length in bytes.
+        len: usize,
+    },
     /// Writing the GGUF file failed.
     #[error(transparent)]
     Gguf(#[from] crate::Error),
+}
+
+impl ConvertError {
+    /// The file or folder the error's message names, if any: the file of [`ConvertError::Io`],
+    /// [`ConvertError::Json`], [`ConvertError::SafeTensors`] and
+    /// [`ConvertError::UnsupportedTokenizer`] (the checkpoint folder when it has no tokenizer
+    /// file at all), and of the tokenizer error in [`ConvertError::Vocab`]. A caller that adds
+    /// the checkpoint folder as context needs to add it only when this is `None`, so that the
+    /// folder is not printed twice.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            ConvertError::Io { path, .. }
+            | ConvertError::Json { path, .. }
+            | ConvertError::SafeTensors { path, .. }
+            | ConvertError::UnsupportedTokenizer { path, .. } => Some(path),
+            ConvertError::Vocab(v) => Some(v.path()),
+            _ => None,
+        }
+    }
 }
 
 type Result<T, E = ConvertError> = std::result::Result<T, E>;
@@ -254,38 +292,69 @@ pub fn output_type(gguf_name: &str, shape: &[u64], outtype: OutType) -> GgmlType
     }
 }
 
-pub use general::{size_label, ParamCounts};
-
-/// The parts of a default output file name (gguf-py's `naming_convention`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NameParts {
-    /// `general.name`.
-    pub name: Option<String>,
-    /// `general.basename` (preferred over the name).
-    pub basename: Option<String>,
-    /// `general.finetune`.
-    pub finetune: Option<String>,
-    /// `general.version`.
-    pub version: Option<String>,
-    /// `general.size_label`.
-    pub size_label: Option<String>,
-}
+pub use general::{size_label, GeneralKeys, NameParts, ParamCounts};
 
 /// gguf-py's `naming_convention` for a model: `{base or name}-{size}-{finetune}-{version}-{TYPE}`
-/// with absent parts left out, spaces (and `/` in the name) as `-`, `ggml-model` without a name.
-/// The reference's default output file is this plus `.gguf`, in the model folder
-/// (`convert_hf_to_gguf.py` writes into `dir_model` when no `--outfile` is given).
+/// with absent parts left out, spaces (and `/` in the name) as `-` in the name, finetune and
+/// version (the size label as it is), `ggml-model` without a name. The reference's default output
+/// file is this plus `.gguf`, in the model folder (`convert_hf_to_gguf.py` writes into
+/// `dir_model` when no `--outfile` is given); [`default_file_name`] checks that it is one file
+/// name.
 pub fn naming_convention(p: &NameParts, outtype: OutType) -> String {
-    let clean = |s: &str| s.trim().replace([' ', '/'], "-");
-    let name = p.basename.as_deref().or(p.name.as_deref()).map_or_else(|| "ggml-model".to_owned(), clean);
-    let mut out = name;
-    for part in [&p.size_label, &p.finetune, &p.version].into_iter().flatten() {
-        out.push('-');
-        out.push_str(&part.trim().replace(' ', "-"));
+    naming_parts(p).iter().map(|(_, _, part)| part.as_str()).chain([outtype.label()]).collect::<Vec<_>>().join("-")
+}
+
+/// The parts [`naming_convention`] joins, but the type: (key, value, as written in the name).
+fn naming_parts(p: &NameParts) -> Vec<(&'static str, &str, String)> {
+    let dashes = |s: &str| s.trim().replace(' ', "-");
+    let mut out = Vec::with_capacity(4);
+    match (&p.basename, &p.name) {
+        (Some(b), _) => out.push(("general.basename", b.as_str(), dashes(b).replace('/', "-"))),
+        (None, Some(n)) => out.push(("general.name", n.as_str(), dashes(n).replace('/', "-"))),
+        (None, None) => out.push(("", "", "ggml-model".to_owned())),
     }
-    out.push('-');
-    out.push_str(&outtype.label().to_uppercase());
+    if let Some(s) = &p.size_label {
+        out.push(("general.size_label", s.as_str(), s.clone()));
+    }
+    for (key, v) in [("general.finetune", &p.finetune), ("general.version", &p.version)] {
+        if let Some(v) = v {
+            out.push((key, v.as_str(), dashes(v)));
+        }
+    }
     out
+}
+
+/// The longest file name, in bytes, that [`default_file_name`] and [`write_plan`] accept:
+/// `NAME_MAX` of Linux, macOS and Windows file systems.
+pub const FILE_NAME_MAX: usize = 255;
+
+/// The reference's default output file name, [`naming_convention`] plus `.gguf`, checked to be
+/// one plain file name, so that a conversion that would write elsewhere or fail at the end is
+/// refused before it starts. (The reference would try to write it and fail, or write into a
+/// folder named by a part, after converting.)
+///
+/// # Errors
+/// [`ConvertError::FileNameNotPlain`] naming the key and value when a part holds a path separator
+/// (`/`; also `\` on Windows) or a NUL, as `general.finetune = "a/b"` from a metadata override
+/// would (the name's `/` becomes `-`, as in the reference); [`ConvertError::FileNameTooLong`]
+/// when the name is longer than [`FILE_NAME_MAX`] bytes.
+pub fn default_file_name(p: &NameParts, outtype: OutType) -> Result<String> {
+    for (key, value, part) in naming_parts(p) {
+        if part.chars().any(|c| std::path::is_separator(c) || c == '\0') {
+            return Err(ConvertError::FileNameNotPlain { key, value: value.to_owned() });
+        }
+    }
+    let name = format!("{}.gguf", naming_convention(p, outtype));
+    check_name_length(&name)?;
+    Ok(name)
+}
+
+/// [`ConvertError::FileNameTooLong`] for a file name over [`FILE_NAME_MAX`] bytes.
+fn check_name_length(name: &str) -> Result<()> {
+    if name.len() > FILE_NAME_MAX {
+        return Err(ConvertError::FileNameTooLong { name: name.to_owned(), len: name.len() });
+    }
+    Ok(())
 }
 
 /// Options of [`plan`] and [`convert`].
@@ -382,16 +451,25 @@ pub struct Plan<'a> {
     pub tensors: Vec<PlannedTensor<'a>>,
     /// The parameter counts of the tensors.
     pub params: ParamCounts,
-    /// The reference's default output file name (without folder), e.g.
-    /// `tiny-llama-hf-86K-F16.gguf`.
-    pub default_file_name: String,
-    /// The checkpoint the source tensors are borrowed from: [`write_plan`] calls
-    /// [`Checkpoint::release`] with each source tensor's data once it is converted (`None`:
-    /// nothing is released, the mapped pages stay resident until the checkpoint is dropped).
-    pub checkpoint: Option<&'a Checkpoint>,
+    /// The parts of the reference's default output file name ([`Plan::default_file_name`]).
+    pub name_parts: NameParts,
+    /// The checkpoint the source tensors are borrowed from, whose mapped pages [`write_plan`]
+    /// releases ([`Checkpoint::release`]) as each chunk is converted.
+    checkpoint: &'a Checkpoint,
 }
 
 impl Plan<'_> {
+    /// The reference's default output file name (without folder), e.g.
+    /// `tiny-llama-hf-86K-F16.gguf`: [`default_file_name`] of [`Plan::name_parts`] and the
+    /// resolved output type.
+    ///
+    /// # Errors
+    /// As [`default_file_name`]: [`ConvertError::FileNameNotPlain`],
+    /// [`ConvertError::FileNameTooLong`].
+    pub fn default_file_name(&self) -> Result<String> {
+        default_file_name(&self.name_parts, self.outtype)
+    }
+
     /// Bytes of source data the conversion reads (the progress total).
     pub fn source_bytes(&self) -> u64 {
         self.tensors.iter().map(PlannedTensor::source_bytes).sum()
@@ -423,10 +501,11 @@ fn out_shape(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Vec<
 }
 
 /// The general keys (`Metadata.set_gguf_meta_model`), from `general.type`
-/// ([`general::general_kv`], with `generation_config.json` when the folder has one), and the
-/// parts of the default file name they give. `name` (`--model-name`) replaces `general.name`.
-/// `model_card` is the card's front matter parsed from YAML ([`ConvertOptions::model_card`]);
-/// `metadata_override` the `--metadata` file's JSON ([`ConvertOptions::metadata_override`]).
+/// ([`general::general_kv`], with `generation_config.json` when the folder has one): the keys to
+/// write and the parts of the default file name they give ([`GeneralKeys`]). `name`
+/// (`--model-name`) replaces `general.name` ([`GeneralKeys::set_name`]). `model_card` is the
+/// card's front matter parsed from YAML ([`ConvertOptions::model_card`]); `metadata_override` the
+/// `--metadata` file's JSON ([`ConvertOptions::metadata_override`]).
 ///
 /// # Errors
 /// [`ConvertError::Json`] for a `generation_config.json` that is not JSON;
@@ -438,7 +517,7 @@ pub fn general_keys(
     name: Option<&str>,
     model_card: Option<&serde_json::Value>,
     metadata_override: Option<&serde_json::Value>,
-) -> Result<(Kvs, NameParts)> {
+) -> Result<GeneralKeys> {
     let gen_path = dir.join("generation_config.json");
     let generation = match std::fs::read(&gen_path) {
         Ok(bytes) => Some(
@@ -448,25 +527,11 @@ pub fn general_keys(
         Err(_) => None,
     };
     let config_json = serde_json::Value::Object(config.raw.clone());
-    let mut kv = Kvs::default();
-    kv.extend(general::general_kv(dir, &config_json, counts, model_card, generation.as_ref(), metadata_override)?);
+    let mut keys = general::general_kv(dir, &config_json, counts, model_card, generation.as_ref(), metadata_override)?;
     if let Some(n) = name {
-        kv.set("general.name", Value::String(n.to_owned()));
+        keys.set_name(n);
     }
-    let text = |k: &str| match kv.get(k) {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let parts = NameParts {
-        name: text("general.name"),
-        basename: text("general.basename"),
-        finetune: text("general.finetune"),
-        version: text("general.version"),
-        size_label: text("general.size_label"),
-    };
-    // gguf-py's add_string/add_array write nothing for an empty value
-    kv.0.retain(|(_, v)| general::written_by_reference(v));
-    Ok((kv, parts))
+    Ok(keys)
 }
 
 /// The tokenizer, per architecture (`set_vocab`), through [`vocab`].
@@ -606,16 +671,15 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     kvs.set("general.architecture", Value::String(arch.name().into()));
     arch.early_keys(&cx, &mut kvs)?;
     kvs.set("general.type", Value::String("model".into()));
-    let (general, parts) =
-        general_keys(&ckpt.dir, config, &params, opts.name, opts.model_card, opts.metadata_override)?;
-    kvs.extend(general.0);
+    let general = general_keys(&ckpt.dir, config, &params, opts.name, opts.model_card, opts.metadata_override)?;
+    let name_parts = general.name_parts();
+    kvs.extend(general.into_keys());
     arch.parameters(&cx, outtype.file_type(), &mut kvs)?;
     kvs.set("general.quantization_version", Value::U32(2));
     if opts.vocab {
         arch.vocab(&cx, &mut kvs)?;
     }
-    let default_file_name = format!("{}.gguf", naming_convention(&parts, outtype));
-    Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, default_file_name, checkpoint: Some(ckpt) })
+    Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, name_parts, checkpoint: ckpt })
 }
 
 /// What [`convert`] wrote.
@@ -668,9 +732,19 @@ pub fn convert_with(
 /// Writes a planned conversion to `out` (see [`convert`]).
 ///
 /// # Errors
-/// [`ConvertError::Gguf`] (I/O, and data that does not match its declared size); on error no
-/// file is left at `out`.
+/// [`ConvertError::FileNameTooLong`] before anything is written when a file name to create (`out`,
+/// or with [`ConvertOptions::split_max_size`] the shards and the unsplit temporary) is longer than
+/// [`FILE_NAME_MAX`] bytes; [`ConvertError::Gguf`] (I/O, and data that does not match its
+/// declared size). On error no file is left at `out`.
 pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<ConvertReport> {
+    let file_name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    check_name_length(&file_name)?;
+    if opts.split_max_size.is_some() {
+        // the shards (`-00001-of-00002.gguf`) and the temporary (`.{stem}.unsplit.tmp`)
+        let stem = out.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        check_name_length(&format!("{stem}-00001-of-00001.gguf"))?;
+        check_name_length(&format!(".{stem}.unsplit.tmp"))?;
+    }
     let files = match opts.split_max_size {
         None => {
             write_one(plan, out, opts)?;
@@ -704,11 +778,7 @@ fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<(
     }
     for t in &plan.tensors {
         let mut dw = w.tensor_data_writer()?;
-        let release = |done: &[u8]| {
-            if let Some(ckpt) = plan.checkpoint {
-                ckpt.release(done);
-            }
-        };
+        let release = |done: &[u8]| plan.checkpoint.release(done);
         stream_tensor(t, opts, &mut |piece| dw.write(piece), &release)?;
         dw.finish()?;
     }

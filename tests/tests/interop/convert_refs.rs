@@ -66,7 +66,7 @@ fn general_keys_equal_the_references() {
             })
             .collect();
         let ours_json: Vec<Json> = ours
-            .iter()
+            .keys()
             .map(|(k, v)| match v {
                 Value::String(s) => serde_json::json!({"key": k, "type": "string", "value": s}),
                 Value::U32(n) => serde_json::json!({"key": k, "type": "u32", "value": n}),

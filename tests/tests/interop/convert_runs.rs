@@ -25,15 +25,21 @@
 //!   numpy pass is compared twice: with `--ggml-gelu` (the same F16 rounding, else transformers'
 //!   math) within [`TOL`], and with transformers' exact GELU within [`GEMMA_EXACT_GELU_TOL`]
 //!   (measured: 2.6e-4).
+//!
+//! A metadata override (`gguf convert --metadata FILE`, `ConvertOptions::metadata_override`):
+//! ggml's reader reads every key it sets, those only an override gives among them
+//! (`general.url`, `general.doi`, `general.uuid`, `general.repo_url`, `general.quantized_by`),
+//! with the type and value the reference writes, compared with lines written from the expected
+//! values alone (`gguf_tests::ggml_read::ggml_kv_line`), and the whole file as ours reads it.
 
 use std::io::Write as _;
 use std::path::Path;
 
-use gguf_serde::convert::{convert, ConvertOptions, OutType};
+use gguf_serde::convert::{convert, plan, write_plan, Checkpoint, ConvertOptions, OutType};
 use gguf_serde::ops::edit::{rewrite_file, Edit};
-use gguf_serde::Value;
+use gguf_serde::{Array, Value};
 use gguf_tests::convert_refs::{convert_ref, convert_ref_cases, make_convert_case};
-use gguf_tests::ggml_read::assert_ggml_reads_as_we_do;
+use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_kv_line, ggml_read_dump};
 use gguf_tests::{llama_run_harness, llama_run_logits, python, run_py, run_py_text, sha256};
 use serde_json::Value as Json;
 
@@ -183,4 +189,101 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
         report.push(line);
     }
     assert!(failures.is_empty(), "{}\nall cases:\n{}", failures.join("\n"), report.join("\n"));
+}
+
+/// ggml reads each key a metadata override sets with the type and value the reference writes
+/// (gguf-py's `Metadata.set_gguf_meta_model`: strings, the sampling keys as i32 or f32, the lists
+/// as counts and per-entry strings, tags and languages as arrays of strings); the file is the
+/// Llama 2 case converted as `gguf convert --metadata FILE` converts it (model card included),
+/// under its default name.
+#[test]
+fn ggml_reads_every_key_of_a_metadata_override() {
+    let Some(harness) = llama_run_harness() else { return };
+    let Some(py) = python() else { return };
+    let case = "tiny-Llama-2-chat-hf";
+    let Some(dir) = make_convert_case(case) else { return };
+    let card = run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
+    let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+    // The string keys (override-only ones included) with a value each, one with bytes ggml_read
+    // escapes (space, quote, backslash, UTF-8).
+    let strings = [
+        ("general.name", "Override Name"),
+        ("general.author", "An Author"),
+        ("general.version", "v3"),
+        ("general.organization", "Some Org"),
+        ("general.finetune", "chat"),
+        ("general.basename", "Zed"),
+        ("general.description", "From the \"override\": \\ é ✓"),
+        ("general.quantized_by", "someone"),
+        ("general.size_label", "7B"),
+        ("general.license.name", "tiny licence"),
+        ("general.license.link", "https://example.org/licence"),
+        ("general.url", "https://example.org/zed"),
+        ("general.doi", "10.1234/zed"),
+        ("general.uuid", "2a6b9f0e-1c3d-4e5f-8a9b-0c1d2e3f4a5b"),
+        ("general.repo_url", "https://example.org/zed.git"),
+        ("general.source.url", "https://example.org/source"),
+        ("general.source.doi", "10.1234/source"),
+        ("general.source.uuid", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"),
+        ("general.source.repo_url", "https://example.org/source.git"),
+        ("general.sampling.sequence", "kt"),
+    ];
+    let mut json = serde_json::Map::new();
+    for (k, v) in strings {
+        json.insert(k.to_owned(), Json::String(v.to_owned()));
+    }
+    let extra = serde_json::json!({
+        "general.sampling.top_k": 40, "general.sampling.temp": 0.7, "general.sampling.mirostat": 2,
+        "general.sampling.mirostat_eta": 0.1,
+        "general.base_models": [{"name": "Base", "organization": "Org", "repo_url": "https://example.org/base"}],
+        "general.datasets": [{"name": "Data", "url": "https://example.org/data"}],
+        "general.tags": ["override-tag", "two"], "general.languages": ["en", "fr"]
+    });
+    json.extend(extra.as_object().expect("an object").clone());
+    let meta = Json::Object(json);
+    let mut expected: Vec<(&str, Value)> = strings.iter().map(|(k, v)| (*k, Value::String((*v).to_owned()))).collect();
+    let s = |v: &str| Value::String(v.to_owned());
+    let tags = |v: &[&str]| Value::Array(Array::String(v.iter().map(|x| (*x).to_owned()).collect()));
+    expected.extend([
+        ("general.sampling.top_k", Value::I32(40)),
+        ("general.sampling.temp", Value::F32(0.7)),
+        ("general.sampling.mirostat", Value::I32(2)),
+        ("general.sampling.mirostat_eta", Value::F32(0.1)),
+        ("general.base_model.count", Value::U32(1)),
+        ("general.base_model.0.name", s("Base")),
+        ("general.base_model.0.organization", s("Org")),
+        ("general.base_model.0.repo_url", s("https://example.org/base")),
+        ("general.dataset.count", Value::U32(1)),
+        ("general.dataset.0.name", s("Data")),
+        ("general.dataset.0.url", s("https://example.org/data")),
+        ("general.tags", tags(&["override-tag", "two"])),
+        ("general.languages", tags(&["en", "fr"])),
+    ]);
+
+    let ckpt = Checkpoint::open(&*dir).unwrap();
+    let opts = ConvertOptions {
+        model_card: card.as_ref(),
+        metadata_override: Some(&meta),
+        ..ConvertOptions::new(OutType::F32)
+    };
+    let p = plan(&ckpt, &opts).unwrap_or_else(|e| panic!("{case}: {e:?}"));
+    let name = p.default_file_name().unwrap();
+    assert_eq!(name, "Zed-7B-chat-v3-F32.gguf");
+    let out = dir.tmp.join(&name);
+    write_plan(&p, &out, &opts).unwrap_or_else(|e| panic!("{case}: {e:?}"));
+
+    let dump = ggml_read_dump(&harness, &out);
+    let mut missing = Vec::new();
+    for (key, value) in &expected {
+        let want = ggml_kv_line(key, value);
+        let prefix = format!("kv {key} ");
+        let got: Vec<&String> = dump.iter().filter(|l| l.starts_with(&prefix)).collect();
+        match got.as_slice() {
+            [line] if **line == want => {}
+            _ => missing.push(format!("{key}: ggml read {got:?}, expected {want:?}")),
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    // ggml's reading of the whole file (header, every key, every tensor's data) is ours.
+    assert_ggml_reads_as_we_do(&harness, &out);
 }

@@ -148,7 +148,8 @@ fn auto_outtype_follows_the_first_matrix() {
     let ck = Checkpoint::open(&ckpt).unwrap();
     let p = plan(&ck, &ConvertOptions { vocab: false, ..ConvertOptions::new(OutType::Auto) }).unwrap();
     assert_eq!(p.outtype, OutType::BF16);
-    assert!(p.default_file_name.ends_with("-BF16.gguf"), "{}", p.default_file_name);
+    let name = p.default_file_name().expect("default file name");
+    assert!(name.ends_with("-BF16.gguf"), "{name}");
 }
 
 /// Rows of Q and K land where `LlamaModel.permute` puts them, with the query heads for Q and the

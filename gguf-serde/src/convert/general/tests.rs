@@ -97,8 +97,8 @@ fn size_labels_as_the_reference_wrote_them() {
     );
 }
 
-fn strings(kv: &[(String, Value)]) -> Vec<(String, String)> {
-    kv.iter()
+fn strings(kv: &GeneralKeys) -> Vec<(String, String)> {
+    kv.keys()
         .map(|(k, v)| {
             let s = match v {
                 Value::String(s) => s.clone(),
@@ -311,4 +311,27 @@ fn a_metadata_override_replaces_and_removes_keys() {
         general_kv(Path::new("m"), &json!({}), &counts, None, None, Some(&json!({"general.sampling.top_p": 1e300})))
             .unwrap_err();
     assert!(err.to_string().contains("expected a number"), "{err}");
+}
+
+#[test]
+fn empty_values_name_the_file_but_are_not_written() {
+    // gguf-py's add_string("") and add_array([]) write nothing, but Metadata keeps the empty
+    // values: the finetune "" stops the fallback from the folder's name and names the file.
+    let counts = ParamCounts { total: 4_184_384, ..Default::default() };
+    let o = json!({"general.finetune": "", "general.tags": [], "general.author": "someone"});
+    let mut keys = general_kv(Path::new("tiny-Mistral-Instruct-v0.1"), &json!({}), &counts, None, None, Some(&o))
+        .expect("general keys");
+    let written = strings(&keys);
+    assert!(written.iter().all(|(k, _)| k != "general.finetune" && k != "general.tags"), "{written:?}");
+    assert!(written.contains(&("general.author".to_owned(), "someone".to_owned())), "{written:?}");
+    assert_eq!(keys.keys().count(), keys.clone().into_keys().len());
+    let parts = keys.name_parts();
+    assert_eq!(parts.finetune.as_deref(), Some(""));
+    assert_eq!(parts.basename.as_deref(), Some("tiny-Mistral"));
+    // --model-name replaces the name in its place; an empty one is not written but names the file
+    keys.set_name("Other");
+    assert_eq!(strings(&keys)[1], ("general.name".to_owned(), "Other".to_owned()));
+    keys.set_name("");
+    assert!(keys.keys().all(|(k, _)| k != "general.name"));
+    assert_eq!(keys.name_parts().name.as_deref(), Some(""));
 }

@@ -113,6 +113,22 @@ pub enum VocabError {
     },
 }
 
+impl VocabError {
+    /// The file the error names (every variant names one, first in its message).
+    pub fn path(&self) -> &Path {
+        match self {
+            VocabError::NotFound { path }
+            | VocabError::Io { path, .. }
+            | VocabError::Json { path, .. }
+            | VocabError::Invalid { path, .. }
+            | VocabError::Proto { path, .. }
+            | VocabError::Tokenizer { path, .. }
+            | VocabError::UnknownPreTokenizer { path, .. }
+            | VocabError::Unsupported { path, .. } => path,
+        }
+    }
+}
+
 /// Keys in write order; setting a key again replaces its value in place (gguf-py's dict).
 #[derive(Default)]
 pub(crate) struct Kvs(pub(crate) Vec<(String, Value)>);
