@@ -11,6 +11,8 @@
 //!   Q2_K_S, IQ2_XXS, Q6_K and more, from the GGUF and the `.dat` matrix, also from a matrix of
 //!   one short chunk in which an expert got no token); `ffn_down_exps` rows are 128 long, so they
 //!   take llama-quantize's fallback types (Q5_0, IQ4_NL, ...) with per-expert weights too;
+//!   `--exclude-weights` / `--include-weights` of expert entries give the same bytes too; the
+//!   4-expert model's matrix is refused by both, with the same words;
 //! - our plan with the matrix is llama-quantize's `--dry-run --imatrix` for every file type (the
 //!   8-expert mix rules);
 //! - `--keep-split` with `--imatrix` on the model split by `llama-gguf-split` into 3 shards: the
@@ -40,11 +42,18 @@ fn moe_model() -> Option<PathBuf> {
     moe_model_with(N_EXPERT)
 }
 
+/// The start of the sha256 of `tests/py/make_moe.py`, in the names of the files made from it, so
+/// that an edit of the script is not hidden by a model the work folder kept from an earlier run.
+fn script_tag() -> String {
+    let script = gguf_tests::workspace_root().join("tests/py/make_moe.py");
+    sha256(&std::fs::read(script).unwrap())[..12].to_owned()
+}
+
 /// The tiny MoE model with `experts` experts (2 used), made once per run.
 fn moe_model_with(experts: u64) -> Option<PathBuf> {
     static LOCK: Mutex<()> = Mutex::new(());
     let py = python()?;
-    let out = work().join(format!("moe{experts}.f32.gguf"));
+    let out = work().join(format!("moe{experts}-{}.f32.gguf", script_tag()));
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !out.exists() {
         let tmp = work().join(format!("moe{experts}.f32.tmp.gguf"));
@@ -78,10 +87,11 @@ fn moe_imatrix_with(experts: u64, calib: Calib, dat: bool) -> Option<PathBuf> {
         Calib::Full => ("full", "64", "2"),
         Calib::Short => ("short", "16", "1"),
     };
-    let out = work().join(format!("moe{experts}.imatrix-{tag}.{}", if dat { "dat" } else { "gguf" }));
+    let stem = format!("moe{experts}-{}.imatrix-{tag}", script_tag());
+    let out = work().join(format!("{stem}.{}", if dat { "dat" } else { "gguf" }));
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !out.exists() {
-        let tmp = work().join(format!("moe{experts}.imatrix-{tag}.tmp"));
+        let tmp = work().join(format!("{stem}.tmp"));
         let o = Command::new(tool)
             .arg("-m")
             .arg(&model)
@@ -192,12 +202,32 @@ fn moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
         (&short_dat, &[F::Q4_K_M, F::Q2_K_S]),
     ];
     for (path, types) in cases {
-        let name = path.file_name().unwrap().to_str().unwrap().replace('.', "-");
+        // "imatrix-full-gguf", ...
+        let name = path.file_name().unwrap().to_str().unwrap().split_once(".imatrix").unwrap().1.replace('.', "-");
+        let name = format!("moe{name}");
         for &ft in *types {
             let p = imatrix_params(ft, path, &[], &[]);
             same_file(&lq, &input, &format!("{name}-{ft}"), &["--imatrix", path.to_str().unwrap()], ft.name(), &p);
         }
     }
+    // --exclude-weights / --include-weights pick expert entries as any other.
+    let im = gguf.to_str().unwrap();
+    same_file(
+        &lq,
+        &input,
+        "moe-imatrix-exclude",
+        &["--imatrix", im, "--exclude-weights", "ffn_up_exps", "--exclude-weights", "blk.1.ffn_down_exps"],
+        "Q4_K_M",
+        &imatrix_params(F::Q4_K_M, &gguf, &[], &["ffn_up_exps", "blk.1.ffn_down_exps"]),
+    );
+    same_file(
+        &lq,
+        &input,
+        "moe-imatrix-include",
+        &["--imatrix", im, "--include-weights", "ffn_gate_exps"],
+        "IQ4_XS",
+        &imatrix_params(F::IQ4_XS, &gguf, &["ffn_gate_exps"], &[]),
+    );
 }
 
 /// The mix rules by expert count (`attn_v`, `attn_k`, `ffn_down` for 8 experts, `attn_output`
@@ -289,4 +319,36 @@ fn moe_keep_split_with_an_importance_matrix_gives_llama_quantizes_shards() {
             assert_eq!(hx, hy, "{tag}: {y} differs from llama-quantize's {x}");
         }
     }
+}
+
+/// The importance matrix of the 4-expert model given to the 8-expert one: its expert entries are
+/// half the size. llama-quantize stops at the first expert tensor ("imatrix size 512 is
+/// different from tensor size 1024 for blk.0.ffn_down_exps.weight", after writing part of its
+/// file); ours refuses with the same words before writing anything.
+#[test]
+fn moe_an_importance_matrix_of_other_experts_is_refused_by_both() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = moe_model() else { return };
+    let Some(other) = moe_imatrix_with(4, Calib::Full, false) else { return };
+    let dir = gguf_tests::temp_dir("moe_imatrix_mismatch");
+    let theirs = dir.join("llama.gguf");
+    let o = Command::new(&lq).arg("--imatrix").arg(&other).arg(&input).arg(&theirs).arg("Q4_K_M").output().unwrap();
+    assert!(!o.status.success(), "llama-quantize took the 4-expert imatrix");
+    let log = String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    let want = "imatrix size 512 is different from tensor size 1024 for blk.0.ffn_down_exps.weight";
+    assert!(log.contains(want), "{log}");
+    let ours = dir.join("ours.gguf");
+    let f = Gguf::open(&input).unwrap();
+    let e =
+        gguf_serde::ops::requant::requantize(&f, &ours, &imatrix_params(LlamaFileType::Q4_K_M, &other, &[], &[]), None)
+            .unwrap_err();
+    assert!(e.to_string().contains(want), "{e}");
+    match e.as_quantize() {
+        Some(gguf_serde::QuantizeError::Imatrix {
+            problem: gguf_serde::ImatrixProblem::SizeMismatch { tensor, found, expected, .. },
+            ..
+        }) => assert_eq!((tensor.as_str(), *found, *expected), ("blk.0.ffn_down_exps.weight", 512, 1024)),
+        _ => panic!("{e:?}"),
+    }
+    assert!(!ours.exists());
 }
