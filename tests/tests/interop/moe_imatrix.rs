@@ -13,6 +13,8 @@
 //!   take llama-quantize's fallback types (Q5_0, IQ4_NL, ...) with per-expert weights too;
 //!   `--exclude-weights` / `--include-weights` of expert entries give the same bytes too; the
 //!   4-expert model's matrix is refused by both, with the same words;
+//! - 6 experts of n_ff 96, whose rows do not fill llama-quantize's chunks of 64 rows: the same
+//!   bytes (its chunks stop at each expert's end);
 //! - our plan with the matrix is llama-quantize's `--dry-run --imatrix` for every file type (the
 //!   8-expert mix rules);
 //! - `--keep-split` with `--imatrix` on the model split by `llama-gguf-split` into 3 shards: the
@@ -36,10 +38,11 @@ use super::quantize_llama::{imatrix_params, imatrix_text, llama_plan_with, our_p
 
 const N_EXPERT: u64 = 8;
 const N_EXPERT_USED: f32 = 2.0;
+const N_FF: u64 = 128;
 
 /// The tiny MoE model, made once per run by `tests/py/make_moe.py` (seed 1234).
 fn moe_model() -> Option<PathBuf> {
-    moe_model_with(N_EXPERT)
+    moe_model_with(N_EXPERT, N_FF)
 }
 
 /// The start of the sha256 of `tests/py/make_moe.py`, in the names of the files made from it, so
@@ -49,15 +52,20 @@ fn script_tag() -> String {
     sha256(&std::fs::read(script).unwrap())[..12].to_owned()
 }
 
-/// The tiny MoE model with `experts` experts (2 used), made once per run.
-fn moe_model_with(experts: u64) -> Option<PathBuf> {
+/// The tiny MoE model with `experts` experts (2 used) of feed-forward length `ff`, made once per
+/// run.
+fn moe_model_with(experts: u64, ff: u64) -> Option<PathBuf> {
     static LOCK: Mutex<()> = Mutex::new(());
     let py = python()?;
-    let out = work().join(format!("moe{experts}-{}.f32.gguf", script_tag()));
+    let out = work().join(format!("moe{experts}x{ff}-{}.f32.gguf", script_tag()));
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !out.exists() {
-        let tmp = work().join(format!("moe{experts}.f32.tmp.gguf"));
-        run_py_text(&py, "make_moe.py", &[tmp.to_str().unwrap(), "--experts", &experts.to_string()]);
+        let tmp = work().join(format!("moe{experts}x{ff}.f32.tmp.gguf"));
+        run_py_text(
+            &py,
+            "make_moe.py",
+            &[tmp.to_str().unwrap(), "--experts", &experts.to_string(), "--ff", &ff.to_string()],
+        );
         std::fs::rename(&tmp, &out).unwrap();
     }
     Some(out)
@@ -75,19 +83,19 @@ enum Calib {
 /// `llama-imatrix` on [`imatrix_text`] over [`moe_model`], in its GGUF format or the legacy
 /// `.dat` (`dat`), made once per run.
 fn moe_imatrix(calib: Calib, dat: bool) -> Option<PathBuf> {
-    moe_imatrix_with(N_EXPERT, calib, dat)
+    moe_imatrix_with(N_EXPERT, N_FF, calib, dat)
 }
 
-/// [`moe_imatrix`] of [`moe_model_with`] `experts`.
-fn moe_imatrix_with(experts: u64, calib: Calib, dat: bool) -> Option<PathBuf> {
+/// [`moe_imatrix`] of [`moe_model_with`] `experts`, `ff`.
+fn moe_imatrix_with(experts: u64, ff: u64, calib: Calib, dat: bool) -> Option<PathBuf> {
     static LOCK: Mutex<()> = Mutex::new(());
     let tool = llama_tool("llama-imatrix")?;
-    let model = moe_model_with(experts)?;
+    let model = moe_model_with(experts, ff)?;
     let (tag, ctx, chunks) = match calib {
         Calib::Full => ("full", "64", "2"),
         Calib::Short => ("short", "16", "1"),
     };
-    let stem = format!("moe{experts}-{}.imatrix-{tag}", script_tag());
+    let stem = format!("moe{experts}x{ff}-{}.imatrix-{tag}", script_tag());
     let out = work().join(format!("{stem}.{}", if dat { "dat" } else { "gguf" }));
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     if !out.exists() {
@@ -230,6 +238,25 @@ fn moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
     );
 }
 
+/// Experts whose rows do not fill llama-quantize's chunks: 6 experts of n_ff 96, so that a chunk
+/// of 64 rows of `ffn_{gate,up}_exps` (rows of 256) would cross from one expert into the next;
+/// llama-quantize cuts its chunks at the expert boundary, each row takes its own expert's slice.
+/// `ffn_down_exps` rows are 96 long (Q5_0, IQ4_NL, ... fallbacks).
+#[test]
+fn moe_experts_across_chunks_are_byte_identical_to_llama_quantize() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(input) = moe_model_with(6, 96) else { return };
+    let Some(gguf) = moe_imatrix_with(6, 96, Calib::Full, false) else { return };
+    let m = Gguf::open(&input).unwrap();
+    let t = m.tensors().find(|t| t.name == "blk.0.ffn_gate_exps.weight").unwrap();
+    assert_eq!(t.ne().dims(), [256, 96, 6]);
+    use LlamaFileType as F;
+    for ft in [F::Q4_K_M, F::IQ2_XXS, F::Q5_1] {
+        let p = imatrix_params(ft, &gguf, &[], &[]);
+        same_file(&lq, &input, &format!("moe6x96-{ft}"), &["--imatrix", gguf.to_str().unwrap()], ft.name(), &p);
+    }
+}
+
 /// The mix rules by expert count (`attn_v`, `attn_k`, `ffn_down` for 8 experts, `attn_output`
 /// from 4 on, the expert-aware layer counters of `ffn_down`) with an importance matrix: our plan
 /// is llama-quantize's `--dry-run --imatrix` for every file type, with and without `--pure`, for
@@ -238,8 +265,8 @@ fn moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
 fn moe_plans_with_an_importance_matrix_equal_llama_quantize() {
     let Some(lq) = llama_quantize() else { return };
     for experts in [8, 4, 2] {
-        let Some(input) = moe_model_with(experts) else { return };
-        let Some(gguf) = moe_imatrix_with(experts, Calib::Full, false) else { return };
+        let Some(input) = moe_model_with(experts, N_FF) else { return };
+        let Some(gguf) = moe_imatrix_with(experts, N_FF, Calib::Full, false) else { return };
         let mut compared = 0;
         for &ft in LlamaFileType::ALL {
             for pure in [false, true] {
@@ -329,7 +356,7 @@ fn moe_keep_split_with_an_importance_matrix_gives_llama_quantizes_shards() {
 fn moe_an_importance_matrix_of_other_experts_is_refused_by_both() {
     let Some(lq) = llama_quantize() else { return };
     let Some(input) = moe_model() else { return };
-    let Some(other) = moe_imatrix_with(4, Calib::Full, false) else { return };
+    let Some(other) = moe_imatrix_with(4, N_FF, Calib::Full, false) else { return };
     let dir = gguf_tests::temp_dir("moe_imatrix_mismatch");
     let theirs = dir.join("llama.gguf");
     let o = Command::new(&lq).arg("--imatrix").arg(&other).arg(&input).arg(&theirs).arg("Q4_K_M").output().unwrap();
