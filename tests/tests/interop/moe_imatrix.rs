@@ -20,7 +20,7 @@
 //! - `--keep-split` with `--imatrix` on the model split by `llama-gguf-split` into 3 shards: the
 //!   same shards, byte for byte, as `llama-quantize --keep-split --imatrix`.
 //!
-//! About 25 s on 2 cores, most of it llama-quantize at IQ2_XXS and IQ4_XS (IQ1_M and IQ3_XXS, 9 to
+//! About 35 s on 2 cores, most of it llama-quantize at IQ2_XXS and IQ4_XS (IQ1_M and IQ3_XXS, 9 to
 //! 17 s each in llama-quantize here, are left to `quantize_llama.rs`).
 
 use std::path::{Path, PathBuf};
