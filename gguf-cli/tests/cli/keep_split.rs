@@ -2,9 +2,10 @@
 //! SmolLM2 (its first 4 layers) split by `llama-gguf-split` into 3 shards (with tensors in the
 //! first shard, and with `--no-tensor-first-split`), quantized by both tools at Q8_0 and Q4_K_M:
 //! the same shard names, every shard byte-identical (sha256); without `--keep-split` the split
-//! input gives both tools the same single file. Also: an unsplit input gives both
-//! tools the one shard `OUT-00001-of-00001.gguf`; a shard other than the first is refused by both;
-//! the default output name; an existing shard is refused without `--force` (llama-quantize
+//! input gives both tools the same single file. With `--imatrix` (a tiny mixture-of-experts model
+//! and `llama-imatrix`'s matrix) the shards are llama-quantize's too. Also: an unsplit input gives
+//! both tools the one shard `OUT-00001-of-00001.gguf`; a shard other than the first is refused by
+//! both; the default output name; an existing shard is refused without `--force` (llama-quantize
 //! replaces it) and nothing is written; `--dry-run` shows the shards and writes nothing.
 
 use std::path::{Path, PathBuf};
@@ -49,9 +50,23 @@ fn shards_of(dir: &Path, prefix: &str) -> Vec<String> {
 /// shard) at `ftype`, outputs `dir/{tag}-llama.gguf` and `dir/{tag}-ours.gguf`: the same shard
 /// names (but the prefix) and bytes. Returns the number of shards.
 fn same_shards(lq: &Path, dir: &Path, input: &Path, ftype: &str, tag: &str) -> usize {
+    same_shards_with(lq, dir, input, ftype, tag, &[])
+}
+
+/// [`same_shards`] with the options `extra` given to both tools (e.g. `--imatrix FILE`).
+fn same_shards_with(lq: &Path, dir: &Path, input: &Path, ftype: &str, tag: &str, extra: &[&str]) -> usize {
     let (theirs, ours) = (dir.join(format!("{tag}-llama.gguf")), dir.join(format!("{tag}-ours.gguf")));
-    run_ok(lq, &["--allow-requantize", "--keep-split", s(input), s(&theirs), ftype, "2"]);
-    let o = gguf(&["quantize", "-q", "--allow-requantize", "--keep-split", s(input), s(&ours), ftype, "2"]);
+    let args = |out: &Path| -> Vec<String> {
+        let mut v: Vec<String> = ["--allow-requantize", "--keep-split"].iter().map(|a| a.to_string()).collect();
+        v.extend(extra.iter().map(|a| a.to_string()));
+        v.extend([s(input), s(out), ftype, "2"].iter().map(|a| a.to_string()));
+        v
+    };
+    let theirs_args = args(&theirs);
+    run_ok(lq, &theirs_args.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut ours_args = vec!["quantize".to_owned(), "-q".to_owned()];
+    ours_args.extend(args(&ours));
+    let o = gguf(&ours_args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(o.status.success(), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
     let (a, b) = (shards_of(dir, &format!("{tag}-llama")), shards_of(dir, &format!("{tag}-ours")));
     assert!(!a.is_empty(), "{tag}: llama-quantize wrote no shard");
@@ -101,6 +116,41 @@ fn keep_split_shards_are_llama_quantizes() {
     // An unsplit input: one shard named -00001-of-00001, as llama-quantize names it.
     assert_eq!(same_shards(&lq, &dir, &cut, "Q8_0", "unsplit-Q8_0"), 1);
     assert!(dir.join("unsplit-Q8_0-ours-00001-of-00001.gguf").is_file());
+}
+
+/// `--keep-split` with `--imatrix`: a tiny mixture-of-experts model (`tests/py/make_moe.py`, 8
+/// experts, whose expert tensors take one importance slice per expert) split into 3 shards, an
+/// importance matrix made by `llama-imatrix` (GGUF and legacy `.dat`), quantized by both tools:
+/// every shard byte-identical.
+#[test]
+fn keep_split_with_an_importance_matrix_gives_llama_quantizes_shards() {
+    let Some(lq) = llama_quantize() else { return };
+    let Some(split) = llama_tool("llama-gguf-split") else { return };
+    let Some(imatrix) = llama_tool("llama-imatrix") else { return };
+    let Some(py) = gguf_tests::python() else { return };
+    let dir = temp_dir("keep_split_imatrix");
+    let model = dir.join("moe.gguf");
+    gguf_tests::run_py_text(&py, "make_moe.py", &[s(&model)]);
+    let text = dir.join("text.txt");
+    let words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "rivers", "and", "cities"];
+    let text_s: Vec<&str> = (0..300).map(|i| words[(i * 7) % words.len()]).collect();
+    std::fs::write(&text, text_s.join(" ") + "\n").unwrap();
+    let mut ims = Vec::new();
+    for fmt in ["gguf", "dat"] {
+        let im = dir.join(format!("imatrix.{fmt}"));
+        let (t, m) = (s(&text), s(&model));
+        let args = ["-m", m, "-f", t, "-o", s(&im), "--output-format", fmt, "-c", "64", "--chunks", "2", "-t", "2"];
+        run_ok(&imatrix, &args);
+        ims.push(im);
+    }
+    // 33 tensors, at most 12 per shard: 3 shards.
+    let prefix = dir.join("in");
+    run_ok(&split, &["--split", "--split-max-tensors", "12", s(&model), s(&prefix)]);
+    let first = shard_path(&prefix, 0, 3);
+    for (im, ftype) in [(&ims[0], "Q4_K_M"), (&ims[0], "IQ2_XXS"), (&ims[1], "IQ4_XS")] {
+        let tag = format!("im-{ftype}");
+        assert_eq!(same_shards_with(&lq, &dir, &first, ftype, &tag, &["--imatrix", s(im)]), 3);
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod derive_order;
 mod gemma;
 mod interop_gguf_py;
 mod llama_run;
+mod moe_imatrix;
 mod quantize_llama;
 mod remote_gemma;
 mod resources_models;

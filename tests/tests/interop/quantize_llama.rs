@@ -20,7 +20,7 @@ use gguf_serde::{GgmlType, Gguf, ImatrixProblem};
 use gguf_tests::{llama_quantize, model, workspace_root};
 
 /// A folder shared by this file's tests (the F32 models are made once).
-fn work() -> &'static Path {
+pub(super) fn work() -> &'static Path {
     static W: OnceLock<PathBuf> = OnceLock::new();
     W.get_or_init(|| {
         let d = workspace_root().join("target/test-tmp/quantize_llama");
@@ -67,7 +67,7 @@ fn llama_plan(lq: &Path, input: &Path, ftype: &str, pure: bool) -> Option<Vec<(S
 }
 
 /// [`llama_plan`] with the options `args` (e.g. `--imatrix FILE`).
-fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str]) -> Option<Vec<(String, String)>> {
+pub(super) fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str]) -> Option<Vec<(String, String)>> {
     let mut cmd = Command::new(lq);
     cmd.arg("--dry-run").args(args);
     let o = cmd.arg(input).arg(ftype).output().expect("running llama-quantize");
@@ -93,7 +93,7 @@ fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str]) -> Optio
     Some(v)
 }
 
-fn our_plan(input: &Path, p: &QuantizeParams) -> gguf_serde::Result<Vec<(String, String)>> {
+pub(super) fn our_plan(input: &Path, p: &QuantizeParams) -> gguf_serde::Result<Vec<(String, String)>> {
     let f = Gguf::open(input).unwrap();
     Ok(plan(&f, p)?.into_iter().map(|t| (t.name, t.target.name().to_ascii_uppercase())).collect())
 }
@@ -136,7 +136,7 @@ fn gemma_plans_equal_llama_quantize_for_every_file_type() {
 
 /// Runs llama-quantize `args` (options, then IN OUT TYPE 2) and our `requantize` with `p` on 2
 /// threads; asserts both files are byte-identical.
-fn same_file(lq: &Path, input: &Path, tag: &str, args: &[&str], ftype: &str, p: &QuantizeParams) {
+pub(super) fn same_file(lq: &Path, input: &Path, tag: &str, args: &[&str], ftype: &str, p: &QuantizeParams) {
     let (theirs, ours) = (work().join(format!("{tag}.llama.gguf")), work().join(format!("{tag}.ours.gguf")));
     let start = std::time::Instant::now();
     let o = Command::new(lq).args(args).arg(input).arg(&theirs).arg(ftype).arg("2").output().unwrap();
@@ -259,7 +259,7 @@ fn types_needing_an_importance_matrix_are_refused_as_llama_quantize_does() {
 }
 
 /// The fixed text `llama-imatrix` reads: 400 words, so that two 64-token chunks fill.
-fn imatrix_text() -> PathBuf {
+pub(super) fn imatrix_text() -> PathBuf {
     let p = work().join("imatrix-text.txt");
     if !p.exists() {
         let words: Vec<&str> =
@@ -304,7 +304,7 @@ fn llama_imatrix(model_name: &str, dat: bool) -> Option<PathBuf> {
 
 /// `params(ft, false)` with the importance matrix at `path` after `--exclude-weights`
 /// `exclude` and `--include-weights` `include`, as `gguf quantize` loads it.
-fn imatrix_params(ft: LlamaFileType, path: &Path, include: &[&str], exclude: &[&str]) -> QuantizeParams {
+pub(super) fn imatrix_params(ft: LlamaFileType, path: &Path, include: &[&str], exclude: &[&str]) -> QuantizeParams {
     let mut m = Imatrix::open(path).unwrap();
     let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     m.exclude(&own(exclude));
