@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Parser;
+use gguf_serde::convert::general::{GeneralError, OVERRIDE_SOURCE};
 use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType};
 
 use crate::out::{outln, Out};
@@ -97,7 +98,15 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         ..ConvertOptions::new(outtype)
     };
     // Everything is checked here, before a file is created.
-    let plan = plan(&ckpt, &opts).map_err(|e| in_dir(e, &args.dir))?;
+    let plan = plan(&ckpt, &opts).map_err(|e| match (e, &args.metadata) {
+        // A value of the --metadata file: name that file, not the checkpoint.
+        (ConvertError::General(GeneralError::WrongType { source_file, field, expected, found, .. }), Some(m))
+            if source_file == OVERRIDE_SOURCE =>
+        {
+            anyhow::anyhow!("--metadata {}: `{field}` is {found}, expected {expected}", m.display())
+        }
+        (e, _) => in_dir(e, &args.dir),
+    })?;
     let out = match &args.out {
         Some(o) => {
             let name = o.file_name().and_then(|n| n.to_str()).map(|n| fill_template(n, plan.outtype));

@@ -173,7 +173,8 @@ fn convert_takes_a_metadata_override_as_the_reference() {
         (None, "--metadata"),
         (Some("{not json"), "not JSON"),
         (Some("[1, 2]"), "expected a JSON object of GGUF keys"),
-        (Some(r#"{"general.name": 3}"#), "the metadata override: `general.name` is 3, expected a string"),
+        // The file named once, the key once.
+        (Some(r#"{"general.name": 3}"#), "bad-metadata.json: `general.name` is 3, expected a string\n"),
         (Some(r#"{"general.sampling.top_k": 2.5}"#), "expected an integer"),
         (Some(r#"{"general.tags": "one"}"#), "expected an array of strings"),
         (Some(r#"{"general.base_models": ["org/model"]}"#), "expected an array of objects"),
@@ -195,6 +196,8 @@ fn convert_takes_a_metadata_override_as_the_reference() {
         ]);
         assert_eq!(o.status.code(), Some(1), "{content:?}");
         assert!(text(&o.stderr).contains(expect), "{content:?}: {}", text(&o.stderr));
+        // The value comes from the --metadata file: the checkpoint folder is not named.
+        assert!(!text(&o.stderr).contains(ckpt.to_str().unwrap()), "{content:?}: {}", text(&o.stderr));
         assert!(!out.exists(), "{content:?}");
     }
 }
@@ -247,6 +250,9 @@ fn convert_refuses_an_unknown_architecture_before_writing() {
 fn convert_splits_into_shards() {
     let Some(ckpt) = make_hf_llama("cli_convert_split", HfLayout::Sharded, 34) else { return };
     let out = ckpt.parent().unwrap().join("split.gguf");
+    // A file of the user's with the name the unsplit temporary once had: left alone.
+    let users = ckpt.parent().unwrap().join(".split.unsplit.tmp");
+    std::fs::write(&users, b"mine").unwrap();
     let o = gguf(&[
         "convert",
         ckpt.to_str().unwrap(),
@@ -266,6 +272,14 @@ fn convert_splits_into_shards() {
     assert!(shards.len() > 3, "{stdout}");
     let first = ckpt.parent().unwrap().join(format!("split-00001-of-{:05}.gguf", shards.len()));
     assert!(first.exists(), "{stdout}");
+    // The unsplit file was a registered temporary and is gone; the user's file is untouched.
+    assert_eq!(std::fs::read(&users).unwrap(), b"mine");
+    let temps: Vec<_> = std::fs::read_dir(ckpt.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".gguf-tmp-"))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
     // Again, into another count: the shards there are replaced only with --force.
     let again = |extra: &[&str]| {
         let mut args = vec!["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "F32"];

@@ -161,6 +161,37 @@ impl SealedFile {
     }
 }
 
+/// A scratch file of a write in progress (such as the unsplit file that a split conversion then
+/// splits): an empty file with a fresh `.gguf-tmp-*.tmp` name in `dir`, registered for
+/// [`remove_temporaries`] and removed when this value is dropped, whatever is written to its path
+/// meanwhile (including a file renamed onto it).
+#[cfg(feature = "convert")]
+#[derive(Debug)]
+pub(crate) struct ScratchFile {
+    // Declared first, so dropped first (as in `PendingFile`).
+    _reg: Registered,
+    temp: TempPath,
+}
+
+#[cfg(feature = "convert")]
+impl ScratchFile {
+    /// Creates the scratch file in `dir`.
+    pub(crate) fn new_in(dir: &Path) -> Result<ScratchFile> {
+        let tmp = tempfile::Builder::new()
+            .prefix(".gguf-tmp-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+        let temp = tmp.into_temp_path();
+        Ok(ScratchFile { _reg: Registered::new(&temp), temp })
+    }
+
+    /// Its path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.temp
+    }
+}
+
 /// Syncs the folder holding `path` (on Unix; elsewhere a folder cannot be opened to sync it).
 fn sync_dir(path: &Path) -> Result<()> {
     #[cfg(unix)]

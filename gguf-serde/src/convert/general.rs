@@ -83,7 +83,7 @@ impl ParamCounts {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum GeneralError {
     /// A value of `generation_config.json` or the model card has a type the key cannot take.
-    #[error("{source_file}: `{field}` is {found}, expected {expected} (for {key})")]
+    #[error("{source_file}: `{field}` is {found}, expected {expected}{}", for_key(.field, .key))]
     WrongType {
         /// `generation_config.json`, `README.md` or [`OVERRIDE_SOURCE`].
         source_file: &'static str,
@@ -102,6 +102,16 @@ pub enum GeneralError {
         /// What it is: `an array`, `a string`, ...
         found: &'static str,
     },
+}
+
+/// The key a field is written as, in [`GeneralError::WrongType`]'s message, when it differs from
+/// the field's own name.
+fn for_key(field: &str, key: &str) -> String {
+    if field == key {
+        String::new()
+    } else {
+        format!(" (for {key})")
+    }
 }
 
 /// What a Hugging Face model id (`org/name` or a folder name) says, as gguf-py's

@@ -733,17 +733,16 @@ pub fn convert_with(
 ///
 /// # Errors
 /// [`ConvertError::FileNameTooLong`] before anything is written when a file name to create (`out`,
-/// or with [`ConvertOptions::split_max_size`] the shards and the unsplit temporary) is longer than
+/// or with [`ConvertOptions::split_max_size`] the shards) is longer than
 /// [`FILE_NAME_MAX`] bytes; [`ConvertError::Gguf`] (I/O, and data that does not match its
 /// declared size). On error no file is left at `out`.
 pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<ConvertReport> {
     let file_name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     check_name_length(&file_name)?;
     if opts.split_max_size.is_some() {
-        // the shards (`-00001-of-00002.gguf`) and the temporary (`.{stem}.unsplit.tmp`)
+        // the shards (`-00001-of-00002.gguf`)
         let stem = out.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         check_name_length(&format!("{stem}-00001-of-00001.gguf"))?;
-        check_name_length(&format!(".{stem}.unsplit.tmp"))?;
     }
     let files = match opts.split_max_size {
         None => {
@@ -752,12 +751,15 @@ pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Res
         }
         Some(max) => {
             let prefix = out.with_extension("");
-            let tmp_name = format!(".{}.unsplit.tmp", prefix.file_name().and_then(|n| n.to_str()).unwrap_or("model"));
-            let tmp = out.with_file_name(tmp_name);
-            write_one(plan, &tmp, opts)?;
-            let r = split_file(&tmp, &prefix, &SplitOptions::new(SplitBy::MaxBytes(max)));
-            let _ = std::fs::remove_file(&tmp);
-            r?
+            // The unsplit file, under a fresh `.gguf-tmp-*` name beside the shards: removed when
+            // this scope ends (also on error) and by `remove_temporaries` on an interrupt.
+            let dir = match out.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let unsplit = crate::container::atomic::ScratchFile::new_in(dir)?;
+            write_one(plan, unsplit.path(), opts)?;
+            split_file(unsplit.path(), &prefix, &SplitOptions::new(SplitBy::MaxBytes(max)))?
         }
     };
     Ok(ConvertReport {
