@@ -85,6 +85,18 @@ pub fn model(name: &str) -> Option<PathBuf> {
     Some(p)
 }
 
+/// The shards `PREFIX-*-of-*.gguf` in `dir`, sorted by name (the
+/// outputs of `--keep-split` and `llama-gguf-split`).
+pub fn shards_of(dir: &Path, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(&format!("{prefix}-")) && n.contains("-of-") && n.ends_with(".gguf"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Writes `src` cut to its first `n` layers to `out`: the `blk.N.` tensors with `N < n` and the
 /// others, every key as it is but `{arch}.block_count` = `n` (llama.cpp takes such a file like
 /// the whole model). Panics on an I/O or format error (test setup).

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use gguf_serde::container::shard_path;
 use gguf_serde::Gguf;
-use gguf_tests::{llama_quantize, llama_tool, model, sha256, temp_dir};
+use gguf_tests::{llama_quantize, llama_tool, model, sha256, shards_of, temp_dir};
 
 use super::gguf;
 
@@ -33,17 +33,6 @@ fn s(p: &Path) -> &str {
 fn run_ok(tool: &Path, args: &[&str]) {
     let o = Command::new(tool).args(args).output().unwrap();
     assert!(o.status.success(), "{} {args:?}: {}", tool.display(), String::from_utf8_lossy(&o.stderr));
-}
-
-/// The shards `PREFIX-*-of-*.gguf` in `dir`, sorted by name.
-fn shards_of(dir: &Path, prefix: &str) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with(&format!("{prefix}-")) && n.contains("-of-") && n.ends_with(".gguf"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// `llama-quantize --keep-split` and `gguf quantize --keep-split` on the split `input` (its first

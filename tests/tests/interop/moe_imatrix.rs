@@ -32,7 +32,7 @@ use gguf_serde::ops::imatrix::Imatrix;
 use gguf_serde::ops::quantize::{LlamaFileType, QuantizeParams};
 use gguf_serde::ops::requant::requantize_sharded;
 use gguf_serde::Gguf;
-use gguf_tests::{llama_quantize, llama_tool, python, run_py_text, sha256};
+use gguf_tests::{llama_quantize, llama_tool, python, run_py_text, sha256, shards_of};
 
 use super::quantize_llama::{imatrix_params, imatrix_text, llama_plan_with, our_plan, same_file, work};
 
@@ -290,17 +290,6 @@ fn moe_plans_with_an_importance_matrix_equal_llama_quantize() {
         }
         assert!(compared >= 60, "{experts} experts: only {compared} plans compared");
     }
-}
-
-/// The shards `PREFIX-*-of-*.gguf` in `dir`, sorted by name.
-fn shards_of(dir: &Path, prefix: &str) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with(&format!("{prefix}-")) && n.contains("-of-") && n.ends_with(".gguf"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
