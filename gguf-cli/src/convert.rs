@@ -115,7 +115,10 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
                 None => o.clone(),
             }
         }
-        None => args.dir.join(plan.default_file_name()?),
+        // The default name: a name it cannot be is fixed by naming the output.
+        None => {
+            args.dir.join(plan.default_file_name().map_err(|e| anyhow::anyhow!("{e}; name the output file with -o"))?)
+        }
     };
     // An existing folder: the default name inside it, as the reference writes it. A name ending
     // in a separator means a folder too: one that does not exist is refused, not taken as a file.

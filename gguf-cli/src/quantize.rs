@@ -448,6 +448,10 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
             bail!("input and output files are the same: {}", i.display());
         }
     }
+    // A folder is never replaced, --force or not: say so rather than suggest --force.
+    if let Some(o) = outputs.iter().find(|o| o.is_dir()) {
+        bail!("{} is a folder: give the output file's path", o.display());
+    }
     if !a.force {
         if let Some(o) = outputs.iter().find(|o| o.exists()) {
             bail!("{} exists (use --force to replace it)", o.display());

@@ -360,6 +360,7 @@ fn convert_refuses_a_default_name_that_is_not_one_file_name() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(err.contains("bytes, more than the 255 a file name may have"), "{err}");
+    assert!(err.contains("name the output file with -o"), "{err}");
     assert_eq!(listing(&ckpt), before);
     // An OUT whose own file name is too long: refused before the temporary file is made.
     let o = gguf(&[&args[..], &["-o", folder.join(format!("{long}-long-name.gguf")).to_str().unwrap()]].concat());

@@ -29,6 +29,26 @@ fn an_output_that_is_not_a_regular_file_is_refused() {
 }
 
 #[test]
+fn a_folder_as_quantize_output_is_refused_without_suggesting_force() {
+    let dir = temp_dir("cli_quantize_folder_output");
+    let out = dir.join("d1");
+    std::fs::create_dir(&out).unwrap();
+    let input = small();
+    for extra in [None, Some("--force")] {
+        let mut args = vec!["quantize", "-q"];
+        args.extend(extra);
+        args.extend([input.as_str(), out.to_str().unwrap(), "Q8_0"]);
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is a folder: give the output file's path"), "{extra:?}: {err}");
+        assert!(!err.contains("--force"), "{extra:?}: {err}");
+        assert!(out.is_dir() && std::fs::read_dir(&out).unwrap().count() == 0);
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "a refused run left a file");
+}
+
+#[test]
 fn editing_through_a_symbolic_link_edits_its_target() {
     let dir = temp_dir("cli_symlink");
     let real = dir.join("real.gguf");
