@@ -115,10 +115,11 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
                 None => o.clone(),
             }
         }
-        // The default name: a name it cannot be is fixed by naming the output.
-        None => {
-            args.dir.join(plan.default_file_name().map_err(|e| anyhow::anyhow!("{e}; name the output file with -o"))?)
-        }
+        // The default name; one too long for a file name is fixed by naming the output.
+        None => args.dir.join(plan.default_file_name().map_err(|e| match e {
+            ConvertError::FileNameTooLong { .. } => anyhow::anyhow!("{e}; name the output file with -o"),
+            e => anyhow::Error::new(e),
+        })?),
     };
     // An existing folder: the default name inside it, as the reference writes it. A name ending
     // in a separator means a folder too: one that does not exist is refused, not taken as a file.
