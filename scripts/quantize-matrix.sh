@@ -7,7 +7,9 @@
 # Usage: scripts/quantize-matrix.sh [--plans-only] [TYPE...]
 #        scripts/quantize-matrix.sh --speed [TYPE...]   (wall time and peak RSS, /usr/bin/time's
 #        %e and %M, of both on Gemma 3 from F32, one after the other, THREADS threads each, and
-#        their ratios; default every file type below; with IMATRIX=yes the matrix goes to both)
+#        their ratios; default every file type below; with IMATRIX=yes the matrix goes to both;
+#        with REPEAT=N each tool runs N times per type, alternating, and the table gives each
+#        tool's median time, its fastest, and the ratio of the medians; peak RSS is the largest)
 # Environment: GGUF_LLAMA_CPP_DIR (a llama.cpp build: build/bin/llama-quantize; default: the cache
 # folder the tests use), THREADS (default 2), WORK (scratch folder, default a temporary one),
 # MODELS (default "gemma smollm2"), IMATRIX (with "yes", each model's importance matrix made by
@@ -54,20 +56,39 @@ if [[ $speed == 1 ]]; then
     in=$work/gemma-f32.gguf
     opts=${imx[gemma]}
     echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; THREADS=$threads; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    repeat=${REPEAT:-1}
+    # The median of the numbers on standard input (one per line), and their minimum.
+    median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f\n", m, v[1] }'; }
+    [[ $repeat == 1 ]] || echo "REPEAT=$repeat: times are medians (fastest in brackets), the ratio is of the medians"
     printf '| file type | gguf quantize (s) | gguf peak RSS (MiB) | llama-quantize (s) | llama-quantize peak RSS (MiB) | time ratio | RSS ratio |\n|---|---|---|---|---|---|---|\n'
     for t in "${types[@]}"; do
-        rm -f "$work/l.gguf" "$work/o.gguf"
-        # Unquoted $opts on purpose: "--imatrix FILE" or nothing.
-        if /usr/bin/time -f '%e %M' -o "$work/o.time" $gguf quantize -q $opts --threads "$threads" "$in" "$work/o.gguf" "$t" >/dev/null 2>"$work/o.log"; then ook=1; else ook=0; fi
-        if /usr/bin/time -f '%e %M' -o "$work/l.time" "$lq" $opts "$in" "$work/l.gguf" "$t" "$threads" >/dev/null 2>&1; then lok=1; else lok=0; fi
+        : >"$work/o.times"
+        : >"$work/l.times"
+        ook=1 lok=1
+        for ((r = 0; r < repeat; r++)); do
+            rm -f "$work/l.gguf" "$work/o.gguf"
+            # Unquoted $opts on purpose: "--imatrix FILE" or nothing.
+            /usr/bin/time -f '%e %M' -o "$work/o.time" $gguf quantize -q $opts --threads "$threads" "$in" "$work/o.gguf" "$t" >/dev/null 2>"$work/o.log" || ook=0
+            /usr/bin/time -f '%e %M' -o "$work/l.time" "$lq" $opts "$in" "$work/l.gguf" "$t" "$threads" >/dev/null 2>&1 || lok=0
+            [[ $ook == 1 && $lok == 1 ]] || break
+            tail -1 "$work/o.time" >>"$work/o.times"
+            tail -1 "$work/l.time" >>"$work/l.times"
+        done
         if [[ $ook == 0 || $lok == 0 ]]; then
             printf '| %s | %s | | %s | | | |\n' "$t" "$([[ $ook == 1 ]] && echo ok || echo refused)" "$([[ $lok == 1 ]] && echo ok || echo refused)"
             continue
         fi
         cmp -s "$work/l.gguf" "$work/o.gguf" || echo "warning: $t outputs differ" >&2
-        read -r ow orss < <(tail -1 "$work/o.time")
-        read -r lw lrss < <(tail -1 "$work/l.time")
-        printf '| %s | %s | %d | %s | %d | %.2f | %.2f |\n' "$t" "$ow" $((orss / 1024)) "$lw" $((lrss / 1024)) \
+        read -r ow omin < <(cut -d' ' -f1 "$work/o.times" | median)
+        read -r lw lmin < <(cut -d' ' -f1 "$work/l.times" | median)
+        orss=$(cut -d' ' -f2 "$work/o.times" | sort -n | tail -1)
+        lrss=$(cut -d' ' -f2 "$work/l.times" | sort -n | tail -1)
+        if [[ $repeat == 1 ]]; then
+            oshow=$ow lshow=$lw
+        else
+            oshow="$ow ($omin)" lshow="$lw ($lmin)"
+        fi
+        printf '| %s | %s | %d | %s | %d | %.2f | %.2f |\n' "$t" "$oshow" $((orss / 1024)) "$lshow" $((lrss / 1024)) \
             "$(echo "$ow / $lw" | bc -l)" "$(echo "$orss / $lrss" | bc -l)"
     done
     echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

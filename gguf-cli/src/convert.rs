@@ -143,7 +143,8 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     check_parent(&out)?;
     bar.set_length(plan.source_bytes());
-    let report = write_plan(&plan, &out, &opts).with_context(|| format!("writing {}", out.display()))?;
+    let report =
+        write_plan(&plan, &out, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&out)))?;
     bar.finish_and_clear();
     let mut o = Out::stdout();
     for f in &report.files {
@@ -199,7 +200,8 @@ fn model_card(dir: &Path) -> anyhow::Result<Option<serde_json::Value>> {
 }
 
 /// A file `STEM-NNNNN-of-NNNNN.gguf` beside `out` (`STEM.gguf`): a shard that a split of OUT, of
-/// any count, would replace or leave beside the new ones.
+/// any count, would replace or leave beside the new ones; the first by name when there are several
+/// (a folder's order is arbitrary: the error then names shard 1 of a split).
 fn existing_shard(out: &Path) -> Option<PathBuf> {
     let stem = out.file_name()?.to_str()?;
     let stem = stem.strip_suffix(".gguf").unwrap_or(stem);
@@ -216,8 +218,9 @@ fn existing_shard(out: &Path) -> Option<PathBuf> {
     std::fs::read_dir(&folder)
         .ok()?
         .filter_map(|e| e.ok())
-        .find(|e| e.file_name().to_str().is_some_and(is_shard))
+        .filter(|e| e.file_name().to_str().is_some_and(is_shard))
         .map(|e| e.path())
+        .min()
 }
 
 /// The checkpoint file that `out` would replace, if any: a weight file, or one of the

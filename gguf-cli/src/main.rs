@@ -24,8 +24,10 @@ use crate::out::{warn, OutputError};
     about = "Inspect, validate and edit GGUF files (llama.cpp / ggml models)",
     long_about = "Inspect, validate and edit GGUF files (llama.cpp / ggml models).\n\n\
         Exit status: 0 on success, 1 on an error (a bad file, a refused edit; for `validate`, an \
-        invalid file; for `diff`, differences), 2 when standard output cannot be written (and for \
-        `diff`, any trouble). A closed pipe (`gguf inspect FILE | head -1`) is not an error: the \
+        invalid file; for `diff`, differences), 2 on a usage error (an unknown option, a missing \
+        argument, an invalid option value such as a bad --exclude glob or --tensor-type pattern: \
+        checked before any file is read, the message names the option) or when standard output \
+        cannot be written (and for `diff`, any trouble). A closed pipe (`gguf inspect FILE | head -1`) is not an error: the \
         command stops quietly (for `diff`, with the status of the differences it had found). \
         Interrupted by SIGINT, SIGTERM or SIGHUP, a command that writes a file removes its \
         temporary files and exits 130, 143 or 129."

@@ -96,3 +96,19 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         _ => false,
     }
 }
+
+/// The error of writing `outputs` (one file, or the shards of one output), with "writing
+/// FIRST" (or "writing FIRST … LAST") before it unless the error already names one of them (an
+/// I/O error that names its file, an error naming the shard being written), so that each path
+/// appears once.
+pub fn writing(e: anyhow::Error, outputs: &[std::path::PathBuf]) -> anyhow::Error {
+    let text = format!("{e:#}");
+    if outputs.iter().any(|o| text.contains(&o.display().to_string())) {
+        return e;
+    }
+    match outputs {
+        [first, .., last] => e.context(format!("writing {} … {}", first.display(), last.display())),
+        [one] => e.context(format!("writing {}", one.display())),
+        [] => e,
+    }
+}

@@ -111,15 +111,15 @@ pub struct QuantizeArgs {
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
     /// (lower-cased) get that type; the first matching option wins (repeatable), e.g.
     /// --tensor-type attn_v=q8_0.
-    #[arg(long, value_name = "PATTERN=TYPE")]
-    tensor_type: Vec<String>,
+    #[arg(long, value_name = "PATTERN=TYPE", value_parser = parse_tensor_type)]
+    tensor_type: Vec<TensorTypeOverride>,
     /// A file of PATTERN=TYPE options separated by spaces or newlines.
     #[arg(long, value_name = "FILE")]
     tensor_type_file: Vec<PathBuf>,
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable).
-    #[arg(long, value_name = "KEY=TYPE:VALUE")]
-    override_kv: Vec<String>,
+    #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = parse_override_kv)]
+    override_kv: Vec<KvOverride>,
     /// Use the importance matrix only for tensors whose name contains NAME (repeatable; not
     /// with --exclude-weights; needs --imatrix).
     #[arg(long, value_name = "NAME", requires = "imatrix")]
@@ -287,18 +287,14 @@ fn params(
     p.exclude = a.exclude.clone();
     p.threads = threads;
     p.keep_split = a.keep_split;
-    for t in &a.tensor_type {
-        p.tensor_types.push(TensorTypeOverride::parse(t)?);
-    }
+    p.tensor_types.extend(a.tensor_type.iter().cloned());
     for f in &a.tensor_type_file {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for t in text.split_whitespace() {
             p.tensor_types.push(TensorTypeOverride::parse(t).with_context(|| f.display().to_string())?);
         }
     }
-    for o in &a.override_kv {
-        p.kv_overrides.push(KvOverride::parse(o)?);
-    }
+    p.kv_overrides.extend(a.override_kv.iter().cloned());
     if let Some(path) = &a.imatrix {
         let mut m = Imatrix::open(path).with_context(|| format!("loading the importance matrix {}", path.display()))?;
         m.exclude(&a.exclude_weights);
@@ -311,12 +307,25 @@ fn params(
 /// Checks an `--exclude` glob when the arguments are parsed ([`NameGlobs`] gives the syntax), so
 /// that an invalid one is a usage error (exit 2) naming the pattern, before any file is read.
 fn parse_glob(s: &str) -> Result<String, String> {
-    match NameGlobs::new(&[s]) {
-        Ok(_) => Ok(s.to_owned()),
-        Err(e) => Err(match e.kind() {
-            gguf_serde::ErrorKind::Quantize(gguf_serde::QuantizeError::Refused { reason, .. }) => reason.clone(),
-            _ => e.to_string(),
-        }),
+    NameGlobs::new(&[s]).map(|_| s.to_owned()).map_err(usage_error)
+}
+
+/// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a
+/// bad regular expression is a usage error (exit 2), as a bad `--exclude` glob is.
+fn parse_tensor_type(s: &str) -> Result<TensorTypeOverride, String> {
+    TensorTypeOverride::parse(s).map_err(usage_error)
+}
+
+/// Parses an `--override-kv` option when the arguments are parsed (a usage error, exit 2).
+fn parse_override_kv(s: &str) -> Result<KvOverride, String> {
+    KvOverride::parse(s).map_err(usage_error)
+}
+
+/// The text of an option's refusal for clap's usage error (which names the option).
+fn usage_error(e: gguf_serde::Error) -> String {
+    match e.kind() {
+        gguf_serde::ErrorKind::Quantize(gguf_serde::QuantizeError::Refused { reason, .. }) => reason.clone(),
+        _ => e.to_string(),
     }
 }
 
@@ -466,11 +475,12 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         Some(m) => requantize_sharded(m, &output, &p, Some(&report_progress)),
         None => requantize(&src, &output, &p, Some(&report_progress)),
     };
-    let shown = match &shards {
-        Some(s) if s.len() > 1 => format!("{}-NNNNN-of-{:05}.gguf", output.display(), s.len()),
-        _ => outputs.first().map(|o| o.display().to_string()).unwrap_or_default(),
+    // What was written: the file, or (listed above it) the shards.
+    let shown = match outputs.as_slice() {
+        [one] => one.display().to_string(),
+        many => format!("{} shards", many.len()),
     };
-    let report = report.map_err(|e| imatrix_hint(e, a)).with_context(|| format!("writing {shown}"))?;
+    let report = report.map_err(|e| crate::out::writing(imatrix_hint(e, a), &outputs))?;
     bar.finish_and_clear();
     let mut out = Out::stdout();
     if a.keep_split {
@@ -529,7 +539,8 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = ConvertOptions::new(a.target);
     opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
-    let run = || convert(&src, &a.output, &opts).with_context(|| format!("writing {}", a.output.display()));
+    let run =
+        || convert(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)));
     let report = match a.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use gguf_serde::{Array, Gguf, Value, ValueRef, ValueType};
+use gguf_serde::{Array, Gguf, Value};
 
 const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -38,24 +38,6 @@ fn esc(b: &[u8]) -> String {
     s
 }
 
-fn type_name(t: ValueType) -> &'static str {
-    match t {
-        ValueType::U8 => "u8",
-        ValueType::I8 => "i8",
-        ValueType::U16 => "u16",
-        ValueType::I16 => "i16",
-        ValueType::U32 => "u32",
-        ValueType::I32 => "i32",
-        ValueType::F32 => "f32",
-        ValueType::Bool => "bool",
-        ValueType::String => "str",
-        ValueType::Array => "arr",
-        ValueType::U64 => "u64",
-        ValueType::I64 => "i64",
-        ValueType::F64 => "f64",
-    }
-}
-
 /// The dump `ggml_read FILE` prints, written from gguf-serde's reading of the little-endian file
 /// at `path`: header numbers, every key (scalars by value, float bit patterns; arrays by element
 /// type, count and FNV-1a 64 of their stored elements, strings with their u64 length prefixes),
@@ -70,34 +52,9 @@ pub fn ggml_read_expected(path: &Path) -> Vec<String> {
         format!("n_kv {}", f.metadata().len()),
         format!("n_tensors {}", f.tensors().len()),
     ];
-    for kv in f.metadata() {
-        let key = esc(kv.key.as_bytes());
-        let line = match kv.value {
-            ValueRef::U8(v) => format!("kv {key} u8 {v}"),
-            ValueRef::I8(v) => format!("kv {key} i8 {v}"),
-            ValueRef::U16(v) => format!("kv {key} u16 {v}"),
-            ValueRef::I16(v) => format!("kv {key} i16 {v}"),
-            ValueRef::U32(v) => format!("kv {key} u32 {v}"),
-            ValueRef::I32(v) => format!("kv {key} i32 {v}"),
-            ValueRef::U64(v) => format!("kv {key} u64 {v}"),
-            ValueRef::I64(v) => format!("kv {key} i64 {v}"),
-            ValueRef::F32(v) => format!("kv {key} f32 0x{:08x}", v.to_bits()),
-            ValueRef::F64(v) => format!("kv {key} f64 0x{:016x}", v.to_bits()),
-            ValueRef::Bool(v) => format!("kv {key} bool {v}"),
-            ValueRef::String(s) => format!("kv {key} str {}", esc(s.as_bytes())),
-            ValueRef::Array(a) => {
-                // The stored elements are what ggml hashes, except that it reads a bool as 0 or 1.
-                let h = if a.elem_type() == ValueType::Bool {
-                    let bytes: Vec<u8> = a.raw_bytes().iter().map(|&b| u8::from(b != 0)).collect();
-                    fnv1a(&bytes, FNV_BASIS)
-                } else {
-                    fnv1a(a.raw_bytes(), FNV_BASIS)
-                };
-                format!("kv {key} arr {} {} fnv1a64:{h:016x}", type_name(a.elem_type()), a.len())
-            }
-        };
-        lines.push(line);
-    }
+    // Each value as ggml_kv_line describes it (ggml hashes a bool array's elements as 0 or 1,
+    // as the conversion to `Value` reads them).
+    lines.extend(f.metadata().map(|kv| ggml_kv_line(kv.key, &Value::from(kv.value))));
     for t in f.tensors() {
         let mut ne: Vec<u64> = t.ne().dims().to_vec();
         while ne.len() > 1 && ne.last() == Some(&1) {

@@ -290,6 +290,8 @@ fn convert_splits_into_shards() {
     let o = again(&[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("exists (a shard of OUT; use --force"), "{}", text(&o.stderr));
+    // The shard named is the first of the split, whatever the folder's order.
+    assert!(text(&o.stderr).contains(first.to_str().unwrap()), "{}", text(&o.stderr));
     assert!(again(&["--force"]).status.success());
     let merged = ckpt.parent().unwrap().join("merged.gguf");
     let m = gguf(&["merge", first.to_str().unwrap(), merged.to_str().unwrap()]);

@@ -136,6 +136,25 @@ fn exclude_takes_globs() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a valid glob"), "{o:?}");
 }
 
+/// A malformed `--tensor-type` (a bad regular expression, an unknown type) or `--override-kv`
+/// is a usage error (exit 2) naming the option and the value, checked before any file is read,
+/// as a bad `--exclude` glob is.
+#[test]
+fn bad_tensor_type_and_override_are_usage_errors() {
+    for (flag, value, says) in [
+        ("--tensor-type", "attn_(v=q8_0", "--tensor-type pattern \"attn_(v\""),
+        ("--tensor-type", "attn_v=q9_9", "invalid quantization type \"q9_9\""),
+        ("--tensor-type", "attn_v", "expected PATTERN=TYPE"),
+        ("--override-kv", "general.name=bytes:x", "general.name=bytes:x"),
+    ] {
+        let o = gguf(&["quantize", "--dry-run", flag, value, "no-such-file.gguf", "Q8_0"]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag) && err.contains(says), "{flag} {value}: {err}");
+        assert!(!err.contains("no-such-file"), "checked before the file is opened: {err}");
+    }
+}
+
 #[test]
 fn quantize_gemma_to_q8_0() {
     let Some(path) = model("gemma-3-270m-q4_k_m.gguf") else { return };
@@ -367,4 +386,27 @@ fn dry_run_shows_the_importance_matrix_entries() {
     let o = gguf(&["quantize", "--dry-run", "--imatrix", im, m, "Q2_K_S"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("no entry is left"), "{err}");
+}
+
+/// An output that cannot be created (its folder does not exist) is named once, with the
+/// operating system's reason and no temporary file name; with `--keep-split`, by the shard.
+#[test]
+fn an_unwritable_output_is_named_once() {
+    let small = workspace_root().join("tests/data/small.gguf");
+    let dir = temp_dir("cli_quantize_unwritable");
+    let out = dir.join("no-such-folder").join("q.gguf");
+    for keep_split in [false, true] {
+        let mut args = vec!["quantize", "-q", small.to_str().unwrap(), out.to_str().unwrap(), "Q8_0"];
+        if keep_split {
+            args.insert(1, "--keep-split");
+        }
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let named = if keep_split { dir.join("no-such-folder/q-00001-of-00001.gguf") } else { out.clone() };
+        let named = named.display().to_string();
+        assert_eq!(err.matches(&named).count(), 1, "{err}");
+        assert!(err.contains("No such file or directory"), "{err}");
+        assert!(!err.contains(".gguf-tmp-") && !err.contains("NNNNN"), "{err}");
+    }
 }

@@ -108,9 +108,7 @@ pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(Buf
     // A new file gets the usual mode (0666 less the umask), not the temporary file's 0600.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let tmp = builder
-        .tempfile_in(&dir)
-        .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+    let tmp = builder.tempfile_in(&dir).map_err(|e| temp_create_error(&dir, e))?;
     let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
     let (file, temp) = tmp.into_parts();
     let reg = Registered::new(&temp);
@@ -181,7 +179,7 @@ impl ScratchFile {
             .prefix(".gguf-tmp-")
             .suffix(".tmp")
             .tempfile_in(dir)
-            .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+            .map_err(|e| temp_create_error(dir, e))?;
         let temp = tmp.into_temp_path();
         Ok(ScratchFile { _reg: Registered::new(&temp), temp })
     }
@@ -190,6 +188,20 @@ impl ScratchFile {
     pub(crate) fn path(&self) -> &Path {
         &self.temp
     }
+}
+
+/// The error of creating a temporary file in `dir`, naming the folder. `tempfile` appends the
+/// random name it tried (`... at path "/dir/.gguf-tmp-1wIZ51.tmp"`), a file that never existed:
+/// that part is dropped (the kind and the operating system's text stay).
+fn temp_create_error(dir: &Path, e: std::io::Error) -> Error {
+    let e = match (e.raw_os_error(), e.get_ref().map(ToString::to_string)) {
+        (None, Some(text)) => match text.rfind(" at path \"") {
+            Some(i) => std::io::Error::new(e.kind(), text[..i].to_owned()),
+            None => e,
+        },
+        _ => e,
+    };
+    Error::io(format!("creating a temporary file in {}", dir.display()), e)
 }
 
 /// Syncs the folder holding `path` (on Unix; elsewhere a folder cannot be opened to sync it).

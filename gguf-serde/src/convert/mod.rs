@@ -101,8 +101,18 @@ pub enum ConvertError {
         arch: String,
     },
     /// A tensor the model needs is not in the checkpoint.
-    #[error("tensor {0} is missing from the checkpoint")]
-    MissingTensor(String),
+    #[error("{}", match hf {
+        Some(hf) => format!("tensor {hf} is missing from the checkpoint (the model needs it as {name})"),
+        None => format!("tensor {name} is missing from the checkpoint"),
+    })]
+    MissingTensor {
+        /// The GGUF name (`blk.1.ffn_up.weight`).
+        name: String,
+        /// The Hugging Face name the checkpoint would have it under
+        /// (`model.layers.1.mlp.up_proj.weight`), when the architecture knows one
+        /// ([`Architecture::source_name`](arch::Architecture::source_name)).
+        hf: Option<String>,
+    },
     /// A source tensor of a type or form not converted (F8_E4M3, integers).
     #[error("tensor {name}: {reason}")]
     Unsupported {
@@ -663,7 +673,8 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         }
     }
     if let Some(missing) = arch.required_tensors(&cx).into_iter().find(|n| !seen.contains(n.as_str())) {
-        return Err(ConvertError::MissingTensor(missing));
+        let hf = arch.source_name(&missing);
+        return Err(ConvertError::MissingTensor { name: missing, hf });
     }
 
     let params = ParamCounts::from_tensors(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
@@ -958,5 +969,29 @@ mod tests {
         assert_eq!(m.get("model.layers.01.mlp.up_proj.weight", 2), None);
         assert_eq!(m.get("lm_head.weight", 2).as_deref(), Some("output.weight"));
         assert_eq!(m.get("model.norm.scale", 2), None);
+    }
+
+    #[test]
+    fn source_names_invert_the_map() {
+        let m = arch::llama::LLAMA_MAP;
+        assert_eq!(
+            m.source_name("blk.12.attn_output.weight").as_deref(),
+            Some("model.layers.12.self_attn.o_proj.weight")
+        );
+        assert_eq!(m.source_name("blk.0.attn_q.bias").as_deref(), Some("model.layers.0.self_attn.q_proj.bias"));
+        assert_eq!(m.source_name("output.weight").as_deref(), Some("lm_head.weight"));
+        assert_eq!(m.source_name("output_norm.weight").as_deref(), Some("model.norm.weight"));
+        assert_eq!(m.source_name("blk.x.attn_q.weight"), None);
+        assert_eq!(m.source_name("blk.1.attn_qkv.weight"), None);
+        assert_eq!(m.source_name("rope_freqs.weight"), None);
+        assert_eq!(m.source_name("output_norm.scale"), None);
+        for hf in [
+            "model.layers.3.mlp.down_proj.weight",
+            "model.embed_tokens.weight",
+            "model.layers.0.input_layernorm.weight",
+        ] {
+            let g = m.get(hf, 4).unwrap();
+            assert_eq!(m.source_name(&g).as_deref(), Some(hf));
+        }
     }
 }

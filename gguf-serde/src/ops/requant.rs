@@ -281,7 +281,8 @@ pub fn requantize<S: Source + Sync>(
 ///
 /// # Errors
 /// As [`requantize`]; [`QuantizeError::Refused`] for an input shard without tensors (see above)
-/// or more than 65,535 output shards.
+/// or more than 65,535 output shards. With `--keep-split`, an error while an output shard is
+/// written names that shard ([`Error::shard`](crate::Error::shard)).
 #[cfg(feature = "mmap")]
 pub fn requantize_sharded(
     model: &crate::container::ShardedGguf,
@@ -420,14 +421,18 @@ fn requantize_shards<S: Source + Sync>(
                     shard_kvs.push((key.to_owned(), OutKv::New(v)));
                 }
             }
-            let mut w = GgufWriter::with_options(AtomicFile::new(&path)?, wopts)?;
-            let bytes = TensorBytes { data: &data, give_back: &give_back };
-            write_body(&mut w, shard_kvs, &group, &bytes, meta.endian(), progress, &mut state)?;
-            sealed.push(w.finish()?.seal()?);
+            // Errors name the output shard being written.
+            let write = |state: &mut Converting| -> Result<SealedFile> {
+                let mut w = GgufWriter::with_options(AtomicFile::new(&path)?, wopts)?;
+                let bytes = TensorBytes { data: &data, give_back: &give_back };
+                write_body(&mut w, shard_kvs, &group, &bytes, meta.endian(), progress, state)?;
+                w.finish()?.seal()
+            };
+            sealed.push(write(&mut state).map_err(|e| e.in_shard(&path))?);
             state.report.paths.push(path);
         }
-        for s in sealed {
-            s.persist()?;
+        for (s, path) in sealed.into_iter().zip(&state.report.paths) {
+            s.persist().map_err(|e| e.in_shard(path))?;
         }
         Ok(state.report)
     };

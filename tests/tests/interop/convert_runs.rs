@@ -31,6 +31,11 @@
 //! (`general.url`, `general.doi`, `general.uuid`, `general.repo_url`, `general.quantized_by`),
 //! with the type and value the reference writes, compared with lines written from the expected
 //! values alone (`gguf_tests::ggml_read::ggml_kv_line`), and the whole file as ours reads it.
+//!
+//! A split conversion (`gguf convert --split-max-size`, `ConvertOptions::split_max_size`): the
+//! shards are byte for byte what `llama-gguf-split --split-max-size` makes of the unsplit file,
+//! ggml's reader reads each as ours does, and llama.cpp loads the model from its first shard with
+//! the same logits, bit for bit, as from the unsplit file.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -40,7 +45,7 @@ use gguf_serde::ops::edit::{rewrite_file, Edit};
 use gguf_serde::{Array, Value};
 use gguf_tests::convert_refs::{convert_ref, convert_ref_cases, make_convert_case};
 use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_kv_line, ggml_read_dump};
-use gguf_tests::{llama_run_harness, llama_run_logits, python, run_py, run_py_text, sha256};
+use gguf_tests::{llama_run_harness, llama_run_logits, llama_tool, python, run_py, run_py_text, sha256};
 use serde_json::Value as Json;
 
 /// The prompt: eight ids within every case's vocabulary (Llama 2's 32,000 is the smallest).
@@ -286,4 +291,44 @@ fn ggml_reads_every_key_of_a_metadata_override() {
     assert!(missing.is_empty(), "{}", missing.join("\n"));
     // ggml's reading of the whole file (header, every key, every tensor's data) is ours.
     assert_ggml_reads_as_we_do(&harness, &out);
+}
+
+/// `gguf convert --split-max-size 2M` of the Llama 2 case (about 8 MB at F32): the shards are
+/// `llama-gguf-split --split --split-max-size 2M`'s of the unsplit file, byte for byte; ggml reads
+/// each shard as ours does; llama.cpp, given the first shard, loads every shard and computes the
+/// unsplit file's logits bit for bit and generates its tokens.
+#[test]
+fn a_split_conversion_is_llama_gguf_split_and_runs() {
+    let Some(harness) = llama_run_harness() else { return };
+    let Some(tool) = llama_tool("llama-gguf-split") else { return };
+    let Some(dir) = make_convert_case("tiny-Llama-2-chat-hf") else { return };
+    let whole = dir.tmp.join("whole.gguf");
+    let report = convert(&*dir, &whole, &ConvertOptions::new(OutType::F32)).unwrap();
+    assert_eq!(report.files, [whole.clone()]);
+    let split_opts = ConvertOptions { split_max_size: Some(2_000_000), ..ConvertOptions::new(OutType::F32) };
+    let split = convert(&*dir, dir.tmp.join("ours.gguf"), &split_opts).unwrap();
+    let n = split.files.len();
+    assert!(n >= 3, "{n} shards of {} bytes", std::fs::metadata(&whole).unwrap().len());
+
+    let prefix = dir.tmp.join("llama");
+    let o = std::process::Command::new(&tool)
+        .args(["--split", "--split-max-size", "2M"])
+        .arg(&whole)
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "llama-gguf-split: {}", String::from_utf8_lossy(&o.stderr));
+    let theirs = gguf_tests::shards_of(&dir.tmp, "llama");
+    assert_eq!(theirs.len(), n, "llama-gguf-split made {theirs:?}");
+    for (i, (ours, theirs)) in split.files.iter().zip(&theirs).enumerate() {
+        let (a, b) = (std::fs::read(ours).unwrap(), std::fs::read(dir.tmp.join(theirs)).unwrap());
+        assert!(a == b, "shard {} of {n}: {} differs from llama-gguf-split's {theirs}", i + 1, ours.display());
+        assert_ggml_reads_as_we_do(&harness, ours);
+    }
+
+    let (run_whole, logits_whole) = llama_run_logits(&harness, &whole, &IDS, N_GEN).unwrap();
+    let (run_split, logits_split) = llama_run_logits(&harness, &split.files[0], &IDS, N_GEN).unwrap();
+    assert_eq!(run_split.generated, run_whole.generated);
+    let bits = |l: &[Vec<f32>]| l.iter().flatten().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert!(bits(&logits_split) == bits(&logits_whole), "the split model's logits differ from the unsplit file's");
 }

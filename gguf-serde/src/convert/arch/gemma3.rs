@@ -99,6 +99,10 @@ impl Architecture for Gemma3 {
         Ok(Mapped::To { name, transforms })
     }
 
+    fn source_name(&self, gguf: &str) -> Option<String> {
+        MAP.source_name(gguf)
+    }
+
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
         super::standard_required(
             cx.block_count,

@@ -154,6 +154,10 @@ impl Architecture for Llama {
         Ok(Mapped::To { name, transforms })
     }
 
+    fn source_name(&self, gguf: &str) -> Option<String> {
+        LLAMA_MAP.source_name(gguf)
+    }
+
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
         standard_required(cx.block_count, LLAMA_BLOCK)
     }

@@ -123,6 +123,14 @@ pub trait Architecture: Sync {
         Vec::new()
     }
 
+    /// The Hugging Face name that [`map_tensor`](Self::map_tensor) maps to the GGUF name `gguf`
+    /// (`blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight`), so that a missing
+    /// tensor is named as the checkpoint would name it; `None` when there is no single such
+    /// name (default: `None`).
+    fn source_name(&self, _gguf: &str) -> Option<String> {
+        None
+    }
+
     /// Keys written while the tensors are prepared, before `general.type` (the reference's
     /// `generate_extra_tensors` may add some: Phi-3's `rope.scaling.attn_factor`).
     ///
@@ -210,6 +218,25 @@ impl BlockMap<'_> {
         let bid: u32 = n.parse().ok().filter(|&b| ok && b < block_count)?;
         let (_, g) = self.block.iter().find(|(h, _)| *h == inner)?;
         Some(format!("blk.{bid}.{g}.{suffix}"))
+    }
+
+    /// The Hugging Face name of the GGUF name `gguf`, the inverse of [`get`](Self::get):
+    /// `blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight` (`None` if this map has
+    /// no entry for it). The block number is not checked against a block count.
+    pub fn source_name(&self, gguf: &str) -> Option<String> {
+        let (base, suffix) = match gguf.rsplit_once('.') {
+            Some((b, s @ ("weight" | "bias"))) => (b, s),
+            _ => return None,
+        };
+        if let Some((h, _)) = self.top.iter().find(|(_, g)| *g == base) {
+            return Some(format!("{h}.{suffix}"));
+        }
+        let (n, inner) = base.strip_prefix("blk.")?.split_once('.')?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let (h, _) = self.block.iter().find(|(_, g)| *g == inner)?;
+        Some(format!("{}{n}.{h}.{suffix}", self.block_prefix))
     }
 }
 

@@ -106,6 +106,10 @@ impl Architecture for Phi3 {
         Ok(MAP.get(hf, cx.block_count).map_or(Mapped::Unknown, Mapped::plain))
     }
 
+    fn source_name(&self, gguf: &str) -> Option<String> {
+        MAP.source_name(gguf)
+    }
+
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
         super::standard_required(
             cx.block_count,

@@ -42,6 +42,10 @@ impl Architecture for Qwen2 {
         Ok(LLAMA_MAP.get(hf, cx.block_count).map_or(Mapped::Unknown, Mapped::plain))
     }
 
+    fn source_name(&self, gguf: &str) -> Option<String> {
+        LLAMA_MAP.source_name(gguf)
+    }
+
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
         standard_required(cx.block_count, LLAMA_BLOCK)
     }

@@ -47,6 +47,10 @@ impl Architecture for Qwen3 {
         Ok(name.map_or(Mapped::Unknown, Mapped::plain))
     }
 
+    fn source_name(&self, gguf: &str) -> Option<String> {
+        LLAMA_MAP.source_name(gguf).or_else(|| NORMS.source_name(gguf))
+    }
+
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
         let mut names = LLAMA_BLOCK.to_vec();
         names.extend(["attn_q_norm", "attn_k_norm"]);

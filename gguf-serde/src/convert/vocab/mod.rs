@@ -49,8 +49,8 @@ pub enum VocabError {
         /// The missing file.
         path: PathBuf,
     },
-    /// A file could not be read.
-    #[error("{path}: {source}")]
+    /// A file could not be read (the message names the file; the I/O error is the `source`).
+    #[error("cannot read {path}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -59,7 +59,7 @@ pub enum VocabError {
         source: std::io::Error,
     },
     /// A JSON file that does not parse.
-    #[error("{path}: invalid JSON: {source}")]
+    #[error("{path} is not valid JSON")]
     Json {
         /// The file.
         path: PathBuf,
@@ -75,8 +75,9 @@ pub enum VocabError {
         /// What is wrong, and where (the JSON path).
         what: String,
     },
-    /// A `tokenizer.model` that is not a valid sentencepiece model.
-    #[error("{path}: {source}")]
+    /// A `tokenizer.model` that is not a valid sentencepiece model (what is wrong, with its
+    /// byte offset, is the `source`).
+    #[error("{path} is not a valid sentencepiece model")]
     Proto {
         /// The file.
         path: PathBuf,
