@@ -11,10 +11,10 @@ use super::{GROUP_MAX_EPS, QK_K};
 use crate::codec::isa::{simd, Isa};
 
 /// Sub-blocks processed side by side by [`make_qkx2_quants_x8`].
-pub(super) const LANES: usize = 8;
+pub(crate) const LANES: usize = 8;
 
 /// One value per lane.
-pub(super) type Lf = [f32; LANES];
+pub(crate) type Lf = [f32; LANES];
 /// One level per lane.
 type Li = [i32; LANES];
 
@@ -173,7 +173,7 @@ unsafe fn level_x8(
 #[inline]
 #[target_feature(enable = "avx2")]
 #[allow(unsafe_code)]
-unsafe fn signed_max_x8(x: &[Lf; 16]) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256) {
+unsafe fn signed_max_x8<const N: usize>(x: &[Lf; N]) -> (std::arch::x86_64::__m256, std::arch::x86_64::__m256) {
     use std::arch::x86_64::*;
     let absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fff_ffff));
     let mut max = _mm256_setzero_ps();
@@ -312,7 +312,7 @@ unsafe fn qkx2_x8_avx2<const N: usize, const MAD: bool>(
 /// [`qkx2_x8_body`], with its AVX2 build when `isa` has AVX2 (same operations, wider registers;
 /// no fused multiply-add is ever formed).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn make_qkx2_quants_x8<const N: usize, const MAD: bool>(
+pub(crate) fn make_qkx2_quants_x8<const N: usize, const MAD: bool>(
     isa: Isa,
     nmax: i32,
     x: &[Lf; N],
@@ -329,13 +329,14 @@ pub(super) fn make_qkx2_quants_x8<const N: usize, const MAD: bool>(
     })
 }
 
-/// [`make_qx_quants`](super::search::make_qx_quants) (weights `x²`, no importance) for 8 sub-blocks of 16 at once with AVX2,
-/// lane `k` = sub-block `k`, `x[i][k]` its element `i`; the same operations per lane in the same
-/// order as the scalar function. Returns the scales and writes the levels to `l_out[i][k]`.
+/// [`make_qx_quants`](super::search::make_qx_quants) for 8 sub-blocks of `N` at once with AVX2,
+/// lane `k` = sub-block `k`, `x[i][k]` its element `i`, with the importance weights `w[i][k]`, or
+/// `x²` without; the same operations per lane in the same order as the scalar function. Returns
+/// the scales and writes the levels to `l_out[i][k]`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(unsafe_code)]
-unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> Lf {
+unsafe fn qx_x8_avx2<const N: usize>(nmax: i32, x: &[Lf; N], w: Option<&[Lf; N]>, l_out: &mut [[i8; LANES]; N]) -> Lf {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_ps();
     let (lo, hi) = (_mm256_set1_epi32(-nmax), _mm256_set1_epi32(nmax - 1));
@@ -348,16 +349,19 @@ unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> 
     let sums = |isc: __m256| {
         let mut sumlx = zero;
         let mut suml2 = zero;
-        for row in x.iter() {
+        for (i, row) in x.iter().enumerate() {
             let v = ld(row);
             let lf = _mm256_cvtepi32_ps(level(_mm256_mul_ps(isc, v)));
-            let w = _mm256_mul_ps(v, v);
+            let w = match w {
+                Some(w) => ld(&w[i]),
+                None => _mm256_mul_ps(v, v),
+            };
             sumlx = _mm256_add_ps(sumlx, _mm256_mul_ps(_mm256_mul_ps(w, v), lf));
             suml2 = _mm256_add_ps(suml2, _mm256_mul_ps(_mm256_mul_ps(w, lf), lf));
         }
         (sumlx, suml2)
     };
-    let mut lv = [[0i32; LANES]; 16];
+    let mut lv = [[0i32; LANES]; N];
     let iscale = _mm256_div_ps(_mm256_set1_ps(-(nmax as f32)), max);
     for (i, row) in x.iter().enumerate() {
         let l = _mm256_add_epi32(level(_mm256_mul_ps(iscale, ld(row))), nmax_v);
@@ -387,7 +391,7 @@ unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> 
         best = _mm256_blendv_ps(best, _mm256_mul_ps(scale, sumlx), upd);
     }
     let di = _mm256_castps_si256(done);
-    for i in 0..16 {
+    for i in 0..N {
         let l = _mm256_andnot_si256(di, _mm256_loadu_si256(lv[i].as_ptr() as *const __m256i));
         _mm256_storeu_si256(lv[i].as_mut_ptr() as *mut __m256i, l);
         for k in 0..LANES {
@@ -397,6 +401,35 @@ unsafe fn qx_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> 
     let mut out = [0f32; LANES];
     _mm256_storeu_ps(out.as_mut_ptr(), _mm256_andnot_ps(done, scale));
     out
+}
+
+/// [`make_qx_quants`](super::search::make_qx_quants) with importance weights for 8 blocks of `N`
+/// side by side (lane `k` = block `k`, `x[i][k]` its element `i`, `w[i][k]` that element's
+/// weight): [`qx_x8_avx2`] when `isa` has AVX2, else the scalar search lane by lane. The results
+/// are the scalar function's, bit for bit. Returns the scales and writes the levels (`0..2 nmax`)
+/// to `l_out[i][k]`.
+pub(crate) fn make_qx_quants_x8<const N: usize>(
+    isa: Isa,
+    nmax: i32,
+    x: &[Lf; N],
+    w: &[Lf; N],
+    l_out: &mut [[i8; LANES]; N],
+) -> Lf {
+    simd!(if isa.avx2() {
+        qx_x8_avx2::<N>(nmax, x, Some(w), l_out)
+    } else {
+        let mut scales = [0f32; LANES];
+        for k in 0..LANES {
+            let xs: [f32; N] = std::array::from_fn(|i| x[i][k]);
+            let ws: [f32; N] = std::array::from_fn(|i| w[i][k]);
+            let mut ls = [0i8; N];
+            scales[k] = super::search::make_qx_quants(nmax, &xs, &mut ls, Some(&ws));
+            for i in 0..N {
+                l_out[i][k] = ls[i];
+            }
+        }
+        scales
+    })
 }
 
 /// [`make_q3_quants`](super::search::make_q3_quants) for 8 sub-blocks of 16 at once with AVX2 (lane `k` = sub-block `k`), the
@@ -522,7 +555,7 @@ pub(super) fn quants_x16(isa: Isa, search: Search16, x: &[f32; QK_K], l: &mut [i
     simd!(if isa.avx2() {
         match search {
             Search16::Q3 => subblocks_x8(x, l, |xt, lt| q3_x8_avx2(4, xt, lt)),
-            Search16::Q6 => subblocks_x8(x, l, |xt, lt| qx_x8_avx2(32, xt, lt)),
+            Search16::Q6 => subblocks_x8(x, l, |xt, lt| qx_x8_avx2::<16>(32, xt, None, lt)),
         }
     } else {
         let mut scales = [0f32; 16];

@@ -21,7 +21,7 @@
 // Index loops mirror the reference's, which keeps the evaluation order easy to check.
 #![allow(clippy::needless_range_loop)]
 
-mod lanes;
+pub(crate) mod lanes;
 mod q2_k;
 mod q3_k;
 mod q4_k;

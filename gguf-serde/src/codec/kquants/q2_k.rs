@@ -1,7 +1,7 @@
 //! Q2_K: 16 sub-blocks of 16 2-bit levels, each with a 4-bit scale and a 4-bit min.
 
 use super::lanes::{make_qkx2_quants_x8, LANES};
-use super::search::{make_qkx3_quants, make_qp_quants};
+use super::search::make_qp_quants;
 use super::{block_sigma2, pack_2bit, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
 use crate::codec::isa::{simd, Isa};
@@ -131,24 +131,40 @@ fn requantize(x: &[f32; QK_K], y: &mut block_q2_K, l: &mut [u8; QK_K]) {
     y.qs = pack_2bit(l);
 }
 
+/// `quantize_row_q2_K_impl`: each sub-block's scale and min by `make_qkx3_quants`, eight
+/// sub-blocks at a time in SIMD lanes ([`make_qkx2_quants_x8`] with `make_qkx3_quants`' arguments;
+/// the same results bit for bit, see `weighted_k4_head` in `q4_k.rs`), then the 4-bit scales and
+/// mins by `make_qp_quants`.
 impl QuantizeRow<QK_K> for block_q2_K {
-    fn quantize_row(_: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
         for ((x, y), qwb) in src.iter().zip(dst).zip(weights) {
             let mut l = [0u8; QK_K];
-            let mut laux = [0u8; 16];
             let mut mins = [0f32; 16];
             let mut scales = [0f32; 16];
             let mut sw = [0f32; 16];
             let sigma2 = block_sigma2(x, 1.0);
-            for j in 0..16 {
-                let weight = subblock_weights::<16>(x, qwb, sigma2, j);
-                for &w in &weight {
-                    sw[j] += w;
+            for half in 0..2 {
+                let mut xt = [[0f32; LANES]; 16];
+                let mut wt = [[0f32; LANES]; 16];
+                for k in 0..LANES {
+                    let j = 8 * half + k;
+                    let weight = subblock_weights::<16>(x, qwb, sigma2, j);
+                    for (i, &w) in weight.iter().enumerate() {
+                        sw[j] += w;
+                        xt[i][k] = x[16 * j + i];
+                        wt[i][k] = w;
+                    }
                 }
-                let (sc, m) =
-                    make_qkx3_quants(3, &x[16 * j..16 * j + 16], &weight, &mut l[16 * j..16 * j + 16], &mut laux);
-                scales[j] = sc;
-                mins[j] = m;
+                let mut lt = [[0u8; LANES]; 16];
+                let (s8, m8) = make_qkx2_quants_x8::<16, false>(isa, 3, &xt, &wt, &mut lt, -0.9, 0.05, 36);
+                for k in 0..LANES {
+                    let j = 8 * half + k;
+                    scales[j] = s8[k];
+                    mins[j] = m8[k];
+                    for i in 0..16 {
+                        l[16 * j + i] = lt[i][k];
+                    }
+                }
             }
             let mut ls = [0u8; 16];
             let mut lm = [0u8; 16];

@@ -2,7 +2,7 @@
 //! 6-bit scale and a 6-bit min, packed alike in `scales[12]`; they share their quantizers' steps.
 
 use super::lanes::{make_qkx2_quants_x8, LANES};
-use super::search::{make_qkx3_quants, make_qp_quants};
+use super::search::make_qp_quants;
 use super::{block_sigma2, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
 use crate::codec::isa::{simd, Isa};
@@ -194,13 +194,17 @@ fn quant_k4_head(isa: Isa, x: &[f32; QK_K], nmax: i32, rmin: f32, nstep: i32, l:
     k4_head(x, nmax, max_scale / 63.0, max_min / 63.0, &ls, &lm, l)
 }
 
-/// The importance version of [`quant_k4_head`] (`quantize_row_q{4,5}_K_impl`).
-fn weighted_k4_head(x: &[f32; QK_K], qw: &[f32; QK_K], nmax: i32, l: &mut [u8; QK_K]) -> K4Head {
-    let mut laux = [0u8; 32];
+/// The importance version of [`quant_k4_head`] (`quantize_row_q{4,5}_K_impl`): each sub-block's
+/// scale and min by `make_qkx3_quants` (the eight sub-blocks side by side in SIMD lanes,
+/// [`make_qkx2_quants_x8`] with `make_qkx3_quants`' arguments: its flat-block test `max <= min`
+/// is `max == min` once `min` is clamped to at most 0, so the results are the scalar search's,
+/// bit for bit), then the 6-bit scales and mins by `make_qp_quants`.
+fn weighted_k4_head(isa: Isa, x: &[f32; QK_K], qw: &[f32; QK_K], nmax: i32, l: &mut [u8; QK_K]) -> K4Head {
     let mut sw = [0f32; 8];
-    let mut mins = [0f32; 8];
-    let mut scales = [0f32; 8];
     let sigma2 = block_sigma2(x, 2.0);
+    // Sub-block j's element i at [i][j] (transposed for the lane-parallel search).
+    let mut xt = [[0f32; LANES]; 32];
+    let mut wt = [[0f32; LANES]; 32];
     for j in 0..8 {
         let weights = subblock_weights::<32>(x, qw, sigma2, j);
         let mut sumw = 0f32;
@@ -208,9 +212,17 @@ fn weighted_k4_head(x: &[f32; QK_K], qw: &[f32; QK_K], nmax: i32, l: &mut [u8; Q
             sumw += w;
         }
         sw[j] = sumw;
-        let (sc, m) = make_qkx3_quants(nmax, &x[32 * j..32 * j + 32], &weights, &mut l[32 * j..32 * j + 32], &mut laux);
-        scales[j] = sc;
-        mins[j] = m;
+        for i in 0..32 {
+            xt[i][j] = x[32 * j + i];
+            wt[i][j] = weights[i];
+        }
+    }
+    let mut lt = [[0u8; LANES]; 32];
+    let (scales, mins) = make_qkx2_quants_x8::<32, false>(isa, nmax, &xt, &wt, &mut lt, -0.9, 0.05, 36);
+    for j in 0..8 {
+        for i in 0..32 {
+            l[32 * j + i] = lt[i][j];
+        }
     }
     let mut ls = [0u8; 8];
     let mut lm = [0u8; 8];
@@ -298,20 +310,20 @@ impl Quantize<QK_K> for block_q5_K {
 }
 
 impl QuantizeRow<QK_K> for block_q4_K {
-    fn quantize_row(_: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
         for ((x, y), qw) in src.iter().zip(dst).zip(weights) {
             let mut l = [0u8; QK_K];
-            let head = weighted_k4_head(x, qw, 15, &mut l);
+            let head = weighted_k4_head(isa, x, qw, 15, &mut l);
             *y = block_q4_K::new(head, &l);
         }
     }
 }
 
 impl QuantizeRow<QK_K> for block_q5_K {
-    fn quantize_row(_: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
         for ((x, y), qw) in src.iter().zip(dst).zip(weights) {
             let mut l = [0u8; QK_K];
-            let head = weighted_k4_head(x, qw, 31, &mut l);
+            let head = weighted_k4_head(isa, x, qw, 31, &mut l);
             *y = block_q5_K::new(head, &l);
         }
     }

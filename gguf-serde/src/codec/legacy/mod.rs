@@ -26,6 +26,7 @@ pub(crate) use q5::{block_q5_0, block_q5_1};
 pub(crate) use q8::{block_q8_0, block_q8_1};
 
 use super::isa::{simd, Isa};
+use super::kquants::lanes::{make_qkx2_quants_x8, make_qx_quants_x8, LANES};
 use super::kquants::search::{make_qkx3_quants, make_qx_quants};
 use super::scalar::{cvtt_i32, max_by_abs, round_cvt_i32};
 
@@ -150,8 +151,12 @@ fn pack_5bit<T: Copy>(q: &[T; QK], level: impl Fn(T) -> u8) -> ([u8; 16], u32) {
 /// The levels of one row with importance weights `qw` (one per element), as
 /// `quantize_row_q{4_0,4_1,5_0,5_1}_impl`: for each block `i`, `emit(i, d, min, levels)` with the
 /// block's scale, its min (`WITH_MIN`, already negated as `m` is stored; else 0) and its levels
-/// in `0..=2 nmax`.
+/// in `0..=2 nmax`. Each block's search is the reference's (`make_qkx3_quants` with a min,
+/// `make_qx_quants` without), run on eight blocks at a time side by side in SIMD lanes
+/// ([`make_qkx2_quants_x8`], [`make_qx_quants_x8`]: the scalar searches' results bit for bit),
+/// the blocks left over one by one.
 fn imatrix_levels<const WITH_MIN: bool>(
+    isa: Isa,
     x: &[[f32; QK]],
     qw: &[[f32; QK]],
     nmax: i32,
@@ -162,19 +167,51 @@ fn imatrix_levels<const WITH_MIN: bool>(
         sum_x2 += v * v;
     }
     let sigma2 = sum_x2 / (x.len() * QK) as f32;
-    let mut weight = [0f32; QK];
-    for (i, (xb, qwb)) in x.iter().zip(qw).enumerate() {
+    let weight = |xb: &[f32; QK], qwb: &[f32; QK]| -> [f32; QK] {
+        let mut w = [0f32; QK];
         for j in 0..QK {
-            weight[j] = qwb[j] * (sigma2 + xb[j] * xb[j]).sqrt();
+            w[j] = qwb[j] * (sigma2 + xb[j] * xb[j]).sqrt();
         }
+        w
+    };
+    let whole = x.len() / LANES * LANES;
+    for g in (0..whole).step_by(LANES) {
+        // Block g + k's element j at [j][k].
+        let mut xt = [[0f32; LANES]; QK];
+        let mut wt = [[0f32; LANES]; QK];
+        for k in 0..LANES {
+            let w = weight(&x[g + k], &qw[g + k]);
+            for j in 0..QK {
+                xt[j][k] = x[g + k][j];
+                wt[j][k] = w[j];
+            }
+        }
+        if WITH_MIN {
+            let mut lt = [[0u8; LANES]; QK];
+            let (d, the_min) = make_qkx2_quants_x8::<QK, false>(isa, nmax, &xt, &wt, &mut lt, -0.9, 0.05, 36);
+            for k in 0..LANES {
+                let l: [u8; QK] = std::array::from_fn(|j| lt[j][k]);
+                emit(g + k, d[k], -the_min[k], &l);
+            }
+        } else {
+            let mut lt = [[0i8; LANES]; QK];
+            let d = make_qx_quants_x8::<QK>(isa, nmax, &xt, &wt, &mut lt);
+            for k in 0..LANES {
+                let l: [u8; QK] = std::array::from_fn(|j| lt[j][k] as u8);
+                emit(g + k, d[k], 0.0, &l);
+            }
+        }
+    }
+    for (i, (xb, qwb)) in x.iter().zip(qw).enumerate().skip(whole) {
+        let w = weight(xb, qwb);
         let mut l = [0u8; QK];
         if WITH_MIN {
             let mut laux = [0u8; QK];
-            let (d, the_min) = make_qkx3_quants(nmax, xb, &weight, &mut l, &mut laux);
+            let (d, the_min) = make_qkx3_quants(nmax, xb, &w, &mut l, &mut laux);
             emit(i, d, -the_min, &l);
         } else {
             let mut li = [0i8; QK];
-            let d = make_qx_quants(nmax, xb, &mut li, Some(&weight));
+            let d = make_qx_quants(nmax, xb, &mut li, Some(&w));
             emit(i, d, 0.0, &li.map(|v| v as u8));
         }
     }

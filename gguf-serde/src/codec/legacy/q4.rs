@@ -86,16 +86,16 @@ impl Quantize<QK> for block_q4_1 {
 }
 
 impl QuantizeRow<QK> for block_q4_0 {
-    fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
-        imatrix_levels::<false>(src, weights, 8, |i, d, _, l| {
+    fn quantize_row(isa: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
+        imatrix_levels::<false>(isa, src, weights, 8, |i, d, _, l| {
             dst[i] = block_q4_0 { d: F16::new(d), qs: pack_nibbles(l, |v| v) };
         });
     }
 }
 
 impl QuantizeRow<QK> for block_q4_1 {
-    fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
-        imatrix_levels::<true>(src, weights, 15, |i, d, m, l| {
+    fn quantize_row(isa: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
+        imatrix_levels::<true>(isa, src, weights, 15, |i, d, m, l| {
             dst[i] = block_q4_1 { d: F16::new(d), m: F16::new(m), qs: pack_nibbles(l, |v| v) };
         });
     }

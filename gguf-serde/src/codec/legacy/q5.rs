@@ -96,8 +96,8 @@ impl Quantize<QK> for block_q5_1 {
 }
 
 impl QuantizeRow<QK> for block_q5_0 {
-    fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
-        imatrix_levels::<false>(src, weights, 16, |i, d, _, l| {
+    fn quantize_row(isa: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
+        imatrix_levels::<false>(isa, src, weights, 16, |i, d, _, l| {
             let (qs, qh) = pack_5bit(l, |v| v);
             dst[i] = block_q5_0 { d: F16::new(d), qh: U32::from_bits(qh), qs };
         });
@@ -105,8 +105,8 @@ impl QuantizeRow<QK> for block_q5_0 {
 }
 
 impl QuantizeRow<QK> for block_q5_1 {
-    fn quantize_row(_: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
-        imatrix_levels::<true>(src, weights, 31, |i, d, m, l| {
+    fn quantize_row(isa: Isa, src: &[[f32; QK]], dst: &mut [Self], weights: &[[f32; QK]]) {
+        imatrix_levels::<true>(isa, src, weights, 31, |i, d, m, l| {
             let (qs, qh) = pack_5bit(l, |v| v);
             dst[i] = block_q5_1 { d: F16::new(d), m: F16::new(m), qh: U32::from_bits(qh), qs };
         });
