@@ -151,6 +151,113 @@ fn best_neighbour<const D: usize>(
     Ok(j)
 }
 
+/// [`best_neighbour`] with the grid coordinates themselves as `q` (the IQ2 and IQ3 searches), eight
+/// neighbours at a time in AVX2 lanes for the 8-coordinate grids: each lane sums its neighbour's
+/// weighted squared distance in the scalar order (no fused multiply-add), and the lanes are then
+/// compared in list order with the same strict `<`, so the neighbour chosen is the scalar one.
+#[inline]
+fn best_grid_neighbour<const D: usize>(
+    t: &GridTables<D>,
+    nb: &[u16],
+    (xval, w): (&[f32], &[f32]),
+    scale: f32,
+    l: &mut [i8],
+) -> Result<usize, Fail> {
+    #[cfg(target_arch = "x86_64")]
+    if D == 8 && crate::codec::isa::Isa::detected().avx2() {
+        // SAFETY: the CPU has AVX2 (checked above).
+        #[allow(unsafe_code)]
+        let best = unsafe { avx2::best_neighbour8(t, nb, xval, w, scale) };
+        let j = best.ok_or(NO_NEIGHBOUR)?;
+        for (li, &p) in l.iter_mut().zip(t.point(j)) {
+            *li = (p - 1) / 2;
+        }
+        return Ok(j);
+    }
+    best_neighbour(t, nb, (xval, w), scale, f32::from, l, NO_NEIGHBOUR)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod avx2 {
+    use super::GridTables;
+    use std::arch::x86_64::*;
+
+    /// The first neighbour in `nb` of least weighted squared distance `Σ w_i·(scale·p_i − x_i)²`
+    /// (summed in `i` order, each term `(w_i·diff)·diff`), strictly below `f32::MAX`; `None` if
+    /// none is. `t` is an 8-coordinate grid; `xval` and `w` hold 8 values.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn best_neighbour8<const D: usize>(
+        t: &GridTables<D>,
+        nb: &[u16],
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+    ) -> Option<usize> {
+        let sc = _mm256_set1_ps(scale);
+        let xs: [__m256; 8] = std::array::from_fn(|i| _mm256_set1_ps(xval.get(i).copied().unwrap_or(0.0)));
+        let ws: [__m256; 8] = std::array::from_fn(|i| _mm256_set1_ps(w.get(i).copied().unwrap_or(0.0)));
+        let mut best_d2 = f32::MAX;
+        let mut best = None;
+        for chunk in nb.chunks(8) {
+            // Row k: neighbour k's 8 coordinates (the chunk's last repeated past its end).
+            let mut r = [_mm256_setzero_ps(); 8];
+            for (k, rk) in r.iter_mut().enumerate() {
+                let j = chunk.get(k).or(chunk.last()).copied().unwrap_or(0);
+                match t.point_f32(usize::from(j)) {
+                    // SAFETY: 8 floats.
+                    Some(p) if p.len() == 8 => *rk = _mm256_loadu_ps(p.as_ptr()),
+                    _ => *rk = _mm256_set1_ps(1.0),
+                }
+            }
+            // Transpose: column i, lane k = neighbour k's coordinate i.
+            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            let c = [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            let mut d2 = _mm256_setzero_ps();
+            for i in 0..8 {
+                let diff = _mm256_sub_ps(_mm256_mul_ps(sc, c[i]), xs[i]);
+                d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(ws[i], diff), diff));
+            }
+            let mut d = [0f32; 8];
+            _mm256_storeu_ps(d.as_mut_ptr(), d2);
+            for (&dk, &j) in d.iter().zip(chunk) {
+                if dk < best_d2 {
+                    best_d2 = dk;
+                    best = Some(usize::from(j));
+                }
+            }
+        }
+        best
+    }
+}
+
 /// `Σ w·x·q` and `Σ w·q²` with `q = 2l + 1`.
 fn fit(weight: &[f32], xval: &[f32], l: &[i8]) -> (f32, f32) {
     let (mut sumqx, mut sumq2) = (0f32, 0f32);
@@ -356,15 +463,7 @@ fn grid_sub<const D: usize, G: Tables<D>>(
                 Lookup::On(_) => {}
                 Lookup::Off(nb) => {
                     on_aux[k] = false;
-                    best_neighbour(
-                        t,
-                        nb,
-                        (&xval[g.clone()], &waux[g.clone()]),
-                        this_scale,
-                        f32::from,
-                        &mut laux[g],
-                        NO_NEIGHBOUR,
-                    )?;
+                    best_grid_neighbour(t, nb, (&xval[g.clone()], &waux[g.clone()]), this_scale, &mut laux[g])?;
                 }
                 Lookup::Outside => return Err(OFF_GRID),
             }
@@ -391,15 +490,7 @@ fn grid_sub<const D: usize, G: Tables<D>>(
             match t.lookup(&l[g.clone()]) {
                 Lookup::On(_) => {}
                 Lookup::Off(nb) => {
-                    best_neighbour(
-                        t,
-                        nb,
-                        (&xval[g.clone()], &waux[g.clone()]),
-                        scale,
-                        f32::from,
-                        &mut l[g],
-                        NO_NEIGHBOUR,
-                    )?;
+                    best_grid_neighbour(t, nb, (&xval[g.clone()], &waux[g.clone()]), scale, &mut l[g])?;
                 }
                 Lookup::Outside => return Err(OFF_GRID),
             }

@@ -21,6 +21,9 @@ pub(super) struct GridTables<const D: usize> {
     bits: u32,
     /// `2l + 1` per coordinate.
     pos: Vec<[i8; D]>,
+    /// `pos` as `f32`, point after point (`D` values each): the rows the vector neighbour search
+    /// loads.
+    pos_f32: Vec<f32>,
     /// Index → grid point, or `-(offset + 1)` into `neighbours`.
     map: Vec<i32>,
     /// Per vector off the grid: a count, then that many grid point numbers.
@@ -77,7 +80,8 @@ impl<const D: usize> GridTables<D> {
             }
             neighbours[start] = (neighbours.len() - start - 1) as u16;
         }
-        GridTables { bits, pos, map, neighbours }
+        let pos_f32 = pos.iter().flat_map(|p| p.map(f32::from)).collect();
+        GridTables { bits, pos, pos_f32, map, neighbours }
     }
 
     /// The vector of levels `l` (`D` of them, as ggml's `int8_t` levels): its index as ggml
@@ -100,6 +104,12 @@ impl<const D: usize> GridTables<D> {
                 }
             }
         }
+    }
+
+    /// Grid point `j`'s coordinates as `f32` (`D` values), `None` past the grid.
+    #[inline]
+    pub(super) fn point_f32(&self, j: usize) -> Option<&[f32]> {
+        self.pos_f32.get(D * j..D * j + D)
     }
 
     /// Grid point `j`'s coordinates (`2l + 1` each); all 1 (levels 0) past the grid, which no
