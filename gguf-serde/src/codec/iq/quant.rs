@@ -241,9 +241,9 @@ mod avx2 {
                 _mm256_permute2f128_ps::<0x31>(u3, u7),
             ];
             let mut d2 = _mm256_setzero_ps();
-            for i in 0..8 {
-                let diff = _mm256_sub_ps(_mm256_mul_ps(sc, c[i]), xs[i]);
-                d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(ws[i], diff), diff));
+            for ((&ci, &xi), &wi) in c.iter().zip(&xs).zip(&ws) {
+                let diff = _mm256_sub_ps(_mm256_mul_ps(sc, ci), xi);
+                d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(wi, diff), diff));
             }
             let mut d = [0f32; 8];
             _mm256_storeu_ps(d.as_mut_ptr(), d2);

@@ -158,7 +158,8 @@ fn qkx3_lanes_equal_scalar() {
                     st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     let r = (st >> 40) as u32;
                     xt[i][k] = blk[N * k + i];
-                    wt[i][k] = if r % 5 == 0 { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
+                    wt[i][k] =
+                        if r.is_multiple_of(5) { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
                 }
             }
             let mut lt = [[0u8; LANES]; N];
@@ -213,7 +214,8 @@ fn qx_lanes_with_weights_equal_scalar() {
                     st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     let r = (st >> 40) as u32;
                     xt[i][k] = blk[N * k + i];
-                    wt[i][k] = if r % 6 == 0 { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
+                    wt[i][k] =
+                        if r.is_multiple_of(6) { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
                 }
             }
             let mut lt = [[0i8; LANES]; N];
