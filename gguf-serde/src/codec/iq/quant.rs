@@ -152,7 +152,7 @@ fn best_neighbour<const D: usize>(
 }
 
 /// [`best_neighbour`] with the grid coordinates themselves as `q` (the IQ2 and IQ3 searches), eight
-/// neighbours at a time in AVX2 lanes for the 8-coordinate grids: each lane sums its neighbour's
+/// neighbours at a time in AVX2 lanes (8-coordinate and 4-coordinate grids): each lane sums its neighbour's
 /// weighted squared distance in the scalar order (no fused multiply-add), and the lanes are then
 /// compared in list order with the same strict `<`, so the neighbour chosen is the scalar one.
 #[inline]
@@ -164,10 +164,16 @@ fn best_grid_neighbour<const D: usize>(
     l: &mut [i8],
 ) -> Result<usize, Fail> {
     #[cfg(target_arch = "x86_64")]
-    if D == 8 && crate::codec::isa::Isa::detected().avx2() {
+    if (D == 8 || D == 4) && crate::codec::isa::Isa::detected().avx2() {
         // SAFETY: the CPU has AVX2 (checked above).
         #[allow(unsafe_code)]
-        let best = unsafe { avx2::best_neighbour8(t, nb, xval, w, scale) };
+        let best = unsafe {
+            if D == 8 {
+                avx2::best_neighbour8(t, nb, xval, w, scale)
+            } else {
+                avx2::best_neighbour4(t, nb, xval, w, scale)
+            }
+        };
         let j = best.ok_or(NO_NEIGHBOUR)?;
         for (li, &p) in l.iter_mut().zip(t.point(j)) {
             *li = (p - 1) / 2;
@@ -239,6 +245,67 @@ mod avx2 {
                 _mm256_permute2f128_ps::<0x31>(u1, u5),
                 _mm256_permute2f128_ps::<0x31>(u2, u6),
                 _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            let mut d2 = _mm256_setzero_ps();
+            for ((&ci, &xi), &wi) in c.iter().zip(&xs).zip(&ws) {
+                let diff = _mm256_sub_ps(_mm256_mul_ps(sc, ci), xi);
+                d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(wi, diff), diff));
+            }
+            let mut d = [0f32; 8];
+            _mm256_storeu_ps(d.as_mut_ptr(), d2);
+            for (&dk, &j) in d.iter().zip(chunk) {
+                if dk < best_d2 {
+                    best_d2 = dk;
+                    best = Some(usize::from(j));
+                }
+            }
+        }
+        best
+    }
+
+    /// [`best_neighbour8`] for a 4-coordinate grid (`xval` and `w` hold 4 values).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn best_neighbour4<const D: usize>(
+        t: &GridTables<D>,
+        nb: &[u16],
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+    ) -> Option<usize> {
+        let sc = _mm256_set1_ps(scale);
+        let xs: [__m256; 4] = std::array::from_fn(|i| _mm256_set1_ps(xval.get(i).copied().unwrap_or(0.0)));
+        let ws: [__m256; 4] = std::array::from_fn(|i| _mm256_set1_ps(w.get(i).copied().unwrap_or(0.0)));
+        let mut best_d2 = f32::MAX;
+        let mut best = None;
+        for chunk in nb.chunks(8) {
+            // Row k: neighbour k's 4 coordinates (the chunk's last repeated past its end).
+            let mut r = [_mm_setzero_ps(); 8];
+            for (k, rk) in r.iter_mut().enumerate() {
+                let j = chunk.get(k).or(chunk.last()).copied().unwrap_or(0);
+                match t.point_f32(usize::from(j)) {
+                    // SAFETY: 4 floats.
+                    Some(p) if p.len() == 4 => *rk = _mm_loadu_ps(p.as_ptr()),
+                    _ => *rk = _mm_set1_ps(1.0),
+                }
+            }
+            // Rows k and k + 4 in the two halves, then a 4×4 transpose within each half:
+            // column i, lane k = neighbour k's coordinate i.
+            let a0 = _mm256_set_m128(r[4], r[0]);
+            let a1 = _mm256_set_m128(r[5], r[1]);
+            let a2 = _mm256_set_m128(r[6], r[2]);
+            let a3 = _mm256_set_m128(r[7], r[3]);
+            let t0 = _mm256_unpacklo_ps(a0, a1);
+            let t1 = _mm256_unpackhi_ps(a0, a1);
+            let t2 = _mm256_unpacklo_ps(a2, a3);
+            let t3 = _mm256_unpackhi_ps(a2, a3);
+            let c = [
+                _mm256_shuffle_ps::<0x44>(t0, t2),
+                _mm256_shuffle_ps::<0xEE>(t0, t2),
+                _mm256_shuffle_ps::<0x44>(t1, t3),
+                _mm256_shuffle_ps::<0xEE>(t1, t3),
             ];
             let mut d2 = _mm256_setzero_ps();
             for ((&ci, &xi), &wi) in c.iter().zip(&xs).zip(&ws) {
@@ -1085,4 +1152,67 @@ pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
     b.qh = qh;
     b.scales = sc.map(U16::from_bits);
     Ok(())
+}
+
+// Tests may unwrap, panic and index (the project's rule: only library code must not).
+#[cfg(test)]
+#[allow(clippy::indexing_slicing)]
+mod neighbour_tests {
+    use super::*;
+
+    /// The vector neighbour search ([`best_grid_neighbour`]) chooses what the scalar one
+    /// ([`best_neighbour`]) chooses, levels included, on every vector off each grid with
+    /// pseudo-random values and weights: values on a half-unit lattice and weights with zeros and
+    /// repeats, so that equal distances (decided by list order) are frequent, and some NaN and
+    /// infinite inputs (no neighbour at a finite distance).
+    fn check<const D: usize, G: Tables<D>>(grid: G) {
+        let t = grid.tables();
+        let mut st = 0x853c_49e6_748f_ea9bu64;
+        let mut next = || {
+            st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (st >> 33) as u32
+        };
+        let (mut ties, mut offs) = (0, 0);
+        let levels = if D == 8 { 4 } else { 8 };
+        for trial in 0..20_000 {
+            let l0: [i8; D] = std::array::from_fn(|_| (next() % levels) as i8);
+            let Lookup::Off(nb) = t.lookup(&l0) else { continue };
+            offs += 1;
+            let mut xval: [f32; D] = std::array::from_fn(|_| (next() % 16) as f32 * 0.5);
+            let mut w: [f32; D] = std::array::from_fn(|_| [0.0, 1.0, 1.0, 2.0, 0.5][(next() % 5) as usize]);
+            match trial % 50 {
+                0 => xval[0] = f32::NAN,
+                1 => w[D - 1] = f32::INFINITY,
+                _ => {}
+            }
+            let scale = [1.0, 0.5, 2.0, 0.37][(next() % 4) as usize];
+            let (mut la, mut lb) = ([0i8; D], [0i8; D]);
+            let a = best_grid_neighbour(t, nb, (&xval, &w), scale, &mut la);
+            let b = best_neighbour(t, nb, (&xval, &w), scale, f32::from, &mut lb, NO_NEIGHBOUR);
+            assert_eq!((a, la), (b, lb), "trial {trial}: levels {l0:?}, {} neighbours", nb.len());
+            let d2: Vec<f32> = nb
+                .iter()
+                .map(|&j| {
+                    let mut d = 0f32;
+                    for ((&p, &x), &wi) in t.point(j as usize).iter().zip(&xval).zip(&w) {
+                        let diff = scale * f32::from(p) - x;
+                        d += wi * diff * diff;
+                    }
+                    d
+                })
+                .collect();
+            let min = d2.iter().copied().fold(f32::MAX, f32::min);
+            ties += usize::from(d2.iter().filter(|&&d| d == min).count() > 1);
+        }
+        assert!(offs > 1000 && ties > 100, "{offs} vectors off the grid, {ties} with equal nearest distances");
+    }
+
+    #[test]
+    fn vector_neighbour_search_chooses_as_the_scalar_one() {
+        check(Grid8::Iq2Xxs);
+        check(Grid8::Iq2Xs);
+        check(Grid8::Iq2S);
+        check(Grid4::Iq3Xxs);
+        check(Grid4::Iq3S);
+    }
 }

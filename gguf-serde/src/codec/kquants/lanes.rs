@@ -539,6 +539,42 @@ fn subblocks_x8(x: &[f32], l: &mut [i8; QK_K], kernel: impl Fn(&[Lf; 16], &mut [
     scales
 }
 
+/// `make_qx_quants(nmax, …)` with importance weights on the 16 sub-blocks of 16 of one
+/// super-block (Q3_K's and Q6_K's importance paths): `weights(j)` gives sub-block `j`'s weights;
+/// eight sub-blocks at a time side by side ([`make_qx_quants_x8`], the scalar results bit for
+/// bit). Returns the 16 scales and writes the levels (`0..2 nmax`) to `l`.
+pub(crate) fn weighted_qx_x16(
+    isa: Isa,
+    nmax: i32,
+    x: &[f32; QK_K],
+    weights: impl Fn(usize) -> [f32; 16],
+    l: &mut [i8; QK_K],
+) -> [f32; 16] {
+    let mut scales = [0f32; 16];
+    for half in 0..2 {
+        let mut xt = [[0f32; LANES]; 16];
+        let mut wt = [[0f32; LANES]; 16];
+        for k in 0..LANES {
+            let j = 8 * half + k;
+            let w = weights(j);
+            for i in 0..16 {
+                xt[i][k] = x[16 * j + i];
+                wt[i][k] = w[i];
+            }
+        }
+        let mut lt = [[0i8; LANES]; 16];
+        let s8 = make_qx_quants_x8::<16>(isa, nmax, &xt, &wt, &mut lt);
+        for k in 0..LANES {
+            let j = 8 * half + k;
+            scales[j] = s8[k];
+            for i in 0..16 {
+                l[16 * j + i] = lt[i][k];
+            }
+        }
+    }
+    scales
+}
+
 /// A scale search over one sub-block of 16: the reference quantizers' uses of them.
 #[derive(Clone, Copy)]
 pub(super) enum Search16 {

@@ -1,7 +1,7 @@
 //! Q3_K: 16 sub-blocks of 16 3-bit levels (low 2 bits in `qs`, high bit in `hmask`), each with a
 //! 6-bit signed scale.
 
-use super::lanes::{quants_x16, Search16};
+use super::lanes::{quants_x16, weighted_qx_x16, Search16};
 use super::search::make_qx_quants;
 use super::{block_sigma2, pack_2bit, subblock_weights, QK_K};
 use crate::codec::block::{block, F16};
@@ -125,21 +125,20 @@ fn finish_q3_k(x: &[f32; QK_K], ls: &[u8; 16], d_block: f32, l: &mut [i8; QK_K])
 }
 
 impl QuantizeRow<QK_K> for block_q3_K {
-    fn quantize_row(_: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
         for ((x, y), qwb) in src.iter().zip(dst).zip(weights) {
             let mut l = [0i8; QK_K];
-            let mut scales = [0f32; 16];
             let mut sw = [0f32; 16];
             let sigma2 = block_sigma2(x, 2.0);
             for j in 0..16 {
-                let weight = subblock_weights::<16>(x, qwb, sigma2, j);
                 let mut sumw = 0f32;
-                for &w in &weight {
+                for &w in &subblock_weights::<16>(x, qwb, sigma2, j) {
                     sumw += w;
                 }
                 sw[j] = sumw;
-                scales[j] = make_qx_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16], Some(&weight));
             }
+            // Each sub-block's make_qx_quants(16, 4, …, weight), eight side by side.
+            let scales = weighted_qx_x16(isa, 4, x, |j| subblock_weights::<16>(x, qwb, sigma2, j), &mut l);
             let mut ls = [0i8; 16];
             let d_block = make_qx_quants(32, &scales, &mut ls, Some(&sw));
             *y = finish_q3_k(x, &ls.map(|v| v as u8), d_block, &mut l);

@@ -1,8 +1,7 @@
 //! Q6_K: 16 sub-blocks of 16 6-bit levels (low 4 bits in `ql`, high 2 in `qh`), each with an
 //! 8-bit signed scale.
 
-use super::lanes::{quants_x16, Search16};
-use super::search::make_qx_quants;
+use super::lanes::{quants_x16, weighted_qx_x16, Search16};
 use super::{GROUP_MAX_EPS, QK_K};
 use crate::codec::block::{block, Block, F16};
 use crate::codec::isa::{simd, Isa};
@@ -59,18 +58,11 @@ impl Quantize<QK_K> for block_q6_K {
 }
 
 impl QuantizeRow<QK_K> for block_q6_K {
-    fn quantize_row(_: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
+    fn quantize_row(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
         for ((x, y), qwb) in src.iter().zip(dst).zip(weights) {
             let mut l = [0i8; QK_K];
-            let mut scales = [0f32; 16];
-            for ib in 0..16 {
-                scales[ib] = make_qx_quants(
-                    32,
-                    &x[16 * ib..16 * ib + 16],
-                    &mut l[16 * ib..16 * ib + 16],
-                    Some(&qwb[16 * ib..16 * ib + 16]),
-                );
-            }
+            // Each sub-block's make_qx_quants(16, 32, …, qw), eight side by side.
+            let scales = weighted_qx_x16(isa, 32, x, |ib| std::array::from_fn(|i| qwb[16 * ib + i]), &mut l);
             *y = finish_q6_k(x, &scales, &mut l);
         }
     }
