@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use gguf_serde::codec::swap_blocks;
 use gguf_serde::container::Source;
 use gguf_serde::{Endian, Gguf, ValueRef};
@@ -89,7 +88,7 @@ fn same(a: &ValueRef<'_>, b: &ValueRef<'_>) -> bool {
 /// standard output). A closed pipe still gives 1: something had been written, so something
 /// differs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let open = |p: &PathBuf| Gguf::open(p).with_context(|| p.display().to_string());
+    let open = |p: &PathBuf| Gguf::open(p).map_err(|e| crate::out::unless_named(e, p.display().to_string(), &[p]));
     let (a, b) = match (open(&args.a), open(&args.b)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {

@@ -59,7 +59,8 @@ fn prefix_conflict<'a>(key: &str, mut keys: impl Iterator<Item = &'a str>) -> Op
 /// Sets the key.
 pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     let value = {
-        let f = Gguf::open(&args.file).with_context(|| args.file.display().to_string())?;
+        let f = Gguf::open(&args.file)
+            .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
         let old = f.get(&args.key);
         if old.is_none() {
             if let Some(other) = prefix_conflict(&args.key, f.metadata().map(|kv| kv.key)) {
@@ -81,7 +82,8 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
             // edit applied to a writer that discards its output.
             let edits = [Edit::Set { key: args.key.clone(), value: value.clone() }];
             let sink = GgufWriter::with_options(std::io::sink(), WriteOptions::like(&f))?;
-            edit::apply(&f, &edits, sink, |_, _| Ok(())).with_context(|| args.file.display().to_string())?;
+            edit::apply(&f, &edits, sink, |_, _| Ok(()))
+                .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
             // The value as the file would hold it: written to a one-key file and read back.
             let mut w = GgufWriter::new(Vec::new());
             w.add_value(&args.key, &value)?;
@@ -100,7 +102,7 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
         value
     };
     edit_file(&args.file, &[Edit::Set { key: args.key.clone(), value }])
-        .with_context(|| args.file.display().to_string())?;
+        .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -116,7 +118,7 @@ pub struct RmArgs {
 /// Removes the key.
 pub fn run_rm(args: &RmArgs) -> anyhow::Result<ExitCode> {
     edit_file(&args.file, &[Edit::Remove { key: args.key.clone() }])
-        .with_context(|| args.file.display().to_string())?;
+        .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -134,6 +136,6 @@ pub struct RenameArgs {
 /// Renames the key.
 pub fn run_rename(args: &RenameArgs) -> anyhow::Result<ExitCode> {
     edit_file(&args.file, &[Edit::Rename { from: args.old.clone(), to: args.new.clone() }])
-        .with_context(|| args.file.display().to_string())?;
+        .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -61,7 +61,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         crate::remote::report(&args.file, stats.requests, stats.bytes_fetched, stats.file_len);
         print(&file, args.json, style)
     } else {
-        let file = Gguf::open(&args.file).with_context(|| format!("{}", args.file.display()))?;
+        let file = Gguf::open(&args.file)
+            .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
         print(&file, args.json, style)
     }
 }

@@ -122,6 +122,10 @@ fn main() -> ExitCode {
     signals::wait_if_interrupted();
     match result {
         Ok(code) => code,
+        Err(e) if e.chain().any(|c| c.is::<out::Usage>()) => {
+            warn(format_args!("error: {e:#}"));
+            ExitCode::from(2)
+        }
         Err(e) => match e.chain().find_map(|c| c.downcast_ref::<OutputError>()) {
             // `gguf inspect FILE | head`: a closed pipe is not an error.
             Some(o) if o.is_closed_pipe() => ExitCode::SUCCESS,

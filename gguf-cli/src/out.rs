@@ -97,18 +97,46 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     }
 }
 
+/// A usage error found after clap parsed the arguments (a file type or thread count given as a
+/// positional argument, options that exclude each other): exit status 2, as clap's own.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// `anyhow::Error` of a [`Usage`] error.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage(message.into()))
+}
+
+/// `e` with `context` before it unless its text already names one of `names` (an I/O error that
+/// names its file), so that each path appears once.
+pub fn unless_named(e: impl Into<anyhow::Error>, context: String, names: &[&std::path::Path]) -> anyhow::Error {
+    let e = e.into();
+    let text = format!("{e:#}");
+    if names.iter().any(|n| text.contains(&n.display().to_string())) {
+        e
+    } else {
+        e.context(context)
+    }
+}
+
 /// The error of writing `outputs` (one file, or the shards of one output), with "writing
 /// FIRST" (or "writing FIRST … LAST") before it unless the error already names one of them (an
 /// I/O error that names its file, an error naming the shard being written), so that each path
 /// appears once.
 pub fn writing(e: anyhow::Error, outputs: &[std::path::PathBuf]) -> anyhow::Error {
-    let text = format!("{e:#}");
-    if outputs.iter().any(|o| text.contains(&o.display().to_string())) {
-        return e;
-    }
-    match outputs {
-        [first, .., last] => e.context(format!("writing {} … {}", first.display(), last.display())),
-        [one] => e.context(format!("writing {}", one.display())),
-        [] => e,
-    }
+    let what = match outputs {
+        [first, .., last] => format!("writing {} … {}", first.display(), last.display()),
+        [one] => format!("writing {}", one.display()),
+        [] => return e,
+    };
+    let names: Vec<&std::path::Path> = outputs.iter().map(|o| o.as_path()).collect();
+    unless_named(e, what, &names)
 }

@@ -186,7 +186,8 @@ fn file_types_help() -> String {
 /// Arguments of `gguf dequantize`.
 #[derive(clap::Args)]
 pub struct DequantizeArgs {
-    /// The input model.
+    /// The input model: one file (a shard of a split model is refused: merge it first with gguf
+    /// merge).
     input: PathBuf,
     /// The output file.
     output: PathBuf,
@@ -218,11 +219,11 @@ fn parse_file_type(s: &str) -> Option<(LlamaFileType, bool)> {
 
 fn bad_file_type(s: &str) -> anyhow::Error {
     match s.parse::<GgmlType>() {
-        Ok(t) => anyhow::anyhow!(
+        Ok(t) => crate::out::usage(format!(
             "{t} is a ggml tensor type, not a llama.cpp file type: give a file type (Q4_K_M, Q8_0, MXFP4_MOE, \
              ...; see gguf quantize --help), and choose tensor types with --tensor-type PATTERN={t}"
-        ),
-        Err(_) => anyhow::anyhow!("unknown file type {s:?} (see gguf quantize --help)"),
+        )),
+        Err(_) => crate::out::usage(format!("unknown file type {s:?} (see gguf quantize --help)")),
     }
 }
 
@@ -237,7 +238,7 @@ struct Positional {
 
 fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
     let mut rest = a.args.iter().map(String::as_str);
-    let input = PathBuf::from(rest.next().context("missing the input model")?);
+    let input = PathBuf::from(rest.next().ok_or_else(|| crate::out::usage("missing the input model"))?);
     let mut output = None;
     let ftype = match &a.ftype {
         Some(t) => {
@@ -245,12 +246,12 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
             parse_file_type(t).ok_or_else(|| bad_file_type(t))?
         }
         None => {
-            let next = rest.next().context("missing the file type")?;
+            let next = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
             match parse_file_type(next) {
                 Some(t) => t,
                 None => {
                     output = Some(PathBuf::from(next));
-                    let t = rest.next().context("missing the file type")?;
+                    let t = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
                     parse_file_type(t).ok_or_else(|| bad_file_type(t))?
                 }
             }
@@ -258,14 +259,17 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
     };
     let mut threads = a.threads;
     if let Some(n) = rest.next() {
-        let n: usize = n.parse().with_context(|| format!("invalid nthread {n:?}"))?;
+        let n: usize = n.parse().map_err(|e| crate::out::usage(format!("invalid nthread {n:?}: {e}")))?;
         if threads.is_some_and(|t| t != n) {
-            bail!("two thread counts: {n} and --threads {}", threads.unwrap_or_default());
+            return Err(crate::out::usage(format!(
+                "two thread counts: {n} and --threads {}",
+                threads.unwrap_or_default()
+            )));
         }
         threads = Some(n);
     }
     if let Some(extra) = rest.next() {
-        bail!("unexpected argument {extra:?}");
+        return Err(crate::out::usage(format!("unexpected argument {extra:?}")));
     }
     Ok(Positional { input, output, ftype, threads: threads.filter(|&n| n > 0) })
 }
@@ -276,7 +280,7 @@ fn params(
     threads: Option<usize>,
 ) -> anyhow::Result<QuantizeParams> {
     if !a.include_weights.is_empty() && !a.exclude_weights.is_empty() {
-        bail!("--include-weights and --exclude-weights cannot be used together");
+        return Err(crate::out::usage("--include-weights and --exclude-weights cannot be used together"));
     }
     let mut p = QuantizeParams::new(ftype);
     p.only_copy = only_copy;
@@ -291,12 +295,15 @@ fn params(
     for f in &a.tensor_type_file {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         for t in text.split_whitespace() {
-            p.tensor_types.push(TensorTypeOverride::parse(t).with_context(|| f.display().to_string())?);
+            let parsed = TensorTypeOverride::parse(t)
+                .map_err(|e| crate::out::usage(format!("--tensor-type-file {}: {}", f.display(), usage_error(e))))?;
+            p.tensor_types.push(parsed);
         }
     }
     p.kv_overrides.extend(a.override_kv.iter().cloned());
     if let Some(path) = &a.imatrix {
-        let mut m = Imatrix::open(path).with_context(|| format!("loading the importance matrix {}", path.display()))?;
+        let mut m = Imatrix::open(path)
+            .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", path.display()), &[path]))?;
         m.exclude(&a.exclude_weights);
         m.include_only(&a.include_weights);
         p.imatrix = Some(std::sync::Arc::new(m));
@@ -385,12 +392,15 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let src = Gguf::open(&input).with_context(|| format!("{}", input.display()))?;
+    let src = Gguf::open(&input).map_err(|e| crate::out::unless_named(e, input.display().to_string(), &[&input]))?;
     // A shard of a split model (split.count > 1), or --keep-split: every shard is read.
     let split = src.get("split.count").and_then(|v| v.as_u64().or_else(|| v.as_i64().map(|n| n.max(0) as u64)));
     let model = match (split.is_some_and(|n| n > 1), a.keep_split) {
         (false, false) => None,
-        _ => Some(ShardedGguf::open(&input).with_context(|| format!("{}", input.display()))?),
+        _ => Some(
+            ShardedGguf::open(&input)
+                .map_err(|e| crate::out::unless_named(e, input.display().to_string(), &[&input]))?,
+        ),
     };
     // llama.cpp's loader takes a split model from its first shard only.
     if let Some(no) = src.get("split.no").and_then(|v| v.as_u64()).filter(|&n| n > 0 && split.is_some_and(|c| c > 1)) {
@@ -528,9 +538,21 @@ pub(crate) fn progress_bar(quiet: bool) -> ProgressBar {
 /// Dequantizes a model to a float type.
 pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     if !matches!(a.target, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) {
-        bail!("dequantize converts to F32, F16 or BF16, not {}", a.target);
+        return Err(crate::out::usage(format!("dequantize converts to F32, F16 or BF16, not {}", a.target)));
     }
-    let src = Gguf::open(&a.input).with_context(|| format!("{}", a.input.display()))?;
+    let src =
+        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input]))?;
+    // One file is read: a shard of a split model would give an orphan shard under a plain name.
+    if let Some(n) = src.get("split.count").and_then(|v| v.as_u64()).filter(|&n| n > 1) {
+        let no = src.get("split.no").and_then(|v| v.as_u64()).unwrap_or(0);
+        bail!(
+            "{}: shard {} of a model split into {n} files: dequantize reads one file; merge the shards first \
+             (gguf merge {} MERGED.gguf)",
+            a.input.display(),
+            no + 1,
+            a.input.display()
+        );
+    }
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);

@@ -22,7 +22,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use gguf_serde::container::shard_path;
 use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
 use gguf_serde::Gguf;
@@ -85,7 +85,8 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
     let opts = SplitOptions::new(by).with_no_tensor_first_split(args.no_tensor_first_split);
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     {
-        let f = Gguf::open(&args.input).with_context(|| args.input.display().to_string())?;
+        let f = Gguf::open(&args.input)
+            .map_err(|e| crate::out::unless_named(e, args.input.display().to_string(), &[&args.input]))?;
         let plan = plan_split(&f, &opts)?;
         let count = u16::try_from(plan.len()).unwrap_or(u16::MAX);
         let paths: Vec<PathBuf> = (0..count).map(|i| shard_path(&args.prefix, i, count)).collect();
@@ -118,7 +119,14 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
             eprintln!("warning: {} of an earlier split is left as it is", old.display());
         }
     }
-    let paths = split_file(&args.input, &args.prefix, &opts).with_context(|| args.input.display().to_string())?;
+    // An error writing a shard names that shard; others the input, once.
+    let paths = split_file(&args.input, &args.prefix, &opts).map_err(|e| {
+        if e.shard().is_some() {
+            anyhow::Error::new(e)
+        } else {
+            crate::out::unless_named(e, args.input.display().to_string(), &[&args.input])
+        }
+    })?;
     let mut out = Out::stdout();
     for p in &paths {
         outln!(out, "{}", p.display());
@@ -175,6 +183,8 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     if !args.force && args.out.exists() {
         bail!("{} exists (use --force to replace it)", args.out.display());
     }
-    merge_file(&args.shard, &args.out).with_context(|| args.shard.display().to_string())?;
+    // An error writing OUT names it; others the shard given, once.
+    merge_file(&args.shard, &args.out)
+        .map_err(|e| crate::out::unless_named(e, args.shard.display().to_string(), &[&args.shard, &args.out]))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -925,7 +925,7 @@ pub enum ImatrixProblem {
     /// four bytes give more entries than the file has bytes, and the first name's length does not
     /// fit either (a text file, for instance; a truncated `.dat` is [`Truncated`](Self::Truncated)).
     #[error(
-        "not an importance matrix: no `GGUF` magic, and as a legacy .dat its entry count {count} does not fit in its {len} bytes"
+        "in neither format: no `GGUF` magic, and as a legacy .dat its entry count {count} does not fit in its {len} bytes"
     )]
     #[non_exhaustive]
     NotImatrix {
@@ -1437,7 +1437,21 @@ impl Error {
         Some((&mut cx.key, &mut cx.offset))
     }
 
-    /// An error that happened in the shard at `path`.
+    /// Names the output file `path` in an I/O error of writing it: `copying tensor data` becomes
+    /// `copying tensor data to PATH`; an error that says nothing yet gets `writing PATH`.
+    #[cfg(feature = "mmap")]
+    pub(crate) fn writing_to(mut self, path: &Path) -> Error {
+        if matches!(self.kind(), ErrorKind::Io(_)) {
+            let action = match self.0.cx.action.take() {
+                Some(a) if a.contains(&path.display().to_string()) => a,
+                Some(a) => format!("{a} to {}", path.display()),
+                None => format!("writing {}", path.display()),
+            };
+            self.0.cx.action = Some(action);
+        }
+        self
+    }
+
     /// Names the remote file in an I/O error: `reading metadata` becomes `reading metadata of
     /// URL`; an error that says nothing yet gets `reading URL`.
     #[cfg(feature = "remote")]
@@ -1452,7 +1466,7 @@ impl Error {
         self
     }
 
-    #[cfg(feature = "mmap")]
+    /// An error that happened in the shard at `path` (kept if one is named already).
     pub(crate) fn in_shard(mut self, path: &Path) -> Error {
         self.0.cx.shard.get_or_insert_with(|| path.to_path_buf());
         self

@@ -275,3 +275,25 @@ fn set_refuses_a_key_that_is_both_a_value_and_a_prefix_unless_asked() {
     assert_eq!(g.get("tokenizer.chat_template"), Some(ValueRef::String("new")));
     assert_eq!(g.get("tokenizer.chat_template.tool_use"), Some(ValueRef::String("tools")));
 }
+
+/// A split or merge that cannot write its output names what it was writing, once: the shard for
+/// `split` (not the input), the merged file for `merge` when writing it fails; nothing is left.
+#[test]
+fn split_and_merge_write_errors_name_the_output() {
+    let dir = temp_dir("cli_split_write_errors");
+    let missing = dir.join("no-such-folder");
+    let o = gguf(&["split", "--split-max-tensors", "1", &small(), missing.join("sp").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("shard {}", missing.join("sp-00001-of-00003.gguf").display())), "{err}");
+    assert!(!err.contains("small.gguf") && !err.contains(".gguf-tmp-"), "{err}");
+    // A merge whose output cannot be created names its folder (and not a temporary name).
+    let prefix = dir.join("sp");
+    assert!(gguf(&["split", "--split-max-tensors", "1", &small(), prefix.to_str().unwrap()]).status.success());
+    let first = dir.join("sp-00001-of-00003.gguf");
+    let o = gguf(&["merge", first.to_str().unwrap(), missing.join("m.gguf").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(missing.to_str().unwrap()) && !err.contains(".gguf-tmp-"), "{err}");
+    assert!(!missing.exists());
+}

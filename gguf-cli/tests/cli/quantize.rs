@@ -48,8 +48,9 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let o = gguf(&["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "Q8_0"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("exists (use --force to replace it)"));
+    // (a usage error: exit 2, as an unknown file type)
     let o = gguf(&["quantize", "-q", "--force", input.to_str().unwrap(), out.to_str().unwrap(), "--type", "MXFP4"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("MXFP4 is a ggml tensor type, not a llama.cpp file type"));
     // A missing importance matrix, and a legacy .dat one cut inside its first name (entry count
     // 1, name length 8, 3 of its bytes): refused before anything is written.
@@ -71,7 +72,8 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
         ]);
         assert_eq!(o.status.code(), Some(1));
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("loading the importance matrix") && err.contains(why), "{err}");
+        // The file named once (an I/O error names it itself; otherwise `--imatrix FILE:`).
+        assert!(err.matches(imatrix).count() == 1 && err.contains(why), "{err}");
         assert_eq!(std::fs::read(&out).unwrap(), bytes, "a refused run changed the output");
     }
 }
@@ -95,7 +97,7 @@ fn exclude_and_dequantize() {
     let out2 = dir.join("excl.gguf");
     let o = gguf(&["dequantize", input.to_str().unwrap(), out2.to_str().unwrap(), "-t", "Q4_0"]);
     assert!(!out2.exists());
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("dequantize converts to F32, F16 or BF16, not Q4_0"));
 }
 
@@ -409,4 +411,67 @@ fn an_unwritable_output_is_named_once() {
         assert!(err.contains("No such file or directory"), "{err}");
         assert!(!err.contains(".gguf-tmp-") && !err.contains("NNNNN"), "{err}");
     }
+}
+
+/// Usage errors found after parsing (exit 2, as clap's): a file type or thread count that is no
+/// such thing, a missing file type, options that exclude each other, a malformed
+/// `--tensor-type-file` entry. A missing input is named once; `dequantize` refuses a shard of a
+/// split model (it would write an orphan shard under a plain name) and names the merge to run.
+#[test]
+fn usage_errors_after_parsing_exit_2() {
+    let small = workspace_root().join("tests/data/small.gguf");
+    let s = small.to_str().unwrap();
+    let dir = temp_dir("cli_quantize_usage");
+    let out = dir.join("o.gguf");
+    let o_s = out.to_str().unwrap();
+    let tt = dir.join("tt.txt");
+    std::fs::write(&tt, "attn_v=q8_0\nattn_(v=q8_0\n").unwrap();
+    let im = dir.join("im.dat");
+    std::fs::write(&im, [0u8; 8]).unwrap();
+    for (args, says) in [
+        (vec!["quantize", s, o_s, "Q9_Z"], "unknown file type \"Q9_Z\""),
+        (vec!["quantize", s, o_s, "--type", "q9_z"], "unknown file type \"q9_z\""),
+        (vec!["quantize", s], "missing the file type"),
+        (vec!["quantize", s, o_s, "Q8_0", "abc"], "invalid nthread \"abc\""),
+        (vec!["quantize", s, o_s, "Q8_0", "3", "--threads", "2"], "two thread counts"),
+        (
+            vec![
+                "quantize",
+                s,
+                o_s,
+                "Q8_0",
+                "--imatrix",
+                im.to_str().unwrap(),
+                "--include-weights",
+                "a",
+                "--exclude-weights",
+                "b",
+            ],
+            "cannot be used together",
+        ),
+        (
+            vec!["quantize", s, o_s, "Q8_0", "--tensor-type-file", tt.to_str().unwrap()],
+            "--tensor-type pattern \"attn_(v\"",
+        ),
+    ] {
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!out.exists());
+    }
+    let missing = dir.join("no-such-model.gguf");
+    let o = gguf(&["quantize", missing.to_str().unwrap(), o_s, "Q8_0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).matches("no-such-model.gguf").count(), 1, "{o:?}");
+
+    let prefix = dir.join("sp");
+    let o = gguf(&["split", "--split-max-tensors", "1", s, prefix.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let first = dir.join("sp-00001-of-00003.gguf");
+    let o = gguf(&["dequantize", first.to_str().unwrap(), o_s]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("shard 1 of a model split into 3 files") && err.contains("gguf merge"), "{err}");
+    assert!(!out.exists());
 }

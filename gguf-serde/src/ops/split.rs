@@ -131,29 +131,34 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
     let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
     for (i, range) in plan.iter().enumerate() {
         let path = shard_path(prefix.as_ref(), i as u16, count);
-        let (out, pending) = create_temp(&path, None)?;
-        let mut w = GgufWriter::with_options(out, wopts)?;
-        if i == 0 {
-            for kv in model.metadata().filter(|kv| !is_split_key(kv.key)) {
-                w.add_kv_ref(kv.key, kv.value)?;
+        // Errors name the shard being written.
+        let write = || -> Result<SealedFile> {
+            let (out, pending) = create_temp(&path, None)?;
+            let mut w = GgufWriter::with_options(out, wopts)?;
+            if i == 0 {
+                for kv in model.metadata().filter(|kv| !is_split_key(kv.key)) {
+                    w.add_kv_ref(kv.key, kv.value)?;
+                }
             }
-        }
-        w.add_kv(SPLIT_NO, i as u16)?;
-        w.add_kv(SPLIT_TENSORS_COUNT, n_tensors)?;
-        w.add_kv(SPLIT_COUNT, count)?;
-        let tensors: Vec<TensorInfo<'_>> = range.clone().filter_map(|t| model.tensor_at(t)).collect();
-        for t in &tensors {
-            w.add_tensor(t.name, t.dtype, &t.shape)?;
-        }
-        for t in &tensors {
-            w.copy_tensor_data(file_range(&src, t.data_offset, t.nbytes)?)?;
-        }
-        sealed.push(pending.seal(w.finish()?)?);
+            w.add_kv(SPLIT_NO, i as u16)?;
+            w.add_kv(SPLIT_TENSORS_COUNT, n_tensors)?;
+            w.add_kv(SPLIT_COUNT, count)?;
+            let tensors: Vec<TensorInfo<'_>> = range.clone().filter_map(|t| model.tensor_at(t)).collect();
+            for t in &tensors {
+                w.add_tensor(t.name, t.dtype, &t.shape)?;
+            }
+            for t in &tensors {
+                w.copy_tensor_data(file_range(&src, t.data_offset, t.nbytes)?)?;
+            }
+            pending.seal(w.finish()?)
+        };
+        sealed.push(write().map_err(|e| e.in_shard(&path))?);
     }
     let mut paths = Vec::with_capacity(sealed.len());
     for s in sealed {
-        paths.push(s.target().to_path_buf());
-        s.persist()?;
+        let path = s.target().to_path_buf();
+        s.persist().map_err(|e| e.in_shard(&path))?;
+        paths.push(path);
     }
     Ok(paths)
 }
@@ -184,16 +189,20 @@ pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> 
     let first = model.first().ok_or_else(|| ShardError::CannotSplit { reason: "no shards".into() })?;
     let wopts = WriteOptions::like(first);
     let (o, pending) = create_temp(out.as_ref(), None)?;
-    let mut w = GgufWriter::with_options(o, wopts)?;
-    for kv in model.metadata() {
-        w.add_kv_ref(kv.key, kv.value)?;
-    }
-    for t in model.tensors() {
-        w.add_tensor(t.info.name, t.info.dtype, &t.info.shape)?;
-    }
-    for t in model.tensors() {
-        let src = files.get(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
-        w.copy_tensor_data(file_range(src, t.info.data_offset, t.info.nbytes)?)?;
-    }
-    pending.seal(w.finish()?)?.persist()
+    // I/O errors of writing name the output.
+    let write = || -> Result<()> {
+        let mut w = GgufWriter::with_options(o, wopts)?;
+        for kv in model.metadata() {
+            w.add_kv_ref(kv.key, kv.value)?;
+        }
+        for t in model.tensors() {
+            w.add_tensor(t.info.name, t.info.dtype, &t.info.shape)?;
+        }
+        for t in model.tensors() {
+            let src = files.get(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
+            w.copy_tensor_data(file_range(src, t.info.data_offset, t.info.nbytes)?)?;
+        }
+        pending.seal(w.finish()?)?.persist()
+    };
+    write().map_err(|e| e.writing_to(out.as_ref()))
 }

@@ -228,7 +228,7 @@ fn hostile_dat_files_give_typed_errors() {
     // A text file: neither format, said so (not "truncated").
     let p = dat_problem(b"this is not an importance matrix\n");
     assert!(matches!(p, ImatrixProblem::NotImatrix { len: 33, .. }), "{p:?}");
-    assert!(p.to_string().starts_with("not an importance matrix"), "{p}");
+    assert!(p.to_string().starts_with("in neither format: no `GGUF` magic"), "{p}");
     // A huge value count with few bytes: a truncation, not an allocation.
     let huge = B::le().i32(1).i32(1).raw(b"a").i32(1).i32(i32::MAX).bytes();
     assert!(matches!(dat_problem(&huge), ImatrixProblem::Truncated { .. }));
