@@ -110,7 +110,7 @@ pub enum ConvertError {
         name: String,
         /// The Hugging Face name the checkpoint would have it under
         /// (`model.layers.1.mlp.up_proj.weight`), when the architecture knows one
-        /// ([`Architecture::source_name`](arch::Architecture::source_name)).
+        /// ([`Architecture::source_name`]).
         hf: Option<String>,
     },
     /// A source tensor of a type or form not converted (F8_E4M3, integers).
