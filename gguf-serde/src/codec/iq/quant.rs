@@ -203,22 +203,13 @@ mod avx2 {
         w: &[f32],
         scale: f32,
     ) -> Option<usize> {
-        let sc = _mm256_set1_ps(scale);
-        let xs: [__m256; 8] = std::array::from_fn(|i| _mm256_set1_ps(xval.get(i).copied().unwrap_or(0.0)));
-        let ws: [__m256; 8] = std::array::from_fn(|i| _mm256_set1_ps(w.get(i).copied().unwrap_or(0.0)));
-        let mut best_d2 = f32::MAX;
-        let mut best = None;
-        for chunk in nb.chunks(8) {
-            // Row k: neighbour k's 8 coordinates (the chunk's last repeated past its end).
-            let mut r = [_mm256_setzero_ps(); 8];
-            for (k, rk) in r.iter_mut().enumerate() {
-                let j = chunk.get(k).or(chunk.last()).copied().unwrap_or(0);
-                match t.point_f32(usize::from(j)) {
-                    // SAFETY: 8 floats.
-                    Some(p) if p.len() == 8 => *rk = _mm256_loadu_ps(p.as_ptr()),
-                    _ => *rk = _mm256_set1_ps(1.0),
-                }
-            }
+        scan::<8>(nb, xval, w, scale, |chunk| {
+            // Row k: neighbour k's 8 coordinates.
+            let r: [__m256; 8] = std::array::from_fn(|k| match t.point_f32(row(chunk, k)) {
+                // SAFETY: 8 floats.
+                Some(p) if p.len() == 8 => _mm256_loadu_ps(p.as_ptr()),
+                _ => _mm256_set1_ps(1.0),
+            });
             // Transpose: column i, lane k = neighbour k's coordinate i.
             let t0 = _mm256_unpacklo_ps(r[0], r[1]);
             let t1 = _mm256_unpackhi_ps(r[0], r[1]);
@@ -236,7 +227,7 @@ mod avx2 {
             let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
             let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
             let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
-            let c = [
+            [
                 _mm256_permute2f128_ps::<0x20>(u0, u4),
                 _mm256_permute2f128_ps::<0x20>(u1, u5),
                 _mm256_permute2f128_ps::<0x20>(u2, u6),
@@ -245,22 +236,8 @@ mod avx2 {
                 _mm256_permute2f128_ps::<0x31>(u1, u5),
                 _mm256_permute2f128_ps::<0x31>(u2, u6),
                 _mm256_permute2f128_ps::<0x31>(u3, u7),
-            ];
-            let mut d2 = _mm256_setzero_ps();
-            for ((&ci, &xi), &wi) in c.iter().zip(&xs).zip(&ws) {
-                let diff = _mm256_sub_ps(_mm256_mul_ps(sc, ci), xi);
-                d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(wi, diff), diff));
-            }
-            let mut d = [0f32; 8];
-            _mm256_storeu_ps(d.as_mut_ptr(), d2);
-            for (&dk, &j) in d.iter().zip(chunk) {
-                if dk < best_d2 {
-                    best_d2 = dk;
-                    best = Some(usize::from(j));
-                }
-            }
-        }
-        best
+            ]
+        })
     }
 
     /// [`best_neighbour8`] for a 4-coordinate grid (`xval` and `w` hold 4 values).
@@ -275,22 +252,13 @@ mod avx2 {
         w: &[f32],
         scale: f32,
     ) -> Option<usize> {
-        let sc = _mm256_set1_ps(scale);
-        let xs: [__m256; 4] = std::array::from_fn(|i| _mm256_set1_ps(xval.get(i).copied().unwrap_or(0.0)));
-        let ws: [__m256; 4] = std::array::from_fn(|i| _mm256_set1_ps(w.get(i).copied().unwrap_or(0.0)));
-        let mut best_d2 = f32::MAX;
-        let mut best = None;
-        for chunk in nb.chunks(8) {
-            // Row k: neighbour k's 4 coordinates (the chunk's last repeated past its end).
-            let mut r = [_mm_setzero_ps(); 8];
-            for (k, rk) in r.iter_mut().enumerate() {
-                let j = chunk.get(k).or(chunk.last()).copied().unwrap_or(0);
-                match t.point_f32(usize::from(j)) {
-                    // SAFETY: 4 floats.
-                    Some(p) if p.len() == 4 => *rk = _mm_loadu_ps(p.as_ptr()),
-                    _ => *rk = _mm_set1_ps(1.0),
-                }
-            }
+        scan::<4>(nb, xval, w, scale, |chunk| {
+            // Row k: neighbour k's 4 coordinates.
+            let r: [__m128; 8] = std::array::from_fn(|k| match t.point_f32(row(chunk, k)) {
+                // SAFETY: 4 floats.
+                Some(p) if p.len() == 4 => _mm_loadu_ps(p.as_ptr()),
+                _ => _mm_set1_ps(1.0),
+            });
             // Rows k and k + 4 in the two halves, then a 4×4 transpose within each half:
             // column i, lane k = neighbour k's coordinate i.
             let a0 = _mm256_set_m128(r[4], r[0]);
@@ -301,14 +269,43 @@ mod avx2 {
             let t1 = _mm256_unpackhi_ps(a0, a1);
             let t2 = _mm256_unpacklo_ps(a2, a3);
             let t3 = _mm256_unpackhi_ps(a2, a3);
-            let c = [
+            [
                 _mm256_shuffle_ps::<0x44>(t0, t2),
                 _mm256_shuffle_ps::<0xEE>(t0, t2),
                 _mm256_shuffle_ps::<0x44>(t1, t3),
                 _mm256_shuffle_ps::<0xEE>(t1, t3),
-            ];
+            ]
+        })
+    }
+
+    /// The grid point number of lane `k` of a chunk of up to 8 neighbours: the chunk's last past
+    /// its end (those lanes are computed, never chosen).
+    #[inline]
+    fn row(chunk: &[u16], k: usize) -> usize {
+        usize::from(chunk.get(k).or(chunk.last()).copied().unwrap_or(0))
+    }
+
+    /// The search shared by [`best_neighbour8`] and [`best_neighbour4`]: `columns(chunk)` gives,
+    /// for up to 8 neighbours, each coordinate `i` as a vector whose lane `k` is neighbour `k`'s;
+    /// each lane's distance is summed in coordinate order, then the lanes are compared in list
+    /// order with a strict `<`, as the scalar loop compares the neighbours.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn scan<const N: usize>(
+        nb: &[u16],
+        xval: &[f32],
+        w: &[f32],
+        scale: f32,
+        columns: impl Fn(&[u16]) -> [__m256; N],
+    ) -> Option<usize> {
+        let sc = _mm256_set1_ps(scale);
+        let xs: [__m256; N] = std::array::from_fn(|i| _mm256_set1_ps(xval.get(i).copied().unwrap_or(0.0)));
+        let ws: [__m256; N] = std::array::from_fn(|i| _mm256_set1_ps(w.get(i).copied().unwrap_or(0.0)));
+        let mut best_d2 = f32::MAX;
+        let mut best = None;
+        for chunk in nb.chunks(8) {
             let mut d2 = _mm256_setzero_ps();
-            for ((&ci, &xi), &wi) in c.iter().zip(&xs).zip(&ws) {
+            for ((&ci, &xi), &wi) in columns(chunk).iter().zip(&xs).zip(&ws) {
                 let diff = _mm256_sub_ps(_mm256_mul_ps(sc, ci), xi);
                 d2 = _mm256_add_ps(d2, _mm256_mul_ps(_mm256_mul_ps(wi, diff), diff));
             }

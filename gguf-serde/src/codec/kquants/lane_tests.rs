@@ -133,6 +133,24 @@ fn qkx2_lanes_equal_scalar() {
     }
 }
 
+/// Eight sub-blocks of `N` from `blk` side by side (`x[i][k]` = `blk[N·k + i]`) with
+/// pseudo-random weights from the generator state `st`: one in `zero_every` is 0, the others
+/// spread over 1e-3..1e3.
+fn lanes_with_weights<const N: usize>(blk: &[f32], st: &mut u64, zero_every: u32) -> ([Lf; N], [Lf; N]) {
+    let mut xt = [[0f32; LANES]; N];
+    let mut wt = [[0f32; LANES]; N];
+    for k in 0..LANES {
+        for i in 0..N {
+            *st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = (*st >> 40) as u32;
+            xt[i][k] = blk[N * k + i];
+            wt[i][k] =
+                if r.is_multiple_of(zero_every) { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
+        }
+    }
+    (xt, wt)
+}
+
 /// `make_qkx3_quants` (the importance quantizers' search: -0.9, 0.05, 36 steps, and its flat-block
 /// test `max <= min`) against the lane-parallel search with those arguments, for the Q4_K/Q5_K
 /// shape (8 × 32, levels 0..=15 and 0..=31) and the Q2_K shape (8 × 16, levels 0..=3), AVX2 and
@@ -151,17 +169,7 @@ fn qkx3_lanes_equal_scalar() {
                 3 => blk[3 * N + 1..4 * N].fill(0.0),
                 _ => {}
             }
-            let mut xt = [[0f32; LANES]; N];
-            let mut wt = [[0f32; LANES]; N];
-            for k in 0..LANES {
-                for i in 0..N {
-                    st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    let r = (st >> 40) as u32;
-                    xt[i][k] = blk[N * k + i];
-                    wt[i][k] =
-                        if r.is_multiple_of(5) { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
-                }
-            }
+            let (xt, wt) = lanes_with_weights::<N>(&blk, &mut st, 5);
             let mut lt = [[0u8; LANES]; N];
             let (s8, m8) = make_qkx2_quants_x8::<N, false>(Isa::detected(), nmax, &xt, &wt, &mut lt, -0.9, 0.05, 36);
             let mut lt2 = [[0u8; LANES]; N];
@@ -207,17 +215,7 @@ fn qx_lanes_with_weights_equal_scalar() {
                 2 => blk[2 * N..3 * N].iter_mut().for_each(|v| *v *= 1e-12),
                 _ => {}
             }
-            let mut xt = [[0f32; LANES]; N];
-            let mut wt = [[0f32; LANES]; N];
-            for k in 0..LANES {
-                for i in 0..N {
-                    st = st.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    let r = (st >> 40) as u32;
-                    xt[i][k] = blk[N * k + i];
-                    wt[i][k] =
-                        if r.is_multiple_of(6) { 0.0 } else { (r % 1000) as f32 * 10f32.powi((r % 7) as i32 - 3) };
-                }
-            }
+            let (xt, wt) = lanes_with_weights::<N>(&blk, &mut st, 6);
             let mut lt = [[0i8; LANES]; N];
             let s8 = make_qx_quants_x8::<N>(Isa::detected(), nmax, &xt, &wt, &mut lt);
             let mut lt2 = [[0i8; LANES]; N];

@@ -513,11 +513,15 @@ unsafe fn q3_x8_avx2(nmax: i32, x: &[Lf; 16], l_out: &mut [[i8; LANES]; 16]) -> 
 }
 
 /// The 16 sub-block scales and levels of one super-block (sub-blocks of 16), 8 sub-blocks at a
-/// time through `kernel`: lane `k` of its arguments is sub-block `8 × half + k`, `x[i][k]` that
-/// sub-block's element `i`; it returns the 8 scales and writes the levels to `l_out[i][k]`.
-#[cfg(target_arch = "x86_64")]
+/// time through `kernel(half, x, l_out)`: lane `k` of its arguments is sub-block `8 × half + k`,
+/// `x[i][k]` that sub-block's element `i`; it returns the 8 scales and writes the levels to
+/// `l_out[i][k]`.
 #[inline(always)]
-fn subblocks_x8(x: &[f32], l: &mut [i8; QK_K], kernel: impl Fn(&[Lf; 16], &mut [[i8; LANES]; 16]) -> Lf) -> [f32; 16] {
+fn subblocks_x8(
+    x: &[f32],
+    l: &mut [i8; QK_K],
+    kernel: impl Fn(usize, &[Lf; 16], &mut [[i8; LANES]; 16]) -> Lf,
+) -> [f32; 16] {
     let mut scales = [0f32; 16];
     for half in 0..2 {
         let mut xt = [[0f32; LANES]; 16];
@@ -527,7 +531,7 @@ fn subblocks_x8(x: &[f32], l: &mut [i8; QK_K], kernel: impl Fn(&[Lf; 16], &mut [
             }
         }
         let mut lt = [[0i8; LANES]; 16];
-        let s8 = kernel(&xt, &mut lt);
+        let s8 = kernel(half, &xt, &mut lt);
         for k in 0..LANES {
             let j = 8 * half + k;
             scales[j] = s8[k];
@@ -550,29 +554,16 @@ pub(crate) fn weighted_qx_x16(
     weights: impl Fn(usize) -> [f32; 16],
     l: &mut [i8; QK_K],
 ) -> [f32; 16] {
-    let mut scales = [0f32; 16];
-    for half in 0..2 {
-        let mut xt = [[0f32; LANES]; 16];
+    subblocks_x8(x, l, |half, xt, lt| {
         let mut wt = [[0f32; LANES]; 16];
         for k in 0..LANES {
-            let j = 8 * half + k;
-            let w = weights(j);
+            let w = weights(8 * half + k);
             for i in 0..16 {
-                xt[i][k] = x[16 * j + i];
                 wt[i][k] = w[i];
             }
         }
-        let mut lt = [[0i8; LANES]; 16];
-        let s8 = make_qx_quants_x8::<16>(isa, nmax, &xt, &wt, &mut lt);
-        for k in 0..LANES {
-            let j = 8 * half + k;
-            scales[j] = s8[k];
-            for i in 0..16 {
-                l[16 * j + i] = lt[i][k];
-            }
-        }
-    }
-    scales
+        make_qx_quants_x8::<16>(isa, nmax, xt, &wt, lt)
+    })
 }
 
 /// A scale search over one sub-block of 16: the reference quantizers' uses of them.
@@ -590,8 +581,8 @@ pub(super) enum Search16 {
 pub(super) fn quants_x16(isa: Isa, search: Search16, x: &[f32; QK_K], l: &mut [i8; QK_K]) -> [f32; 16] {
     simd!(if isa.avx2() {
         match search {
-            Search16::Q3 => subblocks_x8(x, l, |xt, lt| q3_x8_avx2(4, xt, lt)),
-            Search16::Q6 => subblocks_x8(x, l, |xt, lt| qx_x8_avx2::<16>(32, xt, None, lt)),
+            Search16::Q3 => subblocks_x8(x, l, |_, xt, lt| q3_x8_avx2(4, xt, lt)),
+            Search16::Q6 => subblocks_x8(x, l, |_, xt, lt| qx_x8_avx2::<16>(32, xt, None, lt)),
         }
     } else {
         let mut scales = [0f32; 16];

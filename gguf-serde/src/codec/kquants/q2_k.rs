@@ -53,29 +53,9 @@ impl Quantize<QK_K> for block_q2_K {
         const Q4SCALE: f32 = 15.0;
         for (x, y) in src.iter().zip(dst) {
             let mut l = [0u8; QK_K];
-            let mut mins = [0f32; 16];
-            let mut scales = [0f32; 16];
-            for half in 0..2 {
-                let mut xt = [[0f32; LANES]; 16];
-                let mut wt = [[0f32; LANES]; 16];
-                for k in 0..LANES {
-                    let j = 8 * half + k;
-                    for i in 0..16 {
-                        xt[i][k] = x[16 * j + i];
-                        wt[i][k] = x[16 * j + i].abs();
-                    }
-                }
-                let mut lt = [[0u8; LANES]; 16];
-                let (s8, m8) = make_qkx2_quants_x8::<16, true>(isa, 3, &xt, &wt, &mut lt, -0.5, 0.1, 15);
-                for k in 0..LANES {
-                    let j = 8 * half + k;
-                    scales[j] = s8[k];
-                    mins[j] = m8[k];
-                    for i in 0..16 {
-                        l[16 * j + i] = lt[i][k];
-                    }
-                }
-            }
+            // make_qkx2_quants(16, 3, …, weights |x|, …, -0.5, 0.1, 15, true) per sub-block.
+            let weights = |j: usize| -> [f32; 16] { std::array::from_fn(|i| x[16 * j + i].abs()) };
+            let (scales, mins) = qkx_x16::<true>(isa, x, weights, &mut l, (-0.5, 0.1, 15));
             let mut max_scale = 0f32;
             let mut max_min = 0f32;
             for j in 0..16 {
@@ -112,6 +92,44 @@ impl Quantize<QK_K> for block_q2_K {
     }
 }
 
+/// The scales and mins of the 16 sub-blocks of 16 of `x` by `make_qkx2_quants` (with `MAD`, and
+/// `(rmin, rdelta, nstep)`), sub-block `j` weighted by `weights(j)`, eight sub-blocks side by side
+/// ([`make_qkx2_quants_x8`]); the levels (0..=3) go to `l`.
+#[inline(always)]
+fn qkx_x16<const MAD: bool>(
+    isa: Isa,
+    x: &[f32; QK_K],
+    weights: impl Fn(usize) -> [f32; 16],
+    l: &mut [u8; QK_K],
+    (rmin, rdelta, nstep): (f32, f32, i32),
+) -> ([f32; 16], [f32; 16]) {
+    let mut mins = [0f32; 16];
+    let mut scales = [0f32; 16];
+    for half in 0..2 {
+        let mut xt = [[0f32; LANES]; 16];
+        let mut wt = [[0f32; LANES]; 16];
+        for k in 0..LANES {
+            let j = 8 * half + k;
+            let w = weights(j);
+            for i in 0..16 {
+                xt[i][k] = x[16 * j + i];
+                wt[i][k] = w[i];
+            }
+        }
+        let mut lt = [[0u8; LANES]; 16];
+        let (s8, m8) = make_qkx2_quants_x8::<16, MAD>(isa, 3, &xt, &wt, &mut lt, rmin, rdelta, nstep);
+        for k in 0..LANES {
+            let j = 8 * half + k;
+            scales[j] = s8[k];
+            mins[j] = m8[k];
+            for i in 0..16 {
+                l[16 * j + i] = lt[i][k];
+            }
+        }
+    }
+    (scales, mins)
+}
+
 /// Requantizes the levels against the stored scales and mins (`l` keeps the first-pass levels
 /// of sub-blocks whose scale is 0) and packs them into `y.qs`.
 fn requantize(x: &[f32; QK_K], y: &mut block_q2_K, l: &mut [u8; QK_K]) {
@@ -139,33 +157,16 @@ impl QuantizeRow<QK_K> for block_q2_K {
     fn quantize_row(isa: Isa, src: &[[f32; QK_K]], dst: &mut [Self], weights: &[[f32; QK_K]]) {
         for ((x, y), qwb) in src.iter().zip(dst).zip(weights) {
             let mut l = [0u8; QK_K];
-            let mut mins = [0f32; 16];
-            let mut scales = [0f32; 16];
-            let mut sw = [0f32; 16];
             let sigma2 = block_sigma2(x, 1.0);
-            for half in 0..2 {
-                let mut xt = [[0f32; LANES]; 16];
-                let mut wt = [[0f32; LANES]; 16];
-                for k in 0..LANES {
-                    let j = 8 * half + k;
-                    let weight = subblock_weights::<16>(x, qwb, sigma2, j);
-                    for (i, &w) in weight.iter().enumerate() {
-                        sw[j] += w;
-                        xt[i][k] = x[16 * j + i];
-                        wt[i][k] = w;
-                    }
-                }
-                let mut lt = [[0u8; LANES]; 16];
-                let (s8, m8) = make_qkx2_quants_x8::<16, false>(isa, 3, &xt, &wt, &mut lt, -0.9, 0.05, 36);
-                for k in 0..LANES {
-                    let j = 8 * half + k;
-                    scales[j] = s8[k];
-                    mins[j] = m8[k];
-                    for i in 0..16 {
-                        l[16 * j + i] = lt[i][k];
-                    }
+            let mut sw = [0f32; 16];
+            for (j, swj) in sw.iter_mut().enumerate() {
+                for &w in &subblock_weights::<16>(x, qwb, sigma2, j) {
+                    *swj += w;
                 }
             }
+            // make_qkx3_quants(16, 3, …, weight) per sub-block.
+            let weights = |j: usize| subblock_weights::<16>(x, qwb, sigma2, j);
+            let (scales, mins) = qkx_x16::<false>(isa, x, weights, &mut l, (-0.9, 0.05, 36));
             let mut ls = [0u8; 16];
             let mut lm = [0u8; 16];
             let dm = make_qp_quants(15, &scales, &mut ls, &sw);
