@@ -204,6 +204,9 @@ pub struct DequantizeArgs {
     /// Threads for the conversion (default: one per core); the output does not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
+    /// Replace OUTPUT if it exists (never the input itself).
+    #[arg(long)]
+    force: bool,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -237,12 +240,18 @@ struct Positional {
 }
 
 fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
+    if a.args.iter().any(|s| s.is_empty()) {
+        return Err(crate::out::usage("an empty argument: IN and OUT must name files"));
+    }
     let mut rest = a.args.iter().map(String::as_str);
     let input = PathBuf::from(rest.next().ok_or_else(|| crate::out::usage("missing the input model"))?);
     let mut output = None;
     let ftype = match &a.ftype {
         Some(t) => {
             output = rest.next().map(PathBuf::from);
+            if let Some(second) = rest.clone().next().filter(|s| parse_file_type(s).is_some()) {
+                return Err(crate::out::usage(format!("two file types: {second} and --type {t}")));
+            }
             parse_file_type(t).ok_or_else(|| bad_file_type(t))?
         }
         None => {
@@ -552,6 +561,16 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
             no + 1,
             a.input.display()
         );
+    }
+    // As quantize: never the input itself, never a folder, an existing file only with --force.
+    if crate::out::same_file(&a.input, &a.output) {
+        bail!("input and output files are the same: {}", a.input.display());
+    }
+    if a.output.is_dir() {
+        bail!("{} is a folder: give the output file's path", a.output.display());
+    }
+    if !a.force && a.output.exists() {
+        bail!("{} exists (use --force to replace it)", a.output.display());
     }
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {

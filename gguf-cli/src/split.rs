@@ -37,7 +37,8 @@ pub struct SplitArgs {
     /// Output prefix: shards are written as PREFIX-00001-of-0000N.gguf, ...
     prefix: PathBuf,
     /// At most N tensors per shard (the default, with N = 128, as llama-gguf-split).
-    #[arg(long, value_name = "N", conflicts_with = "split_max_size")]
+    #[arg(long, value_name = "N", conflicts_with = "split_max_size",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     split_max_tensors: Option<usize>,
     /// At most SIZE bytes of tensor data per shard, counted as llama-gguf-split counts them
     /// (tensors padded to 32 bytes, metadata not counted). SIZE is bytes, or a number with
@@ -183,8 +184,10 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     if !args.force && args.out.exists() {
         bail!("{} exists (use --force to replace it)", args.out.display());
     }
-    // An error writing OUT names it; others the shard given, once.
-    merge_file(&args.shard, &args.out)
-        .map_err(|e| crate::out::unless_named(e, args.shard.display().to_string(), &[&args.shard, &args.out]))?;
+    // An error writing OUT names it; others say what was being merged into what.
+    merge_file(&args.shard, &args.out).map_err(|e| {
+        let what = format!("merging {} into {}", args.shard.display(), args.out.display());
+        crate::out::unless_named(e, what, &[&args.out])
+    })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -475,3 +475,54 @@ fn usage_errors_after_parsing_exit_2() {
     assert!(err.contains("shard 1 of a model split into 3 files") && err.contains("gguf merge"), "{err}");
     assert!(!out.exists());
 }
+
+/// `dequantize` refuses to write over its input (even with --force) or an existing file without
+/// --force, as `quantize` does; `split --split-max-tensors 0` and an empty IN or OUT of `quantize`
+/// are usage errors, a second file type beside --type is named as such, and a merge that cannot
+/// create its output names the output.
+#[test]
+fn outputs_are_not_replaced_by_surprise() {
+    let small = workspace_root().join("tests/data/small.gguf");
+    let dir = temp_dir("cli_dequantize_force");
+    let input = dir.join("in.gguf");
+    std::fs::copy(&small, &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let (i, out) = (input.to_str().unwrap(), dir.join("out.gguf"));
+    let o_s = out.to_str().unwrap();
+    for force in [false, true] {
+        let mut args = vec!["dequantize", "-q", i, i];
+        if force {
+            args.push("--force");
+        }
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("input and output files are the same"), "{o:?}");
+        assert_eq!(std::fs::read(&input).unwrap(), before, "the input was changed");
+    }
+    std::fs::write(&out, b"mine").unwrap();
+    let o = gguf(&["dequantize", "-q", i, o_s]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exists (use --force to replace it)"), "{o:?}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"mine");
+    assert!(gguf(&["dequantize", "-q", "--force", i, o_s]).status.success());
+    assert!(Gguf::open(&out).is_ok());
+
+    let o = gguf(&["split", "--split-max-tensors", "0", "no-such-file.gguf", dir.join("sp").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--split-max-tensors"), "{o:?}");
+    for args in [vec!["quantize", i, "", "Q8_0"], vec!["quantize", "", o_s, "Q8_0"]] {
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("an empty argument"), "{o:?}");
+    }
+    let o = gguf(&["quantize", i, dir.join("q.gguf").to_str().unwrap(), "Q8_0", "--type", "Q4_0"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("two file types: Q8_0 and --type Q4_0"), "{o:?}");
+
+    let prefix = dir.join("sp");
+    assert!(gguf(&["split", "--split-max-tensors", "1", i, prefix.to_str().unwrap()]).status.success());
+    let merged = dir.join("no-such-folder").join("m.gguf");
+    let o = gguf(&["merge", dir.join("sp-00001-of-00003.gguf").to_str().unwrap(), merged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains(merged.to_str().unwrap()), "{o:?}");
+}
