@@ -481,7 +481,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         bail!("{} is a folder: give the output file's path", o.display());
     }
     if !a.force {
-        if let Some(o) = outputs.iter().find(|o| o.exists()) {
+        // (Only files: another kind, a FIFO or a device, is refused by the writer, --force or not.)
+        if let Some(o) = outputs.iter().find(|o| o.is_file()) {
             bail!("{} exists (use --force to replace it)", o.display());
         }
     }
@@ -569,7 +570,8 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     if a.output.is_dir() {
         bail!("{} is a folder: give the output file's path", a.output.display());
     }
-    if !a.force && a.output.exists() {
+    // (Only a file: another kind, a FIFO or a device, is refused by the writer, --force or not.)
+    if !a.force && a.output.is_file() {
         bail!("{} exists (use --force to replace it)", a.output.display());
     }
     let bar = progress_bar(a.quiet);
