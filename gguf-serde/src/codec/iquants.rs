@@ -218,20 +218,21 @@ impl QuantizeRow<256> for block_iq4_xs {
     }
 }
 
-/// The grid types' quantizers (`iq/quant.rs`), one block at a time: `$f(x, weights, block)`
+/// The grid types' quantizers (`iq/quant.rs`), one block at a time: `$f(isa, x, weights, block)`
 /// with the block's weights (`&[f32; 256]`) if any, failing with the block's index where ggml
 /// aborts (for IQ2_XXS, IQ2_XS and IQ1_S also on every block without weights).
 macro_rules! grid_quantize {
     ($block:ty => $f:path) => {
         impl GridQuantize<256> for $block {
             fn quantize_grid(
+                isa: Isa,
                 src: &[[f32; 256]],
                 dst: &mut [Self],
                 weights: Option<&[[f32; 256]]>,
             ) -> Result<(), Abort> {
                 for (block, (x, b)) in src.iter().zip(dst).enumerate() {
                     let qw = weights.and_then(|w| w.get(block));
-                    $f(x, qw, b).map_err(|reason| Abort { block, reason })?;
+                    $f(isa, x, qw, b).map_err(|reason| Abort { block, reason })?;
                 }
                 Ok(())
             }

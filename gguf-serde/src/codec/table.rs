@@ -37,12 +37,13 @@ pub(crate) trait QuantizeRow<const N: usize>: Block {
 /// weights, failing where ggml's quantizer aborts.
 pub(crate) trait GridQuantize<const N: usize>: Block {
     /// Encodes `src[i]` into `dst[i]`, with `weights[i]` (the imatrix column weights of the
-    /// block's place in its row) when given, as ggml's `quantize_row_iq*_impl`.
+    /// block's place in its row) when given, as ggml's `quantize_row_iq*_impl`; `isa` chooses the
+    /// SIMD kernels of the searches (the same bytes either way).
     ///
     /// # Errors
     /// [`Abort`] naming the first block (index into `src`) on which ggml would abort, including
     /// a type whose ggml quantizer requires weights called without them.
-    fn quantize_grid(src: &[[f32; N]], dst: &mut [Self], weights: Option<&[[f32; N]]>) -> Result<(), Abort>;
+    fn quantize_grid(isa: Isa, src: &[[f32; N]], dst: &mut [Self], weights: Option<&[[f32; N]]>) -> Result<(), Abort>;
 }
 
 /// Implements [`Dequantize`] or [`Quantize`] for a block type whose kernel works one block at a
@@ -126,17 +127,17 @@ fn quantize_row<B: QuantizeRow<N>, const N: usize>(
     Ok(())
 }
 
-fn grid_quantize<B: GridQuantize<N>, const N: usize>(_: Isa, src: &[f32], dst: &mut [u8]) -> Result<(), Abort> {
-    B::quantize_grid(src.as_chunks::<N>().0, as_blocks_mut(dst), None)
+fn grid_quantize<B: GridQuantize<N>, const N: usize>(isa: Isa, src: &[f32], dst: &mut [u8]) -> Result<(), Abort> {
+    B::quantize_grid(isa, src.as_chunks::<N>().0, as_blocks_mut(dst), None)
 }
 
 fn grid_quantize_row<B: GridQuantize<N>, const N: usize>(
-    _: Isa,
+    isa: Isa,
     src: &[f32],
     dst: &mut [u8],
     weights: &[f32],
 ) -> Result<(), Abort> {
-    B::quantize_grid(src.as_chunks::<N>().0, as_blocks_mut(dst), Some(weights.as_chunks::<N>().0))
+    B::quantize_grid(isa, src.as_chunks::<N>().0, as_blocks_mut(dst), Some(weights.as_chunks::<N>().0))
 }
 
 impl Codec {

@@ -20,6 +20,7 @@
 use super::tables::{Grid4, Grid8, GridTables, Lookup, Tables};
 use super::{block_iq1_m, block_iq1_s, block_iq2_s, block_iq2_xs, block_iq2_xxs, block_iq3_s, block_iq3_xxs};
 use crate::codec::block::{F16, U16, U32};
+use crate::codec::isa::Isa;
 use crate::codec::kquants::search::make_qp_quants;
 use crate::codec::scalar::nearest_int;
 
@@ -152,11 +153,12 @@ fn best_neighbour<const D: usize>(
 }
 
 /// [`best_neighbour`] with the grid coordinates themselves as `q` (the IQ2 and IQ3 searches), eight
-/// neighbours at a time in AVX2 lanes (8-coordinate and 4-coordinate grids): each lane sums its neighbour's
+/// neighbours at a time in AVX2 lanes when `isa` has AVX2 (8-coordinate and 4-coordinate grids): each lane sums its neighbour's
 /// weighted squared distance in the scalar order (no fused multiply-add), and the lanes are then
 /// compared in list order with the same strict `<`, so the neighbour chosen is the scalar one.
 #[inline]
 fn best_grid_neighbour<const D: usize>(
+    isa: Isa,
     t: &GridTables<D>,
     nb: &[u16],
     (xval, w): (&[f32], &[f32]),
@@ -164,7 +166,7 @@ fn best_grid_neighbour<const D: usize>(
     l: &mut [i8],
 ) -> Result<usize, Fail> {
     #[cfg(target_arch = "x86_64")]
-    if (D == 8 || D == 4) && crate::codec::isa::Isa::detected().avx2() {
+    if (D == 8 || D == 4) && isa.avx2() {
         // SAFETY: the CPU has AVX2 (checked above).
         #[allow(unsafe_code)]
         let best = unsafe {
@@ -467,6 +469,7 @@ struct Sub {
 // Indexing: groups of `dims` within fixed arrays of 32, `k < 8`.
 #[allow(clippy::indexing_slicing)]
 fn grid_sub<const D: usize, G: Tables<D>>(
+    isa: Isa,
     s: &Search<G>,
     xb: &[f32],
     weight: &[f32],
@@ -527,7 +530,7 @@ fn grid_sub<const D: usize, G: Tables<D>>(
                 Lookup::On(_) => {}
                 Lookup::Off(nb) => {
                     on_aux[k] = false;
-                    best_grid_neighbour(t, nb, (&xval[g.clone()], &waux[g.clone()]), this_scale, &mut laux[g])?;
+                    best_grid_neighbour(isa, t, nb, (&xval[g.clone()], &waux[g.clone()]), this_scale, &mut laux[g])?;
                 }
                 Lookup::Outside => return Err(OFF_GRID),
             }
@@ -554,7 +557,7 @@ fn grid_sub<const D: usize, G: Tables<D>>(
             match t.lookup(&l[g.clone()]) {
                 Lookup::On(_) => {}
                 Lookup::Off(nb) => {
-                    best_grid_neighbour(t, nb, (&xval[g.clone()], &waux[g.clone()]), scale, &mut l[g])?;
+                    best_grid_neighbour(isa, t, nb, (&xval[g.clone()], &waux[g.clone()]), scale, &mut l[g])?;
                 }
                 Lookup::Outside => return Err(OFF_GRID),
             }
@@ -591,6 +594,7 @@ fn grid_sub<const D: usize, G: Tables<D>>(
 // Indexing: `ib < 256 / SUB <= 16` into arrays of 16.
 #[allow(clippy::indexing_slicing)]
 fn grid_block<const SUB: usize, const D: usize, G: Tables<D>>(
+    isa: Isa,
     s: &Search<G>,
     x: &[f32; 256],
     qw: Option<&[f32; 256]>,
@@ -606,7 +610,7 @@ fn grid_block<const SUB: usize, const D: usize, G: Tables<D>>(
         sub_weights(xb, qw.and_then(|w| w.get(SUB * ib..SUB * (ib + 1))), sigma2, s.unweighted, weight);
         let mut signs = [0u8; 4];
         let signs = &mut signs[..SUB / 8];
-        if let Some(sub) = grid_sub(s, xb, weight, signs)? {
+        if let Some(sub) = grid_sub(isa, s, xb, weight, signs)? {
             emit(ib, &sub, signs);
             scales[ib] = sub.scale;
             max_scale = c_max(max_scale, sub.scale);
@@ -626,11 +630,17 @@ fn grid_block<const SUB: usize, const D: usize, G: Tables<D>>(
 /// IQ2_XXS (`quantize_row_iq2_xxs_impl`; ggml requires the weights).
 // Indexing: `ib < 8`, `k < 4` into fixed arrays.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq2_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_xxs) -> Result<(), Fail> {
+pub(super) fn quant_iq2_xxs(
+    isa: Isa,
+    x: &[f32; 256],
+    qw: Option<&[f32; 256]>,
+    b: &mut block_iq2_xxs,
+) -> Result<(), Fail> {
     let qw = qw.ok_or(NO_WEIGHTS)?;
     let mut q2 = [0u32; 16];
     let mut sc = [0u32; 8];
     let d = grid_block::<32, _, _>(
+        isa,
         &IQ2_XXS,
         x,
         Some(qw),
@@ -657,11 +667,17 @@ pub(super) fn quant_iq2_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut blo
 /// IQ2_XS (`quantize_row_iq2_xs_impl`; ggml requires the weights).
 // Indexing: `ib < 16`, `k < 2` into fixed arrays.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_xs) -> Result<(), Fail> {
+pub(super) fn quant_iq2_xs(
+    isa: Isa,
+    x: &[f32; 256],
+    qw: Option<&[f32; 256]>,
+    b: &mut block_iq2_xs,
+) -> Result<(), Fail> {
     let qw = qw.ok_or(NO_WEIGHTS)?;
     let mut q2 = [0u16; 32];
     let mut scales = [0u8; 8];
     let d = grid_block::<16, _, _>(
+        isa,
         &IQ2_XS,
         x,
         Some(qw),
@@ -686,9 +702,10 @@ pub(super) fn quant_iq2_xs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut bloc
 /// IQ2_S (`quantize_row_iq2_s_impl`; without weights `0.25·sigma2 + x²`).
 // Indexing: `i8 < 32`, `i8 / 4 < 8`, `ib / 2 < 8`.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq2_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_s) -> Result<(), Fail> {
+pub(super) fn quant_iq2_s(isa: Isa, x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq2_s) -> Result<(), Fail> {
     let mut out = block_iq2_s { d: F16::new(0.0), qs: [0; 32], signs: [0; 32], qh: [0; 8], scales: [0; 8] };
     let d = grid_block::<16, _, _>(
+        isa,
         &IQ2_S,
         x,
         qw,
@@ -715,11 +732,17 @@ pub(super) fn quant_iq2_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
 /// IQ3_XXS (`quantize_row_iq3_xxs_impl` with grid 256; without weights `x²`).
 // Indexing: `8 * ib + k < 64`, `ib < 8`.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq3_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq3_xxs) -> Result<(), Fail> {
+pub(super) fn quant_iq3_xxs(
+    isa: Isa,
+    x: &[f32; 256],
+    qw: Option<&[f32; 256]>,
+    b: &mut block_iq3_xxs,
+) -> Result<(), Fail> {
     let mut qs = [0u8; 64];
     let mut ss = [0u32; 8];
     let mut sc = [0u32; 8];
     let d = grid_block::<32, _, _>(
+        isa,
         &IQ3_XXS,
         x,
         qw,
@@ -751,10 +774,11 @@ pub(super) fn quant_iq3_xxs(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut blo
 /// IQ3_S (`quantize_row_iq3_s_impl` with block size 32; without weights `x²`).
 // Indexing: `8 * stored + k < 64`, `4 * stored + 4 <= 32` (`stored <= ib < 8`), `ib / 2 < 4`.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq3_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq3_s) -> Result<(), Fail> {
+pub(super) fn quant_iq3_s(isa: Isa, x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq3_s) -> Result<(), Fail> {
     let mut out = block_iq3_s { d: F16::new(0.0), qs: [0; 64], qh: [0; 8], signs: [0; 32], scales: [0; 4] };
     let mut stored = 0;
     let d = grid_block::<32, _, _>(
+        isa,
         &IQ3_S,
         x,
         qw,
@@ -926,7 +950,7 @@ fn iq1_refit(
 /// IQ1_S (`quantize_row_iq1_s_impl`; ggml requires the weights).
 // Indexing: `ib < 8`, `j <= 32` into arrays of 33, `k < 4`.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq1_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq1_s) -> Result<(), Fail> {
+pub(super) fn quant_iq1_s(_: Isa, x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq1_s) -> Result<(), Fail> {
     let qw = qw.ok_or(NO_WEIGHTS)?;
     const BS: usize = 32;
     let t = Grid8::Iq1.tables();
@@ -1022,7 +1046,7 @@ pub(super) fn quant_iq1_s(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block
 /// IQ1_M (`quantize_row_iq1_m_impl`; without weights `x²`).
 // Indexing: `ib < 16`, `j <= 16` into arrays of 17, `h < 2`, `k < 2`, `shifts < 4`.
 #[allow(clippy::indexing_slicing)]
-pub(super) fn quant_iq1_m(x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq1_m) -> Result<(), Fail> {
+pub(super) fn quant_iq1_m(_: Isa, x: &[f32; 256], qw: Option<&[f32; 256]>, b: &mut block_iq1_m) -> Result<(), Fail> {
     const BS: usize = 16;
     const MASKS: [u8; 4] = [0x00, 0x80, 0x08, 0x88];
     let t = Grid8::Iq1.tables();
@@ -1184,7 +1208,7 @@ mod neighbour_tests {
             }
             let scale = [1.0, 0.5, 2.0, 0.37][(next() % 4) as usize];
             let (mut la, mut lb) = ([0i8; D], [0i8; D]);
-            let a = best_grid_neighbour(t, nb, (&xval, &w), scale, &mut la);
+            let a = best_grid_neighbour(Isa::detected(), t, nb, (&xval, &w), scale, &mut la);
             let b = best_neighbour(t, nb, (&xval, &w), scale, f32::from, &mut lb, NO_NEIGHBOUR);
             assert_eq!((a, la), (b, lb), "trial {trial}: levels {l0:?}, {} neighbours", nb.len());
             let d2: Vec<f32> = nb
