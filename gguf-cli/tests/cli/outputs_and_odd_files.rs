@@ -297,3 +297,34 @@ fn split_and_merge_write_errors_name_the_output() {
     assert!(err.contains(missing.to_str().unwrap()) && !err.contains(".gguf-tmp-"), "{err}");
     assert!(!missing.exists());
 }
+
+/// A split whose shard would be the input file itself (`x-00001-of-00001.gguf` split to the prefix
+/// `x`) is refused, --force or not, and the input is left as it was.
+#[test]
+fn a_split_never_replaces_its_input() {
+    let dir = temp_dir("cli_split_onto_input");
+    let input = dir.join("x-00001-of-00001.gguf");
+    std::fs::copy(small(), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    for force in [false, true] {
+        let mut args = vec!["split", "--split-max-tensors", "100", input.to_str().unwrap()];
+        let prefix = dir.join("x");
+        args.push(prefix.to_str().unwrap());
+        if force {
+            args.push("--force");
+        }
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        assert_eq!(std::fs::read(&input).unwrap(), before, "--force {force}: the input was replaced");
+    }
+    let o = gguf(&[
+        "split",
+        "--split-max-tensors",
+        "100",
+        input.to_str().unwrap(),
+        dir.join("x").to_str().unwrap(),
+        "--force",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("would replace the input"), "{o:?}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "a refused split left a file");
+}

@@ -115,7 +115,8 @@ pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec
 /// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
 ///
 /// # Errors
-/// [`ShardError::CannotSplit`] (see [`plan_split`]); [`ErrorKind::Io`](crate::ErrorKind::Io); any
+/// [`ShardError::CannotSplit`] (see [`plan_split`]; also when a shard's path is the input file
+/// itself, which the rename would replace); [`ErrorKind::Io`](crate::ErrorKind::Io); any
 /// validation error of the input.
 #[cfg(feature = "mmap")]
 pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
@@ -127,6 +128,17 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
     let n_tensors = i32::try_from(model.tensor_count()).map_err(|_| ShardError::CannotSplit {
         reason: "more tensors than split.tensors.count (i32) can hold".into(),
     })?;
+    // A shard renamed over the input would destroy it (`x-00001-of-00001.gguf` split to `x`).
+    let input_path = std::fs::canonicalize(input).ok();
+    for i in 0..count {
+        let path = shard_path(prefix.as_ref(), i, count);
+        if input_path.is_some() && std::fs::canonicalize(&path).ok() == input_path {
+            return Err(ShardError::CannotSplit {
+                reason: format!("shard {} would replace the input", path.display()),
+            }
+            .into());
+        }
+    }
     let wopts = WriteOptions::like(&model);
     let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
     for (i, range) in plan.iter().enumerate() {
