@@ -381,9 +381,8 @@ impl<'a> ArrayIter<'a> {
     /// gives `None`, never a read outside the array.
     #[inline(always)]
     fn next_str(&mut self) -> Option<&'a str> {
-        let body = string_at(self.array.bytes, self.pos, self.array.endian)?;
-        let bytes = self.array.bytes.get(body.clone())?;
-        self.pos = body.end;
+        let (bytes, end) = string_at(self.array.bytes, self.pos, self.array.endian)?;
+        self.pos = end;
         // The check the parser made, again where release checks are on (`--profile hostile`).
         debug_assert!(std::str::from_utf8(bytes).is_ok(), "a string array element that is not UTF-8");
         // SAFETY: `bytes` is one string of an array the parser validated as UTF-8 when the file

@@ -56,15 +56,14 @@ pub(crate) fn num_at<T: Stored>(b: &[u8], pos: usize, endian: Endian) -> Option<
     Some(T::read(b.get(pos..end)?, endian))
 }
 
-/// Where the string whose length field starts at `pos` of `bytes` lies: the byte range of its
-/// body, whose end is where the next item starts. `None` if the length field or the body does
-/// not lie wholly in `bytes`.
+/// The string whose length field starts at `pos` of `bytes`: its body, and where the next item
+/// starts. `None` if the length field or the body does not lie wholly in `bytes`.
 #[inline(always)]
-pub(crate) fn string_at(bytes: &[u8], pos: usize, endian: Endian) -> Option<std::ops::Range<usize>> {
+pub(crate) fn string_at(bytes: &[u8], pos: usize, endian: Endian) -> Option<(&[u8], usize)> {
     let len: u64 = num_at(bytes, pos, endian)?;
     let start = pos.checked_add(STRING_LEN)?;
     let end = start.checked_add(usize::try_from(len).ok()?)?;
-    (end <= bytes.len()).then_some(start..end)
+    Some((bytes.get(start..end)?, end))
 }
 
 /// A run of length-prefixed strings from `pos` in `bytes`: the end of the longest run of at most
@@ -130,7 +129,7 @@ fn elements_end_checked(bytes: &[u8], start: usize, elem: ValueType, len: u64, e
                 // Every string of this array: each consumes at least its length field.
                 let mut k = 0;
                 while k < left {
-                    pos = string_at(bytes, pos, endian)?.end;
+                    pos = string_at(bytes, pos, endian)?.1;
                     k = k.checked_add(1)?;
                 }
                 top.1 = 0;
@@ -185,9 +184,9 @@ mod tests {
     #[test]
     fn strings_are_found_and_bounded() {
         let b = le_strings(&["ab", "", "é"]);
-        assert_eq!(string_at(&b, 0, Endian::Little), Some(8..10));
-        assert_eq!(string_at(&b, 10, Endian::Little), Some(18..18));
-        assert_eq!(string_at(&b, 18, Endian::Little), Some(26..28));
+        assert_eq!(string_at(&b, 0, Endian::Little), Some((&b"ab"[..], 10)));
+        assert_eq!(string_at(&b, 10, Endian::Little), Some((&b""[..], 18)));
+        assert_eq!(string_at(&b, 18, Endian::Little), Some(("é".as_bytes(), 28)));
         assert_eq!(string_at(&b, 28, Endian::Little), None);
         assert_eq!(string_at(&b[..27], 18, Endian::Little), None);
         let mut huge = u64::MAX.to_le_bytes().to_vec();

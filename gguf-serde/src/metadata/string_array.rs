@@ -156,7 +156,7 @@ impl StringArray {
             let Some(len) = num_at::<u64>(raw, pos, endian) else {
                 return Err(format!("string {count} of the raw array: its length field is cut at byte {pos}"));
             };
-            let Some(body) = string_at(raw, pos, endian) else {
+            let Some((body, end)) = string_at(raw, pos, endian) else {
                 return Err(format!(
                     "string {count} of the raw array: length {len} at byte {pos} runs past its end ({} bytes)",
                     raw.len()
@@ -164,14 +164,14 @@ impl StringArray {
             };
             total = total.saturating_add(body.len());
             count = count.saturating_add(1);
-            pos = body.end;
+            pos = end;
         }
         let mut ends = Vec::with_capacity(count);
         let mut bytes = Vec::with_capacity(total);
         let mut pos = 0usize;
-        while let Some(body) = string_at(raw, pos, endian) {
-            pos = body.end;
-            bytes.extend_from_slice(raw.get(body).unwrap_or_default());
+        while let Some((body, end)) = string_at(raw, pos, endian) {
+            pos = end;
+            bytes.extend_from_slice(body);
             ends.push(bytes.len());
         }
         // One check of all the bytes, and of every string's end being a character boundary:

@@ -31,6 +31,14 @@ use crate::format::{alignment_problem, ValueType, DEFAULT_ALIGNMENT};
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::format::{GgmlType, REMOVED_TYPE_IDS};
 
+mod array;
+mod cursor;
+mod tensors;
+
+use array::Walk;
+use cursor::{scalar, str_in, Cursor};
+use tensors::{check_tensors, tensor_info};
+
 /// The smallest key/value pair: 8 (key length) + 1 (key) + 4 (type) + 1 (value) bytes.
 const MIN_KV: u64 = 14;
 /// The smallest tensor info: 8 (name length) + 4 (n_dims) + 4 (type) + 8 (offset) bytes.
@@ -378,14 +386,6 @@ fn header(c: &mut Cursor<'_>, goal: Goal) -> Res<Head> {
     }
     Ok(Head { version, endian, n_kv, n_tensors })
 }
-
-mod array;
-mod cursor;
-mod tensors;
-
-use array::Walk;
-use cursor::{scalar, str_in, Cursor};
-use tensors::{check_tensors, tensor_info};
 
 /// `x` rounded up to a multiple of `align` (a power of two); `None` if that overflows `u64` or
 /// `align` is 0.
