@@ -42,7 +42,7 @@
 //!   themselves, read in pieces of what the parser asks for plus at most 8 KiB (the buffer, while
 //!   it grows, at most about 3 times the metadata). Strings and arrays are borrowed, never
 //!   copied. Tests: `tests/resources.rs`.
-//! - **Sources**: one resumable parser of the grammar (`parse.rs`) and one driver (`feed.rs`)
+//! - **Sources**: one resumable parser of the grammar (`parse/`) and one driver (`feed.rs`)
 //!   serve a slice, a memory mapping, a `Read + Seek` ([`Gguf::from_reader`]) and a plain `Read`
 //!   (serde's [`from_reader`](crate::from_reader), which reads the header and key/value pairs
 //!   only). The parser stops where its bytes end and says which it needs ("need these bytes at
@@ -52,12 +52,24 @@
 //! - **Shapes**: GGUF stores dimensions fastest first (`ne[0]` is the row length). This crate speaks
 //!   of the *canonical shape*, outermost first, which is the stored dims reversed (numpy/PyTorch
 //!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
+//!
+//! # Inside the container
+//! Each file uses only those listed before it (no import cycle):
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `wire.rs` | the bytes at their lowest: the magic, numbers by byte order, the walk over length-prefixed strings and over an array's elements; also used by string arrays ([`crate::StringArray`]) and the importance matrix reader |
+//! | `value.rs` | [`ValueRef`]/[`ArrayRef`] decoded from validated bytes, owned [`Value`]/[`Array`] |
+//! | `parse/` | the one parser of the grammar: header and pairs (`mod.rs`), the cursor (`cursor.rs`), arrays (`array.rs`), tensor infos (`tensors.rs`) |
+//! | `feed.rs` | the driver that feeds the parser from every source |
+//! | `atomic.rs`, `write.rs` | atomic output, the streaming writer |
+//! | `mod.rs`, `sharded.rs`, `remote.rs`, `url.rs` | [`Gguf`] and its accessors, split models, remote files |
 
-// Parsing code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
-// is an `#[allow]` with its reason next to it. Applies to parse.rs, value.rs and write.rs too.
+// Parsing code that file bytes reach: no unwrap/expect/panic/indexing; every exception
+// is an `#[allow]` with its reason next to it. Applies to every file of this folder.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 // Offsets, lengths and counts come from hostile files: every addition, multiplication and
-// subtraction is checked or saturating, or says why it cannot overflow (issue 15).
+// subtraction is checked or saturating, or says why it cannot overflow.
 #![deny(clippy::arithmetic_side_effects)]
 
 pub(crate) mod atomic;
@@ -70,6 +82,7 @@ mod url;
 pub use url::is_remote;
 pub mod sharded;
 mod value;
+pub(crate) mod wire;
 mod write;
 
 use std::io::{Read, Seek, SeekFrom};

@@ -6,6 +6,7 @@ use std::fmt;
 
 use crate::format::ValueType;
 
+use super::wire::{elements_end, num, string_at};
 use crate::format::Endian;
 
 /// A metadata value borrowed from a file's bytes (already validated when the file was opened).
@@ -301,36 +302,6 @@ impl<'a> ArrayRef<'a> {
     }
 }
 
-/// A number stored in a file: read from its first bytes in the file's byte order.
-pub(crate) trait Stored: Sized + Default {
-    /// The number at the start of `b`; 0 when `b` is shorter than the number.
-    fn read(b: &[u8], endian: Endian) -> Self;
-}
-
-macro_rules! stored {
-    ($($t:ty),*) => {$(
-        impl Stored for $t {
-            #[inline(always)]
-            fn read(b: &[u8], endian: Endian) -> $t {
-                match b.first_chunk() {
-                    Some(&raw) => match endian {
-                        Endian::Little => <$t>::from_le_bytes(raw),
-                        Endian::Big => <$t>::from_be_bytes(raw),
-                    },
-                    None => <$t>::default(),
-                }
-            }
-        }
-    )*};
-}
-stored!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64);
-
-/// The number of type `T` at the start of `b`, in byte order `endian` (0 if `b` is shorter).
-#[inline(always)]
-pub(crate) fn num<T: Stored>(b: &[u8], endian: Endian) -> T {
-    T::read(b, endian)
-}
-
 /// Decodes one fixed-size value; `bytes` has exactly the type's size (a shorter slice gives 0).
 #[inline]
 pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueRef<'static> {
@@ -403,18 +374,14 @@ impl<'a> ArrayIter<'a> {
     /// The string is not checked for UTF-8 again: every [`ArrayRef`] is made by the parser over
     /// the bytes it validated (`Layout::value_ref`, and `next_array` for the inner arrays of those
     /// bytes), and the parser refuses a file with a string of a string array that is not UTF-8
-    /// (`parse::strings`: one SIMD pass over each run of strings, or `Cursor::string` for each).
+    /// (`parse/array.rs`, `strings`: one SIMD pass over each run of strings, or `Cursor::string` for each).
     /// The bytes cannot change afterwards: a [`Gguf`](crate::Gguf) holds its source (a slice or
     /// `Vec` it borrows or owns, a read-only mapping whose file must not change, as
     /// [`Gguf::open`](crate::Gguf::open) documents). Bounds are still checked: a malformed length
     /// gives `None`, never a read outside the array.
     #[inline(always)]
     fn next_str(&mut self) -> Option<&'a str> {
-        let at = self.pos;
-        let n: u64 = num(self.array.bytes.get(at..)?, self.array.endian);
-        let start = at.checked_add(8)?;
-        let end = start.checked_add(usize::try_from(n).ok()?)?;
-        let bytes = self.array.bytes.get(start..end)?;
+        let (bytes, end) = string_at(self.array.bytes, self.pos, self.array.endian)?;
         self.pos = end;
         // The check the parser made, again where release checks are on (`--profile hostile`).
         debug_assert!(std::str::from_utf8(bytes).is_ok(), "a string array element that is not UTF-8");
@@ -432,7 +399,7 @@ impl<'a> ArrayIter<'a> {
         let head = bytes.get(self.pos..start)?;
         let elem = ValueType::from_id(num(head, endian))?;
         let len = num(head.get(4..)?, endian);
-        let end = super::parse::elements_end(bytes, start, elem, len, endian);
+        let end = elements_end(bytes, start, elem, len, endian);
         self.pos = end;
         Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian })
     }

@@ -448,7 +448,7 @@ impl<W: Write> GgufWriter<W> {
             endian: self.opts.endian,
             base: 0,
         };
-        enc.out.extend_from_slice(b"GGUF");
+        enc.out.extend_from_slice(&super::wire::MAGIC);
         enc.u32(self.opts.version);
         enc.u64(self.tensors.len() as u64);
         enc.u64(self.kv_count);

@@ -7,6 +7,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::container::wire::{num_at, string_at};
 use crate::format::{Endian, ValueType};
 
 /// The newtype name with which [`StringArray`] asks a deserializer for a whole string array at
@@ -148,46 +149,30 @@ impl StringArray {
     /// The strings of the stored elements `raw` of an `array<string>` (see
     /// [`STRING_ARRAY_TOKEN`]): checked, since any deserializer may send them.
     fn from_raw(raw: &[u8], endian: Endian) -> Result<Self, String> {
-        let len_at = |pos: usize| -> Option<u64> {
-            let b = raw.get(pos..).and_then(<[u8]>::first_chunk::<8>)?;
-            Some(match endian {
-                Endian::Little => u64::from_le_bytes(*b),
-                Endian::Big => u64::from_be_bytes(*b),
-            })
-        };
         // First the lengths alone, to reserve exactly (a fresh allocation is paid for in page
         // faults of all of it) and to refuse a malformed run before copying anything.
         let (mut pos, mut count, mut total) = (0usize, 0usize, 0usize);
         while pos < raw.len() {
-            let Some(len) = len_at(pos) else {
+            let Some(len) = num_at::<u64>(raw, pos, endian) else {
                 return Err(format!("string {count} of the raw array: its length field is cut at byte {pos}"));
             };
-            let next = usize::try_from(len).ok().and_then(|n| pos.checked_add(8)?.checked_add(n));
-            match next {
-                Some(next) if next <= raw.len() => {
-                    total = total.saturating_add(next.saturating_sub(pos).saturating_sub(8));
-                    count = count.saturating_add(1);
-                    pos = next;
-                }
-                _ => {
-                    return Err(format!(
-                        "string {count} of the raw array: length {len} at byte {pos} runs past its end ({} bytes)",
-                        raw.len()
-                    ))
-                }
-            }
+            let Some((body, end)) = string_at(raw, pos, endian) else {
+                return Err(format!(
+                    "string {count} of the raw array: length {len} at byte {pos} runs past its end ({} bytes)",
+                    raw.len()
+                ));
+            };
+            total = total.saturating_add(body.len());
+            count = count.saturating_add(1);
+            pos = end;
         }
         let mut ends = Vec::with_capacity(count);
         let mut bytes = Vec::with_capacity(total);
         let mut pos = 0usize;
-        while let Some(len) = len_at(pos) {
-            let start = pos.saturating_add(8);
-            let Some(body) = usize::try_from(len).ok().and_then(|n| raw.get(start..start.checked_add(n)?)) else {
-                break;
-            };
+        while let Some((body, end)) = string_at(raw, pos, endian) {
+            pos = end;
             bytes.extend_from_slice(body);
             ends.push(bytes.len());
-            pos = start.saturating_add(body.len());
         }
         // One check of all the bytes, and of every string's end being a character boundary:
         // then each string is valid UTF-8 on its own.

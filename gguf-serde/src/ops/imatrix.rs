@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::quantize::{KvOverride, KvOverrideValue};
+use crate::container::wire::{num, num_at, MAGIC};
 use crate::container::{Gguf, Source, ValueRef};
 use crate::error::{Error, ImatrixProblem, QuantizeError, Result};
 use crate::format::{Endian, GgmlType};
@@ -102,7 +103,7 @@ impl Imatrix {
     /// # Errors
     /// As [`Imatrix::open`], without I/O.
     pub fn from_bytes(bytes: &[u8], file: impl Into<String>) -> Result<Imatrix> {
-        if bytes.starts_with(b"GGUF") {
+        if bytes.starts_with(&MAGIC) {
             Imatrix::from_gguf(&Gguf::from_slice(bytes)?, file)
         } else {
             Imatrix::from_legacy(bytes, file)
@@ -224,7 +225,7 @@ impl Imatrix {
         }
         // Not this format at all (a text file, say): more entries than the file has bytes, and a
         // first name longer than the file. A truncated .dat keeps a plausible name length.
-        let first_name_len = bytes.get(4..8).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let first_name_len = num_at::<i32>(bytes, 4, Endian::Little);
         let len = bytes.len() as u64;
         if n_entries as u64 > len && first_name_len.is_none_or(|n| n < 0 || n as u64 > len) {
             return Err(bad(ImatrixProblem::NotImatrix { count: n_entries.into(), len }));
@@ -349,16 +350,7 @@ fn check_finite(entry: &str, v: &[f32]) -> Result<()> {
 }
 
 fn f32s(bytes: &[u8], endian: Endian) -> Vec<f32> {
-    bytes
-        .chunks_exact(4)
-        .map(|c| {
-            let b = [c[0], c[1], c[2], c[3]];
-            match endian {
-                Endian::Little => f32::from_le_bytes(b),
-                Endian::Big => f32::from_be_bytes(b),
-            }
-        })
-        .collect()
+    bytes.chunks_exact(4).map(|c| num::<f32>(c, endian)).collect()
 }
 
 /// A bounds-checked cursor over a `.dat` file.
@@ -379,7 +371,6 @@ impl<'a> Reader<'a> {
     }
 
     fn i32(&mut self, item: &str) -> Result<i32> {
-        let b = self.take(4, item)?;
-        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(num(self.take(4, item)?, Endian::Little))
     }
 }

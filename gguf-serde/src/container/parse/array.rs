@@ -1,0 +1,158 @@
+//! Array values, resumable at their current element: the nesting held inline ([`Walk`]), fixed-size
+//! elements checked in bulk, string elements validated a run at a time.
+
+use super::*;
+
+/// Strings validated at once by the parser ([`ascii_length_run`]): about 100 KiB of a vocabulary,
+/// walked and then validated while in the cache.
+pub(super) const RUN_STRINGS: u64 = 4096;
+
+/// An array being read: its element type and count, the elements read, where they start.
+#[derive(Clone, Copy)]
+pub(super) struct Frame {
+    pub(super) elem: ValueType,
+    pub(super) len: u64,
+    pub(super) done: u64,
+    pub(super) start: usize,
+}
+
+/// The arrays being read, outermost first (an array of arrays nests at most [`MAX_DEPTH`]), held
+/// inline; the state that lets a value resume at its current element.
+pub(super) struct Walk {
+    pub(super) frames: [Frame; MAX_DEPTH],
+    pub(super) depth: usize,
+}
+
+impl Walk {
+    pub(super) fn new() -> Walk {
+        Walk { frames: [Frame { elem: ValueType::U8, len: 0, done: 0, start: 0 }; MAX_DEPTH], depth: 0 }
+    }
+
+    pub(super) fn top(&self) -> Option<Frame> {
+        self.frames.get(self.depth.checked_sub(1)?).copied()
+    }
+
+    pub(super) fn top_mut(&mut self) -> Option<&mut Frame> {
+        self.frames.get_mut(self.depth.checked_sub(1)?)
+    }
+
+    pub(super) fn push(&mut self, f: Frame) {
+        if let Some(slot) = self.frames.get_mut(self.depth) {
+            *slot = f;
+            // The slot exists: depth < frames.len() (at most MAX_DEPTH), so this cannot overflow.
+            self.depth = self.depth.saturating_add(1);
+        }
+    }
+
+    /// Reads an array value (its header if not read yet, then its elements from the one it
+    /// stopped at), committing each element to `checkpoint`; returns element type, count and
+    /// the byte range of the elements.
+    pub(super) fn array(
+        &mut self,
+        c: &mut Cursor<'_>,
+        key: &str,
+        checkpoint: &mut usize,
+    ) -> Res<(ValueType, u64, Range<usize>)> {
+        if self.depth == 0 {
+            self.push(array_header(c, key, 1)?);
+            *checkpoint = c.pos;
+        }
+        while let Some(top) = self.top() {
+            // A frame's `done` counts up to its `len` and never past it, and `depth` is at least
+            // 1 while there is a top frame: the saturating operations below never saturate.
+            if top.done == top.len {
+                self.depth = self.depth.saturating_sub(1);
+                match self.top_mut() {
+                    None => return Ok((top.elem, top.len, top.start..c.pos)),
+                    Some(parent) => parent.done = parent.done.saturating_add(1),
+                }
+            } else if top.elem == ValueType::Array {
+                let inner = array_header(c, key, self.depth.saturating_add(1))?;
+                self.push(inner);
+            } else {
+                let left = top.len.saturating_sub(top.done);
+                let done = match top.elem {
+                    ValueType::String => strings(c, key, left)?,
+                    elem => fixed_elements(c, key, elem, left)?,
+                };
+                if let Some(t) = self.top_mut() {
+                    t.done = t.done.saturating_add(done);
+                }
+            }
+            *checkpoint = c.pos;
+        }
+        // Not reached: the loop returns when the outermost array ends.
+        Ok((ValueType::U8, 0, c.pos..c.pos))
+    }
+}
+
+/// An array's element type and count, checked against the bytes left.
+pub(super) fn array_header(c: &mut Cursor<'_>, key: &str, depth: usize) -> Res<Frame> {
+    let at = c.pos as u64;
+    if depth > MAX_DEPTH {
+        return Err(FormatError::TooDeep { key: key.to_owned(), limit: MAX_DEPTH, offset: at }.into());
+    }
+    let id = c.u32(Item::Array, Some(key))?;
+    let elem = ValueType::from_id(id).ok_or_else(|| FormatError::UnknownValueType {
+        key: key.to_owned(),
+        id,
+        in_array: true,
+        offset: at,
+    })?;
+    let count_at = c.pos as u64;
+    let len = c.u64(Item::Array, Some(key))?;
+    if !c.has(len.saturating_mul(elem.min_size() as u64))? {
+        return Err(FormatError::TooLong {
+            item: Item::Array,
+            owner: Some(key.to_owned()),
+            offset: count_at,
+            count: len,
+            remaining: c.remaining(),
+        }
+        .into());
+    }
+    Ok(Frame { elem, len, done: 0, start: c.pos })
+}
+
+/// All `len` elements of a fixed-size type (their bytes fit: the count was checked); returns
+/// `len`.
+pub(super) fn fixed_elements(c: &mut Cursor<'_>, key: &str, elem: ValueType, len: u64) -> Res<u64> {
+    let start = c.pos;
+    let size = elem.fixed_size().unwrap_or(1) as u64;
+    let bytes = c.take(len.saturating_mul(size), Item::Array, Some(key))?;
+    if elem == ValueType::Bool {
+        if let Some(i) = bytes.iter().position(|&b| b > 1) {
+            return Err(FormatError::InvalidBool {
+                key: key.to_owned(),
+                byte: bytes.get(i).copied().unwrap_or_default(),
+                offset: start.saturating_add(i) as u64,
+            }
+            .into());
+        }
+    }
+    Ok(len)
+}
+
+/// Reads at least one of the next `max` strings of an array; returns how many.
+///
+/// A run of strings whose length fields are all ASCII ([`ascii_length_run`]) is validated with one
+/// SIMD UTF-8 pass over the run (262,144 calls fewer for a Gemma vocabulary); a run that fails
+/// it is read again string by string to name the first bad one. The string that ends a run (a
+/// length with a byte ≥ 0x80, or one not wholly in the bytes read so far) is read on its own,
+/// with every check.
+pub(super) fn strings(c: &mut Cursor<'_>, key: &str, max: u64) -> Res<u64> {
+    let (end, n) = ascii_length_run(c.data, c.pos, max.min(RUN_STRINGS), c.endian);
+    if n == 0 {
+        c.string(Item::String, Some(key))?;
+        return Ok(1);
+    }
+    // simdutf8: the same validation as std, several times faster on non-ASCII text.
+    if c.data.get(c.pos..end).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok()) {
+        c.pos = end;
+        return Ok(n);
+    }
+    for _ in 0..n {
+        c.string(Item::String, Some(key))?;
+    }
+    Ok(n)
+}
