@@ -385,123 +385,170 @@ pub fn general_kv(
     let total = params.total;
     let mut m = Meta::default();
     if let Some(Json::Object(card)) = model_card {
-        let fields: [(&str, &str); 30] = [
-            ("name", "name"),
-            ("author", "author"),
-            ("version", "version"),
-            ("organization", "organization"),
-            ("description", "description"),
-            ("finetune", "finetune"),
-            ("basename", "basename"),
-            ("size_label", "size_label"),
-            ("source_url", "url"),
-            ("source_doi", "doi"),
-            ("source_uuid", "uuid"),
-            ("source_repo_url", "repo_url"),
-            ("name", "model_name"),
-            ("author", "model_author"),
-            ("version", "model_version"),
-            ("organization", "model_organization"),
-            ("description", "model_description"),
-            ("finetune", "model_finetune"),
-            ("basename", "model_basename"),
-            ("size_label", "model_size_label"),
-            ("source_url", "model_url"),
-            ("source_doi", "model_doi"),
-            ("source_uuid", "model_uuid"),
-            ("source_repo_url", "model_repo_url"),
-            ("name", "model_name"),
-            ("author", "model_creator"),
-            ("basename", "model_type"),
-            ("license", "license"),
-            ("license_name", "license_name"),
-            ("license_link", "license_link"),
-        ];
-        for (slot, field) in fields.iter() {
-            // license fields come after base models and datasets in the reference; their values
-            // do not depend on them, so the order here only matters for errors
-            let key = match *slot {
-                "source_url" => "general.source.url".to_string(),
-                "source_doi" => "general.source.doi".to_string(),
-                "source_uuid" => "general.source.uuid".to_string(),
-                "source_repo_url" => "general.source.repo_url".to_string(),
-                "license_name" => "general.license.name".to_string(),
-                "license_link" => "general.license.link".to_string(),
-                s => format!("general.{s}"),
-            };
-            let target = match *slot {
-                "name" => &mut m.name,
-                "author" => &mut m.author,
-                "version" => &mut m.version,
-                "organization" => &mut m.organization,
-                "description" => &mut m.description,
-                "finetune" => &mut m.finetune,
-                "basename" => &mut m.basename,
-                "size_label" => &mut m.size_label,
-                "source_url" => &mut m.source_url,
-                "source_doi" => &mut m.source_doi,
-                "source_uuid" => &mut m.source_uuid,
-                "source_repo_url" => &mut m.source_repo_url,
-                "license" => &mut m.license,
-                "license_name" => &mut m.license_name,
-                _ => &mut m.license_link,
-            };
-            if target.is_none() && card.contains_key(*field) {
-                *target = card_string(card, field, &key)?;
+        card_strings(&mut m, card)?;
+        card_sources(&mut m, card, total);
+        card_lists(&mut m, card)?;
+    }
+    let dir_name = model_id_keys(&mut m, config, model_dir, total);
+    let mut sampling = generation_sampling(generation_config);
+    if let Some(o) = overrides {
+        apply_override(&mut m, &mut sampling, o)?;
+    }
+    if m.name.is_none() {
+        m.name = dir_name;
+    }
+    if m.size_label.is_none() && total > 0 {
+        m.size_label = Some(size_label(params));
+    }
+
+    let mut kv: Vec<(String, Value)> = vec![("general.type".into(), Value::String("model".into()))];
+    push_sampling(&mut kv, &sampling)?;
+    push_strings(&mut kv, &m);
+    push_sources(&mut kv, &m)?;
+    push_lists(&mut kv, &m);
+    Ok(GeneralKeys { all: kv })
+}
+
+/// A `general.sampling.*` value found, per [`SAMPLING`] key: (file, field, value).
+type Sampling = Vec<Option<(&'static str, String, Json)>>;
+
+/// The model card's string fields (`name`, `model_name`, `license`, …), each into its slot of
+/// `m` unless an earlier field filled it.
+fn card_strings(m: &mut Meta, card: &serde_json::Map<String, Json>) -> Result<(), GeneralError> {
+    let fields: [(&str, &str); 30] = [
+        ("name", "name"),
+        ("author", "author"),
+        ("version", "version"),
+        ("organization", "organization"),
+        ("description", "description"),
+        ("finetune", "finetune"),
+        ("basename", "basename"),
+        ("size_label", "size_label"),
+        ("source_url", "url"),
+        ("source_doi", "doi"),
+        ("source_uuid", "uuid"),
+        ("source_repo_url", "repo_url"),
+        ("name", "model_name"),
+        ("author", "model_author"),
+        ("version", "model_version"),
+        ("organization", "model_organization"),
+        ("description", "model_description"),
+        ("finetune", "model_finetune"),
+        ("basename", "model_basename"),
+        ("size_label", "model_size_label"),
+        ("source_url", "model_url"),
+        ("source_doi", "model_doi"),
+        ("source_uuid", "model_uuid"),
+        ("source_repo_url", "model_repo_url"),
+        ("name", "model_name"),
+        ("author", "model_creator"),
+        ("basename", "model_type"),
+        ("license", "license"),
+        ("license_name", "license_name"),
+        ("license_link", "license_link"),
+    ];
+    for (slot, field) in fields.iter() {
+        // license fields come after base models and datasets in the reference; their values
+        // do not depend on them, so the order here only matters for errors
+        let key = match *slot {
+            "source_url" => "general.source.url".to_string(),
+            "source_doi" => "general.source.doi".to_string(),
+            "source_uuid" => "general.source.uuid".to_string(),
+            "source_repo_url" => "general.source.repo_url".to_string(),
+            "license_name" => "general.license.name".to_string(),
+            "license_link" => "general.license.link".to_string(),
+            s => format!("general.{s}"),
+        };
+        let target = match *slot {
+            "name" => &mut m.name,
+            "author" => &mut m.author,
+            "version" => &mut m.version,
+            "organization" => &mut m.organization,
+            "description" => &mut m.description,
+            "finetune" => &mut m.finetune,
+            "basename" => &mut m.basename,
+            "size_label" => &mut m.size_label,
+            "source_url" => &mut m.source_url,
+            "source_doi" => &mut m.source_doi,
+            "source_uuid" => &mut m.source_uuid,
+            "source_repo_url" => &mut m.source_repo_url,
+            "license" => &mut m.license,
+            "license_name" => &mut m.license_name,
+            _ => &mut m.license_link,
+        };
+        if target.is_none() && card.contains_key(*field) {
+            *target = card_string(card, field, &key)?;
+        }
+    }
+    Ok(())
+}
+
+/// The model card's base models and datasets (`base_model`, `datasets`, … as ids or lists).
+fn card_sources(m: &mut Meta, card: &serde_json::Map<String, Json>, total: i64) {
+    let first = |names: [&str; 3]| names.iter().find_map(|n| card.get(*n));
+    if ["base_model", "base_models", "base_model_sources"].iter().any(|k| card.contains_key(*k)) {
+        let ids: Vec<Json> = match first(["base_model", "base_models", "base_model_sources"]) {
+            Some(Json::Array(v)) => v.clone(),
+            Some(s @ Json::String(_)) => vec![s.clone()],
+            _ => Vec::new(),
+        };
+        m.base_models = Some(ids.iter().filter_map(|id| source_from_id(id, total)).collect());
+        m.base_models_from = "README.md";
+    }
+    if ["datasets", "dataset", "dataset_sources"].iter().any(|k| card.contains_key(*k)) {
+        let ids: Vec<Json> = match first(["datasets", "dataset", "dataset_sources"]) {
+            Some(Json::Array(v)) => v.clone(),
+            Some(s @ Json::String(_)) => vec![s.clone()],
+            _ => Vec::new(),
+        };
+        m.datasets = Some(ids.iter().filter_map(|id| source_from_id(id, total)).collect());
+        m.datasets_from = "README.md";
+    }
+}
+
+/// The model card's tags (`tags`, `pipeline_tag`) and languages (`languages`, `language`).
+fn card_lists(m: &mut Meta, card: &serde_json::Map<String, Json>) -> Result<(), GeneralError> {
+    for (slot, field) in
+        [("tags", "tags"), ("tags", "pipeline_tag"), ("languages", "languages"), ("languages", "language")]
+    {
+        let key = format!("general.{slot}");
+        let list = if slot == "tags" { &mut m.tags } else { &mut m.languages };
+        match card.get(field) {
+            None | Some(Json::Null) => {}
+            Some(Json::String(s)) => list.get_or_insert_with(Vec::new).push(s.clone()),
+            Some(Json::Array(items)) => {
+                let l = list.get_or_insert_with(Vec::new);
+                for it in items {
+                    l.push(it.as_str().ok_or_else(|| wrong("README.md", field, &key, "a string", it))?.to_string());
+                }
             }
-        }
-        let first = |names: [&str; 3]| names.iter().find_map(|n| card.get(*n));
-        if ["base_model", "base_models", "base_model_sources"].iter().any(|k| card.contains_key(*k)) {
-            let ids: Vec<Json> = match first(["base_model", "base_models", "base_model_sources"]) {
-                Some(Json::Array(v)) => v.clone(),
-                Some(s @ Json::String(_)) => vec![s.clone()],
-                _ => Vec::new(),
-            };
-            m.base_models = Some(ids.iter().filter_map(|id| source_from_id(id, total)).collect());
-            m.base_models_from = "README.md";
-        }
-        if ["datasets", "dataset", "dataset_sources"].iter().any(|k| card.contains_key(*k)) {
-            let ids: Vec<Json> = match first(["datasets", "dataset", "dataset_sources"]) {
-                Some(Json::Array(v)) => v.clone(),
-                Some(s @ Json::String(_)) => vec![s.clone()],
-                _ => Vec::new(),
-            };
-            m.datasets = Some(ids.iter().filter_map(|id| source_from_id(id, total)).collect());
-            m.datasets_from = "README.md";
-        }
-        for (slot, field) in
-            [("tags", "tags"), ("tags", "pipeline_tag"), ("languages", "languages"), ("languages", "language")]
-        {
-            let key = format!("general.{slot}");
-            let list = if slot == "tags" { &mut m.tags } else { &mut m.languages };
-            match card.get(field) {
-                None | Some(Json::Null) => {}
-                Some(Json::String(s)) => list.get_or_insert_with(Vec::new).push(s.clone()),
-                Some(Json::Array(items)) => {
-                    let l = list.get_or_insert_with(Vec::new);
-                    for it in items {
-                        l.push(it.as_str().ok_or_else(|| wrong("README.md", field, &key, "a string", it))?.to_string());
-                    }
-                }
-                // other types: the reference keeps the list as it was (created empty)
-                Some(_) => {
-                    list.get_or_insert_with(Vec::new);
-                }
+            // other types: the reference keeps the list as it was (created empty)
+            Some(_) => {
+                list.get_or_insert_with(Vec::new);
             }
         }
     }
+    Ok(())
+}
+
+/// The parts `config.json`'s `_name_or_path` and the folder's name give (first found first);
+/// returns the folder's name.
+fn model_id_keys(m: &mut Meta, config: &Json, model_dir: &Path, total: i64) -> Option<String> {
     if let Some(id) = config.get("_name_or_path").and_then(Json::as_str) {
         if id.matches('/').count() <= 1 {
-            apply_id(&mut m, model_id_components(id, total));
+            apply_id(m, model_id_components(id, total));
         }
     }
     let dir_name = model_dir.file_name().map(|n| n.to_string_lossy().into_owned());
     if let Some(id) = &dir_name {
-        apply_id(&mut m, model_id_components(id, total));
+        apply_id(m, model_id_components(id, total));
     }
+    dir_name
+}
 
-    // The sampling values, first from generation_config.json: (file, field, value) per key.
-    let mut sampling: Vec<Option<(&'static str, String, Json)>> = vec![None; SAMPLING.len()];
+/// The sampling values of `generation_config.json`.
+fn generation_sampling(generation_config: Option<&Json>) -> Sampling {
+    let mut sampling: Sampling = vec![None; SAMPLING.len()];
     if let Some(Json::Object(g)) = generation_config {
         for (slot, (_, fields, _)) in sampling.iter_mut().zip(SAMPLING) {
             // gen_config.get(field, default): a present null counts as absent only at the end
@@ -510,17 +557,11 @@ pub fn general_kv(
             }
         }
     }
-    if let Some(o) = overrides {
-        apply_override(&mut m, &mut sampling, o)?;
-    }
-    if m.name.is_none() {
-        m.name = dir_name.clone();
-    }
-    if m.size_label.is_none() && total > 0 {
-        m.size_label = Some(size_label(params));
-    }
+    sampling
+}
 
-    let mut kv: Vec<(String, Value)> = vec![("general.type".into(), Value::String("model".into()))];
+/// The `general.sampling.*` keys, in [`SAMPLING`]'s order.
+fn push_sampling(kv: &mut Vec<(String, Value)>, sampling: &Sampling) -> Result<(), GeneralError> {
     for (slot, (suffix, _, int)) in sampling.iter().zip(SAMPLING) {
         let Some((file, field, v)) = slot else { continue };
         // None is not written; neither is a falsy sequence (add_string)
@@ -530,6 +571,11 @@ pub fn general_kv(
         let key = format!("general.sampling.{suffix}");
         kv.push((key.clone(), sampling_value(file, field, &key, suffix == "sequence", int, v)?));
     }
+    Ok(())
+}
+
+/// The string keys `general.name` … `general.source.repo_url`, those that have a value.
+fn push_strings(kv: &mut Vec<(String, Value)>, m: &Meta) {
     let mut put = |k: &str, v: &Option<String>| {
         if let Some(v) = v {
             kv.push((k.to_string(), Value::String(v.clone())));
@@ -555,6 +601,10 @@ pub fn general_kv(
     put("general.source.doi", &m.source_doi);
     put("general.source.uuid", &m.source_uuid);
     put("general.source.repo_url", &m.source_repo_url);
+}
+
+/// `general.base_model.*` and `general.dataset.*`: the count, then each entry's fields.
+fn push_sources(kv: &mut Vec<(String, Value)>, m: &Meta) -> Result<(), GeneralError> {
     for (group, list, file) in
         [("base_model", &m.base_models, m.base_models_from), ("dataset", &m.datasets, m.datasets_from)]
     {
@@ -574,13 +624,17 @@ pub fn general_kv(
             }
         }
     }
+    Ok(())
+}
+
+/// `general.tags` and `general.languages`.
+fn push_lists(kv: &mut Vec<(String, Value)>, m: &Meta) {
     if let Some(t) = &m.tags {
         kv.push(("general.tags".into(), Value::Array(Array::String(t.clone()))));
     }
     if let Some(l) = &m.languages {
         kv.push(("general.languages".into(), Value::Array(Array::String(l.clone()))));
     }
-    Ok(GeneralKeys { all: kv })
 }
 
 /// `general.file_type` (u32): llama.cpp's file type number of the output (`LlamaFileType`:
