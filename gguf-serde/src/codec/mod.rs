@@ -64,7 +64,7 @@
 //! - Kernels are trait impls on the block struct (`Dequantize`, `Quantize`, `QuantizeRow`), in
 //!   the family files: `floats.rs` (plain types), `legacy/` (Q4_0…Q8_1), `kquants/` (one file per
 //!   k-quant, the scale searches in `search.rs`, their 8-lane versions in `lanes.rs`),
-//!   `iquants.rs` (+ `iq/` grids), `other.rs` (ternary, FP4, sign quants).
+//!   `iq/` (the i-quants, their grids and grid searches), `other.rs` (ternary, FP4, sign quants).
 //! - SIMD: `isa.rs` detects the CPU's features once (`GGUF_CODEC_NO_SIMD` turns them off) and
 //!   every kernel gets them as an `Isa` argument; a kernel picks its AVX2 code with the one
 //!   `simd!` macro. AVX2 code computes exactly the portable expressions lane by lane (never a
@@ -87,7 +87,7 @@ mod table;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod floats;
-mod iquants;
+mod iq;
 mod kquants;
 mod legacy;
 mod other;

@@ -9,7 +9,7 @@
 use super::block::{as_blocks, as_blocks_mut, Block, Swap, BF16, F16, F32, F64, I16, I32, I64};
 use super::error::Abort;
 use super::isa::Isa;
-use super::{iquants as iq, kquants as k, legacy as l, other as o};
+use super::{iq, kquants as k, legacy as l, other as o};
 use crate::format::GgmlType;
 
 /// Decodes blocks of `Self`, `N` elements each.

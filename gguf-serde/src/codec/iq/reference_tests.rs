@@ -1,4 +1,4 @@
-//! Tests of the `iquants` and `other` codec families against fixed vectors made by ggml's C code
+//! Tests of the `iq` and `other` codec families against fixed vectors made by ggml's C code
 //! (`tests/data/codec/`, see its README; regenerated and compared by `scripts/codec-vectors.sh`).
 //! The comparison with gguf-py (`gguf.quants`) of the same families needs Python, so it lives in
 //! the workspace's `tests/` crate (`tests/tests/codec.rs`).
@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::codec::block::as_blocks_mut;
-use crate::codec::iquants::{block_iq4_nl, block_iq4_xs};
+use crate::codec::iq::{block_iq4_nl, block_iq4_xs};
 use crate::codec::isa::Isa;
 use crate::codec::table::QuantizeRow;
 use crate::format::GgmlType;

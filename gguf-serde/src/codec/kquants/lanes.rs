@@ -2,7 +2,7 @@
 //! [`search`](super::search) that the reference quantizers of Q2_K, Q3_K, Q4_K, Q5_K and Q6_K
 //! run on every sub-block. Lane `k` of every array is sub-block `k` (`x[i][k]` its element `i`);
 //! each lane performs exactly the scalar function's operations in the same order, so the results
-//! are bit-identical (`lane_tests.rs` checks each against the scalar search).
+//! are bit-identical (`lanes/tests.rs` checks each against the scalar search).
 
 // Index loops mirror the reference's, which keeps the evaluation order easy to check.
 #![allow(clippy::needless_range_loop)]
@@ -597,5 +597,4 @@ pub(super) fn quants_x16(isa: Isa, search: Search16, x: &[f32; QK_K], l: &mut [i
 }
 
 #[cfg(test)]
-#[path = "lane_tests.rs"]
 mod tests;

@@ -268,16 +268,20 @@ fn every_constant_pattern_compiles() {
     // The heuristics' patterns are compiled lazily: force each once, so a bad pattern fails
     // here, never in a user's conversion.
     for re in [
-        &super::TITLE_KEEP_RE,
-        &super::VERSION_RE,
-        &super::TYPE_RE,
-        &super::SIZE_RE,
-        &super::FINETUNE_RE,
-        &super::HF_URL_RE,
+        &super::model_id::TITLE_KEEP_RE,
+        &super::model_id::VERSION_RE,
+        &super::model_id::TYPE_RE,
+        &super::model_id::SIZE_RE,
+        &super::model_id::FINETUNE_RE,
+        &super::model_id::HF_URL_RE,
     ] {
         assert!(!re.is_match("\u{0}"), "{}", re.as_str());
     }
-    assert!(super::SIZE_RE.is_match("8x7B") && super::VERSION_RE.is_match("v0.1") && super::TYPE_RE.is_match("q4_k"));
+    assert!(
+        super::model_id::SIZE_RE.is_match("8x7B")
+            && super::model_id::VERSION_RE.is_match("v0.1")
+            && super::model_id::TYPE_RE.is_match("q4_k")
+    );
 }
 
 #[test]

@@ -1,8 +1,8 @@
-//! Codec family `iquants`: IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS.
+//! Codec family `iq` (the i-quants): IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M, IQ4_NL, IQ4_XS.
 //!
 //! Block layouts follow ggml's `ggml-common.h` (`block_iq*`), dequantization ggml's
 //! `dequantize_row_iq*` in `ggml-quants.c`, quantization ggml's `quantize_iq*` (the functions
-//! `ggml_quantize_chunk` calls): IQ4_NL and IQ4_XS here, the grid types in `iq/quant.rs`. Every
+//! `ggml_quantize_chunk` calls): IQ4_NL and IQ4_XS here, the grid types in `quant/`. Every
 //! floating-point operation is done in the reference's order, without fused multiply-add, so the
 //! results are bit-identical to the reference compiled without FMA contraction.
 //!
@@ -18,7 +18,7 @@
 //! | IQ4_NL, IQ4_XS | `quantize_iq4_nl` / `quantize_iq4_xs` | optional | `IQ4_*.q.*`, `.qw.*`, `.imat.*` |
 //!
 //! The grid tables live in [`grids`] as data; the grid quantizers' search tables (ggml's maps
-//! and neighbour lists) are built from them on first use (`iq/tables.rs`).
+//! and neighbour lists) are built from them on first use (`tables.rs`).
 //!
 //! Indexing: the kernels index fixed-size block fields and outputs with loop counters over the
 //! block's fixed layout, and every table index taken from file bytes is a `u8`, a masked or
@@ -26,7 +26,7 @@
 //! levels), so every index is in range by the types. Fuzzed by the codec no-panic property
 //! tests on arbitrary bytes. Each such function says `#[allow(clippy::indexing_slicing)]`.
 
-// Decoding code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
+// Decoding code that file bytes reach: no unwrap/expect/panic/indexing; every exception
 // is an `#[allow]` with its reason next to it. Applies to the grids and reference tests below.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
@@ -36,16 +36,12 @@ use super::isa::{simd, Isa};
 use super::scalar::{f16_to_f32, max_by_abs, nearest_int};
 use super::table::{per_block, GridQuantize, QuantizeRow};
 
-#[path = "iq/grids.rs"]
 mod grids;
-#[path = "iq/quant.rs"]
 mod quant;
-#[path = "iq/tables.rs"]
 mod tables;
 
 // Tests may unwrap, panic and index (the project's rule: only library code must not).
 #[cfg(test)]
-#[path = "iq/reference_tests.rs"]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 mod reference_tests;
 
@@ -218,7 +214,7 @@ impl QuantizeRow<256> for block_iq4_xs {
     }
 }
 
-/// The grid types' quantizers (`iq/quant.rs`), one block at a time: `$f(isa, x, weights, block)`
+/// The grid types' quantizers (`quant/`), one block at a time: `$f(isa, x, weights, block)`
 /// with the block's weights (`&[f32; 256]`) if any, failing with the block's index where ggml
 /// aborts (for IQ2_XXS, IQ2_XS and IQ1_S also on every block without weights).
 macro_rules! grid_quantize {
