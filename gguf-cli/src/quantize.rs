@@ -6,14 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use gguf_serde::container::ShardedGguf;
+use gguf_serde::ops::dequantize::{dequantize, DequantizeOptions};
+use gguf_serde::ops::file_type::LlamaFileType;
+use gguf_serde::ops::globs::NameGlobs;
 use gguf_serde::ops::imatrix::Imatrix;
-use gguf_serde::ops::quantize::plan_sharded;
+use gguf_serde::ops::kv_override::KvOverride;
 use gguf_serde::ops::quantize::{
-    plan, KvOverride, LlamaFileType, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
+    plan_file_type, plan_file_type_sharded, QuantizeParams, TensorPlan, TensorTypeOverride, LLAMA_CPP_COMMIT,
 };
 use gguf_serde::ops::requant::{
-    check_header, check_plan, convert, keep_split_paths, keep_split_prefix, requantize, requantize_sharded,
-    ConvertOptions, NameGlobs,
+    check_header, check_plan, keep_split_paths, keep_split_prefix, requantize, requantize_sharded,
 };
 use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -437,8 +439,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     };
     if a.dry_run {
         let tensors = match &model {
-            Some(m) => plan_sharded(m, &p),
-            None => plan(&src, &p),
+            Some(m) => plan_file_type_sharded(m, &p),
+            None => plan_file_type(&src, &p),
         }
         .with_context(|| input.display().to_string())?;
         print_plan(&tensors, p.active_imatrix())?;
@@ -579,11 +581,12 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         bar.set_length(total);
         bar.set_position(done);
     };
-    let mut opts = ConvertOptions::new(a.target);
+    let mut opts = DequantizeOptions::new(a.target);
     opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
-    let run =
-        || convert(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)));
+    let run = || {
+        dequantize(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))
+    };
     let report = match a.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))

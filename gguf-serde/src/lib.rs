@@ -81,7 +81,7 @@
 //! | feature | default | what it adds | without it |
 //! |---|---|---|---|
 //! | `derive` | yes | `#[derive(GgufModel)]` (the `gguf-derive` crate) and [`metadata::standard`] (which derives serde's traits, through serde's own `derive` feature) | no `#[derive(GgufModel)]` (the [`GgufModel`] trait is not meant to be implemented by hand) and no `metadata::standard`: read metadata into your own `#[derive(Deserialize)]` struct (serde's `derive` in your own `Cargo.toml`) or key by key with [`Gguf::get`] |
-//! | `parallel` | yes | rayon: [`dequantize_to_vec`], [`quantize_to_vec`], [`codec::dequantize_par`], [`codec::quantize_par`], [`quantize_with_importance`] and [`ops::requant`] split their work over rayon's thread pool | the same functions run on the calling thread, with identical results (each chunk is computed the same way); [`ops::quantize::QuantizeParams::threads`] is ignored |
+//! | `parallel` | yes | rayon: [`dequantize_to_vec`], [`quantize_to_vec`], [`codec::dequantize_par`], [`codec::quantize_par`], [`quantize_with_importance`], [`ops::requant`] and [`ops::dequantize`] split their work over rayon's thread pool | the same functions run on the calling thread, with identical results (each chunk is computed the same way); [`ops::quantize::QuantizeParams::threads`] is ignored |
 //! | `mmap` | yes | memmap2: [`Gguf::open`] (`Gguf<`[`Mmap`]`>`), [`ShardedGguf`], and the file operations built on them ([`ops::edit::edit_file`], [`ops::edit::rewrite_file`], [`ops::split::split_file`], [`ops::split::merge_file`]) | read the file into memory and use [`Gguf::from_vec`] / [`Gguf::from_slice`] (tensor data borrowed from the buffer), or [`Gguf::from_reader`] for the metadata and tensor infos alone; edit with [`ops::edit::apply`] |
 //! | `remote` | no | ureq (rustls): `container::remote`, `Gguf::from_url` — a file's metadata over HTTP(S) with range requests | — |
 //! | `convert` | no | safetensors, serde_json, tokenizers (Hugging Face's, with pure-Rust regexes), sha2 (and `mmap`): `convert` — Hugging Face checkpoints (`config.json` + safetensors) to GGUF as llama.cpp's `convert_hf_to_gguf.py` converts them, with an `Architecture` trait for families of your own | — |
@@ -96,14 +96,14 @@
 //!
 //! - options, built with `new()`/`Default` and `with_*` methods (or by setting their public
 //!   fields): [`WriteOptions`], [`ReadOptions`], [`WriteModelOptions`], [`ops::split::SplitOptions`],
-//!   [`ops::requant::ConvertOptions`]; and [`ops::quantize::QuantizeParams`], made with
+//!   [`ops::dequantize::DequantizeOptions`]; and [`ops::quantize::QuantizeParams`], made with
 //!   `QuantizeParams::new(ftype)` (llama-quantize's defaults), then set through its public fields;
 //! - what the library reports or parses, which users read and do not build: [`TensorInfo`],
 //!   [`Kv`], [`container::ShardTensor`], [`LoadReport`], [`ops::requant::RequantizeReport`],
 //!   [`ops::quantize::TensorPlan`], [`format::keys::KeySpec`], [`format::keys::KeyMatch`] (to
 //!   write tensor infos and pairs, use [`GgufWriter`]);
 //! - enums that follow ggml, llama.cpp or our own growth: [`GgmlType`],
-//!   [`ops::quantize::LlamaFileType`], [`ops::quantize::Rule`] and its parts, [`ops::edit::Edit`],
+//!   [`ops::file_type::LlamaFileType`], [`ops::quantize::Rule`] and its parts, [`ops::edit::Edit`],
 //!   [`ops::split::SplitBy`], [`ops::imatrix::ImatrixFormat`], [`Unbound`], [`TensorOrder`],
 //!   [`format::keys::KeyType`], [`format::keys::TypeReference`], every error enum. A `match` on
 //!   them needs a `_` arm.
@@ -111,7 +111,7 @@
 //! Kept exhaustive on purpose: [`ValueType`], [`ValueRef`], [`Value`] and [`Array`] are the 13
 //! value types of GGUF version 3 (a new one would be a new format version), and [`Endian`] has
 //! its two byte orders; matching them exhaustively is what a reader of the format wants.
-//! [`ops::quantize::KvOverride`] (a key and a value) and [`ops::quantize::KvOverrideValue`]
+//! [`ops::kv_override::KvOverride`] (a key and a value) and [`ops::kv_override::KvOverrideValue`]
 //! (llama.cpp's four `--override-kv` types) mirror llama.cpp's fixed option syntax.
 //! `model::FieldSpec` and `model::Dim` are built by the code `#[derive(GgufModel)]` generates,
 //! which needs their literals.
@@ -129,7 +129,7 @@
 //! | [`codec`] | beside the container: dequantize and quantize every ggml tensor type, bit-identical to ggml's reference |
 //! | [`metadata`] | the serde mapping of the key/value block: [`to_vec`]/[`to_writer`], [`from_slice`]/[`from_reader`], `Value`'s serde impls, [`MetadataOptions`], `{arch}` keys, typed structs of the standard `general.*` and tokenizer keys ([`metadata::standard`]) |
 //! | [`model`] | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
-//! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::quantize`] (llama-quantize's per-tensor type plan), [`ops::requant`] (quantize as llama-quantize, re-quantize, dequantize) |
+//! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::quantize`] (llama-quantize's per-tensor type plan), [`ops::requant`] (quantize as llama-quantize, re-quantize), [`ops::dequantize`] (every tensor to one type) |
 //!
 //! [`Error`] is the one error type of every layer: one pointer, whose [`kind`](Error::kind) says
 //! which layer refused what ([`ErrorKind`]: [`FormatError`], [`WriteError`], [`MetadataError`],

@@ -33,7 +33,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::quantize::{KvOverride, KvOverrideValue};
+use super::kv_override::{KvOverride, KvOverrideValue};
 use crate::container::wire::{num, num_at, MAGIC};
 use crate::container::{Gguf, Source, ValueRef};
 use crate::error::{Error, ImatrixProblem, QuantizeError, Result};

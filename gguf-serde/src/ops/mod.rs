@@ -5,12 +5,42 @@
 //! - [`split`]: split a model into shards and merge them back (`gguf split`, `merge`), in
 //!   `llama-gguf-split`'s layout;
 //! - [`imatrix`]: read llama.cpp's importance matrices (GGUF and legacy `.dat`) for `--imatrix`;
-//! - [`quantize`]: choose each tensor's type as `llama-quantize` does (file types, mix rules);
-//! - [`requant`]: re-quantize a model by that plan, or convert every tensor to one type
-//!   (`gguf quantize`, `dequantize`).
+//! - [`quantize`]: choose each tensor's type as `llama-quantize` does (mix rules), the plan;
+//! - [`requant`]: re-quantize a model by that plan (`gguf quantize`), with the streaming
+//!   converter;
+//! - [`dequantize`]: convert every tensor to one type (`gguf dequantize`).
+//!
+//! Beside them, the pieces they share: [`file_type`] (llama.cpp's file types, one table),
+//! [`kv_override`] (`--override-kv`), [`globs`] (the `--exclude` name globs) and
+//! [`tensor_order`] (llama-quantize's tensor order).
+//!
+//! # Who may use whom
+//!
+//! Each module uses only the ones listed before it in this table (and the layers below `ops`);
+//! there are no cycles:
+//!
+//! | module | uses |
+//! |---|---|
+//! | `c_num` (private: C's `atol`/`atof`) | — |
+//! | [`file_type`], [`globs`] | — |
+//! | [`kv_override`] | `c_num` |
+//! | [`tensor_order`] | `c_num` |
+//! | [`imatrix`] | [`kv_override`] |
+//! | [`quantize`] | [`file_type`], [`globs`], [`kv_override`], [`tensor_order`], [`imatrix`] |
+//! | [`requant`] | [`quantize`], [`tensor_order`], [`imatrix`] |
+//! | [`dequantize`] | [`requant`] (its writer), [`file_type`], [`globs`] |
+//! | [`edit`], [`split`] | — |
+//!
+//! Inside [`quantize`]: `params` (the options) ← `rules` (one tensor) ← `plan` (the model).
 
+mod c_num;
+pub mod dequantize;
 pub mod edit;
+pub mod file_type;
+pub mod globs;
 pub mod imatrix;
+pub mod kv_override;
 pub mod quantize;
 pub mod requant;
 pub mod split;
+pub mod tensor_order;

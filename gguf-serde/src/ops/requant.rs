@@ -1,7 +1,8 @@
 //! Converting a whole model's tensors to other ggml types, keeping the metadata:
 //! [`requantize`] (`gguf quantize`) chooses each tensor's type as llama.cpp's `llama-quantize`
-//! does ([`super::quantize::plan`]) and writes its layout; [`convert`] (`gguf dequantize`)
-//! converts every tensor to one type in place.
+//! does ([`plan_file_type`]) and writes its layout; the streaming writer here also serves
+//! [`dequantize`](super::dequantize::dequantize) (`gguf dequantize`), which converts every tensor
+//! to one type in place.
 //!
 //! Each converted tensor is dequantized to `f32` and quantized to its target with [`crate::codec`]
 //! (ggml's reference algorithms), a chunk of rows at a time over rayon's thread pool, and streamed
@@ -11,16 +12,13 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-
 use super::imatrix::Imatrix;
-use super::quantize::{
-    llama_tensor_order, ordered_tensors, plan_shards, source_file_type_of, QuantizeParams, TensorPlan, GGML_QNT_VERSION,
-};
+use super::quantize::{plan_shards, source_file_type_of, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
+use super::tensor_order::{llama_order, llama_tensor_order, ordered_tensors};
 use crate::codec::{self, CodecError};
 // Named in the docs.
 #[cfg(doc)]
-use super::quantize::{plan, source_file_type};
+use super::quantize::{plan_file_type, source_file_type};
 use crate::container::atomic::SealedFile;
 use crate::container::shard_path;
 use crate::container::{AtomicFile, Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
@@ -34,56 +32,7 @@ const CHUNK_ELEMS: u64 = 1 << 22;
 /// A progress callback: (bytes of source tensor data done, total).
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
-/// Options of [`convert`].
-#[non_exhaustive]
-pub struct ConvertOptions<'a> {
-    /// The target type of converted tensors.
-    pub target: GgmlType,
-    /// Name globs of tensors to leave as they are ([`NameGlobs`] gives the syntax).
-    pub exclude: Vec<String>,
-    /// Called after each chunk with (bytes of source tensor data done, total).
-    pub progress: Option<Progress<'a>>,
-}
-
-impl<'a> ConvertOptions<'a> {
-    /// Options converting to `target`, excluding nothing, without progress reports.
-    pub fn new(target: GgmlType) -> Self {
-        ConvertOptions { target, exclude: Vec::new(), progress: None }
-    }
-
-    /// These options leaving the tensors whose names match one of the globs `exclude` as they are.
-    pub fn with_exclude(mut self, exclude: Vec<String>) -> Self {
-        self.exclude = exclude;
-        self
-    }
-
-    /// These options reporting progress to `progress`.
-    pub fn with_progress(mut self, progress: Progress<'a>) -> Self {
-        self.progress = Some(progress);
-        self
-    }
-
-    /// Whether [`convert`] converts `info`: a tensor not already of the target type, with at
-    /// least two dimensions (any dimensions if the target and not the source is a float type:
-    /// `F32`, `F16`, `BF16`), whose row length (`ne[0]`) is a multiple of the target's block
-    /// size and whose name matches no `exclude` pattern (an invalid pattern matches nothing here;
-    /// [`convert`] refuses it).
-    pub fn converts(&self, info: &TensorInfo<'_>) -> bool {
-        self.converts_with(info, &NameGlobs::new(&self.exclude).unwrap_or_default())
-    }
-
-    /// [`converts`](Self::converts) with `exclude` compiled.
-    fn converts_with(&self, info: &TensorInfo<'_>, exclude: &NameGlobs) -> bool {
-        let float_target = matches!(self.target, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
-        let float_source = matches!(info.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
-        info.dtype != self.target
-            && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
-            && info.ne().row_len().is_multiple_of(self.target.block_size())
-            && !exclude.is_match(info.name)
-    }
-}
-
-/// What [`requantize`] or [`convert`] did.
+/// What [`requantize`] or [`dequantize`](super::dequantize::dequantize) did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RequantizeReport {
@@ -100,113 +49,27 @@ pub struct RequantizeReport {
     pub paths: Vec<PathBuf>,
 }
 
-/// llama.cpp's `general.file_type` (`enum llama_ftype`) for a file mostly of type `t`.
-pub fn llama_file_type(t: GgmlType) -> Option<u32> {
-    Some(match t {
-        GgmlType::F32 => 0,
-        GgmlType::F16 => 1,
-        GgmlType::Q4_0 => 2,
-        GgmlType::Q4_1 => 3,
-        GgmlType::Q8_0 => 7,
-        GgmlType::Q5_0 => 8,
-        GgmlType::Q5_1 => 9,
-        GgmlType::Q2_K => 10,
-        GgmlType::Q3_K => 12,
-        GgmlType::Q4_K => 15,
-        GgmlType::Q5_K => 17,
-        GgmlType::Q6_K => 18,
-        GgmlType::IQ4_NL => 25,
-        GgmlType::IQ4_XS => 30,
-        GgmlType::BF16 => 32,
-        GgmlType::TQ1_0 => 36,
-        GgmlType::TQ2_0 => 37,
-        GgmlType::MXFP4 => 38,
-        _ => return None,
-    })
-}
-
-/// The tensor-name globs of `exclude` ([`ConvertOptions::exclude`],
-/// [`QuantizeParams::exclude`](super::quantize::QuantizeParams::exclude), `gguf quantize
-/// --exclude`), compiled once. The syntax is `globset`'s, matched against the whole name:
-///
-/// | pattern | matches |
-/// |---|---|
-/// | `*` | any run of characters, none included (`.` too: `blk.*.ffn_up.weight`) |
-/// | `?` | exactly one character |
-/// | `[abc]`, `[a-z]`, `[!0-9]` | one character in the class (or, with `!`, not in it) |
-/// | `{a,b}` | either alternative (`*.{weight,bias}`) |
-/// | `\` | takes the next character literally (`\*`, `\?`, `\[`) |
-///
-/// Anything else matches itself, case-sensitively. A pattern that is not a valid glob (an
-/// unclosed `[` or `{`, a reversed range `[z-a]`) is refused, not read literally.
-#[derive(Clone, Debug)]
-pub struct NameGlobs {
-    patterns: Vec<String>,
-    set: GlobSet,
-}
-
-impl NameGlobs {
-    /// Compiles `patterns`.
-    ///
-    /// # Errors
-    /// [`QuantizeError::Refused`] naming the first pattern that is not a valid glob, and why.
-    pub fn new<P: AsRef<str>>(patterns: &[P]) -> Result<Self> {
-        let mut set = GlobSetBuilder::new();
-        for p in patterns {
-            set.add(name_glob(p.as_ref())?);
-        }
-        let set = set.build().map_err(|e| QuantizeError::refused(format!("cannot compile the name globs: {e}")))?;
-        Ok(NameGlobs { patterns: patterns.iter().map(|p| p.as_ref().to_owned()).collect(), set })
-    }
-
-    /// The first pattern (in the order given) that matches all of `name`, if any.
-    pub fn first_match(&self, name: &str) -> Option<&str> {
-        let first = self.set.matches(name).into_iter().min()?;
-        self.patterns.get(first).map(String::as_str)
-    }
-
-    /// Whether some pattern matches all of `name`.
-    pub fn is_match(&self, name: &str) -> bool {
-        self.set.is_match(name)
-    }
-}
-
-impl Default for NameGlobs {
-    /// No patterns: matches no name.
-    fn default() -> Self {
-        NameGlobs { patterns: Vec::new(), set: GlobSet::empty() }
-    }
-}
-
-/// `pattern` as a glob over a tensor name (see [`NameGlobs`]): `*` crosses `.` (names have no
-/// path separators), `\` escapes on every platform.
-fn name_glob(pattern: &str) -> Result<Glob> {
-    GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .backslash_escape(true)
-        .build()
-        .map_err(|e| QuantizeError::refused(format!("--exclude {pattern:?} is not a valid glob: {}", e.kind())).into())
-}
-
 /// A key/value pair of the output: borrowed from the source or new.
-enum OutKv<'a> {
+pub(super) enum OutKv<'a> {
+    /// A value of the source.
     Src(ValueRef<'a>),
+    /// A value written here.
     New(Value),
 }
 
 /// One tensor of the output: its source info, type, stored dims and importance weights.
-struct OutTensor<'a> {
+pub(super) struct OutTensor<'a> {
     /// The input shard holding the tensor (0 for a single file).
-    shard: usize,
-    info: TensorInfo<'a>,
-    target: GgmlType,
-    ne: Ne,
+    pub(super) shard: usize,
+    pub(super) info: TensorInfo<'a>,
+    pub(super) target: GgmlType,
+    pub(super) ne: Ne,
     /// `ne[0] × ne[2]` weights (one slice per expert) if converted with an importance matrix.
-    weights: Option<&'a [f32]>,
+    pub(super) weights: Option<&'a [f32]>,
 }
 
 /// Writes `src` to `out` as `llama-quantize` would for `params`: each tensor of the type
-/// [`plan`] chooses, in llama-quantize's layout:
+/// [`plan_file_type`] chooses, in llama-quantize's layout:
 /// - the key/value pairs of `src` in their order, without `general.quantization_version`,
 ///   `general.file_type` and the `split.*` keys; then `general.quantization_version` = 2 and
 ///   `general.file_type` = the file type's number (`COPY`: the source's,
@@ -235,7 +98,7 @@ struct OutTensor<'a> {
 /// # Errors
 /// Before anything is written: [`check_plan`]'s errors (a tensor that needs an importance
 /// matrix without one, an entry of the wrong size, a type without a quantizer here) and
-/// [`plan`]'s errors;
+/// [`plan_file_type`]'s errors;
 /// [`CodecError::UnsupportedQuantize`] naming a target type without a quantizer here,
 /// [`CodecError::ImportanceRequired`] for a tensor without importance weights whose target ggml
 /// quantizes only with them (IQ2_XXS, IQ2_XS, IQ1_S; e.g. `token_embd.weight` given one of these
@@ -356,7 +219,7 @@ fn requantize_shards<S: Source + Sync>(
     check_plan(&tensors, imatrix)?;
     let all: Vec<TensorInfo<'_>> = if params.only_copy {
         let mut v: Vec<TensorInfo<'_>> = ordered.iter().map(|(_, t)| *t).collect();
-        v.sort_by(|a, b| super::quantize::llama_order(a.name, b.name));
+        v.sort_by(|a, b| llama_order(a.name, b.name));
         v
     } else {
         Vec::new()
@@ -450,7 +313,7 @@ fn requantize_shards<S: Source + Sync>(
     run()
 }
 
-/// The refusals [`requantize`] makes before writing anything, for a [`plan`] and the importance
+/// The refusals [`requantize`] makes before writing anything, for a [`plan_file_type`] and the importance
 /// matrix in force ([`QuantizeParams::active_imatrix`]): the ones llama-quantize makes (a tensor
 /// that needs an importance matrix, [`TensorPlan::requires_imatrix`], when none is given or it
 /// has no entry for that tensor; an entry of the wrong size) and ours (a target type without a
@@ -503,7 +366,7 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
 /// The refusals the writer would make of the output's header, checked without writing a file:
 /// the key/value pairs [`requantize`] would write for `src` and `params` (those of `src`, the
 /// file type, each `--override-kv` and the importance matrix's keys) and the tensor infos of
-/// `tensors` (the [`plan`] for the same `params`), declared to a writer that discards its
+/// `tensors` (the [`plan_file_type`] for the same `params`), declared to a writer that discards its
 /// output. A dry run calls it, beside [`check_plan`], to say whether the real run would go
 /// through.
 ///
@@ -556,46 +419,6 @@ fn llama_quantize_kvs<'a, S: Source>(
     kvs
 }
 
-/// Writes `src` to `out` with its tensors converted to `opts.target` as
-/// [`ConvertOptions::converts`] says, keeping every key (with `general.file_type` set to
-/// [`llama_file_type`] of the target where it has one), the tensor order, the version, byte order
-/// and alignment.
-///
-/// # Errors
-/// [`CodecError::UnsupportedQuantize`] if the
-/// target cannot be quantized to, [`CodecError::ImportanceRequired`] if ggml quantizes it only
-/// with importance weights (IQ2_XXS, IQ2_XS, IQ1_S); the codecs' errors; [`ErrorKind::Io`](crate::ErrorKind::Io) from writing (the file at
-/// `out` is then untouched).
-pub fn convert<S: Source>(src: &Gguf<S>, out: impl AsRef<Path>, opts: &ConvertOptions<'_>) -> Result<RequantizeReport> {
-    if !codec::can_quantize(opts.target) {
-        return Err(codec::no_quantizer(opts.target).into());
-    }
-    let file_type = llama_file_type(opts.target);
-    let mut kvs: Vec<(String, OutKv<'_>)> = Vec::with_capacity(src.kv_count() + 1);
-    for kv in src.metadata() {
-        let v = match (kv.key, file_type) {
-            ("general.file_type", Some(ft)) => OutKv::New(Value::U32(ft)),
-            _ => OutKv::Src(kv.value),
-        };
-        kvs.push((kv.key.to_owned(), v));
-    }
-    if let (false, Some(ft)) = (kvs.iter().any(|(k, _)| k == "general.file_type"), file_type) {
-        kvs.push(("general.file_type".into(), OutKv::New(Value::U32(ft))));
-    }
-    let exclude = NameGlobs::new(&opts.exclude)?;
-    let tensors = src
-        .tensors()
-        .map(|info| {
-            let target = if opts.converts_with(&info, &exclude) { opts.target } else { info.dtype };
-            OutTensor { shard: 0, ne: info.ne(), info, target, weights: None }
-        })
-        .collect();
-    let data = |t: &OutTensor<'_>| src.tensor_data(&t.info);
-    let give_back = |_: &OutTensor<'_>, part: &[u8]| release(src, part);
-    let bytes = TensorBytes { data: &data, give_back: &give_back };
-    write_converted(out.as_ref(), WriteOptions::like(src), kvs, tensors, bytes, opts.progress)
-}
-
 /// The running totals of a conversion over one or more files.
 struct Converting {
     report: RequantizeReport,
@@ -606,16 +429,16 @@ struct Converting {
 }
 
 /// Where the tensors' source bytes come from, and where their pages go back once converted.
-struct TensorBytes<'x, 'a> {
+pub(super) struct TensorBytes<'x, 'a> {
     /// A tensor's source bytes.
-    data: &'x dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
+    pub(super) data: &'x dyn Fn(&OutTensor<'a>) -> Result<&'a [u8]>,
     /// Called with each part of a tensor's bytes once written ([`release`]).
-    give_back: &'x dyn Fn(&OutTensor<'a>, &[u8]),
+    pub(super) give_back: &'x dyn Fn(&OutTensor<'a>, &[u8]),
 }
 
 /// Writes the key/value pairs and the tensors (converting those whose target differs) to a new
 /// file at `out`, renamed into place when complete; `data` gives each tensor's source bytes.
-fn write_converted<'a>(
+pub(super) fn write_converted<'a>(
     out: &Path,
     wopts: WriteOptions,
     kvs: Vec<(String, OutKv<'_>)>,
@@ -690,7 +513,7 @@ fn write_body<'a, W: std::io::Write>(
 }
 
 /// Gives the pages of `part`, a slice of `src`'s bytes, back ([`Source::release`]).
-fn release<S: Source>(src: &Gguf<S>, part: &[u8]) {
+pub(super) fn release<S: Source>(src: &Gguf<S>, part: &[u8]) {
     let start = (part.as_ptr() as usize).wrapping_sub(src.bytes().as_ptr() as usize);
     if start <= src.bytes().len() {
         src.source().release(start..start.saturating_add(part.len()));
@@ -756,8 +579,6 @@ fn convert_tensor(
 
 #[cfg(test)]
 mod tests {
-    use super::NameGlobs;
-
     /// A tensor left without importance weights whose target ggml quantizes only with them (a
     /// token embedding given IQ2_XXS: llama-quantize does not require an imatrix for it, and
     /// ggml_quantize_chunk then asserts) is refused before writing, naming the tensor; IQ2_S and
@@ -804,80 +625,5 @@ mod tests {
         assert_eq!(keep_split_count(&[2, 3, 0]).unwrap(), 2);
         let e = keep_split_count(&[2, 0, 3]).unwrap_err();
         assert!(e.to_string().contains("input shard 2 of 3 holds no tensors"), "{e}");
-    }
-
-    /// Whether the one glob `pattern` matches all of `name`.
-    fn glob(pattern: &str, name: &str) -> bool {
-        NameGlobs::new(&[pattern]).expect("a valid glob").is_match(name)
-    }
-
-    #[test]
-    fn glob_patterns() {
-        assert!(glob("*norm*", "blk.0.attn_norm.weight"));
-        assert!(glob("token_embd.weight", "token_embd.weight"));
-        assert!(!glob("token_embd.weight", "token_embd.weight2"));
-        assert!(glob("blk.*.ffn_*", "blk.12.ffn_up.weight"));
-        assert!(!glob("blk.*.ffn_", "blk.12.ffn_up.weight"));
-        assert!(glob("*", "anything"));
-        assert!(glob("*.weight", "output.weight"));
-        assert!(!glob("*.bias", "output.weight"));
-        // Case-sensitive, whole-name.
-        assert!(!glob("*.WEIGHT", "output.weight"));
-        assert!(!glob("output", "output.weight"));
-    }
-
-    #[test]
-    fn question_mark_is_one_character() {
-        assert!(glob("blk.?.attn_q.weight", "blk.7.attn_q.weight"));
-        assert!(!glob("blk.?.attn_q.weight", "blk.17.attn_q.weight"));
-        assert!(!glob("blk.?.attn_q.weight", "blk..attn_q.weight"));
-        assert!(glob("blk.??.attn_q.weight", "blk.17.attn_q.weight"));
-    }
-
-    #[test]
-    fn classes_match_one_character_of_a_set() {
-        assert!(glob("blk.[0-3].*", "blk.2.ffn_up.weight"));
-        assert!(!glob("blk.[0-3].*", "blk.4.ffn_up.weight"));
-        assert!(!glob("blk.[0-3].*", "blk.12.ffn_up.weight"));
-        assert!(glob("blk.[!0-3].*", "blk.4.ffn_up.weight"));
-        assert!(!glob("blk.[!0-3].*", "blk.2.ffn_up.weight"));
-        assert!(glob("*.ffn_[gu]*", "blk.0.ffn_gate.weight"));
-        assert!(glob("*.ffn_[gu]*", "blk.0.ffn_up.weight"));
-        assert!(!glob("*.ffn_[gu]*", "blk.0.ffn_down.weight"));
-    }
-
-    #[test]
-    fn alternatives_match_either() {
-        let p = "blk.*.ffn_{up,down}.weight";
-        assert!(glob(p, "blk.3.ffn_up.weight"));
-        assert!(glob(p, "blk.3.ffn_down.weight"));
-        assert!(!glob(p, "blk.3.ffn_gate.weight"));
-        assert!(glob("{token_embd,output}.weight", "output.weight"));
-        assert!(!glob("{token_embd,output}.weight", "output_norm.weight"));
-    }
-
-    #[test]
-    fn backslash_takes_the_next_character_literally() {
-        assert!(glob(r"a\*b", "a*b"));
-        assert!(!glob(r"a\*b", "axb"));
-        assert!(glob(r"x\?", "x?"));
-        assert!(!glob(r"x\?", "xy"));
-    }
-
-    #[test]
-    fn the_first_matching_pattern_is_named() {
-        let globs = NameGlobs::new(&["*.bias", "blk.*", "*.weight"]).unwrap();
-        assert_eq!(globs.first_match("blk.0.attn_q.weight"), Some("blk.*"));
-        assert_eq!(globs.first_match("output.weight"), Some("*.weight"));
-        assert_eq!(globs.first_match("rope_freqs"), None);
-        assert_eq!(NameGlobs::default().first_match("anything"), None);
-    }
-
-    #[test]
-    fn invalid_globs_are_refused_with_the_pattern() {
-        for bad in ["blk.[0-3", "*.{up,down", "[z-a]"] {
-            let e = NameGlobs::new(&["*.weight", bad]).unwrap_err();
-            assert!(e.to_string().contains(&format!("{bad:?}")), "{bad}: {e}");
-        }
     }
 }

@@ -4,7 +4,7 @@
 //! `.dat` `value / ncall`. Hostile files give a typed [`ImatrixProblem`], never a panic.
 
 use gguf_serde::ops::imatrix::{Imatrix, ImatrixFormat};
-use gguf_serde::ops::quantize::KvOverrideValue;
+use gguf_serde::ops::kv_override::KvOverrideValue;
 use gguf_serde::{Error, ErrorKind, ImatrixProblem, QuantizeError};
 
 use crate::common::{gt, B};

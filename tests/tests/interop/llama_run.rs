@@ -15,7 +15,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use gguf_serde::ops::edit::{rewrite_file, Edit};
-use gguf_serde::ops::quantize::{LlamaFileType, QuantizeParams};
+use gguf_serde::ops::file_type::LlamaFileType;
+use gguf_serde::ops::quantize::QuantizeParams;
 use gguf_serde::ops::requant::requantize;
 use gguf_serde::ops::split::{merge_file, split_file, SplitBy, SplitOptions};
 use gguf_serde::{Gguf, GgufWriter, Value, WriteOptions};

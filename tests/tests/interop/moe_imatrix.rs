@@ -28,8 +28,9 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use gguf_serde::container::{shard_path, ShardedGguf};
+use gguf_serde::ops::file_type::LlamaFileType;
 use gguf_serde::ops::imatrix::Imatrix;
-use gguf_serde::ops::quantize::{LlamaFileType, QuantizeParams};
+use gguf_serde::ops::quantize::QuantizeParams;
 use gguf_serde::ops::requant::requantize_sharded;
 use gguf_serde::Gguf;
 use gguf_tests::{llama_quantize, llama_tool, python, run_py_text, sha256, shards_of};

@@ -1,4 +1,4 @@
-//! `gguf_serde::ops::quantize::plan` and `ops::requant::requantize` against llama.cpp's own
+//! `gguf_serde::ops::quantize::plan_file_type` and `ops::requant::requantize` against llama.cpp's own
 //! `llama-quantize` (found by `gguf_tests::llama_quantize`): the type it chose for each tensor
 //! (its `--dry-run` log) equals our plan for every file type, with and without `--pure`; the
 //! files it writes are byte-identical to ours where we have the quantizers, also with an
@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use gguf_serde::ops::dequantize::{dequantize, DequantizeOptions};
+use gguf_serde::ops::file_type::LlamaFileType;
 use gguf_serde::ops::imatrix::Imatrix;
-use gguf_serde::ops::quantize::{plan, KvOverride, LlamaFileType, QuantizeParams, TensorTypeOverride};
-use gguf_serde::ops::requant::{convert, requantize, ConvertOptions};
+use gguf_serde::ops::kv_override::KvOverride;
+use gguf_serde::ops::quantize::{plan_file_type, QuantizeParams, TensorTypeOverride};
+use gguf_serde::ops::requant::requantize;
 use gguf_serde::{GgmlType, Gguf, ImatrixProblem};
 use gguf_tests::{llama_quantize, model, workspace_root};
 
@@ -38,7 +41,7 @@ fn f32_model(name: &str) -> Option<PathBuf> {
     if !out.exists() {
         let f = Gguf::open(&src).unwrap();
         let tmp = work().join(format!("{name}.f32.tmp.gguf"));
-        convert(&f, &tmp, &ConvertOptions::new(GgmlType::F32)).unwrap();
+        dequantize(&f, &tmp, &DequantizeOptions::new(GgmlType::F32)).unwrap();
         std::fs::rename(&tmp, &out).unwrap();
     }
     Some(out)
@@ -95,7 +98,7 @@ pub(super) fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str
 
 pub(super) fn our_plan(input: &Path, p: &QuantizeParams) -> gguf_serde::Result<Vec<(String, String)>> {
     let f = Gguf::open(input).unwrap();
-    Ok(plan(&f, p)?.into_iter().map(|t| (t.name, t.target.name().to_ascii_uppercase())).collect())
+    Ok(plan_file_type(&f, p)?.into_iter().map(|t| (t.name, t.target.name().to_ascii_uppercase())).collect())
 }
 
 /// Every file type, with and without --pure: our plan is llama-quantize's (or both fail).

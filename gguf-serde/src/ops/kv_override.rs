@@ -1,0 +1,113 @@
+//! `--override-kv KEY=TYPE:VALUE` ([`KvOverride`]): keys set in the output, shared by the plan's
+//! model facts, the writer and the importance matrix's `quantize.imatrix.*` keys.
+
+use super::c_num::{c_atof, c_atol};
+use crate::container::Value;
+use crate::error::{Error, QuantizeError, Result};
+
+/// The value of a `--override-kv KEY=TYPE:VALUE` option, as llama-quantize writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KvOverrideValue {
+    /// `int:N`: written as UINT32 of |N| (truncated to 32 bits), as llama-quantize does.
+    Int(i64),
+    /// `float:X`: written as FLOAT32.
+    Float(f64),
+    /// `bool:true` or `bool:false`.
+    Bool(bool),
+    /// `str:TEXT`, at most 127 bytes.
+    Str(String),
+}
+
+/// A `--override-kv` option: `key` is set (replacing any earlier value and moving to the end).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvOverride {
+    /// The key (1 to 127 bytes).
+    pub key: String,
+    /// The value.
+    pub value: KvOverrideValue,
+}
+
+impl KvOverride {
+    /// Parses `KEY=TYPE:VALUE` as llama.cpp's `string_parse_kv_override`: TYPE is `int`, `float`,
+    /// `bool` or `str`; `int` and `float` values are read as C's `atol`/`atof` read them. Unlike
+    /// llama-quantize, which reads text that is not a number as its longest leading number (0 if
+    /// none: `int:abc` writes 0), a value that is not wholly a number is refused.
+    ///
+    /// # Errors
+    /// [`QuantizeError`] for a missing `=`, an empty key or one of 128 bytes
+    /// or more, an unknown TYPE, an `int` value that is not an integer or a `float` value that is
+    /// not a number, a bool other than `true`/`false`, or a string over 127 bytes.
+    pub fn parse(s: &str) -> Result<Self> {
+        let bad = |why: &str| Err(Error::from(QuantizeError::refused(format!("malformed KV override {s:?}: {why}"))));
+        let Some((key, rest)) = s.split_once('=') else { return bad("expected KEY=TYPE:VALUE") };
+        if key.is_empty() || key.len() >= 128 {
+            return bad("the key must be 1 to 127 bytes");
+        }
+        // llama-quantize reads `int:abc` as 0 and `int:12abc` as 12 without a word (C's `atol`);
+        // text that is not a whole number is refused here instead. A number reads the same.
+        let value = if let Some(v) = rest.strip_prefix("int:") {
+            if v.trim().parse::<i64>().is_err() {
+                return bad("the value is not an integer");
+            }
+            KvOverrideValue::Int(c_atol(v))
+        } else if let Some(v) = rest.strip_prefix("float:") {
+            if v.trim().parse::<f64>().is_err() {
+                return bad("the value is not a number");
+            }
+            KvOverrideValue::Float(c_atof(v))
+        } else if let Some(v) = rest.strip_prefix("bool:") {
+            match v {
+                "true" => KvOverrideValue::Bool(true),
+                "false" => KvOverrideValue::Bool(false),
+                _ => return bad("invalid boolean value (true or false)"),
+            }
+        } else if let Some(v) = rest.strip_prefix("str:") {
+            if v.len() > 127 {
+                return bad("value cannot exceed 127 chars");
+            }
+            KvOverrideValue::Str(v.to_owned())
+        } else {
+            return bad("invalid type (int, float, bool or str)");
+        };
+        Ok(KvOverride { key: key.to_owned(), value })
+    }
+
+    /// The value as written to the output.
+    pub fn to_value(&self) -> Value {
+        match &self.value {
+            KvOverrideValue::Int(n) => Value::U32(n.unsigned_abs() as u32),
+            KvOverrideValue::Float(x) => Value::F32(*x as f32),
+            KvOverrideValue::Bool(b) => Value::Bool(*b),
+            KvOverrideValue::Str(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kv_override_values_must_be_numbers() {
+        let v = |s: &str| KvOverride::parse(s).map(|o| o.to_value());
+        assert_eq!(v("a=int:-7").unwrap(), Value::U32(7));
+        assert_eq!(v("a=int: 42").unwrap(), Value::U32(42));
+        assert_eq!(v("a=float:1.5e3").unwrap(), Value::F32(1500.0));
+        for bad in ["a=int:abc", "a=int:12abc", "a=int:", "a=float:x", "a=float:2e"] {
+            let e = v(bad).unwrap_err();
+            assert!(e.as_quantize().is_some(), "{bad}: {e:?}");
+            assert!(e.to_string().contains("is not a"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn overrides_parse_as_llama_cpp() {
+        let o = KvOverride::parse("general.name=str:tiny").unwrap();
+        assert_eq!(o.to_value(), Value::String("tiny".into()));
+        assert_eq!(KvOverride::parse("a.b=int:-5").unwrap().to_value(), Value::U32(5));
+        assert_eq!(KvOverride::parse("a.b=bool:true").unwrap().to_value(), Value::Bool(true));
+        assert!(KvOverride::parse("a.b=bool:yes").is_err());
+        assert!(KvOverride::parse("a.b=u8:1").is_err());
+        assert!(KvOverride::parse("=int:1").is_err());
+    }
+}

@@ -1,0 +1,149 @@
+//! llama-quantize's options ([`QuantizeParams`]) and its `--tensor-type` patterns.
+
+use regex::Regex;
+
+use crate::error::{Error, QuantizeError, Result};
+use crate::format::GgmlType;
+use crate::ops::file_type::LlamaFileType;
+use crate::ops::imatrix::Imatrix;
+use crate::ops::kv_override::KvOverride;
+// Named in the docs.
+#[cfg(doc)]
+use crate::ops::globs::NameGlobs;
+
+/// A `--tensor-type PATTERN=TYPE` option: tensors whose name contains a match of `pattern`
+/// (a regular expression, searched anywhere in the name) get `dtype`.
+#[derive(Clone, Debug)]
+pub struct TensorTypeOverride {
+    /// The pattern, lower-cased (llama-quantize lower-cases it; tensor names are not).
+    pub pattern: String,
+    regex: Regex,
+    /// The type chosen for matching tensors.
+    pub dtype: GgmlType,
+}
+
+impl TensorTypeOverride {
+    /// An override of tensors matching `pattern` (lower-cased first) to `dtype`.
+    ///
+    /// # Errors
+    /// [`QuantizeError`] if the pattern is not a valid regular expression.
+    pub fn new(pattern: &str, dtype: GgmlType) -> Result<Self> {
+        let pattern = pattern.to_lowercase();
+        let regex = Regex::new(&pattern)
+            .map_err(|e| Error::from(QuantizeError::refused(format!("--tensor-type pattern {pattern:?}: {e}"))))?;
+        Ok(TensorTypeOverride { pattern, regex, dtype })
+    }
+
+    /// Parses `PATTERN=TYPE` (`attn_v=q8_0`, `blk\.[0-3]\.ffn_down=Q6_K`): TYPE is a ggml type
+    /// name, case-insensitive.
+    ///
+    /// # Errors
+    /// [`QuantizeError`] for a missing `=`, an empty pattern or type, an unknown type or a bad
+    /// pattern.
+    pub fn parse(s: &str) -> Result<Self> {
+        let bad = |reason: String| Err(Error::from(QuantizeError::refused(reason)));
+        let Some((pattern, ty)) = s.split_once('=') else {
+            return bad(format!("malformed tensor type {s:?} (expected PATTERN=TYPE)"));
+        };
+        if pattern.is_empty() {
+            return bad(format!("missing tensor name in {s:?}"));
+        }
+        if ty.is_empty() {
+            return bad(format!("missing quantization type in {s:?}"));
+        }
+        let Ok(dtype) = ty.parse::<GgmlType>() else {
+            return bad(format!("invalid quantization type {ty:?} in {s:?}"));
+        };
+        Self::new(pattern, dtype)
+    }
+
+    /// Whether the pattern matches somewhere in `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        self.regex.is_match(name)
+    }
+}
+
+/// What [`plan_file_type`](super::plan_file_type) and [`requantize`](crate::ops::requant::requantize) do: llama-quantize's options.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct QuantizeParams {
+    /// The file type (the mix of tensor types), e.g. [`LlamaFileType::Q4_K_M`].
+    pub ftype: LlamaFileType,
+    /// `COPY`: copy every tensor as it is (the file is still rewritten in llama-quantize's
+    /// layout, and `general.file_type` keeps the source's).
+    pub only_copy: bool,
+    /// `--pure`: no mix rules; every quantizable tensor gets the default type (user types and
+    /// fallbacks still apply).
+    pub pure: bool,
+    /// `--leave-output-tensor`: keep `output.weight` as it is.
+    pub leave_output_tensor: bool,
+    /// `--output-tensor-type`: the type of `output.weight` (and of a tied `token_embd.weight`
+    /// the mix rules reach).
+    pub output_tensor_type: Option<GgmlType>,
+    /// `--token-embedding-type`: the type of `token_embd.weight` and `per_layer_token_embd.weight`.
+    pub token_embedding_type: Option<GgmlType>,
+    /// `--tensor-type PATTERN=TYPE`, in order; the first that matches a name wins.
+    pub tensor_types: Vec<TensorTypeOverride>,
+    /// `--override-kv KEY=TYPE:VALUE`, in order.
+    pub kv_overrides: Vec<KvOverride>,
+    /// Our own addition: names matching one of these globs ([`NameGlobs`] gives the syntax) are
+    /// kept.
+    pub exclude: Vec<String>,
+    /// Worker threads for the conversion (`None`: rayon's default, one per core). The output
+    /// does not depend on it. Without the `parallel` feature the conversion runs on the calling
+    /// thread and this is ignored.
+    pub threads: Option<usize>,
+    /// `--imatrix`: the importance matrix, after `--include-weights`/`--exclude-weights`
+    /// ([`Imatrix::include_only`], [`Imatrix::exclude`]). One with no entries left counts as
+    /// none, as in llama-quantize. With one, the mix rules change where llama-quantize's do
+    /// (`has_imatrix`: IQ3_XXS `attn_v` and `ffn_down`, IQ4_NL/IQ4_XS `ffn_down`, Q4_0/Q5_0
+    /// `ffn_down` of the first eighth of the layers → Q4_1/Q5_1), the tensors with an entry are
+    /// quantized with its weights, and the `quantize.imatrix.*` keys are written
+    /// ([`Imatrix::kv_overrides`]).
+    pub imatrix: Option<std::sync::Arc<Imatrix>>,
+    /// `--keep-split`: write one output shard per input shard, each with the tensors of its input
+    /// shard, in file order (llama-quantize then takes the tensors, for the plan's counters too, in
+    /// the order of their input shard and data offset instead of its usual by-layer order). See
+    /// [`requantize_sharded`](crate::ops::requant::requantize_sharded) for the files written.
+    pub keep_split: bool,
+}
+
+impl QuantizeParams {
+    /// The importance matrix in force: [`QuantizeParams::imatrix`] if it has entries left.
+    pub fn active_imatrix(&self) -> Option<&Imatrix> {
+        self.imatrix.as_deref().filter(|m| !m.entries.is_empty())
+    }
+
+    /// llama-quantize's defaults for `ftype`: mix rules on, nothing overridden.
+    pub fn new(ftype: LlamaFileType) -> Self {
+        QuantizeParams {
+            ftype,
+            only_copy: false,
+            pure: false,
+            leave_output_tensor: false,
+            output_tensor_type: None,
+            token_embedding_type: None,
+            tensor_types: Vec::new(),
+            kv_overrides: Vec::new(),
+            exclude: Vec::new(),
+            threads: None,
+            imatrix: None,
+            keep_split: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensor_type_overrides_parse_as_llama_cpp() {
+        let t = TensorTypeOverride::parse("ATTN_V=q8_0").unwrap();
+        assert_eq!((t.pattern.as_str(), t.dtype), ("attn_v", GgmlType::Q8_0));
+        assert!(t.matches("blk.0.attn_v.weight"));
+        assert!(TensorTypeOverride::parse("attn_v").is_err());
+        assert!(TensorTypeOverride::parse("attn_v=q9").is_err());
+        assert!(TensorTypeOverride::parse("(=q8_0").is_err());
+    }
+}

@@ -1,0 +1,128 @@
+//! The plan of a whole model ([`plan_file_type`]): the rules over its tensors in llama-quantize's
+//! order, and the file type `COPY` keeps ([`source_file_type`]).
+
+use super::params::QuantizeParams;
+use super::rules::{
+    category, is_attn_v, kept_reason, requires_imatrix, trimmed_ne, Category, ModelFacts, Rule, State, TensorPlan,
+};
+use crate::container::{Gguf, Source, TensorInfo, ValueRef};
+use crate::error::Result;
+use crate::format::GgmlType;
+use crate::ops::file_type::guessed_number;
+use crate::ops::globs::NameGlobs;
+use crate::ops::kv_override::{KvOverride, KvOverrideValue};
+use crate::ops::tensor_order::{llama_tensor_order, ordered_tensors};
+// Named in the docs.
+#[cfg(doc)]
+use crate::error::QuantizeError;
+
+/// Each tensor's type in llama-quantize's output for `params`, in its output order
+/// ([`llama_tensor_order`]; with [`QuantizeParams::keep_split`], file order), with the rule that
+/// chose it; see the [module docs](super).
+///
+/// # Errors
+/// [`QuantizeError`] where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
+/// that are not whole 128-blocks), or, in a model with experts, an `ffn_*` tensor whose name has
+/// no layer number in `[0, block_count)`; [`QuantizeError::Refused`]
+/// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]).
+pub fn plan_file_type<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
+    plan_shards(&[src], params)
+}
+
+/// [`plan_file_type`] for a split model (read from shard 0's metadata, over the tensors of every shard), in
+/// its output order: by layer then name, or with [`QuantizeParams::keep_split`] shard by shard in
+/// file order.
+///
+/// # Errors
+/// As [`plan_file_type`].
+#[cfg(feature = "mmap")]
+pub fn plan_file_type_sharded(
+    model: &crate::container::ShardedGguf,
+    params: &QuantizeParams,
+) -> Result<Vec<TensorPlan>> {
+    let shards: Vec<_> = (0..model.shard_count()).filter_map(|i| model.shard(i)).collect();
+    plan_shards(&shards, params)
+}
+
+/// [`plan_file_type`] over the tensors of `shards` (metadata from the first).
+pub(crate) fn plan_shards<S: Source>(shards: &[&Gguf<S>], params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
+    let Some(meta) = shards.first() else { return Ok(Vec::new()) };
+    let tensors: Vec<TensorInfo<'_>> = ordered_tensors(shards, params.keep_split).into_iter().map(|(_, t)| t).collect();
+    plan_ordered(meta, &tensors, params)
+}
+
+/// The plan of `tensors`, taken in the order given, with the model facts of `meta`'s metadata.
+fn plan_ordered<S: Source>(
+    meta: &Gguf<S>,
+    tensors: &[TensorInfo<'_>],
+    params: &QuantizeParams,
+) -> Result<Vec<TensorPlan>> {
+    let exclude = NameGlobs::new(&params.exclude)?;
+    let facts = ModelFacts::read(meta, &params.kv_overrides);
+    let cats: Vec<Category> = tensors.iter().map(|t| category(t.name)).collect();
+    let mut st = State {
+        params,
+        n_attention_wv: cats.iter().filter(|&&c| is_attn_v(c)).count() as i64,
+        n_layer: i64::from(facts.n_layer_all),
+        i_attention_wv: 0,
+        i_ffn_down: 0,
+        i_ffn_gate: 0,
+        i_ffn_up: 0,
+        has_tied_embeddings: !cats.contains(&Category::Output),
+        facts,
+    };
+    let mut out = Vec::with_capacity(tensors.len());
+    for (t, &cat) in tensors.iter().zip(&cats) {
+        let ne = trimmed_ne(&t.ne());
+        let (target, rule) = match kept_reason(params, &exclude, &st.facts.arch, t.name, ne.dims()) {
+            Some(k) => (t.dtype, Rule::Kept(k)),
+            None => st.choose(t.name, ne.dims(), cat)?,
+        };
+        let requires_imatrix = !matches!(rule, Rule::Kept(_)) && requires_imatrix(t.name, target, params.ftype);
+        out.push(TensorPlan { name: t.name.to_owned(), ne, source: t.dtype, target, rule, requires_imatrix });
+    }
+    Ok(out)
+}
+
+/// The `llama_ftype` llama.cpp's loader gives `src` (what `COPY` writes as `general.file_type`):
+/// its `general.file_type` if that is a UINT32, else the file type of its most common tensor type
+/// (ties to the first in llama-quantize's order) with bit 1024 (`LLAMA_FTYPE_GUESSED`) set.
+pub fn source_file_type<S: Source>(src: &Gguf<S>, overrides: &[KvOverride]) -> u32 {
+    source_file_type_of(src, &llama_tensor_order(src), overrides)
+}
+
+/// [`source_file_type`] with the metadata of `meta` and the tensors `tensors` (in llama-quantize's
+/// order, [`llama_tensor_order`]; for a split model, those of every shard).
+pub(crate) fn source_file_type_of<S: Source>(
+    meta: &Gguf<S>,
+    tensors: &[TensorInfo<'_>],
+    overrides: &[KvOverride],
+) -> u32 {
+    let src = meta;
+    if let Some(KvOverride { value: KvOverrideValue::Int(n), .. }) =
+        overrides.iter().find(|o| o.key == "general.file_type")
+    {
+        return *n as u32;
+    }
+    if let Some(ValueRef::U32(n)) = src.get("general.file_type") {
+        return n;
+    }
+    let mut counts: Vec<(GgmlType, u32)> = Vec::new();
+    let (mut best, mut best_n) = (GgmlType::F32, 0u32);
+    for t in tensors {
+        let n = match counts.iter_mut().find(|(ty, _)| *ty == t.dtype) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                counts.push((t.dtype, 1));
+                1
+            }
+        };
+        if best_n < n {
+            (best, best_n) = (t.dtype, n);
+        }
+    }
+    guessed_number(best)
+}
