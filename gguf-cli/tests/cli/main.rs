@@ -12,6 +12,7 @@ mod interrupted_write;
 mod json_and_options;
 mod keep_split;
 mod output_errors;
+mod output_policy;
 mod outputs_and_odd_files;
 mod quantize;
 mod remote;

@@ -1,0 +1,253 @@
+//! The output policy (`gguf-cli/src/outputs.rs`), once per case across every writing command:
+//! each of `quantize`, `quantize --keep-split`, `dequantize`, `split`, `merge` and `convert` (when
+//! Python makes its checkpoint) against an existing file (refused without --force, replaced with
+//! it), a folder and a FIFO (refused, --force or not, the folder without a --force hint), an
+//! output that is its input (refused, --force or not), and, for the commands that write shards,
+//! an existing shard of the output's set and one of an earlier split of the same prefix.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use gguf_serde::Gguf;
+use gguf_tests::{make_hf_llama, temp_dir, workspace_root, HfLayout, TempDir};
+
+use super::gguf;
+
+/// One writing command.
+struct Writer {
+    name: &'static str,
+    /// The arguments that write to the output argument `out`.
+    args: Box<dyn Fn(&str) -> Vec<String>>,
+    /// The file written for the output argument `out` (the file, or the only shard).
+    file: fn(&Path) -> PathBuf,
+    /// The output argument whose file is one of the inputs, and that input.
+    onto_input: (PathBuf, PathBuf),
+    /// Whether it writes shards.
+    shards: bool,
+    /// Whether an existing folder as OUT is where it writes its default name (`convert`, as the
+    /// reference does) rather than a refusal.
+    into_folder: bool,
+}
+
+fn itself(out: &Path) -> PathBuf {
+    out.to_path_buf()
+}
+
+/// `PREFIX-00001-of-00001.gguf`.
+fn only_shard(prefix: &Path) -> PathBuf {
+    gguf_serde::container::shard_path(prefix, 0, 1)
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The writers, their inputs in `dir`: `in-00001-of-00001.gguf` (a copy of small.gguf: one file
+/// whose name is the only shard of the prefix `in`) and the three shards `parts-*` of its split.
+fn writers(dir: &Path, ckpt: Option<&Path>) -> Vec<Writer> {
+    let input = dir.join("in-00001-of-00001.gguf");
+    std::fs::copy(workspace_root().join("tests/data/small.gguf"), &input).unwrap();
+    let parts = dir.join("parts");
+    let o = gguf(&["split", "--split-max-tensors", "1", input.to_str().unwrap(), parts.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let first = gguf_serde::container::shard_path(&parts, 0, 3);
+    let second = gguf_serde::container::shard_path(&parts, 1, 3);
+    let i = input.to_str().unwrap().to_owned();
+    let mut v = vec![
+        Writer {
+            name: "quantize",
+            args: Box::new({
+                let i = i.clone();
+                move |out| strings(&["quantize", "-q", &i, out, "Q8_0"])
+            }),
+            file: itself,
+            onto_input: (input.clone(), input.clone()),
+            shards: false,
+            into_folder: false,
+        },
+        Writer {
+            name: "quantize --keep-split",
+            args: Box::new({
+                let i = i.clone();
+                move |out| strings(&["quantize", "-q", "--keep-split", &i, out, "Q8_0"])
+            }),
+            file: only_shard,
+            onto_input: (dir.join("in"), input.clone()),
+            shards: true,
+            into_folder: false,
+        },
+        Writer {
+            name: "dequantize",
+            args: Box::new({
+                let i = i.clone();
+                move |out| strings(&["dequantize", "-q", &i, out])
+            }),
+            file: itself,
+            onto_input: (input.clone(), input.clone()),
+            shards: false,
+            into_folder: false,
+        },
+        Writer {
+            name: "split",
+            args: Box::new({
+                let i = i.clone();
+                move |out| strings(&["split", "--split-max-tensors", "1000", &i, out])
+            }),
+            file: only_shard,
+            onto_input: (dir.join("in"), input.clone()),
+            shards: true,
+            into_folder: false,
+        },
+        Writer {
+            name: "merge",
+            args: Box::new({
+                let first = first.to_str().unwrap().to_owned();
+                move |out| strings(&["merge", &first, out])
+            }),
+            file: itself,
+            onto_input: (second.clone(), second),
+            shards: false,
+            into_folder: false,
+        },
+    ];
+    if let Some(ckpt) = ckpt {
+        let c = ckpt.to_str().unwrap().to_owned();
+        let weights = ckpt.join("model.safetensors");
+        v.push(Writer {
+            name: "convert",
+            args: Box::new(move |out| strings(&["convert", &c, "-q", "--no-vocab", "--outtype", "f32", "-o", out])),
+            file: itself,
+            onto_input: (weights.clone(), weights),
+            shards: false,
+            into_folder: true,
+        });
+    }
+    v
+}
+
+fn run(w: &Writer, out: &Path, force: bool) -> Output {
+    let mut args = (w.args)(out.to_str().unwrap());
+    if force {
+        args.push("--force".into());
+    }
+    gguf(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts `o` failed with exit status 1 and an error containing `want`.
+fn refused(o: &Output, want: &str, what: &str) {
+    assert_eq!(o.status.code(), Some(1), "{what}: {o:?}");
+    assert!(stderr(o).contains(want), "{what}: {}", stderr(o));
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// The checkpoint `convert` converts, when Python makes one.
+fn checkpoint() -> Option<TempDir> {
+    make_hf_llama("cli_policy_convert", HfLayout::TiedSingle, 35)
+}
+
+#[test]
+fn every_writing_command_follows_one_output_policy() {
+    let ckpt = checkpoint();
+    let dir = temp_dir("cli_output_policy");
+    let inputs = dir.join("inputs");
+    std::fs::create_dir(&inputs).unwrap();
+    let writers = writers(&inputs, ckpt.as_deref());
+    for w in &writers {
+        let case = |c: &str| format!("{}: {c}", w.name);
+        let here = dir.join(w.name.replace([' ', '-'], "_"));
+        std::fs::create_dir(&here).unwrap();
+        let out = here.join("t");
+        let file = (w.file)(&out);
+
+        // An existing file: refused without --force and left as it was; replaced with it.
+        std::fs::write(&file, b"mine").unwrap();
+        refused(&run(w, &out, false), "exists (use --force to replace it)", &case("existing file"));
+        assert_eq!(std::fs::read(&file).unwrap(), b"mine", "{}", case("existing file"));
+        let o = run(w, &out, true);
+        assert!(o.status.success(), "{}: {o:?}", case("existing file, --force"));
+        assert!(Gguf::open(&file).is_ok(), "{}", case("existing file, --force"));
+        std::fs::remove_file(&file).unwrap();
+
+        for force in [false, true] {
+            // A folder: refused, saying so, without suggesting --force (or, for convert, the
+            // folder to write the default name in).
+            std::fs::create_dir(&file).unwrap();
+            let o = run(w, &out, force);
+            if w.into_folder {
+                assert!(o.status.success(), "{}: {o:?}", case("folder"));
+                assert_eq!(names(&file).len(), 1, "{}", case("folder"));
+                std::fs::remove_dir_all(&file).unwrap();
+            } else {
+                refused(&o, "is a folder: give the output file's path", &case(&format!("folder, --force {force}")));
+                assert!(!stderr(&o).contains("--force"), "{}", case("folder"));
+                std::fs::remove_dir(&file).unwrap();
+            }
+
+            // A FIFO (any special file): the writer's refusal, which --force does not lift.
+            assert!(Command::new("mkfifo").arg(&file).status().unwrap().success());
+            refused(&run(w, &out, force), "not a regular file", &case(&format!("FIFO, --force {force}")));
+            assert!(std::fs::symlink_metadata(&file).unwrap().file_type().is_fifo(), "{}", case("FIFO"));
+            std::fs::remove_file(&file).unwrap();
+
+            // The output is an input: refused, --force or not, and the input is unchanged.
+            let (onto, input) = &w.onto_input;
+            let before = std::fs::read(input).unwrap();
+            let o = run(w, onto, force);
+            assert_eq!(o.status.code(), Some(1), "{}: {o:?}", case(&format!("onto the input, --force {force}")));
+            assert_eq!(&std::fs::read(input).unwrap(), &before, "{}", case("onto the input"));
+        }
+        assert!(names(&here).is_empty(), "{}: a refused run left {:?}", w.name, names(&here));
+
+        if w.shards {
+            // A shard of an earlier split of the same prefix into another count: refused without
+            // --force; with it, named in a warning and left beside the new shard.
+            let old = gguf_serde::container::shard_path(&out, 0, 2);
+            std::fs::write(&old, b"mine").unwrap();
+            refused(&run(w, &out, false), "is a shard of an earlier split of the same prefix", &case("earlier split"));
+            assert!(!file.exists(), "{}", case("earlier split"));
+            let o = run(w, &out, true);
+            assert!(o.status.success(), "{}: {o:?}", case("earlier split, --force"));
+            assert!(stderr(&o).contains("of an earlier split is left as it is"), "{}", stderr(&o));
+            assert_eq!(std::fs::read(&old).unwrap(), b"mine");
+        }
+    }
+    assert!(Gguf::open(inputs.join("in-00001-of-00001.gguf")).is_ok());
+}
+
+/// `convert --split-max-size` knows its shard count only once written: any existing shard of the
+/// prefix is refused without --force, the first by name.
+#[test]
+fn convert_refuses_any_shard_of_its_prefix_without_force() {
+    let Some(ckpt) = checkpoint() else { return };
+    let dir = ckpt.parent().unwrap();
+    let out = dir.join("s.gguf");
+    let (first, other) = (dir.join("s-00001-of-00003.gguf"), dir.join("s-00002-of-00003.gguf"));
+    std::fs::write(&other, b"mine").unwrap();
+    std::fs::write(&first, b"mine").unwrap();
+    let args = |force: bool| {
+        let mut a = vec!["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "f32"];
+        a.extend(["--split-max-size", "1G", "-o", out.to_str().unwrap()]);
+        if force {
+            a.push("--force");
+        }
+        gguf(&a)
+    };
+    let o = args(false);
+    refused(&o, "exists (a shard of OUT; use --force to replace it)", "convert --split-max-size");
+    assert!(stderr(&o).contains(first.to_str().unwrap()), "{}", stderr(&o));
+    let o = args(true);
+    assert!(o.status.success(), "{o:?}");
+    assert!(Gguf::open(dir.join("s-00001-of-00001.gguf")).is_ok());
+}
