@@ -15,7 +15,7 @@ use gguf_serde::container::shard_path;
 use gguf_serde::Gguf;
 use gguf_tests::{llama_quantize, llama_tool, model, sha256, shards_of, temp_dir};
 
-use super::gguf;
+use super::{gguf, s};
 
 /// SmolLM2 (Q4_1) cut to its first 4 layers (`llama.block_count` = 4), in `dir`.
 fn smollm2_cut(dir: &Path) -> Option<PathBuf> {
@@ -23,10 +23,6 @@ fn smollm2_cut(dir: &Path) -> Option<PathBuf> {
     let out = dir.join("smollm2-4.gguf");
     gguf_tests::cut_layers(&src, &out, 4);
     Some(out)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Runs `tool args`, asserting success.

@@ -10,15 +10,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use gguf_serde::Gguf;
-use gguf_tests::{make_hf_llama, temp_dir, workspace_root, HfLayout, TempDir};
+use gguf_tests::support::file_names as names;
+use gguf_tests::{make_hf_llama, temp_dir, HfLayout, TempDir};
 
-use super::gguf;
+use super::{gguf, small};
+
+/// The arguments of a command that write to the output argument given.
+type Args = Box<dyn Fn(&str) -> Vec<String>>;
 
 /// One writing command.
 struct Writer {
     name: &'static str,
     /// The arguments that write to the output argument `out`.
-    args: Box<dyn Fn(&str) -> Vec<String>>,
+    args: Args,
     /// The file written for the output argument `out` (the file, or the only shard).
     file: fn(&Path) -> PathBuf,
     /// The output argument whose file is one of the inputs, and that input.
@@ -47,7 +51,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 /// whose name is the only shard of the prefix `in`) and the three shards `parts-*` of its split.
 fn writers(dir: &Path, ckpt: Option<&Path>) -> Vec<Writer> {
     let input = dir.join("in-00001-of-00001.gguf");
-    std::fs::copy(workspace_root().join("tests/data/small.gguf"), &input).unwrap();
+    std::fs::copy(small(), &input).unwrap();
     let parts = dir.join("parts");
     let o = gguf(&["split", "--split-max-tensors", "1", input.to_str().unwrap(), parts.to_str().unwrap()]);
     assert!(o.status.success(), "{o:?}");
@@ -142,14 +146,6 @@ fn stderr(o: &Output) -> String {
 fn refused(o: &Output, want: &str, what: &str) {
     assert_eq!(o.status.code(), Some(1), "{what}: {o:?}");
     assert!(stderr(o).contains(want), "{what}: {}", stderr(o));
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
 }
 
 /// The checkpoint `convert` converts, when Python makes one.

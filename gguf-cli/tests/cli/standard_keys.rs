@@ -117,7 +117,7 @@ fn set_writes_new_standard_keys_with_gguf_py_writer_types() {
     let Some(py) = python() else { return };
     let d = temp_dir("cli-standard-new");
     let p = d.join("small.gguf");
-    std::fs::copy(gguf_tests::workspace_root().join("tests/data/small.gguf"), &p).unwrap();
+    std::fs::copy(crate::small_path(), &p).unwrap();
     let f = s(&p);
     // The types gguf-py's GGUFWriter writes, architecture placeholder kept.
     let probe = run_py(&py, "standard_keys.py", &[s(&d)]);
