@@ -13,38 +13,37 @@ use gguf_serde::Gguf;
 use gguf_tests::support::file_names as names;
 use gguf_tests::{make_hf_llama, temp_dir, HfLayout, TempDir};
 
-use super::{gguf, small};
-
-/// The arguments of a command that write to the output argument given.
-type Args = Box<dyn Fn(&str) -> Vec<String>>;
+use super::{gguf, s, small};
 
 /// One writing command.
 struct Writer {
     name: &'static str,
-    /// The arguments that write to the output argument `out`.
-    args: Args,
-    /// The file written for the output argument `out` (the file, or the only shard).
-    file: fn(&Path) -> PathBuf,
+    /// Its arguments, `OUT` standing for the output argument.
+    args: Vec<String>,
+    /// Whether it writes shards: for the output argument `OUT`, the only shard
+    /// `OUT-00001-of-00001.gguf`, else the file `OUT`.
+    shards: bool,
     /// The output argument whose file is one of the inputs, and that input.
     onto_input: (PathBuf, PathBuf),
-    /// Whether it writes shards.
-    shards: bool,
     /// Whether an existing folder as OUT is where it writes its default name (`convert`, as the
     /// reference does) rather than a refusal.
     into_folder: bool,
 }
 
-fn itself(out: &Path) -> PathBuf {
-    out.to_path_buf()
-}
+impl Writer {
+    fn new(name: &'static str, args: &[&str], shards: bool, onto_input: (PathBuf, PathBuf)) -> Writer {
+        let args = args.iter().map(|a| a.to_string()).collect();
+        Writer { name, args, shards, onto_input, into_folder: false }
+    }
 
-/// `PREFIX-00001-of-00001.gguf`.
-fn only_shard(prefix: &Path) -> PathBuf {
-    gguf_serde::container::shard_path(prefix, 0, 1)
-}
-
-fn strings(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
+    /// The file written for the output argument `out`.
+    fn file(&self, out: &Path) -> PathBuf {
+        if self.shards {
+            gguf_serde::container::shard_path(out, 0, 1)
+        } else {
+            out.to_path_buf()
+        }
+    }
 }
 
 /// The writers, their inputs in `dir`: `in-00001-of-00001.gguf` (a copy of small.gguf: one file
@@ -53,89 +52,37 @@ fn writers(dir: &Path, ckpt: Option<&Path>) -> Vec<Writer> {
     let input = dir.join("in-00001-of-00001.gguf");
     std::fs::copy(small(), &input).unwrap();
     let parts = dir.join("parts");
-    let o = gguf(&["split", "--split-max-tensors", "1", input.to_str().unwrap(), parts.to_str().unwrap()]);
+    let o = gguf(&["split", "--split-max-tensors", "1", s(&input), s(&parts)]);
     assert!(o.status.success(), "{o:?}");
     let first = gguf_serde::container::shard_path(&parts, 0, 3);
     let second = gguf_serde::container::shard_path(&parts, 1, 3);
-    let i = input.to_str().unwrap().to_owned();
+    let (i, itself, prefix) = (s(&input), (input.clone(), input.clone()), (dir.join("in"), input.clone()));
     let mut v = vec![
-        Writer {
-            name: "quantize",
-            args: Box::new({
-                let i = i.clone();
-                move |out| strings(&["quantize", "-q", &i, out, "Q8_0"])
-            }),
-            file: itself,
-            onto_input: (input.clone(), input.clone()),
-            shards: false,
-            into_folder: false,
-        },
-        Writer {
-            name: "quantize --keep-split",
-            args: Box::new({
-                let i = i.clone();
-                move |out| strings(&["quantize", "-q", "--keep-split", &i, out, "Q8_0"])
-            }),
-            file: only_shard,
-            onto_input: (dir.join("in"), input.clone()),
-            shards: true,
-            into_folder: false,
-        },
-        Writer {
-            name: "dequantize",
-            args: Box::new({
-                let i = i.clone();
-                move |out| strings(&["dequantize", "-q", &i, out])
-            }),
-            file: itself,
-            onto_input: (input.clone(), input.clone()),
-            shards: false,
-            into_folder: false,
-        },
-        Writer {
-            name: "split",
-            args: Box::new({
-                let i = i.clone();
-                move |out| strings(&["split", "--split-max-tensors", "1000", &i, out])
-            }),
-            file: only_shard,
-            onto_input: (dir.join("in"), input.clone()),
-            shards: true,
-            into_folder: false,
-        },
-        Writer {
-            name: "merge",
-            args: Box::new({
-                let first = first.to_str().unwrap().to_owned();
-                move |out| strings(&["merge", &first, out])
-            }),
-            file: itself,
-            onto_input: (second.clone(), second),
-            shards: false,
-            into_folder: false,
-        },
+        Writer::new("quantize", &["quantize", "-q", i, "OUT", "Q8_0"], false, itself.clone()),
+        Writer::new(
+            "quantize --keep-split",
+            &["quantize", "-q", "--keep-split", i, "OUT", "Q8_0"],
+            true,
+            prefix.clone(),
+        ),
+        Writer::new("dequantize", &["dequantize", "-q", i, "OUT"], false, itself),
+        Writer::new("split", &["split", "--split-max-tensors", "1000", i, "OUT"], true, prefix),
+        Writer::new("merge", &["merge", s(&first), "OUT"], false, (second.clone(), second)),
     ];
     if let Some(ckpt) = ckpt {
-        let c = ckpt.to_str().unwrap().to_owned();
         let weights = ckpt.join("model.safetensors");
-        v.push(Writer {
-            name: "convert",
-            args: Box::new(move |out| strings(&["convert", &c, "-q", "--no-vocab", "--outtype", "f32", "-o", out])),
-            file: itself,
-            onto_input: (weights.clone(), weights),
-            shards: false,
-            into_folder: true,
-        });
+        let args = ["convert", s(ckpt), "-q", "--no-vocab", "--outtype", "f32", "-o", "OUT"];
+        v.push(Writer { into_folder: true, ..Writer::new("convert", &args, false, (weights.clone(), weights)) });
     }
     v
 }
 
 fn run(w: &Writer, out: &Path, force: bool) -> Output {
-    let mut args = (w.args)(out.to_str().unwrap());
+    let mut args: Vec<&str> = w.args.iter().map(|a| if a == "OUT" { s(out) } else { a }).collect();
     if force {
-        args.push("--force".into());
+        args.push("--force");
     }
-    gguf(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    gguf(&args)
 }
 
 fn stderr(o: &Output) -> String {
@@ -165,7 +112,7 @@ fn every_writing_command_follows_one_output_policy() {
         let here = dir.join(w.name.replace([' ', '-'], "_"));
         std::fs::create_dir(&here).unwrap();
         let out = here.join("t");
-        let file = (w.file)(&out);
+        let file = w.file(&out);
 
         // An existing file: refused without --force and left as it was; replaced with it.
         std::fs::write(&file, b"mine").unwrap();
