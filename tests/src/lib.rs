@@ -34,7 +34,7 @@ pub mod ggml_read;
 gguf_test_support::count_allocations!();
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use gguf_serde::container::Source;
@@ -331,6 +331,21 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// How long a program of the tests ([`run_tool`]) may run before the test fails as a hang (a
+/// watchdog, not a speed check).
+pub const TOOL_HANG: Duration = Duration::from_secs(600);
+
+/// Runs the program `tool` (llama.cpp's `llama-quantize`, `llama-gguf-split`, …) with `args`, its
+/// output captured; fails the test if it cannot start or has not exited after [`TOOL_HANG`].
+pub fn run_tool(tool: &Path, args: &[&str]) -> Output {
+    output_with_deadline(Command::new(tool).args(args), TOOL_HANG)
+}
+
+/// `p` as a command-line argument. Panics (fails the test) if it is not UTF-8.
+pub fn path_arg(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
 }
 
 /// The hex sha256 of `bytes`.

@@ -27,7 +27,7 @@ fn smollm2_cut(dir: &Path) -> Option<PathBuf> {
 
 /// Runs `tool args`, asserting success.
 fn run_ok(tool: &Path, args: &[&str]) {
-    let o = Command::new(tool).args(args).output().unwrap();
+    let o = gguf_tests::run_tool(tool, args);
     assert!(o.status.success(), "{} {args:?}: {}", tool.display(), String::from_utf8_lossy(&o.stderr));
 }
 

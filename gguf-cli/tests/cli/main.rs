@@ -2,7 +2,7 @@
 //! checks its output and files, against gguf-py or the spec where a reference exists (helpers
 //! from the `gguf-tests` crate; `tests/README.md` says what needs Python or models).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output};
 use std::time::Duration;
 
@@ -69,6 +69,4 @@ pub fn small() -> String {
 }
 
 /// `p` as an argument.
-pub fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
+pub use gguf_tests::path_arg as s;

@@ -9,17 +9,7 @@ use std::process::Command;
 use gguf_tests::{llama_tool, model, python, run_py, temp_dir};
 use serde_json::Value as Json;
 
-use super::gguf;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = gguf(args);
-    assert!(out.status.success(), "gguf {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::{gguf, gguf_ok as ok, s};
 
 /// gguf-py's reading of `key` in `path`: (type, value).
 fn gguf_py_kv(py: &Path, path: &Path, key: &str) -> (String, Json) {
