@@ -10,6 +10,7 @@ use gguf_serde::convert::general::{GeneralError, OVERRIDE_SOURCE};
 use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType};
 
 use crate::out::{outln, Out};
+use crate::outputs::{Outputs, Reads, Shards};
 use crate::split::parse_size;
 
 /// `gguf convert MODEL_DIR [-o OUT] [--outtype T] [--split-max-size N]`.
@@ -129,18 +130,14 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let out = if out.is_dir() { out.join(plan.default_file_name()?) } else { out };
-    if let Some(input) = input_file(&ckpt, &out) {
-        // Even with --force: the atomic write would replace the checkpoint's own file.
-        bail!("{} is a file of the checkpoint being converted; choose another OUT", input.display());
-    }
-    if !args.force && args.split_max_size.is_none() && out.exists() {
-        bail!("{} exists (use --force to replace it)", out.display());
-    }
-    if !args.force && args.split_max_size.is_some() {
-        if let Some(shard) = existing_shard(&out) {
-            bail!("{} exists (a shard of OUT; use --force to replace it)", shard.display());
-        }
-    }
+    let prefix = out.with_extension("");
+    // Unsplit, the file OUT; split, shards of OUT without its extension, as `write_plan` names them.
+    let (files, shards) = match args.split_max_size {
+        None => (vec![out.clone()], Shards::No),
+        Some(_) => (Vec::new(), Shards::Unknown { prefix: &prefix }),
+    };
+    let inputs = inputs(&ckpt);
+    Outputs { files: &files, shards, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }.check()?;
     check_parent(&out)?;
     bar.set_length(plan.source_bytes());
     let report =
@@ -199,33 +196,9 @@ fn model_card(dir: &Path) -> anyhow::Result<Option<serde_json::Value>> {
     Ok(Some(card).filter(|c| !c.is_null()))
 }
 
-/// A file `STEM-NNNNN-of-NNNNN.gguf` beside `out` (`STEM.gguf`): a shard that a split of OUT, of
-/// any count, would replace or leave beside the new ones; the first by name when there are several
-/// (a folder's order is arbitrary: the error then names shard 1 of a split).
-fn existing_shard(out: &Path) -> Option<PathBuf> {
-    let stem = out.file_name()?.to_str()?;
-    let stem = stem.strip_suffix(".gguf").unwrap_or(stem);
-    let folder = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let is_shard = |name: &str| {
-        let Some(rest) = name.strip_prefix(stem).and_then(|r| r.strip_prefix('-')) else { return false };
-        let Some(rest) = rest.strip_suffix(".gguf") else { return false };
-        let b = rest.as_bytes();
-        b.len() == 14 && &rest[5..9] == "-of-" && b[..5].iter().chain(&b[9..]).all(u8::is_ascii_digit)
-    };
-    std::fs::read_dir(&folder)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().is_some_and(is_shard))
-        .map(|e| e.path())
-        .min()
-}
-
-/// The checkpoint file that `out` would replace, if any: a weight file, or one of the
+/// The files of the checkpoint that no output may replace: the weight files, and the
 /// configuration, tokenizer and model card files beside them.
-fn input_file(ckpt: &Checkpoint, out: &Path) -> Option<PathBuf> {
+fn inputs(ckpt: &Checkpoint) -> Vec<PathBuf> {
     const READ_BESIDE: [&str; 9] = [
         "config.json",
         "model.safetensors.index.json",
@@ -238,7 +211,7 @@ fn input_file(ckpt: &Checkpoint, out: &Path) -> Option<PathBuf> {
         "README.md",
     ];
     let beside = READ_BESIDE.iter().map(|n| ckpt.dir.join(n));
-    ckpt.files().map(Path::to_path_buf).chain(beside).find(|p| crate::out::same_file(p, out))
+    ckpt.files().map(Path::to_path_buf).chain(beside).collect()
 }
 
 fn check_parent(out: &Path) -> anyhow::Result<()> {

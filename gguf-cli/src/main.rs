@@ -5,6 +5,7 @@ mod diff;
 mod edit;
 mod inspect;
 mod out;
+mod outputs;
 mod quantize;
 mod remote;
 mod signals;

@@ -89,14 +89,6 @@ pub fn warn(args: std::fmt::Arguments<'_>) {
     let _ = e.write_all(b"\n");
 }
 
-/// Whether `a` and `b` name the same existing file (after following links and `..`).
-pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// A usage error found after clap parsed the arguments (a file type or thread count given as a
 /// positional argument, options that exclude each other): exit status 2, as clap's own.
 #[derive(Debug)]

@@ -21,6 +21,7 @@ use gguf_serde::{GgmlType, Gguf};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::out::{outln, Out, OutputError};
+use crate::outputs::{Outputs, Reads, Shards};
 
 /// A ggml tensor type, one of [`GgmlType::ALL`] by name (case-insensitive); the names are clap's
 /// possible values, so `--help` and the shell completions list them.
@@ -473,21 +474,11 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         Some(m) => m.shard_paths().map(PathBuf::from).collect(),
         None => vec![input.clone()],
     };
-    for o in &outputs {
-        if let Some(i) = inputs.iter().find(|i| crate::out::same_file(i, o)) {
-            bail!("input and output files are the same: {}", i.display());
-        }
-    }
-    // A folder is never replaced, --force or not: say so rather than suggest --force.
-    if let Some(o) = outputs.iter().find(|o| o.is_dir()) {
-        bail!("{} is a folder: give the output file's path", o.display());
-    }
-    if !a.force {
-        // (Only files: another kind, a FIFO or a device, is refused by the writer, --force or not.)
-        if let Some(o) = outputs.iter().find(|o| o.is_file()) {
-            bail!("{} exists (use --force to replace it)", o.display());
-        }
-    }
+    let set = match &shards {
+        Some(s) => Shards::Of { prefix: &output, count: u16::try_from(s.len()).unwrap_or(u16::MAX) },
+        None => Shards::No,
+    };
+    Outputs { files: &outputs, shards: set, inputs: &inputs, reads: Reads::Model, force: a.force }.check()?;
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
@@ -565,17 +556,7 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
             a.input.display()
         );
     }
-    // As quantize: never the input itself, never a folder, an existing file only with --force.
-    if crate::out::same_file(&a.input, &a.output) {
-        bail!("input and output files are the same: {}", a.input.display());
-    }
-    if a.output.is_dir() {
-        bail!("{} is a folder: give the output file's path", a.output.display());
-    }
-    // (Only a file: another kind, a FIFO or a device, is refused by the writer, --force or not.)
-    if !a.force && a.output.is_file() {
-        bail!("{} exists (use --force to replace it)", a.output.display());
-    }
+    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);

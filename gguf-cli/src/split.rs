@@ -22,12 +22,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::bail;
-use gguf_serde::container::shard_path;
+use gguf_serde::container::{shard_path, ShardedGguf};
 use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
 use gguf_serde::Gguf;
 
 use crate::out::{outln, Out};
+use crate::outputs::{Outputs, Reads, Shards};
 
 /// Arguments of `gguf split`.
 #[derive(clap::Args)]
@@ -102,23 +102,9 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
             out.finish()?;
             return Ok(ExitCode::SUCCESS);
         }
-        if !args.force {
-            if let Some(p) = paths.iter().find(|p| p.exists()) {
-                bail!("{} exists (use --force to replace it)", p.display());
-            }
-        }
-        // Shards of an earlier split into another count would stay beside the new ones, and a
-        // merge of the wrong set would still succeed: refused without --force, named with it.
-        if let Some(old) = other_splits(&args.prefix, count).first() {
-            if !args.force {
-                bail!(
-                    "{} is a shard of an earlier split of the same prefix (remove those shards, or use --force \
-                     to write beside them)",
-                    old.display()
-                );
-            }
-            eprintln!("warning: {} of an earlier split is left as it is", old.display());
-        }
+        let shards = Shards::Of { prefix: &args.prefix, count };
+        let inputs = std::slice::from_ref(&args.input);
+        Outputs { files: &paths, shards, inputs, reads: Reads::SplitInput, force: args.force }.check()?;
     }
     // An error writing a shard names that shard; others the input, once.
     let paths = split_file(&args.input, &args.prefix, &opts).map_err(|e| {
@@ -136,37 +122,6 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The files `PREFIX-NNNNN-of-MMMMM.gguf` beside `prefix` whose count `MMMMM` is not `count`, in
-/// name order.
-fn other_splits(prefix: &std::path::Path, count: u16) -> Vec<PathBuf> {
-    let Some(stem) = prefix.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
-    let dir = match prefix.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
-    let mut found: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let name = e.file_name();
-            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(stem)) else { return false };
-            // "-NNNNN-of-MMMMM.gguf"
-            let b = rest.as_bytes();
-            let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
-            b.len() == 20
-                && rest.starts_with('-')
-                && digits(1..6)
-                && rest.get(6..10) == Some("-of-")
-                && digits(10..15)
-                && rest.ends_with(".gguf")
-                && rest.get(10..15).and_then(|m| m.parse::<u16>().ok()) != Some(count)
-        })
-        .map(|e| dir.join(e.file_name()))
-        .collect();
-    found.sort();
-    found
-}
-
 /// Arguments of `gguf merge`.
 #[derive(clap::Args)]
 pub struct MergeArgs {
@@ -181,13 +136,14 @@ pub struct MergeArgs {
 
 /// Merges the shards.
 pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
-    if !args.force && args.out.exists() {
-        bail!("{} exists (use --force to replace it)", args.out.display());
-    }
     // An error writing OUT names it; others say what was being merged into what.
-    merge_file(&args.shard, &args.out).map_err(|e| {
+    let merging = |e: gguf_serde::Error| {
         let what = format!("merging {} into {}", args.shard.display(), args.out.display());
         crate::out::unless_named(e, what, &[&args.out])
-    })?;
+    };
+    let shards: Vec<PathBuf> =
+        ShardedGguf::open(&args.shard).map_err(merging)?.shard_paths().map(PathBuf::from).collect();
+    Outputs::one(std::slice::from_ref(&args.out), &shards, Reads::Shards, args.force).check()?;
+    merge_file(&args.shard, &args.out).map_err(merging)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,16 +6,12 @@
 //! The model is `<workspace>/models/gemma-3-270m-q4_k_m.gguf` (env `GGUF_MODELS` overrides the
 //! folder; `scripts/fetch-gemma.sh` makes it).
 
-// The typed structs of the serde interop tests (the llama one is not used here).
-#[path = "../../tests/src/metadata_structs.rs"]
-#[allow(dead_code)]
-mod metadata_structs;
-
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use gguf_serde::Gguf;
-use metadata_structs::gemma::Gemma3Metadata;
+// The typed structs of the serde interop tests.
+use gguf_test_support::metadata_structs::gemma::Gemma3Metadata;
 
 fn model() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -14,14 +14,11 @@ use std::path::PathBuf;
 
 use gguf_serde::codec;
 use gguf_serde::{Endian, GgmlType};
+use gguf_test_support::f32s;
 
 fn data(name: &str) -> Option<Vec<u8>> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/codec").join(name);
     std::fs::read(p).ok()
-}
-
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 fn first_difference(a: &[f32], b: &[f32]) -> Option<(usize, u32, u32)> {

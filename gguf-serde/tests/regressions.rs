@@ -5,11 +5,7 @@
 use std::io::Cursor;
 
 use gguf_serde::{Error, ErrorKind, Gguf};
-
-fn unhex(s: &str) -> Vec<u8> {
-    let s: String = s.split_whitespace().collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-}
+use gguf_test_support::unhex;
 
 /// Fuzz target `open`, 2026-11-30: a tensor of 0 bytes (`ne = [0]`) whose data starts right at
 /// the end of the tensor infos (alignment 1). `from_reader` holds the file up to there, so its

@@ -3,7 +3,7 @@
 //! the Python scripts in `tests/py/`, describing a file as JSON in the same shape as
 //! `tests/py/dump.py` and `gguf inspect --json`, temporary folders that remove themselves, a
 //! deadline for work that could hang, and the typed metadata structs of the serde tests
-//! ([`metadata_structs`]). The rule of where a test goes is in `tests/README.md`.
+//! ([`metadata_structs`], from the support crate). The rule of where a test goes is in `tests/README.md`.
 //!
 //! Environment:
 //! - `GGUF_PYTHON`: the Python interpreter with PyPI `gguf` installed; default
@@ -22,19 +22,20 @@
 //! is a failure.
 
 /// The hermetic tests' byte builder, seed corpus, counting allocator (installed in every binary
-/// that links this crate), allocation bound, [`skip`] and [`with_deadline`]: one helper module,
-/// shared rather than copied.
-#[path = "../../gguf-serde/tests/common/mod.rs"]
-pub mod builder;
+/// that links this crate), allocation bound, range server, [`skip`] and deadlines: the support
+/// crate that gguf-serde's own tests use too.
+pub use gguf_test_support as support;
+pub use gguf_test_support::metadata_structs;
+pub use gguf_test_support::{output_with_deadline, skip, test_tmp_root, with_deadline};
+
 pub mod convert_refs;
 pub mod ggml_read;
-pub mod metadata_structs;
 
-pub use builder::{skip, test_tmp_root, with_deadline};
+gguf_test_support::count_allocations!();
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use gguf_serde::container::Source;
 use gguf_serde::{Array, Gguf, GgufWriter, Value, ValueRef, WriteOptions};
@@ -232,7 +233,7 @@ pub fn llama_run_logits(
     if bytes.len() != rows * run.n_vocab * 4 {
         return Err(format!("{}: {} bytes, not {rows} rows of {} f32", out.display(), bytes.len(), run.n_vocab));
     }
-    let floats: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+    let floats = support::f32s(&bytes);
     let logits = floats.chunks_exact(run.n_vocab).map(<[f32]>::to_vec).collect();
     Ok((run, logits))
 }
@@ -332,36 +333,19 @@ impl Drop for TempDir {
     }
 }
 
-/// Runs `cmd` to completion with its output captured, killing it and failing the test if it has
-/// not exited after `limit` (a hang).
-pub fn output_with_deadline(cmd: &mut Command, limit: Duration) -> Output {
-    use std::process::Stdio;
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
-    // Read both pipes on threads so that a chatty child cannot block on a full pipe.
-    let (mut so, mut se) = (child.stdout.take().expect("stdout"), child.stderr.take().expect("stderr"));
-    let out = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut so, &mut v);
-        v
-    });
-    let err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut se, &mut v);
-        v
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} did not finish within {limit:?}: a hang");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output { status, stdout: out.join().expect("stdout reader"), stderr: err.join().expect("stderr reader") }
+/// How long a program of the tests ([`run_tool`]) may run before the test fails as a hang (a
+/// watchdog, not a speed check).
+pub const TOOL_HANG: Duration = Duration::from_secs(600);
+
+/// Runs the program `tool` (llama.cpp's `llama-quantize`, `llama-gguf-split`, …) with `args`, its
+/// output captured; fails the test if it cannot start or has not exited after [`TOOL_HANG`].
+pub fn run_tool(tool: &Path, args: &[&str]) -> Output {
+    output_with_deadline(Command::new(tool).args(args), TOOL_HANG)
+}
+
+/// `p` as a command-line argument. Panics (fails the test) if it is not UTF-8.
+pub fn path_arg(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
 }
 
 /// The hex sha256 of `bytes`.

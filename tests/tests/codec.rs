@@ -13,6 +13,7 @@ use std::process::Command;
 
 use gguf_serde::codec;
 use gguf_serde::{Endian, GgmlType, Gguf};
+use gguf_tests::support::f32s;
 use gguf_tests::{model, python, temp_dir, workspace_root};
 use sha2::{Digest, Sha256};
 
@@ -95,10 +96,6 @@ fn run_jobs(py: &Path, jobs: &str, dir: &Path) {
     let script = workspace_root().join("tests/py/codec_ref.py");
     let out = Command::new(py).arg(&script).arg(&jobs_file).output().expect("running python");
     assert!(out.status.success(), "codec_ref.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
 /// The first index where two f32 slices differ in bits, with both values.

@@ -10,17 +10,7 @@ use gguf_serde::{GgmlType, Gguf, GgufWriter};
 use gguf_tests::{assert_same, describe, model, python, run_py, sha256, temp_dir};
 use serde_json::{json, Value as Json};
 
-use super::gguf;
-
-fn ok(args: &[&str]) -> String {
-    let out = gguf(args);
-    assert!(out.status.success(), "gguf {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use super::{gguf, gguf_ok as ok, s};
 
 /// Tensor `i` of the hand-made model: `n` f32 values, bytes a pattern per tensor.
 fn data(i: usize, n: usize) -> Vec<u8> {

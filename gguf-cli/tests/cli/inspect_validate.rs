@@ -25,7 +25,7 @@ fn inspect_json_equals_gguf_py() {
 
 #[test]
 fn inspect_text_shows_header_keys_and_tensors() {
-    let path = gguf_tests::workspace_root().join("tests/data/small.gguf");
+    let path = crate::small_path();
     let out = gguf(&["inspect", path.to_str().unwrap()]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
@@ -43,7 +43,7 @@ fn inspect_text_shows_header_keys_and_tensors() {
 
 #[test]
 fn validate_exit_codes_and_errors() {
-    let good = gguf_tests::workspace_root().join("tests/data/small.gguf");
+    let good = crate::small_path();
     let dir = temp_dir("cli_validate");
     let bad = dir.join("cut.gguf");
     std::fs::write(&bad, &std::fs::read(&good).unwrap()[..200]).unwrap();

@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gguf_serde::{GgmlType, GgufWriter};
+use gguf_tests::support::file_names as names;
 use gguf_tests::temp_dir;
 
 /// An F32 model of 48 tensors of 1024 × 1024 (192 MiB), written by the library: big enough that
@@ -32,18 +33,11 @@ fn big_model(dir: &Path) -> PathBuf {
     p
 }
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
-}
-
 /// Starts `gguf quantize`, waits for its temporary file to appear, sends `signal`, and checks the
 /// exit status and that only the input is left.
 fn interrupt(dir: &Path, input: &Path, signal: &str, code: i32) {
     let out = dir.join("out.gguf");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gguf"))
+    let mut child = super::gguf_command()
         .args(["quantize", "-q", input.to_str().unwrap(), out.to_str().unwrap(), "Q4_K_M"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -60,7 +54,7 @@ fn interrupt(dir: &Path, input: &Path, signal: &str, code: i32) {
     }
     let kill = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
-    let o = child.wait_with_output().unwrap();
+    let o = super::wait(child);
     assert_eq!(o.status.code(), Some(code), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(names(dir), ["big.gguf"], "the folder holds more than the original file");
 }

@@ -4,20 +4,14 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use gguf_serde::codec::swap_blocks;
 use gguf_serde::{Endian, GgmlType, GgufWriter, Value, WriteOptions};
 use gguf_tests::temp_dir;
 use serde_json::{json, Value as Json};
 
-fn gguf(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gguf")).args(args).output().expect("running gguf")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use super::{gguf, gguf_command, run, s, wait};
 
 fn stdout_json(o: &Output) -> Json {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
@@ -170,26 +164,26 @@ fn inspect_reads_standard_input() {
     assert_eq!(j["endianness"], "big");
     assert_eq!(j["tensors"].as_array().unwrap().len(), 5);
     // Redirected from the file (seekable) and through a pipe.
-    let redirected = Command::new(env!("CARGO_BIN_EXE_gguf"))
+    let redirected = run(gguf_command()
         .args(["inspect", "--json", "--full", "-"])
         .stdin(std::fs::File::open(&p).unwrap())
-        .output()
-        .unwrap();
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()));
     assert!(redirected.status.success(), "{}", String::from_utf8_lossy(&redirected.stderr));
     assert_eq!(redirected.stdout, want);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gguf"))
+    let mut child = gguf_command()
         .args(["inspect", "--json", "--full", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(&std::fs::read(&p).unwrap()).unwrap();
-    let piped = child.wait_with_output().unwrap();
+    let piped = wait(child);
     assert!(piped.status.success());
     assert_eq!(piped.stdout, want);
     // A truncated file on standard input is refused.
     let bytes = std::fs::read(&p).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gguf"))
+    let mut child = gguf_command()
         .args(["inspect", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -197,7 +191,7 @@ fn inspect_reads_standard_input() {
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(&bytes[..100]).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = wait(child);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: standard input"));
 }

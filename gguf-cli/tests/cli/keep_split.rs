@@ -15,7 +15,7 @@ use gguf_serde::container::shard_path;
 use gguf_serde::Gguf;
 use gguf_tests::{llama_quantize, llama_tool, model, sha256, shards_of, temp_dir};
 
-use super::gguf;
+use super::{gguf, s};
 
 /// SmolLM2 (Q4_1) cut to its first 4 layers (`llama.block_count` = 4), in `dir`.
 fn smollm2_cut(dir: &Path) -> Option<PathBuf> {
@@ -25,13 +25,9 @@ fn smollm2_cut(dir: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// Runs `tool args`, asserting success.
 fn run_ok(tool: &Path, args: &[&str]) {
-    let o = Command::new(tool).args(args).output().unwrap();
+    let o = gguf_tests::run_tool(tool, args);
     assert!(o.status.success(), "{} {args:?}: {}", tool.display(), String::from_utf8_lossy(&o.stderr));
 }
 

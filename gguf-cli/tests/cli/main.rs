@@ -2,7 +2,8 @@
 //! checks its output and files, against gguf-py or the spec where a reference exists (helpers
 //! from the `gguf-tests` crate; `tests/README.md` says what needs Python or models).
 
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output};
 use std::time::Duration;
 
 mod commands;
@@ -12,6 +13,7 @@ mod interrupted_write;
 mod json_and_options;
 mod keep_split;
 mod output_errors;
+mod output_policy;
 mod outputs_and_odd_files;
 mod quantize;
 mod remote;
@@ -23,5 +25,48 @@ const HANG: Duration = Duration::from_secs(600);
 
 /// Runs `gguf ARGS` with its output captured; fails the test if it has not exited after [`HANG`].
 pub fn gguf(args: &[&str]) -> Output {
-    gguf_tests::output_with_deadline(Command::new(env!("CARGO_BIN_EXE_gguf")).args(args), HANG)
+    gguf_tests::output_with_deadline(gguf_command().args(args), HANG)
 }
+
+/// The `gguf` command, for a test that sets its standard input or output or its environment
+/// itself; [`run`] or [`wait`] it, under the watchdog.
+pub fn gguf_command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gguf"))
+}
+
+/// Runs `gguf ARGS` with the environment variables `env` set, as [`gguf`].
+pub fn gguf_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    gguf_tests::output_with_deadline(gguf_command().args(args).envs(env.iter().copied()), HANG)
+}
+
+/// Runs `cmd` ([`gguf_command`] with the standard streams it set: a stream left unset is
+/// inherited) and waits for it as [`wait`] does.
+pub fn run(cmd: &mut Command) -> Output {
+    wait(cmd.spawn().expect("running gguf"))
+}
+
+/// Waits for a started `gguf`, with the output of its piped streams; fails the test if it has not
+/// exited after [`HANG`].
+pub fn wait(child: Child) -> Output {
+    gguf_tests::support::wait_with_deadline(child, HANG, "gguf")
+}
+
+/// Runs `gguf ARGS`, asserting success; returns its standard output.
+pub fn gguf_ok(args: &[&str]) -> String {
+    let out = gguf(args);
+    assert!(out.status.success(), "gguf {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// `tests/data/small.gguf`.
+pub fn small_path() -> PathBuf {
+    gguf_tests::workspace_root().join("tests/data/small.gguf")
+}
+
+/// `tests/data/small.gguf`, as an argument.
+pub fn small() -> String {
+    small_path().to_str().expect("UTF-8 path").to_owned()
+}
+
+/// `p` as an argument.
+pub use gguf_tests::path_arg as s;

@@ -4,21 +4,15 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use gguf_serde::{GgmlType, GgufWriter};
-use gguf_tests::{temp_dir, workspace_root};
+use gguf_tests::temp_dir;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gguf"))
-}
-
-fn small() -> String {
-    workspace_root().join("tests/data/small.gguf").to_str().unwrap().to_owned()
-}
+use super::{gguf_command, run, small, wait};
 
 fn s(p: &Path) -> String {
-    p.to_str().unwrap().to_owned()
+    super::s(p).to_owned()
 }
 
 /// A file with `keys` string keys and `tensors` F32 tensors `blk.I.ffn_up.weight` of shape
@@ -83,7 +77,7 @@ fn a_closed_pipe_ends_quietly_with_the_usual_status() {
     for (args, code) in commands(&dir) {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let o = bin().args(&args).stdout(writer).stderr(Stdio::piped()).output().unwrap();
+        let o = run(gguf_command().args(&args).stdout(writer).stderr(Stdio::piped()));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "gguf {:?}: {err}", &args[..2]);
         assert!(err.is_empty(), "gguf {:?} wrote to stderr: {err}", &args[..2]);
@@ -106,11 +100,11 @@ fn closing_the_pipe_after_one_line_ends_quietly() {
             // A short output: the command may finish before the pipe closes (covered above).
             continue;
         }
-        let mut child = bin().args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = gguf_command().args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let mut first = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
         assert!(!first.is_empty(), "gguf {:?} printed nothing", &args[..2]);
-        let o = child.wait_with_output().unwrap();
+        let o = wait(child);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "gguf {:?}: {err}", &args[..2]);
         assert!(err.is_empty(), "gguf {:?} wrote to stderr: {err}", &args[..2]);
@@ -128,7 +122,7 @@ fn a_write_error_is_exit_status_2() {
     };
     let dir = temp_dir("cli_dev_full");
     for (args, _) in commands(&dir) {
-        let o = bin().args(&args).stdout(full.try_clone().unwrap()).stderr(Stdio::piped()).output().unwrap();
+        let o = run(gguf_command().args(&args).stdout(full.try_clone().unwrap()).stderr(Stdio::piped()));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "gguf {:?}: {err}", &args[..2]);
         assert!(err.contains("writing to standard output"), "gguf {:?}: {err}", &args[..2]);

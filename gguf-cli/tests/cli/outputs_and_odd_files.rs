@@ -5,13 +5,9 @@ use std::os::unix::fs::FileTypeExt;
 use std::process::Command;
 
 use gguf_serde::{Gguf, GgufWriter, ValueRef};
-use gguf_tests::{temp_dir, workspace_root};
+use gguf_tests::temp_dir;
 
-use super::gguf;
-
-fn small() -> String {
-    workspace_root().join("tests/data/small.gguf").to_str().unwrap().to_owned()
-}
+use super::{gguf, small};
 
 #[test]
 fn an_output_that_is_not_a_regular_file_is_refused() {

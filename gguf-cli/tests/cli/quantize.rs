@@ -4,7 +4,7 @@
 //! refuses (the byte-for-byte comparison with llama-quantize is in tests/tests/quantize_llama.rs).
 
 use gguf_serde::{GgmlType, Gguf, ValueRef};
-use gguf_tests::{model, python, run_py, temp_dir, workspace_root};
+use gguf_tests::{model, python, run_py, temp_dir};
 use serde_json::Value as Json;
 
 use super::gguf;
@@ -15,7 +15,7 @@ fn names_of(j: &Json, k: &str) -> Vec<String> {
 
 #[test]
 fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
-    let input = workspace_root().join("tests/data/small.gguf");
+    let input = crate::small_path();
     let dir = temp_dir("quantize_small");
     let out = dir.join("q4_0.gguf");
     // IN OUT TYPE, as llama-quantize takes them; file types are case-insensitive.
@@ -80,7 +80,7 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
 
 #[test]
 fn exclude_and_dequantize() {
-    let input = workspace_root().join("tests/data/small.gguf");
+    let input = crate::small_path();
     let dir = temp_dir("dequantize_small");
     let out = dir.join("f32.gguf");
     let o = gguf(&["dequantize", "-q", input.to_str().unwrap(), out.to_str().unwrap()]);
@@ -105,7 +105,7 @@ fn exclude_and_dequantize() {
 /// (small.gguf: `w_f32` F32, `w_q8_0` Q8_0, `e_bf16` BF16); an invalid glob is refused.
 #[test]
 fn exclude_takes_globs() {
-    let input = workspace_root().join("tests/data/small.gguf");
+    let input = crate::small_path();
     let dir = temp_dir("exclude_globs");
     for (i, (glob, want)) in [
         ("w_{q8_0,zz}", [GgmlType::F32, GgmlType::Q8_0, GgmlType::F32]),
@@ -285,7 +285,7 @@ fn quantize_with_an_importance_matrix_as_llama_quantize() {
 /// `--imatrix` they are a usage error (exit 2), not silently ignored.
 #[test]
 fn weight_filters_need_an_imatrix() {
-    let small = gguf_tests::workspace_root().join("tests/data/small.gguf");
+    let small = crate::small_path();
     let dir = gguf_tests::temp_dir("cli_weights_need_imatrix");
     let out = dir.join("q.gguf");
     for flag in ["--include-weights", "--exclude-weights"] {
@@ -301,7 +301,7 @@ fn weight_filters_need_an_imatrix() {
 /// Both now exit 1 with the writer's reason, and nothing is written.
 #[test]
 fn dry_run_refuses_an_override_the_real_run_refuses() {
-    let small = workspace_root().join("tests/data/small.gguf");
+    let small = crate::small_path();
     let dir = temp_dir("cli_quantize_dry_override");
     let out = dir.join("q.gguf");
     let (small, out_s) = (small.to_str().unwrap(), out.to_str().unwrap());
@@ -394,7 +394,7 @@ fn dry_run_shows_the_importance_matrix_entries() {
 /// operating system's reason and no temporary file name; with `--keep-split`, by the shard.
 #[test]
 fn an_unwritable_output_is_named_once() {
-    let small = workspace_root().join("tests/data/small.gguf");
+    let small = crate::small_path();
     let dir = temp_dir("cli_quantize_unwritable");
     let out = dir.join("no-such-folder").join("q.gguf");
     for keep_split in [false, true] {
@@ -419,7 +419,7 @@ fn an_unwritable_output_is_named_once() {
 /// split model (it would write an orphan shard under a plain name) and names the merge to run.
 #[test]
 fn usage_errors_after_parsing_exit_2() {
-    let small = workspace_root().join("tests/data/small.gguf");
+    let small = crate::small_path();
     let s = small.to_str().unwrap();
     let dir = temp_dir("cli_quantize_usage");
     let out = dir.join("o.gguf");
@@ -482,7 +482,7 @@ fn usage_errors_after_parsing_exit_2() {
 /// create its output names the output.
 #[test]
 fn outputs_are_not_replaced_by_surprise() {
-    let small = workspace_root().join("tests/data/small.gguf");
+    let small = crate::small_path();
     let dir = temp_dir("cli_dequantize_force");
     let input = dir.join("in.gguf");
     std::fs::copy(&small, &input).unwrap();

@@ -1,14 +1,14 @@
 //! `gguf inspect` and `gguf validate` of `http://` files, against a local server that serves byte
-//! ranges (`gguf_tests::builder::range_server`): standard output is what the same command prints
+//! ranges (`gguf_tests::support::range_server`): standard output is what the same command prints
 //! for the file on disk, the cost goes to standard error, and a server that gets ranges wrong
 //! fails the command with the reason.
 
-use gguf_tests::builder::range_server::{Behaviour, RangeServer};
+use gguf_tests::support::range_server::{Behaviour, RangeServer};
 
 use crate::gguf;
 
 fn small() -> (std::path::PathBuf, Vec<u8>) {
-    let path = gguf_tests::workspace_root().join("tests/data/small.gguf");
+    let path = crate::small_path();
     let bytes = std::fs::read(&path).unwrap();
     (path, bytes)
 }
@@ -78,20 +78,10 @@ fn a_server_without_ranges_fails_inspect_with_the_reason() {
 fn the_timeout_comes_from_gguf_http_timeout() {
     let (_, bytes) = small();
     let server = RangeServer::start(bytes, Behaviour::Stall);
-    let out = gguf_tests::output_with_deadline(
-        std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
-            .args(["inspect", &server.url("small.gguf")])
-            .env("GGUF_HTTP_TIMEOUT", "0.5"),
-        std::time::Duration::from_secs(60),
-    );
+    let out = crate::gguf_env(&["inspect", &server.url("small.gguf")], &[("GGUF_HTTP_TIMEOUT", "0.5")]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no complete answer within 500ms"), "{out:?}");
-    let bad = gguf_tests::output_with_deadline(
-        std::process::Command::new(env!("CARGO_BIN_EXE_gguf"))
-            .args(["inspect", &server.url("small.gguf")])
-            .env("GGUF_HTTP_TIMEOUT", "1e20"),
-        std::time::Duration::from_secs(60),
-    );
+    let bad = crate::gguf_env(&["inspect", &server.url("small.gguf")], &[("GGUF_HTTP_TIMEOUT", "1e20")]);
     assert_eq!(bad.status.code(), Some(1), "{bad:?}");
     assert!(String::from_utf8_lossy(&bad.stderr).contains("GGUF_HTTP_TIMEOUT=\"1e20\""), "{bad:?}");
 }

@@ -9,17 +9,7 @@ use std::process::Command;
 use gguf_tests::{llama_tool, model, python, run_py, temp_dir};
 use serde_json::Value as Json;
 
-use super::gguf;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = gguf(args);
-    assert!(out.status.success(), "gguf {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::{gguf, gguf_ok as ok, s};
 
 /// gguf-py's reading of `key` in `path`: (type, value).
 fn gguf_py_kv(py: &Path, path: &Path, key: &str) -> (String, Json) {
@@ -117,7 +107,7 @@ fn set_writes_new_standard_keys_with_gguf_py_writer_types() {
     let Some(py) = python() else { return };
     let d = temp_dir("cli-standard-new");
     let p = d.join("small.gguf");
-    std::fs::copy(gguf_tests::workspace_root().join("tests/data/small.gguf"), &p).unwrap();
+    std::fs::copy(crate::small_path(), &p).unwrap();
     let f = s(&p);
     // The types gguf-py's GGUFWriter writes, architecture placeholder kept.
     let probe = run_py(&py, "standard_keys.py", &[s(&d)]);

@@ -13,11 +13,7 @@ use gguf_serde::{
 };
 
 /// Bytes from hex digits; whitespace and `|` are ignored.
-fn hex(s: &str) -> Vec<u8> {
-    let digits: Vec<u8> = s.bytes().filter(|b| b.is_ascii_hexdigit()).collect();
-    assert_eq!(digits.len() % 2, 0);
-    digits.chunks(2).map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap()).collect()
-}
+use crate::common::unhex as hex;
 
 fn be() -> WriteOptions {
     WriteOptions::new().with_endian(Endian::Big)

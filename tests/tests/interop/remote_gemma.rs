@@ -3,8 +3,8 @@
 
 use gguf_serde::container::remote::RemoteOptions;
 use gguf_serde::Gguf;
-use gguf_tests::builder::range_server::{Behaviour, RangeServer};
 use gguf_tests::model;
+use gguf_tests::support::range_server::{Behaviour, RangeServer};
 
 #[test]
 fn gemma_metadata_over_range_requests() {

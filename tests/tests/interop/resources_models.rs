@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use gguf_serde::Gguf;
-use gguf_tests::builder::{bound, measure, reader_extra};
+use gguf_tests::support::{bound, measure, reader_extra};
 use gguf_tests::{model, models_dir};
 
 #[test]

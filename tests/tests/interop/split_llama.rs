@@ -14,20 +14,11 @@
 //!    takes bytes, `K`, and `Ki`/`Mi`/`Gi`. The same `M`/`G` limit gives the same shards.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use gguf_serde::container::{shard_path, Source};
 use gguf_serde::ops::split::{merge_file, split_file, SplitBy, SplitOptions};
 use gguf_serde::{GgmlType, Gguf, GgufWriter, ValueRef, WriteOptions};
-use gguf_tests::{llama_tool, model, temp_dir, workspace_root};
-
-fn run(tool: &Path, args: &[&str]) -> Output {
-    Command::new(tool).args(args).output().unwrap_or_else(|e| panic!("running {}: {e}", tool.display()))
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use gguf_tests::{llama_tool, model, path_arg as s, run_tool as run, temp_dir, workspace_root};
 
 /// The tool's arguments for a split: `--split-max-tensors N` or `--split-max-size N{M,G}`.
 fn tool_args(by: SplitBy) -> Vec<String> {

@@ -1,5 +1,5 @@
-//! Typed metadata structs of the serde tests (`tests/interop/serde_gemma.rs`,
-//! `tests/interop/serde_llama.rs`): nested structs, the `{arch}` placeholder and dotted renames,
+//! Typed metadata structs of the serde tests (`tests/tests/interop/serde_gemma.rs`,
+//! `tests/tests/interop/serde_llama.rs`, and the bench `gguf-serde/benches/serde_metadata.rs`): nested structs, the `{arch}` placeholder and dotted renames,
 //! generic over the string type of the tokens (`String`, owned, or `&'de str`, borrowed).
 //!
 //! `examples/src/models.rs` maps the same Gemma 3 keys the other way, with flat dotted renames

@@ -1,0 +1,215 @@
+//! Valid edge cases: no tensors, zero dims, alignments, both byte orders, version 2.
+
+use super::*;
+
+#[test]
+fn zero_tensors() {
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("a", ty::U32).u32(5);
+    let g = parse_ok(&b.buf);
+    assert_eq!((g.kv_count(), g.tensor_count(), g.get("a")), (1, 0, Some(ValueRef::U32(5))));
+    assert_eq!(g.tensor_infos_end(), 41);
+    // With ggml's padding after the (empty) tensor infos too.
+    b.pad(32);
+    assert_eq!(parse_ok(&b.buf).tensor_count(), 0);
+}
+
+#[test]
+fn a_tensor_info_cut_short_names_its_tensor() {
+    // Name "t" at 24 (8-byte length + 1 byte), n_dims = 1 at 33, ne[0] at 37, the type id at 45:
+    // 3 of its 4 bytes are there (24 bytes after the header, enough for the tensor count).
+    let mut b = B::le();
+    b.header(3, 1, 0).str("t").u32(1).u64(4).raw(&[0; 3]);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::Truncated { item: Item::Dims, owner: Some(t), offset: 45, needed: 4, available: 3, .. })
+                if t == "t"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        r#"file truncated: tensor info field (tensor "t") at offset 45 needs 4 bytes, only 3 remain"#
+    );
+    // The owner of a tensor info field is a tensor, not a key.
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(45), None, Some("t")));
+}
+
+#[test]
+fn header_only_file() {
+    for version in [2, 3] {
+        let mut b = B::le();
+        b.header(version, 0, 0);
+        let g = parse_ok(&b.buf);
+        assert_eq!((g.version(), g.endian(), g.kv_count(), g.tensor_count()), (version, Endian::Little, 0, 0));
+        assert_eq!((g.alignment(), g.tensor_infos_end(), g.file_len()), (32, 24, 24));
+    }
+}
+
+#[test]
+fn dimension_of_zero() {
+    // An empty tensor takes no bytes, so it may share an offset with a real one.
+    let mut b = B::le();
+    b.header(3, 2, 0).tensor("z", &[0, 4], gt::F32, 0).tensor("w", &[2], gt::F32, 0).pad(32).data(8, 5);
+    let g = parse_ok(&b.buf);
+    let z = g.tensor("z").unwrap();
+    // Infos end at 24 + 41 + 33 = 98; data at 128.
+    assert_eq!((&*z.shape, z.nbytes, z.n_elements, z.data_offset), (&[4, 0][..], 0, 0, 128));
+    assert_eq!(g.tensor_data(&z).unwrap(), b"");
+    assert_eq!(g.tensor_data_by_name("w").unwrap(), &b.buf[128..136]);
+}
+
+#[test]
+fn alignment_one() {
+    let mut b = B::le();
+    b.header(3, 2, 1).kv("general.alignment", ty::U32).u32(1);
+    b.tensor("a", &[3], GgmlType::I8.id(), 0).tensor("b", &[1], gt::F32, 3);
+    let infos_end = b.pos();
+    b.raw(&[1, 2, 3]).f32(1.5);
+    let g = parse_ok(&b.buf);
+    assert_eq!((g.alignment(), g.data_offset()), (1, infos_end));
+    assert_eq!(g.tensor_data_by_name("a").unwrap(), [1, 2, 3]);
+    assert_eq!(g.tensor_data_by_name("b").unwrap(), 1.5f32.to_le_bytes());
+    assert_eq!(g.tensor("b").unwrap().data_offset, infos_end + 3);
+}
+
+#[test]
+fn alignment_sixty_four() {
+    let mut b = B::le();
+    b.header(3, 2, 1).kv("general.alignment", ty::U32).u32(64);
+    b.tensor("a", &[4], gt::F32, 0).tensor("b", &[2], gt::F16, 64);
+    let infos_end = b.pos();
+    b.pad(64);
+    let data = b.pos();
+    b.data(16, 1).pad(64).data(4, 2);
+    let g = parse_ok(&b.buf);
+    assert_eq!((g.alignment(), g.tensor_infos_end(), g.data_offset()), (64, infos_end, data));
+    assert_eq!(data % 64, 0);
+    assert_eq!(g.tensor("b").unwrap().data_offset, data + 64);
+    assert_eq!(g.tensor_data_by_name("b").unwrap(), &b.buf[data as usize + 64..]);
+}
+
+#[test]
+fn no_padding_after_the_last_tensor_and_trailing_bytes() {
+    let s = sample(false);
+    let g = parse_ok(&s.bytes[..s.data_end as usize]);
+    assert_eq!(g.file_len(), s.data_end);
+    assert_eq!(g.tensor_data_by_name("c").unwrap().len(), 6);
+
+    let mut long = s.bytes.clone();
+    long.extend_from_slice(&[0xab; 1000]);
+    let g = parse_ok(&long);
+    assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
+    assert_eq!(g.tensor_data_by_name("c").unwrap(), &s.bytes[s.data_end as usize - 6..s.data_end as usize]);
+}
+
+fn check_all_types(g: &Gguf<&[u8]>) {
+    use ValueRef as V;
+    let scalars = [
+        ("u8", V::U8(200)),
+        ("i8", V::I8(-100)),
+        ("u16", V::U16(0xbeef)),
+        ("i16", V::I16(-12345)),
+        ("u32", V::U32(0xdead_beef)),
+        ("i32", V::I32(-123_456_789)),
+        ("f32", V::F32(-1.25)),
+        ("bool", V::Bool(true)),
+        ("string", V::String("héllo")),
+        ("u64", V::U64(0x0123_4567_89ab_cdef)),
+        ("i64", V::I64(-0x0123_4567_89ab_cdef)),
+        ("f64", V::F64(std::f64::consts::PI)),
+    ];
+    for (k, v) in scalars {
+        assert_eq!(g.get(k), Some(v), "{k}");
+    }
+    let arr = |k: &str| g.get(k).unwrap().as_array().unwrap().iter().collect::<Vec<_>>();
+    assert_eq!(arr("a.u8"), [V::U8(1), V::U8(255)]);
+    assert_eq!(arr("a.i8"), [V::I8(-1), V::I8(1)]);
+    assert_eq!(arr("a.u16"), [V::U16(1), V::U16(0xff00)]);
+    assert_eq!(arr("a.i16"), [V::I16(-2)]);
+    assert_eq!(arr("a.u32"), [V::U32(7), V::U32(0x0102_0304)]);
+    assert_eq!(arr("a.i32"), [V::I32(-7)]);
+    assert_eq!(arr("a.f32"), [V::F32(0.5), V::F32(f32::INFINITY)]);
+    assert_eq!(arr("a.bool"), [V::Bool(true), V::Bool(false), V::Bool(true)]);
+    assert_eq!(arr("a.string"), [V::String("a"), V::String(""), V::String("ü")]);
+    assert_eq!(arr("a.u64"), [V::U64(u64::MAX - 1)]);
+    assert_eq!(arr("a.i64"), [V::I64(i64::MIN)]);
+    let f = arr("a.f64");
+    assert!(matches!(f[..], [V::F64(z)] if z == 0.0 && z.is_sign_negative()));
+    let nested = arr("a.array");
+    let inner: Vec<Vec<_>> = nested.iter().map(|v| v.as_array().unwrap().iter().collect()).collect();
+    assert_eq!(inner, [vec![V::U16(0x1234)], vec![V::String("in")]]);
+    assert_eq!(g.get("a.array").unwrap().type_name(), "array<array<u16>>");
+    let empty = g.get("a.empty").unwrap().as_array().unwrap();
+    assert_eq!((empty.elem_type(), empty.len()), (ValueType::F32, 0));
+    // Key order is file order.
+    let keys: Vec<_> = g.metadata().map(|kv| kv.key).collect();
+    assert_eq!(keys.len(), 26);
+    assert_eq!(keys[..3], ["u8", "i8", "u16"]);
+    assert_eq!(keys[25], "a.empty");
+    let t = g.tensor("t").unwrap();
+    assert_eq!((&*t.shape, t.dtype, t.nbytes), (&[2][..], GgmlType::F32, 8));
+}
+
+#[test]
+fn little_endian_values_read_exactly() {
+    let bytes = all_types(false, 3);
+    let g = parse_ok(&bytes);
+    assert_eq!(g.endian(), Endian::Little);
+    check_all_types(&g);
+    let mut data = 1.0f32.to_le_bytes().to_vec();
+    data.extend_from_slice(&(-2.0f32).to_le_bytes());
+    assert_eq!(g.tensor_data_by_name("t").unwrap(), data);
+}
+
+#[test]
+fn big_endian_files_read_with_correct_values() {
+    let bytes = all_types(true, 3);
+    assert_eq!(bytes[4..8], [0, 0, 0, 3]);
+    let g = parse_ok(&bytes);
+    assert_eq!((g.version(), g.endian()), (3, Endian::Big));
+    check_all_types(&g);
+    // Tensor data is handed out as stored (big-endian).
+    let mut data = 1.0f32.to_be_bytes().to_vec();
+    data.extend_from_slice(&(-2.0f32).to_be_bytes());
+    assert_eq!(g.tensor_data_by_name("t").unwrap(), data);
+
+    // The sample file in big-endian order.
+    let s = sample(true);
+    let g = parse_ok(&s.bytes);
+    assert_eq!(g.get("test.i16"), Some(ValueRef::I16(-3)));
+    assert_eq!(g.get("test.f64"), Some(ValueRef::F64(0.25)));
+    assert_eq!(g.data_offset(), s.data_offset);
+    let b = g.tensor("b").unwrap();
+    assert_eq!((&*b.shape, b.dtype, b.data_offset, b.nbytes), (&[32][..], GgmlType::Q8_0, s.data_offset + 32, 34));
+}
+
+#[test]
+fn version_two_reads() {
+    let bytes = all_types(false, 2);
+    let g = parse_ok(&bytes);
+    assert_eq!(g.version(), 2);
+    check_all_types(&g);
+}
+
+#[test]
+fn sample_reads_with_expected_layout() {
+    let s = sample(false);
+    let g = parse_ok(&s.bytes);
+    assert_eq!((g.tensor_infos_end(), g.data_offset()), (s.infos_end, s.data_offset));
+    let got: Vec<_> = g.tensors().map(|t| (t.name, t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
+    let d = s.data_offset;
+    assert_eq!(
+        got,
+        [
+            ("a", GgmlType::F32, vec![2, 4], d, 32),
+            ("b", GgmlType::Q8_0, vec![32], d + 32, 34),
+            ("c", GgmlType::F16, vec![3], d + 96, 6),
+        ]
+    );
+    let nested = g.get("test.nested").unwrap().as_array().unwrap();
+    assert_eq!(nested.len(), 3);
+    assert_eq!(nested.type_name(), "array<array<u8>>");
+}

@@ -1,0 +1,279 @@
+//! Keys and values, and `general.alignment`.
+
+use super::*;
+
+#[test]
+fn empty_key() {
+    let mut b = B::le();
+    // (A u32 value, so the file is long enough for the 14 bytes a valid pair takes at least.)
+    b.header(3, 0, 1).kv("", ty::U32).u32(0);
+    let e = parse_err(&b.buf);
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::EmptyKey { offset: 24, .. })), "{e:?}");
+    assert_eq!(e.to_string(), "empty key at offset 24");
+
+    let mut b = B::le();
+    b.header(3, 0, 2).kv("a", ty::U8).u8(0);
+    let at = b.pos();
+    b.kv("", ty::U32).u32(0);
+    assert!(
+        matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::EmptyKey { offset, .. }) if *offset == at)
+    );
+}
+
+#[test]
+fn duplicate_key() {
+    let mut b = B::le();
+    b.header(3, 0, 3).kv("a", ty::U8).u8(1).kv("b", ty::U8).u8(2);
+    assert_eq!(b.pos(), 52);
+    b.kv("a", ty::U32).u32(3);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::DuplicateKey { key, offset: 52, .. }) if key == "a"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), r#"duplicate key "a" at offset 52"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(52), Some("a"), None));
+}
+
+#[test]
+fn unknown_value_type() {
+    for id in [13, 14, 255, u32::MAX] {
+        let mut b = B::le();
+        b.header(3, 0, 1).kv("k", id).u64(0);
+        let e = parse_err(&b.buf);
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::UnknownValueType { key, id: i, in_array: false, offset: 33, .. }) if key == "k" && *i == id),
+            "{e:?}"
+        );
+    }
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("k", 13).u64(0);
+    assert_eq!(parse_err(&b.buf).to_string(), r#"unknown value type 13 for key "k" at offset 33"#);
+}
+
+#[test]
+fn unknown_array_element_type() {
+    let mut b = one_kv(ty::ARRAY);
+    b.arr(13, 0);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::UnknownValueType { key, id: 13, in_array: true, offset: 37, .. }) if key == "k"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), r#"unknown array element type 13 for key "k" at offset 37"#);
+
+    // In an inner array of an array of arrays.
+    let mut b = one_kv(ty::ARRAY);
+    b.arr(ty::ARRAY, 2).arr(ty::U8, 1).u8(9).arr(u32::MAX, 0);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::UnknownValueType { id: u32::MAX, in_array: true, offset: 62, .. })
+        ),
+        "{e:?}"
+    );
+}
+
+/// A file with one key `deep` holding arrays nested `depth` levels; the innermost is `[7u8]`.
+fn nested(depth: usize) -> Vec<u8> {
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("deep", ty::ARRAY);
+    assert_eq!(b.pos(), 40);
+    for _ in 1..depth {
+        b.arr(ty::ARRAY, 1);
+    }
+    b.arr(ty::U8, 1).u8(7);
+    b.buf
+}
+
+#[test]
+fn nesting_at_the_limit_reads() {
+    assert_eq!(gguf_serde::format::MAX_DEPTH, 32);
+    let bytes = nested(32);
+    let g = parse_ok(&bytes);
+    let mut v = g.get("deep").unwrap();
+    let mut levels = 0;
+    while let ValueRef::Array(a) = v {
+        levels += 1;
+        assert_eq!(a.len(), 1);
+        v = a.iter().next().unwrap();
+    }
+    assert_eq!((levels, v), (32, ValueRef::U8(7)));
+}
+
+#[test]
+fn nesting_past_the_limit_refused() {
+    let e = parse_err(&nested(33));
+    // The 33rd array header starts after 32 headers of 12 bytes from offset 40.
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { key, limit: 32, offset: 424, .. }) if key == "deep"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), r#"arrays nested deeper than 32 levels for key "deep" at offset 424"#);
+    // Very deep nesting is refused without recursing that deep (no stack overflow).
+    let e = parse_err(&nested(200_000));
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { offset: 424, .. })), "{e:?}");
+}
+
+#[test]
+fn bool_byte_other_than_zero_or_one() {
+    let mut b = one_kv(ty::BOOL);
+    b.u8(2);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { key, byte: 2, offset: 37, .. }) if key == "k"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), r#"invalid bool byte 0x02 for key "k" at offset 37 (expected 0 or 1)"#);
+    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(37), Some("k"), None));
+
+    let mut b = one_kv(ty::ARRAY);
+    b.arr(ty::BOOL, 4).u8(1).u8(0).u8(2).u8(1);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { key, byte: 2, offset: 51, .. }) if key == "k"),
+        "{e:?}"
+    );
+
+    let mut b = one_kv(ty::ARRAY);
+    b.arr(ty::ARRAY, 2).arr(ty::BOOL, 1).u8(1).arr(ty::BOOL, 1).u8(0xff);
+    let e = parse_err(&b.buf);
+    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { byte: 0xff, offset: 74, .. })), "{e:?}");
+
+    // 0 and 1 read as false and true.
+    let mut b = B::le();
+    b.header(3, 0, 2).kv("t", ty::BOOL).u8(1).kv("f", ty::ARRAY).arr(ty::BOOL, 2).u8(0).u8(1);
+    let g = parse_ok(&b.buf);
+    assert_eq!(g.get("t"), Some(ValueRef::Bool(true)));
+    let f: Vec<_> = g.get("f").unwrap().as_array().unwrap().iter().collect();
+    assert_eq!(f, [ValueRef::Bool(false), ValueRef::Bool(true)]);
+}
+
+#[test]
+fn key_not_utf8() {
+    let mut b = B::le();
+    b.header(3, 0, 1).kv([b'k', 0xff], ty::U8).u8(0);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::Key, key: None, offset: 32, .. })),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "key at offset 32 is not valid UTF-8");
+}
+
+#[test]
+fn string_value_not_utf8() {
+    let mut b = one_kv(ty::STRING);
+    b.str([b'a', 0xc3]); // a cut two-byte sequence
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, key: Some(k), offset: 45, .. }) if k == "k"),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), r#"string at offset 45 is not valid UTF-8 (key "k")"#);
+
+    let mut b = one_kv(ty::ARRAY);
+    b.arr(ty::STRING, 2).str("ok").str([0xed, 0xa0, 0x80]); // an encoded surrogate
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, offset: 67, .. })),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn tensor_name_not_utf8() {
+    let mut b = B::le();
+    b.header(3, 1, 0).tensor([0xff, 0xfe], &[1], gt::F32, 0).pad(32).data(4, 0);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::TensorName, key: None, offset: 32, .. })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "tensor name at offset 32 is not valid UTF-8");
+}
+
+// ---------------------------------------------------------------------------------------------
+// general.alignment
+
+#[test]
+fn alignment_of_wrong_type() {
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("general.alignment", ty::U64).u64(32);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment {
+                problem: AlignmentProblem::WrongType("u64"),
+                offset: 24,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "general.alignment at offset 24 has type u64, expected u32");
+
+    let mut b = B::le();
+    b.header(3, 0, 2).kv("a", ty::U8).u8(0).kv("general.alignment", ty::I32).i32(32);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment {
+                problem: AlignmentProblem::WrongType("i32"),
+                offset: 38,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("general.alignment", ty::STRING).str("32");
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::WrongType("string"), .. })
+    ));
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("general.alignment", ty::ARRAY).arr(ty::U32, 1).u32(32);
+    assert!(matches!(
+        parse_err(&b.buf).kind(),
+        ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::WrongType("array"), .. })
+    ));
+}
+
+#[test]
+fn alignment_zero() {
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("general.alignment", ty::U32).u32(0);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::Zero, offset: 24, .. })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "general.alignment at offset 24 is 0");
+}
+
+#[test]
+fn alignment_not_a_power_of_two() {
+    for a in [48u32, 3, 96, u32::MAX] {
+        let mut b = B::le();
+        b.header(3, 0, 1).kv("general.alignment", ty::U32).u32(a);
+        let e = parse_err(&b.buf);
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::NotPowerOfTwo(v), offset: 24, .. }) if *v == a),
+            "{e:?}"
+        );
+    }
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("general.alignment", ty::U32).u32(48);
+    assert_eq!(parse_err(&b.buf).to_string(), "general.alignment at offset 24 is 48, not a power of two");
+}

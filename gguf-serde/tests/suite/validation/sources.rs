@@ -1,0 +1,94 @@
+//! Other sources: a reader not at the start of its stream, a reader that lies, a mapped file.
+
+use super::*;
+
+#[test]
+fn from_reader_starts_at_the_current_position() {
+    use std::io::{Seek, SeekFrom};
+    let s = sample(false);
+    let mut stream = vec![0xcc; 100];
+    stream.extend_from_slice(&s.bytes);
+    let mut c = Cursor::new(&stream);
+    c.seek(SeekFrom::Start(100)).unwrap();
+    let g = Gguf::from_reader(c).unwrap();
+    assert_eq!((g.kv_count(), g.tensor_count(), g.file_len()), (7, 3, s.bytes.len() as u64));
+    assert_eq!(g.tensor("c").unwrap().data_offset, s.data_offset + 96);
+}
+
+#[test]
+fn from_reader_whose_length_lies_is_an_io_error() {
+    use std::io::{Read, Seek, SeekFrom};
+    /// Claims 1000 more bytes than it yields.
+    struct Liar(Cursor<Vec<u8>>);
+    impl Read for Liar {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+    impl Seek for Liar {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            match pos {
+                SeekFrom::End(d) => Ok((self.0.get_ref().len() as i64 + 1000 + d) as u64),
+                p => self.0.seek(p),
+            }
+        }
+    }
+    // Metadata cut short by the lie: an I/O error.
+    let s = sample(false);
+    let e = Gguf::from_reader(Liar(Cursor::new(s.bytes[..100].to_vec()))).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::UnexpectedEof), "{e:?}");
+    // Metadata whole: from_reader reads no tensor data, so it trusts the claimed length.
+    let g = Gguf::from_reader(Liar(Cursor::new(s.bytes.clone()))).unwrap();
+    assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
+    assert_eq!(g.bytes().len() as u64, s.infos_end);
+}
+
+#[test]
+fn mapped_files_are_validated_the_same() {
+    let dir = crate::common::temp_dir();
+    let s = sample(false);
+    for len in [0, 3, 4, 23, 24, 100, s.infos_end as usize, s.data_end as usize - 1, s.data_end as usize] {
+        let path = dir.path().join(format!("cut{len}.gguf"));
+        std::fs::write(&path, &s.bytes[..len]).unwrap();
+        let mapped = Gguf::open(&path).map(|g| g.tensor_count());
+        let slice = Gguf::from_slice(&s.bytes[..len]).map(|g| g.tensor_count());
+        assert_eq!(format!("{mapped:?}"), format!("{slice:?}"), "cut at {len}");
+    }
+    let e = Gguf::open(dir.path().join("missing.gguf")).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::NotFound), "{e:?}");
+    assert!(e.to_string().starts_with("I/O error opening "), "{e}");
+}
+
+#[test]
+fn from_reader_reads_no_tensor_data() {
+    use std::io::{Read, Seek, SeekFrom};
+    /// Records the furthest byte read.
+    struct Watch {
+        inner: Cursor<Vec<u8>>,
+        furthest: u64,
+    }
+    impl Read for Watch {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.furthest = self.furthest.max(self.inner.position());
+            Ok(n)
+        }
+    }
+    impl Seek for Watch {
+        fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+    // One key, one 1 MiB F32 tensor.
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_tensor("big", gguf_serde::GgmlType::F32, &[512, 512]).unwrap();
+    w.write_tensor_data(&vec![0u8; 512 * 512 * 4]).unwrap();
+    let bytes = w.finish().unwrap();
+    let mut watch = Watch { inner: Cursor::new(bytes), furthest: 0 };
+    let g = Gguf::from_reader(&mut watch).unwrap();
+    assert_eq!(g.tensor("big").unwrap().nbytes, 1 << 20);
+    // Header 24 + key/value 45 + tensor info 43 = 112 bytes; the read-ahead adds at most 8 KiB.
+    assert_eq!(g.tensor_infos_end(), 112);
+    assert!(watch.furthest <= 112 + 8192, "read up to byte {}", watch.furthest);
+}
