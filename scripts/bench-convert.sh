@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `gguf convert` beside llama.cpp's convert_hf_to_gguf.py on one large checkpoint (issue 12).
+# `gguf convert` beside llama.cpp's convert_hf_to_gguf.py on one large checkpoint.
 #
 # NEEDS TORCH (the reference venv of scripts/make-convert-refs.sh, .venv-ref/); NOT RUN BY CI.
 #

@@ -364,7 +364,7 @@ pub fn check_roundtrip(data: &[u8]) {
         Err(e) => panic!("the writer refuses a file the reader took: {e}"),
     };
     // What the input did not pay for is at most the padding after the last tensor (or after
-    // the tensor infos of a file without tensors): less than one alignment (issue 15).
+    // the tensor infos of a file without tensors): less than one alignment.
     assert!(
         (out.len() as u64) < data.len() as u64 + u64::from(f.alignment()),
         "a {}-byte file rewritten as {} bytes (alignment {})",
@@ -439,7 +439,7 @@ pub fn check_serde(data: &[u8]) {
     }
     if let Ok(bytes) = gguf_serde::to_vec(&map) {
         // The same pairs, re-encoded at their stored size, then at most one alignment of
-        // padding (issue 15: 57 bytes once became a 2 GiB allocation here).
+        // padding (57 bytes once became a 2 GiB allocation here).
         assert!(
             (bytes.len() as u64) < file.tensor_infos_end() + u64::from(file.alignment()),
             "{} bytes of metadata serialized as {} bytes",

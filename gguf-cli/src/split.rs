@@ -1,7 +1,7 @@
 //! `gguf split` and `gguf merge`
 //!
 //! Both write what `llama-gguf-split` writes: the same limit gives the same shards, byte for
-//! byte, and either tool merges the other's shards (`tests/tests/split_llama.rs` runs both).
+//! byte, and either tool merges the other's shards (`tests/tests/interop/split_llama.rs` runs both).
 //! Where we differ, on purpose:
 //! - A first tensor larger than `--split-max-size`: `llama-gguf-split` exits with "one of splits
 //!   have 0 tensors"; `gguf split` gives it a shard of its own, as both tools do for a large

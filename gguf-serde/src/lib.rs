@@ -74,9 +74,7 @@
 //! As serde and ndarray do it, the heavy parts are features; the defaults are `derive`,
 //! `parallel` and `mmap`. A user who only reads metadata can build with
 //! `default-features = false`: 32 packages in its build graph instead of 41 (gguf-serde
-//! included). Cold release builds took 266–395 s without default features and 273–607 s with
-//! them on a shared, loaded 2-core machine, most of it this crate's own code; the README has
-//! the measurement.
+//! included).
 //!
 //! | feature | default | what it adds | without it |
 //! |---|---|---|---|

@@ -55,7 +55,7 @@ fn non_empty_tensor_data_is_not_loaded_from_a_reader() {
     assert_eq!(Gguf::from_slice(&bytes).unwrap().tensor_data_by_name("a").unwrap(), &[0xee]);
 }
 
-/// Issue 15 (fuzz target `serde`, 2026-12-01): 57 bytes, version 3, no tensors, one pair
+/// Found by the fuzz target `serde` (2026-12-01): 57 bytes, version 3, no tensors, one pair
 /// `general.alignment = 2147483648` (UINT32, a power of two, which ggml and gguf-py accept).
 /// The reader accepted it and put its data offset at 2^31; rewriting it (`gguf set`, `to_vec` of
 /// its metadata) padded the empty data section with 2 GiB of zeros. Now an alignment above

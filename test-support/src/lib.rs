@@ -563,7 +563,7 @@ pub fn seeds() -> Vec<Seed> {
     add("bad-alignment-zero", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(0).bytes());
     add("bad-alignment-3", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(3).bytes());
     add("bad-alignment-type", B::le().header(3, 0, 1).kv("general.alignment", ty::U64).u64(32).bytes());
-    // Fuzz target `serde`, 2026-12-01 (issue 15): 57 bytes declaring 2^31, a power of two ggml
+    // Fuzz target `serde`, 2026-12-01: 57 bytes declaring 2^31, a power of two ggml
     // accepts; rewriting it padded the data section to 2 GiB.
     add("bad-alignment-2gib", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 31).bytes());
     add("bad-alignment-128k", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 17).bytes());

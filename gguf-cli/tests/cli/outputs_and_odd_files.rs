@@ -152,7 +152,7 @@ fn validate_warns_about_what_ggml_refuses_and_ggml_flag_refuses_it() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
 }
 
-/// Issue 15: 57 bytes declaring `general.alignment = 2^31` (a power of two ggml accepts). `gguf
+/// Found by the `serde` fuzz target: 57 bytes declaring `general.alignment = 2^31` (a power of two ggml accepts). `gguf
 /// validate` said OK, `inspect` gave a data offset of 2 GiB and `set` started writing 2 GiB of
 /// zeros, leaving its temporary file behind when stopped. Every command now refuses the file
 /// with the reader's error naming the key and its offset, writes nothing and leaves no temporary.

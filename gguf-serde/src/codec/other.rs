@@ -9,7 +9,7 @@
 //! on what x86-64 does with an out-of-range float-to-integer conversion (NaN or infinite input),
 //! the same result is produced on every platform.
 
-// Decoding code that file bytes reach: no unwrap/expect/panic/indexing (issue 7); every exception
+// Decoding code that file bytes reach: no unwrap/expect/panic/indexing; every exception
 // is an `#[allow]` with its reason next to it.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 

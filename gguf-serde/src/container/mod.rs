@@ -34,21 +34,20 @@
 //!   of padded sizes; the spec does not, and neither does this reader.
 //! - **Memory**: opening allocates in proportion to the bytes the metadata really occupies (the
 //!   file up to the end of its tensor infos, or up to where it was refused), never to a count or
-//!   length it merely claims: at most 16 bytes per byte of metadata plus 16 KiB (measured worst
-//!   case 15.4, a file made only of the smallest key/value pairs; real files use at most 0.04 —
-//!   1.8 MB of SmolLM2 metadata take 70 KB, 6.5 MB of Gemma 3 metadata 36 KB). Counts are checked against the bytes left in the
+//!   length it merely claims: at most 16 bytes per byte of metadata plus 16 KiB (the worst case
+//!   is a file made only of the smallest key/value pairs; real models stay far below). Counts are checked against the bytes left in the
 //!   file and at most 64 entries are reserved before they are parsed, so a count written over
 //!   a large model's header reserves nothing. [`Gguf::from_reader`] also holds the metadata bytes
 //!   themselves, read in pieces of what the parser asks for plus at most 8 KiB (the buffer, while
 //!   it grows, at most about 3 times the metadata). Strings and arrays are borrowed, never
-//!   copied. Tests: `tests/resources.rs`.
+//!   copied. Tests: `gguf-serde/tests/suite/resources.rs`.
 //! - **Sources**: one resumable parser of the grammar (`parse/`) and one driver (`feed.rs`)
 //!   serve a slice, a memory mapping, a `Read + Seek` ([`Gguf::from_reader`]) and a plain `Read`
 //!   (serde's [`from_reader`](crate::from_reader), which reads the header and key/value pairs
 //!   only). The parser stops where its bytes end and says which it needs ("need these bytes at
 //!   this offset", a state, not an error); the driver reads them and the parser goes on where it
 //!   stopped. So every source, read in any pieces, accepts and refuses exactly what the whole
-//!   file in memory does, with the same error (`tests/validation.rs`, the `open` fuzz target).
+//!   file in memory does, with the same error (`gguf-serde/tests/suite/validation/`, the `open` fuzz target).
 //! - **Shapes**: GGUF stores dimensions fastest first (`ne[0]` is the row length). This crate speaks
 //!   of the *canonical shape*, outermost first, which is the stored dims reversed (numpy/PyTorch
 //!   order); [`TensorInfo::ne`] gives the stored order for whoever needs it.
@@ -460,11 +459,6 @@ impl<S: Source> Gguf<S> {
     pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
         let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)
-    }
-
-    #[allow(dead_code)] // for the serde layer
-    pub(crate) fn layout(&self) -> &Layout {
-        &self.layout
     }
 }
 

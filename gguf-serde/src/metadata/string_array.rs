@@ -57,11 +57,10 @@ pub(crate) const RAW_BE: &str = "\0gguf_serde::StringArray::be";
 /// Memory: the strings' bytes plus 8 bytes per string (`Vec<String>`: the bytes, 24 bytes per
 /// string, and the allocator's overhead of each of its allocations).
 ///
-/// Time (BENCHMARKS.md, "Metadata walk vs ggml"): opening Gemma 3 270M and reading its 262,144
-/// tokens into a `StringArray` takes about 0.1× of ggml's `gguf_init_from_file` and walk of the
-/// same tokens; into a `Vec<String>`, 0.3–0.37× with glibc's malloc and 0.15–0.19× with
-/// mimalloc as the global allocator. The difference is one `malloc` and one `free` per string,
-/// which serde's `String` makes whatever the format.
+/// Time: reading into a `StringArray` makes two allocations for the whole array, where a
+/// `Vec<String>` makes one `malloc` and one `free` per string (which serde's `String` makes
+/// whatever the format); BENCHMARKS.md ("Metadata walk vs ggml") has the measurements beside
+/// ggml's own walk.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct StringArray {
     /// Every string's bytes, one after the other.

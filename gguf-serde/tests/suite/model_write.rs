@@ -1,4 +1,4 @@
-//! `#[derive(GgufModel)]` writing and storages (issue 13, derive items 8–13): constraints checked
+//! `#[derive(GgufModel)]` writing and storages: constraints checked
 //! against the metadata written, sub-models that see the model's metadata, tensor order, typed
 //! storages that keep their shape, `skip`, `crate`, read-only storages, zero-copy typed views,
 //! and errors that name the tensor. Files are made with the container writer; expected values

@@ -1,4 +1,4 @@
-//! Bounded resources (issue 7): opening a file allocates memory in proportion to the bytes its
+//! Bounded resources: opening a file allocates memory in proportion to the bytes its
 //! metadata really occupies, never to a count or length it merely claims; no claimed size makes
 //! the reader hang.
 //!

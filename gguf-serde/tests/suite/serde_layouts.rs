@@ -1,4 +1,4 @@
-//! Layouts of keys that the serde mapping must read back as written (issue 13): a key that is
+//! Layouts of keys that the serde mapping must read back as written: a key that is
 //! also the prefix of other keys (llama.cpp's named chat templates), maps of structs, empty
 //! maps, flattened structs with `{arch}` keys, arrays of arrays with an empty inner array, and
 //! keys with empty segments. Files are built with the container writer (no serde) and checked

@@ -2,7 +2,7 @@
 //! against the facts of its source), the shard plan by tensors and by size (hand-computed),
 //! reading a split as one model, every error case, and byte-identical split → merge round trips.
 //! The comparison with the real `llama-gguf-split` (same shards byte for byte, and the places
-//! where we differ on purpose) is `tests/tests/split_llama.rs`, which needs the llama.cpp build.
+//! where we differ on purpose) is `tests/tests/interop/split_llama.rs`, which needs the llama.cpp build.
 
 use std::path::{Path, PathBuf};
 
@@ -83,7 +83,7 @@ fn shard_names() {
 }
 
 /// The plans `llama-gguf-split`'s rule gives (its `should_split`, worked by hand here; the tool
-/// itself is run in `tests/tests/split_llama.rs`).
+/// itself is run in `tests/tests/interop/split_llama.rs`).
 #[test]
 fn plans_match_llama_gguf_split() {
     let bytes = model(None, Endian::Little);
@@ -101,7 +101,7 @@ fn plans_match_llama_gguf_split() {
     assert_eq!(plan(SplitBy::MaxBytes(288), false), vec![0..3, 3..5]);
     // Smaller than any tensor: one tensor per shard, never an empty shard. Here llama-gguf-split
     // differs on purpose: its first shard would be empty, so it exits with an error instead
-    // (tests/tests/split_llama.rs runs the tool; gguf-cli's split docs list the differences).
+    // (tests/tests/interop/split_llama.rs runs the tool; gguf-cli's split docs list the differences).
     assert_eq!(plan(SplitBy::MaxBytes(1), false).len(), 5);
     assert!(matches!(
         plan_split(&f, &SplitOptions::new(SplitBy::MaxTensors(0)).with_no_tensor_first_split(false))

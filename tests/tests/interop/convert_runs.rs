@@ -1,4 +1,4 @@
-//! llama.cpp runs what `gguf convert` writes, and computes what the checkpoint means (issue #12).
+//! llama.cpp runs what `gguf convert` writes, and computes what the checkpoint means.
 //!
 //! For each of the seven tiny seeded checkpoints of the converter references (Llama 2, Mistral,
 //! Gemma 3, Phi-3 with SentencePiece; Llama 3, Qwen2, Qwen3 with BPE; remade without torch by

