@@ -116,18 +116,22 @@
 //!
 //! # The layers
 //!
-//! The table lists the layers from the bottom (format facts) up (whole-file operations): each
-//! layer uses only the layers listed before it, and a change goes to the layer whose concern it
-//! is:
+//! The table lists the layers, one folder of `src/` each, from the bottom (format facts) up
+//! (whole-file operations and the Hugging Face converter). A change goes to the layer whose
+//! concern it is, and a layer's code names only its own layer and those in its "uses" column,
+//! plus the umbrella [`Error`] (`error.rs`, below); a path through a crate-root re-export counts
+//! as the layer it comes from. `gguf-serde/tests/layers.rs` fails on any other import. Doc links
+//! may point anywhere.
 //!
-//! | layer | what it holds |
-//! |---|---|
-//! | [`format`](mod@format) | format facts: the ggml type table ([`GgmlType`]), the 13 value types ([`ValueType`]), byte order ([`Endian`]), a tensor's dims as canonical [`Shape`] and stored [`Ne`], limits, the standard metadata keys with their types ([`format::keys`]) |
-//! | [`container`] | the GGUF container without serde: the one parser of the grammar, [`Gguf`] (slice, mapping, `Read + Seek`), [`Value`]/[`ValueRef`], the streaming [`GgufWriter`], atomic output ([`AtomicFile`]), sharded reading ([`ShardedGguf`], [`TensorSource`]), and remote files by HTTP range requests (`container::remote`, cargo feature `remote`: `Gguf::from_url`) |
-//! | [`codec`] | beside the container: dequantize and quantize every ggml tensor type, bit-identical to ggml's reference |
-//! | [`metadata`] | the serde mapping of the key/value block: [`to_vec`]/[`to_writer`], [`from_slice`]/[`from_reader`], `Value`'s serde impls, [`MetadataOptions`], `{arch}` keys, typed structs of the standard `general.*` and tokenizer keys ([`metadata::standard`]) |
-//! | [`model`] | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
-//! | [`ops`] | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::quantize`] (llama-quantize's per-tensor type plan), [`ops::requant`] (quantize as llama-quantize, re-quantize), [`ops::dequantize`] (every tensor to one type) |
+//! | layer | uses | what it holds |
+//! |---|---|---|
+//! | [`format`](mod@format) | — | format facts: the ggml type table ([`GgmlType`]), the 13 value types ([`ValueType`]), byte order ([`Endian`]), a tensor's dims as canonical [`Shape`] and stored [`Ne`], limits, the standard metadata keys with their types ([`format::keys`]) |
+//! | [`container`] | format | the GGUF container without serde: the one parser of the grammar, [`Gguf`] (slice, mapping, `Read + Seek`), [`Value`]/[`ValueRef`], the streaming [`GgufWriter`], atomic output ([`AtomicFile`]), sharded reading ([`ShardedGguf`], [`TensorSource`]), and remote files by HTTP range requests (`container::remote`, cargo feature `remote`: `Gguf::from_url`) |
+//! | [`codec`] | format | beside the container: dequantize and quantize every ggml tensor type, bit-identical to ggml's reference |
+//! | [`metadata`] | format, container | the serde mapping of the key/value block: [`to_vec`]/[`to_writer`], [`from_slice`]/[`from_reader`], `Value`'s serde impls, [`MetadataOptions`], `{arch}` keys, typed structs of the standard `general.*` and tokenizer keys ([`metadata::standard`]) |
+//! | [`model`] | format, container, codec, metadata | the runtime of `#[derive(GgufModel)]`: model sources, tensor storages, field specs |
+//! | [`ops`] | format, container, codec, metadata, model | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::quantize`] (llama-quantize's per-tensor type plan), [`ops::requant`] (quantize as llama-quantize, re-quantize), [`ops::dequantize`] (every tensor to one type) |
+//! | `convert` (cargo feature `convert`) | all of the above | Hugging Face checkpoints (`config.json`, safetensors, tokenizer files) to GGUF as llama.cpp's `convert_hf_to_gguf.py` converts them: architectures, vocabularies, `general.*` keys, the streaming tensor plan |
 //!
 //! [`Error`] is the one error type of every layer: one pointer, whose [`kind`](Error::kind) says
 //! which layer refused what ([`ErrorKind`]: [`FormatError`], [`WriteError`], [`MetadataError`],
