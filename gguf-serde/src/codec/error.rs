@@ -65,40 +65,32 @@ pub enum CodecError {
 
 impl CodecError {
     /// `None` for every variant: a codec works on a buffer, not a file (a block index is not
-    /// an offset). Matched exhaustively, so a variant that carries one says so.
+    /// an offset).
     pub fn offset(&self) -> Option<u64> {
-        match self {
-            CodecError::NotWholeBlocks { .. }
-            | CodecError::CodecSizeMismatch { .. }
-            | CodecError::UnsupportedQuantize(_)
-            | CodecError::UnsupportedDequantize(_)
-            | CodecError::ImportanceRequired(_)
-            | CodecError::QuantizeAbort { .. } => None,
-        }
+        self.names().0
     }
 
     /// `None` for every variant: codecs know no metadata key.
     pub fn key(&self) -> Option<&str> {
-        match self {
-            CodecError::NotWholeBlocks { .. }
-            | CodecError::CodecSizeMismatch { .. }
-            | CodecError::UnsupportedQuantize(_)
-            | CodecError::UnsupportedDequantize(_)
-            | CodecError::ImportanceRequired(_)
-            | CodecError::QuantizeAbort { .. } => None,
-        }
+        self.names().1
     }
 
     /// `None` for every variant: the tensor being converted is context, added by the caller that
     /// knows it ([`crate::Error::tensor`]).
     pub fn tensor(&self) -> Option<&str> {
+        self.names().2
+    }
+
+    /// The offset, key and tensor the error names: one exhaustive match, so that a new variant
+    /// says what it names.
+    fn names(&self) -> (Option<u64>, Option<&str>, Option<&str>) {
         match self {
             CodecError::NotWholeBlocks { .. }
             | CodecError::CodecSizeMismatch { .. }
             | CodecError::UnsupportedQuantize(_)
             | CodecError::UnsupportedDequantize(_)
             | CodecError::ImportanceRequired(_)
-            | CodecError::QuantizeAbort { .. } => None,
+            | CodecError::QuantizeAbort { .. } => (None, None, None),
         }
     }
 }
