@@ -10,7 +10,10 @@
 //!   (`gguf quantize`, `dequantize`).
 
 pub mod edit;
+mod error;
 pub mod imatrix;
 pub mod quantize;
 pub mod requant;
 pub mod split;
+
+pub use error::{EditError, ImatrixProblem, QuantizeError};
