@@ -213,10 +213,11 @@ impl Error {
         match &self.0.kind {
             ErrorKind::Format(e) => ask!(e),
             ErrorKind::Write(e) => ask!(e),
-            ErrorKind::Metadata(e) => ask!(e),
-            ErrorKind::Model(e) => ask!(e),
+            // The key and offset of a metadata error are context.
+            ErrorKind::Metadata(_) => (None, None, None),
+            ErrorKind::Model(e) => (None, None, e.tensor()),
             ErrorKind::Codec(e) => ask!(e),
-            ErrorKind::Shard(e) => ask!(e),
+            ErrorKind::Shard(e) => (None, e.key(), e.tensor()),
             ErrorKind::Edit(e) => ask!(e),
             ErrorKind::Quantize(e) => ask!(e),
             ErrorKind::Io(_) => (None, None, None),

@@ -670,19 +670,6 @@ impl WriteError {
 }
 
 impl ShardError {
-    /// `None` for every variant: shards are named by path ([`shard`](Self::shard)).
-    pub fn offset(&self) -> Option<u64> {
-        match self {
-            ShardError::Missing { .. }
-            | ShardError::Mismatch { .. }
-            | ShardError::BadName { .. }
-            | ShardError::TensorCount { .. }
-            | ShardError::TensorInTwoShards { .. }
-            | ShardError::ByteOrder { .. }
-            | ShardError::CannotSplit { .. } => None,
-        }
-    }
-
     /// The split key of a [`Mismatch`](Self::Mismatch).
     pub fn key(&self) -> Option<&str> {
         match self {
@@ -823,7 +810,7 @@ mod tests {
         ];
         for (e, key, tensor, shard) in &cases {
             let named = shard.then(|| Path::new("p"));
-            assert_eq!((e.offset(), e.key(), e.tensor(), e.shard()), (None, *key, *tensor, named), "{e:?}");
+            assert_eq!((e.key(), e.tensor(), e.shard()), (*key, *tensor, named), "{e:?}");
         }
     }
 }

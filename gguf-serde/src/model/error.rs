@@ -110,32 +110,6 @@ pub enum ModelError {
     },
 }
 impl ModelError {
-    /// `None` for every variant: a model error is about a tensor or a list, not a place in a file.
-    pub fn offset(&self) -> Option<u64> {
-        match self {
-            ModelError::MissingTensor { .. }
-            | ModelError::WrongDtype { .. }
-            | ModelError::WrongShape { .. }
-            | ModelError::Constraint { .. }
-            | ModelError::NumberingHole { .. }
-            | ModelError::CountMismatch { .. }
-            | ModelError::UnboundTensors { .. } => None,
-        }
-    }
-
-    /// `None` for every variant: a metadata key a constraint reads is part of its reason.
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            ModelError::MissingTensor { .. }
-            | ModelError::WrongDtype { .. }
-            | ModelError::WrongShape { .. }
-            | ModelError::Constraint { .. }
-            | ModelError::NumberingHole { .. }
-            | ModelError::CountMismatch { .. }
-            | ModelError::UnboundTensors { .. } => None,
-        }
-    }
-
     /// The tensor refused or missing (for a constraint, the tensor or its name template); `None`
     /// for a numbered list as a whole and for unbound tensors (several).
     pub fn tensor(&self) -> Option<&str> {
@@ -170,7 +144,7 @@ mod tests {
             (M::UnboundTensors { names: vec![s()] }, None),
         ];
         for (e, tensor) in &cases {
-            assert_eq!((e.offset(), e.key(), e.tensor()), (None, None, *tensor), "{e:?}");
+            assert_eq!(e.tensor(), *tensor, "{e:?}");
         }
     }
 }
