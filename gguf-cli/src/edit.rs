@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use gguf_serde::ops::edit::{self, edit_file, parse_value, Edit};
-use gguf_serde::{Gguf, GgufWriter, ValueRef, ValueType, WriteOptions};
+use gguf_serde::{EditError, Gguf, GgufWriter, ValueRef, ValueType, WriteOptions};
 
 use crate::inspect::show;
 use crate::out::{outln, Out};
@@ -47,6 +47,17 @@ pub struct SetArgs {
     allow_prefix: bool,
 }
 
+/// A refusal of [`parse_value`] with the `--type` that lifts it, where one does.
+fn type_hint(e: gguf_serde::Error) -> anyhow::Error {
+    let hint = match e.as_edit() {
+        Some(EditError::IntegerTooLarge { .. }) => "give --type f32, f64 or string",
+        Some(EditError::BadStandardValue { .. }) => "give --type to write another type anyway",
+        Some(EditError::ArrayFromText { .. }) => "give a scalar --type to replace it",
+        _ => return e.into(),
+    };
+    anyhow::anyhow!("{e}; {hint}")
+}
+
 /// The first existing key that `key` would be a value and a prefix with: `key.…`, or a key
 /// that `key` starts with followed by `.`.
 fn prefix_conflict<'a>(key: &str, mut keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
@@ -76,7 +87,7 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("note: {:?} is both a value and a prefix with {other:?} (--allow-prefix)", args.key);
             }
         }
-        let value = parse_value(&args.key, &args.value, args.ty, old)?;
+        let value = parse_value(&args.key, &args.value, args.ty, old).map_err(type_hint)?;
         if args.dry_run {
             // Every refusal of the real run (a new key `a..b`, a bad `general.alignment`): the
             // edit applied to a writer that discards its output.

@@ -133,11 +133,26 @@
 //! | [`ops`] | format, container, codec, metadata, model | whole-file operations: [`ops::edit`] (set, remove, rename keys), [`ops::split`] (split and merge), [`ops::quantize`] (llama-quantize's per-tensor type plan), [`ops::requant`] (quantize as llama-quantize, re-quantize), [`ops::dequantize`] (every tensor to one type) |
 //! | `convert` (cargo feature `convert`) | all of the above | Hugging Face checkpoints (`config.json`, safetensors, tokenizer files) to GGUF as llama.cpp's `convert_hf_to_gguf.py` converts them: architectures, vocabularies, `general.*` keys, the streaming tensor plan |
 //!
-//! [`Error`] is the one error type of every layer: one pointer, whose [`kind`](Error::kind) says
-//! which layer refused what ([`ErrorKind`]: [`FormatError`], [`WriteError`], [`MetadataError`],
-//! [`ModelError`], [`CodecError`], [`ShardError`], [`EditError`], [`QuantizeError`], I/O), with the offset, key,
-//! tensor and shard involved as [`Error::offset`], [`Error::key`], [`Error::tensor`] and
-//! [`Error::shard`].
+//! Each layer names what it refuses in its own enum, in the `error.rs` of its folder:
+//! [`AlignmentProblem`] in `format`; [`FormatError`] (the parser), [`WriteError`] (the writer)
+//! and [`ShardError`] (sharded reading, and [`ops::split`]) in `container`; [`CodecError`],
+//! [`MetadataError`] and [`ModelError`] in theirs; [`EditError`] and [`QuantizeError`] (with
+//! [`ImatrixProblem`]) in `ops`. Each enum says which offset, key and tensor a variant names
+//! (`offset()`, `key()`, `tensor()`). The container, metadata, model and ops functions return
+//! [`Error`] (`error.rs` at the crate root, which knows every layer's enum and which every layer
+//! may use): one pointer, whose [`kind`](Error::kind) is the layer's enum ([`ErrorKind`], or I/O),
+//! with the context added on the way up; [`Error::offset`], [`Error::key`], [`Error::tensor`] and
+//! [`Error::shard`] look in both. The codecs return [`CodecError`], which converts into [`Error`]
+//! with `?`; parsing a name has its own small error ([`format::UnknownTypeName`] for a ggml type,
+//! [`ops::quantize::UnknownFileType`] for a llama.cpp file type).
+//!
+//! Two errors stay outside [`ErrorKind`], on purpose. The converter's `convert::ConvertError`
+//! (cargo feature `convert`) reports what is wrong with a Hugging Face checkpoint (its JSON,
+//! safetensors, tokenizer, config), which is no GGUF layer's concern; it keeps causes as
+//! `source`s, and wraps an [`Error`] for what the GGUF layers refuse. `container::remote::RemoteError`
+//! (cargo feature `remote`), what a server answered wrong, travels inside the `std::io::Error`
+//! of a remote read (an [`ErrorKind::Io`]), because the reader reads any `Read + Seek` and
+//! their error type is `std::io::Error`; opening a remote reader returns it as it is.
 //!
 #![doc = include_str!("../docs/serde-mapping.md")]
 #![warn(missing_docs)]
@@ -161,19 +176,21 @@ pub use container::{
     Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Source, TensorInfo, TensorSource, Value, ValueRef,
     WriteOptions,
 };
-pub use error::{
-    AlignmentProblem, EditError, Error, ErrorKind, FormatError, ImatrixProblem, Item, MetadataError, ModelError,
-    QuantizeError, Result, ShardError, WriteError,
-};
+pub use container::{FormatError, Item, ShardError, WriteError};
+pub use error::{Error, ErrorKind, Result};
+pub use format::AlignmentProblem;
 pub use format::{Endian, GgmlType, Ne, Shape, ValueType};
+pub use metadata::MetadataError;
 pub use metadata::{
     elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, StringArray,
     ARCH, MAX_NESTING,
 };
+pub use model::ModelError;
 pub use model::{
     F32Tensor, GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorOrder, TensorStorage, TensorView,
     Unbound, WriteModelOptions,
 };
+pub use ops::{EditError, ImatrixProblem, QuantizeError};
 
 /// The read-only memory mapping [`Gguf::open`] holds (`Gguf<Mmap>`), re-exported from `memmap2`
 /// so that the type can be named (in a struct field, a function signature) without depending on

@@ -84,6 +84,8 @@ fn set_gives_a_known_key_the_type_llama_cpp_reads_and_validate_reports_a_wrong_o
         ),
         "{err}"
     );
+    // The library states the refusal; the CLI adds the flag that lifts it.
+    assert!(err.contains("(llama.cpp refuses another type); give --type to write another type anyway"), "{err}");
     assert!(std::fs::read(&p).unwrap() == before);
 
     // A per-layer key stored as a float: llama.cpp refuses it, and so does validate --ggml.

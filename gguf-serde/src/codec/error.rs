@@ -63,6 +63,38 @@ pub enum CodecError {
     },
 }
 
+impl CodecError {
+    /// `None` for every variant: a codec works on a buffer, not a file (a block index is not
+    /// an offset).
+    pub fn offset(&self) -> Option<u64> {
+        self.names().0
+    }
+
+    /// `None` for every variant: codecs know no metadata key.
+    pub fn key(&self) -> Option<&str> {
+        self.names().1
+    }
+
+    /// `None` for every variant: the tensor being converted is context, added by the caller that
+    /// knows it ([`crate::Error::tensor`]).
+    pub fn tensor(&self) -> Option<&str> {
+        self.names().2
+    }
+
+    /// The offset, key and tensor the error names: one exhaustive match, so that a new variant
+    /// says what it names.
+    fn names(&self) -> (Option<u64>, Option<&str>, Option<&str>) {
+        match self {
+            CodecError::NotWholeBlocks { .. }
+            | CodecError::CodecSizeMismatch { .. }
+            | CodecError::UnsupportedQuantize(_)
+            | CodecError::UnsupportedDequantize(_)
+            | CodecError::ImportanceRequired(_)
+            | CodecError::QuantizeAbort { .. } => (None, None, None),
+        }
+    }
+}
+
 /// A kernel's failure where ggml aborts: the block (counted from the kernel's first) and why.
 /// The public functions turn it into [`CodecError::QuantizeAbort`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,3 +114,25 @@ impl Abort {
 
 /// A `Result` whose error is [`CodecError`].
 pub type Result<T, E = CodecError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No variant carries an offset, key or tensor: each reports none (the tensor is context).
+    #[test]
+    fn codec_errors_carry_no_offset_key_or_tensor() {
+        let t = GgmlType::Q4_0;
+        let cases = [
+            CodecError::NotWholeBlocks { dtype: t, what: "input bytes", len: 3, block: 18 },
+            CodecError::CodecSizeMismatch { dtype: t, what: "output bytes", expected: 18, found: 3 },
+            CodecError::UnsupportedQuantize(t),
+            CodecError::UnsupportedDequantize(t),
+            CodecError::ImportanceRequired(GgmlType::IQ1_S),
+            CodecError::QuantizeAbort { dtype: t, block: 0, reason: "r" },
+        ];
+        for e in &cases {
+            assert_eq!((e.offset(), e.key(), e.tensor()), (None, None, None), "{e:?}");
+        }
+    }
+}

@@ -73,6 +73,7 @@
 
 pub(crate) mod atomic;
 pub use atomic::remove_temporaries;
+mod error;
 mod feed;
 mod parse;
 #[cfg(feature = "remote")]
@@ -88,6 +89,7 @@ use std::io::{Read, Seek, SeekFrom};
 #[cfg(feature = "mmap")]
 use std::{fs::File, path::Path};
 
+pub use error::{FormatError, Item, ShardError, WriteError};
 pub(crate) use feed::READ_AHEAD;
 use parse::Goal;
 pub(crate) use parse::{align_up, Layout};

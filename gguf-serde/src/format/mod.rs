@@ -17,11 +17,13 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 mod dtype;
+mod error;
 pub mod keys;
 mod shape;
 mod value_type;
 
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
+pub use error::AlignmentProblem;
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 
@@ -43,8 +45,7 @@ pub const MAX_ALIGNMENT: u32 = 1 << 16;
 
 /// What is wrong with a UINT32 `general.alignment` of `a`, if anything: the one rule the reader
 /// and the writer apply (a power of two from 1 to [`MAX_ALIGNMENT`]).
-pub(crate) fn alignment_problem(a: u32) -> Option<crate::error::AlignmentProblem> {
-    use crate::error::AlignmentProblem;
+pub(crate) fn alignment_problem(a: u32) -> Option<AlignmentProblem> {
     if a == 0 {
         Some(AlignmentProblem::Zero)
     } else if !a.is_power_of_two() {

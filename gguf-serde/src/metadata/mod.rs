@@ -21,6 +21,7 @@
 //! - keys with an empty segment (`a..b`, `a.`, `.x`) are refused on write.
 
 mod de;
+mod error;
 mod options;
 mod ser;
 #[cfg(feature = "derive")]
@@ -29,6 +30,7 @@ mod string_array;
 mod value_serde;
 
 pub use de::{from_gguf, from_reader, from_slice, from_value};
+pub use error::MetadataError;
 pub(crate) use options::{array_token, array_token_type, resolve_arch_key, ARRAY_TOKEN, VALUE_TOKEN};
 pub use options::{elem, MetadataOptions, ARCH, MAX_NESTING};
 pub use ser::{to_value, to_vec, to_writer};

@@ -159,12 +159,14 @@
 #[path = "private.rs"]
 pub mod __private;
 mod cx;
+mod error;
 mod source;
 mod spec;
 mod storage;
 mod traits;
 
 pub use cx::*;
+pub use error::ModelError;
 pub use source::*;
 pub use spec::*;
 pub use storage::*;

@@ -36,6 +36,7 @@
 mod c_num;
 pub mod dequantize;
 pub mod edit;
+mod error;
 pub mod file_type;
 pub mod globs;
 pub mod imatrix;
@@ -44,3 +45,5 @@ pub mod quantize;
 pub mod requant;
 pub mod split;
 pub mod tensor_order;
+
+pub use error::{EditError, ImatrixProblem, QuantizeError};

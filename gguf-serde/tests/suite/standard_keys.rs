@@ -219,7 +219,7 @@ fn parse_value_takes_the_registry_type() {
     assert_eq!(
         err.to_string(),
         "cannot edit \"llama.context_length\": \"-1\" is not a valid u32, the type of the standard key \
-         {arch}.context_length (llama.cpp refuses another type); give --type to write another type anyway"
+         {arch}.context_length (llama.cpp refuses another type)"
     );
     // An array key cannot be set from text; a key that is not standard is inferred as before.
     assert!(parse_value("general.tags", "x", None, None)

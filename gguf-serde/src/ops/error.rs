@@ -1,0 +1,463 @@
+//! The errors of the whole-file operations: a quantization that cannot be made as asked
+//! ([`QuantizeError`], with [`ImatrixProblem`] for an importance matrix) and a metadata edit that
+//! cannot be applied ([`EditError`]).
+
+use crate::format::GgmlType;
+
+/// A quantization that cannot be made as asked ([`crate::ops::quantize`]): one that needs an
+/// importance matrix, a bad `--tensor-type` or `--override-kv`, rows no type fits.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QuantizeError {
+    /// Why, in llama-quantize's terms.
+    #[error("cannot quantize: {reason}")]
+    #[non_exhaustive]
+    Refused {
+        /// Why.
+        reason: String,
+    },
+
+    /// A tensor whose target type llama-quantize quantizes only with an importance matrix
+    /// (its `tensor_requires_imatrix`: IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, and Q2_K in
+    /// the Q2_K_S mix), and none was given or none is left after `--include-weights` /
+    /// `--exclude-weights`: llama-quantize's refusal, with its message content.
+    #[error("this quantization requires an importance matrix (offending tensor: {tensor}, target type: {target})")]
+    #[non_exhaustive]
+    ImatrixRequired {
+        /// The first such tensor, in the file's order.
+        tensor: String,
+        /// Its target type.
+        target: GgmlType,
+    },
+
+    /// An importance matrix file ([`crate::ops::imatrix`]) that llama-quantize would refuse,
+    /// crash on or misread, or one that does not fit a tensor it is used for.
+    #[error("importance matrix: {problem}")]
+    #[non_exhaustive]
+    Imatrix {
+        /// What is wrong.
+        problem: ImatrixProblem,
+    },
+}
+
+/// What is wrong with an importance matrix ([`QuantizeError::Imatrix`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImatrixProblem {
+    /// A legacy `.dat` file ends inside an item: `needed` bytes at `offset`, fewer remain.
+    #[error("file truncated: {item} at offset {offset} needs {needed} bytes")]
+    #[non_exhaustive]
+    Truncated {
+        /// What was being read (`"entry count"`, `"name of entry 3"`, ...).
+        item: String,
+        /// Absolute byte offset of the item.
+        offset: u64,
+        /// Bytes it needs.
+        needed: u64,
+    },
+    /// Neither format: the file does not start with `GGUF`, and as a legacy `.dat` its first
+    /// four bytes give more entries than the file has bytes, and the first name's length does not
+    /// fit either (a text file, for instance; a truncated `.dat` is [`Truncated`](Self::Truncated)).
+    #[error(
+        "in neither format: no `GGUF` magic, and as a legacy .dat its entry count {count} does not fit in its {len} bytes"
+    )]
+    #[non_exhaustive]
+    NotImatrix {
+        /// The entry count its first four bytes give (little-endian i32).
+        count: i64,
+        /// The file's length in bytes.
+        len: u64,
+    },
+    /// No entries: a `.dat` entry count of 0, or a GGUF file with no tensors.
+    #[error("no entries")]
+    #[non_exhaustive]
+    NoEntries,
+    /// A length field of a `.dat` file that is negative (the entry count, a name) or below 1 (a
+    /// value count).
+    #[error("{item} has the invalid length {len}")]
+    #[non_exhaustive]
+    BadLength {
+        /// The field (`"entry count"`, `"name of entry 3"`, `"values of entry 3"`).
+        item: String,
+        /// The stored length.
+        len: i64,
+    },
+    /// An entry name that is not UTF-8 (no tensor can have it).
+    #[error("the name of entry {index} is not UTF-8")]
+    #[non_exhaustive]
+    NameNotUtf8 {
+        /// The entry, counting from 1.
+        index: u64,
+    },
+    /// A GGUF importance matrix without `imatrix.datasets`, `imatrix.chunk_count` and
+    /// `imatrix.chunk_size` (llama-quantize: "missing imatrix metadata").
+    #[error("missing imatrix metadata (imatrix.datasets, imatrix.chunk_count, imatrix.chunk_size)")]
+    #[non_exhaustive]
+    MissingMetadata,
+    /// A metadata key of the wrong type (`imatrix.chunk_count` and `imatrix.chunk_size` are
+    /// UINT32).
+    #[error("{key} has type {found}, expected {expected}")]
+    #[non_exhaustive]
+    KeyType {
+        /// The key.
+        key: String,
+        /// Its type.
+        found: String,
+        /// The type llama.cpp reads.
+        expected: &'static str,
+    },
+    /// `NAME.in_sum2` without `NAME.counts` or the other way round.
+    #[error("mismatched sums and counts for {entry}")]
+    #[non_exhaustive]
+    Unpaired {
+        /// The entry (tensor) name.
+        entry: String,
+    },
+    /// An `in_sum2` or `counts` tensor that is not F32.
+    #[error("{tensor} is {dtype}, expected F32")]
+    #[non_exhaustive]
+    NotF32 {
+        /// The imatrix tensor.
+        tensor: String,
+        /// Its type.
+        dtype: GgmlType,
+    },
+    /// A `counts` tensor whose length does not divide the `in_sum2` length into whole slices
+    /// (no counts, or more counts than sums).
+    #[error("{entry}: {counts} counts for {sums} sums (the sums must be whole slices, one per count)")]
+    #[non_exhaustive]
+    CountsLength {
+        /// The entry.
+        entry: String,
+        /// Elements of `in_sum2`.
+        sums: u64,
+        /// Elements of `counts`.
+        counts: u64,
+    },
+    /// A count that is NaN, infinite, negative or too large for an `i64`.
+    #[error("{entry}: invalid count {value} at index {index}")]
+    #[non_exhaustive]
+    BadCount {
+        /// The entry.
+        entry: String,
+        /// Index in the counts.
+        index: u64,
+        /// The stored count.
+        value: f64,
+    },
+    /// An entry whose counts are all zero: no activations were collected for it (llama-imatrix
+    /// does not write such an entry to a `.dat` file; llama-quantize would use weights of 1).
+    #[error("{entry}: every count is zero (no data)")]
+    #[non_exhaustive]
+    ZeroCounts {
+        /// The entry.
+        entry: String,
+    },
+    /// A NaN or infinite sum, or a weight that is not finite after dividing by its count
+    /// (llama-quantize: "imatrix contains non-finite value").
+    #[error("{entry}: non-finite value {value} at index {index}")]
+    #[non_exhaustive]
+    NonFinite {
+        /// The entry.
+        entry: String,
+        /// Index in the entry's values.
+        index: u64,
+        /// The value.
+        value: f32,
+    },
+    /// An entry whose length is not the tensor's `ne[0] × ne[2]` (llama-quantize: "imatrix size
+    /// N is different from tensor size M"; for the token embeddings it only warns and quantizes
+    /// without the matrix, and so does this crate).
+    #[error("imatrix size {found} is different from tensor size {expected} for {tensor}")]
+    #[non_exhaustive]
+    SizeMismatch {
+        /// The tensor.
+        tensor: String,
+        /// Values in the entry.
+        found: u64,
+        /// `ne[0] × ne[2]`.
+        expected: u64,
+    },
+    /// No entry for a tensor whose type needs one (llama-quantize: "Missing importance matrix
+    /// for tensor NAME in a very low-bit quantization").
+    #[error("missing importance matrix for tensor {tensor} in a very low-bit quantization ({target})")]
+    #[non_exhaustive]
+    MissingEntry {
+        /// The tensor.
+        tensor: String,
+        /// Its target type.
+        target: GgmlType,
+    },
+}
+
+impl QuantizeError {
+    /// A refusal with this reason.
+    pub(crate) fn refused(reason: impl Into<String>) -> QuantizeError {
+        QuantizeError::Refused { reason: reason.into() }
+    }
+}
+
+/// A [metadata edit](crate::ops::edit) that cannot be applied.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditError {
+    /// The key to remove or rename is not in the file.
+    #[error("cannot edit {key:?}: no such key to {action}")]
+    #[non_exhaustive]
+    NoSuchKey {
+        /// The key.
+        key: String,
+        /// `"remove"` or `"rename"`.
+        action: &'static str,
+    },
+
+    /// A rename to a key that exists.
+    #[error("cannot edit {key:?}: cannot rename to {to:?}: that key exists")]
+    #[non_exhaustive]
+    KeyExists {
+        /// The key renamed.
+        key: String,
+        /// The new name, which exists.
+        to: String,
+    },
+
+    /// A text that does not parse as the value type asked (or the type of the existing value).
+    #[error("cannot edit {key:?}: {text:?} is not a valid {ty}")]
+    #[non_exhaustive]
+    BadValue {
+        /// The key.
+        key: String,
+        /// The text given.
+        text: String,
+        /// The type's name (`u32`, `bool`, …).
+        ty: &'static str,
+    },
+
+    /// A text with no type that is an integer too large for any integer type (rather than a
+    /// silently rounded float).
+    #[error("cannot edit {key:?}: {text} is an integer outside u64 and i64")]
+    #[non_exhaustive]
+    IntegerTooLarge {
+        /// The key.
+        key: String,
+        /// The text given.
+        text: String,
+    },
+
+    /// A text that does not parse as the type the registry of standard keys gives the key
+    /// ([`format::keys`](crate::format::keys): the type llama.cpp reads it as).
+    #[error(
+        "cannot edit {key:?}: {text:?} is not a valid {expected}, the type of the standard key {template} \
+         (llama.cpp refuses another type)"
+    )]
+    #[non_exhaustive]
+    BadStandardValue {
+        /// The key.
+        key: String,
+        /// The text given.
+        text: String,
+        /// The registry's template of the key (`{arch}.rope.freq_base`).
+        template: &'static str,
+        /// The type the registry gives it.
+        expected: crate::format::keys::KeyType,
+    },
+
+    /// A key the edit would create (a new key set, the new name of a rename) that has an empty
+    /// segment between dots (`a..b`, `a.`, `.x`,
+    /// [`has_empty_segment`](crate::format::keys::has_empty_segment)). Existing keys of that form
+    /// can still be set, removed and renamed away.
+    #[error("cannot edit {key:?}: a segment between dots is empty (a new key may not be `a..b`, `a.` or `.x`)")]
+    #[non_exhaustive]
+    EmptySegment {
+        /// The new key.
+        key: String,
+    },
+
+    /// An array value to be set from text.
+    #[error("cannot edit {key:?}: arrays cannot be set from text")]
+    #[non_exhaustive]
+    ArrayFromText {
+        /// The key.
+        key: String,
+    },
+}
+impl QuantizeError {
+    /// The offset, in the importance matrix file, of an [`Imatrix`](Self::Imatrix) problem
+    /// that names one ([`ImatrixProblem::offset`]).
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            QuantizeError::Imatrix { problem } => problem.offset(),
+            QuantizeError::Refused { .. } | QuantizeError::ImatrixRequired { .. } => None,
+        }
+    }
+
+    /// The key of the importance matrix file an [`Imatrix`](Self::Imatrix) problem names.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            QuantizeError::Imatrix { problem } => problem.key(),
+            QuantizeError::Refused { .. } | QuantizeError::ImatrixRequired { .. } => None,
+        }
+    }
+
+    /// The tensor that needs an importance matrix, or the one an [`Imatrix`](Self::Imatrix)
+    /// problem names ([`ImatrixProblem::tensor`]).
+    pub fn tensor(&self) -> Option<&str> {
+        match self {
+            QuantizeError::ImatrixRequired { tensor, .. } => Some(tensor),
+            QuantizeError::Imatrix { problem } => problem.tensor(),
+            QuantizeError::Refused { .. } => None,
+        }
+    }
+}
+
+impl ImatrixProblem {
+    /// The absolute byte offset, in the importance matrix file, of the item a legacy `.dat`
+    /// file ends inside.
+    pub fn offset(&self) -> Option<u64> {
+        self.names().0
+    }
+
+    /// The metadata key of the importance matrix file that has the wrong type.
+    pub fn key(&self) -> Option<&str> {
+        self.names().1
+    }
+
+    /// The tensor involved: the model's tensor an entry is for (entries are named after their
+    /// tensor), the model's tensor the matrix does not fit, or the matrix file's own tensor that
+    /// is not F32.
+    pub fn tensor(&self) -> Option<&str> {
+        self.names().2
+    }
+
+    /// The offset, key and tensor the problem names: one exhaustive match, so that a new
+    /// variant says what it names.
+    fn names(&self) -> (Option<u64>, Option<&str>, Option<&str>) {
+        use ImatrixProblem as P;
+        match self {
+            P::Truncated { offset, .. } => (Some(*offset), None, None),
+            P::KeyType { key, .. } => (None, Some(key), None),
+            P::Unpaired { entry }
+            | P::CountsLength { entry, .. }
+            | P::BadCount { entry, .. }
+            | P::ZeroCounts { entry }
+            | P::NonFinite { entry, .. } => (None, None, Some(entry)),
+            P::NotF32 { tensor, .. } | P::SizeMismatch { tensor, .. } | P::MissingEntry { tensor, .. } => {
+                (None, None, Some(tensor))
+            }
+            P::NotImatrix { .. } | P::NoEntries | P::BadLength { .. } | P::NameNotUtf8 { .. } | P::MissingMetadata => {
+                (None, None, None)
+            }
+        }
+    }
+}
+
+impl EditError {
+    /// Edits name no offset: `None` for every variant.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            EditError::NoSuchKey { .. }
+            | EditError::KeyExists { .. }
+            | EditError::BadValue { .. }
+            | EditError::BadStandardValue { .. }
+            | EditError::IntegerTooLarge { .. }
+            | EditError::ArrayFromText { .. }
+            | EditError::EmptySegment { .. } => None,
+        }
+    }
+
+    /// The key edited (for a rename to an existing key, the key renamed; for an empty segment,
+    /// the new key).
+    pub fn key(&self) -> Option<&str> {
+        Some(match self {
+            EditError::NoSuchKey { key, .. }
+            | EditError::KeyExists { key, .. }
+            | EditError::BadValue { key, .. }
+            | EditError::BadStandardValue { key, .. }
+            | EditError::IntegerTooLarge { key, .. }
+            | EditError::ArrayFromText { key }
+            | EditError::EmptySegment { key } => key,
+        })
+    }
+
+    /// Edits name no tensor: `None` for every variant.
+    pub fn tensor(&self) -> Option<&str> {
+        match self {
+            EditError::NoSuchKey { .. }
+            | EditError::KeyExists { .. }
+            | EditError::BadValue { .. }
+            | EditError::BadStandardValue { .. }
+            | EditError::IntegerTooLarge { .. }
+            | EditError::ArrayFromText { .. }
+            | EditError::EmptySegment { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> String {
+        x.to_owned()
+    }
+
+    /// Every variant with an offset, key or tensor field (or an entry, named after its tensor)
+    /// reports it; the others report none.
+    #[test]
+    fn quantize_errors_report_their_offset_key_and_tensor() {
+        use ImatrixProblem as P;
+        #[allow(clippy::type_complexity)] // an error and the offset, key and tensor it must report
+        let cases: Vec<(P, Option<u64>, Option<&str>, Option<&str>)> = vec![
+            (P::Truncated { item: s("entry count"), offset: 3, needed: 4 }, Some(3), None, None),
+            (P::NotImatrix { count: 9, len: 4 }, None, None, None),
+            (P::NoEntries, None, None, None),
+            (P::BadLength { item: s("entry count"), len: -1 }, None, None, None),
+            (P::NameNotUtf8 { index: 1 }, None, None, None),
+            (P::MissingMetadata, None, None, None),
+            (
+                P::KeyType { key: s("imatrix.chunk_size"), found: s("i32"), expected: "u32" },
+                None,
+                Some("imatrix.chunk_size"),
+                None,
+            ),
+            (P::Unpaired { entry: s("t") }, None, None, Some("t")),
+            (P::NotF32 { tensor: s("t"), dtype: GgmlType::F16 }, None, None, Some("t")),
+            (P::CountsLength { entry: s("t"), sums: 3, counts: 2 }, None, None, Some("t")),
+            (P::BadCount { entry: s("t"), index: 0, value: f64::NAN }, None, None, Some("t")),
+            (P::ZeroCounts { entry: s("t") }, None, None, Some("t")),
+            (P::NonFinite { entry: s("t"), index: 0, value: f32::NAN }, None, None, Some("t")),
+            (P::SizeMismatch { tensor: s("t"), found: 1, expected: 2 }, None, None, Some("t")),
+            (P::MissingEntry { tensor: s("t"), target: GgmlType::IQ2_XXS }, None, None, Some("t")),
+        ];
+        for (problem, offset, key, tensor) in cases {
+            assert_eq!((problem.offset(), problem.key(), problem.tensor()), (offset, key, tensor), "{problem:?}");
+            let e = QuantizeError::Imatrix { problem };
+            assert_eq!((e.offset(), e.key(), e.tensor()), (offset, key, tensor), "{e:?}");
+        }
+        let e = QuantizeError::ImatrixRequired { tensor: s("t"), target: GgmlType::IQ1_S };
+        assert_eq!((e.offset(), e.key(), e.tensor()), (None, None, Some("t")));
+        let e = QuantizeError::refused("r");
+        assert_eq!((e.offset(), e.key(), e.tensor()), (None, None, None));
+    }
+
+    #[test]
+    fn edit_errors_report_their_key() {
+        let cases = [
+            EditError::NoSuchKey { key: s("k"), action: "remove" },
+            EditError::KeyExists { key: s("k"), to: s("j") },
+            EditError::BadValue { key: s("k"), text: s("x"), ty: "u32" },
+            EditError::IntegerTooLarge { key: s("k"), text: s("1") },
+            EditError::BadStandardValue {
+                key: s("k"),
+                text: s("x"),
+                template: "{arch}.context_length",
+                expected: crate::format::keys::KeyType::Scalar(crate::format::ValueType::U32),
+            },
+            EditError::EmptySegment { key: s("k") },
+            EditError::ArrayFromText { key: s("k") },
+        ];
+        for e in &cases {
+            assert_eq!((e.offset(), e.key(), e.tensor()), (None, Some("k"), None), "{e:?}");
+        }
+    }
+}
