@@ -156,6 +156,9 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
 /// itself ([`ConvertError::path`]: the folder, or a file in it), so that the folder is printed
 /// once.
 fn in_dir(e: ConvertError, dir: &Path) -> anyhow::Error {
+    if matches!(e, ConvertError::UnsupportedTokenizer { .. }) {
+        return anyhow::anyhow!("{e} (--no-vocab converts without the tokenizer, which llama.cpp then cannot load)");
+    }
     if e.path().is_some() {
         e.into()
     } else {

@@ -144,7 +144,7 @@ fn exclude_takes_globs() {
 #[test]
 fn bad_tensor_type_and_override_are_usage_errors() {
     for (flag, value, says) in [
-        ("--tensor-type", "attn_(v=q8_0", "--tensor-type pattern \"attn_(v\""),
+        ("--tensor-type", "attn_(v=q8_0", "tensor type pattern \"attn_(v\""),
         ("--tensor-type", "attn_v=q9_9", "invalid quantization type \"q9_9\""),
         ("--tensor-type", "attn_v", "expected PATTERN=TYPE"),
         ("--override-kv", "general.name=bytes:x", "general.name=bytes:x"),
@@ -451,7 +451,7 @@ fn usage_errors_after_parsing_exit_2() {
         ),
         (
             vec!["quantize", s, o_s, "Q8_0", "--tensor-type-file", tt.to_str().unwrap()],
-            "--tensor-type pattern \"attn_(v\"",
+            "tensor type pattern \"attn_(v\"",
         ),
     ] {
         let o = gguf(&args);

@@ -90,9 +90,9 @@ pub enum ConvertError {
     Vocab(#[from] vocab::VocabError),
     /// The checkpoint's tokenizer is of a kind not converted (see [`vocab`]: e.g. a
     /// `tokenizer.json` BPE with byte fallback and no `tokenizer.model`, or a WordPiece one).
-    /// Converting with [`ConvertOptions::vocab`](super::ConvertOptions::vocab) `false` (`--no-vocab`) writes the file without
-    /// tokenizer keys.
-    #[error("{path}: {what} (--no-vocab converts without the tokenizer, which llama.cpp then cannot load)")]
+    /// Converting with [`ConvertOptions::vocab`](super::ConvertOptions::vocab) `false` writes the
+    /// file without tokenizer keys (which llama.cpp then cannot load).
+    #[error("{path}: {what}")]
     UnsupportedTokenizer {
         /// The file that shows the tokenizer's kind.
         path: PathBuf,

@@ -65,7 +65,7 @@ fn name_glob(pattern: &str) -> Result<Glob> {
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map_err(|e| QuantizeError::refused(format!("--exclude {pattern:?} is not a valid glob: {}", e.kind())).into())
+        .map_err(|e| QuantizeError::refused(format!("{pattern:?} is not a valid glob: {}", e.kind())).into())
 }
 
 #[cfg(test)]

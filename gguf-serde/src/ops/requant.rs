@@ -194,13 +194,16 @@ fn keep_split_count(counts: &[usize]) -> Result<u16> {
     let n = counts.iter().rposition(|&c| c > 0).map_or(1, |i| i + 1);
     if let Some(i) = counts.iter().take(n).skip(1).position(|&c| c == 0) {
         return Err(QuantizeError::refused(format!(
-            "--keep-split: input shard {} of {} holds no tensors (llama-quantize aborts on it)",
+            "one output shard per input shard (keep_split): input shard {} of {} holds no tensors (llama-quantize aborts on it)",
             i + 2,
             counts.len()
         ))
         .into());
     }
-    u16::try_from(n).map_err(|_| QuantizeError::refused(format!("--keep-split: {n} shards, at most 65535")).into())
+    u16::try_from(n).map_err(|_| {
+        QuantizeError::refused(format!("one output shard per input shard (keep_split): {n} shards, at most 65535"))
+            .into()
+    })
 }
 
 /// [`requantize`] over the tensors of `shards` (metadata from the first).

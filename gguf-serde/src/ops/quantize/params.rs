@@ -30,7 +30,7 @@ impl TensorTypeOverride {
     pub fn new(pattern: &str, dtype: GgmlType) -> Result<Self> {
         let pattern = pattern.to_lowercase();
         let regex = Regex::new(&pattern)
-            .map_err(|e| Error::from(QuantizeError::refused(format!("--tensor-type pattern {pattern:?}: {e}"))))?;
+            .map_err(|e| Error::from(QuantizeError::refused(format!("tensor type pattern {pattern:?}: {e}"))))?;
         Ok(TensorTypeOverride { pattern, regex, dtype })
     }
 
