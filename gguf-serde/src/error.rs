@@ -2,7 +2,8 @@
 //! refused what, as that layer's own enum, defined in the layer's folder: `container/error.rs`,
 //! `metadata/error.rs`, …) and the context the layers add on the way up (the shard, the tensor,
 //! the metadata key and offset of a serde error, what an I/O call was doing). The design, and how
-//! to match, is documented on [`Error`].
+//! to match, is documented on [`Error`]. The converter's `ConvertError` and a remote server's
+//! `RemoteError` are not kinds of it: the crate docs ("The layers") say why.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -38,8 +39,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   I/O call was doing (`opening model.gguf`).
 ///
 /// The accessors [`offset`](Error::offset), [`key`](Error::key), [`tensor`](Error::tensor) and
-/// [`shard`](Error::shard) look in the context, then ask the kind (each layer enum has its own
-/// `offset()`, `key()` and `tensor()`), so they answer the same whichever of the two holds the
+/// [`shard`](Error::shard) look in the context, then ask the kind (one exhaustive match over
+/// [`ErrorKind`], which asks a layer enum's own `offset()`/`key()`/`tensor()` where it has them),
+/// so they answer the same whichever of the two holds the
 /// fact. Offsets are absolute byte offsets from the start of the file.
 ///
 /// `Display` gives the whole message, context included: `shard PATH: `, then `tensor "NAME": `,

@@ -137,14 +137,18 @@
 //! [`AlignmentProblem`] in `format`; [`FormatError`] (the parser), [`WriteError`] (the writer)
 //! and [`ShardError`] (sharded reading, and [`ops::split`]) in `container`; [`CodecError`],
 //! [`MetadataError`] and [`ModelError`] in theirs; [`EditError`] and [`QuantizeError`] (with
-//! [`ImatrixProblem`]) in `ops`. Each enum says which offset, key and tensor a variant names
-//! (`offset()`, `key()`, `tensor()`). The container, metadata, model and ops functions return
+//! [`ImatrixProblem`]) in `ops`. Where a layer's variants name an offset, key or tensor, its enum
+//! says which in exhaustive `offset()`/`key()`/`tensor()` matches ([`FormatError`],
+//! [`WriteError`], [`CodecError`], [`QuantizeError`], [`ImatrixProblem`], [`EditError`]; the
+//! others name only what `Error`'s own exhaustive match reads from them). The container, metadata, model and ops functions return
 //! [`Error`] (`error.rs` at the crate root, which knows every layer's enum and which every layer
 //! may use): one pointer, whose [`kind`](Error::kind) is the layer's enum ([`ErrorKind`], or I/O),
 //! with the context added on the way up; [`Error::offset`], [`Error::key`], [`Error::tensor`] and
 //! [`Error::shard`] look in both. The codecs return [`CodecError`], which converts into [`Error`]
 //! with `?`; parsing a name has its own small error ([`format::UnknownTypeName`] for a ggml type,
-//! [`ops::quantize::UnknownFileType`] for a llama.cpp file type).
+//! [`ops::file_type::UnknownFileType`] for a llama.cpp file type). Parts of a larger error live beside
+//! the code that makes them: the converter's `VocabError`, `GeneralError` and the SentencePiece
+//! model's `ProtoError`, each a cause inside `ConvertError`.
 //!
 //! Two errors stay outside [`ErrorKind`], on purpose. The converter's `convert::ConvertError`
 //! (cargo feature `convert`) reports what is wrong with a Hugging Face checkpoint (its JSON,

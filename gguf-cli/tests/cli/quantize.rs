@@ -1,7 +1,7 @@
 //! `gguf quantize` and `gguf dequantize`: converted tensors equal gguf-py's dequantize-then-
 //! quantize of the input (gguf.quants), kept tensors are byte-identical, metadata is kept with
 //! general.file_type updated; `gguf quantize` takes llama-quantize's arguments and refuses what it
-//! refuses (the byte-for-byte comparison with llama-quantize is in tests/tests/quantize_llama.rs).
+//! refuses (the byte-for-byte comparison with llama-quantize is in tests/tests/interop/quantize_llama.rs).
 
 use gguf_serde::{GgmlType, Gguf, ValueRef};
 use gguf_tests::{model, python, run_py, temp_dir};

@@ -62,6 +62,7 @@
 //! | `parse/` | the one parser of the grammar: header and pairs (`mod.rs`), the cursor (`cursor.rs`), arrays (`array.rs`), tensor infos (`tensors.rs`) |
 //! | `feed.rs` | the driver that feeds the parser from every source |
 //! | `atomic.rs`, `write.rs` | atomic output, the streaming writer |
+//! | `error.rs` | what the container refuses: [`FormatError`] (the parser), [`WriteError`] (the writer), [`ShardError`] (split models) |
 //! | `mod.rs`, `sharded.rs`, `remote.rs`, `url.rs` | [`Gguf`] and its accessors, split models, remote files |
 
 // Parsing code that file bytes reach: no unwrap/expect/panic/indexing; every exception

@@ -30,6 +30,7 @@
 //! | [`requant`] | [`quantize`], [`tensor_order`], [`imatrix`] |
 //! | [`dequantize`] | [`requant`] (its writer), [`file_type`], [`globs`] |
 //! | [`edit`], [`split`] | — |
+//! | `error` ([`QuantizeError`], [`ImatrixProblem`], [`EditError`]) | — (every module above uses it) |
 //!
 //! Inside [`quantize`]: `params` (the options) ← `rules` (one tensor) ← `plan` (the model).
 

@@ -14,6 +14,7 @@ mod convert_names;
 mod edit;
 mod error_context;
 mod imatrix;
+mod layers;
 mod model_derive;
 mod model_props;
 mod model_stream;

@@ -11,7 +11,7 @@
 //! `tests/tests/interop/resources_models.rs`: it needs the downloaded models).
 //!
 //! Recursion depth (arrays of arrays) is tested at `MAX_DEPTH` and one past it in
-//! `validation.rs` (`nesting_at_the_limit_reads`, `nesting_past_the_limit_refused`, which also
+//! `validation/keys_and_values.rs` (`nesting_at_the_limit_reads`, `nesting_past_the_limit_refused`, which also
 //! feeds 200,000 levels), and on write in `writer.rs`.
 
 use std::io::Cursor;

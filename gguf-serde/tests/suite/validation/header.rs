@@ -306,7 +306,7 @@ fn tensor_name_length_longer_than_the_file() {
 fn hostile_counts_allocate_no_more_than_a_few_times_the_file() {
     // The largest counts a 64 KiB body may claim (a pair takes at least 14 bytes, a tensor info
     // 24); every entry after the first is garbage. At most 64 index entries are reserved before
-    // parsing, so nothing grows with the claim (tests/resources.rs measures the exact bounds).
+    // parsing, so nothing grows with the claim (tests/suite/resources.rs measures the exact bounds).
     let body = 1 << 16;
     let mut b = B::le();
     b.header(3, 0, (body / 14) as u64).kv("a", ty::U8).u8(1).raw(&vec![0xee; body - 14]);

@@ -1,4 +1,5 @@
-//! The layer map of the crate docs (gguf-serde/src/lib.rs, "The layers"), checked: code in a
+//! The layer map of the crate docs (gguf-serde/src/lib.rs, "The layers"), checked (the map here
+//! is compared with that table): code in a
 //! layer's folder names only its own layer, the layers below it, and the umbrella [`Error`] of
 //! `error.rs`. A path through a crate-root re-export (`crate::Gguf`) counts as the layer the
 //! re-export comes from, read off lib.rs's `pub use` lines. Comments (doc links may point up: "a
@@ -14,8 +15,8 @@ use std::path::{Path, PathBuf};
 /// umbrella: `Error`, `Context`, `ErrorKind` and the conversions, which every layer returns.
 const LAYERS: &[(&str, &[&str])] = &[
     ("format", &[]),
-    ("codec", &["format"]),
     ("container", &["format"]),
+    ("codec", &["format"]),
     ("metadata", &["format", "container"]),
     ("model", &["format", "container", "codec", "metadata"]),
     ("ops", &["format", "container", "codec", "metadata", "model"]),
@@ -228,6 +229,66 @@ fn root_reexports(lib: &str) -> BTreeMap<String, String> {
     map
 }
 
+/// Names of the umbrella `error.rs` that any layer may use; any other name reached through
+/// `crate::error::` (it re-exports the layer enums) counts as the layer that defines it.
+const UMBRELLA: &[&str] = &["Error", "ErrorKind", "Result", "Found"];
+
+/// `crate::error::{A, B}` as the paths `crate::A`, `crate::B` (the root re-exports the same names)
+/// unless the name is one of the umbrella's own; any other path as it is.
+fn through_error(code: &str, offset: usize, first: String) -> Vec<(usize, String)> {
+    if first != "error" {
+        return vec![(offset, first)];
+    }
+    let rest = &code[offset + "crate::error".len()..];
+    let Some(rest) = rest.trim_start().strip_prefix("::") else { return vec![(offset, first)] };
+    let stmt = format!("crate::{}", &rest[..rest.find(';').unwrap_or(rest.len())]);
+    crate_paths(&stmt)
+        .into_iter()
+        .filter(|(at, _)| *at == 0)
+        .map(|(_, name)| if UMBRELLA.contains(&name.as_str()) { (offset, "error".to_string()) } else { (offset, name) })
+        .collect()
+}
+
+/// The "uses" column of the layer table in lib.rs's crate docs, by layer.
+fn documented_map(lib: &str) -> BTreeMap<String, Vec<String>> {
+    let mut map = BTreeMap::new();
+    for line in lib.lines() {
+        let Some(row) = line.strip_prefix("//! | ") else { continue };
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let [layer, uses, ..] = cells[..] else { continue };
+        let Some(name) = layer.trim_start_matches('[').strip_prefix('`').and_then(|l| l.split('`').next()) else {
+            continue;
+        };
+        if !LAYERS.iter().any(|(l, _)| *l == name) {
+            continue;
+        }
+        let uses = match uses.trim() {
+            "—" => vec![],
+            "all of the above" => LAYERS.iter().map(|(l, _)| l.to_string()).take_while(|l| l != name).collect(),
+            list => list.split(", ").map(str::to_string).collect(),
+        };
+        let mut uses = uses;
+        uses.sort();
+        map.insert(name.to_string(), uses);
+    }
+    map
+}
+
+#[test]
+fn the_checked_map_is_the_documented_one() {
+    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
+    let documented = documented_map(&lib);
+    let checked: BTreeMap<String, Vec<String>> = LAYERS
+        .iter()
+        .map(|(l, uses)| {
+            let mut uses: Vec<String> = uses.iter().map(|u| u.to_string()).collect();
+            uses.sort();
+            (l.to_string(), uses)
+        })
+        .collect();
+    assert_eq!(documented, checked, "the layer table of lib.rs and LAYERS here disagree");
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
 }
@@ -252,7 +313,9 @@ fn no_layer_imports_a_layer_above_it() {
         for file in files {
             let text = fs::read_to_string(&file).unwrap();
             let code = code_only(&text);
-            for (offset, first) in crate_paths(&code) {
+            for (offset, first) in
+                crate_paths(&code).into_iter().flat_map(|(offset, first)| through_error(&code, offset, first))
+            {
                 let target = if first.starts_with(|c: char| c.is_lowercase()) {
                     layer_of_root_module(&first).or_else(|| reexports.get(&first).and_then(|m| layer_of_root_module(m)))
                 } else {
@@ -294,4 +357,8 @@ fn the_lint_reads_paths_and_skips_comments_and_strings() {
     assert_eq!(map.get("Writer").map(String::as_str), Some("container"));
     assert_eq!(map.get("ShardedGguf").map(String::as_str), Some("container"));
     assert_eq!(map.get("Shape").map(String::as_str), Some("format"));
+    let code = "use crate::error::{Error, QuantizeError};\nlet e = crate::error::Error::io();";
+    let via: Vec<String> =
+        crate_paths(code).into_iter().flat_map(|(o, n)| through_error(code, o, n)).map(|(_, n)| n).collect();
+    assert_eq!(via, ["error", "QuantizeError", "error"]);
 }
