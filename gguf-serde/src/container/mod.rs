@@ -10,22 +10,22 @@
 //!
 //! # Policies
 //! - **Versions**: 2 and 3 are read (they parse the same way). Version 1 (u32 counts and lengths,
-//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`](crate::FormatError::UnsupportedVersion), as ggml does; so are
+//!   superseded in 2023) is refused with [`FormatError::UnsupportedVersion`], as ggml does; so are
 //!   0 and anything above 3.
 //! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
 //!   file is big-endian and is read as such (every number, length and count, and tensor data is
 //!   handed out as stored). [`Gguf::endian`] tells which.
 //! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
-//!   with [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8) naming the offset. (The spec says strings are UTF-8; this
+//!   with [`FormatError::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this
 //!   lets every string be handed out as `&str` without copying.)
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
 //!   [`MAX_DIMS`](crate::format::MAX_DIMS) dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
 //! - **Alignment**: `general.alignment` must be a UINT32 power of two of at most
 //!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (64 KiB), on read and on write, or the file
-//!   is refused: by the reader with [`FormatError::BadAlignment`](crate::FormatError::BadAlignment)
+//!   is refused: by the reader with [`FormatError::BadAlignment`]
 //!   naming the pair's offset, by the writer with
-//!   [`WriteError::BadAlignment`](crate::WriteError::BadAlignment). ggml and gguf-py
+//!   [`WriteError::BadAlignment`]. ggml and gguf-py
 //!   accept any power of two up to 2^31; the limit keeps the padding a rewrite adds small (see
 //!   the constant). A file without tensors has its data offset at the end of its tensor infos, as
 //!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says.

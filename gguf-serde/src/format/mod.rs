@@ -37,7 +37,7 @@ pub const DEFAULT_ALIGNMENT: u32 = 32;
 /// can be mapped and loaded on aligned addresses: ggml and gguf-py write 32 unless told otherwise,
 /// and the largest value with a use is a memory page, at most 64 KiB on the platforms ggml runs
 /// on (4 KiB on x86-64, 16 or 64 KiB on arm64 and ppc64le kernels). A larger alignment is refused
-/// ([`AlignmentProblem::TooLarge`](crate::AlignmentProblem::TooLarge)) because its padding is paid
+/// ([`AlignmentProblem::TooLarge`]) because its padding is paid
 /// by whoever writes the file, not by the file: a 57-byte file declaring 2^31 would otherwise be
 /// rewritten as 2 GiB of zeros. With this limit, the padding a writer adds beyond what the file
 /// it copies holds is less than 64 KiB.

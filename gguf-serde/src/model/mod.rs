@@ -80,7 +80,7 @@
 //!
 //! | attribute | meaning |
 //! |---|---|
-//! | `#[gguf(unbound = "error")]` | the default: reading fails with [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors) if the file has tensors that no field binds (so that a read-then-write round trip cannot silently drop tensors) |
+//! | `#[gguf(unbound = "error")]` | the default: reading fails with [`ModelError::UnboundTensors`] if the file has tensors that no field binds (so that a read-then-write round trip cannot silently drop tensors) |
 //! | `#[gguf(unbound = "ignore")]` | tensors that no field binds are left alone; [`LoadReport::unbound`] lists them |
 //! | `#[gguf(metadata = "Dims")]` | for a sub-model: the type (`DeserializeOwned`) its `shape` and `count` expressions refer to, deserialized from the model's metadata — the file's on read, the metadata the top-level struct writes on write. The sub-model has no metadata field, so a model built in memory does not copy hyper-parameters into every block. Excludes a `#[gguf(metadata)]` field. Meant for sub-models: a top-level struct writes no metadata of its own, so on write its `Type` would see no keys |
 //! | `#[gguf(crate = "path")]` | the path of this crate in the generated code (`"my_crate::gguf_serde"`), as `#[serde(crate = "...")]`: for a crate that re-exports `gguf_serde` and whose users do not depend on it |
@@ -95,8 +95,8 @@
 //! | `#[gguf(name = "vision")]` | a sub-model (a struct that derives `GgufModel`) | its fields' names get the prefix `vision.` |
 //! | `#[gguf(flatten)]` | a sub-model | its fields' names get no prefix of their own (a group of top-level tensors in a struct of its own) |
 //! | `#[gguf(name = "blk.{}")]` | `Vec<Sub>` of sub-models or tensors | element `i` is named with `{}` replaced by `i`: `blk.0.attn_q.weight`, `blk.1.…` |
-//! | `#[gguf(name = "blk.{}", count = "block_count")]` | `Vec<…>` | the number of elements is a metadata value (an expression as for `shape`); without `count` (or when the value is an absent `Option`), it is the number of elements present in the file, and a hole in the numbering is [`ModelError::NumberingHole`](crate::ModelError::NumberingHole) |
-//! | `Option<…>` field type | | an optional tensor or sub-model: `None` when absent (tied embeddings). Any other missing tensor is [`ModelError::MissingTensor`](crate::ModelError::MissingTensor) |
+//! | `#[gguf(name = "blk.{}", count = "block_count")]` | `Vec<…>` | the number of elements is a metadata value (an expression as for `shape`); without `count` (or when the value is an absent `Option`), it is the number of elements present in the file, and a hole in the numbering is [`ModelError::NumberingHole`] |
+//! | `Option<…>` field type | | an optional tensor or sub-model: `None` when absent (tied embeddings). Any other missing tensor is [`ModelError::MissingTensor`] |
 //! | `#[gguf(dtype = "F32")]`, `#[gguf(dtype = "q4_k \| Q6_K")]` | tensors (also in `Option` and `Vec`) | the ggml types the tensor may have (one, or a set separated by `\|`), by their ggml names in any case (as [`GgmlType`](crate::GgmlType)'s `FromStr` and the CLI accept them); `"any"` (alone) is every type, the same as no `dtype`. A typed storage ([`F32Tensor`], `Vec<f32>`) is written as the first type listed (F32 without a `dtype`) |
 //! | `#[gguf(shape = "[vocab_size, embedding_length]")]` | tensors | the canonical shape (outermost first); each dimension is a number, `_` (any), or an expression over the fields of the struct's `#[gguf(metadata)]` field with `+ - * /` and parentheses: `[head_count * key_length, embd]`. A metadata value may be any integer, an `Option` of one (`None` checks nothing), or a `Vec`/slice/string array (its length: `[tokens, embd]`). A `Vec<f32>` field is written with this shape (all dimensions known, or all but one, which its length gives) |
 //!
@@ -112,12 +112,12 @@
 //! a [`ShardedGguf`]; [`GgufModel::read_with`] takes [`ReadOptions`] and also returns a
 //! [`LoadReport`]. The metadata field is deserialized first (shape and count constraints use it),
 //! then the fields in order. Errors name the tensor:
-//! [`ModelError::MissingTensor`](crate::ModelError::MissingTensor),
-//! [`ModelError::WrongDtype`](crate::ModelError::WrongDtype),
-//! [`ModelError::WrongShape`](crate::ModelError::WrongShape),
-//! [`ModelError::NumberingHole`](crate::ModelError::NumberingHole),
-//! [`ModelError::UnboundTensors`](crate::ModelError::UnboundTensors),
-//! [`ModelError::Constraint`](crate::ModelError::Constraint) (also for a `count` larger than the
+//! [`ModelError::MissingTensor`],
+//! [`ModelError::WrongDtype`],
+//! [`ModelError::WrongShape`],
+//! [`ModelError::NumberingHole`],
+//! [`ModelError::UnboundTensors`],
+//! [`ModelError::Constraint`] (also for a `count` larger than the
 //! number of tensors); the error of a conversion that fails (a [`CodecError`](crate::CodecError))
 //! keeps its kind, with [`Error::tensor`](crate::Error::tensor) naming the tensor.
 //!
