@@ -1,4 +1,19 @@
-//! `gguf`: inspect, validate and edit GGUF files.
+//! `gguf`: inspect, validate, edit, split, quantize and convert GGUF files.
+//!
+//! One file per command or group of commands (`inspect.rs`, `validate.rs`, `diff.rs`, `edit.rs`
+//! for `set`/`rm`/`rename`, `split.rs` for `split`/`merge`, `quantize.rs` for
+//! `quantize`/`dequantize`, `convert.rs`, `remote.rs` for `hf://` and URLs), over three shared
+//! modules that every command uses:
+//!
+//! - `outputs.rs`: the one policy of what a writing command may replace (an existing file without
+//!   `--force`, a folder, the input, a shard set). A new command that writes a file describes its
+//!   outputs there and calls `Outputs::check` before writing;
+//! - `out.rs`: standard output through one writer (never `println!`), and the error texts that
+//!   name a path once;
+//! - `signals.rs`: an interrupt removes the temporary files of writes in progress.
+//!
+//! A new command: its arguments and `run` in a file of its own, a variant of `Command` below, and
+//! a row in the README's command table.
 
 mod convert;
 mod diff;

@@ -375,3 +375,16 @@ fn convert_refuses_a_default_name_that_is_not_one_file_name() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&gguf(&["inspect", out.to_str().unwrap()]).stdout).contains("a/b"));
 }
+
+/// A checkpoint without tokenizer files is refused (exit 1, nothing written); the library's
+/// refusal names both files and the CLI adds the flag that converts without a tokenizer.
+#[test]
+fn convert_without_a_tokenizer_names_no_vocab() {
+    let Some(ckpt) = make_hf_llama("cli_convert_novocab", HfLayout::TiedSingle, 16) else { return };
+    let out = ckpt.parent().unwrap().join("novocab.gguf");
+    let o = gguf(&["convert", ckpt.to_str().unwrap(), "-q", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("tokenizer.model") && err.contains("tokenizer.json") && err.contains("--no-vocab"), "{err}");
+    assert!(!out.exists());
+}
