@@ -45,18 +45,19 @@ mod error;
 pub mod general;
 mod naming;
 mod planning;
+mod rows;
 pub mod vocab;
 pub mod vocab_hook;
 mod write;
 
 use crate::{GgmlType, Value};
 
-pub use arch::{Architecture, ExtraTensor, Mapped, Transform};
+pub use arch::{Architecture, ExtraTensor, ForceType, Join, Mapped, RowFn, RowTransform, Target, Transform};
 pub use checkpoint::{Checkpoint, HfConfig, SourceTensor};
 pub use error::ConvertError;
 use error::Result;
 pub use naming::{default_file_name, naming_convention, FILE_NAME_MAX};
-pub use planning::{general_keys, plan, plan_with, Plan, PlannedTensor, TensorData};
+pub use planning::{general_keys, plan, plan_with, JoinedPart, Plan, PlannedTensor, TensorData};
 pub use write::{convert, convert_with, permuted_row, write_plan, ConvertReport};
 
 /// Elements converted per chunk by default: 1 Mi `f32` (4 MiB); at least one row.
@@ -155,16 +156,74 @@ impl Kvs {
     }
 }
 
+/// GGUF tensor names the reference always writes as F32 unless the architecture forces a type
+/// (`ModelBase.prepare_tensors`' list, kept as llama.cpp's quantizer keeps them): `{bid}` is a
+/// block number. The router (`ffn_gate_inp`, `ffn_gate_inp_shexp`), positional and token-type
+/// embeddings, SSM and short convolutions, RWKV's time-mix weights, WavTokenizer's `posnet`
+/// norms, vision and audio positional embeddings, Gemma 3n's AltUp coefficients, Kimi's
+/// convolutions and DeepSeek's sparse-attention indexer projection; each with `.weight`.
+pub const ALWAYS_F32: &[&str] = &[
+    "blk.{bid}.ffn_gate_inp",
+    "blk.{bid}.ffn_gate_inp_shexp",
+    "position_embd",
+    "token_types",
+    "blk.{bid}.ssm_conv1d",
+    "blk.{bid}.shortconv.conv",
+    "blk.{bid}.time_mix_first",
+    "blk.{bid}.time_mix_w1",
+    "blk.{bid}.time_mix_w2",
+    "blk.{bid}.time_mix_decay_w1",
+    "blk.{bid}.time_mix_decay_w2",
+    "blk.{bid}.time_mix_lerp_fused",
+    "posnet.{bid}.norm1",
+    "posnet.{bid}.norm2",
+    "v.position_embd",
+    "a.position_embd",
+    "blk.{bid}.altup_correct_coef",
+    "blk.{bid}.altup_predict_coef",
+    "blk.{bid}.ssm_conv1d_q",
+    "blk.{bid}.ssm_conv1d_k",
+    "blk.{bid}.ssm_conv1d_v",
+    "blk.{bid}.indexer.proj",
+];
+
+/// Whether `name` is `pattern` + `.weight` with `{bid}` standing for a decimal block number.
+fn matches_pattern(name: &str, pattern: &str) -> bool {
+    let Some(base) = name.strip_suffix(".weight") else { return false };
+    match pattern.split_once("{bid}") {
+        None => base == pattern,
+        Some((pre, post)) => base
+            .strip_prefix(pre)
+            .and_then(|rest| rest.strip_suffix(post))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+    }
+}
+
 /// The ggml type a tensor named `gguf_name` of canonical `shape` is written as for the
-/// resolved `outtype` (not [`OutType::Auto`]; see the [module docs](self)).
-pub fn output_type(gguf_name: &str, shape: &[u64], outtype: OutType) -> GgmlType {
-    let forced_f32 = shape.len() <= 1
-        || gguf_name.ends_with("_norm.weight")
-        || !(gguf_name.ends_with(".weight") || gguf_name.ends_with(".lora_a") || gguf_name.ends_with(".lora_b"));
-    if forced_f32 {
+/// resolved `outtype` (not [`OutType::Auto`]), with the type the architecture forces, if any
+/// ([`Architecture::force_type`], the reference's `tensor_force_quant`). The reference's rules,
+/// in its order (`ModelBase.prepare_tensors`):
+/// 1. 1-D tensors and names ending in `_norm.weight` are F32, whatever is forced;
+/// 2. unless a type is forced, names in [`ALWAYS_F32`] and names not ending in `.weight`
+///    (`.lora_a`, `.lora_b`) are F32;
+/// 3. the forced type, or the output type;
+/// 4. a type whose blocks do not divide the row (the last canonical dimension: Q8_0's 32)
+///    falls back to F16, as the reference does on gguf-py's `QuantError`.
+pub fn output_type(gguf_name: &str, shape: &[u64], outtype: OutType, force: Option<ForceType>) -> GgmlType {
+    if shape.len() <= 1 || gguf_name.ends_with("_norm.weight") {
         return GgmlType::F32;
     }
-    let t = outtype.ggml().unwrap_or(GgmlType::F16);
+    let t = match force {
+        Some(ForceType::Type(t)) => t,
+        Some(ForceType::OutType) => outtype.ggml().unwrap_or(GgmlType::F16),
+        None => {
+            let weight_like = [".weight", ".lora_a", ".lora_b"].iter().any(|s| gguf_name.ends_with(s));
+            if !weight_like || ALWAYS_F32.iter().any(|p| matches_pattern(gguf_name, p)) {
+                return GgmlType::F32;
+            }
+            outtype.ggml().unwrap_or(GgmlType::F16)
+        }
+    };
     let row = shape.last().copied().unwrap_or(0);
     if row.checked_rem(t.block_size()) == Some(0) {
         t
@@ -243,12 +302,23 @@ mod tests {
 
     #[test]
     fn types_as_the_reference_chooses() {
-        assert_eq!(output_type("blk.0.attn_norm.weight", &[64], OutType::Q8_0), GgmlType::F32);
-        assert_eq!(output_type("blk.0.attn_q.weight", &[64, 64], OutType::Q8_0), GgmlType::Q8_0);
-        assert_eq!(output_type("blk.0.ffn_down.weight", &[64, 80], OutType::Q8_0), GgmlType::F16);
-        assert_eq!(output_type("blk.0.attn_q.bias", &[64], OutType::BF16), GgmlType::F32);
-        assert_eq!(output_type("token_embd.weight", &[32, 64], OutType::BF16), GgmlType::BF16);
-        assert_eq!(output_type("blk.0.attn_q_norm.weight", &[16], OutType::F16), GgmlType::F32);
+        assert_eq!(output_type("blk.0.attn_norm.weight", &[64], OutType::Q8_0, None), GgmlType::F32);
+        assert_eq!(output_type("blk.0.attn_q.weight", &[64, 64], OutType::Q8_0, None), GgmlType::Q8_0);
+        assert_eq!(output_type("blk.0.ffn_down.weight", &[64, 80], OutType::Q8_0, None), GgmlType::F16);
+        assert_eq!(output_type("blk.0.attn_q.bias", &[64], OutType::BF16, None), GgmlType::F32);
+        assert_eq!(output_type("token_embd.weight", &[32, 64], OutType::BF16, None), GgmlType::BF16);
+        assert_eq!(output_type("blk.0.attn_q_norm.weight", &[16], OutType::F16, None), GgmlType::F32);
+        // the reference's always-F32 list, and a forced type above it
+        assert_eq!(output_type("blk.3.ffn_gate_inp.weight", &[8, 64], OutType::BF16, None), GgmlType::F32);
+        assert_eq!(output_type("blk.3.ffn_gate_inp_shexp.weight", &[1, 64], OutType::Q8_0, None), GgmlType::F32);
+        assert_eq!(output_type("position_embd.weight", &[64, 64], OutType::F16, None), GgmlType::F32);
+        assert_eq!(output_type("blk.x.ffn_gate_inp.weight", &[8, 64], OutType::BF16, None), GgmlType::BF16);
+        assert_eq!(output_type("blk.3.ffn_gate_exps.weight", &[8, 16, 64], OutType::Q8_0, None), GgmlType::Q8_0);
+        let q8 = Some(ForceType::Type(GgmlType::Q8_0));
+        assert_eq!(output_type("blk.3.ffn_gate_inp.weight", &[8, 64], OutType::F16, q8), GgmlType::Q8_0);
+        assert_eq!(output_type("blk.3.ffn_gate_inp.weight", &[8, 48], OutType::F16, q8), GgmlType::F16);
+        assert_eq!(output_type("blk.3.attn_norm.weight", &[8, 64], OutType::F16, q8), GgmlType::F32);
+        assert_eq!(output_type("blk.3.thing.bias", &[8, 64], OutType::F16, Some(ForceType::OutType)), GgmlType::F16);
     }
 
     #[test]

@@ -14,11 +14,18 @@
 //!   `rope_freqs.weight` ([`llama3_rope_factors`], the reference's `generate_extra_tensors`).
 //! - Tokenizer: SentencePiece (`tokenizer.model`) or GPT-2 BPE (`tokenizer.json`, Llama 3), see
 //!   [`crate::convert::vocab::set_vocab_llama`].
-//! - Not converted (refused): mixture-of-experts checkpoints (`block_sparse_moe`).
+//! - Mixtral (`MixtralForCausalLM`, `num_local_experts`): each block's experts
+//!   `block_sparse_moe.experts.X.{w1,w2,w3}.weight` (`[n_ff, n_embd]`, `[n_embd, n_ff]`,
+//!   `[n_ff, n_embd]`) are stacked ([`Mapped::expert`]) into `blk.N.ffn_{gate,down,up}_exps.weight`
+//!   (`[n_expert, n_ff, n_embd]`, `[n_expert, n_embd, n_ff]`, `[n_expert, n_ff, n_embd]`), the
+//!   router `block_sparse_moe.gate` is `blk.N.ffn_gate_inp` (F32, the reference's rule);
+//!   `llama.expert_count` and `llama.expert_used_count` come from [`text_model_parameters`].
+//!   transformers saves Mixtral's experts this way (it undoes its fused in-memory layout on
+//!   `save_pretrained`), as the hub's checkpoints have them.
 
 use super::{
-    always_skipped, key, standard_required, text_model_parameters, ArchContext, Architecture, BlockMap, ExtraTensor,
-    Mapped, Transform,
+    always_skipped, expert_part, key, standard_required, text_model_parameters, ArchContext, Architecture, BlockMap,
+    ExtraTensor, Mapped, Transform,
 };
 use crate::convert::{ConvertError, Kvs};
 use crate::Value;
@@ -43,6 +50,27 @@ pub const LLAMA_MAP: BlockMap<'static> = BlockMap {
         ("post_attention_layernorm", "ffn_norm"),
     ],
 };
+
+/// Mixtral's router, beside [`LLAMA_MAP`].
+pub const MIXTRAL_MAP: BlockMap<'static> = BlockMap {
+    top: &[],
+    block_prefix: "model.layers.",
+    block: &[("block_sparse_moe.gate", "ffn_gate_inp")],
+};
+
+/// The block tensors of a Mixtral decoder.
+pub const MIXTRAL_BLOCK: &[&str] = &[
+    "attn_norm",
+    "attn_q",
+    "attn_k",
+    "attn_v",
+    "attn_output",
+    "ffn_norm",
+    "ffn_gate_inp",
+    "ffn_gate_exps",
+    "ffn_down_exps",
+    "ffn_up_exps",
+];
 
 /// The block tensors every Llama-like decoder needs.
 pub const LLAMA_BLOCK: &[&str] =
@@ -143,6 +171,19 @@ impl Architecture for Llama {
         if always_skipped(hf) {
             return Ok(Mapped::Skip);
         }
+        if let Some((bid, xid, w)) = expert_part(hf, "model.layers.", "block_sparse_moe.experts.", cx.block_count) {
+            let out = match w {
+                "w1.weight" => "ffn_gate_exps",
+                "w2.weight" => "ffn_down_exps",
+                "w3.weight" => "ffn_up_exps",
+                _ => return Ok(Mapped::Unknown),
+            };
+            let n = cx.config.need_u32(&["num_local_experts"])?;
+            return Ok(Mapped::expert(format!("blk.{bid}.{out}.weight"), xid, n.into()));
+        }
+        if let Some(name) = MIXTRAL_MAP.get(hf, cx.block_count) {
+            return Ok(Mapped::plain(name));
+        }
         let Some(name) = LLAMA_MAP.get(hf, cx.block_count) else { return Ok(Mapped::Unknown) };
         let (n_head, n_kv) = heads(cx)?;
         let mut transforms = Vec::new();
@@ -155,11 +196,12 @@ impl Architecture for Llama {
     }
 
     fn source_name(&self, gguf: &str) -> Option<String> {
-        LLAMA_MAP.source_name(gguf)
+        LLAMA_MAP.source_name(gguf).or_else(|| MIXTRAL_MAP.source_name(gguf))
     }
 
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
-        standard_required(cx.block_count, LLAMA_BLOCK)
+        let moe = cx.config.get("num_local_experts").is_some_and(|v| !v.is_null());
+        standard_required(cx.block_count, if moe { MIXTRAL_BLOCK } else { LLAMA_BLOCK })
     }
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
