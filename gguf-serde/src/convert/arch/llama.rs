@@ -210,7 +210,9 @@ impl Architecture for Llama {
         // The reference reads config.json through transformers' LlamaConfig, which fills in
         // `head_dim = hidden_size / num_attention_heads` when the file has none: the key and
         // value lengths are then written too, before `general.file_type`.
-        if c.find_u32(&["head_dim"])?.is_none() {
+        // transformers' MixtralConfig leaves `head_dim` unset (null).
+        let mixtral = c.get("model_type").and_then(|v| v.as_str()) == Some("mixtral");
+        if c.find_u32(&["head_dim"])?.is_none() && !mixtral {
             let d = c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1);
             let at = kv.0.iter().position(|(k, _)| k == "general.file_type").unwrap_or(kv.0.len());
             kv.0.insert(at, (key("llama", "attention.value_length"), Value::U32(d)));
