@@ -65,6 +65,22 @@ CASES = {
     # a padding slot; fused gate_up_proj, attention biases, half-rotary heads (the default)
     "tiny-GLM-4": ("Glm4Config", {**SMALL, "vocab_size": 151936, "head_dim": 16, "pad_token_id": 151643,
                                   "eos_token_id": [151643, 151646]}),
+    # DeepSeek-V3: GPT-2's BPE vocabulary (llama.cpp's deepseek-llm one, rebuilt, is not
+    # recognised by the converter's pre-tokenizer check); multi-head latent attention with both
+    # low-rank projections, the first layer dense, then 4 routed experts of 64 in 2 groups (1
+    # chosen) with sigmoid scores and a shared expert
+    "tiny-DeepSeek-V3": ("DeepseekV3Config", {**SMALL, "vocab_size": 50257, "bos_token_id": 50256,
+                                              "eos_token_id": 50256, "num_key_value_heads": 4, "q_lora_rank": 48, "kv_lora_rank": 32,
+                                              "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16,
+                                              "first_k_dense_replace": 1, "n_routed_experts": 4,
+                                              "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1,
+                                              "moe_intermediate_size": 64, "n_shared_experts": 1}),
+    # gpt-oss: GPT-2's BPE vocabulary; fused expert tensors as transformers stores them (bfloat16,
+    # not the released MXFP4), expert width 96, attention sinks and biases, alternating sliding
+    # (window 6: shorter than the logits test's 12 positions) and full layers, YaRN RoPE (default)
+    "tiny-gpt-oss": ("GptOssConfig", {**SMALL, "intermediate_size": 96, "vocab_size": 50257, "head_dim": 16,
+                                      "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 6,
+                                      "eos_token_id": 50256, "pad_token_id": 50256}),
 }
 
 
