@@ -51,7 +51,7 @@ pub fn convert_ref_cases() -> Vec<String> {
 ///
 /// Pending now (the layout cases of the manifest): `MixtralForCausalLM`, `Qwen2MoeForCausalLM`,
 /// `Qwen3MoeForCausalLM`, `Olmo2ForCausalLM`, `Gemma2ForCausalLM`, `SmolLM3ForCausalLM`,
-/// `GraniteForCausalLM`, `Glm4ForCausalLM`.
+/// `GraniteForCausalLM`, `Glm4ForCausalLM`, `DeepseekV3ForCausalLM`, `GptOssForCausalLM`.
 pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[];
 
 /// The Hugging Face architecture of a layout case (its `tests/data/hf-layouts/CASE.json`'s

@@ -39,7 +39,8 @@
 //! (the norm of a difference of at most the tolerance per logit bounds the norm's change), and
 //! each token transformers generated llama.cpp's argmax too unless the two are within twice the
 //! largest difference seen. Measured on the reference's own F32 outputs when recording: at most
-//! 3.6e-7 per logit (Gemma 2: 1.2e-4), every generated token the same.
+//! 3.6e-7 per logit (Gemma 2: 1.2e-4, gpt-oss 7.2e-6), every generated token the same; except
+//! DeepSeek-V3 (see [`ORACLE_DIVERGES`]).
 //!
 //! A metadata override (`gguf convert --metadata FILE`, `ConvertOptions::metadata_override`):
 //! ggml's reader reads every key it sets, those only an override gives among them
@@ -216,6 +217,16 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
     assert!(failures.is_empty(), "{}\nall cases:\n{}", failures.join("\n"), report.join("\n"));
 }
 
+/// Layout cases whose reference file (which ours must equal byte for byte) llama.cpp does not run
+/// as transformers computes, with the reason. The test asserts that they still differ, so that a
+/// fix in llama.cpp's converter shows here.
+const ORACLE_DIVERGES: &[(&str, &str)] = &[(
+    "tiny-DeepSeek-V3",
+    "transformers' DeepseekV3Config has no `scoring_func` (its router is always sigmoid), so \
+     config.json as transformers saves it has none and convert_hf_to_gguf.py writes no \
+     deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 per logit)",
+)];
+
 /// One layout case's F32 conversion run by llama.cpp against transformers' recorded logits (see
 /// the module docs); `Err` lists what differs. Returns the report line.
 fn layout_case_against_transformers(harness: &Path, case: &str) -> Option<Result<String, String>> {
@@ -290,12 +301,19 @@ fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
     let _ = writeln!(std::io::stderr(), "convert_runs: layout cases pending a converter: {}", pending.join(", "));
     let mut failures = Vec::new();
     for case in &cases {
-        match layout_case_against_transformers(&harness, case) {
-            None => return,
-            Some(Ok(line)) => {
+        let diverges = ORACLE_DIVERGES.iter().find(|(c, _)| c == case).map(|(_, why)| *why);
+        match (layout_case_against_transformers(&harness, case), diverges) {
+            (None, _) => return,
+            (Some(Ok(line)), None) => {
                 let _ = writeln!(std::io::stderr(), "convert_runs: {line}");
             }
-            Some(Err(e)) => failures.push(e),
+            (Some(Err(e)), None) => failures.push(e),
+            (Some(Ok(line)), Some(_)) => {
+                failures.push(format!("{line}\n{case} now agrees with transformers: remove it from ORACLE_DIVERGES"))
+            }
+            (Some(Err(e)), Some(why)) => {
+                let _ = writeln!(std::io::stderr(), "convert_runs: {case}: differs as expected ({why}):\n{e}");
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
