@@ -283,10 +283,13 @@ fn layout_case_against_transformers(harness: &Path, case: &str) -> Option<Result
         let best = (0..row.len()).fold(0, |b, i| if row[i] > row[b] { i } else { b });
         let gap = f64::from(row[best]) - f64::from(row[g as usize]);
         if best != g as usize && gap > 2.0 * diff.max(f64::EPSILON) {
-            errors.push(format!("{case}: transformers generated {g} at step {k}, llama.cpp's argmax is {best} (higher by {gap:e})"));
+            errors.push(format!(
+                "{case}: transformers generated {g} at step {k}, llama.cpp's argmax is {best} (higher by {gap:e})"
+            ));
         }
     }
-    let line = format!("{case}: max |llama.cpp - transformers| {diff:.3e} over the recorded logits; generated {generated:?}");
+    let line =
+        format!("{case}: max |llama.cpp - transformers| {diff:.3e} over the recorded logits; generated {generated:?}");
     Some(if errors.is_empty() { Ok(line) } else { Err(format!("{}\n{line}", errors.join("\n"))) })
 }
 
