@@ -192,3 +192,46 @@ fn hparams_equal_transformers() {
     assert!(failures.is_empty(), "differences from transformers:\n{}", failures.join("\n"));
     assert!(loaded >= CLASSES.len() && refused >= 5, "{loaded} loaded, {refused} refused");
 }
+
+/// A Phi-3 `config.json` without `original_max_position_embeddings` (the converter-reference
+/// case `tiny-Phi-3-mini-128k-instruct` with that field removed) converts, as the reference
+/// converts it: `phi3.rope.scaling.original_context_length` is the value transformers'
+/// `Phi3Config` gives `rope_parameters.original_max_position_embeddings` for that file (read
+/// through `tests/py/hf_config.py`), and since that is the value the case had, the whole output
+/// equals the reference's output of the unmodified case.
+#[test]
+fn phi3_without_original_max_position_embeddings() {
+    use gguf_serde::convert::{convert, plan, Checkpoint, ConvertOptions, OutType};
+    use gguf_serde::Value;
+    use gguf_tests::convert_refs::{convert_ref, describe_gguf, make_convert_case};
+
+    let case = "tiny-Phi-3-mini-128k-instruct";
+    let Some(py) = gguf_tests::python() else { return };
+    let Some(dir) = make_convert_case(case) else { return };
+    let path = dir.join("config.json");
+    let mut config: Json = serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("JSON");
+    let removed = config.as_object_mut().expect("object").remove("original_max_position_embeddings");
+    assert!(removed.is_some(), "the case has original_max_position_embeddings");
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).expect("JSON")).expect("write");
+
+    let theirs = gguf_tests::run_py(&py, "hf_config.py", &[&dir.to_string_lossy()]);
+    assert_eq!(theirs[0]["auto_config"], true, "transformers loads it: {}", theirs[0]["error"]);
+    let want = theirs[0]["hparams"]["rope_parameters"]["original_max_position_embeddings"]
+        .as_u64()
+        .expect("transformers fills in rope_parameters.original_max_position_embeddings");
+
+    let ckpt = Checkpoint::open(&*dir).expect("open");
+    let card = gguf_tests::run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
+    let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+    let opts = ConvertOptions { model_card: card.as_ref(), ..ConvertOptions::new(OutType::F32) };
+    let p = plan(&ckpt, &opts).expect("the conversion is planned");
+    assert_eq!(
+        p.kvs.get("phi3.rope.scaling.original_context_length"),
+        Some(&Value::U32(u32::try_from(want).expect("u32"))),
+        "the reference writes transformers' default"
+    );
+
+    let out = dir.tmp.join("phi3-no-orig.gguf");
+    convert(&*dir, &out, &opts).expect("converts");
+    assert_eq!(describe_gguf(&out), Some(convert_ref(case, "f32")), "the reference's output of the case");
+}
