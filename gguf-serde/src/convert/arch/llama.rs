@@ -207,17 +207,6 @@ impl Architecture for Llama {
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
         text_model_parameters("llama", cx, file_type, kv)?;
         let c = cx.config;
-        // The reference reads config.json through transformers' LlamaConfig, which fills in
-        // `head_dim = hidden_size / num_attention_heads` when the file has none: the key and
-        // value lengths are then written too, before `general.file_type`.
-        // transformers' MixtralConfig leaves `head_dim` unset (null).
-        let mixtral = c.get("model_type").and_then(|v| v.as_str()) == Some("mixtral");
-        if c.find_u32(&["head_dim"])?.is_none() && !mixtral {
-            let d = c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1);
-            let at = kv.0.iter().position(|(k, _)| k == "general.file_type").unwrap_or(kv.0.len());
-            kv.0.insert(at, (key("llama", "attention.value_length"), Value::U32(d)));
-            kv.0.insert(at, (key("llama", "attention.key_length"), Value::U32(d)));
-        }
         kv.set(key("llama", "vocab_size"), Value::U32(c.need_u32(&["vocab_size"])?));
         let rope_dim = match c.find_u32(&["head_dim"])? {
             Some(d) => d,
