@@ -464,7 +464,8 @@ fn llama2_checkpoint_without_tokenizer_model_converts_as_reference() {
     };
     assert_eq!(tensors(&ours), tensors(&theirs), "tensors");
 
-    let reference = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), dir.to_str().unwrap(), "llama", "32000"]);
+    let reference =
+        run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), dir.to_str().unwrap(), "llama", "32000"]);
     assert_eq!(reference[0]["key"], "tokenizer.ggml.model");
     assert_eq!(reference[0]["value"], "llama");
     let file = gguf_serde::Gguf::open(&out).unwrap();

@@ -73,11 +73,11 @@ fn named_text(path: &Path, name: &str, v: &J) -> Result<Option<String>, VocabErr
     match v {
         J::Null => Ok(None),
         J::String(s) => Ok(Some(s.clone())),
-        J::Object(o) if o.get("__type").and_then(J::as_str) == Some("AddedToken") => {
-            o.get("content").and_then(J::as_str).map(|s| Some(s.to_owned())).ok_or_else(|| {
-                invalid(path, format!("{name}.content: missing or not a string"))
-            })
-        }
+        J::Object(o) if o.get("__type").and_then(J::as_str) == Some("AddedToken") => o
+            .get("content")
+            .and_then(J::as_str)
+            .map(|s| Some(s.to_owned()))
+            .ok_or_else(|| invalid(path, format!("{name}.content: missing or not a string"))),
         other => Err(invalid(
             path,
             format!("{name}: {other} is not a string or a serialized AddedToken (transformers raises TypeError)"),

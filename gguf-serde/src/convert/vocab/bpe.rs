@@ -268,12 +268,17 @@ pub(super) fn gpt2_into_with(
     names: PreNames,
 ) -> Result<(), VocabError> {
     let v = vocab_base_with(dir, vocab_size, names)?;
+    write_gpt2(kvs, v, &special_vocab(dir, true, None)?)
+}
+
+/// The keys of `_set_vocab_gpt2`'s kind: `tokenizer.ggml.model` = `gpt2`, the pre-tokenizer,
+/// tokens and token types of `v`, then the special vocabulary `sv`.
+fn write_gpt2(kvs: &mut Kvs, v: BpeVocab, sv: &super::SpecialVocab) -> Result<(), VocabError> {
     kvs.set("tokenizer.ggml.model", Value::String("gpt2".into()));
     kvs.set("tokenizer.ggml.pre", Value::String(v.pre));
     kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
     kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, true, None)?.write_into(kvs)?;
-    Ok(())
+    sv.write_into(kvs)
 }
 
 /// GLM-4 (`Glm4Model.set_vocab`, `Glm4ForCausalLM`): the GPT-2 BPE vocabulary
@@ -327,11 +332,7 @@ pub(super) fn glm_with(
         sv.set_special_token(typ, u64::from(id));
     }
     let mut kvs = Kvs::default();
-    kvs.set("tokenizer.ggml.model", Value::String("gpt2".into()));
-    kvs.set("tokenizer.ggml.pre", Value::String(v.pre));
-    kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
-    kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    sv.write_into(&mut kvs)?;
+    write_gpt2(&mut kvs, v, &sv)?;
     Ok(kvs.0)
 }
 

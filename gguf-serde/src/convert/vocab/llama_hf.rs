@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::auto_tokenizer::AutoTokenizer;
-use super::{invalid, read_json, special_vocab, token_type, truthy, Kvs, SpmVocab, VocabError};
-use crate::container::{Array, Value};
+use super::{invalid, read_json, token_type, truthy, Kvs, SpmVocab, VocabError};
+use crate::container::Value;
 
 /// What gguf-py's `LlamaHfVocab` checks of `tokenizer.json` before loading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,10 +138,10 @@ pub fn llama_hf_vocab(dir: &Path) -> Result<SpmVocab, VocabError> {
 
 /// `TextModel._set_vocab_llama_hf`: `tokenizer.ggml.model` = `llama`, `tokenizer.ggml.pre` =
 /// `default`, tokens, scores and token types of [`llama_hf_vocab`], then the special vocabulary
-/// without merges and with `n_vocab` = the token count ([`special_vocab`]).
+/// without merges and with `n_vocab` = the token count ([`special_vocab`](super::special_vocab)).
 ///
 /// # Errors
-/// As [`llama_hf_vocab`] and [`special_vocab`].
+/// As [`llama_hf_vocab`] and [`special_vocab`](super::special_vocab).
 pub fn set_vocab_llama_hf(dir: &Path) -> Result<Vec<(String, Value)>, VocabError> {
     let mut kvs = Kvs::default();
     llama_hf_into(&mut kvs, dir)?;
@@ -149,15 +149,7 @@ pub fn set_vocab_llama_hf(dir: &Path) -> Result<Vec<(String, Value)>, VocabError
 }
 
 pub(super) fn llama_hf_into(kvs: &mut Kvs, dir: &Path) -> Result<(), VocabError> {
-    let v = llama_hf_vocab(dir)?;
-    let n = v.tokens.len();
-    kvs.set("tokenizer.ggml.model", Value::String("llama".into()));
-    kvs.set("tokenizer.ggml.pre", Value::String("default".into()));
-    kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
-    kvs.set_array("tokenizer.ggml.scores", Array::F32(v.scores));
-    kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, false, Some(n))?.write_into(kvs)?;
-    Ok(())
+    super::write_spm(kvs, dir, llama_hf_vocab(dir)?)
 }
 
 #[cfg(test)]

@@ -394,14 +394,20 @@ pub fn set_vocab_sentencepiece(dir: &Path, vocab_size: Option<usize>) -> Result<
 
 fn sentencepiece_into(kvs: &mut Kvs, dir: &Path, vocab_size: Option<usize>) -> Result<(), VocabError> {
     let v = create_vocab_sentencepiece(dir, vocab_size)?;
+    write_spm(kvs, dir, v)
+}
+
+/// The keys every SentencePiece-style `set_vocab` writes: `tokenizer.ggml.model` = `llama`,
+/// `tokenizer.ggml.pre` = `default`, tokens, scores, token types, then the special vocabulary of
+/// `dir` without merges and with `n_vocab` = the token count.
+pub(super) fn write_spm(kvs: &mut Kvs, dir: &Path, v: SpmVocab) -> Result<(), VocabError> {
     let n = v.tokens.len();
     kvs.set("tokenizer.ggml.model", Value::String("llama".into()));
     kvs.set("tokenizer.ggml.pre", Value::String("default".into()));
     kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
     kvs.set_array("tokenizer.ggml.scores", Array::F32(v.scores));
     kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, false, Some(n))?.write_into(kvs)?;
-    Ok(())
+    special_vocab(dir, false, Some(n))?.write_into(kvs)
 }
 
 /// Qwen 2 and Qwen 3 (`Qwen2Model.set_vocab`): the SentencePiece vocabulary
@@ -570,13 +576,7 @@ pub fn set_vocab_phi3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Stri
         }
     }
     let mut kvs = Kvs::default();
-    let count = v.tokens.len();
-    kvs.set("tokenizer.ggml.model", Value::String("llama".into()));
-    kvs.set("tokenizer.ggml.pre", Value::String("default".into()));
-    kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
-    kvs.set_array("tokenizer.ggml.scores", Array::F32(v.scores));
-    kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, false, Some(count))?.write_into(&mut kvs)?;
+    write_spm(&mut kvs, dir, v)?;
     Ok(kvs.0)
 }
 

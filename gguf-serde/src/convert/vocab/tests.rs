@@ -237,7 +237,13 @@ fn llama_chooses_bpe_or_llama_hf_as_the_reference() {
     let keys: Vec<&str> = kvs.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         keys,
-        ["tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"]
+        [
+            "tokenizer.ggml.model",
+            "tokenizer.ggml.pre",
+            "tokenizer.ggml.tokens",
+            "tokenizer.ggml.scores",
+            "tokenizer.ggml.token_type"
+        ]
     );
     assert_eq!(kvs[0].1, Value::String("llama".into()));
     assert_eq!(kvs[1].1, Value::String("default".into()));
@@ -258,4 +264,55 @@ fn llama_chooses_bpe_or_llama_hf_as_the_reference() {
     let config = br#"{"eos_token": {"content": "<|end|>"}}"#;
     let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap()), ("tokenizer_config.json", config)]);
     assert!(matches!(llama_hf::llama_hf_vocab(dir.path()), Err(VocabError::Invalid { .. })));
+}
+
+#[test]
+fn llama_hf_checks_as_gguf_py() {
+    let mut j: serde_json::Value = serde_json::from_slice(&bpe_json(serde_json::json!(["a b"]))).unwrap();
+    j["model"]["byte_fallback"] = true.into();
+    // A null decoder: the reference's TypeError, caught by LlamaModel.set_vocab, which takes GPT-2
+    // BPE (failing here on the tiny tokenizer's pre-tokenizer hash).
+    j["decoder"] = serde_json::Value::Null;
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::UnknownPreTokenizer { .. })));
+    assert!(matches!(llama_hf::set_vocab_llama_hf(dir.path()), Err(VocabError::Unsupported { .. })));
+    // No decoder, or a model without a type: the reference's KeyError.
+    j.as_object_mut().unwrap().remove("decoder");
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::Invalid { .. })));
+    j["decoder"] = serde_json::json!({"type": "Sequence", "decoders": []});
+    j["model"].as_object_mut().unwrap().remove("type");
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::Invalid { .. })));
+    // No tokenizer.json at all.
+    let dir = folder(&[]);
+    assert!(matches!(llama_hf::set_vocab_llama_hf(dir.path()), Err(VocabError::NotFound { .. })));
+}
+
+#[test]
+fn glm_special_ids_come_from_added_tokens_after_the_folders() {
+    let config = br#"{"bos_token": "<|end|>"}"#;
+    let dir = folder(&[("tokenizer.json", &bpe_json(serde_json::json!(["a b"]))), ("tokenizer_config.json", config)]);
+    // bos is the folder's (<|end|>, 5): SpecialVocab keeps the first id set; eot (<|tool|>, 8)
+    // and unk (<x>, 6) come from the lookups, after the folder's.
+    let kvs =
+        bpe::glm_with(dir.path(), Some(13), &[("bos", "<x>"), ("eot", "<|tool|>"), ("unk", "<x>")], any_name).unwrap();
+    let ids: Vec<(&str, &Value)> =
+        kvs.iter().filter(|(k, _)| k.ends_with("_token_id")).map(|(k, v)| (k.as_str(), v)).collect();
+    assert_eq!(
+        ids,
+        [
+            ("tokenizer.ggml.bos_token_id", &Value::U32(5)),
+            ("tokenizer.ggml.eot_token_id", &Value::U32(8)),
+            ("tokenizer.ggml.unknown_token_id", &Value::U32(6))
+        ]
+    );
+    assert_eq!(kvs[0].1, Value::String("gpt2".into()));
+    // A text that is not an added token (the reference's KeyError), naming tokenizer.json.
+    match bpe::glm_with(dir.path(), Some(13), &[("bos", "[gMASK]")], any_name) {
+        Err(e @ VocabError::Invalid { .. }) => {
+            assert!(e.path().ends_with("tokenizer.json") && e.to_string().contains("[gMASK]"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
