@@ -14,21 +14,31 @@
 //! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
 //! usual `model.layers.N.*` names.
 
+pub mod gemma2;
 pub mod gemma3;
+pub mod glm4;
+pub mod granite;
 pub mod llama;
+pub mod olmo2;
 pub mod phi3;
 pub mod qwen2;
 pub mod qwen3;
 pub mod qwen_moe;
+pub mod smollm3;
 
 use std::path::Path;
 
+pub use gemma2::Gemma2;
 pub use gemma3::Gemma3;
+pub use glm4::Glm4;
+pub use granite::Granite;
 pub use llama::Llama;
+pub use olmo2::Olmo2;
 pub use phi3::Phi3;
 pub use qwen2::Qwen2;
 pub use qwen3::Qwen3;
 pub use qwen_moe::{Qwen2Moe, Qwen3Moe};
+pub use smollm3::SmolLm3;
 
 use super::checkpoint::HfConfig;
 use super::{ConvertError, Kvs};
@@ -304,7 +314,9 @@ pub trait Architecture: Sync {
 
 /// The architectures of this crate, by Hugging Face class: `LlamaForCausalLM`,
 /// `MistralForCausalLM`, `MixtralForCausalLM` ([`Llama`]), `Qwen2ForCausalLM` ([`Qwen2`]), `Qwen3ForCausalLM`
-/// ([`Qwen3`]), `Qwen2MoeForCausalLM` ([`Qwen2Moe`]), `Qwen3MoeForCausalLM` ([`Qwen3Moe`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]).
+/// ([`Qwen3`]), `Qwen2MoeForCausalLM` ([`Qwen2Moe`]), `Qwen3MoeForCausalLM` ([`Qwen3Moe`]), `Gemma2ForCausalLM`
+/// ([`Gemma2`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]), `Olmo2ForCausalLM` ([`Olmo2`]),
+/// `SmolLM3ForCausalLM` ([`SmolLm3`]), `GraniteForCausalLM` ([`Granite`]), `Glm4ForCausalLM` ([`Glm4`]).
 pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
     Some(match hf_class {
         "LlamaForCausalLM" | "MistralForCausalLM" | "MixtralForCausalLM" => &Llama,
@@ -312,8 +324,13 @@ pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
         "Qwen3ForCausalLM" => &Qwen3,
         "Qwen2MoeForCausalLM" => &Qwen2Moe,
         "Qwen3MoeForCausalLM" => &Qwen3Moe,
+        "Gemma2ForCausalLM" => &Gemma2,
         "Gemma3ForCausalLM" => &Gemma3,
         "Phi3ForCausalLM" => &Phi3,
+        "Olmo2ForCausalLM" => &Olmo2,
+        "SmolLM3ForCausalLM" => &SmolLm3,
+        "GraniteForCausalLM" => &Granite,
+        "Glm4ForCausalLM" => &Glm4,
         _ => return None,
     })
 }
@@ -327,8 +344,13 @@ pub const BUILTIN_CLASSES: &[&str] = &[
     "Qwen3ForCausalLM",
     "Qwen2MoeForCausalLM",
     "Qwen3MoeForCausalLM",
+    "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
     "Phi3ForCausalLM",
+    "Olmo2ForCausalLM",
+    "SmolLM3ForCausalLM",
+    "GraniteForCausalLM",
+    "Glm4ForCausalLM",
 ];
 
 /// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names
@@ -390,7 +412,12 @@ impl BlockMap<'_> {
 /// or `None` when `hf` is not of that form, its block is not below `block_count`, or a number
 /// has leading zeros or is not decimal (as the reference's `format(bid=..., xid=...)` names
 /// never are). For [`Mapped::Part`]: see [`Mapped::expert`].
-pub fn expert_part<'h>(hf: &'h str, block_prefix: &str, experts: &str, block_count: u32) -> Option<(u32, u64, &'h str)> {
+pub fn expert_part<'h>(
+    hf: &'h str,
+    block_prefix: &str,
+    experts: &str,
+    block_count: u32,
+) -> Option<(u32, u64, &'h str)> {
     fn number(s: &str) -> Option<u64> {
         let ok = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s.len() == 1 || !s.starts_with('0'));
         ok.then(|| s.parse().ok()).flatten()
