@@ -149,3 +149,60 @@ fn set_vocab_gemma2(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertErr
     kv.set("tokenizer.ggml.add_space_prefix", Value::Bool(false));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::arch::testing::{config, keys, mapped, owned};
+
+    /// A Gemma 2 `config.json` (2 layers, 64 wide) with transformers' `Gemma2Config` fields.
+    const CONFIG: &str = r#"{"architectures": ["Gemma2ForCausalLM"], "attn_logit_softcapping": 50.0,
+        "final_logit_softcapping": 30.0, "head_dim": 16, "hidden_size": 64, "intermediate_size": 128,
+        "max_position_embeddings": 8192, "model_type": "gemma2", "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "query_pre_attn_scalar": 16, "rms_norm_eps": 1e-06,
+        "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "sliding_window": 4096,
+        "vocab_size": 256000}"#;
+
+    #[test]
+    fn keys_in_the_reference_order() {
+        // Gemma2Model.set_gguf_parameters, call by call (no TextModel keys: no rope.freq_base).
+        let want = owned(vec![
+            ("gemma2.context_length", Value::U32(8192)),
+            ("gemma2.embedding_length", Value::U32(64)),
+            ("gemma2.block_count", Value::U32(2)),
+            ("gemma2.feed_forward_length", Value::U32(128)),
+            ("gemma2.attention.head_count", Value::U32(4)),
+            ("gemma2.attention.head_count_kv", Value::U32(2)),
+            ("gemma2.attention.layer_norm_rms_epsilon", Value::F32(1e-6)),
+            ("gemma2.attention.key_length", Value::U32(16)),
+            ("gemma2.attention.value_length", Value::U32(16)),
+            ("general.file_type", Value::U32(1)),
+            ("gemma2.attn_logit_softcapping", Value::F32(50.0)),
+            ("gemma2.final_logit_softcapping", Value::F32(30.0)),
+            ("gemma2.attention.sliding_window", Value::U32(4096)),
+        ]);
+        assert_eq!(keys(&Gemma2, &config(CONFIG), 1), want);
+        let c = config(&CONFIG.replace("\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": null"));
+        assert!(crate::convert::arch::testing::with_cx(&c, |cx| Gemma2.check(cx)).is_err());
+    }
+
+    #[test]
+    fn norms_get_one_added_and_lm_head_is_left_out() {
+        // gguf-py's TensorNameMap(MODEL_ARCH.GEMMA2, 2); Gemma2Model.modify_tensors/filter_tensors.
+        let c = config(CONFIG);
+        let plus_one = |name: &str| Mapped::To { name: name.into(), transforms: vec![Transform::Add(1.0)] };
+        for (hf, gguf) in [
+            ("model.norm.weight", "output_norm.weight"),
+            ("model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"),
+            ("model.layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"),
+            ("model.layers.1.pre_feedforward_layernorm.weight", "blk.1.ffn_norm.weight"),
+            ("model.layers.1.post_feedforward_layernorm.weight", "blk.1.post_ffw_norm.weight"),
+        ] {
+            assert_eq!(mapped(&Gemma2, &c, hf), plus_one(gguf), "{hf}");
+        }
+        assert_eq!(mapped(&Gemma2, &c, "model.layers.1.mlp.gate_proj.weight"), Mapped::plain("blk.1.ffn_gate.weight"));
+        assert_eq!(mapped(&Gemma2, &c, "model.embed_tokens.weight"), Mapped::plain("token_embd.weight"));
+        assert_eq!(mapped(&Gemma2, &c, "lm_head.weight"), Mapped::Skip);
+        assert_eq!(mapped(&Gemma2, &c, "model.layers.0.self_attn.q_norm.weight"), Mapped::Unknown);
+    }
+}

@@ -155,3 +155,83 @@ fn set_vocab_glm4(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError
     kv.extend(sv.keys()?);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::arch::testing::{config, keys, mapped, owned, plain_name};
+
+    /// A transformers 5.24 `Glm4Config` as `save_pretrained` writes it (2 layers, 64 wide).
+    const CONFIG: &str = r#"{"architectures": ["Glm4ForCausalLM"], "attention_bias": true, "head_dim": 16,
+        "hidden_size": 64, "intermediate_size": 176, "max_position_embeddings": 131072, "model_type": "glm4",
+        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1.5625e-07,
+        "rope_parameters": {"partial_rotary_factor": 0.5, "rope_theta": 10000.0, "rope_type": "default"},
+        "tie_word_embeddings": false, "vocab_size": 151936}"#;
+
+    #[test]
+    fn keys_as_the_reference_writes_them() {
+        // Read off convert_hf_to_gguf.py's output for this configuration (--outtype f32).
+        let want = owned(vec![
+            ("glm4.block_count", Value::U32(2)),
+            ("glm4.context_length", Value::U32(131072)),
+            ("glm4.embedding_length", Value::U32(64)),
+            ("glm4.feed_forward_length", Value::U32(176)),
+            ("glm4.attention.head_count", Value::U32(4)),
+            ("glm4.attention.head_count_kv", Value::U32(2)),
+            ("glm4.rope.freq_base", Value::F32(10000.0)),
+            ("glm4.attention.layer_norm_rms_epsilon", Value::F32(1.5625e-07)),
+            ("glm4.attention.key_length", Value::U32(16)),
+            ("glm4.attention.value_length", Value::U32(16)),
+            ("general.file_type", Value::U32(0)),
+            ("glm4.rope.dimension_count", Value::U32(8)),
+        ]);
+        assert_eq!(keys(&Glm4, &config(CONFIG), 0), want);
+    }
+
+    #[test]
+    fn names_as_gguf_py_maps_them() {
+        // gguf-py's TensorNameMap(MODEL_ARCH.GLM4, 2).
+        let c = config(CONFIG);
+        for (hf, gguf) in [
+            ("model.embed_tokens.weight", "token_embd.weight"),
+            ("lm_head.weight", "output.weight"),
+            ("model.norm.weight", "output_norm.weight"),
+            ("model.layers.1.self_attn.q_proj.bias", "blk.1.attn_q.bias"),
+            ("model.layers.1.self_attn.k_proj.weight", "blk.1.attn_k.weight"),
+            ("model.layers.0.mlp.gate_up_proj.weight", "blk.0.ffn_up.weight"),
+            ("model.layers.0.mlp.down_proj.weight", "blk.0.ffn_down.weight"),
+            ("model.layers.0.input_layernorm.weight", "blk.0.attn_norm.weight"),
+            ("model.layers.0.post_attention_layernorm.weight", "blk.0.ffn_norm.weight"),
+            ("model.layers.0.post_self_attn_layernorm.weight", "blk.0.post_attention_norm.weight"),
+            ("model.layers.0.post_mlp_layernorm.weight", "blk.0.post_ffw_norm.weight"),
+        ] {
+            assert_eq!(plain_name(mapped(&Glm4, &c, hf)), gguf, "{hf}");
+        }
+        // MODEL_ARCH.GLM4 has no ffn_gate; a third block is beyond the block count.
+        assert_eq!(mapped(&Glm4, &c, "model.layers.0.mlp.gate_proj.weight"), Mapped::Unknown);
+        assert_eq!(mapped(&Glm4, &c, "model.layers.2.mlp.down_proj.weight"), Mapped::Unknown);
+    }
+
+    #[test]
+    fn rotary_dimensions_follow_the_partial_factor() {
+        // int(rope_dim * partial_rotary_factor), 0.5 when absent (Glm4Model.__init__).
+        let c = config(r#"{"hidden_size": 96, "num_attention_heads": 4, "num_hidden_layers": 1}"#);
+        assert_eq!(crate::convert::arch::testing::with_cx(&c, rope_dims).unwrap(), 12);
+        let c = config(r#"{"head_dim": 10, "partial_rotary_factor": 0.75, "num_hidden_layers": 1}"#);
+        assert_eq!(crate::convert::arch::testing::with_cx(&c, rope_dims).unwrap(), 7);
+        let c = config(r#"{"head_dim": 10, "rope_parameters": {"partial_rotary_factor": "half"}}"#);
+        assert!(matches!(crate::convert::arch::testing::with_cx(&c, rope_dims), Err(ConvertError::Config(_))));
+    }
+
+    #[test]
+    fn special_token_ids_of_the_added_tokens() {
+        let added: Vec<serde_json::Value> = serde_json::from_str(
+            r#"[{"id": 5, "content": "<|endoftext|>"}, {"id": 9, "content": "<|user|>"},
+                {"id": 7, "content": "<|endoftext|>"}]"#,
+        )
+        .unwrap();
+        assert_eq!(added_token_id(&added, "<|endoftext|>"), Some(7));
+        assert_eq!(added_token_id(&added, "<|user|>"), Some(9));
+        assert_eq!(added_token_id(&added, "<|assistant|>"), None);
+    }
+}

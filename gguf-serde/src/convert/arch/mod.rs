@@ -582,3 +582,52 @@ pub fn standard_required(n: u32, names: &[&str]) -> Vec<String> {
 pub fn f32_array(v: Vec<f32>) -> Value {
     Value::Array(Array::F32(v))
 }
+
+/// What the architectures' unit tests share: an [`ArchContext`] of a `config.json` given as
+/// JSON text, and the keys and tensor names an architecture gives for it.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{ArchContext, Architecture, Mapped};
+    use crate::convert::checkpoint::HfConfig;
+    use crate::convert::Kvs;
+    use crate::Value;
+
+    /// `config.json` parsed, as the converter parses it.
+    pub(crate) fn config(json: &str) -> HfConfig {
+        HfConfig::from_json(serde_json::from_str(json).expect("test config is JSON")).expect("a JSON object")
+    }
+
+    /// Runs `f` with a context of `config` (no folder: the tokenizer is not read) and
+    /// `num_hidden_layers` blocks.
+    pub(crate) fn with_cx<T>(config: &HfConfig, f: impl FnOnce(&ArchContext<'_>) -> T) -> T {
+        let block_count = config.find_u32(&["num_hidden_layers"]).ok().flatten().unwrap_or(0);
+        f(&ArchContext { dir: std::path::Path::new("no-such-folder"), config, block_count })
+    }
+
+    /// The keys `arch.parameters` writes for `config` with `file_type`, in order.
+    pub(crate) fn keys(arch: &dyn Architecture, config: &HfConfig, file_type: u32) -> Vec<(String, Value)> {
+        with_cx(config, |cx| {
+            let mut kv = Kvs::default();
+            arch.parameters(cx, file_type, &mut kv).expect("parameters");
+            kv.0
+        })
+    }
+
+    /// What `arch` makes of the Hugging Face tensor `hf`.
+    pub(crate) fn mapped(arch: &dyn Architecture, config: &HfConfig, hf: &str) -> Mapped {
+        with_cx(config, |cx| arch.map_tensor(hf, &[], cx).expect("map_tensor"))
+    }
+
+    /// The GGUF name of a one-to-one mapping with no transform (panics otherwise).
+    pub(crate) fn plain_name(m: Mapped) -> String {
+        match m {
+            Mapped::To { name, transforms } if transforms.is_empty() => name,
+            other => panic!("not a plain mapping: {other:?}"),
+        }
+    }
+
+    /// `(key, value)` pairs from `(&str, Value)`.
+    pub(crate) fn owned(pairs: Vec<(&str, Value)>) -> Vec<(String, Value)> {
+        pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    }
+}

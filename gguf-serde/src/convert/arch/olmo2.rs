@@ -112,3 +112,70 @@ impl Architecture for Olmo2 {
         crate::convert::vocab_hook::gpt2(cx, kv)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::arch::testing::{config, keys, mapped, owned, plain_name};
+
+    /// A transformers 5.24 `Olmo2Config` as `save_pretrained` writes it (2 layers, 64 wide).
+    const CONFIG: &str = r#"{"architectures": ["Olmo2ForCausalLM"], "attention_bias": false,
+        "hidden_size": 64, "intermediate_size": 176, "max_position_embeddings": 2048, "model_type": "olmo2",
+        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-05,
+        "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "vocab_size": 50304}"#;
+
+    #[test]
+    fn keys_as_the_reference_writes_them() {
+        // Read off convert_hf_to_gguf.py's output for this configuration (--outtype bf16).
+        let want = owned(vec![
+            ("olmo2.block_count", Value::U32(2)),
+            ("olmo2.context_length", Value::U32(2048)),
+            ("olmo2.embedding_length", Value::U32(64)),
+            ("olmo2.feed_forward_length", Value::U32(176)),
+            ("olmo2.attention.head_count", Value::U32(4)),
+            ("olmo2.attention.head_count_kv", Value::U32(2)),
+            ("olmo2.rope.freq_base", Value::F32(10000.0)),
+            ("olmo2.attention.layer_norm_rms_epsilon", Value::F32(1e-5)),
+            ("general.file_type", Value::U32(32)),
+        ]);
+        assert_eq!(keys(&Olmo2, &config(CONFIG), 32), want);
+    }
+
+    #[test]
+    fn sliding_window_keys_follow_the_reference_rule() {
+        // Olmo2Model.set_gguf_parameters: without layer_types, every fourth layer is global.
+        let c = config(r#"{"num_hidden_layers": 5, "rms_norm_eps": 1e-05, "sliding_window": 32}"#);
+        let kv = keys(&Olmo2, &c, 1);
+        let tail = &kv[kv.len() - 2..];
+        assert_eq!(tail[0], ("olmo2.attention.sliding_window".to_owned(), Value::U32(32)));
+        let pattern = Value::Array(Array::Bool(vec![true, true, true, false, true]));
+        assert_eq!(tail[1], ("olmo2.attention.sliding_window_pattern".to_owned(), pattern));
+        let c = config(
+            r#"{"num_hidden_layers": 3, "sliding_window": 8,
+            "layer_types": ["full_attention", "sliding_attention", "sliding_attention"]}"#,
+        );
+        let kv = keys(&Olmo2, &c, 1);
+        assert_eq!(kv.last().unwrap().1, Value::Array(Array::Bool(vec![false, true, true])));
+        let c = config(r#"{"num_hidden_layers": 3, "sliding_window": null}"#);
+        assert!(crate::convert::arch::testing::with_cx(&c, |cx| Olmo2.check(cx)).is_err());
+    }
+
+    #[test]
+    fn names_as_gguf_py_maps_them() {
+        // gguf-py's TensorNameMap(MODEL_ARCH.OLMO2, 2): no pre-norms, post-norms instead.
+        let c = config(CONFIG);
+        for (hf, gguf) in [
+            ("model.embed_tokens.weight", "token_embd.weight"),
+            ("lm_head.weight", "output.weight"),
+            ("model.layers.1.self_attn.q_norm.weight", "blk.1.attn_q_norm.weight"),
+            ("model.layers.1.self_attn.k_norm.weight", "blk.1.attn_k_norm.weight"),
+            ("model.layers.1.self_attn.q_proj.weight", "blk.1.attn_q.weight"),
+            ("model.layers.0.mlp.gate_proj.weight", "blk.0.ffn_gate.weight"),
+            ("model.layers.0.post_attention_layernorm.weight", "blk.0.post_attention_norm.weight"),
+            ("model.layers.0.post_feedforward_layernorm.weight", "blk.0.post_ffw_norm.weight"),
+        ] {
+            assert_eq!(plain_name(mapped(&Olmo2, &c, hf)), gguf, "{hf}");
+        }
+        assert_eq!(mapped(&Olmo2, &c, "model.layers.0.input_layernorm.weight"), Mapped::Unknown);
+    }
+}

@@ -104,16 +104,17 @@ fn map_qwen_moe(hf: &str, shape: &[u64], cx: &ArchContext<'_>, norms: bool) -> R
         match rest.strip_suffix(".weight").unwrap_or(rest) {
             "mlp.experts.down_proj" => return Ok(Mapped::plain(format!("blk.{bid}.ffn_down_exps.weight"))),
             "mlp.experts.gate_up_proj" => {
-                let ff2 =
-                    match shape {
-                        [_, ff2, _] if ff2 % 2 == 0 => *ff2,
-                        _ => return Err(ConvertError::BadShape {
+                let ff2 = match shape {
+                    [_, ff2, _] if ff2 % 2 == 0 => *ff2,
+                    _ => {
+                        return Err(ConvertError::BadShape {
                             name: hf.to_owned(),
                             reason: format!(
                                 "a fused gate/up projection of shape {shape:?}, expected [n_expert, 2 * n_ff, n_embd]"
                             ),
-                        }),
-                    };
+                        })
+                    }
+                };
                 let half = ff2 / 2;
                 return Ok(Mapped::Split(vec![
                     Target::new(

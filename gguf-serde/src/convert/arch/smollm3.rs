@@ -59,3 +59,58 @@ impl Architecture for SmolLm3 {
         crate::convert::vocab_hook::llama(cx, kv)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::arch::testing::{config, keys, mapped, owned};
+    use crate::convert::arch::Transform;
+    use crate::Value;
+
+    /// A SmolLM3 `config.json` (4 layers, 64 wide) with transformers' `SmolLM3Config` fields.
+    const CONFIG: &str = r#"{"architectures": ["SmolLM3ForCausalLM"], "hidden_size": 64,
+        "intermediate_size": 128, "max_position_embeddings": 2048, "model_type": "smollm3",
+        "no_rope_layer_interval": 4, "no_rope_layers": [1, 1, 1, 0], "num_attention_heads": 4,
+        "num_hidden_layers": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+        "rope_parameters": {"rope_theta": 5000000.0, "rope_type": "default"}, "sliding_window": null,
+        "tie_word_embeddings": true, "use_sliding_window": false, "vocab_size": 128256}"#;
+
+    #[test]
+    fn keys_are_llamas_under_smollm3() {
+        // LlamaModel.set_gguf_parameters; no key for no_rope_layers, no head_dim filled in.
+        let want = owned(vec![
+            ("smollm3.block_count", Value::U32(4)),
+            ("smollm3.context_length", Value::U32(2048)),
+            ("smollm3.embedding_length", Value::U32(64)),
+            ("smollm3.feed_forward_length", Value::U32(128)),
+            ("smollm3.attention.head_count", Value::U32(4)),
+            ("smollm3.attention.head_count_kv", Value::U32(2)),
+            ("smollm3.rope.freq_base", Value::F32(5_000_000.0)),
+            ("smollm3.attention.layer_norm_rms_epsilon", Value::F32(1e-6)),
+            ("general.file_type", Value::U32(32)),
+            ("smollm3.vocab_size", Value::U32(128256)),
+            ("smollm3.rope.dimension_count", Value::U32(16)),
+        ]);
+        assert_eq!(keys(&SmolLm3, &config(CONFIG), 32), want);
+    }
+
+    #[test]
+    fn q_and_k_are_permuted() {
+        let c = config(CONFIG);
+        let m = mapped(&SmolLm3, &c, "model.layers.3.self_attn.q_proj.weight");
+        assert_eq!(
+            m,
+            Mapped::To { name: "blk.3.attn_q.weight".into(), transforms: vec![Transform::Permute { heads: 4 }] }
+        );
+        let m = mapped(&SmolLm3, &c, "model.layers.3.self_attn.k_proj.weight");
+        assert_eq!(
+            m,
+            Mapped::To { name: "blk.3.attn_k.weight".into(), transforms: vec![Transform::Permute { heads: 2 }] }
+        );
+        assert_eq!(
+            mapped(&SmolLm3, &c, "model.layers.0.post_attention_layernorm.weight"),
+            Mapped::plain("blk.0.ffn_norm.weight")
+        );
+        assert_eq!(mapped(&SmolLm3, &c, "model.layers.4.mlp.up_proj.weight"), Mapped::Unknown);
+    }
+}
