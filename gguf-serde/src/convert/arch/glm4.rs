@@ -14,7 +14,7 @@
 //!   (0.5 when absent), truncated.
 //! - Tokenizer: [`set_vocab_glm4`], GPT-2 BPE with GLM's special tokens.
 
-use super::{always_skipped, key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped};
+use super::{key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped};
 use crate::convert::checkpoint::read_json;
 use crate::convert::vocab::{bpe, special_vocab};
 use crate::convert::{ConvertError, Kvs};
@@ -72,10 +72,7 @@ impl Architecture for Glm4 {
     }
 
     fn map_tensor(&self, hf: &str, _shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
-        if always_skipped(hf) {
-            return Ok(Mapped::Skip);
-        }
-        Ok(MAP.get(hf, cx.block_count).map_or(Mapped::Unknown, Mapped::plain))
+        Ok(MAP.mapped(hf, cx.block_count))
     }
 
     fn source_name(&self, gguf: &str) -> Option<String> {

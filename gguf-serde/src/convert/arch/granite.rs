@@ -13,8 +13,8 @@
 //! - Tokenizer: `LlamaModel.set_vocab` ([`crate::convert::vocab_hook::llama`]; with
 //!   `vocab_size` 49152, Granite's small models, `tokenizer.ggml.add_bos_token` = false).
 
-use super::llama::{heads, llama3_rope_factors, llama_parameters, map_permuted, LLAMA_BLOCK, LLAMA_MAP};
-use super::{always_skipped, key, ArchContext, Architecture, ExtraTensor, Mapped};
+use super::llama::{check_llama, llama3_rope_factors, llama_parameters, map_permuted, LLAMA_BLOCK, LLAMA_MAP};
+use super::{key, ArchContext, Architecture, ExtraTensor, Mapped};
 use crate::convert::{ConvertError, Kvs};
 use crate::Value;
 
@@ -36,8 +36,7 @@ impl Architecture for Granite {
     }
 
     fn check(&self, cx: &ArchContext<'_>) -> Result<(), ConvertError> {
-        heads(cx)?;
-        cx.config.need_u32(&["vocab_size"])?;
+        check_llama(cx)?;
         for (field, _) in SCALES {
             cx.config.find_f64(&[field])?;
         }
@@ -49,9 +48,6 @@ impl Architecture for Granite {
     }
 
     fn map_tensor(&self, hf: &str, _shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
-        if always_skipped(hf) {
-            return Ok(Mapped::Skip);
-        }
         map_permuted(hf, cx)
     }
 

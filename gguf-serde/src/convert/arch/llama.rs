@@ -149,7 +149,8 @@ pub fn llama3_rope_factors(cx: &ArchContext<'_>) -> Result<Option<ExtraTensor>, 
     Ok(Some(ExtraTensor { name: "rope_freqs.weight".into(), shape: vec![values.len() as u64], values }))
 }
 
-/// The Llama name of `hf` ([`LLAMA_MAP`]) with `LlamaModel.modify_tensors`' permutation of Q and
+/// [`Mapped::Skip`] for what the reference drops unread ([`always_skipped`]), else the Llama
+/// name of `hf` ([`LLAMA_MAP`]) with `LlamaModel.modify_tensors`' permutation of Q and
 /// K (weights and biases; [`Transform::Permute`] with the query heads, and with the key/value
 /// heads for K): the dense Llama tensors of Llama, SmolLM3 and Granite. `Mapped::Unknown` for a
 /// name outside the map.
@@ -157,6 +158,9 @@ pub fn llama3_rope_factors(cx: &ArchContext<'_>) -> Result<Option<ExtraTensor>, 
 /// # Errors
 /// [`ConvertError::Config`] when `num_attention_heads` is missing or a head count is zero.
 pub fn map_permuted(hf: &str, cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
+    if always_skipped(hf) {
+        return Ok(Mapped::Skip);
+    }
     let Some(name) = LLAMA_MAP.get(hf, cx.block_count) else { return Ok(Mapped::Unknown) };
     let (n_head, n_kv) = heads(cx)?;
     let mut transforms = Vec::new();
@@ -166,6 +170,17 @@ pub fn map_permuted(hf: &str, cx: &ArchContext<'_>) -> Result<Mapped, ConvertErr
         transforms.push(Transform::Permute { heads: n_kv });
     }
     Ok(Mapped::To { name, transforms })
+}
+
+/// What `LlamaModel` needs of `config.json` before reading tensors: the head counts of the
+/// permutation and `vocab_size`.
+///
+/// # Errors
+/// [`ConvertError::Config`] naming the missing or zero field.
+pub fn check_llama(cx: &ArchContext<'_>) -> Result<(), ConvertError> {
+    heads(cx)?;
+    cx.config.need_u32(&["vocab_size"])?;
+    Ok(())
 }
 
 /// `LlamaModel.set_gguf_parameters` for the architecture `arch`: [`text_model_parameters`], then
@@ -211,9 +226,7 @@ impl Architecture for Llama {
     }
 
     fn check(&self, cx: &ArchContext<'_>) -> Result<(), ConvertError> {
-        heads(cx)?;
-        cx.config.need_u32(&["vocab_size"])?;
-        Ok(())
+        check_llama(cx)
     }
 
     fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>, ConvertError> {

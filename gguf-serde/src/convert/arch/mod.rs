@@ -386,6 +386,16 @@ impl BlockMap<'_> {
         Some(format!("blk.{bid}.{g}.{suffix}"))
     }
 
+    /// What a one-to-one architecture does with `hf`: [`Mapped::Skip`] for what the reference
+    /// drops unread ([`always_skipped`]), the GGUF name of [`get`](Self::get) with no transform,
+    /// or [`Mapped::Unknown`].
+    pub fn mapped(&self, hf: &str, block_count: u32) -> Mapped {
+        if always_skipped(hf) {
+            return Mapped::Skip;
+        }
+        self.get(hf, block_count).map_or(Mapped::Unknown, Mapped::plain)
+    }
+
     /// The Hugging Face name of the GGUF name `gguf`, the inverse of [`get`](Self::get):
     /// `blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight` (`None` if this map has
     /// no entry for it). The block number is not checked against a block count.

@@ -13,7 +13,7 @@
 //!   (`(i + 1) % 4 != 0` for `i < num_hidden_layers`).
 //! - Tokenizer: GPT-2 BPE from `tokenizer.json` (`TextModel.set_vocab`).
 
-use super::{always_skipped, key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped};
+use super::{key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped};
 use crate::convert::{ConvertError, Kvs};
 use crate::{Array, Value};
 
@@ -70,10 +70,7 @@ impl Architecture for Olmo2 {
     }
 
     fn map_tensor(&self, hf: &str, _shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
-        if always_skipped(hf) {
-            return Ok(Mapped::Skip);
-        }
-        Ok(MAP.get(hf, cx.block_count).map_or(Mapped::Unknown, Mapped::plain))
+        Ok(MAP.mapped(hf, cx.block_count))
     }
 
     fn source_name(&self, gguf: &str) -> Option<String> {

@@ -13,8 +13,8 @@
 //! - Tokenizer: `LlamaModel.set_vocab` ([`crate::convert::vocab_hook::llama`]; SmolLM3 ships a
 //!   GPT-2 BPE `tokenizer.json`).
 
-use super::llama::{heads, llama3_rope_factors, llama_parameters, map_permuted, LLAMA_BLOCK, LLAMA_MAP};
-use super::{always_skipped, ArchContext, Architecture, ExtraTensor, Mapped};
+use super::llama::{check_llama, llama3_rope_factors, llama_parameters, map_permuted, LLAMA_BLOCK, LLAMA_MAP};
+use super::{ArchContext, Architecture, ExtraTensor, Mapped};
 use crate::convert::{ConvertError, Kvs};
 
 /// The SmolLM3 architecture (`general.architecture = "smollm3"`).
@@ -27,9 +27,7 @@ impl Architecture for SmolLm3 {
     }
 
     fn check(&self, cx: &ArchContext<'_>) -> Result<(), ConvertError> {
-        heads(cx)?;
-        cx.config.need_u32(&["vocab_size"])?;
-        Ok(())
+        check_llama(cx)
     }
 
     fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>, ConvertError> {
@@ -37,9 +35,6 @@ impl Architecture for SmolLm3 {
     }
 
     fn map_tensor(&self, hf: &str, _shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
-        if always_skipped(hf) {
-            return Ok(Mapped::Skip);
-        }
         map_permuted(hf, cx)
     }
 
