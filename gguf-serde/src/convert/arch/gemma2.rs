@@ -155,33 +155,35 @@ mod tests {
     use super::*;
     use crate::convert::arch::testing::{config, keys, mapped, owned};
 
-    /// A Gemma 2 `config.json` (2 layers, 64 wide) with transformers' `Gemma2Config` fields.
+    /// A transformers 5.24 `Gemma2Config` as `save_pretrained` writes it (2 layers, 64 wide).
     const CONFIG: &str = r#"{"architectures": ["Gemma2ForCausalLM"], "attn_logit_softcapping": 50.0,
-        "final_logit_softcapping": 30.0, "head_dim": 16, "hidden_size": 64, "intermediate_size": 128,
-        "max_position_embeddings": 8192, "model_type": "gemma2", "num_attention_heads": 4,
-        "num_hidden_layers": 2, "num_key_value_heads": 2, "query_pre_attn_scalar": 16, "rms_norm_eps": 1e-06,
-        "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "sliding_window": 4096,
-        "vocab_size": 256000}"#;
+        "final_logit_softcapping": 30.0, "head_dim": 16, "hidden_size": 64, "intermediate_size": 176,
+        "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 8192,
+        "model_type": "gemma2", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+        "query_pre_attn_scalar": 16, "rms_norm_eps": 1e-06,
+        "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "sliding_window": 6,
+        "tie_word_embeddings": true, "vocab_size": 262144}"#;
 
     #[test]
-    fn keys_in_the_reference_order() {
-        // Gemma2Model.set_gguf_parameters, call by call (no TextModel keys: no rope.freq_base).
+    fn keys_as_the_reference_writes_them() {
+        // Read off convert_hf_to_gguf.py's output for this configuration (--outtype f32): its
+        // own order, no TextModel keys (no rope.freq_base).
         let want = owned(vec![
             ("gemma2.context_length", Value::U32(8192)),
             ("gemma2.embedding_length", Value::U32(64)),
             ("gemma2.block_count", Value::U32(2)),
-            ("gemma2.feed_forward_length", Value::U32(128)),
+            ("gemma2.feed_forward_length", Value::U32(176)),
             ("gemma2.attention.head_count", Value::U32(4)),
             ("gemma2.attention.head_count_kv", Value::U32(2)),
             ("gemma2.attention.layer_norm_rms_epsilon", Value::F32(1e-6)),
             ("gemma2.attention.key_length", Value::U32(16)),
             ("gemma2.attention.value_length", Value::U32(16)),
-            ("general.file_type", Value::U32(1)),
+            ("general.file_type", Value::U32(0)),
             ("gemma2.attn_logit_softcapping", Value::F32(50.0)),
             ("gemma2.final_logit_softcapping", Value::F32(30.0)),
-            ("gemma2.attention.sliding_window", Value::U32(4096)),
+            ("gemma2.attention.sliding_window", Value::U32(6)),
         ]);
-        assert_eq!(keys(&Gemma2, &config(CONFIG), 1), want);
+        assert_eq!(keys(&Gemma2, &config(CONFIG), 0), want);
         let c = config(&CONFIG.replace("\"final_logit_softcapping\": 30.0", "\"final_logit_softcapping\": null"));
         assert!(crate::convert::arch::testing::with_cx(&c, |cx| Gemma2.check(cx)).is_err());
     }

@@ -62,31 +62,33 @@ mod tests {
     use crate::convert::arch::Transform;
     use crate::Value;
 
-    /// A SmolLM3 `config.json` (4 layers, 64 wide) with transformers' `SmolLM3Config` fields.
+    /// A transformers 5.24 `SmolLM3Config` as `save_pretrained` writes it (4 layers, 64 wide).
     const CONFIG: &str = r#"{"architectures": ["SmolLM3ForCausalLM"], "hidden_size": 64,
-        "intermediate_size": 128, "max_position_embeddings": 2048, "model_type": "smollm3",
+        "intermediate_size": 176, "layer_types": ["full_attention", "full_attention", "full_attention",
+        "full_attention"], "max_position_embeddings": 32768, "mlp_bias": false, "model_type": "smollm3",
         "no_rope_layer_interval": 4, "no_rope_layers": [1, 1, 1, 0], "num_attention_heads": 4,
         "num_hidden_layers": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
-        "rope_parameters": {"rope_theta": 5000000.0, "rope_type": "default"}, "sliding_window": null,
+        "rope_parameters": {"rope_theta": 2000000.0, "rope_type": "default"}, "sliding_window": null,
         "tie_word_embeddings": true, "use_sliding_window": false, "vocab_size": 128256}"#;
 
     #[test]
-    fn keys_are_llamas_under_smollm3() {
-        // LlamaModel.set_gguf_parameters; no key for no_rope_layers, no head_dim filled in.
+    fn keys_as_the_reference_writes_them() {
+        // Read off convert_hf_to_gguf.py's output for this configuration (--outtype q8_0): no key
+        // for no_rope_layers, no head_dim filled in.
         let want = owned(vec![
             ("smollm3.block_count", Value::U32(4)),
-            ("smollm3.context_length", Value::U32(2048)),
+            ("smollm3.context_length", Value::U32(32768)),
             ("smollm3.embedding_length", Value::U32(64)),
-            ("smollm3.feed_forward_length", Value::U32(128)),
+            ("smollm3.feed_forward_length", Value::U32(176)),
             ("smollm3.attention.head_count", Value::U32(4)),
             ("smollm3.attention.head_count_kv", Value::U32(2)),
-            ("smollm3.rope.freq_base", Value::F32(5_000_000.0)),
+            ("smollm3.rope.freq_base", Value::F32(2_000_000.0)),
             ("smollm3.attention.layer_norm_rms_epsilon", Value::F32(1e-6)),
-            ("general.file_type", Value::U32(32)),
+            ("general.file_type", Value::U32(7)),
             ("smollm3.vocab_size", Value::U32(128256)),
             ("smollm3.rope.dimension_count", Value::U32(16)),
         ]);
-        assert_eq!(keys(&SmolLm3, &config(CONFIG), 32), want);
+        assert_eq!(keys(&SmolLm3, &config(CONFIG), 7), want);
     }
 
     #[test]
