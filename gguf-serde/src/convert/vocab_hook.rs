@@ -63,12 +63,6 @@ pub fn llama(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
     add(cx, kv, vocab::set_vocab_llama)
 }
 
-/// `TextModel._set_vocab_gpt2` ([`vocab::bpe::set_vocab_gpt2`]): GPT-2 BPE from
-/// `tokenizer.json`, the reference's default `set_vocab` (Qwen 2/3 MoE, OLMo 2, …).
-pub fn gpt2(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<()> {
-    add(cx, kv, vocab::bpe::set_vocab_gpt2)
-}
-
 /// `Qwen2Model.set_vocab` (also Qwen 3's, [`vocab::set_vocab_qwen2`]): SentencePiece when the
 /// folder has `tokenizer.model`, GPT-2 BPE from `tokenizer.json` otherwise.
 ///

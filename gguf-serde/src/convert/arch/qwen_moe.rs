@@ -110,14 +110,22 @@ fn map_qwen_moe(hf: &str, shape: &[u64], cx: &ArchContext<'_>, norms: bool) -> R
                     _ => {
                         return Err(ConvertError::BadShape {
                             name: hf.to_owned(),
-                            reason: format!("a fused gate/up projection of shape {shape:?}, expected [n_expert, 2 * n_ff, n_embd]"),
+                            reason: format!(
+                                "a fused gate/up projection of shape {shape:?}, expected [n_expert, 2 * n_ff, n_embd]"
+                            ),
                         })
                     }
                 };
                 let half = ff2 / 2;
                 return Ok(Mapped::Split(vec![
-                    Target::new(format!("blk.{bid}.ffn_gate_exps.weight"), vec![Transform::Slice { dim: 1, start: 0, len: half }]),
-                    Target::new(format!("blk.{bid}.ffn_up_exps.weight"), vec![Transform::Slice { dim: 1, start: half, len: half }]),
+                    Target::new(
+                        format!("blk.{bid}.ffn_gate_exps.weight"),
+                        vec![Transform::Slice { dim: 1, start: 0, len: half }],
+                    ),
+                    Target::new(
+                        format!("blk.{bid}.ffn_up_exps.weight"),
+                        vec![Transform::Slice { dim: 1, start: half, len: half }],
+                    ),
                 ]));
             }
             _ => {}
@@ -140,7 +148,9 @@ fn required(cx: &ArchContext<'_>, norms: bool, shared: bool) -> Vec<String> {
         // A mistyped layer list is refused by `parameters`; here it counts as sparse.
         if is_sparse_layer(cx, bid).unwrap_or(true) {
             names.extend(["ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]);
-            if shared && cx.config.get("shared_expert_intermediate_size").is_some_and(|v| v.as_u64().is_some_and(|n| n > 0)) {
+            if shared
+                && cx.config.get("shared_expert_intermediate_size").is_some_and(|v| v.as_u64().is_some_and(|n| n > 0))
+            {
                 names.extend(["ffn_gate_inp_shexp", "ffn_gate_shexp", "ffn_up_shexp", "ffn_down_shexp"]);
             }
         } else {
