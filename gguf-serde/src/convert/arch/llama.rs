@@ -9,7 +9,11 @@
 //! - Q and K (weights and biases) are permuted ([`Transform::Permute`]) with the query heads
 //!   and the key/value heads (`num_key_value_heads`, the query heads when absent).
 //! - Keys: [`text_model_parameters`], then `llama.vocab_size` and `llama.rope.dimension_count`
-//!   (`head_dim`, else `hidden_size / num_attention_heads`), u32.
+//!   (`head_dim`, else `hidden_size / num_attention_heads`), u32. Without `head_dim`,
+//!   `llama.attention.{key,value}_length` (`hidden_size / num_attention_heads`) are written
+//!   before `general.file_type` when `model_type` is `llama` or `mistral` (transformers'
+//!   LlamaConfig and MistralConfig, through which the reference reads config.json, fill
+//!   `head_dim` in), not for `mixtral` (MixtralConfig leaves it unset).
 //! - The `llama3` RoPE type (Llama 3.1 and later) writes no scaling keys but a generated tensor,
 //!   `rope_freqs.weight` ([`llama3_rope_factors`], the reference's `generate_extra_tensors`).
 //! - Tokenizer: SentencePiece (`tokenizer.model`) or GPT-2 BPE (`tokenizer.json`, Llama 3), see
@@ -152,6 +156,13 @@ pub fn llama3_rope_factors(cx: &ArchContext<'_>) -> Result<Option<ExtraTensor>, 
     Ok(Some(ExtraTensor { name: "rope_freqs.weight".into(), shape: vec![values.len() as u64], values }))
 }
 
+/// Whether the transformers configuration class of `config.json`'s `model_type` fills in a
+/// missing `head_dim` (`hidden_size / num_attention_heads`), as LlamaConfig and MistralConfig do
+/// in transformers 5 and MixtralConfig does not.
+fn config_fills_head_dim(cx: &ArchContext<'_>) -> bool {
+    matches!(cx.config.get("model_type").and_then(|v| v.as_str()), Some("llama" | "mistral"))
+}
+
 impl Architecture for Llama {
     fn name(&self) -> &'static str {
         "llama"
@@ -207,10 +218,12 @@ impl Architecture for Llama {
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
         text_model_parameters("llama", cx, file_type, kv)?;
         let c = cx.config;
-        // The reference reads config.json through transformers' LlamaConfig, which fills in
-        // `head_dim = hidden_size / num_attention_heads` when the file has none: the key and
-        // value lengths are then written too, before `general.file_type`.
-        if c.find_u32(&["head_dim"])?.is_none() {
+        // The reference reads config.json through transformers' AutoConfig, whose class comes
+        // from `model_type`: LlamaConfig and MistralConfig fill in `head_dim = hidden_size /
+        // num_attention_heads` when the file has none, and the key and value lengths are then
+        // written too, before `general.file_type`; MixtralConfig leaves it `None` (and a file
+        // without a known `model_type` is read as it is), so nothing is written.
+        if c.find_u32(&["head_dim"])?.is_none() && config_fills_head_dim(cx) {
             let d = c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1);
             let at = kv.0.iter().position(|(k, _)| k == "general.file_type").unwrap_or(kv.0.len());
             kv.0.insert(at, (key("llama", "attention.value_length"), Value::U32(d)));
