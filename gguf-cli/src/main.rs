@@ -1,7 +1,7 @@
 //! `gguf`: inspect, validate, edit, split, quantize and convert GGUF files.
 //!
 //! One file per command or group of commands (`inspect.rs`, `validate.rs`, `diff.rs`, `edit.rs`
-//! for `set`/`rm`/`rename`, `split.rs` for `split`/`merge`, `quantize.rs` for
+//! for `set`/`rm`/`rename`, `hash.rs`, `split.rs` for `split`/`merge`, `quantize.rs` for
 //! `quantize`/`dequantize`, `convert.rs`, `remote.rs` for `hf://` and URLs), over three shared
 //! modules that every command uses:
 //!
@@ -18,6 +18,7 @@
 mod convert;
 mod diff;
 mod edit;
+mod hash;
 mod inspect;
 mod out;
 mod outputs;
@@ -96,6 +97,11 @@ enum Command {
     /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
     /// pre-tokenizer the reference does not know is refused before anything is written.
     Convert(convert::ConvertArgs),
+    /// Hash every tensor and the whole model (XXH64, SHA-1, SHA-256, UUIDv5) as llama.cpp's
+    /// llama-gguf-hash prints them (`TYPE  HASH  FILE:TENSOR`, then `TYPE  HASH  FILE`), or check
+    /// the file against such a manifest with -c (exit 1 naming each tensor that differs or is
+    /// missing). Tensors are hashed in parallel; a progress bar shows on a terminal.
+    Hash(hash::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
     /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf
     /// completions fish > ~/.config/fish/completions/gguf.fish`, `gguf completions powershell >>
@@ -132,6 +138,7 @@ fn main() -> ExitCode {
         Command::Quantize(args) => quantize::run_quantize(&args),
         Command::Dequantize(args) => quantize::run_dequantize(&args),
         Command::Convert(args) => convert::run(&args),
+        Command::Hash(args) => hash::run(&args),
         Command::Completions { shell } => completions(shell),
     };
     // A write that failed because a signal's handler removed its temporary file: exit as the signal.

@@ -40,6 +40,9 @@ pub mod edit;
 mod error;
 pub mod file_type;
 pub mod globs;
+#[cfg(feature = "hash")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hash")))]
+pub mod hash;
 pub mod imatrix;
 pub mod kv_override;
 pub mod quantize;
