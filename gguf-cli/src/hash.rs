@@ -40,7 +40,11 @@ pub struct Args {
     /// lacks is printed with `-  Missing`. Without a kind option, the strongest kind the manifest
     /// has is checked (sha256, sha1, xxh64, uuid). Exit 1 if any hash differs, a tensor is
     /// missing, FILE has a tensor the manifest's per-tensor lines lack, or the manifest has no
-    /// line for FILE at all; the last line says `Success` or `Failure`.
+    /// line for FILE at all; the last line says `Success` or `Failure`. Lines are matched by
+    /// kind and name, the name being FILE as given: check with the path the manifest was made
+    /// with (`gguf hash --all model.gguf > model.manifest`, then `gguf hash -c model.manifest
+    /// model.gguf` in the same folder). A `uuid` line is checked too (llama-gguf-hash looks for it
+    /// under `sha256` and never finds it). llama-gguf-hash itself takes only `--check`.
     #[arg(short = 'c', long = "check", value_name = "MANIFEST")]
     check: Option<PathBuf>,
 }

@@ -16,7 +16,7 @@ use std::process::Output;
 use gguf_serde::{Gguf, GgufWriter, WriteOptions};
 use gguf_tests::{llama_tool, model, run_tool, temp_dir};
 
-use super::{gguf_command, run, s, small_path};
+use super::{gguf_command, s, small_path};
 
 /// Runs `program args` in `dir` (so that both tools see the same relative file names).
 fn run_in(dir: &Path, program: &Path, args: &[&str]) -> Output {
@@ -29,7 +29,7 @@ fn run_in(dir: &Path, program: &Path, args: &[&str]) -> Output {
 fn ours_in(dir: &Path, args: &[&str]) -> Output {
     let mut cmd = gguf_command();
     cmd.current_dir(dir).arg("hash").args(args);
-    run(&mut cmd)
+    gguf_tests::output_with_deadline(&mut cmd, gguf_tests::TOOL_HANG)
 }
 
 fn text(o: &Output) -> String {
@@ -101,12 +101,12 @@ fn manifests_check_both_ways_and_a_changed_tensor_is_named_by_both() {
         std::fs::write(dir.join("ours.txt"), &ours.stdout).unwrap();
         // Each checks the other's manifest, with the same output.
         for manifest in ["theirs.txt", "ours.txt"] {
-            let a = ["-c", manifest, "small.gguf"];
+            let a = ["--check", manifest, "small.gguf"];
             let (t, o) = (run_in(&dir, &tool, &a), ours_in(&dir, &a));
             assert_eq!(t.status.code(), Some(0), "llama-gguf-hash -c {manifest}: {}", text(&t));
             assert_eq!(o.status.code(), Some(0), "gguf hash -c {manifest}: {}", text(&o));
             assert_eq!(text(&o), text(&t), "-c {manifest} {kinds:?}");
-            assert!(text(&o).ends_with("\nVerification results for ".to_owned() + manifest + " - Success\n"));
+            assert!(text(&o).ends_with(&format!("\nVerification results for {manifest} - Success\n")));
         }
     }
 
@@ -119,7 +119,7 @@ fn manifests_check_both_ways_and_a_changed_tensor_is_named_by_both() {
     let mut bytes = std::fs::read(dir.join("small.gguf")).unwrap();
     bytes[at] ^= 0x40;
     std::fs::write(dir.join("small.gguf"), bytes).unwrap();
-    let a = ["-c", "theirs.txt", "small.gguf"];
+    let a = ["--check", "theirs.txt", "small.gguf"];
     let (t, o) = (run_in(&dir, &tool, &a), ours_in(&dir, &a));
     assert_eq!(t.status.code(), Some(1));
     assert_eq!(o.status.code(), Some(1));
@@ -157,7 +157,7 @@ fn a_tensor_missing_from_the_file_fails_the_check_and_is_named() {
     let out = text(&o);
     assert!(out.lines().any(|l| l.ends_with(&format!("small.gguf:{dropped}  -  Missing"))), "{out}");
     // Every line the file still has is llama-gguf-hash's: the tensors Ok, the model Mismatch.
-    let t = run_in(&dir, &tool, &["-c", "m.txt", "small.gguf"]);
+    let t = run_in(&dir, &tool, &["--check", "m.txt", "small.gguf"]);
     let their_text = text(&t);
     for l in their_text.lines().filter(|l| l.contains("  -  ")) {
         assert!(out.lines().any(|m| m == l), "llama-gguf-hash's line {l:?} missing from ours:\n{out}");

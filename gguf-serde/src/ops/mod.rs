@@ -8,7 +8,9 @@
 //! - [`quantize`]: choose each tensor's type as `llama-quantize` does (mix rules), the plan;
 //! - [`requant`]: re-quantize a model by that plan (`gguf quantize`), with the streaming
 //!   converter;
-//! - [`dequantize`]: convert every tensor to one type (`gguf dequantize`).
+//! - [`dequantize`]: convert every tensor to one type (`gguf dequantize`);
+//! - `hash` (feature `hash`): per-tensor and whole-model hashes and manifests as llama.cpp's
+//!   `llama-gguf-hash` (`gguf hash`).
 //!
 //! Beside them, the pieces they share: [`file_type`] (llama.cpp's file types, one table),
 //! [`kv_override`] (`--override-kv`), [`globs`] (the `--exclude` name globs) and
@@ -29,7 +31,7 @@
 //! | [`quantize`] | [`file_type`], [`globs`], [`kv_override`], [`tensor_order`], [`imatrix`] |
 //! | [`requant`] | [`quantize`], [`tensor_order`], [`imatrix`] |
 //! | [`dequantize`] | [`requant`] (its writer), [`file_type`], [`globs`] |
-//! | [`edit`], [`split`] | — |
+//! | [`edit`], [`split`], `hash` | — |
 //! | `error` ([`QuantizeError`], [`ImatrixProblem`], [`EditError`]) | — (every module above uses it) |
 //!
 //! Inside [`quantize`]: `params` (the options) ← `rules` (one tensor) ← `plan` (the model).
