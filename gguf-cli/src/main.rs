@@ -1,7 +1,7 @@
 //! `gguf`: inspect, validate, edit, split, quantize and convert GGUF files.
 //!
 //! One file per command or group of commands (`inspect.rs`, `validate.rs`, `diff.rs`, `edit.rs`
-//! for `set`/`rm`/`rename`, `hash.rs`, `split.rs` for `split`/`merge`, `quantize.rs` for
+//! for `set`/`rm`/`rename`, `hash.rs`, `export.rs` for `export`/`import`, `split.rs` for `split`/`merge`, `quantize.rs` for
 //! `quantize`/`dequantize`, `convert.rs`, `remote.rs` for `hf://` and URLs), over three shared
 //! modules that every command uses:
 //!
@@ -18,6 +18,7 @@
 mod convert;
 mod diff;
 mod edit;
+mod export;
 mod hash;
 mod inspect;
 mod out;
@@ -97,6 +98,16 @@ enum Command {
     /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
     /// pre-tokenizer the reference does not know is refused before anything is written.
     Convert(convert::ConvertArgs),
+    /// Write a model as a safetensors file: every tensor under its GGUF name with its canonical
+    /// shape (outermost first), plain types kept and quantized ones dequantized to F32 (or
+    /// --dtype), the GGUF metadata as JSON text in the header's __metadata__ (keys `gguf.version`,
+    /// `gguf.metadata`: [{"key", "type", "value"}] in file order, `gguf.tensors`: [{"name",
+    /// "type"}] with each tensor's GGUF type; and `format`: `pt`). Streamed, written atomically.
+    Export(export::ExportArgs),
+    /// Write a safetensors file as GGUF: the metadata and tensor order that `gguf export` stored
+    /// (a file it exported without quantized tensors comes back byte-identical), else the tensors
+    /// alone in data order; F32, F16, BF16, F64 and integer tensors.
+    Import(export::ImportArgs),
     /// Hash every tensor and the whole model (XXH64, SHA-1, SHA-256, UUIDv5) as llama.cpp's
     /// llama-gguf-hash prints them (`TYPE  HASH  FILE:TENSOR`, then `TYPE  HASH  FILE`), or check
     /// the file against such a manifest with -c (exit 1 naming each tensor that differs or is
@@ -139,6 +150,8 @@ fn main() -> ExitCode {
         Command::Dequantize(args) => quantize::run_dequantize(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Hash(args) => hash::run(&args),
+        Command::Export(args) => export::run_export(&args),
+        Command::Import(args) => export::run_import(&args),
         Command::Completions { shell } => completions(shell),
     };
     // A write that failed because a signal's handler removed its temporary file: exit as the signal.

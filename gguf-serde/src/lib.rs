@@ -83,6 +83,7 @@
 //! | `mmap` | yes | memmap2: [`Gguf::open`] (`Gguf<`[`Mmap`]`>`), [`ShardedGguf`], and the file operations built on them ([`ops::edit::edit_file`], [`ops::edit::rewrite_file`], [`ops::split::split_file`], [`ops::split::merge_file`]) | read the file into memory and use [`Gguf::from_vec`] / [`Gguf::from_slice`] (tensor data borrowed from the buffer), or [`Gguf::from_reader`] for the metadata and tensor infos alone; edit with [`ops::edit::apply`] |
 //! | `remote` | no | ureq (rustls): `container::remote`, `Gguf::from_url` — a file's metadata over HTTP(S) with range requests | — |
 //! | `hash` | no | xxhash-rust, sha1, sha2, uuid: [`ops::hash`](crate::ops) — per-tensor and whole-model hashes (XXH64, SHA-1, SHA-256, UUIDv5) and manifests as llama.cpp's `llama-gguf-hash` prints and checks them | — |
+//! | `export` | no | safetensors, serde_json (and `mmap`): [`ops::export`](crate::ops) — a model as a safetensors file (quantized tensors dequantized, metadata as JSON in `__metadata__`) and back (`gguf export`, `gguf import`) | — |
 //! | `convert` | no | safetensors, serde_json, tokenizers (Hugging Face's, with pure-Rust regexes), sha2 (and `mmap`): `convert` — Hugging Face checkpoints (`config.json` + safetensors) to GGUF as llama.cpp's `convert_hf_to_gguf.py` converts them, with an `Architecture` trait for families of your own | — |
 //!
 //! The codecs are not a feature: they add no dependency (only code of this crate), and

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 mod commands;
 mod convert;
+mod export;
 mod hash;
 mod inspect_validate;
 mod interrupted_write;

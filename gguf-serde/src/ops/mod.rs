@@ -9,6 +9,8 @@
 //! - [`requant`]: re-quantize a model by that plan (`gguf quantize`), with the streaming
 //!   converter;
 //! - [`dequantize`]: convert every tensor to one type (`gguf dequantize`);
+//! - `export` (feature `export`): a model as a safetensors file and back (`gguf export`,
+//!   `gguf import`);
 //! - `hash` (feature `hash`): per-tensor and whole-model hashes and manifests as llama.cpp's
 //!   `llama-gguf-hash` (`gguf hash`).
 //!
@@ -31,6 +33,7 @@
 //! | [`quantize`] | [`file_type`], [`globs`], [`kv_override`], [`tensor_order`], [`imatrix`] |
 //! | [`requant`] | [`quantize`], [`tensor_order`], [`imatrix`] |
 //! | [`dequantize`] | [`requant`] (its writer), [`file_type`], [`globs`] |
+//! | `export` | [`requant`] (its page release), [`globs`] |
 //! | [`edit`], [`split`], `hash` | — |
 //! | `error` ([`QuantizeError`], [`ImatrixProblem`], [`EditError`]) | — (every module above uses it) |
 //!
@@ -39,6 +42,9 @@
 mod c_num;
 pub mod dequantize;
 pub mod edit;
+#[cfg(feature = "export")]
+#[cfg_attr(docsrs, doc(cfg(feature = "export")))]
+pub mod export;
 mod error;
 pub mod file_type;
 pub mod globs;
