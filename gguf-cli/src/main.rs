@@ -1,7 +1,7 @@
 //! `gguf`: inspect, validate, edit, split, quantize and convert GGUF files.
 //!
 //! One file per command or group of commands (`inspect.rs`, `validate.rs`, `diff.rs`, `edit.rs`
-//! for `set`/`rm`/`rename`, `hash.rs`, `export.rs` for `export`/`import`, `split.rs` for `split`/`merge`, `quantize.rs` for
+//! for `set`/`rm`/`rename`, `hash.rs`, `show.rs`, `export.rs` for `export`/`import`, `split.rs` for `split`/`merge`, `quantize.rs` for
 //! `quantize`/`dequantize`, `convert.rs`, `remote.rs` for `hf://` and URLs), over three shared
 //! modules that every command uses:
 //!
@@ -25,6 +25,7 @@ mod out;
 mod outputs;
 mod quantize;
 mod remote;
+mod show;
 mod signals;
 mod split;
 mod validate;
@@ -59,7 +60,7 @@ struct Cli {
 // The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
 #[allow(rustdoc::broken_intra_doc_links)]
 enum Command {
-    /// Describe a file: header, every key/value pair with its type, and a table of tensors
+    /// Describe a file: header, parameter count, every key/value pair with its type, and a table of tensors
     /// (name, dtype, canonical shape outermost first, absolute data offset, bytes).
     Inspect(inspect::Args),
     /// Validate files: exit 0 if every file is valid, 1 otherwise, printing the error per file.
@@ -108,6 +109,10 @@ enum Command {
     /// (a file it exported without quantized tensors comes back byte-identical), else the tensors
     /// alone in data order; F32, F16, BF16, F64 and integer tensors.
     Import(export::ImportArgs),
+    /// Print a tensor's values dequantized to F32: name, dtype, canonical shape, element count,
+    /// min, max and mean of the finite values, NaN and infinity counts, and its first rows (a row
+    /// is the innermost dimension), as text or one JSON object.
+    Show(show::Args),
     /// Hash every tensor and the whole model (XXH64, SHA-1, SHA-256, UUIDv5) as llama.cpp's
     /// llama-gguf-hash prints them (`TYPE  HASH  FILE:TENSOR`, then `TYPE  HASH  FILE`), or check
     /// the file against such a manifest with -c (exit 1 naming each tensor that differs or is
@@ -150,6 +155,7 @@ fn main() -> ExitCode {
         Command::Dequantize(args) => quantize::run_dequantize(&args),
         Command::Convert(args) => convert::run(&args),
         Command::Hash(args) => hash::run(&args),
+        Command::Show(args) => show::run(&args),
         Command::Export(args) => export::run_export(&args),
         Command::Import(args) => export::run_import(&args),
         Command::Completions { shell } => completions(shell),

@@ -19,6 +19,7 @@ mod output_policy;
 mod outputs_and_odd_files;
 mod quantize;
 mod remote;
+mod show_params;
 mod standard_keys;
 
 /// How long one run of the tool may take before the test fails as a hang (a watchdog, not a
