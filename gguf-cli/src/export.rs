@@ -80,8 +80,8 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         DtypeArg::Bf16 => ExportDtype::BF16,
     };
     let opts = ExportOptions::new(dtype).with_exclude(a.exclude.clone()).with_progress(&progress);
-    let report = export(&src, &a.output, &opts)
-        .map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))?;
+    let report =
+        export(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))?;
     bar.finish_and_clear();
     let mut out = Out::stdout();
     outln!(

@@ -157,7 +157,12 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         ));
     }
     outln!(out, "");
-    outln!(out, "Verification results for {} - {}", Path::new(path).display(), if failed { "Failure" } else { "Success" });
+    outln!(
+        out,
+        "Verification results for {} - {}",
+        Path::new(path).display(),
+        if failed { "Failure" } else { "Success" }
+    );
     out.finish()?;
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -42,7 +42,8 @@ struct Stats {
 }
 
 fn stats(values: &[f32]) -> Stats {
-    let (mut min, mut max, mut sum, mut n, mut nan, mut inf) = (f32::INFINITY, f32::NEG_INFINITY, 0f64, 0u64, 0u64, 0u64);
+    let (mut min, mut max, mut sum, mut n, mut nan, mut inf) =
+        (f32::INFINITY, f32::NEG_INFINITY, 0f64, 0u64, 0u64, 0u64);
     for &v in values {
         if v.is_nan() {
             nan += 1;
@@ -56,13 +57,7 @@ fn stats(values: &[f32]) -> Stats {
         }
     }
     let some = n > 0;
-    Stats {
-        min: some.then_some(min),
-        max: some.then_some(max),
-        mean: some.then(|| sum / n as f64),
-        nan,
-        inf,
-    }
+    Stats { min: some.then_some(min), max: some.then_some(max), mean: some.then(|| sum / n as f64), nan, inf }
 }
 
 fn num(v: f32) -> Json {

@@ -74,7 +74,8 @@ fn same_lines_as_llama_gguf_hash_on_small_gguf() {
 #[test]
 fn same_lines_as_llama_gguf_hash_on_models() {
     let Some(tool) = llama_tool("llama-gguf-hash") else { return };
-    let (Some(smol), Some(gemma)) = (model("SmolLM2-135M-Instruct.Q4_1.gguf"), model("gemma-3-270m-q4_k_m.gguf")) else {
+    let (Some(smol), Some(gemma)) = (model("SmolLM2-135M-Instruct.Q4_1.gguf"), model("gemma-3-270m-q4_k_m.gguf"))
+    else {
         return;
     };
     let dir = temp_dir("hash-models");

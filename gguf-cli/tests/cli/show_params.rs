@@ -46,8 +46,13 @@ fn show_gives_gguf_py_s_values() {
     same_values(&py, &small_path(), &["w_f32", "w_q8_0", "e_bf16"], 3);
     let Some(gemma) = model("gemma-3-270m-q4_k_m.gguf") else { return };
     // Q5_0, Q8_0, Q4_K, Q6_K and F32 tensors of the model.
-    let tensors =
-        ["blk.0.attn_q.weight", "blk.0.attn_v.weight", "blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.attn_norm.weight"];
+    let tensors = [
+        "blk.0.attn_q.weight",
+        "blk.0.attn_v.weight",
+        "blk.0.ffn_up.weight",
+        "blk.0.ffn_down.weight",
+        "blk.0.attn_norm.weight",
+    ];
     same_values(&py, &gemma, &tensors, 2);
 }
 

@@ -303,7 +303,8 @@ pub fn export<S: Source + Sync>(
                     f.write_all(bytemuck::cast_slice(&floats)).map_err(io)?;
                 } else {
                     bytes.resize(target.row_bytes(n as u64).unwrap_or(0) as usize, 0);
-                    codec::quantize(target, &floats, &mut bytes).map_err(|e| crate::Error::from(e).in_tensor(t.name))?;
+                    codec::quantize(target, &floats, &mut bytes)
+                        .map_err(|e| crate::Error::from(e).in_tensor(t.name))?;
                     f.write_all(&bytes).map_err(io)?;
                 }
             }
@@ -348,7 +349,10 @@ fn json_value(type_name: &str, v: &Json) -> Result<Value, String> {
         }
     };
     let int = |v: &Json| -> Result<i128, String> {
-        v.as_i64().map(i128::from).or_else(|| v.as_u64().map(i128::from)).ok_or_else(|| format!("{v} is not a {type_name}"))
+        v.as_i64()
+            .map(i128::from)
+            .or_else(|| v.as_u64().map(i128::from))
+            .ok_or_else(|| format!("{v} is not a {type_name}"))
     };
     macro_rules! int_as {
         ($variant:ident, $t:ty) => {
@@ -456,7 +460,9 @@ pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportRe
         Some(text) => {
             let list: Vec<Json> = serde_json::from_str(text).map_err(|e| bad("gguf.tensors", e.to_string()))?;
             list.iter()
-                .map(|t| t["name"].as_str().map(str::to_owned).ok_or_else(|| bad("gguf.tensors", format!("{t} has no name"))))
+                .map(|t| {
+                    t["name"].as_str().map(str::to_owned).ok_or_else(|| bad("gguf.tensors", format!("{t} has no name")))
+                })
                 .collect::<Result<_, _>>()?
         }
         None => meta.offset_keys(),
@@ -475,7 +481,10 @@ pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportRe
             safetensors::Dtype::I32 => GgmlType::I32,
             safetensors::Dtype::I64 => GgmlType::I64,
             other => {
-                return Err(ExportError::UnsupportedSafetensorsType { tensor: name.clone(), dtype: format!("{other:?}") })
+                return Err(ExportError::UnsupportedSafetensorsType {
+                    tensor: name.clone(),
+                    dtype: format!("{other:?}"),
+                })
             }
         };
         let shape: Vec<u64> = view.shape().iter().map(|&d| d as u64).collect();

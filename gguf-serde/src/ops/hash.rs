@@ -122,8 +122,11 @@ impl FileHashes {
                 name: format!("{file}:{name}"),
             })
         });
-        let model =
-            self.model.iter().map(move |(kind, hash)| ManifestEntry { kind: *kind, hash: hash.clone(), name: file.to_owned() });
+        let model = self.model.iter().map(move |(kind, hash)| ManifestEntry {
+            kind: *kind,
+            hash: hash.clone(),
+            name: file.to_owned(),
+        });
         tensors.chain(model)
     }
 }

@@ -42,10 +42,10 @@
 mod c_num;
 pub mod dequantize;
 pub mod edit;
+mod error;
 #[cfg(feature = "export")]
 #[cfg_attr(docsrs, doc(cfg(feature = "export")))]
 pub mod export;
-mod error;
 pub mod file_type;
 pub mod globs;
 #[cfg(feature = "hash")]
