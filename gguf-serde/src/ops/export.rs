@@ -260,7 +260,7 @@ pub fn export<S: Source + Sync>(
         offset += n;
     }
     let mut text = Json::Object(header).to_string().into_bytes();
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
 
