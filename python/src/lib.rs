@@ -95,21 +95,36 @@ const PART_U64: PartCode = ValueType::U64 as u8;
 /// The parts of one field as gguf-py's `GGUFReader` lays them out: NumPy views of the file, each
 /// an (absolute offset, scalar type, element count); which of them hold the data; the value types
 /// (the field's, then for an array its first element's, recursively).
+///
+/// Parts are kept as runs: `repeat` parts one after another, each of `count` items of one type,
+/// the run's first at `offset` (an array of `n` fixed-size elements is one run of `n` parts of
+/// one item, which Python makes from one view instead of `n`).
 #[derive(Default)]
 struct Parts {
     offsets: Vec<u64>,
     codes: Vec<PartCode>,
     counts: Vec<u64>,
+    repeats: Vec<u64>,
+    /// Parts in all runs so far.
+    n: u64,
     data: Vec<u64>,
     types: Vec<u32>,
 }
 
 impl Parts {
+    /// Appends one part; returns its index.
     fn push(&mut self, offset: u64, code: PartCode, count: u64) -> u64 {
+        self.run(offset, code, count, 1)
+    }
+
+    /// Appends `repeat` consecutive parts of `count` items each; returns the first one's index.
+    fn run(&mut self, offset: u64, code: PartCode, count: u64, repeat: u64) -> u64 {
         self.offsets.push(offset);
         self.codes.push(code);
         self.counts.push(count);
-        (self.offsets.len() - 1) as u64
+        self.repeats.push(repeat);
+        self.n += repeat;
+        self.n - repeat
     }
 }
 
@@ -171,12 +186,11 @@ fn walk(bytes: &[u8], endian: Endian, pos: u64, type_id: u32, p: &mut Parts, rec
                 if len > 0 && record_types {
                     p.types.push(elem);
                 }
-                for _ in 0..len {
-                    let i = p.push(at, elem as PartCode, 1);
-                    p.data.push(i);
-                    at += size as u64;
+                if len > 0 {
+                    let first = p.run(at, elem as PartCode, 1, len);
+                    p.data.extend(first..first + len);
                 }
-                return Ok(at);
+                return Ok(at + len * size as u64);
             }
             for i in 0..len {
                 at = walk(bytes, endian, at, elem, p, record_types && i == 0)?;
@@ -269,24 +283,37 @@ impl Reader {
         (f.version(), f.endian() == Endian::Big, f.alignment(), f.data_offset(), f.tensor_count(), f.kv_count())
     }
 
-    /// The pairs in file order: `(key, offset of the pair, value type id)`.
+    /// The pairs in file order: `(key, offset of the pair, value type id, element type id of an
+    /// array or None)`.
     fn kvs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         for kv in self.file.metadata() {
-            list.append((kv.key, kv.offset, kv.value.value_type() as u32))?;
+            let elem = match kv.value {
+                ValueRef::Array(a) => Some(a.elem_type() as u32),
+                _ => None,
+            };
+            list.append((kv.key, kv.offset, kv.value.value_type() as u32, elem))?;
         }
         Ok(list)
     }
 
-    /// The parts of pair `index` as gguf-py lays them out: `(offsets, codes, counts, data,
-    /// types)`, offsets/counts/data as native `u64` bytes, codes one byte per part (see
-    /// [`PartCode`]), types a list of value type ids.
+    /// The parts of pair `index` as gguf-py lays them out: `(offsets, codes, counts, repeats,
+    /// data, types)`, one entry per run of parts (see [`Parts`]); offsets, counts, repeats and
+    /// data as native `u64` bytes, codes one byte per run (see [`PartCode`]), types a list of
+    /// value type ids.
     #[allow(clippy::type_complexity)]
     fn kv_parts<'py>(
         &self,
         py: Python<'py>,
         index: usize,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<u32>)> {
+    ) -> PyResult<(
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Bound<'py, PyBytes>,
+        Vec<u32>,
+    )> {
         let kv = self
             .file
             .metadata()
@@ -304,6 +331,7 @@ impl Reader {
             u64_bytes(py, &p.offsets),
             PyBytes::new(py, &p.codes),
             u64_bytes(py, &p.counts),
+            u64_bytes(py, &p.repeats),
             u64_bytes(py, &p.data),
             p.types,
         ))
