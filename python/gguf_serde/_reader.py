@@ -220,10 +220,10 @@ class GGUFReader:
             (16, "GGUF.kv_count", counts[1:], u64),
         ):
             self.fields[name] = ReaderField(offset, name, [part], [0], [vtype])
-        for index, (key, offset, vtype, elem) in enumerate(self._file.kvs()):
+        for index, (key, offset, vtype, elem, at, n) in enumerate(self._file.kvs()):
             value = None
             if self._read_only and elem != GGUFValueType.ARRAY:
-                value = self._value_of(index)
+                value = self._value_of(index, elem, at, n)
             self.fields[key] = ReaderField(offset, key, load=self._kv_layout_of(index), value=value)
 
     # Fetch a key/value metadata field by key.
@@ -259,8 +259,22 @@ class GGUFReader:
         arr = self.data[offset : offset + dt.itemsize * count].view(dt)[:count]
         return arr.view(arr.dtype.newbyteorder(self.byte_order if override_order is None else override_order))
 
-    def _value_of(self, index: int) -> Callable[[], Any]:
-        return lambda: self._file.kv_contents(index)
+    def _value_of(self, index: int, elem: int | None, at: int, n: int) -> Callable[[], Any]:
+        """A function decoding pair ``index``'s value: an array of numbers or bools from one view
+        of its elements, an array of strings from one ``str`` split, other values by the Rust
+        reader."""
+        if elem is None:
+            return lambda: self._file.kv_contents(index)
+        if elem == GGUFValueType.STRING:
+
+            def strings() -> list[str]:
+                joined = self._file.kv_strings(index)
+                if isinstance(joined, list):
+                    return joined
+                return joined.split("\0") if n else []
+
+            return strings
+        return lambda: self._get(at, _SCALAR_TYPES[elem], n).tolist()
 
     def _kv_layout_of(self, index: int) -> Callable[[], _Layout]:
         return lambda: self._kv_layout(index)

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use gguf_serde::ops::file_type::LlamaFileType;
 use gguf_serde::ops::quantize::{QuantizeParams, TensorTypeOverride};
 use gguf_serde::ops::split::{SplitBy, SplitOptions};
-use gguf_serde::{codec, Endian, ErrorKind, FormatError, GgmlType, Gguf, Mmap, ValueRef, ValueType};
+use gguf_serde::{codec, AlignmentProblem, Endian, ErrorKind, FormatError, GgmlType, Gguf, Mmap, ValueRef, ValueType};
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::exceptions::{
@@ -67,6 +67,12 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
                     Some(format!("Tensor dimensions count {n_dims} exceeds GGML_MAX_DIMS (4)"))
                 }
                 FormatError::DuplicateTensor { name, .. } => Some(format!("Found duplicated tensor with name {name}")),
+                FormatError::BadAlignment { problem: AlignmentProblem::WrongType(_), .. } => {
+                    Some("Bad type for general.alignment field".to_owned())
+                }
+                FormatError::BadAlignment { problem: AlignmentProblem::Zero | AlignmentProblem::NotPowerOfTwo(_), .. } => {
+                    Some("Invalid alignment: must be a non-zero power of two".to_owned())
+                }
                 FormatError::DuplicateKey { .. } => return DuplicateKeyError::new_err(msg),
                 _ => None,
             };
@@ -284,17 +290,48 @@ impl Reader {
     }
 
     /// The pairs in file order: `(key, offset of the pair, value type id, element type id of an
-    /// array or None)`.
+    /// array or None, absolute offset of an array's first element or of the value, element count
+    /// of an array or 1)`.
     fn kvs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
+        let base = self.file.bytes().as_ptr() as usize;
         for kv in self.file.metadata() {
-            let elem = match kv.value {
-                ValueRef::Array(a) => Some(a.elem_type() as u32),
-                _ => None,
+            let (elem, at, len) = match kv.value {
+                // The elements are a slice of the file: their offset is where the slice starts.
+                ValueRef::Array(a) => {
+                    (Some(a.elem_type() as u32), (a.raw_bytes().as_ptr() as usize - base) as u64, a.len())
+                }
+                _ => (None, kv.value_offset, 1),
             };
-            list.append((kv.key, kv.offset, kv.value.value_type() as u32, elem))?;
+            list.append((kv.key, kv.offset, kv.value.value_type() as u32, elem, at, len))?;
         }
         Ok(list)
+    }
+
+    /// The strings of the string array of pair `index`, as one `str` with the strings joined by
+    /// NUL (`"\0"`; split in Python: one string made instead of one per element), or as a list
+    /// when a string holds a NUL itself.
+    fn kv_strings<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
+        let kv = self
+            .file
+            .metadata()
+            .nth(index)
+            .ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
+        let Some(strings) = kv.value.as_array().and_then(|a| a.strings()) else {
+            return Err(PyValueError::new_err(format!("pair {index} is not an array of strings")));
+        };
+        let raw = kv.value.as_array().map_or(0, |a| a.raw_bytes().len());
+        let mut joined = String::with_capacity(raw);
+        for (i, s) in strings.enumerate() {
+            if s.contains('\0') {
+                return scalar(py, kv.value);
+            }
+            if i > 0 {
+                joined.push('\0');
+            }
+            joined.push_str(s);
+        }
+        Ok(PyString::new(py, &joined).into_any())
     }
 
     /// The parts of pair `index` as gguf-py lays them out: `(offsets, codes, counts, repeats,
