@@ -72,7 +72,8 @@ _TENSOR_ITEM_TYPES: dict[int, type[np.generic]] = {
     GGMLQuantizationType.I64: np.int64,
 }
 
-_Layout = tuple[list[npt.NDArray[Any]], list[int], list[GGUFValueType]]
+# A field's data indices, its types, and a function making its parts.
+_Layout = tuple[list[int], list[GGUFValueType], Callable[[], list[npt.NDArray[Any]]]]
 
 
 class ReaderField:
@@ -81,11 +82,11 @@ class ReaderField:
 
     ``offset``: where the field starts in the file; ``name``: the key (or tensor name);
     ``parts``: NumPy views of the file's bytes; ``data``: indices into ``parts`` of the value;
-    ``types``: the value types (empty for a tensor info). ``parts``, ``data`` and ``types`` are
-    built on first access.
+    ``types``: the value types (empty for a tensor info). ``data`` and ``types`` are made on first
+    access, ``parts`` (a view per string and array element) on first access of ``parts``.
     """
 
-    __slots__ = ("offset", "name", "_layout", "_load", "_value")
+    __slots__ = ("offset", "name", "_parts", "_data", "_types", "_load", "_build", "_value")
 
     def __init__(
         self,
@@ -100,31 +101,38 @@ class ReaderField:
     ) -> None:
         self.offset = offset
         self.name = name
-        self._layout: _Layout | None = None
-        if load is None:
-            self._layout = (parts if parts is not None else [], data if data is not None else [-1], types or [])
+        self._parts = parts if parts is not None or load is not None else []
+        self._data = data if data is not None or load is not None else [-1]
+        self._types = types if types is not None or load is not None else []
+        # `load()` gives (data, types, a function building the parts).
         self._load = load
+        self._build: Callable[[], list[npt.NDArray[Any]]] | None = None
         # A function giving the decoded value (flat for arrays), or its result once called.
         self._value: Any = value
 
-    def _get_layout(self) -> _Layout:
-        if self._layout is None:
-            assert self._load is not None
-            self._layout = self._load()
+    def _loaded(self) -> None:
+        if self._load is not None:
+            self._data, self._types, self._build = self._load()
             self._load = None
-        return self._layout
 
     @property
     def parts(self) -> list[npt.NDArray[Any]]:
-        return self._get_layout()[0]
+        if self._parts is None:
+            self._loaded()
+            assert self._build is not None
+            self._parts = self._build()
+            self._build = None
+        return self._parts
 
     @property
     def data(self) -> list[int]:
-        return self._get_layout()[1]
+        self._loaded()
+        return self._data  # type: ignore[return-value]
 
     @property
     def types(self) -> list[GGUFValueType]:
-        return self._get_layout()[2]
+        self._loaded()
+        return self._types  # type: ignore[return-value]
 
     def contents(self, index_or_slice: int | slice = slice(None)) -> Any:
         """The value: a number, bool or ``str``; for an array the list of its elements (arrays of
@@ -281,23 +289,27 @@ class GGUFReader:
 
     def _kv_layout(self, index: int) -> _Layout:
         offsets, codes, counts, repeats, data, types = self._file.kv_parts(index)
-        parts: list[npt.NDArray[Any]] = []
-        order = self.byte_order
-        dtypes = {code: np.dtype(t).newbyteorder(order) for code, t in _SCALAR_TYPES.items()}
-        mm = self.data
-        for off, code, count, repeat in zip(
-            np.frombuffer(offsets, np.uint64).tolist(),
-            codes,
-            np.frombuffer(counts, np.uint64).tolist(),
-            np.frombuffer(repeats, np.uint64).tolist(),
-        ):
-            dt = dtypes[code]
-            if repeat == 1:
-                parts.append(mm[off : off + dt.itemsize * count].view(dt))
-            else:
-                # `repeat` one-item parts one after another: rows of one view.
-                parts.extend(mm[off : off + dt.itemsize * repeat].view(dt).reshape(repeat, 1))
-        return parts, np.frombuffer(data, np.uint64).tolist(), [GGUFValueType(t) for t in types]
+
+        def build() -> list[npt.NDArray[Any]]:
+            parts: list[npt.NDArray[Any]] = []
+            order = self.byte_order
+            dtypes = {code: np.dtype(t).newbyteorder(order) for code, t in _SCALAR_TYPES.items()}
+            mm = self.data
+            for off, code, count, repeat in zip(
+                np.frombuffer(offsets, np.uint64).tolist(),
+                codes,
+                np.frombuffer(counts, np.uint64).tolist(),
+                np.frombuffer(repeats, np.uint64).tolist(),
+            ):
+                dt = dtypes[code]
+                if repeat == 1:
+                    parts.append(mm[off : off + dt.itemsize * count].view(dt))
+                else:
+                    # `repeat` one-item parts one after another: rows of one view.
+                    parts.extend(mm[off : off + dt.itemsize * repeat].view(dt).reshape(repeat, 1))
+            return parts
+
+        return np.frombuffer(data, np.uint64).tolist(), [GGUFValueType(t) for t in types], build
 
     def _tensor(
         self, name: str, info_offset: int, type_id: int, ne: list[int], data_offset: int, n_bytes: int, n_elements: int
@@ -334,7 +346,7 @@ class GGUFReader:
             self._get(at + 4 + 8 * n_dims, np.uint32),
             self._get(at + 8 + 8 * n_dims, np.uint64),
         ]
-        return parts, [1, 3, 4, 5], []
+        return [1, 3, 4, 5], [], lambda: parts
 
 
 __all__ = ["GGUFReader", "ReaderField", "ReaderTensor", "GGUFError", "DuplicateKeyError", "GGML_QUANT_SIZES"]
