@@ -211,12 +211,14 @@ class GGUFReader:
             self._file = _native.Reader(os.fspath(path))
         except _native.DuplicateKeyError as e:
             raise DuplicateKeyError(str(e)) from None
-        _version, big, alignment, data_offset, _n_tensors, _n_kv = self._file.header()
+        _version, big, alignment, _data_offset, infos_end, _n_tensors, _n_kv = self._file.header()
         host_big = sys.byteorder == "big"
         self.byte_order = "S" if big != host_big else "I"
         self.endianess = GGUFEndian.BIG if big else GGUFEndian.LITTLE
         self.alignment = alignment
-        self.data_offset = data_offset
+        # The end of the tensor infos rounded up to the alignment, as gguf-py computes it (also
+        # for a file without tensors, which may end before that).
+        self.data_offset = -(-infos_end // alignment) * alignment
         self._read_only = mode == "r"
         self._tensors: list[ReaderTensor] | None = None
         self.fields: OrderedDict[str, ReaderField] = OrderedDict()

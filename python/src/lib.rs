@@ -283,10 +283,11 @@ impl Reader {
         Ok(Reader { file })
     }
 
-    /// `(version, big_endian, alignment, data_offset, tensor_count, kv_count)`.
-    fn header(&self) -> (u32, bool, u32, u64, usize, usize) {
+    /// `(version, big_endian, alignment, data_offset, tensor_infos_end, tensor_count, kv_count)`.
+    fn header(&self) -> (u32, bool, u32, u64, u64, usize, usize) {
         let f = &self.file;
-        (f.version(), f.endian() == Endian::Big, f.alignment(), f.data_offset(), f.tensor_count(), f.kv_count())
+        let end = f.tensor_infos_end();
+        (f.version(), f.endian() == Endian::Big, f.alignment(), f.data_offset(), end, f.tensor_count(), f.kv_count())
     }
 
     /// The pairs in file order: `(key, offset of the pair, value type id, element type id of an

@@ -49,8 +49,15 @@ def _same_field(a: gguf_serde.ReaderField, ra: Any, b: gguf.ReaderField, rb: Any
         n = len(b.data)
         for pick in (0, n - 1, -1, slice(1, 3), slice(None, None, 2)):
             assert a.contents(pick) == b.contents(pick), f"{what}[{pick}]"
-    # The same views of the same bytes: the same values.
-    assert _views(a.parts, ra) == _views(b.parts, rb), what
+    # The same views of the same bytes: the same values. A field of many parts (a vocabulary)
+    # is compared at its first and last thousand parts and every 97th between (its length in
+    # full): the parts of one array are made by one loop, and this keeps the corpus test short.
+    pa, pb = a.parts, b.parts
+    assert len(pa) == len(pb), what
+    if len(pb) > 3000:
+        pick = sorted({*range(1000), *range(len(pb) - 1000, len(pb)), *range(0, len(pb), 97)})
+        pa, pb = [pa[i] for i in pick], [pb[i] for i in pick]
+    assert _views(pa, ra) == _views(pb, rb), what
 
 
 def compare(path: Path) -> None:
