@@ -22,8 +22,7 @@ use gguf_serde::{codec, AlignmentProblem, Endian, ErrorKind, FormatError, GgmlTy
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError,
-    PyValueError,
+    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
@@ -70,9 +69,10 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
                 FormatError::BadAlignment { problem: AlignmentProblem::WrongType(_), .. } => {
                     Some("Bad type for general.alignment field".to_owned())
                 }
-                FormatError::BadAlignment { problem: AlignmentProblem::Zero | AlignmentProblem::NotPowerOfTwo(_), .. } => {
-                    Some("Invalid alignment: must be a non-zero power of two".to_owned())
-                }
+                FormatError::BadAlignment {
+                    problem: AlignmentProblem::Zero | AlignmentProblem::NotPowerOfTwo(_),
+                    ..
+                } => Some("Invalid alignment: must be a non-zero power of two".to_owned()),
                 FormatError::DuplicateKey { .. } => return DuplicateKeyError::new_err(msg),
                 _ => None,
             };
@@ -313,11 +313,7 @@ impl Reader {
     /// NUL (`"\0"`; split in Python: one string made instead of one per element), or as a list
     /// when a string holds a NUL itself.
     fn kv_strings<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
-        let kv = self
-            .file
-            .metadata()
-            .nth(index)
-            .ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
+        let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
         let Some(strings) = kv.value.as_array().and_then(|a| a.strings()) else {
             return Err(PyValueError::new_err(format!("pair {index} is not an array of strings")));
         };
@@ -352,11 +348,7 @@ impl Reader {
         Bound<'py, PyBytes>,
         Vec<u32>,
     )> {
-        let kv = self
-            .file
-            .metadata()
-            .nth(index)
-            .ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
+        let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
         let bytes = self.file.bytes();
         let endian = self.file.endian();
         let mut p = Parts::default();
@@ -377,11 +369,7 @@ impl Reader {
 
     /// The value of pair `index` as gguf-py's `contents()` gives it (arrays flattened).
     fn kv_contents<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
-        let kv = self
-            .file
-            .metadata()
-            .nth(index)
-            .ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
+        let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
         scalar(py, kv.value)
     }
 
@@ -391,7 +379,9 @@ impl Reader {
     fn tensors(&self) -> Vec<(&str, u64, u32, Vec<u64>, u64, u64, u64)> {
         self.file
             .tensors()
-            .map(|t| (t.name, t.info_offset, t.dtype.id(), t.ne().dims().to_vec(), t.data_offset, t.nbytes, t.n_elements))
+            .map(|t| {
+                (t.name, t.info_offset, t.dtype.id(), t.ne().dims().to_vec(), t.data_offset, t.nbytes, t.n_elements)
+            })
             .collect()
     }
 }
@@ -531,11 +521,8 @@ fn quantize_file(
     params.leave_output_tensor = leave_output_tensor;
     params.output_tensor_type = output_tensor_type.map(parse_type).transpose()?;
     params.token_embedding_type = token_embedding_type.map(parse_type).transpose()?;
-    params.tensor_types = tensor_types
-        .iter()
-        .map(|s| TensorTypeOverride::parse(s))
-        .collect::<Result<_, _>>()
-        .map_err(to_py)?;
+    params.tensor_types =
+        tensor_types.iter().map(|s| TensorTypeOverride::parse(s)).collect::<Result<_, _>>().map_err(to_py)?;
     params.kv_overrides = override_kv
         .iter()
         .map(|s| gguf_serde::ops::kv_override::KvOverride::parse(s))
@@ -580,9 +567,8 @@ fn dequantize_file(
         .detach(|| {
             let model = Gguf::open(&input)?;
             let cb = |done: u64, total: u64| prog.call(done, Some(total));
-            let opts = gguf_serde::ops::dequantize::DequantizeOptions::new(target)
-                .with_exclude(exclude)
-                .with_progress(&cb);
+            let opts =
+                gguf_serde::ops::dequantize::DequantizeOptions::new(target).with_exclude(exclude).with_progress(&cb);
             gguf_serde::ops::dequantize::dequantize(&model, &output, &opts)
         })
         .map_err(to_py)?;
@@ -661,9 +647,7 @@ fn convert(
     opts.model_card = card.as_ref();
     opts.metadata_override = metadata.as_ref();
     opts.progress = Some(&cb);
-    let report = py
-        .detach(|| gguf_serde::convert::convert(&model_dir, &output, &opts))
-        .map_err(convert_err)?;
+    let report = py.detach(|| gguf_serde::convert::convert(&model_dir, &output, &opts)).map_err(convert_err)?;
     prog.finish()?;
     Ok((paths(&report.files), report.outtype.label().to_owned()))
 }
