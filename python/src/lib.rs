@@ -134,30 +134,26 @@ impl Parts {
     }
 }
 
-/// Reads a `u64` of byte order `endian` at `pos` of `bytes` (validated by the parser, so in
-/// bounds; a `ValueError` if not).
-fn read_u64(bytes: &[u8], pos: u64, endian: Endian) -> PyResult<u64> {
-    let b: [u8; 8] = usize::try_from(pos)
+/// The `N` bytes at `pos` of `bytes` (validated by the parser, so in bounds; a `ValueError` if
+/// not).
+fn read_array<const N: usize>(bytes: &[u8], pos: u64) -> PyResult<[u8; N]> {
+    usize::try_from(pos)
         .ok()
-        .and_then(|p| bytes.get(p..p.checked_add(8)?))
+        .and_then(|p| bytes.get(p..p.checked_add(N)?))
         .and_then(|s| s.try_into().ok())
-        .ok_or_else(|| PyValueError::new_err(format!("offset {pos} is past the end of the file")))?;
-    Ok(match endian {
-        Endian::Little => u64::from_le_bytes(b),
-        Endian::Big => u64::from_be_bytes(b),
-    })
+        .ok_or_else(|| PyValueError::new_err(format!("offset {pos} is past the end of the file")))
 }
 
+/// Reads a `u64` of byte order `endian` at `pos` of `bytes`.
+fn read_u64(bytes: &[u8], pos: u64, endian: Endian) -> PyResult<u64> {
+    let b = read_array(bytes, pos)?;
+    Ok(if endian == Endian::Big { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+}
+
+/// Reads a `u32` of byte order `endian` at `pos` of `bytes`.
 fn read_u32(bytes: &[u8], pos: u64, endian: Endian) -> PyResult<u32> {
-    let b: [u8; 4] = usize::try_from(pos)
-        .ok()
-        .and_then(|p| bytes.get(p..p.checked_add(4)?))
-        .and_then(|s| s.try_into().ok())
-        .ok_or_else(|| PyValueError::new_err(format!("offset {pos} is past the end of the file")))?;
-    Ok(match endian {
-        Endian::Little => u32::from_le_bytes(b),
-        Endian::Big => u32::from_be_bytes(b),
-    })
+    let b = read_array(bytes, pos)?;
+    Ok(if endian == Endian::Big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
 }
 
 /// Appends the parts of a value of type `type_id` stored at `pos` (as gguf-py's
