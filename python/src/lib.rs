@@ -404,7 +404,7 @@ fn as_slice<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a PyBuffer<T>) 
     Ok(unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<T>(), cells.len()) })
 }
 
-fn as_mut_slice<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a PyBuffer<T>) -> PyResult<&'a mut [T]> {
+fn as_mut_slice<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a mut PyBuffer<T>) -> PyResult<&'a mut [T]> {
     let cells = buf
         .as_mut_slice(py)
         .ok_or_else(|| PyValueError::new_err("the output is not a writable C-contiguous array of the item type"))?;
@@ -417,18 +417,18 @@ fn as_mut_slice<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a PyBuffer<
 /// Quantizes the `float32` array `src` (whole blocks) to type `type_id` into the `uint8` array
 /// `dst`, in parallel, as [`codec::quantize_par`] (ggml's reference quantizers).
 #[pyfunction]
-fn quantize(py: Python<'_>, type_id: u32, src: PyBuffer<f32>, dst: PyBuffer<u8>) -> PyResult<()> {
+fn quantize(py: Python<'_>, type_id: u32, src: PyBuffer<f32>, mut dst: PyBuffer<u8>) -> PyResult<()> {
     let t = ggml_type(type_id)?;
-    let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &dst)?);
+    let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &mut dst)?);
     py.detach(|| codec::quantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
 }
 
 /// Dequantizes the `uint8` array `src` (whole blocks of type `type_id`, little-endian) into the
 /// `float32` array `dst`, in parallel ([`codec::dequantize_par`]).
 #[pyfunction]
-fn dequantize(py: Python<'_>, type_id: u32, src: PyBuffer<u8>, dst: PyBuffer<f32>) -> PyResult<()> {
+fn dequantize(py: Python<'_>, type_id: u32, src: PyBuffer<u8>, mut dst: PyBuffer<f32>) -> PyResult<()> {
     let t = ggml_type(type_id)?;
-    let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &dst)?);
+    let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &mut dst)?);
     py.detach(|| codec::dequantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
 }
 
@@ -628,7 +628,7 @@ fn convert(
     vocab: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<String>, String)> {
-    let ot: gguf_serde::convert::OutType = outtype.parse().map_err(|e| PyValueError::new_err(format!("{e}")))?;
+    let ot: gguf_serde::convert::OutType = outtype.parse().map_err(|e: String| PyValueError::new_err(e))?;
     let metadata: Option<serde_json::Value> = metadata
         .map(|m| serde_json::from_str(&m))
         .transpose()
