@@ -139,7 +139,7 @@ def convert(
     reference's ``--model-name``; ``metadata``: its ``--metadata`` override, as a mapping or the
     path of a JSON file; ``split_max_size``: bytes of tensor data per shard (then ``output``
     without ``.gguf`` is the shards' prefix); ``vocab=False`` writes no tokenizer.
-    ``progress(done)`` is called with bytes of source tensor data converted.
+    ``progress(done)`` is called with the bytes of source tensor data converted so far.
     """
     meta: str | None = None
     if metadata is not None:
@@ -158,7 +158,7 @@ def convert(
         vocab=vocab,
         progress=progress,
     )
-    return ConvertReport(files, resolved)
+    return ConvertReport(files, resolved.lower())
 
 
 def split(

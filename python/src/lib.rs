@@ -611,8 +611,9 @@ fn convert_err(e: gguf_serde::convert::ConvertError) -> PyErr {
 
 /// Converts the Hugging Face checkpoint in `model_dir` to GGUF at `output` as
 /// `convert_hf_to_gguf.py` does (`gguf convert`): `outtype` `f32`, `f16`, `bf16`, `q8_0` or
-/// `auto`; `metadata` the JSON text of a `--metadata` override; returns `(files written,
-/// outtype resolved)`.
+/// `auto`; `metadata` the JSON text of a `--metadata` override; `progress(done)` is called
+/// with the bytes of source tensor data converted so far; returns `(files written, outtype
+/// resolved)`.
 #[pyfunction]
 #[pyo3(signature = (model_dir, output, outtype="auto", *, model_name=None, metadata=None, split_max_size=None,
     vocab=true, progress=None))]
@@ -635,7 +636,12 @@ fn convert(
         .map_err(|e| PyValueError::new_err(format!("metadata: not JSON: {e}")))?;
     let card = model_card(&model_dir)?;
     let prog = Progress::new(progress);
-    let cb = |done: u64| prog.call(done, None);
+    // The library reports each chunk's bytes; the callback gets the running total.
+    let total = std::sync::atomic::AtomicU64::new(0);
+    let cb = |n: u64| {
+        let done = total.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+        prog.call(done, None)
+    };
     let mut opts = gguf_serde::convert::ConvertOptions::new(ot);
     opts.name = model_name.as_deref();
     opts.split_max_size = split_max_size;

@@ -1,6 +1,7 @@
 """The whole-file operations through Python: split and merge against llama.cpp's
 llama-gguf-split and the input itself, quantize_file against llama.cpp's llama-quantize,
-dequantize_file against gguf-py's dequantizers; errors as Python exceptions; progress callbacks."""
+dequantize_file against gguf-py's dequantizers, convert against convert_hf_to_gguf.py's output
+(tests/data/convert-refs.json); errors as Python exceptions; progress callbacks."""
 
 from __future__ import annotations
 
@@ -98,3 +99,33 @@ def test_a_progress_callback_that_raises_fails_the_call(tmp_path: Path) -> None:
 
     with pytest.raises(RuntimeError, match="stop"):
         gguf_serde.dequantize_file(SMALL, tmp_path / "o.gguf", progress=boom)
+
+
+def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None:
+    # The references of tests/data/convert-refs.json: llama.cpp's convert_hf_to_gguf.py run on
+    # checkpoints that tests/py/make_convert_inputs.py remakes byte for byte (checked here by
+    # their sha256). This case has a model card with front matter and a SentencePiece tokenizer.
+    import hashlib
+    import json
+
+    case = "tiny-Llama-2-chat-hf"
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    need(venv_python.is_file() and (ROOT / "models" / "vocab").is_dir(), ".venv and models/ (scripts/setup.sh)")
+    refs = json.loads((ROOT / "tests" / "data" / "convert-refs.json").read_text())["cases"][case]
+    subprocess.run(
+        [venv_python, ROOT / "tests" / "py" / "make_convert_inputs.py", ROOT / "models", tmp_path, case],
+        check=True,
+        capture_output=True,
+    )
+    ckpt = tmp_path / case
+    for name, sha in refs["inputs"].items():
+        assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha, name
+    for outtype in ("q8_0", "auto"):
+        done: list[int] = []
+        out = tmp_path / f"{outtype}.gguf"
+        report = gguf_serde.convert(ckpt, out, outtype, progress=done.append)
+        assert report.paths == [str(out)] and done and done == sorted(done)
+        want = refs["outputs"][outtype]
+        assert out.stat().st_size == want["size"], outtype
+        assert hashlib.sha256(out.read_bytes()).hexdigest() == want["sha256"], outtype
+    assert report.outtype in ("bf16", "f16")
