@@ -104,6 +104,7 @@ LAYOUT_CASES = {
     # llama.cpp's GLM-4 vocabulary code looks up <|endoftext|> and <|user|> among the added
     # tokens; Qwen2's vocabulary has the first, the second takes its first padding slot
     "tiny-GLM-4": ("vocab/ggml-vocab-qwen2.gguf", 28, None, "glm4"),
+    "tiny-OLMoE": ("vocab/ggml-vocab-gpt-2.gguf", 31, None, None),
     "tiny-DeepSeek-V3": ("vocab/ggml-vocab-gpt-2.gguf", 29, None, None),
     "tiny-gpt-oss": ("vocab/ggml-vocab-gpt-2.gguf", 30, None, None),
 }

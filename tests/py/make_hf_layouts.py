@@ -69,6 +69,10 @@ CASES = {
     # recognised by the converter's pre-tokenizer check); multi-head latent attention with both
     # low-rank projections, the first layer dense, then 4 routed experts of 64 in 2 groups (1
     # chosen) with sigmoid scores and a shared expert
+    # OLMoE: not a built-in architecture; examples/src/olmoe.rs converts it with the public API.
+    # GPT-2's BPE vocabulary in OLMo's padded size, experts of 64, q/k norms over the projections
+    "tiny-OLMoE": ("OlmoeConfig", {**SMALL, "intermediate_size": 64, "vocab_size": 50304, "pad_token_id": 50256,
+                                   "eos_token_id": 50256, "num_experts": 4, "num_experts_per_tok": 2}),
     "tiny-DeepSeek-V3": ("DeepseekV3Config", {**SMALL, "vocab_size": 50257, "bos_token_id": 50256,
                                               "eos_token_id": 50256, "num_key_value_heads": 4, "q_lora_rank": 48, "kv_lora_rank": 32,
                                               "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16,

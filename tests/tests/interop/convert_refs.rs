@@ -173,3 +173,27 @@ fn converter_output_equals_the_references() {
     // converted layout cases, each at 5 output types.
     assert_eq!(matched, OUTTYPES.len() * cases.len(), "outputs equal to the references");
 }
+
+/// `examples/src/olmoe.rs`, a mixture-of-experts architecture written outside the library with its
+/// public API only (the library has no OLMoE), on the transformers-saved `tiny-OLMoE` checkpoint,
+/// against what `convert_hf_to_gguf.py` wrote for it, at every output type: the same keys, tensors
+/// and sha256.
+#[test]
+fn the_examples_olmoe_equals_the_reference() {
+    use gguf_serde::convert::{convert_with, ConvertOptions, OutType};
+    let case = "tiny-OLMoE";
+    assert_eq!(gguf_tests::convert_refs::layout_class(case).as_deref(), Some("OlmoeForCausalLM"));
+    let Some(dir) = make_convert_case(case) else { return };
+    let mut differ = Vec::new();
+    for outtype in OUTTYPES {
+        let out = dir.tmp.join(format!("olmoe-{outtype}.gguf"));
+        let ot: OutType = outtype.parse().unwrap_or_else(|e| panic!("{outtype}: {e:?}"));
+        convert_with(&*dir, &out, &gguf_examples::olmoe::Olmoe, &ConvertOptions::new(ot))
+            .unwrap_or_else(|e| panic!("{case} {outtype}: {e:?}"));
+        let ours = gguf_tests::convert_refs::describe_gguf(&out).expect("python");
+        if ours != convert_ref(case, outtype) {
+            differ.push(outtype);
+        }
+    }
+    assert!(differ.is_empty(), "the OLMoE example differs from the reference at {differ:?}");
+}
