@@ -50,7 +50,10 @@ fn cases() -> Vec<(String, Json)> {
     let factors: Vec<f64> = (0..half).map(|i| 1.0 + f64::from(i) * 0.5).collect();
     let more = [
         // legacy `type`, top-level rope_theta moved in, original_max_position_embeddings from max positions
-        ("llama-yarn-legacy-type", minimal("llama", json!({"rope_theta": 500000.0, "rope_scaling": {"type": "yarn", "factor": 4.0}}))),
+        (
+            "llama-yarn-legacy-type",
+            minimal("llama", json!({"rope_theta": 500000.0, "rope_scaling": {"type": "yarn", "factor": 4.0}})),
+        ),
         ("llama-rope-scaling-null", minimal("llama", json!({"rope_theta": 10000, "rope_scaling": null}))),
         (
             "llama-llama3",
@@ -78,12 +81,18 @@ fn cases() -> Vec<(String, Json)> {
         ),
         ("llama-num-labels", minimal("llama", json!({"num_labels": 3}))),
         ("mistral-head-dim", minimal("mistral", json!({"head_dim": 32, "sliding_window": null}))),
-        ("qwen2-sliding", minimal("qwen2", json!({"use_sliding_window": true, "sliding_window": 512, "max_window_layers": 1}))),
+        (
+            "qwen2-sliding",
+            minimal("qwen2", json!({"use_sliding_window": true, "sliding_window": 512, "max_window_layers": 1})),
+        ),
         ("qwen2-moe-sliding", minimal("qwen2_moe", json!({"use_sliding_window": true, "max_window_layers": 2}))),
         ("qwen3-head-dim-null", minimal("qwen3", json!({"head_dim": null}))),
         ("qwen3-moe-experts", minimal("qwen3_moe", json!({"num_experts": 4, "num_experts_per_tok": 2}))),
         ("mixtral-num-experts", minimal("mixtral", json!({"num_experts": 4}))),
-        ("deepseek-v3-head-dim", minimal("deepseek_v3", json!({"head_dim": 8, "num_local_experts": 16, "qk_rope_head_dim": 16}))),
+        (
+            "deepseek-v3-head-dim",
+            minimal("deepseek_v3", json!({"head_dim": 8, "num_local_experts": 16, "qk_rope_head_dim": 16})),
+        ),
         (
             "gemma3-text-reference",
             minimal(
@@ -93,15 +102,30 @@ fn cases() -> Vec<(String, Json)> {
             ),
         ),
         ("gemma3-text-pattern", minimal("gemma3_text", json!({"sliding_window_pattern": 2, "num_hidden_layers": 4}))),
-        ("gemma3-text-bidirectional", minimal("gemma3_text", json!({"use_bidirectional_attention": true, "sliding_window": 513}))),
+        (
+            "gemma3-text-bidirectional",
+            minimal("gemma3_text", json!({"use_bidirectional_attention": true, "sliding_window": 513})),
+        ),
         (
             "gemma3-text-linear",
-            minimal("gemma3_text", json!({"num_hidden_layers": 6, "rope_scaling": {"rope_type": "linear", "factor": 8.0}})),
+            minimal(
+                "gemma3_text",
+                json!({"num_hidden_layers": 6, "rope_scaling": {"rope_type": "linear", "factor": 8.0}}),
+            ),
         ),
         ("gemma2-layers", minimal("gemma2", json!({"num_hidden_layers": 4, "rope_theta": 10000.0}))),
-        ("smollm3-sliding", minimal("smollm3", json!({"use_sliding_window": true, "sliding_window": 64, "num_hidden_layers": 8}))),
+        (
+            "smollm3-sliding",
+            minimal("smollm3", json!({"use_sliding_window": true, "sliding_window": 64, "num_hidden_layers": 8})),
+        ),
         ("glm4-partial", minimal("glm4", json!({"partial_rotary_factor": 0.25, "eos_token_id": 7}))),
-        ("gpt-oss-scaling", minimal("gpt_oss", json!({"rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048}}))),
+        (
+            "gpt-oss-scaling",
+            minimal(
+                "gpt_oss",
+                json!({"rope_scaling": {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048}}),
+            ),
+        ),
         // Phi-3: longrope with and without the top-level original_max_position_embeddings, `su`
         // (renamed longrope after standardisation, so no original length: raises), yarn
         (
@@ -124,7 +148,13 @@ fn cases() -> Vec<(String, Json)> {
             "phi3-su",
             minimal("phi3", json!({"rope_scaling": {"type": "su", "long_factor": factors, "short_factor": factors}})),
         ),
-        ("phi3-yarn", minimal("phi3", json!({"rope_scaling": {"type": "yarn", "factor": 2.0, "long_factor": factors, "short_factor": factors}}))),
+        (
+            "phi3-yarn",
+            minimal(
+                "phi3",
+                json!({"rope_scaling": {"type": "yarn", "factor": 2.0, "long_factor": factors, "short_factor": factors}}),
+            ),
+        ),
         ("phi3-partial", minimal("phi3", json!({"partial_rotary_factor": 0.5}))),
         ("phi3-linear-refused", minimal("phi3", json!({"rope_scaling": {"type": "linear", "factor": 2.0}}))),
     ];
