@@ -26,7 +26,7 @@ cargo clean --quiet --profile dev -p gguf-derive -p gguf-serde -p gguf-cli
 cargo package --workspace --exclude gguf-tests --exclude gguf-test-support --exclude gguf-examples \
   --exclude gguf-serde-python --allow-dirty --quiet
 cargo metadata --format-version 1 --locked | python3 scripts/licences.py
-for features in "" derive parallel mmap remote convert; do
+for features in "" derive parallel mmap remote convert hash export; do
   echo "package-check: gguf-serde --no-default-features --features '$features'" >&2
   cargo clippy --quiet --locked -p gguf-serde --no-default-features --features "$features" -- -D warnings
 done
