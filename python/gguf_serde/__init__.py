@@ -9,6 +9,8 @@
   whole-file operations (what the ``gguf`` command does), with progress callbacks.
 
 Refusals raise ``GGUFError`` (a ``ValueError``) saying what and where; I/O errors ``OSError``.
+Progress callbacks are called from the library's worker threads (with the GIL taken); an
+exception one raises does not stop the operation: the first is raised when it returns.
 """
 
 from __future__ import annotations
