@@ -24,7 +24,7 @@ use super::arch::ArchContext;
 use super::{vocab, ConvertError, Kvs, Result, Value};
 
 fn vocab_size(cx: &ArchContext<'_>) -> Option<usize> {
-    cx.config.raw.get("vocab_size").and_then(|v| v.as_u64()).and_then(|n| usize::try_from(n).ok())
+    cx.config.get("vocab_size").and_then(|v| v.as_u64()).and_then(|n| usize::try_from(n).ok())
 }
 
 /// One of [`vocab`]'s `set_vocab_*` entries: the folder and `config.json`'s `vocab_size`.
