@@ -153,11 +153,7 @@ impl HfConfig {
     /// when it has neither `full_attention` nor `sliding_attention` (`TextModel.__init__`).
     pub fn rope_parameters(&self) -> Map<String, Json> {
         // `hparams.get("rope_parameters", hparams.get("rope_scaling")) or {}`
-        let given = if self.hparams.contains_key("rope_parameters") {
-            self.get("rope_parameters")
-        } else {
-            self.get("rope_scaling")
-        };
+        let given = if self.hparams.contains_key("rope_parameters") { self.get("rope_parameters") } else { self.get("rope_scaling") };
         let mut p = match given {
             Some(Json::Object(m)) => m.clone(),
             _ => Map::new(),

@@ -597,17 +597,14 @@ fn post_smollm3(c: &mut Cfg) -> Res<()> {
     let n = c.int("num_hidden_layers")?;
     if c.is_none("no_rope_layers") {
         let interval = c.int("no_rope_layer_interval")?;
-        let v =
-            (0..n.max(0)).map(|i| Ok(Json::from(i64::from(py_mod(i + 1, interval)? != 0)))).collect::<Res<Vec<_>>>()?;
+        let v = (0..n.max(0)).map(|i| Ok(Json::from(i64::from(py_mod(i + 1, interval)? != 0)))).collect::<Res<Vec<_>>>()?;
         c.set("no_rope_layers", Json::Array(v));
     }
     if c.is_none("layer_types") {
         let no_rope = c.attr("no_rope_layers").and_then(Json::as_array).cloned().unwrap_or_default();
         let sliding = c.truthy("use_sliding_window") && !c.is_none("sliding_window");
         let t = layer_list(n, |i| {
-            let has_rope = no_rope
-                .get(i as usize)
-                .ok_or_else(|| NotLoaded::Raises("no_rope_layers is shorter than num_hidden_layers".into()))?;
+            let has_rope = no_rope.get(i as usize).ok_or_else(|| NotLoaded::Raises("no_rope_layers is shorter than num_hidden_layers".into()))?;
             Ok(if sliding && !truthy(has_rope) { "sliding_attention" } else { "full_attention" })
         })?;
         c.set("layer_types", t);
@@ -669,8 +666,7 @@ fn base_post_init(c: &mut Cfg) -> Res<()> {
         Some(Json::Object(m)) => {
             let mut out = Map::new();
             for (k, v) in m {
-                let i: i64 =
-                    k.trim().parse().map_err(|_| NotLoaded::Raises(format!("id2label key {k:?} is not an integer")))?;
+                let i: i64 = k.trim().parse().map_err(|_| NotLoaded::Raises(format!("id2label key {k:?} is not an integer")))?;
                 out.insert(i.to_string(), v);
             }
             c.set("id2label", Json::Object(out));
@@ -748,11 +744,8 @@ fn set_num_labels(c: &mut Cfg, n: &Json) -> Res<()> {
 
 /// The `layer_types` names among the keys of `rope` (`nested_rope_parameter_keys`).
 fn nested_keys(c: &Cfg, rope: &Map<String, Json>) -> Vec<String> {
-    let labels: Vec<&str> = c
-        .attr("layer_types")
-        .and_then(Json::as_array)
-        .map(|a| a.iter().filter_map(Json::as_str).collect())
-        .unwrap_or_default();
+    let labels: Vec<&str> =
+        c.attr("layer_types").and_then(Json::as_array).map(|a| a.iter().filter_map(Json::as_str).collect()).unwrap_or_default();
     rope.keys().filter(|k| labels.contains(&k.as_str())).cloned().collect()
 }
 
@@ -874,9 +867,7 @@ fn standardize_rope(c: &mut Cfg) -> Res<()> {
         return Ok(());
     }
     let max_pos = c.attr("max_position_embeddings").cloned();
-    let scaled = |m: &Map<String, Json>| {
-        matches!(m.get("rope_type").and_then(Json::as_str), Some("llama3" | "yarn" | "longrope"))
-    };
+    let scaled = |m: &Map<String, Json>| matches!(m.get("rope_type").and_then(Json::as_str), Some("llama3" | "yarn" | "longrope"));
     let fill = |m: &mut Map<String, Json>| {
         let t = m.get("type").cloned().unwrap_or("default".into());
         m.entry("rope_type").or_insert(t);
@@ -994,9 +985,7 @@ fn validate_rope(c: &Cfg) -> Res<()> {
             "linear" | "dynamic" => &["factor"],
             "yarn" => &["factor", "original_max_position_embeddings"],
             "longrope" => &["short_factor", "long_factor", "original_max_position_embeddings"],
-            "llama3" => {
-                &["factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "rope_theta"]
-            }
+            "llama3" => &["factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "rope_theta"],
             "proportional" => &["rope_theta"],
             _ => &[],
         };
