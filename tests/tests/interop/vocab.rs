@@ -2,9 +2,11 @@
 //! tokenizer folder (rebuilt from llama.cpp's real vocabularies by `tests/py/hf_tokenizer_from_gguf.py`)
 //! equal, key by key with type and value, in order, what the reference's own vocabulary code
 //! writes for the same folder (`tests/py/vocab_reference.py`, which runs `conversion/base.py`'s
-//! methods and the architectures' `set_vocab` from the llama.cpp source tree), for SentencePiece
-//! and GPT-2 BPE vocabularies; and `llama-tokenize` on a vocab-only file with our keys gives the
-//! ids of llama.cpp's test vectors (llama-spm, phi-3, llama-bpe, qwen2).
+//! methods and the architectures' `set_vocab` from the llama.cpp source tree), for SentencePiece,
+//! GPT-2 BPE and `LlamaHfVocab` vocabularies and the Gemma 2 and GLM entries; `llama-tokenize` on
+//! a vocab-only file with our keys gives the ids of llama.cpp's test vectors (llama-spm, phi-3,
+//! llama-bpe, qwen2); the pre-tokenizer table is the reference's; and a whole Llama conversion
+//! from `tokenizer.json` alone equals the reference's.
 
 use std::path::Path;
 

@@ -19,7 +19,7 @@
 //!   `tokenizer.ggml.add_space_prefix` = false.
 
 use super::{always_skipped, key, ArchContext, Architecture, BlockMap, Mapped, Transform};
-use crate::convert::{vocab, ConvertError, Kvs};
+use crate::convert::{ConvertError, Kvs};
 use crate::Value;
 
 /// The Gemma 2 architecture (`general.architecture = "gemma2"`).
@@ -128,26 +128,8 @@ impl Architecture for Gemma2 {
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {
-        set_vocab_gemma2(cx, kv)
+        crate::convert::vocab_hook::gemma2(cx, kv)
     }
-}
-
-/// `Gemma2Model.set_vocab`: the SentencePiece vocabulary of `tokenizer.model`
-/// ([`vocab::set_vocab_sentencepiece`], with `config.json`'s `vocab_size`), then
-/// `tokenizer.ggml.add_space_prefix` = false. A folder without `tokenizer.model` is refused, as
-/// the reference (which has no BPE fallback here) refuses it.
-fn set_vocab_gemma2(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {
-    let model = cx.dir.join("tokenizer.model");
-    if !model.is_file() {
-        return Err(ConvertError::UnsupportedTokenizer {
-            path: cx.dir.to_path_buf(),
-            what: "no tokenizer.model: Gemma 2 is converted from its SentencePiece tokenizer only".into(),
-        });
-    }
-    let n = cx.config.find_u32(&["vocab_size"])?.map(|n| n as usize);
-    kv.extend(vocab::set_vocab_sentencepiece(cx.dir, n)?);
-    kv.set("tokenizer.ggml.add_space_prefix", Value::Bool(false));
-    Ok(())
 }
 
 #[cfg(test)]

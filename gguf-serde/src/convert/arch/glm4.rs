@@ -12,13 +12,12 @@
 //! - Keys: [`text_model_parameters`], then `rope.dimension_count` (u32): `head_dim` (else
 //!   `hidden_size / num_attention_heads`) times the RoPE parameters' `partial_rotary_factor`
 //!   (0.5 when absent), truncated.
-//! - Tokenizer: [`set_vocab_glm4`], GPT-2 BPE with GLM's special tokens.
+//! - Tokenizer: `Glm4Model.set_vocab` ([`crate::convert::vocab_hook::glm4`]), GPT-2 BPE with
+//!   GLM's special tokens.
 
 use super::{key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped};
-use crate::convert::checkpoint::read_json;
-use crate::convert::vocab::{bpe, special_vocab};
 use crate::convert::{ConvertError, Kvs};
-use crate::{Array, Value};
+use crate::Value;
 
 /// The GLM-4 architecture (`general.architecture = "glm4"`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -104,53 +103,8 @@ impl Architecture for Glm4 {
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {
-        set_vocab_glm4(cx, kv)
+        crate::convert::vocab_hook::glm4(cx, kv)
     }
-}
-
-/// The id of the added token `content` (`tokenizer.get_added_vocab()[content]`): among
-/// `tokenizer.json`'s `added_tokens`, the one of the highest id when a content is given twice.
-fn added_token_id(added: &[serde_json::Value], content: &str) -> Option<u64> {
-    added
-        .iter()
-        .filter(|t| t.get("content").and_then(|c| c.as_str()) == Some(content))
-        .filter_map(|t| t.get("id").and_then(|i| i.as_u64()))
-        .max()
-}
-
-/// `Glm4Model.set_vocab`: `tokenizer.ggml.model` = `gpt2`, the pre-tokenizer, tokens and token
-/// types of `tokenizer.json` ([`bpe::get_vocab_base`], with `config.json`'s `vocab_size`), then
-/// the special vocabulary with merges ([`special_vocab`]) where `eos`, `eot`, `unk` and `bos`
-/// are set, unless the folder already sets them (the first id set for a type stays), to the
-/// added tokens `<|endoftext|>`, `<|user|>`, `<|endoftext|>`, `<|endoftext|>`. A tokenizer
-/// without those two added tokens is refused, as the reference fails on it.
-fn set_vocab_glm4(cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {
-    let n = cx.config.find_u32(&["vocab_size"])?.map(|n| n as usize);
-    let base = bpe::get_vocab_base(cx.dir, n)?;
-    let path = cx.dir.join("tokenizer.json");
-    let json = read_json(&path)?;
-    let added = json.get("added_tokens").and_then(|a| a.as_array()).map(Vec::as_slice).unwrap_or_default();
-    let id = |content: &str| {
-        added_token_id(added, content).ok_or_else(|| ConvertError::UnsupportedTokenizer {
-            path: path.clone(),
-            what: format!("no added token {content:?} (GLM-4's tokenizer has it)"),
-        })
-    };
-    let (endoftext, user) = (id("<|endoftext|>")?, id("<|user|>")?);
-    let mut sv = special_vocab(cx.dir, true, None)?;
-    for (typ, id) in [("eos", endoftext), ("eot", user), ("unk", endoftext), ("bos", endoftext)] {
-        let id =
-            u32::try_from(id).map_err(|_| ConvertError::Config(format!("token id {id} does not fit in 32 bits")))?;
-        if !sv.special_token_ids.iter().any(|(t, _)| t == typ) {
-            sv.special_token_ids.push((typ.to_owned(), id));
-        }
-    }
-    kv.set("tokenizer.ggml.model", Value::String("gpt2".into()));
-    kv.set("tokenizer.ggml.pre", Value::String(base.pre));
-    kv.set("tokenizer.ggml.tokens", Value::Array(Array::String(base.tokens)));
-    kv.set("tokenizer.ggml.token_type", Value::Array(Array::I32(base.types)));
-    kv.extend(sv.keys()?);
-    Ok(())
 }
 
 #[cfg(test)]
@@ -218,17 +172,5 @@ mod tests {
         assert_eq!(crate::convert::arch::testing::with_cx(&c, rope_dims).unwrap(), 7);
         let c = config(r#"{"head_dim": 10, "rope_parameters": {"partial_rotary_factor": "half"}}"#);
         assert!(matches!(crate::convert::arch::testing::with_cx(&c, rope_dims), Err(ConvertError::Config(_))));
-    }
-
-    #[test]
-    fn special_token_ids_of_the_added_tokens() {
-        let added: Vec<serde_json::Value> = serde_json::from_str(
-            r#"[{"id": 5, "content": "<|endoftext|>"}, {"id": 9, "content": "<|user|>"},
-                {"id": 7, "content": "<|endoftext|>"}]"#,
-        )
-        .unwrap();
-        assert_eq!(added_token_id(&added, "<|endoftext|>"), Some(7));
-        assert_eq!(added_token_id(&added, "<|user|>"), Some(9));
-        assert_eq!(added_token_id(&added, "<|assistant|>"), None);
     }
 }
