@@ -12,7 +12,9 @@
 //! - Keys: [`text_model_parameters`], then `rope.dimension_count` (u32): `head_dim` (else
 //!   `hidden_size / num_attention_heads`) times the RoPE parameters' `partial_rotary_factor`
 //!   (0.5 when absent), truncated.
-//! - Tokenizer: [`set_vocab_glm4`], GPT-2 BPE with GLM's special tokens.
+//! - Tokenizer: GPT-2 BPE from `tokenizer.json` with GLM's special tokens (`Glm4Model.set_vocab`):
+//!   after the folder's own special tokens, `eos`, `unk` and `bos` default to the added token
+//!   `<|endoftext|>` and `eot` to `<|user|>`.
 
 use super::{key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped};
 use crate::convert::checkpoint::read_json;
