@@ -98,7 +98,7 @@ fn no_vocab(outtype: OutType) -> ConvertOptions<'static> {
     o
 }
 
-fn f32_data(g: &Gguf, name: &str) -> Vec<f32> {
+fn f32_data(g: &Gguf<memmap2::Mmap>, name: &str) -> Vec<f32> {
     let t = g.tensor(name).unwrap();
     assert_eq!(t.dtype, GgmlType::F32, "{name}");
     g.tensor_data_by_name(name).unwrap().chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()

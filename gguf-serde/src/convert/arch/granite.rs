@@ -61,9 +61,9 @@ impl Architecture for Granite {
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
         let mut config = cx.config.clone();
-        config.raw.remove("head_dim");
+        config.hparams.remove("head_dim");
         let without_head_dim = ArchContext { config: &config, ..*cx };
-        llama_parameters("granite", &without_head_dim, file_type, kv, false)?;
+        llama_parameters("granite", &without_head_dim, file_type, kv)?;
         for (field, suffix) in SCALES {
             if let Some(v) = cx.config.find_f64(&[field])?.filter(|&v| v != 0.0) {
                 kv.set(key("granite", suffix), Value::F32(v as f32));

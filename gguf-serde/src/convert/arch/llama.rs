@@ -185,32 +185,20 @@ pub fn check_llama(cx: &ArchContext<'_>) -> Result<(), ConvertError> {
 
 /// `LlamaModel.set_gguf_parameters` for the architecture `arch`: [`text_model_parameters`], then
 /// `{arch}.vocab_size` and `{arch}.rope.dimension_count` (`head_dim`, else `hidden_size /
-/// num_attention_heads`), u32. `fill_head_dim` is for a configuration class that fills in
-/// `head_dim = hidden_size / num_attention_heads` when `config.json` has none (transformers'
-/// `LlamaConfig`): the key and value lengths are then written too, before `general.file_type`,
-/// as the reference sees that `head_dim`. SmolLM3's and Granite's classes do not fill it in.
+/// num_attention_heads`), u32. A `head_dim` that transformers' configuration class fills in
+/// (`LlamaConfig`, `MistralConfig`; not `MixtralConfig`) is in the configuration as the
+/// reference sees it ([`HfConfig`](crate::convert::HfConfig)'s defaults), so
+/// [`text_model_parameters`] writes the key and value lengths from it.
 ///
 /// # Errors
 /// [`ConvertError::Config`] for a missing `vocab_size`, `hidden_size` or
 /// `num_attention_heads`, or as [`text_model_parameters`].
-pub fn llama_parameters(
-    arch: &str,
-    cx: &ArchContext<'_>,
-    file_type: u32,
-    kv: &mut Kvs,
-    fill_head_dim: bool,
-) -> Result<(), ConvertError> {
+pub fn llama_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
     text_model_parameters(arch, cx, file_type, kv)?;
     let c = cx.config;
     let derived = || -> Result<u32, ConvertError> {
         Ok(c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1))
     };
-    if fill_head_dim && c.find_u32(&["head_dim"])?.is_none() {
-        let d = derived()?;
-        let at = kv.0.iter().position(|(k, _)| k == "general.file_type").unwrap_or(kv.0.len());
-        kv.0.insert(at, (key(arch, "attention.value_length"), Value::U32(d)));
-        kv.0.insert(at, (key(arch, "attention.key_length"), Value::U32(d)));
-    }
     kv.set(key(arch, "vocab_size"), Value::U32(c.need_u32(&["vocab_size"])?));
     let rope_dim = match c.find_u32(&["head_dim"])? {
         Some(d) => d,
@@ -263,7 +251,7 @@ impl Architecture for Llama {
     }
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
-        llama_parameters("llama", cx, file_type, kv, true)
+        llama_parameters("llama", cx, file_type, kv)
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {

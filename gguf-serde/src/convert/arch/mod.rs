@@ -460,11 +460,14 @@ fn as_f32(v: f64) -> Value {
 /// the names the reference tries), `attention.causal` (bool, when `is_causal` is false), the
 /// RoPE scaling keys (`linear` and `yarn` with a factor, `longrope`/`su`), `rope.freq_base`,
 /// `rope.freq_base_swa`, `attention.layer_norm_rms_epsilon`, `attention.layer_norm_epsilon`
-/// (f32), `expert_count`, `expert_used_count` (u32), `attention.key_length` and
+/// (f32), `expert_count`, `expert_used_count`, `expert_group_count` (`n_group`),
+/// `expert_group_used_count` (`topk_group`), `expert_gating_func` (gguf-py's
+/// `ExpertGatingFuncType`: softmax 1, sigmoid 2, sqrtsoftplus 4) (u32), `attention.key_length` and
 /// `attention.value_length` (u32, from `head_dim`), then `general.file_type` (u32).
 ///
 /// # Errors
-/// [`ConvertError::Config`] for a mistyped value, or a RoPE scaling type whose keys the
+/// [`ConvertError::Config`] for a mistyped value, an unknown expert gating function (as the
+/// reference refuses it), or a RoPE scaling type whose keys the
 /// reference computes in ways not reproduced here (`dynamic`, unknown types). `llama3` writes no
 /// keys here (Llama's generated tensor, [`llama::llama3_rope_factors`]).
 pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<()> {
@@ -569,6 +572,30 @@ pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, k
     }
     if let Some(n) = c.find_u32(&["num_experts_per_tok", "num_experts_per_token", "top_k_experts"])? {
         kv.set(k("expert_used_count"), Value::U32(n));
+    }
+    if let Some(n) = c.find_u32(&["n_group"])? {
+        kv.set(k("expert_group_count"), Value::U32(n));
+    }
+    if let Some(n) = c.find_u32(&["topk_group"])? {
+        kv.set(k("expert_group_used_count"), Value::U32(n));
+    }
+    let gating = c.find(&[
+        "score_function",
+        "scoring_func",
+        "score_func",
+        "moe_router_activation",
+        "moe_router_activation_func",
+        "expert_selection_fn",
+    ]);
+    if let Some((name, f)) = gating {
+        // gguf-py's ExpertGatingFuncType
+        let v = match f.as_str() {
+            Some("softmax") => 1,
+            Some("sigmoid") => 2,
+            Some("sqrtsoftplus") => 4,
+            _ => return Err(ConvertError::Config(format!("{name}: unsupported expert gating function {f}"))),
+        };
+        kv.set(k("expert_gating_func"), Value::U32(v));
     }
     if let Some(d) = c.find_u32(&["head_dim"])? {
         kv.set(k("attention.key_length"), Value::U32(d));

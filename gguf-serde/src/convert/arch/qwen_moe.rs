@@ -18,7 +18,8 @@
 //!     `mlp.experts.down_proj` (`[n_expert, n_embd, n_ff_exp]`), with or without `.weight`.
 //! - Sparse layers: transformers' rule (`Qwen2MoeDecoderLayer`): a layer not in
 //!   `mlp_only_layers` whose number plus one is a multiple of `decoder_sparse_step` (1 when
-//!   absent), when `num_experts` is positive.
+//!   absent), when the expert count (`num_local_experts`, as transformers 5 names it for Qwen 3
+//!   MoE, else `num_experts`, the reference's order) is positive.
 //! - Keys: [`text_model_parameters`] (`expert_count` from `num_experts`, `expert_used_count`
 //!   from `num_experts_per_tok`), then `expert_feed_forward_length` (`moe_intermediate_size`) and
 //!   `expert_shared_feed_forward_length` (`shared_expert_intermediate_size`), u32, each when
@@ -60,10 +61,10 @@ pub const QWEN_MOE_MAP: BlockMap<'static> = BlockMap {
 ///
 /// # Errors
 /// [`ConvertError::Config`] for a mistyped `decoder_sparse_step`, `mlp_only_layers` or
-/// `num_experts`.
+/// expert count.
 pub fn is_sparse_layer(cx: &ArchContext<'_>, bid: u32) -> Result<bool, ConvertError> {
     let c = cx.config;
-    let experts = c.find_u32(&["num_experts"])?.unwrap_or(0);
+    let experts = c.find_u32(&["num_local_experts", "num_experts"])?.unwrap_or(0);
     let step = c.find_u32(&["decoder_sparse_step"])?.unwrap_or(1);
     let dense_only = match c.get("mlp_only_layers") {
         None | Some(serde_json::Value::Null) => false,
@@ -97,7 +98,7 @@ fn map_qwen_moe(hf: &str, shape: &[u64], cx: &ArchContext<'_>, norms: bool) -> R
     }
     if let Some((bid, xid, proj)) = expert_part(hf, "model.layers.", "mlp.experts.", cx.block_count) {
         let Some(stack) = stack_of(proj) else { return Ok(Mapped::Unknown) };
-        let n = cx.config.need_u32(&["num_experts"])?;
+        let n = cx.config.need_u32(&["num_local_experts", "num_experts"])?;
         return Ok(Mapped::expert(format!("blk.{bid}.{stack}.weight"), xid, n.into()));
     }
     if let Some((bid, rest)) = block_of(hf, cx) {

@@ -47,7 +47,7 @@ impl Architecture for SmolLm3 {
     }
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
-        llama_parameters("smollm3", cx, file_type, kv, false)
+        llama_parameters("smollm3", cx, file_type, kv)
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {
