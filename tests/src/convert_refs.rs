@@ -50,9 +50,9 @@ pub fn convert_ref_cases() -> Vec<String> {
 /// Llama 2, Llama 3, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3) are all converted.
 ///
 /// Pending now (the layout cases of the manifest): `MixtralForCausalLM`, `Qwen2MoeForCausalLM`,
-/// `Qwen3MoeForCausalLM`, `Olmo2ForCausalLM`, `Gemma2ForCausalLM`, `SmolLM3ForCausalLM`,
-/// `GraniteForCausalLM`, `Glm4ForCausalLM`, `DeepseekV3ForCausalLM`, `GptOssForCausalLM`.
-pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[];
+/// `Qwen3MoeForCausalLM`, `DeepseekV3ForCausalLM`, `GptOssForCausalLM`.
+pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] =
+    &["Olmo2ForCausalLM", "Gemma2ForCausalLM", "SmolLM3ForCausalLM", "GraniteForCausalLM", "Glm4ForCausalLM"];
 
 /// The Hugging Face architecture of a layout case (its `tests/data/hf-layouts/CASE.json`'s
 /// `class`, e.g. `MixtralForCausalLM`), or `None` for a hand-written case (no layout file). Fails
