@@ -83,39 +83,41 @@ mod tests {
     use crate::convert::arch::testing::{config, keys, mapped, owned};
     use crate::convert::arch::Transform;
 
-    /// A Granite 3 `config.json` (2 layers, 64 wide) with transformers' `GraniteConfig` fields,
-    /// and a `head_dim` the reference drops.
+    /// A transformers 5.24 `GraniteConfig` as `save_pretrained` writes it (2 layers, 64 wide).
     const CONFIG: &str = r#"{"architectures": ["GraniteForCausalLM"], "attention_multiplier": 0.015625,
-        "embedding_multiplier": 12.0, "head_dim": 32, "hidden_size": 64, "intermediate_size": 128,
-        "logits_scaling": 8.0, "max_position_embeddings": 4096, "model_type": "granite",
-        "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "residual_multiplier": 0.22,
-        "rms_norm_eps": 1e-05, "rope_parameters": {"rope_theta": 10000000.0, "rope_type": "default"},
-        "vocab_size": 49155}"#;
+        "embedding_multiplier": 12.0, "hidden_size": 64, "intermediate_size": 176, "logits_scaling": 8.0,
+        "max_position_embeddings": 2048, "mlp_bias": false, "model_type": "granite", "num_attention_heads": 4,
+        "num_hidden_layers": 2, "num_key_value_heads": 2, "residual_multiplier": 0.22, "rms_norm_eps": 1e-06,
+        "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "tie_word_embeddings": true,
+        "vocab_size": 49216}"#;
 
     #[test]
-    fn keys_drop_head_dim_and_add_the_scales() {
-        // GraniteModel.set_gguf_parameters: head_dim popped, LlamaModel's keys, the four scales.
+    fn keys_as_the_reference_writes_them() {
+        // Read off convert_hf_to_gguf.py's output for this configuration (--outtype bf16).
         let want = owned(vec![
             ("granite.block_count", Value::U32(2)),
-            ("granite.context_length", Value::U32(4096)),
+            ("granite.context_length", Value::U32(2048)),
             ("granite.embedding_length", Value::U32(64)),
-            ("granite.feed_forward_length", Value::U32(128)),
+            ("granite.feed_forward_length", Value::U32(176)),
             ("granite.attention.head_count", Value::U32(4)),
             ("granite.attention.head_count_kv", Value::U32(2)),
-            ("granite.rope.freq_base", Value::F32(1e7)),
-            ("granite.attention.layer_norm_rms_epsilon", Value::F32(1e-5)),
-            ("general.file_type", Value::U32(7)),
-            ("granite.vocab_size", Value::U32(49155)),
+            ("granite.rope.freq_base", Value::F32(10000.0)),
+            ("granite.attention.layer_norm_rms_epsilon", Value::F32(1e-6)),
+            ("general.file_type", Value::U32(32)),
+            ("granite.vocab_size", Value::U32(49216)),
             ("granite.rope.dimension_count", Value::U32(16)),
             ("granite.attention.scale", Value::F32(0.015625)),
             ("granite.embedding_scale", Value::F32(12.0)),
             ("granite.residual_scale", Value::F32(0.22)),
             ("granite.logit_scale", Value::F32(8.0)),
         ]);
-        assert_eq!(keys(&Granite, &config(CONFIG), 7), want);
+        assert_eq!(keys(&Granite, &config(CONFIG), 32), want);
+        // GraniteModel pops head_dim before LlamaModel's keys: a head_dim changes nothing.
+        let c = config(&CONFIG.replace("\"hidden_size\": 64", "\"head_dim\": 32, \"hidden_size\": 64"));
+        assert_eq!(keys(&Granite, &c, 32), want);
         // A zero multiplier is not written (the reference's truth test).
         let c = config(&CONFIG.replace("\"logits_scaling\": 8.0", "\"logits_scaling\": 0"));
-        assert!(keys(&Granite, &c, 7).iter().all(|(k, _)| k != "granite.logit_scale"));
+        assert!(keys(&Granite, &c, 32).iter().all(|(k, _)| k != "granite.logit_scale"));
     }
 
     #[test]

@@ -43,13 +43,13 @@ const MAP: BlockMap<'static> = BlockMap {
 /// [module docs](self)); `None` without `sliding_window` in `config.json`.
 fn sliding_window(cx: &ArchContext<'_>) -> Result<Option<(u32, Vec<bool>)>, ConvertError> {
     let c = cx.config;
-    if !c.raw.contains_key("sliding_window") {
+    if !c.hparams.contains_key("sliding_window") {
         return Ok(None);
     }
     let window = c
         .find_u32(&["sliding_window"])?
         .ok_or_else(|| ConvertError::Config("sliding_window is null (the reference writes it as an integer)".into()))?;
-    let pattern = match c.raw.get("layer_types") {
+    let pattern = match c.hparams.get("layer_types") {
         None => (0..c.need_u32(&["num_hidden_layers"])?).map(|i| (i + 1) % 4 != 0).collect(),
         Some(serde_json::Value::Array(types)) => {
             types.iter().map(|t| t.as_str() == Some("sliding_attention")).collect()
