@@ -15,7 +15,6 @@ use gguf_serde::convert::{
 };
 use gguf_serde::{GgmlType, Gguf, Value};
 
-
 use crate::common::temp_dir;
 
 /// Writes a safetensors file of F32 tensors (the format: an 8-byte little-endian header length,
@@ -128,7 +127,11 @@ fn experts_are_stacked_in_expert_order_a_chunk_at_a_time() {
     drop(planned);
     convert_with(dir.path(), &out, arch, &opts).unwrap();
     let g = Gguf::open(&out).unwrap();
-    for (w, gguf, shape) in [("w1", "ffn_gate_exps", [EXPERTS, FF, H]), ("w2", "ffn_down_exps", [EXPERTS, H, FF]), ("w3", "ffn_up_exps", [EXPERTS, FF, H])] {
+    for (w, gguf, shape) in [
+        ("w1", "ffn_gate_exps", [EXPERTS, FF, H]),
+        ("w2", "ffn_down_exps", [EXPERTS, H, FF]),
+        ("w3", "ffn_up_exps", [EXPERTS, FF, H]),
+    ] {
         let name = format!("blk.0.{gguf}.weight");
         assert_eq!(g.tensor(&name).unwrap().shape.dims(), shape.as_slice(), "{name}");
         let want: Vec<f32> = (0..EXPERTS)
@@ -194,7 +197,11 @@ fn key_and_value_lengths_follow_the_config_class_of_model_type() {
         assert_eq!(get("llama.rope.dimension_count"), Some(Value::U32(H as u32 / 4)), "{model_type}");
         if want.is_some() {
             let at = keys.iter().position(|k| *k == "general.file_type").unwrap();
-            assert_eq!(&keys[at - 2..at], ["llama.attention.key_length", "llama.attention.value_length"], "{model_type}");
+            assert_eq!(
+                &keys[at - 2..at],
+                ["llama.attention.key_length", "llama.attention.value_length"],
+                "{model_type}"
+            );
         }
     }
 }
@@ -233,9 +240,18 @@ impl Architecture for Fused {
             }
             "qkv.weight" => Mapped::Split(vec![
                 Target::new("k.weight", vec![Transform::Slice { dim: 1, start: 1, len: 1 }]),
-                Target::new("qv.weight", vec![Transform::Slice { dim: 1, start: 0, len: 1 }, Transform::Rows(RowFn::new(Scale))]),
+                Target::new(
+                    "qv.weight",
+                    vec![Transform::Slice { dim: 1, start: 0, len: 1 }, Transform::Rows(RowFn::new(Scale))],
+                ),
             ]),
-            "a.weight" => Mapped::Part { name: "ab.weight".into(), index: 0, count: 2, join: Join::Concat { dim: 0 }, transforms: vec![] },
+            "a.weight" => Mapped::Part {
+                name: "ab.weight".into(),
+                index: 0,
+                count: 2,
+                join: Join::Concat { dim: 0 },
+                transforms: vec![],
+            },
             "b.weight" => Mapped::Part {
                 name: "ab.weight".into(),
                 index: 1,

@@ -56,11 +56,8 @@ pub const LLAMA_MAP: BlockMap<'static> = BlockMap {
 };
 
 /// Mixtral's router, beside [`LLAMA_MAP`].
-pub const MIXTRAL_MAP: BlockMap<'static> = BlockMap {
-    top: &[],
-    block_prefix: "model.layers.",
-    block: &[("block_sparse_moe.gate", "ffn_gate_inp")],
-};
+pub const MIXTRAL_MAP: BlockMap<'static> =
+    BlockMap { top: &[], block_prefix: "model.layers.", block: &[("block_sparse_moe.gate", "ffn_gate_inp")] };
 
 /// The block tensors of a Mixtral decoder.
 pub const MIXTRAL_BLOCK: &[&str] = &[
