@@ -5,7 +5,7 @@
 #
 # Usage: [GGUF_SERDE_CACHE=DIR] [GGUF_SERDE_JOBS=N] scripts/build-llama.sh [--src-only] [TARGET...]
 #   TARGET           ninja targets; none = what the test suite uses: llama-quantize
-#                    llama-gguf-split llama-imatrix llama-tokenize llama-simple and the libraries
+#                    llama-gguf-split llama-gguf-hash llama-imatrix llama-tokenize llama-simple and the libraries
 #                    llama ggml ggml-base ggml-cpu
 #   --src-only       fetch and unpack the source, build nothing
 #   GGUF_SERDE_JOBS  ninja's -j (default 2)
@@ -35,7 +35,7 @@ version=0.3.36
 sha=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 cmake_pin=cmake==4.4.4
 ninja_pin=ninja==1.13.2
-default_targets="llama-quantize llama-gguf-split llama-imatrix llama-tokenize llama-simple llama ggml ggml-base ggml-cpu"
+default_targets="llama-quantize llama-gguf-split llama-gguf-hash llama-imatrix llama-tokenize llama-simple llama ggml ggml-base ggml-cpu"
 cmake_flags=(
   -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF
   # Not -march=native: on a machine that reports AVX-512 and AMX, a native build of this

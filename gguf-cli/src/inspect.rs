@@ -21,7 +21,7 @@ pub struct Args {
     /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds).
     file: PathBuf,
     /// Print one JSON object instead of text: `{"version", "endianness", "alignment",
-    /// "data_offset", "metadata": [{"key", "type", "value"}], "tensors": [{"name", "dtype",
+    /// "data_offset", "parameters" (the elements of every tensor), "metadata": [{"key", "type", "value"}], "tensors": [{"name", "dtype",
     /// "shape", "data_offset", "nbytes"}]}`. An array of more than 16 items is given as `{"key",
     /// "type", "length"}` without its items (as gguf-py's gguf-dump leaves arrays out) unless
     /// --full is given. With --stored-order, tensors have "ne" instead of "shape".
@@ -99,6 +99,8 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, sty
     writeln!(out, "alignment:    {}", f.alignment())?;
     writeln!(out, "data offset:  {}", f.data_offset())?;
     writeln!(out, "file size:    {}", f.file_len())?;
+    let n = parameters(f);
+    writeln!(out, "parameters:   {n} ({})", parameters_short(n))?;
     writeln!(out, "\nmetadata ({} keys):", f.kv_count())?;
     let width = f.metadata().map(|kv| shown(kv.key).len()).max().unwrap_or(0);
     for kv in f.metadata() {
@@ -121,6 +123,23 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, sty
         )?;
     }
     Ok(())
+}
+
+/// The number of parameters: the elements of every tensor (experts counted one by one), as
+/// llama.cpp's loader counts them (`model params` in its log).
+pub(crate) fn parameters<S: gguf_serde::container::Source>(f: &Gguf<S>) -> u64 {
+    f.tensors().map(|t| t.n_elements).fold(0, u64::saturating_add)
+}
+
+/// `n` as llama.cpp's log prints `model params`: `268.10 M`, `1.24 B` (`%.2f` with K, M, B or T).
+pub(crate) fn parameters_short(n: u64) -> String {
+    let x = n as f64;
+    match x {
+        x if x >= 1e12 => format!("{:.2} T", x * 1e-12),
+        x if x >= 1e9 => format!("{:.2} B", x * 1e-9),
+        x if x >= 1e6 => format!("{:.2} M", x * 1e-6),
+        x => format!("{:.2} K", x * 1e-3),
+    }
 }
 
 /// A key or tensor name as printed: quoted and escaped if it holds control characters, so a file
@@ -209,11 +228,12 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
             }
         }
         let f = self.0;
-        let mut m = s.serialize_map(Some(6))?;
+        let mut m = s.serialize_map(Some(7))?;
         m.serialize_entry("version", &f.version())?;
         m.serialize_entry("endianness", f.endian().name())?;
         m.serialize_entry("alignment", &f.alignment())?;
         m.serialize_entry("data_offset", &f.data_offset())?;
+        m.serialize_entry("parameters", &parameters(f))?;
         m.serialize_entry("metadata", &Metadata(f, self.1))?;
         m.serialize_entry("tensors", &Tensors(f, self.1))?;
         m.end()

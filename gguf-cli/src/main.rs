@@ -1,7 +1,7 @@
 //! `gguf`: inspect, validate, edit, split, quantize and convert GGUF files.
 //!
 //! One file per command or group of commands (`inspect.rs`, `validate.rs`, `diff.rs`, `edit.rs`
-//! for `set`/`rm`/`rename`, `split.rs` for `split`/`merge`, `quantize.rs` for
+//! for `set`/`rm`/`rename`, `hash.rs`, `show.rs`, `export.rs` for `export`/`import`, `split.rs` for `split`/`merge`, `quantize.rs` for
 //! `quantize`/`dequantize`, `convert.rs`, `remote.rs` for `hf://` and URLs), over three shared
 //! modules that every command uses:
 //!
@@ -18,11 +18,14 @@
 mod convert;
 mod diff;
 mod edit;
+mod export;
+mod hash;
 mod inspect;
 mod out;
 mod outputs;
 mod quantize;
 mod remote;
+mod show;
 mod signals;
 mod split;
 mod validate;
@@ -57,7 +60,7 @@ struct Cli {
 // The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
 #[allow(rustdoc::broken_intra_doc_links)]
 enum Command {
-    /// Describe a file: header, every key/value pair with its type, and a table of tensors
+    /// Describe a file: header, parameter count, every key/value pair with its type, and a table of tensors
     /// (name, dtype, canonical shape outermost first, absolute data offset, bytes).
     Inspect(inspect::Args),
     /// Validate files: exit 0 if every file is valid, 1 otherwise, printing the error per file.
@@ -96,6 +99,25 @@ enum Command {
     /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
     /// pre-tokenizer the reference does not know is refused before anything is written.
     Convert(convert::ConvertArgs),
+    /// Write a model as a safetensors file: every tensor under its GGUF name with its canonical
+    /// shape (outermost first), plain types kept and quantized ones dequantized to F32 (or
+    /// --dtype), the GGUF metadata as JSON text in the header's __metadata__ (keys `gguf.version`,
+    /// `gguf.metadata`: [{"key", "type", "value"}] in file order, `gguf.tensors`: [{"name",
+    /// "type"}] with each tensor's GGUF type; and `format`: `pt`). Streamed, written atomically.
+    Export(export::ExportArgs),
+    /// Write a safetensors file as GGUF: the metadata and tensor order that `gguf export` stored
+    /// (a file it exported without quantized tensors comes back byte-identical), else the tensors
+    /// alone in data order; F32, F16, BF16, F64 and integer tensors.
+    Import(export::ImportArgs),
+    /// Print a tensor's values dequantized to F32: name, dtype, canonical shape, element count,
+    /// min, max and mean of the finite values, NaN and infinity counts, and its first rows (a row
+    /// is the innermost dimension), as text or one JSON object.
+    Show(show::Args),
+    /// Hash every tensor and the whole model (XXH64, SHA-1, SHA-256, UUIDv5) as llama.cpp's
+    /// llama-gguf-hash prints them (`TYPE  HASH  FILE:TENSOR`, then `TYPE  HASH  FILE`), or check
+    /// the file against such a manifest with -c (exit 1 naming each tensor that differs or is
+    /// missing). Tensors are hashed in parallel; a progress bar shows on a terminal.
+    Hash(hash::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
     /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf
     /// completions fish > ~/.config/fish/completions/gguf.fish`, `gguf completions powershell >>
@@ -132,6 +154,10 @@ fn main() -> ExitCode {
         Command::Quantize(args) => quantize::run_quantize(&args),
         Command::Dequantize(args) => quantize::run_dequantize(&args),
         Command::Convert(args) => convert::run(&args),
+        Command::Hash(args) => hash::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Export(args) => export::run_export(&args),
+        Command::Import(args) => export::run_import(&args),
         Command::Completions { shell } => completions(shell),
     };
     // A write that failed because a signal's handler removed its temporary file: exit as the signal.

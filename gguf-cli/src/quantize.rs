@@ -325,7 +325,7 @@ fn params(
 
 /// Checks an `--exclude` glob when the arguments are parsed ([`NameGlobs`] gives the syntax), so
 /// that an invalid one is a usage error (exit 2) naming the pattern, before any file is read.
-fn parse_glob(s: &str) -> Result<String, String> {
+pub(crate) fn parse_glob(s: &str) -> Result<String, String> {
     NameGlobs::new(&[s]).map(|_| s.to_owned()).map_err(usage_error)
 }
 

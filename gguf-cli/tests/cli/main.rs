@@ -8,6 +8,8 @@ use std::time::Duration;
 
 mod commands;
 mod convert;
+mod export;
+mod hash;
 mod inspect_validate;
 mod interrupted_write;
 mod json_and_options;
@@ -17,6 +19,7 @@ mod output_policy;
 mod outputs_and_odd_files;
 mod quantize;
 mod remote;
+mod show_params;
 mod standard_keys;
 
 /// How long one run of the tool may take before the test fails as a hang (a watchdog, not a

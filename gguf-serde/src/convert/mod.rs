@@ -7,21 +7,35 @@
 //!
 //! - **Input** ([`checkpoint`]): `config.json` and the safetensors files, memory-mapped; tensors
 //!   in the reference's order (files in name order, names sorted within a file). Source types
-//!   F32, F16, BF16.
+//!   F32, F16, BF16. The architectures read `config.json` as transformers' `AutoConfig` loads it
+//!   ([`config_defaults`]: the class defaults and the RoPE normalisation), as the reference does.
 //! - **Architecture** ([`arch`]): chosen by `config.json`'s `architectures[0]`; it maps names,
 //!   transforms tensors and writes the `{arch}.*` keys. An unknown class is refused.
 //! - **Tensors**: the architecture's generated tensors first, then the checkpoint's in order;
 //!   each is refused if the architecture does not know it, and the model is refused if a tensor
-//!   it needs is missing — before anything is written, naming the tensor.
+//!   it needs is missing — before anything is written, naming the tensor. The reference's tensor
+//!   model ([`Mapped`]): a tensor renamed and transformed, a fused tensor split in several
+//!   ([`Mapped::Split`], [`Transform::Slice`]), several joined in one ([`Mapped::Part`]: experts
+//!   stacked as `torch.stack`, tensors concatenated as `torch.cat`; the joined tensor comes where
+//!   its last part comes, as the reference yields it, and a part missing or given twice is
+//!   refused naming the tensor), values changed a chunk of rows at a time ([`Transform::Add`],
+//!   [`Transform::Rows`]).
 //! - **Shapes**: a Hugging Face `[out, in]` weight is the canonical GGUF shape `[out, in]`,
-//!   stored `ne = [in, out]`; a transform may change the row count (Gemma 3's embedding).
-//! - **Types** ([`output_type`], `ModelBase.prepare_tensors`): F32 for 1-D tensors, names ending
-//!   in `_norm.weight` and names not ending in `.weight`; the others get the output type; Q8_0
-//!   falls back to F16 when the row (last canonical dimension) is not whole blocks of 32.
+//!   stored `ne = [in, out]`; a stack of `n` experts `[out, in]` is `[n, out, in]`, stored
+//!   `ne = [in, out, n]`. Transforms work on rows of the last dimension (`ne[0]`), never cutting
+//!   one.
+//! - **Types** ([`output_type`], `ModelBase.prepare_tensors`): F32 for 1-D tensors and names
+//!   ending in `_norm.weight`; unless the architecture forces a type
+//!   ([`Architecture::force_type`], `tensor_force_quant`), F32 for the reference's always-F32
+//!   tensors ([`ALWAYS_F32`]: routers, positional embeddings, …) and names not ending in
+//!   `.weight`; the others get the output type; a type whose blocks do not divide the row (the
+//!   last canonical dimension: Q8_0's 32) falls back to F16.
 //!   [`OutType::Auto`] is the type of the first 2-D-or-more BF16 or F16 source tensor (BF16 or
 //!   F16), F16 when there is none. Values: a BF16 source is widened to F32 first, an F16 source
 //!   stays F16 through the transforms; F16/BF16 round to nearest even; Q8_0 is ggml's reference
 //!   quantizer, byte-identical to gguf-py's.
+//! - **Sizes** ([`ParamCounts`], [`size_label`]): counted on the tensors as written (after
+//!   stacking), as gguf-py's writer counts them: a mixture of experts is `{n_expert}x{size}`.
 //! - **Keys** ([`plan`]), in the reference's order: `general.architecture`; keys written while
 //!   the tensors are prepared ([`arch::Architecture::early_keys`]); `general.type = "model"`;
 //!   the `general.*` model keys ([`general_keys`]); the hyper-parameters with
@@ -29,18 +43,21 @@
 //!   `general.quantization_version = 2`; the tokenizer ([`arch::Architecture::vocab`]). A key
 //!   written twice keeps its first place with the last value, as gguf-py's writer does.
 //! - **Output**: alignment 32, tensor data streamed a chunk of rows at a time (memory is one
-//!   chunk, [`CHUNK_ELEMS`] `f32` values, whatever the model's size; the mapped source pages of
+//!   chunk, [`CHUNK_ELEMS`] `f32` values, whatever the model's size or expert count: a joined
+//!   tensor is written part by part into its place; the mapped source pages of
 //!   each chunk are released once it is converted, [`Checkpoint::release`], so they do not pile
 //!   up in the resident size either), written to a temporary file renamed into place
 //!   ([`GgufWriter::create`](crate::GgufWriter::create)): a failure leaves no partial file.
 //!
 //! The code: `error.rs` ([`ConvertError`]), `naming.rs` (output file names), `planning.rs`
-//! ([`plan`]: tensors, types and keys), `write.rs` ([`write_plan`]: streaming the tensors),
+//! ([`plan`]: tensors, types and keys), `rows.rs` (the row view of transforms, splits and
+//! joins), `write.rs` ([`write_plan`]: streaming the tensors),
 //! [`vocab_hook`] (each architecture's tokenizer), with the input, architectures, general keys and
 //! tokenizers in their modules above.
 
 pub mod arch;
 pub mod checkpoint;
+pub mod config_defaults;
 mod error;
 pub mod general;
 mod naming;

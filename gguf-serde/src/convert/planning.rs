@@ -193,9 +193,8 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Generated(values), transforms: Vec::new() });
     }
     let mut pending: HashMap<String, Pending<'a>> = HashMap::new();
-    let typed = |name: &str, hf: &str, shape: &[u64]| {
-        output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()))
-    };
+    let typed =
+        |name: &str, hf: &str, shape: &[u64]| output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()));
     for src in sources {
         match arch.map_tensor(&src.name, &src.shape, &cx)? {
             Mapped::Skip => {}
@@ -249,7 +248,11 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
             missing.join(", "),
             if missing.len() == 1 { "is" } else { "are" },
             p.hf_last,
-            if names.len() > 1 { format!("; {} other joined tensors are incomplete", names.len() - 1) } else { String::new() }
+            if names.len() > 1 {
+                format!("; {} other joined tensors are incomplete", names.len() - 1)
+            } else {
+                String::new()
+            }
         )));
     }
     let params = ParamCounts::from_tensors(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
@@ -331,7 +334,10 @@ fn join_part<'a>(
     let shapes: Vec<&[u64]> = parts.iter().map(|p| p.shape.as_slice()).collect();
     let shape = super::rows::joined_shape(&name, join, &shapes)?;
     if let Some(p) = parts.iter().find(|p| p.source.dtype != parts[0].source.dtype) {
-        return layout(format!("{name}: its parts {} ({}) and {} ({}) differ in type", parts[0].source.name, parts[0].source.dtype, p.source.name, p.source.dtype));
+        return layout(format!(
+            "{name}: its parts {} ({}) and {} ({}) differ in type",
+            parts[0].source.name, parts[0].source.dtype, p.source.name, p.source.dtype
+        ));
     }
     Ok(Some(Joined { name, shape, join, parts, hf_last: done.hf_last }))
 }

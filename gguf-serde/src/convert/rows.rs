@@ -89,7 +89,10 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
                 ));
             };
             if start.checked_add(len).is_none_or(|end| end > size) {
-                return Err(bad(name, format!("entries {start}..{} of a dimension of {size}", start.saturating_add(len))));
+                return Err(bad(
+                    name,
+                    format!("entries {start}..{} of a dimension of {size}", start.saturating_add(len)),
+                ));
             }
             map.steps.push(Step::Slice { size, start, len, inner: inner_of(dim) });
             s[dim] = len;
@@ -139,9 +142,13 @@ pub(crate) fn joined_shape(name: &str, join: Join, parts: &[&[u64]]) -> Result<V
             let mut total = 0u64;
             for p in parts {
                 let same_rank = p.len() == first.len();
-                let others_equal = same_rank && p.iter().zip(first.iter()).enumerate().all(|(i, (a, b))| i == dim || a == b);
+                let others_equal =
+                    same_rank && p.iter().zip(first.iter()).enumerate().all(|(i, (a, b))| i == dim || a == b);
                 if !others_equal {
-                    return Err(bad(name, format!("parts of shapes {first:?} and {p:?} cannot be joined along dimension {dim}")));
+                    return Err(bad(
+                        name,
+                        format!("parts of shapes {first:?} and {p:?} cannot be joined along dimension {dim}"),
+                    ));
                 }
                 total = total.saturating_add(p[dim]);
             }

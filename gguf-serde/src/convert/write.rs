@@ -206,7 +206,14 @@ fn stream_tensor(
         }
         TensorData::Joined { join, parts } => {
             for p in parts {
-                sources.push(RowSource::new(&p.source.name, p.source.dtype, p.source.data, &p.source.shape, &p.transforms, true)?);
+                sources.push(RowSource::new(
+                    &p.source.name,
+                    p.source.dtype,
+                    p.source.data,
+                    &p.source.shape,
+                    &p.transforms,
+                    true,
+                )?);
             }
             let shapes: Vec<&[u64]> = parts.iter().map(|p| p.shape.as_slice()).collect();
             rows::joined_runs(*join, &shapes)

@@ -8,7 +8,11 @@
 //! - [`quantize`]: choose each tensor's type as `llama-quantize` does (mix rules), the plan;
 //! - [`requant`]: re-quantize a model by that plan (`gguf quantize`), with the streaming
 //!   converter;
-//! - [`dequantize`]: convert every tensor to one type (`gguf dequantize`).
+//! - [`dequantize`]: convert every tensor to one type (`gguf dequantize`);
+//! - `export` (feature `export`): a model as a safetensors file and back (`gguf export`,
+//!   `gguf import`);
+//! - `hash` (feature `hash`): per-tensor and whole-model hashes and manifests as llama.cpp's
+//!   `llama-gguf-hash` (`gguf hash`).
 //!
 //! Beside them, the pieces they share: [`file_type`] (llama.cpp's file types, one table),
 //! [`kv_override`] (`--override-kv`), [`globs`] (the `--exclude` name globs) and
@@ -29,7 +33,8 @@
 //! | [`quantize`] | [`file_type`], [`globs`], [`kv_override`], [`tensor_order`], [`imatrix`] |
 //! | [`requant`] | [`quantize`], [`tensor_order`], [`imatrix`] |
 //! | [`dequantize`] | [`requant`] (its writer), [`file_type`], [`globs`] |
-//! | [`edit`], [`split`] | — |
+//! | `export` | [`requant`] (its page release), [`globs`] |
+//! | [`edit`], [`split`], `hash` | — |
 //! | `error` ([`QuantizeError`], [`ImatrixProblem`], [`EditError`]) | — (every module above uses it) |
 //!
 //! Inside [`quantize`]: `params` (the options) ← `rules` (one tensor) ← `plan` (the model).
@@ -38,8 +43,14 @@ mod c_num;
 pub mod dequantize;
 pub mod edit;
 mod error;
+#[cfg(feature = "export")]
+#[cfg_attr(docsrs, doc(cfg(feature = "export")))]
+pub mod export;
 pub mod file_type;
 pub mod globs;
+#[cfg(feature = "hash")]
+#[cfg_attr(docsrs, doc(cfg(feature = "hash")))]
+pub mod hash;
 pub mod imatrix;
 pub mod kv_override;
 pub mod quantize;

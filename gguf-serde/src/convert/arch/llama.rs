@@ -9,11 +9,7 @@
 //! - Q and K (weights and biases) are permuted ([`Transform::Permute`]) with the query heads
 //!   and the key/value heads (`num_key_value_heads`, the query heads when absent).
 //! - Keys: [`text_model_parameters`], then `llama.vocab_size` and `llama.rope.dimension_count`
-//!   (`head_dim`, else `hidden_size / num_attention_heads`), u32. Without `head_dim`,
-//!   `llama.attention.{key,value}_length` (`hidden_size / num_attention_heads`) are written
-//!   before `general.file_type` when `model_type` is `llama` or `mistral` (transformers'
-//!   LlamaConfig and MistralConfig, through which the reference reads config.json, fill
-//!   `head_dim` in), not for `mixtral` (MixtralConfig leaves it unset).
+//!   (`head_dim`, else `hidden_size / num_attention_heads`), u32.
 //! - The `llama3` RoPE type (Llama 3.1 and later) writes no scaling keys but a generated tensor,
 //!   `rope_freqs.weight` ([`llama3_rope_factors`], the reference's `generate_extra_tensors`).
 //! - Tokenizer: SentencePiece (`tokenizer.model`) or GPT-2 BPE (`tokenizer.json`, Llama 3), see
@@ -79,7 +75,7 @@ pub const LLAMA_BLOCK: &[&str] =
 
 /// Checks the head counts a permutation needs: `hidden`-independent, the rows of Q and K must be
 /// whole heads of an even width (checked per tensor when it is written).
-fn heads(cx: &ArchContext<'_>) -> Result<(u64, u64), ConvertError> {
+pub(crate) fn heads(cx: &ArchContext<'_>) -> Result<(u64, u64), ConvertError> {
     let n_head = cx.config.need_u32(&["n_heads", "num_attention_heads"])?;
     let n_kv = cx.config.find_u32(&["n_kv_heads", "num_key_value_heads"])?.unwrap_or(n_head);
     if n_head == 0 || n_kv == 0 {
@@ -153,11 +149,63 @@ pub fn llama3_rope_factors(cx: &ArchContext<'_>) -> Result<Option<ExtraTensor>, 
     Ok(Some(ExtraTensor { name: "rope_freqs.weight".into(), shape: vec![values.len() as u64], values }))
 }
 
-/// Whether the transformers configuration class of `config.json`'s `model_type` fills in a
-/// missing `head_dim` (`hidden_size / num_attention_heads`), as LlamaConfig and MistralConfig do
-/// in transformers 5 and MixtralConfig does not.
-fn config_fills_head_dim(cx: &ArchContext<'_>) -> bool {
-    matches!(cx.config.get("model_type").and_then(|v| v.as_str()), Some("llama" | "mistral"))
+/// [`Mapped::Skip`] for what the reference drops unread ([`always_skipped`]), else the Llama
+/// name of `hf` ([`LLAMA_MAP`]) with `LlamaModel.modify_tensors`' permutation of Q and
+/// K (weights and biases; [`Transform::Permute`] with the query heads, and with the key/value
+/// heads for K): the dense Llama tensors of Llama, SmolLM3 and Granite. `Mapped::Unknown` for a
+/// name outside the map.
+///
+/// # Errors
+/// [`ConvertError::Config`] when `num_attention_heads` is missing or a head count is zero.
+pub fn map_permuted(hf: &str, cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
+    if always_skipped(hf) {
+        return Ok(Mapped::Skip);
+    }
+    let Some(name) = LLAMA_MAP.get(hf, cx.block_count) else { return Ok(Mapped::Unknown) };
+    let (n_head, n_kv) = heads(cx)?;
+    let mut transforms = Vec::new();
+    if hf.ends_with("q_proj.weight") || hf.ends_with("q_proj.bias") {
+        transforms.push(Transform::Permute { heads: n_head });
+    } else if hf.ends_with("k_proj.weight") || hf.ends_with("k_proj.bias") {
+        transforms.push(Transform::Permute { heads: n_kv });
+    }
+    Ok(Mapped::To { name, transforms })
+}
+
+/// What `LlamaModel` needs of `config.json` before reading tensors: the head counts of the
+/// permutation and `vocab_size`.
+///
+/// # Errors
+/// [`ConvertError::Config`] naming the missing or zero field.
+pub fn check_llama(cx: &ArchContext<'_>) -> Result<(), ConvertError> {
+    heads(cx)?;
+    cx.config.need_u32(&["vocab_size"])?;
+    Ok(())
+}
+
+/// `LlamaModel.set_gguf_parameters` for the architecture `arch`: [`text_model_parameters`], then
+/// `{arch}.vocab_size` and `{arch}.rope.dimension_count` (`head_dim`, else `hidden_size /
+/// num_attention_heads`), u32. A `head_dim` that transformers' configuration class fills in
+/// (`LlamaConfig`, `MistralConfig`; not `MixtralConfig`) is in the configuration as the
+/// reference sees it ([`HfConfig`](crate::convert::HfConfig)'s defaults), so
+/// [`text_model_parameters`] writes the key and value lengths from it.
+///
+/// # Errors
+/// [`ConvertError::Config`] for a missing `vocab_size`, `hidden_size` or
+/// `num_attention_heads`, or as [`text_model_parameters`].
+pub fn llama_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
+    text_model_parameters(arch, cx, file_type, kv)?;
+    let c = cx.config;
+    let derived = || -> Result<u32, ConvertError> {
+        Ok(c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1))
+    };
+    kv.set(key(arch, "vocab_size"), Value::U32(c.need_u32(&["vocab_size"])?));
+    let rope_dim = match c.find_u32(&["head_dim"])? {
+        Some(d) => d,
+        None => derived()?,
+    };
+    kv.set(key(arch, "rope.dimension_count"), Value::U32(rope_dim));
+    Ok(())
 }
 
 impl Architecture for Llama {
@@ -166,9 +214,7 @@ impl Architecture for Llama {
     }
 
     fn check(&self, cx: &ArchContext<'_>) -> Result<(), ConvertError> {
-        heads(cx)?;
-        cx.config.need_u32(&["vocab_size"])?;
-        Ok(())
+        check_llama(cx)
     }
 
     fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>, ConvertError> {
@@ -192,15 +238,7 @@ impl Architecture for Llama {
         if let Some(name) = MIXTRAL_MAP.get(hf, cx.block_count) {
             return Ok(Mapped::plain(name));
         }
-        let Some(name) = LLAMA_MAP.get(hf, cx.block_count) else { return Ok(Mapped::Unknown) };
-        let (n_head, n_kv) = heads(cx)?;
-        let mut transforms = Vec::new();
-        if hf.ends_with("q_proj.weight") || hf.ends_with("q_proj.bias") {
-            transforms.push(Transform::Permute { heads: n_head });
-        } else if hf.ends_with("k_proj.weight") || hf.ends_with("k_proj.bias") {
-            transforms.push(Transform::Permute { heads: n_kv });
-        }
-        Ok(Mapped::To { name, transforms })
+        map_permuted(hf, cx)
     }
 
     fn source_name(&self, gguf: &str) -> Option<String> {
@@ -213,26 +251,7 @@ impl Architecture for Llama {
     }
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
-        text_model_parameters("llama", cx, file_type, kv)?;
-        let c = cx.config;
-        // The reference reads config.json through transformers' AutoConfig, whose class comes
-        // from `model_type`: LlamaConfig and MistralConfig fill in `head_dim = hidden_size /
-        // num_attention_heads` when the file has none, and the key and value lengths are then
-        // written too, before `general.file_type`; MixtralConfig leaves it `None` (and a file
-        // without a known `model_type` is read as it is), so nothing is written.
-        if c.find_u32(&["head_dim"])?.is_none() && config_fills_head_dim(cx) {
-            let d = c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1);
-            let at = kv.0.iter().position(|(k, _)| k == "general.file_type").unwrap_or(kv.0.len());
-            kv.0.insert(at, (key("llama", "attention.value_length"), Value::U32(d)));
-            kv.0.insert(at, (key("llama", "attention.key_length"), Value::U32(d)));
-        }
-        kv.set(key("llama", "vocab_size"), Value::U32(c.need_u32(&["vocab_size"])?));
-        let rope_dim = match c.find_u32(&["head_dim"])? {
-            Some(d) => d,
-            None => c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1),
-        };
-        kv.set(key("llama", "rope.dimension_count"), Value::U32(rope_dim));
-        Ok(())
+        llama_parameters("llama", cx, file_type, kv)
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {

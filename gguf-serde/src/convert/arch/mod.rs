@@ -14,21 +14,31 @@
 //! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
 //! usual `model.layers.N.*` names.
 
+pub mod gemma2;
 pub mod gemma3;
+pub mod glm4;
+pub mod granite;
 pub mod llama;
+pub mod olmo2;
 pub mod phi3;
 pub mod qwen2;
 pub mod qwen3;
 pub mod qwen_moe;
+pub mod smollm3;
 
 use std::path::Path;
 
+pub use gemma2::Gemma2;
 pub use gemma3::Gemma3;
+pub use glm4::Glm4;
+pub use granite::Granite;
 pub use llama::Llama;
+pub use olmo2::Olmo2;
 pub use phi3::Phi3;
 pub use qwen2::Qwen2;
 pub use qwen3::Qwen3;
 pub use qwen_moe::{Qwen2Moe, Qwen3Moe};
+pub use smollm3::SmolLm3;
 
 use super::checkpoint::HfConfig;
 use super::{ConvertError, Kvs};
@@ -304,7 +314,9 @@ pub trait Architecture: Sync {
 
 /// The architectures of this crate, by Hugging Face class: `LlamaForCausalLM`,
 /// `MistralForCausalLM`, `MixtralForCausalLM` ([`Llama`]), `Qwen2ForCausalLM` ([`Qwen2`]), `Qwen3ForCausalLM`
-/// ([`Qwen3`]), `Qwen2MoeForCausalLM` ([`Qwen2Moe`]), `Qwen3MoeForCausalLM` ([`Qwen3Moe`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]).
+/// ([`Qwen3`]), `Qwen2MoeForCausalLM` ([`Qwen2Moe`]), `Qwen3MoeForCausalLM` ([`Qwen3Moe`]), `Gemma2ForCausalLM`
+/// ([`Gemma2`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]), `Olmo2ForCausalLM` ([`Olmo2`]),
+/// `SmolLM3ForCausalLM` ([`SmolLm3`]), `GraniteForCausalLM` ([`Granite`]), `Glm4ForCausalLM` ([`Glm4`]).
 pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
     Some(match hf_class {
         "LlamaForCausalLM" | "MistralForCausalLM" | "MixtralForCausalLM" => &Llama,
@@ -312,8 +324,13 @@ pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
         "Qwen3ForCausalLM" => &Qwen3,
         "Qwen2MoeForCausalLM" => &Qwen2Moe,
         "Qwen3MoeForCausalLM" => &Qwen3Moe,
+        "Gemma2ForCausalLM" => &Gemma2,
         "Gemma3ForCausalLM" => &Gemma3,
         "Phi3ForCausalLM" => &Phi3,
+        "Olmo2ForCausalLM" => &Olmo2,
+        "SmolLM3ForCausalLM" => &SmolLm3,
+        "GraniteForCausalLM" => &Granite,
+        "Glm4ForCausalLM" => &Glm4,
         _ => return None,
     })
 }
@@ -327,8 +344,13 @@ pub const BUILTIN_CLASSES: &[&str] = &[
     "Qwen3ForCausalLM",
     "Qwen2MoeForCausalLM",
     "Qwen3MoeForCausalLM",
+    "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
     "Phi3ForCausalLM",
+    "Olmo2ForCausalLM",
+    "SmolLM3ForCausalLM",
+    "GraniteForCausalLM",
+    "Glm4ForCausalLM",
 ];
 
 /// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names
@@ -364,6 +386,16 @@ impl BlockMap<'_> {
         Some(format!("blk.{bid}.{g}.{suffix}"))
     }
 
+    /// What a one-to-one architecture does with `hf`: [`Mapped::Skip`] for what the reference
+    /// drops unread ([`always_skipped`]), the GGUF name of [`get`](Self::get) with no transform,
+    /// or [`Mapped::Unknown`].
+    pub fn mapped(&self, hf: &str, block_count: u32) -> Mapped {
+        if always_skipped(hf) {
+            return Mapped::Skip;
+        }
+        self.get(hf, block_count).map_or(Mapped::Unknown, Mapped::plain)
+    }
+
     /// The Hugging Face name of the GGUF name `gguf`, the inverse of [`get`](Self::get):
     /// `blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight` (`None` if this map has
     /// no entry for it). The block number is not checked against a block count.
@@ -390,7 +422,12 @@ impl BlockMap<'_> {
 /// or `None` when `hf` is not of that form, its block is not below `block_count`, or a number
 /// has leading zeros or is not decimal (as the reference's `format(bid=..., xid=...)` names
 /// never are). For [`Mapped::Part`]: see [`Mapped::expert`].
-pub fn expert_part<'h>(hf: &'h str, block_prefix: &str, experts: &str, block_count: u32) -> Option<(u32, u64, &'h str)> {
+pub fn expert_part<'h>(
+    hf: &'h str,
+    block_prefix: &str,
+    experts: &str,
+    block_count: u32,
+) -> Option<(u32, u64, &'h str)> {
     fn number(s: &str) -> Option<u64> {
         let ok = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s.len() == 1 || !s.starts_with('0'));
         ok.then(|| s.parse().ok()).flatten()
@@ -423,11 +460,14 @@ fn as_f32(v: f64) -> Value {
 /// the names the reference tries), `attention.causal` (bool, when `is_causal` is false), the
 /// RoPE scaling keys (`linear` and `yarn` with a factor, `longrope`/`su`), `rope.freq_base`,
 /// `rope.freq_base_swa`, `attention.layer_norm_rms_epsilon`, `attention.layer_norm_epsilon`
-/// (f32), `expert_count`, `expert_used_count` (u32), `attention.key_length` and
+/// (f32), `expert_count`, `expert_used_count`, `expert_group_count` (`n_group`),
+/// `expert_group_used_count` (`topk_group`), `expert_gating_func` (gguf-py's
+/// `ExpertGatingFuncType`: softmax 1, sigmoid 2, sqrtsoftplus 4) (u32), `attention.key_length` and
 /// `attention.value_length` (u32, from `head_dim`), then `general.file_type` (u32).
 ///
 /// # Errors
-/// [`ConvertError::Config`] for a mistyped value, or a RoPE scaling type whose keys the
+/// [`ConvertError::Config`] for a mistyped value, an unknown expert gating function (as the
+/// reference refuses it), or a RoPE scaling type whose keys the
 /// reference computes in ways not reproduced here (`dynamic`, unknown types). `llama3` writes no
 /// keys here (Llama's generated tensor, [`llama::llama3_rope_factors`]).
 pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<()> {
@@ -533,6 +573,30 @@ pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, k
     if let Some(n) = c.find_u32(&["num_experts_per_tok", "num_experts_per_token", "top_k_experts"])? {
         kv.set(k("expert_used_count"), Value::U32(n));
     }
+    if let Some(n) = c.find_u32(&["n_group"])? {
+        kv.set(k("expert_group_count"), Value::U32(n));
+    }
+    if let Some(n) = c.find_u32(&["topk_group"])? {
+        kv.set(k("expert_group_used_count"), Value::U32(n));
+    }
+    let gating = c.find(&[
+        "score_function",
+        "scoring_func",
+        "score_func",
+        "moe_router_activation",
+        "moe_router_activation_func",
+        "expert_selection_fn",
+    ]);
+    if let Some((name, f)) = gating {
+        // gguf-py's ExpertGatingFuncType
+        let v = match f.as_str() {
+            Some("softmax") => 1,
+            Some("sigmoid") => 2,
+            Some("sqrtsoftplus") => 4,
+            _ => return Err(ConvertError::Config(format!("{name}: unsupported expert gating function {f}"))),
+        };
+        kv.set(k("expert_gating_func"), Value::U32(v));
+    }
     if let Some(d) = c.find_u32(&["head_dim"])? {
         kv.set(k("attention.key_length"), Value::U32(d));
         kv.set(k("attention.value_length"), Value::U32(d));
@@ -554,4 +618,53 @@ pub fn standard_required(n: u32, names: &[&str]) -> Vec<String> {
 /// An `array<f32>` value.
 pub fn f32_array(v: Vec<f32>) -> Value {
     Value::Array(Array::F32(v))
+}
+
+/// What the architectures' unit tests share: an [`ArchContext`] of a `config.json` given as
+/// JSON text, and the keys and tensor names an architecture gives for it.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{ArchContext, Architecture, Mapped};
+    use crate::convert::checkpoint::HfConfig;
+    use crate::convert::Kvs;
+    use crate::Value;
+
+    /// `config.json` parsed, as the converter parses it.
+    pub(crate) fn config(json: &str) -> HfConfig {
+        HfConfig::from_json(serde_json::from_str(json).expect("test config is JSON")).expect("a JSON object")
+    }
+
+    /// Runs `f` with a context of `config` (no folder: the tokenizer is not read) and
+    /// `num_hidden_layers` blocks.
+    pub(crate) fn with_cx<T>(config: &HfConfig, f: impl FnOnce(&ArchContext<'_>) -> T) -> T {
+        let block_count = config.find_u32(&["num_hidden_layers"]).ok().flatten().unwrap_or(0);
+        f(&ArchContext { dir: std::path::Path::new("no-such-folder"), config, block_count })
+    }
+
+    /// The keys `arch.parameters` writes for `config` with `file_type`, in order.
+    pub(crate) fn keys(arch: &dyn Architecture, config: &HfConfig, file_type: u32) -> Vec<(String, Value)> {
+        with_cx(config, |cx| {
+            let mut kv = Kvs::default();
+            arch.parameters(cx, file_type, &mut kv).expect("parameters");
+            kv.0
+        })
+    }
+
+    /// What `arch` makes of the Hugging Face tensor `hf`.
+    pub(crate) fn mapped(arch: &dyn Architecture, config: &HfConfig, hf: &str) -> Mapped {
+        with_cx(config, |cx| arch.map_tensor(hf, &[], cx).expect("map_tensor"))
+    }
+
+    /// The GGUF name of a one-to-one mapping with no transform (panics otherwise).
+    pub(crate) fn plain_name(m: Mapped) -> String {
+        match m {
+            Mapped::To { name, transforms } if transforms.is_empty() => name,
+            other => panic!("not a plain mapping: {other:?}"),
+        }
+    }
+
+    /// `(key, value)` pairs from `(&str, Value)`.
+    pub(crate) fn owned(pairs: Vec<(&str, Value)>) -> Vec<(String, Value)> {
+        pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    }
 }

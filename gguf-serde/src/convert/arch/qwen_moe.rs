@@ -18,7 +18,8 @@
 //!     `mlp.experts.down_proj` (`[n_expert, n_embd, n_ff_exp]`), with or without `.weight`.
 //! - Sparse layers: transformers' rule (`Qwen2MoeDecoderLayer`): a layer not in
 //!   `mlp_only_layers` whose number plus one is a multiple of `decoder_sparse_step` (1 when
-//!   absent), when `num_experts` is positive.
+//!   absent), when the expert count (`num_local_experts`, as transformers 5 names it for Qwen 3
+//!   MoE, else `num_experts`, the reference's order) is positive.
 //! - Keys: [`text_model_parameters`] (`expert_count` from `num_experts`, `expert_used_count`
 //!   from `num_experts_per_tok`), then `expert_feed_forward_length` (`moe_intermediate_size`) and
 //!   `expert_shared_feed_forward_length` (`shared_expert_intermediate_size`), u32, each when
@@ -60,10 +61,10 @@ pub const QWEN_MOE_MAP: BlockMap<'static> = BlockMap {
 ///
 /// # Errors
 /// [`ConvertError::Config`] for a mistyped `decoder_sparse_step`, `mlp_only_layers` or
-/// `num_experts`.
+/// expert count.
 pub fn is_sparse_layer(cx: &ArchContext<'_>, bid: u32) -> Result<bool, ConvertError> {
     let c = cx.config;
-    let experts = c.find_u32(&["num_experts"])?.unwrap_or(0);
+    let experts = c.find_u32(&["num_local_experts", "num_experts"])?.unwrap_or(0);
     let step = c.find_u32(&["decoder_sparse_step"])?.unwrap_or(1);
     let dense_only = match c.get("mlp_only_layers") {
         None | Some(serde_json::Value::Null) => false,
@@ -97,7 +98,7 @@ fn map_qwen_moe(hf: &str, shape: &[u64], cx: &ArchContext<'_>, norms: bool) -> R
     }
     if let Some((bid, xid, proj)) = expert_part(hf, "model.layers.", "mlp.experts.", cx.block_count) {
         let Some(stack) = stack_of(proj) else { return Ok(Mapped::Unknown) };
-        let n = cx.config.need_u32(&["num_experts"])?;
+        let n = cx.config.need_u32(&["num_local_experts", "num_experts"])?;
         return Ok(Mapped::expert(format!("blk.{bid}.{stack}.weight"), xid, n.into()));
     }
     if let Some((bid, rest)) = block_of(hf, cx) {
@@ -109,14 +110,22 @@ fn map_qwen_moe(hf: &str, shape: &[u64], cx: &ArchContext<'_>, norms: bool) -> R
                     _ => {
                         return Err(ConvertError::BadShape {
                             name: hf.to_owned(),
-                            reason: format!("a fused gate/up projection of shape {shape:?}, expected [n_expert, 2 * n_ff, n_embd]"),
+                            reason: format!(
+                                "a fused gate/up projection of shape {shape:?}, expected [n_expert, 2 * n_ff, n_embd]"
+                            ),
                         })
                     }
                 };
                 let half = ff2 / 2;
                 return Ok(Mapped::Split(vec![
-                    Target::new(format!("blk.{bid}.ffn_gate_exps.weight"), vec![Transform::Slice { dim: 1, start: 0, len: half }]),
-                    Target::new(format!("blk.{bid}.ffn_up_exps.weight"), vec![Transform::Slice { dim: 1, start: half, len: half }]),
+                    Target::new(
+                        format!("blk.{bid}.ffn_gate_exps.weight"),
+                        vec![Transform::Slice { dim: 1, start: 0, len: half }],
+                    ),
+                    Target::new(
+                        format!("blk.{bid}.ffn_up_exps.weight"),
+                        vec![Transform::Slice { dim: 1, start: half, len: half }],
+                    ),
                 ]));
             }
             _ => {}
@@ -139,7 +148,9 @@ fn required(cx: &ArchContext<'_>, norms: bool, shared: bool) -> Vec<String> {
         // A mistyped layer list is refused by `parameters`; here it counts as sparse.
         if is_sparse_layer(cx, bid).unwrap_or(true) {
             names.extend(["ffn_gate_inp", "ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]);
-            if shared && cx.config.get("shared_expert_intermediate_size").is_some_and(|v| v.as_u64().is_some_and(|n| n > 0)) {
+            if shared
+                && cx.config.get("shared_expert_intermediate_size").is_some_and(|v| v.as_u64().is_some_and(|n| n > 0))
+            {
                 names.extend(["ffn_gate_inp_shexp", "ffn_gate_shexp", "ffn_up_shexp", "ffn_down_shexp"]);
             }
         } else {

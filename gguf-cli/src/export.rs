@@ -1,0 +1,109 @@
+//! `gguf export FILE OUT.safetensors`, `gguf import IN.safetensors OUT.gguf`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use gguf_serde::ops::export::{export, import, ExportDtype, ExportOptions};
+use gguf_serde::Gguf;
+
+use crate::out::{outln, Out};
+use crate::outputs::{Outputs, Reads};
+
+/// Arguments of `gguf export`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// The GGUF file (one file: merge a split model first with gguf merge).
+    input: PathBuf,
+    /// The safetensors file to write.
+    output: PathBuf,
+    /// The type of the tensors written: `keep` (default) keeps F32, F16, BF16, F64 and integer
+    /// tensors in their type and dequantizes quantized ones to F32 (bit-identical to gguf-py's
+    /// gguf.quants.dequantize); `f32`, `f16` or `bf16` converts every float and quantized tensor
+    /// to that type (rounding to nearest even, as ggml does); integer tensors are always kept.
+    #[arg(long, value_enum, default_value = "keep", ignore_case = true)]
+    dtype: DtypeArg,
+    /// Leave out tensors whose whole name matches the glob GLOB (repeatable); the globs of
+    /// `gguf quantize --exclude`.
+    #[arg(long, value_name = "GLOB", value_parser = crate::quantize::parse_glob)]
+    exclude: Vec<String>,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// `--dtype`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DtypeArg {
+    Keep,
+    F32,
+    F16,
+    Bf16,
+}
+
+/// Arguments of `gguf import`.
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The safetensors file (written by gguf export, or any with F32, F16, BF16, F64 or integer
+    /// tensors).
+    input: PathBuf,
+    /// The GGUF file to write.
+    output: PathBuf,
+    /// Replace OUTPUT if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Writes the safetensors file.
+pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let src =
+        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input]))?;
+    if let Some(n) = src.get("split.count").and_then(|v| v.as_u64()).filter(|&n| n > 1) {
+        anyhow::bail!(
+            "{}: a shard of a model split into {n} files: export reads one file; merge the shards first (gguf merge {} MERGED.gguf)",
+            a.input.display(),
+            a.input.display()
+        );
+    }
+    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
+    let bar = crate::quantize::progress_bar(a.quiet);
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let dtype = match a.dtype {
+        DtypeArg::Keep => ExportDtype::Keep,
+        DtypeArg::F32 => ExportDtype::F32,
+        DtypeArg::F16 => ExportDtype::F16,
+        DtypeArg::Bf16 => ExportDtype::BF16,
+    };
+    let opts = ExportOptions::new(dtype).with_exclude(a.exclude.clone()).with_progress(&progress);
+    let report =
+        export(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))?;
+    bar.finish_and_clear();
+    let mut out = Out::stdout();
+    outln!(
+        out,
+        "{}: {} tensors ({} converted, {} excluded), {} bytes",
+        a.output.display(),
+        report.tensors,
+        report.converted,
+        report.excluded,
+        report.bytes
+    );
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the GGUF file.
+pub fn run_import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
+    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
+    let report = import(&a.input, &a.output)
+        .map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input, &a.output]))?;
+    let mut out = Out::stdout();
+    outln!(out, "{}: {} tensors, {} bytes", a.output.display(), report.tensors, report.bytes);
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}

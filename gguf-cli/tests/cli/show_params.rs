@@ -1,0 +1,79 @@
+//! `gguf show` against gguf-py's `gguf.quants.dequantize` (`tests/py/tensor_values.py`): the
+//! first rows bit for bit, shape, element count, min/max exactly, mean (f64) to rounding, NaN and
+//! infinity counts; and the parameter count of `gguf inspect` (text and `--json`) against gguf-py's
+//! sum of `n_elements` and llama.cpp's own log (`model params = 268.10 M`, from `llama-simple`).
+
+use std::path::Path;
+
+use gguf_tests::{llama_tool, model, python, run_py, run_tool};
+use serde_json::Value as Json;
+
+use super::{gguf_ok, s, small_path};
+
+fn f32s(row: &Json) -> Vec<u32> {
+    row.as_array().unwrap().iter().map(|v| (v.as_f64().unwrap() as f32).to_bits()).collect()
+}
+
+fn same_values(py: &Path, file: &Path, tensors: &[&str], rows: usize) {
+    let all = run_py(py, "tensor_values.py", &[s(file), &tensors.join(","), &rows.to_string()]);
+    for tensor in tensors {
+        let theirs = &all[tensor];
+        let ours: Json =
+            serde_json::from_str(&gguf_ok(&["show", s(file), tensor, "--json", "--rows", &rows.to_string()])).unwrap();
+        compare(&ours, theirs, tensor);
+    }
+}
+
+fn compare(ours: &Json, theirs: &Json, tensor: &str) {
+    for k in ["dtype", "shape", "elements", "nan", "inf"] {
+        assert_eq!(ours[k], theirs[k], "{tensor}: {k}");
+    }
+    for k in ["min", "max"] {
+        assert_eq!(ours[k].as_f64().map(|v| v as f32), theirs[k].as_f64().map(|v| v as f32), "{tensor}: {k}");
+    }
+    let (m, t) = (ours["mean"].as_f64().unwrap(), theirs["mean"].as_f64().unwrap());
+    assert!((m - t).abs() <= 1e-9 * t.abs().max(1e-3), "{tensor}: mean {m} vs {t}");
+    let (or, tr) = (ours["rows"].as_array().unwrap(), theirs["rows"].as_array().unwrap());
+    assert_eq!(or.len(), tr.len(), "{tensor}: rows");
+    for (o, t) in or.iter().zip(tr) {
+        assert_eq!(f32s(o), f32s(t), "{tensor}: row values");
+    }
+}
+
+#[test]
+fn show_gives_gguf_py_s_values() {
+    let Some(py) = python() else { return };
+    same_values(&py, &small_path(), &["w_f32", "w_q8_0", "e_bf16"], 3);
+    let Some(gemma) = model("gemma-3-270m-q4_k_m.gguf") else { return };
+    // Q5_0, Q8_0, Q4_K, Q6_K and F32 tensors of the model.
+    let tensors = [
+        "blk.0.attn_q.weight",
+        "blk.0.attn_v.weight",
+        "blk.0.ffn_up.weight",
+        "blk.0.ffn_down.weight",
+        "blk.0.attn_norm.weight",
+    ];
+    same_values(&py, &gemma, &tensors, 2);
+}
+
+#[test]
+fn parameters_are_gguf_py_s_and_llama_cpp_s() {
+    let Some(py) = python() else { return };
+    let small = run_py(&py, "tensor_values.py", &[s(&small_path()), "--parameters"]);
+    let ours: Json = serde_json::from_str(&gguf_ok(&["inspect", "--json", &super::small()])).unwrap();
+    assert_eq!(ours["parameters"], small["parameters"]);
+    let Some(gemma) = model("gemma-3-270m-q4_k_m.gguf") else { return };
+    let theirs = run_py(&py, "tensor_values.py", &[s(&gemma), "--parameters"]);
+    let text = gguf_ok(&["inspect", s(&gemma)]);
+    let line = text.lines().find(|l| l.starts_with("parameters:")).expect("a parameters line");
+    assert!(line.starts_with(&format!("parameters:   {} (", theirs["parameters"])), "{line}");
+    // llama.cpp's log of loading the model: `print_info: model params          = 268.10 M`.
+    let Some(simple) = llama_tool("llama-simple") else { return };
+    let o = run_tool(&simple, &["-m", s(&gemma), "-n", "1", "Hi"]);
+    let log = String::from_utf8_lossy(&o.stderr);
+    let theirs = log
+        .lines()
+        .find_map(|l| l.split_once("model params").map(|(_, r)| r.trim_start_matches([' ', '=']).trim().to_owned()))
+        .expect("llama.cpp logs the model params");
+    assert!(line.ends_with(&format!("({theirs})")), "{line} vs llama.cpp's {theirs}");
+}

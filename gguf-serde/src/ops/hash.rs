@@ -1,0 +1,440 @@
+//! Per-tensor and whole-model hashes of a GGUF file, and manifests of them, as llama.cpp's
+//! `llama-gguf-hash` (`examples/gguf-hash/gguf-hash.cpp`) computes and prints them (`gguf hash`).
+//!
+//! What is hashed is each tensor's stored data, exactly `nbytes` bytes (ggml's `ggml_nbytes`: the
+//! padding between tensors is not hashed), in the file's byte order. The whole-model hash of a
+//! kind is one stream over every tensor's data in file order; the UUID is a UUIDv5 (RFC 9562) in
+//! llama.cpp's namespace [`UUID_NAMESPACE_LLAMA_CPP`]: the SHA-1 of the namespace's 16 bytes
+//! followed by every tensor's data, with the version and variant bits set.
+//!
+//! A manifest line is `{kind:<8}  {hash}  {name}` ([`manifest_line`]), `name` being `FILE:TENSOR`
+//! for a tensor and `FILE` for the whole model, `FILE` the path as given to the tool; hashes are
+//! lowercase hex (XXH64 as its 64-bit value, most significant byte first; SHA-1 and SHA-256 as
+//! their digests), the UUID in its 8-4-4-4-12 form. [`Manifest::parse`] reads such a file (or
+//! `llama-gguf-hash`'s output, check mode included) as `llama-gguf-hash -c` does: the first three
+//! whitespace-separated words of each line, lines of another kind ignored.
+//!
+//! Tensors are hashed in parallel (feature `parallel`): one task per tensor for the per-tensor
+//! hashes and one per whole-model stream, with identical results on one thread.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use sha1::Digest as _;
+
+use crate::container::{Gguf, Source};
+use crate::error::Result;
+
+/// llama.cpp's UUIDv5 namespace for models: `uuid5(NAMESPACE_URL, "en.wikipedia.org/wiki/Llama.cpp")`,
+/// `ef001206-dadc-5f6d-a15f-3359e577d4e5` (`UUID_NAMESPACE_LLAMA_CPP` of `gguf-hash.cpp`).
+pub const UUID_NAMESPACE_LLAMA_CPP: [u8; 16] =
+    [0xef, 0x00, 0x12, 0x06, 0xda, 0xdc, 0x5f, 0x6d, 0xa1, 0x5f, 0x33, 0x59, 0xe5, 0x77, 0xd4, 0xe5];
+
+/// A kind of hash, with the name a manifest line starts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum HashKind {
+    /// XXH64 with seed 0 (`xxh64`): fast, not cryptographic. `llama-gguf-hash`'s default.
+    Xxh64,
+    /// SHA-1 (`sha1`).
+    Sha1,
+    /// SHA-256 (`sha256`).
+    Sha256,
+    /// The model's UUIDv5 (`uuid`): whole model only.
+    Uuid,
+}
+
+impl HashKind {
+    /// Every kind, in the order `llama-gguf-hash` prints a tensor's or the model's lines.
+    pub const ALL: [HashKind; 4] = [HashKind::Xxh64, HashKind::Sha1, HashKind::Sha256, HashKind::Uuid];
+
+    /// The name in a manifest line: `xxh64`, `sha1`, `sha256`, `uuid`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HashKind::Xxh64 => "xxh64",
+            HashKind::Sha1 => "sha1",
+            HashKind::Sha256 => "sha256",
+            HashKind::Uuid => "uuid",
+        }
+    }
+
+    /// The kind named `name` in a manifest line (case-sensitive, as `llama-gguf-hash` reads it).
+    pub fn from_name(name: &str) -> Option<HashKind> {
+        HashKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl fmt::Display for HashKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What to compute: the kinds, and whether each tensor gets its own hashes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HashOptions {
+    /// The kinds, any order; [`HashKind::Uuid`] is computed for the whole model only.
+    pub kinds: Vec<HashKind>,
+    /// No per-tensor hashes, only the whole model's (`--no-layer`).
+    pub no_layer: bool,
+}
+
+impl HashOptions {
+    /// Hashes of `kinds`, per tensor and for the whole model.
+    pub fn new(kinds: impl IntoIterator<Item = HashKind>) -> Self {
+        let mut kinds: Vec<HashKind> = kinds.into_iter().collect();
+        kinds.sort();
+        kinds.dedup();
+        HashOptions { kinds, no_layer: false }
+    }
+
+    /// The same without per-tensor hashes.
+    pub fn with_no_layer(mut self, no_layer: bool) -> Self {
+        self.no_layer = no_layer;
+        self
+    }
+
+    fn tensor_kinds(&self) -> impl Iterator<Item = HashKind> + '_ {
+        self.kinds.iter().copied().filter(|k| *k != HashKind::Uuid && !self.no_layer)
+    }
+}
+
+/// The hashes of one file: per tensor in file order, then the whole model's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileHashes {
+    /// Each tensor's name and its hashes (kinds in [`HashKind::ALL`]'s order); empty with
+    /// [`HashOptions::no_layer`].
+    pub tensors: Vec<(String, Vec<(HashKind, String)>)>,
+    /// The whole model's hashes, kinds in [`HashKind::ALL`]'s order.
+    pub model: Vec<(HashKind, String)>,
+}
+
+impl FileHashes {
+    /// The manifest lines of this file as `llama-gguf-hash FILE` prints them, `file` being the
+    /// path as given: every tensor's lines (`FILE:TENSOR`), then the model's (`FILE`).
+    pub fn lines<'a>(&'a self, file: &'a str) -> impl Iterator<Item = ManifestEntry> + 'a {
+        let tensors = self.tensors.iter().flat_map(move |(name, hashes)| {
+            hashes.iter().map(move |(kind, hash)| ManifestEntry {
+                kind: *kind,
+                hash: hash.clone(),
+                name: format!("{file}:{name}"),
+            })
+        });
+        let model = self.model.iter().map(move |(kind, hash)| ManifestEntry {
+            kind: *kind,
+            hash: hash.clone(),
+            name: file.to_owned(),
+        });
+        tensors.chain(model)
+    }
+}
+
+/// A line of a manifest: a kind, its hash, and what was hashed (`FILE:TENSOR` or `FILE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ManifestEntry {
+    /// The kind of hash.
+    pub kind: HashKind,
+    /// The hash in lowercase hex (a UUID in its hyphenated form).
+    pub hash: String,
+    /// `FILE:TENSOR` or `FILE`.
+    pub name: String,
+}
+
+impl fmt::Display for ManifestEntry {
+    /// The line as `llama-gguf-hash` prints it (without the newline): [`manifest_line`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&manifest_line(self.kind, &self.hash, &self.name))
+    }
+}
+
+/// `{kind:<8}  {hash}  {name}`: a manifest line as `llama-gguf-hash` prints it (its
+/// `"%-8s  %-s  %s"`), without the newline.
+pub fn manifest_line(kind: HashKind, hash: &str, name: &str) -> String {
+    format!("{:<8}  {hash}  {name}", kind.name())
+}
+
+/// The bytes hashed between two progress reports: big tensors report as they go.
+const PROGRESS_CHUNK: usize = 8 << 20;
+
+enum Hasher {
+    Xxh64(Box<xxhash_rust::xxh64::Xxh64>),
+    Sha1(sha1::Sha1),
+    Sha256(sha2::Sha256),
+}
+
+impl Hasher {
+    fn new(kind: HashKind) -> Hasher {
+        match kind {
+            HashKind::Xxh64 => Hasher::Xxh64(Box::new(xxhash_rust::xxh64::Xxh64::new(0))),
+            HashKind::Sha1 => Hasher::Sha1(sha1::Sha1::new()),
+            HashKind::Sha256 => Hasher::Sha256(sha2::Sha256::new()),
+            HashKind::Uuid => {
+                let mut h = sha1::Sha1::new();
+                h.update(UUID_NAMESPACE_LLAMA_CPP);
+                Hasher::Sha1(h)
+            }
+        }
+    }
+
+    fn update(&mut self, data: &[u8]) {
+        match self {
+            Hasher::Xxh64(h) => h.update(data),
+            Hasher::Sha1(h) => h.update(data),
+            Hasher::Sha256(h) => h.update(data),
+        }
+    }
+
+    /// The hash as a manifest writes it.
+    fn finish(self, kind: HashKind) -> String {
+        match (self, kind) {
+            (Hasher::Xxh64(h), _) => format!("{:016x}", h.digest()),
+            (Hasher::Sha1(h), HashKind::Uuid) => {
+                let digest: [u8; 20] = h.finalize().into();
+                let mut bytes = [0u8; 16];
+                bytes.copy_from_slice(&digest[..16]);
+                uuid::Builder::from_sha1_bytes(bytes).into_uuid().hyphenated().to_string()
+            }
+            (Hasher::Sha1(h), _) => hex(&h.finalize()),
+            (Hasher::Sha256(h), _) => hex(&h.finalize()),
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use fmt::Write as _;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Feeds `data` to `hasher` in chunks, reporting each chunk's length to `progress`.
+fn feed(hasher: &mut Hasher, data: &[u8], progress: &(dyn Fn(u64) + Sync)) {
+    for chunk in data.chunks(PROGRESS_CHUNK) {
+        hasher.update(chunk);
+        progress(chunk.len() as u64);
+    }
+}
+
+/// The number of bytes [`hash_files`] reads through its hashers for `files` (each tensor's bytes
+/// once per per-tensor kind and once per whole-model kind): the total of its progress reports.
+pub fn work_bytes<S: Source>(files: &[&Gguf<S>], options: &HashOptions) -> u64 {
+    let per_byte = (options.tensor_kinds().count() + options.kinds.len()) as u64;
+    files.iter().flat_map(|f| f.tensors()).map(|t| t.nbytes).sum::<u64>().saturating_mul(per_byte)
+}
+
+/// Hashes each of `files` (the shards of a split model are hashed each as a file of its own, as
+/// `llama-gguf-hash` would hash each shard), the tensors in parallel (feature `parallel`).
+///
+/// `progress` is called with a count of bytes hashed, from any thread, as the work goes on; the
+/// counts add up to [`work_bytes`]. `options.kinds` empty gives no hashes at all.
+///
+/// # Errors
+/// A tensor whose data the source does not hold ([`Gguf::tensor_data`]'s errors:
+/// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a file read with
+/// [`Gguf::from_reader`]).
+pub fn hash_files<S: Source + Sync>(
+    files: &[&Gguf<S>],
+    options: &HashOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<FileHashes>> {
+    // Every tensor's bytes, checked up front so that the tasks cannot fail.
+    let data: Vec<Vec<(&str, &[u8])>> = files
+        .iter()
+        .map(|f| f.tensors().map(|t| Ok((t.name, f.tensor_data(&t)?))).collect::<Result<Vec<_>>>())
+        .collect::<Result<_>>()?;
+    let tensor_kinds: Vec<HashKind> = options.tensor_kinds().collect();
+
+    // Tasks: one per (file, tensor) for the per-tensor hashes, one per (file, kind) for the
+    // whole-model streams, largest first so that a long stream does not start last.
+    enum Task {
+        Tensor(usize, usize),
+        Model(usize, HashKind),
+    }
+    let mut tasks: Vec<(u64, Task)> = Vec::new();
+    for (f, tensors) in data.iter().enumerate() {
+        let total: u64 = tensors.iter().map(|(_, d)| d.len() as u64).sum();
+        for &kind in &options.kinds {
+            tasks.push((total, Task::Model(f, kind)));
+        }
+        if !tensor_kinds.is_empty() {
+            for (t, (_, d)) in tensors.iter().enumerate() {
+                tasks.push((d.len() as u64, Task::Tensor(f, t)));
+            }
+        }
+    }
+    tasks.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
+
+    enum Done {
+        Tensor(usize, usize, Vec<(HashKind, String)>),
+        Model(usize, HashKind, String),
+    }
+    let run = |task: &Task| -> Done {
+        match *task {
+            Task::Tensor(f, t) => {
+                let bytes = data[f][t].1;
+                let hashes = tensor_kinds
+                    .iter()
+                    .map(|&kind| {
+                        let mut h = Hasher::new(kind);
+                        feed(&mut h, bytes, progress);
+                        (kind, h.finish(kind))
+                    })
+                    .collect();
+                Done::Tensor(f, t, hashes)
+            }
+            Task::Model(f, kind) => {
+                let mut h = Hasher::new(kind);
+                for (_, bytes) in &data[f] {
+                    feed(&mut h, bytes, progress);
+                }
+                Done::Model(f, kind, h.finish(kind))
+            }
+        }
+    };
+    #[cfg(feature = "parallel")]
+    let done: Vec<Done> = {
+        use rayon::prelude::*;
+        tasks.par_iter().with_max_len(1).map(|(_, t)| run(t)).collect()
+    };
+    #[cfg(not(feature = "parallel"))]
+    let done: Vec<Done> = tasks.iter().map(|(_, t)| run(t)).collect();
+
+    let mut out: Vec<FileHashes> = data
+        .iter()
+        .map(|tensors| FileHashes {
+            tensors: if tensor_kinds.is_empty() {
+                Vec::new()
+            } else {
+                tensors.iter().map(|(n, _)| ((*n).to_owned(), Vec::new())).collect()
+            },
+            model: Vec::new(),
+        })
+        .collect();
+    for d in done {
+        match d {
+            Done::Tensor(f, t, hashes) => out[f].tensors[t].1 = hashes,
+            Done::Model(f, kind, hash) => out[f].model.push((kind, hash)),
+        }
+    }
+    for f in &mut out {
+        f.model.sort_by_key(|(k, _)| *k);
+    }
+    Ok(out)
+}
+
+/// A manifest: the lines of `llama-gguf-hash` output (or ours), by kind and name.
+#[derive(Clone, Debug, Default)]
+pub struct Manifest {
+    entries: Vec<ManifestEntry>,
+    index: HashMap<(HashKind, String), usize>,
+}
+
+/// How an entry compares with a manifest ([`Manifest::verify`]): `llama-gguf-hash -c`'s three
+/// results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The manifest has this kind and name with the same hash (`Ok`).
+    Ok,
+    /// The manifest has this kind and name with another hash (`Mismatch`).
+    Mismatch,
+    /// The manifest has no line of this kind and name (`Not Found`).
+    NotFound,
+}
+
+impl Verdict {
+    /// `Ok`, `Mismatch` or `Not Found`, as `llama-gguf-hash -c` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Ok => "Ok",
+            Verdict::Mismatch => "Mismatch",
+            Verdict::NotFound => "Not Found",
+        }
+    }
+}
+
+impl Manifest {
+    /// Reads a manifest as `llama-gguf-hash -c` does: each line's first three words
+    /// (whitespace-separated) are kind, hash and name; a line with fewer words or a first word
+    /// that is no [`HashKind`] name is skipped (so `llama-gguf-hash`'s check-mode output, whose
+    /// lines end in `-  Ok`, reads as a manifest too). For a kind and name given twice, the first
+    /// line counts, as in `llama-gguf-hash`.
+    pub fn parse(text: &str) -> Manifest {
+        let mut m = Manifest::default();
+        for line in text.lines() {
+            let mut words = line.split_whitespace();
+            let (Some(kind), Some(hash), Some(name)) = (words.next(), words.next(), words.next()) else {
+                continue;
+            };
+            let Some(kind) = HashKind::from_name(kind) else { continue };
+            let key = (kind, name.to_owned());
+            if !m.index.contains_key(&key) {
+                m.index.insert(key, m.entries.len());
+                m.entries.push(ManifestEntry { kind, hash: hash.to_owned(), name: name.to_owned() });
+            }
+        }
+        m
+    }
+
+    /// The entries, in the manifest's order (the first of each kind and name).
+    pub fn entries(&self) -> &[ManifestEntry] {
+        &self.entries
+    }
+
+    /// The kinds the manifest has lines of, in [`HashKind::ALL`]'s order.
+    pub fn kinds(&self) -> Vec<HashKind> {
+        HashKind::ALL.into_iter().filter(|k| self.entries.iter().any(|e| e.kind == *k)).collect()
+    }
+
+    /// The kind `llama-gguf-hash -c` checks when none is asked for: the strongest the manifest has
+    /// (SHA-256, then SHA-1, XXH64, UUID).
+    pub fn strongest_kind(&self) -> Option<HashKind> {
+        let kinds = self.kinds();
+        [HashKind::Sha256, HashKind::Sha1, HashKind::Xxh64, HashKind::Uuid].into_iter().find(|k| kinds.contains(k))
+    }
+
+    /// How `entry` compares with the manifest's line of the same kind and name.
+    pub fn verify(&self, entry: &ManifestEntry) -> Verdict {
+        match self.index.get(&(entry.kind, entry.name.clone())).and_then(|&i| self.entries.get(i)) {
+            None => Verdict::NotFound,
+            Some(e) if e.hash == entry.hash => Verdict::Ok,
+            Some(_) => Verdict::Mismatch,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_reads_check_output_and_keeps_the_first_line() {
+        let m = Manifest::parse(
+            "manifest  m.txt  sha256  xxh64\n\
+             xxh64     00000000000000aa  f.gguf:a  -  Ok\n\
+             xxh64     00000000000000bb  f.gguf:a\n\
+             sha256    ff  f.gguf\n\
+             md5 00 f.gguf\n\
+             \n\
+             Verification results for m.txt - Success\n",
+        );
+        assert_eq!(m.kinds(), vec![HashKind::Xxh64, HashKind::Sha256]);
+        assert_eq!(m.strongest_kind(), Some(HashKind::Sha256));
+        let e = |kind, hash: &str, name: &str| ManifestEntry { kind, hash: hash.into(), name: name.into() };
+        assert_eq!(m.verify(&e(HashKind::Xxh64, "00000000000000aa", "f.gguf:a")), Verdict::Ok);
+        assert_eq!(m.verify(&e(HashKind::Xxh64, "00000000000000bb", "f.gguf:a")), Verdict::Mismatch);
+        assert_eq!(m.verify(&e(HashKind::Sha1, "ff", "f.gguf")), Verdict::NotFound);
+        assert_eq!(m.entries().len(), 2);
+    }
+
+    #[test]
+    fn line_layout_is_llama_gguf_hash_printf() {
+        // "%-8s  %-s  %s"
+        assert_eq!(manifest_line(HashKind::Xxh64, "ab", "f:t"), "xxh64     ab  f:t");
+        assert_eq!(manifest_line(HashKind::Sha256, "ab", "f"), "sha256    ab  f");
+    }
+}
