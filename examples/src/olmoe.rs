@@ -7,7 +7,8 @@
 //! stacked tensor ([`Mapped::expert`]). The library gathers the parts, plans the stacked tensor
 //! `blk.N.ffn_{gate,up,down}_exps.weight` of canonical shape `[n_expert, n_ff_exp, n_embd]`
 //! (`[n_expert, n_embd, n_ff_exp]` for down; stored `ne` reversed) where the reference yields it
-//! (after the layer's last expert tensor), checks that no expert is missing or given twice, and
+//! (after the layer's last expert tensor: [`Mapped::in_batch`] holds the layer's three stacks until
+//! all are complete, as the reference does), checks that no expert is missing or given twice, and
 //! writes it expert by expert into its place: memory stays a chunk of rows, however many experts.
 //! The router `blk.N.ffn_gate_inp.weight` stays F32 by the reference's type rules, and the size
 //! label comes out as the reference's `{n_expert}x{size}`.
@@ -61,7 +62,15 @@ impl Architecture for Olmoe {
                 _ => return Ok(Mapped::Unknown),
             };
             let n_expert = cx.config.need_u32(&["num_local_experts", "num_experts"])?;
-            return Ok(Mapped::expert(format!("blk.{bid}.{stack}.weight"), xid, n_expert.into()));
+            // The reference stacks a layer's experts once every expert tensor of the layer has
+            // come, then yields down, gate, up: one batch per layer, in that order.
+            let rank = match stack {
+                "ffn_down_exps" => 0,
+                "ffn_gate_exps" => 1,
+                _ => 2,
+            };
+            let part = Mapped::expert(format!("blk.{bid}.{stack}.weight"), xid, n_expert.into());
+            return Ok(part.in_batch(format!("blk.{bid}.experts"), rank, 3));
         }
         Ok(MAP.get(hf, cx.block_count).map_or(Mapped::Unknown, Mapped::plain))
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use std::collections::HashMap;
 
-use super::arch::{self, Architecture, Join, Mapped, Transform};
+use super::arch::{self, Architecture, Batch, Join, Mapped, Transform};
 use super::general::{self, GeneralKeys, NameParts, ParamCounts};
 use super::SourceTensor;
 use super::{default_file_name, output_type, Checkpoint, ConvertError, ConvertOptions, HfConfig, Kvs, OutType, Result};
@@ -193,6 +193,8 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Generated(values), transforms: Vec::new() });
     }
     let mut pending: HashMap<String, Pending<'a>> = HashMap::new();
+    // complete joined tensors held for their batch: key -> (size, [(rank, tensor)])
+    let mut batches: HashMap<String, (u32, Vec<(u32, PlannedTensor<'a>)>)> = HashMap::new();
     let typed =
         |name: &str, hf: &str, shape: &[u64]| output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()));
     for src in sources {
@@ -219,17 +221,33 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
                     });
                 }
             }
-            Mapped::Part { name, index, count, join, transforms } => {
-                if let Some(t) = join_part(&mut pending, src, name, index, count, join, transforms)? {
-                    let hf = t.hf_last;
-                    let dtype = typed(&t.name, &hf, &t.shape);
-                    tensors.push(PlannedTensor {
-                        name: t.name,
-                        shape: t.shape,
-                        dtype,
-                        data: TensorData::Joined { join: t.join, parts: t.parts },
-                        transforms: Vec::new(),
-                    });
+            Mapped::Part { name, index, count, join, transforms, batch } => {
+                let Some(t) = join_part(&mut pending, src, name, index, count, join, transforms)? else { continue };
+                let dtype = typed(&t.name, &t.hf_last, &t.shape);
+                let planned = PlannedTensor {
+                    name: t.name,
+                    shape: t.shape,
+                    dtype,
+                    data: TensorData::Joined { join: t.join, parts: t.parts },
+                    transforms: Vec::new(),
+                };
+                match batch {
+                    None => tensors.push(planned),
+                    Some(Batch { key, rank, size }) => {
+                        let held = batches.entry(key.clone()).or_insert_with(|| (size, Vec::new()));
+                        if held.0 != size || rank >= size || held.1.iter().any(|(r, _)| *r == rank) {
+                            return Err(ConvertError::Layout(format!(
+                                "{}: rank {rank} of {size} in batch {key} is given twice or does not fit the batch",
+                                planned.name
+                            )));
+                        }
+                        held.1.push((rank, planned));
+                        if held.1.len() == size as usize {
+                            let mut done = batches.remove(&key).map(|(_, v)| v).unwrap_or_default();
+                            done.sort_by_key(|(r, _)| *r);
+                            tensors.extend(done.into_iter().map(|(_, t)| t));
+                        }
+                    }
                 }
             }
         }
@@ -255,6 +273,14 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
             }
         )));
     }
+    if let Some((key, (size, held))) = batches.iter().min_by(|a, b| a.0.cmp(b.0)) {
+        let names: Vec<&str> = held.iter().map(|(_, t)| t.name.as_str()).collect();
+        return Err(ConvertError::Layout(format!(
+            "batch {key} has {} of its {size} joined tensors ({}); the others never got all their parts",
+            held.len(),
+            names.join(", ")
+        )));
+    }
     let params = ParamCounts::from_tensors(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
     let mut kvs = Kvs::default();
     kvs.set("general.architecture", Value::String(arch.name().into()));
@@ -271,10 +297,13 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, name_parts, checkpoint: ckpt })
 }
 
+/// A part gathered: the source, its transforms and its shape after them.
+type GatheredPart<'a> = (SourceTensor<'a>, Vec<Transform>, Vec<u64>);
+
 /// A joined tensor whose parts are being gathered.
 struct Pending<'a> {
     join: Join,
-    parts: Vec<Option<(SourceTensor<'a>, Vec<Transform>, Vec<u64>)>>,
+    parts: Vec<Option<GatheredPart<'a>>>,
     seen: usize,
     /// The Hugging Face name of the part seen last.
     hf_last: String,

@@ -33,7 +33,7 @@ fn write_safetensors(path: &Path, tensors: &[(&str, Vec<u64>, Vec<f32>)]) {
         );
     }
     let mut h = serde_json::to_vec(&serde_json::Value::Object(header)).unwrap();
-    while h.len() % 8 != 0 {
+    while !h.len().is_multiple_of(8) {
         h.push(b' ');
     }
     let mut out = (h.len() as u64).to_le_bytes().to_vec();
@@ -144,6 +144,53 @@ fn experts_are_stacked_in_expert_order_a_chunk_at_a_time() {
 }
 
 #[test]
+fn a_layers_stacks_come_together_when_its_experts_straddle_two_files() {
+    // The reference stacks a layer's experts once all 3 * n_expert of them have come
+    // (LlamaModel.modify_tensors), then yields w1, w2, w3. Here every w1 is in the first file and
+    // the rest in the second (files in name order, names sorted within a file), so the gate stack
+    // is complete long before the others: it must still come with them, after the layer's last
+    // expert tensor (experts.2.w3), before the router and the norms of the second file.
+    let dir = temp_dir();
+    let t = mixtral(dir.path(), None);
+    std::fs::remove_file(dir.path().join("model.safetensors")).unwrap();
+    let first = |n: &str| n == "model.embed_tokens.weight" || n.ends_with(".w1.weight");
+    let (a, b): (Vec<_>, Vec<_>) = t.iter().partition(|(n, _, _)| first(n));
+    let files = [("model-00001-of-00002.safetensors", a), ("model-00002-of-00002.safetensors", b)];
+    let mut map = serde_json::Map::new();
+    for (file, tensors) in &files {
+        let refs: Vec<(&str, Vec<u64>, Vec<f32>)> =
+            tensors.iter().map(|(n, s, v)| (n.as_str(), s.clone(), v.clone())).collect();
+        write_safetensors(&dir.path().join(file), &refs);
+        for (n, _, _) in tensors {
+            map.insert(n.clone(), serde_json::Value::String((*file).to_owned()));
+        }
+    }
+    let index = serde_json::json!({"metadata": {}, "weight_map": map});
+    std::fs::write(dir.path().join("model.safetensors.index.json"), serde_json::to_vec(&index).unwrap()).unwrap();
+    let ckpt = Checkpoint::open(dir.path()).unwrap();
+    let planned = plan(&ckpt, &no_vocab(OutType::F16)).unwrap();
+    let names: Vec<&str> = planned.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "token_embd.weight",
+            "output.weight",
+            "blk.0.ffn_gate_exps.weight",
+            "blk.0.ffn_down_exps.weight",
+            "blk.0.ffn_up_exps.weight",
+            "blk.0.ffn_gate_inp.weight",
+            "blk.0.attn_norm.weight",
+            "blk.0.ffn_norm.weight",
+            "blk.0.attn_k.weight",
+            "blk.0.attn_output.weight",
+            "blk.0.attn_q.weight",
+            "blk.0.attn_v.weight",
+            "output_norm.weight",
+        ]
+    );
+}
+
+#[test]
 fn a_stack_in_f16_rounds_each_value_as_the_reference_does() {
     let dir = temp_dir();
     let t = mixtral(dir.path(), None);
@@ -217,6 +264,7 @@ impl Architecture for Fused {
                 count: 2,
                 join: Join::Concat { dim: 0 },
                 transforms: vec![],
+                batch: None,
             },
             "b.weight" => Mapped::Part {
                 name: "ab.weight".into(),
@@ -224,6 +272,7 @@ impl Architecture for Fused {
                 count: 2,
                 join: Join::Concat { dim: 0 },
                 transforms: vec![Transform::Add(1.0)],
+                batch: None,
             },
             _ => Mapped::Unknown,
         })

@@ -233,7 +233,17 @@ impl Architecture for Llama {
                 _ => return Ok(Mapped::Unknown),
             };
             let n = cx.config.need_u32(&["num_local_experts"])?;
-            return Ok(Mapped::expert(format!("blk.{bid}.{out}.weight"), xid, n.into()));
+            // the reference stacks a layer's experts once all of them have come: w1, w2, w3
+            let rank = match out {
+                "ffn_gate_exps" => 0,
+                "ffn_down_exps" => 1,
+                _ => 2,
+            };
+            return Ok(Mapped::expert(format!("blk.{bid}.{out}.weight"), xid, n.into()).in_batch(
+                format!("blk.{bid}.experts"),
+                rank,
+                3,
+            ));
         }
         if let Some(name) = MIXTRAL_MAP.get(hf, cx.block_count) {
             return Ok(Mapped::plain(name));

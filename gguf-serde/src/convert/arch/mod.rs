@@ -189,6 +189,9 @@ pub enum Mapped {
         join: Join,
         /// The transforms of this part, in order.
         transforms: Vec<Transform>,
+        /// The joined tensors planned together with this one ([`Batch`]), `None` for this one
+        /// alone, as soon as its parts are all there.
+        batch: Option<Batch>,
     },
     /// Left out, as the reference leaves it out.
     Skip,
@@ -202,10 +205,46 @@ impl Mapped {
         Mapped::To { name: name.into(), transforms: Vec::new() }
     }
 
-    /// Expert `index` of `count`, stacked into `name` ([`Join::Stack`]), with no transform.
+    /// Expert `index` of `count`, stacked into `name` ([`Join::Stack`]), with no transform,
+    /// planned alone (see [`Mapped::in_batch`]).
     pub fn expert(name: impl Into<String>, index: u64, count: u64) -> Mapped {
-        Mapped::Part { name: name.into(), index, count, join: Join::Stack, transforms: Vec::new() }
+        Mapped::Part { name: name.into(), index, count, join: Join::Stack, transforms: Vec::new(), batch: None }
     }
+
+    /// This [`Mapped::Part`] with its joined tensor in the batch `key`, at place `rank` of `size`
+    /// (see [`Batch`]); any other value unchanged.
+    pub fn in_batch(self, key: impl Into<String>, rank: u32, size: u32) -> Mapped {
+        match self {
+            Mapped::Part { name, index, count, join, transforms, .. } => Mapped::Part {
+                name,
+                index,
+                count,
+                join,
+                transforms,
+                batch: Some(Batch { key: key.into(), rank, size }),
+            },
+            other => other,
+        }
+    }
+}
+
+/// Joined tensors planned together: the reference stacks a layer's experts only once *every*
+/// expert tensor of the layer has come (`len(self._experts[bid]) >= n_experts * 3`), then yields
+/// the stacks in a fixed order (Mixtral's `w1, w2, w3`; Qwen MoE's `down_proj, gate_proj,
+/// up_proj`). Where a layer's experts straddle two safetensors files, one projection's experts
+/// can all come before the others', and planning it alone would put it elsewhere in the file. A
+/// batch holds each complete joined tensor until all `size` tensors of the batch `key` are
+/// complete, then plans them in `rank` order at that place. The plan is refused
+/// ([`ConvertError::Layout`]) when a batch is left incomplete, or two of its tensors have one
+/// rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// The batch: any key the architecture chooses, one per layer (`blk.3.experts`).
+    pub key: String,
+    /// The place of this joined tensor in the batch, `0..size`.
+    pub rank: u32,
+    /// How many joined tensors the batch has.
+    pub size: u32,
 }
 
 /// A type the architecture forces on a tensor, as the reference's `tensor_force_quant` does.

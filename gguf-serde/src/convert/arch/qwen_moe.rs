@@ -12,7 +12,8 @@
 //!     `[n_ff_exp, n_embd]`, `[n_embd, n_ff_exp]`; as `save_pretrained` writes them and the hub
 //!     ships them), stacked into `blk.N.ffn_{gate,up,down}_exps.weight` (`[n_expert, n_ff_exp,
 //!     n_embd]`, …) and written expert by expert ([`Mapped::expert`]); the stacks come, as the
-//!     reference yields them, after the layer's last expert tensor: down, gate, up;
+//!     reference yields them, after the layer's last expert tensor: down, gate, up (one
+//!     [`Batch`](super::Batch) per layer);
 //!   - transformers' fused form, `mlp.experts.gate_up_proj` (`[n_expert, 2 * n_ff_exp, n_embd]`,
 //!     split along its middle dimension into gate and up, [`Transform::Slice`]) and
 //!     `mlp.experts.down_proj` (`[n_expert, n_embd, n_ff_exp]`), with or without `.weight`.
@@ -71,7 +72,7 @@ pub fn is_sparse_layer(cx: &ArchContext<'_>, bid: u32) -> Result<bool, ConvertEr
         Some(serde_json::Value::Array(a)) => a.iter().any(|v| v.as_u64() == Some(u64::from(bid))),
         Some(v) => return Err(ConvertError::Config(format!("mlp_only_layers: {v} is not a list of layers"))),
     };
-    Ok(!dense_only && experts > 0 && step > 0 && (bid + 1) % step == 0)
+    Ok(!dense_only && experts > 0 && step > 0 && (bid + 1).is_multiple_of(step))
 }
 
 /// The GGUF stack of a per-expert projection name (`gate_proj.weight` → `ffn_gate_exps`).
@@ -99,7 +100,10 @@ fn map_qwen_moe(hf: &str, shape: &[u64], cx: &ArchContext<'_>, norms: bool) -> R
     if let Some((bid, xid, proj)) = expert_part(hf, "model.layers.", "mlp.experts.", cx.block_count) {
         let Some(stack) = stack_of(proj) else { return Ok(Mapped::Unknown) };
         let n = cx.config.need_u32(&["num_local_experts", "num_experts"])?;
-        return Ok(Mapped::expert(format!("blk.{bid}.{stack}.weight"), xid, n.into()));
+        // the reference stacks a layer's experts once all of them have come: down, gate, up
+        let rank = ["ffn_down_exps", "ffn_gate_exps", "ffn_up_exps"].iter().position(|s| *s == stack).unwrap_or(0);
+        let part = Mapped::expert(format!("blk.{bid}.{stack}.weight"), xid, n.into());
+        return Ok(part.in_batch(format!("blk.{bid}.experts"), rank as u32, 3));
     }
     if let Some((bid, rest)) = block_of(hf, cx) {
         match rest.strip_suffix(".weight").unwrap_or(rest) {
