@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# `gguf convert` beside llama.cpp's convert_hf_to_gguf.py on one large checkpoint.
+# `gguf convert` beside llama.cpp's convert_hf_to_gguf.py on one large checkpoint, dense or
+# mixture-of-experts.
 #
 # NEEDS TORCH (the reference venv of scripts/make-convert-refs.sh, .venv-ref/); NOT RUN BY CI.
 #
-# 1. Makes once, in models/bench-convert/Llama-bench-1.1B/ (git-ignored, as all of models/), a
-#    seeded LlamaForCausalLM checkpoint of 1.14 GB of BF16 (tests/py/make_bench_convert.py:
-#    hidden 2048, 32 heads / 4 key/value heads, feed-forward 5632, vocabulary 32,000, 10 layers,
-#    three safetensors shards and their index, the real SentencePiece tokenizer and chat template
-#    of the tiny-Llama-2-chat-hf test case).
+# 1. Makes once per architecture, in models/bench-convert/ (git-ignored, as all of models/), a
+#    seeded checkpoint (tests/py/make_bench_convert.py), with the real SentencePiece tokenizer
+#    and chat template of the tiny-Llama-2-chat-hf test case, in safetensors shards and their
+#    index:
+#    - llama (the default): Llama-bench-1.1B/, a LlamaForCausalLM of 1.14 GB of BF16 (hidden
+#      2048, 32 heads / 4 key/value heads, feed-forward 5632, vocabulary 32,000, 10 layers);
+#    - mixtral: Mixtral-bench-1.2B/, a MixtralForCausalLM of 1.22 GB of BF16 (hidden 1024,
+#      16 heads / 4 key/value heads, 8 experts of feed-forward 3584, 2 used, vocabulary 32,000,
+#      6 layers), each expert its own tensors (block_sparse_moe.experts.X.{w1,w2,w3}) as
+#      Mixtral's checkpoints ship them, which both tools stack into blk.N.ffn_*_exps;
+#    - both: the two, dense first, and then a comparison of our peak RSS on the MoE checkpoint
+#      with the dense one's (the project's bound: within 2×).
 # 2. For each --outtype (f16 and q8_0 by default), runs target/release/gguf convert and then
 #    convert_hf_to_gguf.py (the vendored llama.cpp of scripts/build-llama.sh, which imports the
 #    gguf-py beside it) on it, one after the other, each under tests/py/measure_run.py: wall time,
@@ -17,93 +25,129 @@
 # 3. Compares the two outputs' sha256 (the script fails if they differ) and prints one table with
 #    the ratios reference / ours, plus the load average before and after.
 #
-# Usage: scripts/bench-convert.sh [OUTTYPE...]        (default: f16 q8_0)
-# Env: BENCH_CONVERT_LAYERS (default 10: changing it remakes the checkpoint);
+# Usage: scripts/bench-convert.sh [--arch llama|mixtral|both] [OUTTYPE...]   (default: llama; f16 q8_0)
+# Env: BENCH_CONVERT_ARCH, the same as --arch (the option wins);
+#      BENCH_CONVERT_LAYERS (default 10 for llama, 6 for mixtral: changing it remakes the
+#      checkpoints it applies to, every one run);
 #      BENCH_CONVERT_OUT, the folder of the outputs (default models/bench-convert/out; e.g.
 #      /dev/shm/bench-convert to leave the disk out: `gguf convert` fsyncs its output before
 #      renaming it into place, convert_hf_to_gguf.py leaves it in the page cache);
 #      BENCH_CONVERT_KEEP=1 keeps the outputs (otherwise each pair is removed once compared:
-#      2 × 1.1 GB for f16).
-# Disk: 1.14 GB for the checkpoint, up to 2.3 GB of outputs at once (f16), and the 5.6 GB of
-# .venv-ref/. It builds target/release/gguf first (cargo build --release -p gguf-cli).
+#      2 × 1.1–1.2 GB for f16).
+# Disk: 1.14 GB for the Llama checkpoint, 1.22 GB for the Mixtral one, up to 2.5 GB of outputs
+# at once (f16), and the 5.6 GB of .venv-ref/. It builds target/release/gguf first
+# (cargo build --release -p gguf-cli).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-outtypes=("$@")
+arch=${BENCH_CONVERT_ARCH:-llama}
+outtypes=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --arch) arch=${2:?--arch needs llama, mixtral or both}; shift 2 ;;
+    --arch=*) arch=${1#--arch=}; shift ;;
+    *) outtypes+=("$1"); shift ;;
+  esac
+done
 [ ${#outtypes[@]} -gt 0 ] || outtypes=(f16 q8_0)
-layers=${BENCH_CONVERT_LAYERS:-10}
+case $arch in
+  llama | mixtral) archs=("$arch") ;;
+  both) archs=(llama mixtral) ;;
+  *) echo "--arch: $arch is not llama, mixtral or both" >&2; exit 2 ;;
+esac
 [ -x .venv-ref/bin/python ] || { echo "no .venv-ref: run scripts/make-convert-refs.sh once first" >&2; exit 1; }
 src=$(scripts/build-llama.sh --src-only | tail -1)/src
 cargo build --release --quiet -p gguf-cli
 gguf=target/release/gguf
 
 work=models/bench-convert
-model=$work/Llama-bench-1.1B
-stamp=$model/.bench-layers
-if [ "$(cat "$stamp" 2>/dev/null)" != "$layers" ]; then
-  start=$(date +%s)
-  .venv/bin/python tests/py/make_bench_convert.py models "$model" --layers "$layers"
-  echo "$layers" > "$stamp"
-  echo "checkpoint made in $(( $(date +%s) - start )) s" >&2
-fi
 out=${BENCH_CONVERT_OUT:-$work/out}
 mkdir -p "$out"
-bytes=$(cat "$model"/model-*.safetensors | wc -c)
-# page cache warm for both: read the shards once
-cat "$model"/model-*.safetensors > /dev/null
-
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-for t in "${outtypes[@]}"; do
-  for tool in ours reference; do
-    o="$out/$tool.$t.gguf"
-    rm -f "$o"
-    if [ "$tool" = ours ]; then
-      cmd=("$gguf" convert "$model" --outtype "$t" -o "$o")
-    else
-      cmd=(.venv-ref/bin/python "$src/convert_hf_to_gguf.py" "$model" --outtype "$t" --outfile "$o")
-    fi
-    echo "$t $tool ..." >&2
-    m=$(.venv/bin/python tests/py/measure_run.py "${cmd[@]}")
-    sha=$(sha256sum "$o" | cut -d' ' -f1)
-    echo "$t $tool $(stat -c %s "$o") $sha $m" >> "$results"
-    echo "  $m" >&2
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for a in "${archs[@]}"; do
+  case $a in
+    llama) model=$work/Llama-bench-1.1B; layers=${BENCH_CONVERT_LAYERS:-10} ;;
+    mixtral) model=$work/Mixtral-bench-1.2B; layers=${BENCH_CONVERT_LAYERS:-6} ;;
+  esac
+  stamp=$model/.bench-layers
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$layers" ]; then
+    start=$(date +%s)
+    .venv/bin/python tests/py/make_bench_convert.py models "$model" --arch "$a" --layers "$layers"
+    echo "$layers" > "$stamp"
+    echo "checkpoint made in $(( $(date +%s) - start )) s" >&2
+  fi
+  bytes=$(cat "$model"/model-*.safetensors | wc -c)
+  # page cache warm for both: read the shards once
+  cat "$model"/model-*.safetensors > /dev/null
+  for t in "${outtypes[@]}"; do
+    for tool in ours reference; do
+      o="$out/$tool.$a.$t.gguf"
+      rm -f "$o"
+      if [ "$tool" = ours ]; then
+        cmd=("$gguf" convert "$model" --outtype "$t" -o "$o")
+      else
+        cmd=(.venv-ref/bin/python "$src/convert_hf_to_gguf.py" "$model" --outtype "$t" --outfile "$o")
+      fi
+      echo "$a $t $tool ..." >&2
+      m=$(.venv/bin/python tests/py/measure_run.py "${cmd[@]}")
+      sha=$(sha256sum "$o" | cut -d' ' -f1)
+      echo "$a $layers $bytes $t $tool $(stat -c %s "$o") $sha $m" >> "$results"
+      echo "  $m" >&2
+    done
+    [ "${BENCH_CONVERT_KEEP:-}" = 1 ] || rm -f "$out/ours.$a.$t.gguf" "$out/reference.$a.$t.gguf"
   done
-  [ "${BENCH_CONVERT_KEEP:-}" = 1 ] || rm -f "$out/ours.$t.gguf" "$out/reference.$t.gguf"
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 status=0
-.venv/bin/python - "$results" "$bytes" "$layers" "$load_before" "$load_after" "$(nproc)" <<'PY' || status=$?
+.venv/bin/python - "$results" "$load_before" "$load_after" "$(nproc)" <<'PY' || status=$?
 import json, os, sys
-path, nbytes, layers, before, after, cpus = sys.argv[1:]
-rows = {}
+path, before, after, cpus = sys.argv[1:]
+SHAPES = {"llama": "Llama, hidden 2048, ff 5632, vocab 32000",
+          "mixtral": "Mixtral, hidden 1024, 8 experts of ff 3584, 2 used, vocab 32000"}
+rows, ckpts = {}, {}
 for line in open(path):
-    t, tool, size, sha, m = line.split(" ", 4)
-    rows[(t, tool)] = dict(json.loads(m), size=int(size), sha=sha)
-print(f"output folder {os.environ.get('BENCH_CONVERT_OUT') or 'models/bench-convert/out'}; checkpoint: {int(nbytes):,} bytes of BF16 safetensors (Llama, hidden 2048, ff 5632, vocab 32000, "
-      f"{layers} layers); {cpus} CPUs; load average {before} before, {after} after")
-print("| outtype | tool | wall s | CPU s | cores busy | threads | peak RSS MiB | RssAnon MiB | RssFile MiB | output bytes |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    arch, layers, nbytes, t, tool, size, sha, m = line.split(" ", 7)
+    rows[(arch, t, tool)] = dict(json.loads(m), size=int(size), sha=sha)
+    ckpts[arch] = (int(layers), int(nbytes))
+print(f"output folder {os.environ.get('BENCH_CONVERT_OUT') or 'models/bench-convert/out'}; {cpus} CPUs; "
+      f"load average {before} before, {after} after")
+for arch, (layers, nbytes) in ckpts.items():
+    print(f"checkpoint {arch}: {nbytes:,} bytes of BF16 safetensors ({SHAPES[arch]}, {layers} layers)")
+print()
+print("| checkpoint | outtype | tool | wall s | CPU s | cores busy | threads | peak RSS MiB | RssAnon MiB | RssFile MiB | output bytes |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 ok = True
-types = list(dict.fromkeys(t for t, _ in rows))
-for t in types:
+keys = list(dict.fromkeys((a, t) for a, t, _ in rows))
+for a, t in keys:
     for tool in ("ours", "reference"):
-        r = rows[(t, tool)]
+        r = rows[(a, t, tool)]
         name = "`gguf convert`" if tool == "ours" else "convert_hf_to_gguf.py"
-        print(f"| {t} | {name} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['cpu_s'] / max(r['wall_s'], 1e-9):.2f} | "
+        print(f"| {a} | {t} | {name} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['cpu_s'] / max(r['wall_s'], 1e-9):.2f} | "
               f"{r['threads']} | {r['maxrss_mib']:.0f} | {r['rss_anon_mib']:.0f} | {r['rss_file_mib']:.0f} | {r['size']:,} |")
 print()
-print("| outtype | wall reference/ours | CPU reference/ours | peak RSS reference/ours | RssAnon reference/ours | sha256 |")
-print("|---|---:|---:|---:|---:|---|")
-for t in types:
-    a, b = rows[(t, "ours")], rows[(t, "reference")]
-    same = a["sha"] == b["sha"] and a["size"] == b["size"]
+print("| checkpoint | outtype | wall reference/ours | CPU reference/ours | peak RSS reference/ours | RssAnon reference/ours | sha256 |")
+print("|---|---|---:|---:|---:|---:|---|")
+for a, t in keys:
+    x, y = rows[(a, t, "ours")], rows[(a, t, "reference")]
+    same = x["sha"] == y["sha"] and x["size"] == y["size"]
     ok &= same
-    print(f"| {t} | {b['wall_s'] / a['wall_s']:.1f}× | {b['cpu_s'] / max(a['cpu_s'], 1e-9):.1f}× | "
-          f"{b['maxrss_mib'] / a['maxrss_mib']:.1f}× | {b['rss_anon_mib'] / max(a['rss_anon_mib'], 0.1):.0f}× | "
-          f"{'identical ' + a['sha'][:16] if same else 'DIFFER'} |")
+    print(f"| {a} | {t} | {y['wall_s'] / x['wall_s']:.1f}× | {y['cpu_s'] / max(x['cpu_s'], 1e-9):.1f}× | "
+          f"{y['maxrss_mib'] / x['maxrss_mib']:.1f}× | {y['rss_anon_mib'] / max(x['rss_anon_mib'], 0.1):.0f}× | "
+          f"{'identical ' + x['sha'][:16] if same else 'DIFFER'} |")
+types = [t for a, t in keys if a == "mixtral" and ("llama", t) in keys]
+if types:
+    print()
+    print("| outtype | tool | peak RSS MiB, dense | peak RSS MiB, MoE | MoE / dense | RssAnon MiB, dense | RssAnon MiB, MoE |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for t in types:
+        for tool in ("ours", "reference"):
+            d, m = rows[("llama", t, tool)], rows[("mixtral", t, tool)]
+            name = "`gguf convert`" if tool == "ours" else "convert_hf_to_gguf.py"
+            print(f"| {t} | {name} | {d['maxrss_mib']:.0f} | {m['maxrss_mib']:.0f} | {m['maxrss_mib'] / d['maxrss_mib']:.2f}× | "
+                  f"{d['rss_anon_mib']:.0f} | {m['rss_anon_mib']:.0f} |")
 if any(r["exit"] for r in rows.values()):
     ok = False
 sys.exit(0 if ok else 1)

@@ -15,10 +15,19 @@
 #   2. run convert_hf_to_gguf.py on it with --outtype f32, f16, bf16, q8_0 and auto into
 #      models/convert-refs/out/CASE.OUTTYPE.gguf
 #   3. describe inputs and outputs with tests/py/convert_refs_manifest.py
+#   4. for a case made from a transformers layout (tests/data/hf-layouts/CASE.json), run
+#      transformers itself on the checkpoint (tests/py/transformers_logits.py: float32, greedy
+#      generation of $N_GEN tokens after the prompt $PROMPT, then every position's logits,
+#      summarised), the logits oracle of tests/tests/interop/convert_runs.rs for those families
 # and writes tests/data/convert-refs.json:
 #   {"reference": {"llama_cpp_sdist_sha256", "torch", "transformers"},
 #    "cases": {CASE: {"inputs": {FILE: sha256},
-#                     "outputs": {OUTTYPE: <convert_refs_manifest.py gguf description>}}}}
+#                     "outputs": {OUTTYPE: <convert_refs_manifest.py gguf description>},
+#                     "transformers_logits": <transformers_logits.py output> (layout cases only)}}}
+#
+# The layouts themselves are remade (also with torch) by
+#   .venv-ref/bin/python tests/py/make_hf_layouts.py tests/data/hf-layouts [CASE...]
+# after which this script must be run on the cases whose layout changed.
 #
 # Usage: scripts/make-convert-refs.sh [CASE...]    (no case: all; named cases are replaced in
 #        the manifest, the others kept)
@@ -40,6 +49,9 @@ if ! .venv-ref/bin/python -c 'import torch, numpy, safetensors, sentencepiece, t
   echo "reference venv: installed in $(( $(date +%s) - start )) s" >&2
 fi
 
+# The prompt and the number of generated tokens of the logits oracle (layout cases)
+PROMPT=(1 100 2000 300 4000 50 600 7000)
+N_GEN=4
 work=models/convert-refs
 mkdir -p "$work/out"
 if [ $# -gt 0 ]; then cases=("$@"); else mapfile -t cases < <(.venv/bin/python tests/py/make_convert_inputs.py --list); fi
@@ -57,6 +69,10 @@ for case in "${cases[@]}"; do
       > "$work/out/$case.$outtype.log" 2>&1 || { echo "convert_hf_to_gguf.py failed: $case $outtype (log: $work/out/$case.$outtype.log)" >&2; tail -20 "$work/out/$case.$outtype.log" >&2; exit 1; }
     .venv/bin/python tests/py/convert_refs_manifest.py gguf "$out" > "$parts/$case.$outtype.json"
   done
+  if [ -f "tests/data/hf-layouts/$case.json" ]; then
+    TRANSFORMERS_VERBOSITY=error .venv-ref/bin/python tests/py/transformers_logits.py "$work/$case" "$N_GEN" "${PROMPT[@]}" \
+      > "$parts/$case.logits.json"
+  fi
   echo "$case: $(( $(date +%s) - start )) s" >&2
 done
 torch_version=$(.venv-ref/bin/python -m pip show torch | sed -n 's/^Version: //p')
@@ -77,6 +93,8 @@ for case in cases:
         "inputs": load(f"{case}.inputs.json"),
         "outputs": {t: load(f"{case}.{t}.json") for t in ("f32", "f16", "bf16", "q8_0", "auto")},
     }
+    if os.path.exists(os.path.join(parts, f"{case}.logits.json")):
+        doc["cases"][case]["transformers_logits"] = load(f"{case}.logits.json")
 doc["cases"] = dict(sorted(doc["cases"].items()))
 with open(manifest, "w", encoding="utf-8") as f:
     json.dump({"reference": doc["reference"], "cases": doc["cases"]}, f, indent=1, ensure_ascii=False)

@@ -23,7 +23,8 @@ for crate in gguf-derive gguf-serde gguf-cli; do
   rm -rf "$cargo_home"/registry/src/-*/"$crate-$version"
 done
 cargo clean --quiet --profile dev -p gguf-derive -p gguf-serde -p gguf-cli
-cargo package --workspace --exclude gguf-tests --exclude gguf-test-support --exclude gguf-examples --allow-dirty --quiet
+cargo package --workspace --exclude gguf-tests --exclude gguf-test-support --exclude gguf-examples \
+  --exclude gguf-serde-python --allow-dirty --quiet
 cargo metadata --format-version 1 --locked | python3 scripts/licences.py
 for features in "" derive parallel mmap remote convert hash export; do
   echo "package-check: gguf-serde --no-default-features --features '$features'" >&2

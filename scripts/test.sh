@@ -2,8 +2,9 @@
 # The whole test suite, from a fresh clone: installs what it needs (scripts/setup.sh), runs the
 # lints (scripts/lint.sh), the publishing checks (scripts/package-check.sh: `cargo package` of the
 # three published crates, dependency licences, gguf-serde's feature combinations, warning-free
-# docs), a short run of each fuzz target (scripts/fuzz-smoke.sh) and every test
-# of the workspace (the hostile-input ones a second time with overflow checks on), then prints
+# docs), a short run of each fuzz target (scripts/fuzz-smoke.sh), every test of the workspace
+# (the hostile-input ones a second time with overflow checks on) and the Python package's tests
+# (scripts/python-test.sh), then prints
 # the totals of all test binaries as one line. `.ci/run` runs exactly this.
 #
 # Nothing is skipped here: CI is set, so a test that would return early (no Python, no model, no
@@ -41,6 +42,9 @@ cargo test --workspace --release --no-fail-fast 2>&1 | tee "$log" || status=1
 # in Cargo.toml): a release build lets wrapping arithmetic on a malformed file pass unnoticed.
 # (`suite` holds validation, resources, serde_hostile, the property tests, writer and edit.)
 cargo test -p gguf-serde --profile hostile --lib --test suite --test regressions --test fuzz_seeds --no-fail-fast 2>&1 | tee -a "$log" || status=1
+# The Python package (python/): `pip install ./python` into its own venv, then its pytest suite
+# against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
+scripts/python-test.sh 2>&1 | tee -a "$log" || status=1
 # The totals over every test binary and doc-test run (cargo prints one line per binary). A skipped
 # test passed for libtest: it is counted as skipped, not passed.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i } }

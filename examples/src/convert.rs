@@ -8,13 +8,14 @@
 //! Llama written that way from the library's parts — the same facts as `convert_hf_to_gguf.py`'s
 //! `LlamaModel`: the Llama name map, Q and K rows permuted by the query and the key/value heads,
 //! `TextModel`'s keys plus `vocab_size` and `rope.dimension_count`. A family of your own changes
-//! the map, the transforms or the keys; the `convert_safetensors` binary runs it.
+//! the map, the transforms or the keys; the `convert_safetensors` binary runs it. A
+//! mixture of experts is one step further: `crate::olmoe`.
 //!
 //! Shapes: a Hugging Face `[out, in]` weight is the canonical GGUF shape `[out, in]`, stored
 //! `ne = [in, out]`.
 
 use gguf_serde::convert::arch::{key, standard_required, text_model_parameters, ArchContext, BlockMap};
-use gguf_serde::convert::{Architecture, ConvertError, Kvs, Mapped, Transform};
+use gguf_serde::convert::{vocab_hook, Architecture, ConvertError, Kvs, Mapped, Transform};
 use gguf_serde::Value;
 
 /// Hugging Face name (without `.weight`/`.bias`) → GGUF name, as gguf-py's `tensor_mapping.py`
@@ -80,7 +81,9 @@ impl Architecture for MyLlama {
         Ok(())
     }
 
-    fn vocab(&self, _cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<(), ConvertError> {
-        Ok(()) // this example writes no tokenizer; the library's `gguf convert` does
+    fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {
+        // `LlamaModel.set_vocab`: SentencePiece (tokenizer.model), else BPE (tokenizer.json);
+        // llama.cpp loads no model without `tokenizer.ggml.*`
+        vocab_hook::llama(cx, kv)
     }
 }

@@ -2,4 +2,5 @@
 
 pub mod convert;
 pub mod models;
+pub mod olmoe;
 pub mod small;

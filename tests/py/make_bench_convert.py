@@ -1,14 +1,26 @@
-"""A large seeded Llama checkpoint for scripts/bench-convert.sh.
+"""A large seeded Llama or Mixtral checkpoint for scripts/bench-convert.sh.
 
-Usage: python make_bench_convert.py MODELS_DIR OUT_DIR [--layers N] [--shard-mb M]
+Usage: python make_bench_convert.py MODELS_DIR OUT_DIR [--arch llama|mixtral] [--layers N] [--shard-mb M]
 
 The tokenizer, chat template, generation_config.json and model card are those of
 make_convert_inputs.py's `tiny-Llama-2-chat-hf` case (a real SentencePiece tokenizer of 32,000
-tokens rebuilt from models/vocab/ggml-vocab-llama-spm.gguf); config.json is a LlamaForCausalLM of
-TinyLlama-1.1B's shape (hidden 2048, 32 heads, 4 key/value heads, feed-forward 5632, vocabulary
-32,000) with N layers (default 10: 1.15 GB of BF16). The weights are BF16 drawn from numpy's PCG64
-(seed 1234), written a block of rows at a time straight into safetensors shards of at most M MB
-(default 400) with model.safetensors.index.json, as save_pretrained lays out a sharded checkpoint;
+tokens rebuilt from models/vocab/ggml-vocab-llama-spm.gguf), whatever the architecture.
+
+- `llama` (the default): config.json is a LlamaForCausalLM of TinyLlama-1.1B's shape (hidden
+  2048, 32 heads, 4 key/value heads, feed-forward 5632, vocabulary 32,000) with N layers (default
+  10: 1.14 GB of BF16).
+- `mixtral`: config.json is a MixtralForCausalLM with every field transformers' MixtralConfig
+  writes on save_pretrained (transformers 5.24: hidden 1024, 16 heads, 4 key/value heads,
+  feed-forward 3584, 8 local experts of which 2 are used per token, vocabulary 32,000, untied
+  lm_head) with N layers (default 6: 1.22 GB of BF16). Each expert is its own tensors,
+  `model.layers.N.block_sparse_moe.experts.X.{w1,w2,w3}.weight` (`[3584, 1024]`, `[1024, 3584]`,
+  `[3584, 1024]`), beside the router `block_sparse_moe.gate.weight` (`[8, 1024]`), as Mixtral's
+  checkpoints ship them.
+
+Tensors come in state-dict order (the embedding, then each layer's modules in their order, then
+the final norm and lm_head); the weights are BF16 drawn from numpy's PCG64 (seed 1234), written a
+block of rows at a time straight into safetensors shards of at most M MB (default 400), filled in
+that order, with model.safetensors.index.json, as save_pretrained lays out a sharded checkpoint;
 no more than one block of rows is in memory at once. The same arguments give the same bytes.
 """
 import argparse
@@ -24,6 +36,9 @@ sys.path.insert(0, HERE)
 import make_convert_inputs  # noqa: E402
 
 HIDDEN, HEADS, KV_HEADS, FF, VOCAB = 2048, 32, 4, 5632, 32000
+# Mixtral's shape: hidden, heads, key/value heads, feed-forward, local experts, experts per token
+MOE_HIDDEN, MOE_HEADS, MOE_KV_HEADS, MOE_FF, MOE_EXPERTS, MOE_USED = 1024, 16, 4, 3584, 8, 2
+DEFAULT_LAYERS = {"llama": 10, "mixtral": 6}
 CASE = "tiny-Llama-2-chat-hf"
 ROWS = 256  # rows drawn at a time
 
@@ -33,6 +48,47 @@ def bf16_bits(x):
     u = x.view(np.uint32)
     u = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
     return u.astype("<u2")
+
+
+def mixtral_config(layers):
+    """config.json as transformers 5.24's MixtralForCausalLM.save_pretrained writes it: every
+    field of MixtralConfig (`to_json_string(use_diff=True)` keeps them all, being the class's
+    own), plus `architectures` and the saved `dtype`."""
+    return {
+        "architectures": ["MixtralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1,
+        "dtype": "bfloat16", "eos_token_id": 2, "head_dim": None, "hidden_act": "silu",
+        "hidden_size": MOE_HIDDEN, "initializer_range": 0.02, "intermediate_size": MOE_FF,
+        "max_position_embeddings": 32768, "model_type": "mixtral", "num_attention_heads": MOE_HEADS,
+        "num_experts_per_tok": MOE_USED, "num_hidden_layers": layers, "num_key_value_heads": MOE_KV_HEADS,
+        "num_local_experts": MOE_EXPERTS, "output_router_logits": False, "pad_token_id": None,
+        "rms_norm_eps": 1e-05, "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"},
+        "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "sliding_window": None,
+        "tie_word_embeddings": False, "transformers_version": "5.24.0", "use_cache": True,
+        "vocab_size": VOCAB,
+    }
+
+
+def mixtral_tensor_list(layers):
+    """MixtralForCausalLM's state dict (transformers 4's module order, which the hub's
+    checkpoints follow): per layer the attention, the router and the experts in expert order,
+    then the two norms."""
+    h, hd = MOE_HIDDEN, MOE_HIDDEN // MOE_HEADS
+    out = [("model.embed_tokens.weight", (VOCAB, h))]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        out += [
+            (p + "self_attn.q_proj.weight", (MOE_HEADS * hd, h)),
+            (p + "self_attn.k_proj.weight", (MOE_KV_HEADS * hd, h)),
+            (p + "self_attn.v_proj.weight", (MOE_KV_HEADS * hd, h)),
+            (p + "self_attn.o_proj.weight", (h, MOE_HEADS * hd)),
+            (p + "block_sparse_moe.gate.weight", (MOE_EXPERTS, h)),
+        ]
+        for x in range(MOE_EXPERTS):
+            e = f"{p}block_sparse_moe.experts.{x}."
+            out += [(e + "w1.weight", (MOE_FF, h)), (e + "w2.weight", (h, MOE_FF)), (e + "w3.weight", (MOE_FF, h))]
+        out += [(p + "input_layernorm.weight", (h,)), (p + "post_attention_layernorm.weight", (h,))]
+    out += [("model.norm.weight", (h,)), ("lm_head.weight", (VOCAB, h))]
+    return out
 
 
 def tensor_list(layers):
@@ -87,9 +143,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("models")
     ap.add_argument("out")
-    ap.add_argument("--layers", type=int, default=10)
+    ap.add_argument("--arch", choices=sorted(DEFAULT_LAYERS), default="llama")
+    ap.add_argument("--layers", type=int, help="default: 10 for llama, 6 for mixtral")
     ap.add_argument("--shard-mb", type=int, default=400)
     a = ap.parse_args()
+    if a.layers is None:
+        a.layers = DEFAULT_LAYERS[a.arch]
     parent = os.path.dirname(os.path.abspath(a.out))
     os.makedirs(parent, exist_ok=True)
     # the tiny case's folder, then its weights replaced
@@ -100,14 +159,18 @@ def main():
         os.rmdir(a.out)
     os.rename(tiny, a.out)
     os.remove(os.path.join(a.out, "model.safetensors"))
-    with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
-        cfg = json.load(f)
-    cfg.update({"hidden_size": HIDDEN, "intermediate_size": FF, "num_hidden_layers": a.layers,
-                "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "vocab_size": VOCAB,
-                "max_position_embeddings": 2048})
+    if a.arch == "mixtral":
+        cfg = mixtral_config(a.layers)
+        tensors = mixtral_tensor_list(a.layers)
+    else:
+        with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
+            cfg = json.load(f)
+        cfg.update({"hidden_size": HIDDEN, "intermediate_size": FF, "num_hidden_layers": a.layers,
+                    "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "vocab_size": VOCAB,
+                    "max_position_embeddings": 2048})
+        tensors = tensor_list(a.layers)
     make_convert_inputs.dump(os.path.join(a.out, "config.json"), dict(sorted(cfg.items())))
 
-    tensors = tensor_list(a.layers)
     limit = a.shard_mb * 1000 * 1000
     shards, cur, size = [], [], 0
     for t in tensors:

@@ -1,4 +1,4 @@
-"""Tiny seeded Hugging Face checkpoints, one per architecture the converter supports, with real tokenizers.
+"""Tiny seeded Hugging Face checkpoints, one per architecture of the converter references, with real tokenizers.
 
 Usage: python make_convert_inputs.py MODELS_DIR OUT_DIR [CASE...]
 
@@ -15,6 +15,13 @@ BF16 (as the real checkpoints store them), drawn from numpy's PCG64 with a fixed
 Feed-forward widths are 176 (not a multiple of 32), so every down projection has rows that are
 not whole Q8_0 blocks, while the other matrices' rows (64 or the head width) are.
 
+Cases of LAYOUT_CASES come from how transformers itself saves the family: a layout
+tests/data/hf-layouts/CASE.json, recorded with torch by make_hf_layouts.py, gives config.json and
+generation_config.json (written here byte for byte as transformers wrote them) and the safetensors
+files (names, dtypes, shapes, order, `__metadata__`, index when sharded), filled here with seeded
+values: norm weights around 1 (around 0 for Gemma, whose norms store weight - 1), everything else
+normal with standard deviation 0.02, drawn in the layout's order.
+
 The output is byte-for-byte the same on every run and machine with the pinned packages
 (scripts/setup.sh): tests/data/convert-refs.json records the sha256 of every file, and the test
 `convert_refs` regenerates them and compares. Needs numpy, safetensors and what
@@ -22,6 +29,7 @@ hf_tokenizer_from_gguf.py needs; no torch.
 """
 import json
 import os
+import struct
 import subprocess
 import sys
 
@@ -82,6 +90,26 @@ CASES = {
     "tiny-Phi-3-mini-128k-instruct": ("phi3", "vocab/ggml-vocab-phi-3.gguf", 17),
 }
 
+# Checkpoints laid out as transformers saves them (tests/data/hf-layouts/CASE.json):
+# vocabulary source (relative to MODELS_DIR), seed, chat template, tokenizer edit
+LAYOUT_CASES = {
+    "tiny-Mixtral-Instruct": ("vocab/ggml-vocab-llama-spm.gguf", 21, "mistral", None),
+    "tiny-Qwen2-MoE": ("vocab/ggml-vocab-qwen2.gguf", 22, "chatml", None),
+    "tiny-Qwen3-MoE": ("vocab/ggml-vocab-qwen2.gguf", 23, "chatml", None),
+    "tiny-OLMo-2": ("vocab/ggml-vocab-gpt-2.gguf", 24, None, None),
+    "tiny-gemma-2": ("gemma-3-270m-q4_k_m.gguf", 25, "gemma", None),
+    # SmolLM3's tokenizer is Llama 3's
+    "tiny-SmolLM3": ("vocab/ggml-vocab-llama-bpe.gguf", 26, "chatml", "llama3"),
+    "tiny-granite-3": ("vocab/ggml-vocab-refact.gguf", 27, None, None),
+    # llama.cpp's GLM-4 vocabulary code looks up <|endoftext|> and <|user|> among the added
+    # tokens; Qwen2's vocabulary has the first, the second takes its first padding slot
+    "tiny-GLM-4": ("vocab/ggml-vocab-qwen2.gguf", 28, None, "glm4"),
+    "tiny-OLMoE": ("vocab/ggml-vocab-gpt-2.gguf", 31, None, None),
+    "tiny-DeepSeek-V3": ("vocab/ggml-vocab-gpt-2.gguf", 29, None, None),
+    "tiny-gpt-oss": ("vocab/ggml-vocab-gpt-2.gguf", 30, None, None),
+}
+LAYOUTS = os.path.join(HERE, "..", "data", "hf-layouts")
+
 CARDS = {
     "llama2": (
         "---\nlanguage:\n- en\nlicense: llama2\npipeline_tag: text-generation\ntags:\n- facebook\n- meta\n"
@@ -107,12 +135,18 @@ def bf16_bits(x):
     return u.astype("<u2")
 
 
-def write_safetensors(path, tensors):
+SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
+
+
+def write_safetensors(path, tensors, dtypes=None, metadata=None):
+    """Writes `tensors` (name -> little-endian array of the stored bits); dtypes by name,
+    safetensors' spelling (BF16 when not given)."""
     specs = {
-        n: TensorSpec(dtype="bfloat16", shape=list(a.shape), data_ptr=a.ctypes.data, data_len=a.nbytes)
+        n: TensorSpec(dtype=SAFETENSORS_DTYPES[(dtypes or {}).get(n, "BF16")], shape=list(a.shape),
+                      data_ptr=a.ctypes.data, data_len=a.nbytes)
         for n, a in tensors.items()
     }
-    serialize_file(specs, path, metadata={"format": "pt"})
+    serialize_file(specs, path, metadata={"format": "pt"} if metadata is None else metadata)
 
 
 def dump(path, obj):
@@ -240,33 +274,121 @@ def weights(arch, cfg, rng):
     return out
 
 
+def llama3_tokenizer(d, tj):
+    """Llama 3's tokenizer.json (`tj`, rewritten in folder `d`) from the one rebuilt from llama-bpe."""
+    # Llama 3's tokenizer.json matches a whole word in the vocabulary before merging
+    # (`ignore_merges`), which a GGUF does not record
+    tj["model"]["ignore_merges"] = True
+    # and it starts every text with <|begin_of_text|>, which the converter's check text
+    # encoding includes
+    bos = "<|begin_of_text|>"
+    tj["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+        "special_tokens": {bos: {"id": bos, "ids": [128000], "tokens": [bos]}},
+    }
+    dump(os.path.join(d, "tokenizer.json"), tj)
+
+
+def rename_added_token(d, tj, tok_cfg, old, new):
+    """Renames the added token `old` to `new` (a special token) in tokenizer.json (`tj`) and
+    tokenizer_config.json (`tok_cfg`) of folder `d`; writes tokenizer.json."""
+    vocab = tj["model"]["vocab"]
+    i = vocab.pop(old)
+    vocab[new] = i
+    for t in tj["added_tokens"]:
+        if t["content"] == old:
+            t.update(content=new, special=True)
+    tok_cfg["added_tokens_decoder"][str(i)].update(content=new, special=True)
+    dump(os.path.join(d, "tokenizer.json"), tj)
+
+
+def layout_value(name, n_elems, gemma, rng):
+    """Seeded float32 values for a tensor of a layout case, by its role (see the module docs)."""
+    if name.endswith("norm.weight"):
+        return (0.0 if gemma else 1.0) + rng.standard_normal((n_elems,), dtype=np.float32) * 0.05
+    return rng.standard_normal((n_elems,), dtype=np.float32) * 0.02
+
+
+def stored_bits(values, dtype):
+    """float32 values -> the little-endian array safetensors stores for `dtype` (BF16, F16, F32)."""
+    if dtype == "BF16":
+        return bf16_bits(values)
+    if dtype == "F16":
+        return values.astype("<f2")
+    if dtype == "F32":
+        return values.astype("<f4")
+    raise ValueError(f"dtype {dtype} not supported for a layout tensor")
+
+
+def make_layout_case(models, d, case):
+    """Writes case `case` of LAYOUT_CASES into folder `d` (emptied before)."""
+    vocab_src, seed, template, tok_edit = LAYOUT_CASES[case]
+    with open(os.path.join(LAYOUTS, f"{case}.json"), encoding="utf-8") as f:
+        layout = json.load(f)
+    subprocess.run([sys.executable, os.path.join(HERE, "hf_tokenizer_from_gguf.py"),
+                    os.path.join(models, vocab_src), d], check=True)
+    with open(os.path.join(d, "tokenizer.json"), encoding="utf-8") as f:
+        tj = json.load(f)
+    with open(os.path.join(d, "tokenizer_config.json"), encoding="utf-8") as f:
+        tok_cfg = json.load(f)
+    if tok_edit == "llama3":
+        llama3_tokenizer(d, tj)
+    elif tok_edit == "glm4":
+        rename_added_token(d, tj, tok_cfg, "[PAD151646]", "<|user|>")
+    if template is not None:
+        tok_cfg["chat_template"] = {"mistral": MISTRAL_TEMPLATE, "chatml": CHATML_TEMPLATE,
+                                    "gemma": GEMMA_TEMPLATE}[template]
+    dump(os.path.join(d, "tokenizer_config.json"), tok_cfg)
+
+    for name, text in layout["files"].items():
+        with open(os.path.join(d, name), "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    cfg = json.loads(layout["files"]["config.json"])
+    n_tokens = len(tj["model"]["vocab"])
+    if cfg["vocab_size"] < n_tokens:
+        raise ValueError(f"{case}: vocab_size {cfg['vocab_size']} < the tokenizer's {n_tokens} tokens")
+    gemma = cfg["model_type"].startswith("gemma")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    for shard in layout["safetensors"]:
+        tensors, dtypes = {}, {}
+        for t in shard["tensors"]:
+            n = int(np.prod(t["shape"], dtype=np.int64))
+            values = layout_value(t["name"], n, gemma, rng).reshape(t["shape"])
+            tensors[t["name"]] = stored_bits(values, t["dtype"])
+            dtypes[t["name"]] = t["dtype"]
+        path = os.path.join(d, shard["file"])
+        write_safetensors(path, tensors, dtypes, shard["metadata"])
+        # safetensors orders the data itself (by dtype, then name): it must be the layout's order
+        with open(path, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            header = json.loads(f.read(n))
+        header.pop("__metadata__", None)
+        order = [k for k, _ in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])]
+        if order != [t["name"] for t in shard["tensors"]]:
+            raise ValueError(f"{case}: {shard['file']}: tensor order differs from the layout's")
+    if layout["index"] is not None:
+        with open(os.path.join(d, "model.safetensors.index.json"), "w", encoding="utf-8", newline="") as f:
+            f.write(layout["index"])
+    return d
+
+
 def make_case(models, out_root, case):
-    arch, vocab_src, seed = CASES[case]
     d = os.path.join(out_root, case)
     os.makedirs(d, exist_ok=True)
     for name in os.listdir(d):
         os.remove(os.path.join(d, name))
+    if case in LAYOUT_CASES:
+        return make_layout_case(models, d, case)
+    arch, vocab_src, seed = CASES[case]
     subprocess.run([sys.executable, os.path.join(HERE, "hf_tokenizer_from_gguf.py"),
                     os.path.join(models, vocab_src), d], check=True)
     with open(os.path.join(d, "tokenizer.json"), encoding="utf-8") as f:
         tj = json.load(f)
     if arch == "llama3":
-        # Llama 3's tokenizer.json matches a whole word in the vocabulary before merging
-        # (`ignore_merges`), which a GGUF does not record
-        tj["model"]["ignore_merges"] = True
-        # and it starts every text with <|begin_of_text|>, which the converter's check text
-        # encoding includes
-        bos = "<|begin_of_text|>"
-        tj["post_processor"] = {
-            "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": bos, "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
-            "special_tokens": {bos: {"id": bos, "ids": [128000], "tokens": [bos]}},
-        }
-        with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(tj, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        llama3_tokenizer(d, tj)
     ids = dict(tj["model"]["vocab"])
     ids.update({t["content"]: t["id"] for t in tj["added_tokens"]})
     with open(os.path.join(d, "tokenizer_config.json"), encoding="utf-8") as f:
@@ -319,15 +441,16 @@ def make_case(models, out_root, case):
 
 def main():
     args = sys.argv[1:]
+    known = list(CASES) + list(LAYOUT_CASES)
     if args == ["--list"]:
-        print("\n".join(CASES))
+        print("\n".join(known))
         return
     if len(args) < 2:
         sys.exit("usage: make_convert_inputs.py MODELS_DIR OUT_DIR [CASE...] | --list")
-    models, out, cases = args[0], args[1], args[2:] or list(CASES)
+    models, out, cases = args[0], args[1], args[2:] or known
     for case in cases:
-        if case not in CASES:
-            sys.exit(f"unknown case {case!r}; known: {', '.join(CASES)}")
+        if case not in known:
+            sys.exit(f"unknown case {case!r}; known: {', '.join(known)}")
         make_case(models, out, case)
 
 

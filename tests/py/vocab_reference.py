@@ -4,8 +4,8 @@ Usage: python vocab_reference.py LLAMA_CPP_SRC DIR METHOD [VOCAB_SIZE]
        python vocab_reference.py LLAMA_CPP_SRC DIR chkhsh
 
 Runs the reference's own code: METHOD of `conversion/base.py`'s TextModel (`_set_vocab_sentencepiece`,
-`_set_vocab_gpt2`, `_set_vocab_llama_hf`) or an architecture's `set_vocab` (`llama`, `gemma3`,
-`qwen2`, `phi3`), on an object carrying only what those methods read (`dir_model`, `hparams`,
+`_set_vocab_gpt2`, `_set_vocab_llama_hf`, `_set_vocab_glm`) or an architecture's `set_vocab` (`llama`, `gemma2`,
+`gemma3`, `qwen2`, `phi3`, `glm4`), on an object carrying only what those methods read (`dir_model`, `hparams`,
 `find_hparam`, a real `gguf.GGUFWriter`), and prints the writer's keys in order:
 `[{"key", "type", "value"}]` with types named as `gguf inspect --json` names them.
 base.py imports torch at its top but the vocabulary code never uses it: a stub module stands in.
@@ -68,7 +68,8 @@ import gguf  # noqa: E402
 from conversion import base  # noqa: E402
 
 ARCH = {"llama": ("conversion.llama", "LlamaModel"), "gemma3": ("conversion.gemma", "Gemma3Model"),
-        "qwen2": ("conversion.qwen", "Qwen2Model"), "phi3": ("conversion.phi", "Phi3MiniModel")}
+        "gemma2": ("conversion.gemma", "Gemma2Model"), "qwen2": ("conversion.qwen", "Qwen2Model"),
+        "phi3": ("conversion.phi", "Phi3MiniModel"), "glm4": ("conversion.glm", "Glm4Model")}
 
 if method == "chkhsh":
     import ast

@@ -10,6 +10,15 @@
 //! `length` and the `sha256` of the stored payload), `tensors` (`name`, `dtype`, canonical
 //! `shape`, absolute `data_offset`, `nbytes`). [`describe_gguf`] describes a file we wrote the
 //! same way, so that a converter's test compares its output with [`convert_ref`] as JSON.
+//!
+//! Layout cases: some cases are made from how transformers itself saves a tiny random model of
+//! the family (`tests/data/hf-layouts/CASE.json`, recorded with torch by
+//! `tests/py/make_hf_layouts.py`: config.json and generation_config.json as transformers wrote
+//! them, the safetensors tensor list). Their manifest entry also has `transformers_logits`
+//! ([`transformers_logits`]): transformers' own float32 logits on the checkpoint, the logits
+//! oracle for those families. A layout case is tested against the reference only when its
+//! architecture is in [`CONVERTED_LAYOUT_ARCHITECTURES`] ([`converted_cases`]); the others are
+//! [`pending_cases`].
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +39,73 @@ pub fn convert_refs_manifest() -> Json {
 /// The case names of the manifest (checkpoint folder names, e.g. `tiny-Qwen3`), sorted.
 pub fn convert_ref_cases() -> Vec<String> {
     convert_refs_manifest()["cases"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// The Hugging Face architectures (`config.json`'s `architectures[0]`, the layout's `class`) of the
+/// layout cases that `gguf_serde::convert` converts. Explicit on purpose: a layout case whose
+/// architecture is not here is pending ([`pending_cases`]): not compared with the reference's
+/// output nor run by llama.cpp, and the test `pending_layout_cases_do_not_convert` checks that
+/// converting it fails, so that no case passes unseen. Add an architecture when its converter
+/// lands (then all its outputs must equal the reference's). The hand-written cases (no layout:
+/// Llama 2, Llama 3, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3) are all converted.
+///
+/// Pending now: `DeepseekV3ForCausalLM` and `GptOssForCausalLM` (a later converter), and
+/// `OlmoeForCausalLM`, which the library does not convert on purpose: it is the example of an
+/// architecture written outside the library (`examples/src/olmoe.rs`, tested against the same
+/// reference by `the_examples_olmoe_equals_the_reference`).
+pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
+    "MixtralForCausalLM",
+    "Qwen2MoeForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Olmo2ForCausalLM",
+    "Gemma2ForCausalLM",
+    "SmolLM3ForCausalLM",
+    "GraniteForCausalLM",
+    "Glm4ForCausalLM",
+];
+
+/// The Hugging Face architecture of a layout case (its `tests/data/hf-layouts/CASE.json`'s
+/// `class`, e.g. `MixtralForCausalLM`), or `None` for a hand-written case (no layout file). Fails
+/// the test if the layout file is not JSON or has no `class`.
+pub fn layout_class(case: &str) -> Option<String> {
+    let p = workspace_root().join("tests/data/hf-layouts").join(format!("{case}.json"));
+    let text = std::fs::read_to_string(&p).ok()?;
+    let layout: Json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let class = layout["class"].as_str().unwrap_or_else(|| panic!("{}: no \"class\"", p.display()));
+    Some(class.to_string())
+}
+
+/// The manifest's cases our converter is tested on, sorted: every hand-written case and the
+/// layout cases whose architecture is in [`CONVERTED_LAYOUT_ARCHITECTURES`].
+pub fn converted_cases() -> Vec<String> {
+    convert_ref_cases()
+        .into_iter()
+        .filter(|c| layout_class(c).is_none_or(|a| CONVERTED_LAYOUT_ARCHITECTURES.contains(&a.as_str())))
+        .collect()
+}
+
+/// The manifest's layout cases whose architecture is not (yet) in
+/// [`CONVERTED_LAYOUT_ARCHITECTURES`], as `(case, architecture)`, sorted by case.
+pub fn pending_cases() -> Vec<(String, String)> {
+    convert_ref_cases()
+        .into_iter()
+        .filter_map(|c| layout_class(&c).map(|a| (c, a)))
+        .filter(|(_, a)| !CONVERTED_LAYOUT_ARCHITECTURES.contains(&a.as_str()))
+        .collect()
+}
+
+/// transformers' own logits on a layout case's checkpoint, as `tests/py/transformers_logits.py`
+/// printed them (float32 on the CPU, eager attention): `prompt` and `generated` (greedy) token
+/// ids, `n_vocab`, and one entry of `rows` per position of prompt + generated (row `r`: the logits
+/// after the token at position `r`) with `top_ids`/`top_values` (the 32 largest, largest first),
+/// `probe_ids`/`probe_values` (32 ids evenly spaced over the vocabulary), `sum` and `l2` (of the
+/// whole row, float64) and `gap` (largest minus second largest). Fails the test if the manifest
+/// has none for `case`.
+pub fn transformers_logits(case: &str) -> Json {
+    let m = convert_refs_manifest();
+    let d = &m["cases"][case]["transformers_logits"];
+    assert!(d.is_object(), "tests/data/convert-refs.json has no transformers_logits for case {case:?}");
+    d.clone()
 }
 
 /// The reference's description of its output for `case` and `outtype` (one of [`OUTTYPES`]):

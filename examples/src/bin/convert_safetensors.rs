@@ -1,10 +1,12 @@
-//! Converts a Hugging Face Llama checkpoint (`config.json` + `*.safetensors`, sharded or not) to
-//! GGUF with the custom architecture of `gguf_examples::convert` ([`MyLlama`]), through the
-//! library's converter (`gguf_serde::convert::plan_with`, `write_plan`). Streams: memory stays a
-//! few MiB whatever the model's size. No tokenizer is written (see `gguf convert` for that).
+//! Converts a Hugging Face checkpoint (`config.json` + `*.safetensors`, sharded or not) to GGUF
+//! with an architecture written outside the library: a Llama ([`MyLlama`], `--arch llama`, the
+//! default) or the mixture of experts OLMoE ([`Olmoe`], `--arch olmoe`), through the library's
+//! converter (`gguf_serde::convert::plan_with`, `write_plan`). Streams: memory stays a few MiB
+//! whatever the model's size, experts included. The tokenizer is written as the reference writes
+//! it.
 //!
 //! ```text
-//! cargo run --release -p gguf-examples --bin convert_safetensors -- MODEL_DIR [-o OUT.gguf] [--outtype q8_0]
+//! cargo run --release -p gguf-examples --bin convert_safetensors -- MODEL_DIR [-o OUT.gguf] [--outtype q8_0] [--arch olmoe]
 //! ```
 //! OUT defaults to the name `convert_hf_to_gguf.py` would give it, in MODEL_DIR.
 
@@ -13,10 +15,20 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Parser;
 use gguf_examples::convert::MyLlama;
-use gguf_serde::convert::{plan_with, write_plan, Checkpoint, ConvertOptions, OutType};
+use gguf_examples::olmoe::Olmoe;
+use gguf_serde::convert::{plan_with, write_plan, Architecture, Checkpoint, ConvertOptions, OutType};
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// Convert a Hugging Face Llama checkpoint (safetensors) to GGUF.
+/// The example architectures.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Arch {
+    /// `LlamaForCausalLM` ([`MyLlama`]).
+    Llama,
+    /// `OlmoeForCausalLM` ([`Olmoe`]).
+    Olmoe,
+}
+
+/// Convert a Hugging Face checkpoint (safetensors) to GGUF with an example architecture.
 #[derive(Parser)]
 struct Args {
     /// The checkpoint folder.
@@ -27,6 +39,9 @@ struct Args {
     /// f32, f16, bf16, q8_0 or auto.
     #[arg(long, default_value = "f16")]
     outtype: OutType,
+    /// The architecture.
+    #[arg(long, value_enum, default_value = "llama")]
+    arch: Arch,
     /// general.name (default: the folder's name).
     #[arg(long)]
     name: Option<String>,
@@ -45,7 +60,11 @@ fn main() -> Result<()> {
     );
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions { name: args.name.as_deref(), progress: Some(&inc), ..ConvertOptions::new(args.outtype) };
-    let plan = plan_with(&ckpt, &MyLlama, &opts)?;
+    let arch: &dyn Architecture = match args.arch {
+        Arch::Llama => &MyLlama,
+        Arch::Olmoe => &Olmoe,
+    };
+    let plan = plan_with(&ckpt, arch, &opts)?;
     let out = match &args.out {
         Some(o) => o.clone(),
         None => args.dir.join(plan.default_file_name()?),

@@ -10,7 +10,9 @@
 //!   `safetensors` Python binding does); this is the order the reference converts them in, so it
 //!   is the tensor order of the output;
 //! - every tensor of the index must be in its file and every tensor of the files in the index;
-//! - `config.json`'s `text_config`, when present, is merged over the top level (`TextModel`).
+//! - `config.json` is read as transformers' `AutoConfig` loads it ([`HfConfig`],
+//!   `ModelBase.load_hparams`), and its `text_config`, when present, is merged over the top level
+//!   (`TextModel`).
 //!
 //! Shapes: a safetensors shape is outermost first, `[out, in]` for a linear weight, which is
 //! the canonical GGUF shape (stored `ne = [in, out]`).
@@ -23,44 +25,85 @@ use memmap2::Mmap;
 use safetensors::{Dtype, SafeTensors};
 use serde_json::{Map, Value as Json};
 
+use super::config_defaults::{self, NotLoaded};
 use super::ConvertError;
 use crate::GgmlType;
 
 type Result<T, E = ConvertError> = std::result::Result<T, E>;
 
-/// `config.json` of a checkpoint, with the look-ups the reference's `find_hparam` makes.
+/// `config.json` of a checkpoint, as the reference sees it, with the look-ups its `find_hparam`
+/// makes.
+///
+/// The architectures read [`hparams`](Self::hparams) (through [`get`](Self::get),
+/// [`find`](Self::find), ...): the reference's `self.hparams`, which `ModelBase.load_hparams`
+/// takes from `AutoConfig.from_pretrained(dir).to_dict()` — the configuration class's defaults
+/// filled in and the RoPE parameters normalised, see [`config_defaults`] — and from the file as
+/// it is only when transformers raises; `TextModel.__init__` then merges `text_config`, when
+/// present, over the top level. [`raw`](Self::raw) is the file as read (what gguf-py's
+/// `Metadata` reads).
 ///
 /// Numbers are kept as JSON numbers (parsed exactly) and narrowed where they are written: counts
 /// to `u32`, floating-point values from `f64` to `f32` (round to nearest, as numpy's `float32`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HfConfig {
-    /// The JSON object (with `text_config` merged over the top level).
+    /// `config.json` as read (with `text_config` merged over the top level).
     pub raw: Map<String, Json>,
+    /// The reference's `hparams`: [`config_defaults::auto_config_dict`] of the file, or the file
+    /// itself when that gives none (see [`auto_config`](Self::auto_config)), with `text_config`
+    /// merged over the top level.
+    pub hparams: Map<String, Json>,
+    /// `Ok` when [`hparams`](Self::hparams) is transformers' dictionary; else why it is the file
+    /// as read: [`NotLoaded::Raises`] is the reference's own fallback, [`NotLoaded::NotModelled`]
+    /// a class or case the tables do not cover (the reference may then see other values).
+    pub auto_config: std::result::Result<(), NotLoaded>,
+}
+
+fn merge_text_config(mut m: Map<String, Json>) -> Map<String, Json> {
+    if let Some(Json::Object(text)) = m.get("text_config").cloned() {
+        m.extend(text);
+    }
+    m
 }
 
 impl HfConfig {
-    /// Parses `config.json`'s text.
+    /// [`load`](Self::load) with an empty `name_or_path` (the `_name_or_path` of
+    /// [`hparams`](Self::hparams) is then `""`).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn from_json(json: Json) -> Result<HfConfig> {
+        HfConfig::load(json, "")
+    }
+
+    /// Reads `config.json`'s JSON for the checkpoint folder `name_or_path` (as the reference
+    /// names it: `str()` of its `pathlib.Path`, see [`python_path_str`]; it becomes
+    /// `_name_or_path`), as the reference's `load_hparams` does (see the [type docs](Self)).
     ///
     /// # Errors
     /// [`ConvertError::Config`] when it is not a JSON object.
-    pub fn from_json(json: Json) -> Result<HfConfig> {
-        let Json::Object(mut raw) = json else {
+    pub fn load(json: Json, name_or_path: &str) -> Result<HfConfig> {
+        let Json::Object(file) = json else {
             return Err(ConvertError::Config("config.json is not a JSON object".into()));
         };
-        if let Some(Json::Object(text)) = raw.get("text_config").cloned() {
-            raw.extend(text);
-        }
-        Ok(HfConfig { raw })
+        let (hparams, auto_config) = match config_defaults::auto_config_dict(&file, name_or_path) {
+            Ok(d) => (d, Ok(())),
+            Err(e) => (file.clone(), Err(e)),
+        };
+        Ok(HfConfig { raw: merge_text_config(file), hparams: merge_text_config(hparams), auto_config })
     }
 
-    /// The value of `key`, `None` when absent or `null`.
+    /// The value of `key` in [`hparams`](Self::hparams), `None` when absent or `null`
+    /// (`hparams.get(key)`).
     pub fn get(&self, key: &str) -> Option<&Json> {
-        self.raw.get(key).filter(|v| !v.is_null())
+        self.hparams.get(key).filter(|v| !v.is_null())
     }
 
-    /// The first of `keys` present (the reference's `find_hparam(keys, optional=True)`).
+    /// The first of `keys` present in [`hparams`](Self::hparams), as the reference's
+    /// `find_hparam(keys, optional=True)` finds it: the first key present stops the search, and a
+    /// `null` value there gives `None`.
     pub fn find<'k>(&self, keys: &[&'k str]) -> Option<(&'k str, &Json)> {
-        keys.iter().find_map(|k| self.get(k).map(|v| (*k, v)))
+        let k = keys.iter().find(|k| self.hparams.contains_key(**k))?;
+        self.get(k).map(|v| (*k, v))
     }
 
     /// `architectures[0]`, the Hugging Face class the reference dispatches on.
@@ -109,7 +152,13 @@ impl HfConfig {
     /// `type`), `partial_rotary_factor` and `original_max_position_embeddings` mirrored into it
     /// when it has neither `full_attention` nor `sliding_attention` (`TextModel.__init__`).
     pub fn rope_parameters(&self) -> Map<String, Json> {
-        let mut p = match self.get("rope_parameters").or_else(|| self.get("rope_scaling")) {
+        // `hparams.get("rope_parameters", hparams.get("rope_scaling")) or {}`
+        let given = if self.hparams.contains_key("rope_parameters") {
+            self.get("rope_parameters")
+        } else {
+            self.get("rope_scaling")
+        };
+        let mut p = match given {
             Some(Json::Object(m)) => m.clone(),
             _ => Map::new(),
         };
@@ -184,6 +233,18 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ConvertError + '_ {
     move |source| ConvertError::Io { path: path.into(), source }
 }
 
+/// `str(pathlib.Path(dir))`: the path as Python prints it, without `.` components (`.` when
+/// nothing else is left) and without a trailing separator; the `_name_or_path` transformers records for the
+/// folder the reference loads.
+pub fn python_path_str(dir: &Path) -> String {
+    use std::path::Component;
+    let parts: PathBuf = dir.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+    if parts.as_os_str().is_empty() {
+        return ".".into();
+    }
+    parts.to_string_lossy().into_owned()
+}
+
 /// Reads a JSON file.
 pub(crate) fn read_json(path: &Path) -> Result<Json> {
     let text = std::fs::read(path).map_err(io_err(path))?;
@@ -200,7 +261,7 @@ impl Checkpoint {
     /// weights or an index naming a file outside the folder.
     pub fn open(dir: impl AsRef<Path>) -> Result<Checkpoint> {
         let dir = dir.as_ref().to_path_buf();
-        let config = HfConfig::from_json(read_json(&dir.join("config.json"))?)?;
+        let config = HfConfig::load(read_json(&dir.join("config.json"))?, &python_path_str(&dir))?;
         let index_path = dir.join("model.safetensors.index.json");
         let (names, weight_map) = if index_path.is_file() {
             let index = read_json(&index_path)?;

@@ -145,4 +145,12 @@ impl ConvertError {
     }
 }
 
+impl From<crate::CodecError> for ConvertError {
+    /// A codec's refusal (a value a type cannot hold, a row that is not whole blocks), as
+    /// [`ConvertError::Gguf`].
+    fn from(e: crate::CodecError) -> ConvertError {
+        ConvertError::Gguf(e.into())
+    }
+}
+
 pub(super) type Result<T, E = ConvertError> = std::result::Result<T, E>;

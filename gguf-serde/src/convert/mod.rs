@@ -7,21 +7,35 @@
 //!
 //! - **Input** ([`checkpoint`]): `config.json` and the safetensors files, memory-mapped; tensors
 //!   in the reference's order (files in name order, names sorted within a file). Source types
-//!   F32, F16, BF16.
+//!   F32, F16, BF16. The architectures read `config.json` as transformers' `AutoConfig` loads it
+//!   ([`config_defaults`]: the class defaults and the RoPE normalisation), as the reference does.
 //! - **Architecture** ([`arch`]): chosen by `config.json`'s `architectures[0]`; it maps names,
 //!   transforms tensors and writes the `{arch}.*` keys. An unknown class is refused.
 //! - **Tensors**: the architecture's generated tensors first, then the checkpoint's in order;
 //!   each is refused if the architecture does not know it, and the model is refused if a tensor
-//!   it needs is missing — before anything is written, naming the tensor.
+//!   it needs is missing — before anything is written, naming the tensor. The reference's tensor
+//!   model ([`Mapped`]): a tensor renamed and transformed, a fused tensor split in several
+//!   ([`Mapped::Split`], [`Transform::Slice`]), several joined in one ([`Mapped::Part`]: experts
+//!   stacked as `torch.stack`, tensors concatenated as `torch.cat`; the joined tensor comes where
+//!   its last part comes, as the reference yields it, and a part missing or given twice is
+//!   refused naming the tensor), values changed a chunk of rows at a time ([`Transform::Add`],
+//!   [`Transform::Rows`]).
 //! - **Shapes**: a Hugging Face `[out, in]` weight is the canonical GGUF shape `[out, in]`,
-//!   stored `ne = [in, out]`; a transform may change the row count (Gemma 3's embedding).
-//! - **Types** ([`output_type`], `ModelBase.prepare_tensors`): F32 for 1-D tensors, names ending
-//!   in `_norm.weight` and names not ending in `.weight`; the others get the output type; Q8_0
-//!   falls back to F16 when the row (last canonical dimension) is not whole blocks of 32.
+//!   stored `ne = [in, out]`; a stack of `n` experts `[out, in]` is `[n, out, in]`, stored
+//!   `ne = [in, out, n]`. Transforms work on rows of the last dimension (`ne[0]`), never cutting
+//!   one.
+//! - **Types** ([`output_type`], `ModelBase.prepare_tensors`): F32 for 1-D tensors and names
+//!   ending in `_norm.weight`; unless the architecture forces a type
+//!   ([`Architecture::force_type`], `tensor_force_quant`), F32 for the reference's always-F32
+//!   tensors ([`ALWAYS_F32`]: routers, positional embeddings, …) and names not ending in
+//!   `.weight`; the others get the output type; a type whose blocks do not divide the row (the
+//!   last canonical dimension: Q8_0's 32) falls back to F16.
 //!   [`OutType::Auto`] is the type of the first 2-D-or-more BF16 or F16 source tensor (BF16 or
 //!   F16), F16 when there is none. Values: a BF16 source is widened to F32 first, an F16 source
 //!   stays F16 through the transforms; F16/BF16 round to nearest even; Q8_0 is ggml's reference
 //!   quantizer, byte-identical to gguf-py's.
+//! - **Sizes** ([`ParamCounts`], [`size_label`]): counted on the tensors as written (after
+//!   stacking), as gguf-py's writer counts them: a mixture of experts is `{n_expert}x{size}`.
 //! - **Keys** ([`plan`]), in the reference's order: `general.architecture`; keys written while
 //!   the tensors are prepared ([`arch::Architecture::early_keys`]); `general.type = "model"`;
 //!   the `general.*` model keys ([`general_keys`]); the hyper-parameters with
@@ -29,34 +43,38 @@
 //!   `general.quantization_version = 2`; the tokenizer ([`arch::Architecture::vocab`]). A key
 //!   written twice keeps its first place with the last value, as gguf-py's writer does.
 //! - **Output**: alignment 32, tensor data streamed a chunk of rows at a time (memory is one
-//!   chunk, [`CHUNK_ELEMS`] `f32` values, whatever the model's size; the mapped source pages of
+//!   chunk, [`CHUNK_ELEMS`] `f32` values, whatever the model's size or expert count: a joined
+//!   tensor is written part by part into its place; the mapped source pages of
 //!   each chunk are released once it is converted, [`Checkpoint::release`], so they do not pile
 //!   up in the resident size either), written to a temporary file renamed into place
 //!   ([`GgufWriter::create`](crate::GgufWriter::create)): a failure leaves no partial file.
 //!
 //! The code: `error.rs` ([`ConvertError`]), `naming.rs` (output file names), `planning.rs`
-//! ([`plan`]: tensors, types and keys), `write.rs` ([`write_plan`]: streaming the tensors),
+//! ([`plan`]: tensors, types and keys), `rows.rs` (the row view of transforms, splits and
+//! joins), `write.rs` ([`write_plan`]: streaming the tensors),
 //! [`vocab_hook`] (each architecture's tokenizer), with the input, architectures, general keys and
 //! tokenizers in their modules above.
 
 pub mod arch;
 pub mod checkpoint;
+pub mod config_defaults;
 mod error;
 pub mod general;
 mod naming;
 mod planning;
+mod rows;
 pub mod vocab;
 pub mod vocab_hook;
 mod write;
 
 use crate::{GgmlType, Value};
 
-pub use arch::{Architecture, ExtraTensor, Mapped, Transform};
+pub use arch::{Architecture, ExtraTensor, ForceType, Join, Mapped, RowFn, RowTransform, Target, Transform};
 pub use checkpoint::{Checkpoint, HfConfig, SourceTensor};
 pub use error::ConvertError;
 use error::Result;
 pub use naming::{default_file_name, naming_convention, FILE_NAME_MAX};
-pub use planning::{general_keys, plan, plan_with, Plan, PlannedTensor, TensorData};
+pub use planning::{general_keys, plan, plan_with, JoinedPart, Plan, PlannedTensor, TensorData};
 pub use write::{convert, convert_with, permuted_row, write_plan, ConvertReport};
 
 /// Elements converted per chunk by default: 1 Mi `f32` (4 MiB); at least one row.
@@ -155,16 +173,74 @@ impl Kvs {
     }
 }
 
+/// GGUF tensor names the reference always writes as F32 unless the architecture forces a type
+/// (`ModelBase.prepare_tensors`' list, kept as llama.cpp's quantizer keeps them): `{bid}` is a
+/// block number. The router (`ffn_gate_inp`, `ffn_gate_inp_shexp`), positional and token-type
+/// embeddings, SSM and short convolutions, RWKV's time-mix weights, WavTokenizer's `posnet`
+/// norms, vision and audio positional embeddings, Gemma 3n's AltUp coefficients, Kimi's
+/// convolutions and DeepSeek's sparse-attention indexer projection; each with `.weight`.
+pub const ALWAYS_F32: &[&str] = &[
+    "blk.{bid}.ffn_gate_inp",
+    "blk.{bid}.ffn_gate_inp_shexp",
+    "position_embd",
+    "token_types",
+    "blk.{bid}.ssm_conv1d",
+    "blk.{bid}.shortconv.conv",
+    "blk.{bid}.time_mix_first",
+    "blk.{bid}.time_mix_w1",
+    "blk.{bid}.time_mix_w2",
+    "blk.{bid}.time_mix_decay_w1",
+    "blk.{bid}.time_mix_decay_w2",
+    "blk.{bid}.time_mix_lerp_fused",
+    "posnet.{bid}.norm1",
+    "posnet.{bid}.norm2",
+    "v.position_embd",
+    "a.position_embd",
+    "blk.{bid}.altup_correct_coef",
+    "blk.{bid}.altup_predict_coef",
+    "blk.{bid}.ssm_conv1d_q",
+    "blk.{bid}.ssm_conv1d_k",
+    "blk.{bid}.ssm_conv1d_v",
+    "blk.{bid}.indexer.proj",
+];
+
+/// Whether `name` is `pattern` + `.weight` with `{bid}` standing for a decimal block number.
+fn matches_pattern(name: &str, pattern: &str) -> bool {
+    let Some(base) = name.strip_suffix(".weight") else { return false };
+    match pattern.split_once("{bid}") {
+        None => base == pattern,
+        Some((pre, post)) => base
+            .strip_prefix(pre)
+            .and_then(|rest| rest.strip_suffix(post))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+    }
+}
+
 /// The ggml type a tensor named `gguf_name` of canonical `shape` is written as for the
-/// resolved `outtype` (not [`OutType::Auto`]; see the [module docs](self)).
-pub fn output_type(gguf_name: &str, shape: &[u64], outtype: OutType) -> GgmlType {
-    let forced_f32 = shape.len() <= 1
-        || gguf_name.ends_with("_norm.weight")
-        || !(gguf_name.ends_with(".weight") || gguf_name.ends_with(".lora_a") || gguf_name.ends_with(".lora_b"));
-    if forced_f32 {
+/// resolved `outtype` (not [`OutType::Auto`]), with the type the architecture forces, if any
+/// ([`Architecture::force_type`], the reference's `tensor_force_quant`). The reference's rules,
+/// in its order (`ModelBase.prepare_tensors`):
+/// 1. 1-D tensors and names ending in `_norm.weight` are F32, whatever is forced;
+/// 2. unless a type is forced, names in [`ALWAYS_F32`] and names not ending in `.weight`
+///    (`.lora_a`, `.lora_b`) are F32;
+/// 3. the forced type, or the output type;
+/// 4. a type whose blocks do not divide the row (the last canonical dimension: Q8_0's 32)
+///    falls back to F16, as the reference does on gguf-py's `QuantError`.
+pub fn output_type(gguf_name: &str, shape: &[u64], outtype: OutType, force: Option<ForceType>) -> GgmlType {
+    if shape.len() <= 1 || gguf_name.ends_with("_norm.weight") {
         return GgmlType::F32;
     }
-    let t = outtype.ggml().unwrap_or(GgmlType::F16);
+    let t = match force {
+        Some(ForceType::Type(t)) => t,
+        Some(ForceType::OutType) => outtype.ggml().unwrap_or(GgmlType::F16),
+        None => {
+            let weight_like = [".weight", ".lora_a", ".lora_b"].iter().any(|s| gguf_name.ends_with(s));
+            if !weight_like || ALWAYS_F32.iter().any(|p| matches_pattern(gguf_name, p)) {
+                return GgmlType::F32;
+            }
+            outtype.ggml().unwrap_or(GgmlType::F16)
+        }
+    };
     let row = shape.last().copied().unwrap_or(0);
     if row.checked_rem(t.block_size()) == Some(0) {
         t
@@ -243,12 +319,23 @@ mod tests {
 
     #[test]
     fn types_as_the_reference_chooses() {
-        assert_eq!(output_type("blk.0.attn_norm.weight", &[64], OutType::Q8_0), GgmlType::F32);
-        assert_eq!(output_type("blk.0.attn_q.weight", &[64, 64], OutType::Q8_0), GgmlType::Q8_0);
-        assert_eq!(output_type("blk.0.ffn_down.weight", &[64, 80], OutType::Q8_0), GgmlType::F16);
-        assert_eq!(output_type("blk.0.attn_q.bias", &[64], OutType::BF16), GgmlType::F32);
-        assert_eq!(output_type("token_embd.weight", &[32, 64], OutType::BF16), GgmlType::BF16);
-        assert_eq!(output_type("blk.0.attn_q_norm.weight", &[16], OutType::F16), GgmlType::F32);
+        assert_eq!(output_type("blk.0.attn_norm.weight", &[64], OutType::Q8_0, None), GgmlType::F32);
+        assert_eq!(output_type("blk.0.attn_q.weight", &[64, 64], OutType::Q8_0, None), GgmlType::Q8_0);
+        assert_eq!(output_type("blk.0.ffn_down.weight", &[64, 80], OutType::Q8_0, None), GgmlType::F16);
+        assert_eq!(output_type("blk.0.attn_q.bias", &[64], OutType::BF16, None), GgmlType::F32);
+        assert_eq!(output_type("token_embd.weight", &[32, 64], OutType::BF16, None), GgmlType::BF16);
+        assert_eq!(output_type("blk.0.attn_q_norm.weight", &[16], OutType::F16, None), GgmlType::F32);
+        // the reference's always-F32 list, and a forced type above it
+        assert_eq!(output_type("blk.3.ffn_gate_inp.weight", &[8, 64], OutType::BF16, None), GgmlType::F32);
+        assert_eq!(output_type("blk.3.ffn_gate_inp_shexp.weight", &[1, 64], OutType::Q8_0, None), GgmlType::F32);
+        assert_eq!(output_type("position_embd.weight", &[64, 64], OutType::F16, None), GgmlType::F32);
+        assert_eq!(output_type("blk.x.ffn_gate_inp.weight", &[8, 64], OutType::BF16, None), GgmlType::BF16);
+        assert_eq!(output_type("blk.3.ffn_gate_exps.weight", &[8, 16, 64], OutType::Q8_0, None), GgmlType::Q8_0);
+        let q8 = Some(ForceType::Type(GgmlType::Q8_0));
+        assert_eq!(output_type("blk.3.ffn_gate_inp.weight", &[8, 64], OutType::F16, q8), GgmlType::Q8_0);
+        assert_eq!(output_type("blk.3.ffn_gate_inp.weight", &[8, 48], OutType::F16, q8), GgmlType::F16);
+        assert_eq!(output_type("blk.3.attn_norm.weight", &[8, 64], OutType::F16, q8), GgmlType::F32);
+        assert_eq!(output_type("blk.3.thing.bias", &[8, 64], OutType::F16, Some(ForceType::OutType)), GgmlType::F16);
     }
 
     #[test]

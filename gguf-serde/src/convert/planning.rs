@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use super::arch::{self, Architecture, Mapped, Transform};
+use std::collections::HashMap;
+
+use super::arch::{self, Architecture, Join, Mapped, Transform};
 use super::general::{self, GeneralKeys, NameParts, ParamCounts};
 use super::SourceTensor;
 use super::{default_file_name, output_type, Checkpoint, ConvertError, ConvertOptions, HfConfig, Kvs, OutType, Result};
@@ -12,10 +14,29 @@ use crate::{GgmlType, Value};
 /// Where a planned tensor's values come from.
 #[derive(Clone, Debug)]
 pub enum TensorData<'a> {
-    /// A checkpoint tensor.
+    /// A checkpoint tensor (through the [`PlannedTensor::transforms`]).
     Source(SourceTensor<'a>),
     /// Values made by the architecture (F32).
     Generated(Vec<f32>),
+    /// Checkpoint tensors joined into one ([`Mapped::Part`]): each part through its own
+    /// transforms, written in place one after the other.
+    Joined {
+        /// How the parts are joined.
+        join: Join,
+        /// The parts, by index.
+        parts: Vec<JoinedPart<'a>>,
+    },
+}
+
+/// A part of a joined tensor ([`TensorData::Joined`]).
+#[derive(Clone, Debug)]
+pub struct JoinedPart<'a> {
+    /// The checkpoint tensor.
+    pub source: SourceTensor<'a>,
+    /// Its transforms, in order, before joining.
+    pub transforms: Vec<Transform>,
+    /// Its canonical shape after the transforms.
+    pub shape: Vec<u64>,
 }
 
 /// A tensor of the output, planned: nothing is converted until [`write_plan`](super::write_plan).
@@ -34,11 +55,18 @@ pub struct PlannedTensor<'a> {
 }
 
 impl PlannedTensor<'_> {
-    /// Bytes of source data read for this tensor.
+    /// Bytes of source data read for this tensor: the source rows its output is made of (all of
+    /// a source's rows unless a slice leaves some out; a split source counts in each output).
     pub fn source_bytes(&self) -> u64 {
+        let read = |src: &SourceTensor<'_>, out_shape: &[u64]| {
+            let rows = super::rows::row_count(&src.shape);
+            let per_row = (src.data.len() as u64).checked_div(rows).unwrap_or(0);
+            super::rows::row_count(out_shape).saturating_mul(per_row)
+        };
         match &self.data {
-            TensorData::Source(s) => s.data.len() as u64,
+            TensorData::Source(s) => read(s, &self.shape),
             TensorData::Generated(v) => v.len() as u64 * 4,
+            TensorData::Joined { parts, .. } => parts.iter().map(|p| read(&p.source, &p.shape)).sum(),
         }
     }
 }
@@ -79,30 +107,6 @@ impl Plan<'_> {
     pub fn source_bytes(&self) -> u64 {
         self.tensors.iter().map(PlannedTensor::source_bytes).sum()
     }
-}
-
-fn out_shape(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Vec<u64>> {
-    let mut s = shape.to_vec();
-    let err = |reason: String| ConvertError::BadShape { name: name.to_owned(), reason };
-    for t in transforms {
-        match *t {
-            Transform::Permute { heads } => {
-                let rows = s.first().copied().unwrap_or(0);
-                if heads == 0 || rows % (heads * 2) != 0 {
-                    return Err(err(format!("{rows} rows are not {heads} heads of an even width")));
-                }
-            }
-            Transform::Add(_) => {}
-            Transform::KeepRows(n) => {
-                if let Some(r) = s.first_mut() {
-                    *r = (*r).min(n);
-                } else {
-                    return Err(err("a scalar has no rows to keep".into()));
-                }
-            }
-        }
-    }
-    Ok(s)
 }
 
 /// The general keys (`Metadata.set_gguf_meta_model`), from `general.type`
@@ -185,9 +189,12 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
                 reason: format!("{} values for shape {shape:?}", values.len()),
             });
         }
-        let dtype = output_type(&name, &shape, outtype);
+        let dtype = output_type(&name, &shape, outtype, arch.force_type("", &name, shape.len()));
         tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Generated(values), transforms: Vec::new() });
     }
+    let mut pending: HashMap<String, Pending<'a>> = HashMap::new();
+    let typed =
+        |name: &str, hf: &str, shape: &[u64]| output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()));
     for src in sources {
         match arch.map_tensor(&src.name, &src.shape, &cx)? {
             Mapped::Skip => {}
@@ -195,23 +202,59 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
                 return Err(ConvertError::UnknownTensor { name: src.name, arch: arch.name().to_owned() })
             }
             Mapped::To { name, transforms } => {
-                let shape = out_shape(&src.name, &src.shape, &transforms)?;
-                let dtype = output_type(&name, &shape, outtype);
+                let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;
+                let dtype = typed(&name, &src.name, &shape);
                 tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Source(src), transforms });
+            }
+            Mapped::Split(targets) => {
+                for arch::Target { name, transforms } in targets {
+                    let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;
+                    let dtype = typed(&name, &src.name, &shape);
+                    tensors.push(PlannedTensor {
+                        name,
+                        shape,
+                        dtype,
+                        data: TensorData::Source(src.clone()),
+                        transforms,
+                    });
+                }
+            }
+            Mapped::Part { name, index, count, join, transforms } => {
+                if let Some(t) = join_part(&mut pending, src, name, index, count, join, transforms)? {
+                    let hf = t.hf_last;
+                    let dtype = typed(&t.name, &hf, &t.shape);
+                    tensors.push(PlannedTensor {
+                        name: t.name,
+                        shape: t.shape,
+                        dtype,
+                        data: TensorData::Joined { join: t.join, parts: t.parts },
+                        transforms: Vec::new(),
+                    });
+                }
             }
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for t in &tensors {
-        if !seen.insert(t.name.as_str()) {
-            return Err(ConvertError::Layout(format!("two tensors map to {}", t.name)));
-        }
+    if !pending.is_empty() {
+        let mut names: Vec<&String> = pending.keys().collect();
+        names.sort();
+        let p = &pending[names[0]];
+        let missing: Vec<String> =
+            p.parts.iter().enumerate().filter(|(_, x)| x.is_none()).map(|(i, _)| i.to_string()).collect();
+        return Err(ConvertError::Layout(format!(
+            "{} is joined from {} parts, but part{} {} {} missing from the checkpoint (after {}){}",
+            names[0],
+            p.parts.len(),
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+            p.hf_last,
+            if names.len() > 1 {
+                format!("; {} other joined tensors are incomplete", names.len() - 1)
+            } else {
+                String::new()
+            }
+        )));
     }
-    if let Some(missing) = arch.required_tensors(&cx).into_iter().find(|n| !seen.contains(n.as_str())) {
-        let hf = arch.source_name(&missing);
-        return Err(ConvertError::MissingTensor { name: missing, hf });
-    }
-
     let params = ParamCounts::from_tensors(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
     let mut kvs = Kvs::default();
     kvs.set("general.architecture", Value::String(arch.name().into()));
@@ -226,4 +269,75 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         arch.vocab(&cx, &mut kvs)?;
     }
     Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, name_parts, checkpoint: ckpt })
+}
+
+/// A joined tensor whose parts are being gathered.
+struct Pending<'a> {
+    join: Join,
+    parts: Vec<Option<(SourceTensor<'a>, Vec<Transform>, Vec<u64>)>>,
+    seen: usize,
+    /// The Hugging Face name of the part seen last.
+    hf_last: String,
+}
+
+/// A joined tensor, complete.
+struct Joined<'a> {
+    name: String,
+    shape: Vec<u64>,
+    join: Join,
+    parts: Vec<JoinedPart<'a>>,
+    hf_last: String,
+}
+
+/// Adds `src` as part `index` of `count` of `name`; the joined tensor once every part is there.
+fn join_part<'a>(
+    pending: &mut HashMap<String, Pending<'a>>,
+    src: SourceTensor<'a>,
+    name: String,
+    index: u64,
+    count: u64,
+    join: Join,
+    transforms: Vec<Transform>,
+) -> Result<Option<Joined<'a>>> {
+    let layout = |m: String| Err(ConvertError::Layout(m));
+    if count == 0 || index >= count {
+        return layout(format!("{}: part {index} of {count} parts of {name}", src.name));
+    }
+    let n = usize::try_from(count).map_err(|_| ConvertError::Layout(format!("{name}: {count} parts")))?;
+    let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;
+    let entry = pending.entry(name.clone()).or_insert_with(|| Pending {
+        join,
+        parts: std::iter::repeat_with(|| None).take(n.min(1 << 20)).collect(),
+        seen: 0,
+        hf_last: String::new(),
+    });
+    if entry.parts.len() != n || entry.join != join {
+        return layout(format!("{}: the parts of {name} disagree on their count or how they join", src.name));
+    }
+    let slot = &mut entry.parts[index as usize];
+    if let Some((other, _, _)) = slot {
+        return layout(format!("{} and {} are both part {index} of {name}", other.name, src.name));
+    }
+    entry.hf_last = src.name.clone();
+    *slot = Some((src, transforms, shape));
+    entry.seen += 1;
+    if entry.seen < n {
+        return Ok(None);
+    }
+    let Some(done) = pending.remove(&name) else { return Ok(None) };
+    let parts: Vec<JoinedPart<'a>> = done
+        .parts
+        .into_iter()
+        .flatten()
+        .map(|(source, transforms, shape)| JoinedPart { source, transforms, shape })
+        .collect();
+    let shapes: Vec<&[u64]> = parts.iter().map(|p| p.shape.as_slice()).collect();
+    let shape = super::rows::joined_shape(&name, join, &shapes)?;
+    if let Some(p) = parts.iter().find(|p| p.source.dtype != parts[0].source.dtype) {
+        return layout(format!(
+            "{name}: its parts {} ({}) and {} ({}) differ in type",
+            parts[0].source.name, parts[0].source.dtype, p.source.name, p.source.dtype
+        ));
+    }
+    Ok(Some(Joined { name, shape, join, parts, hf_last: done.hf_last }))
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::naming::check_name_length;
+use super::rows::{self, RowMap};
 use super::{
     plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, TensorData,
     Transform,
@@ -123,109 +124,159 @@ fn invalid(name: &str, reason: String) -> crate::Error {
     crate::Error::invalid_tensor(name.to_owned(), reason)
 }
 
+/// A source of rows: a tensor's stored bytes through its transforms.
+struct RowSource<'s> {
+    dtype: GgmlType,
+    bytes: &'s [u8],
+    /// Bytes of one source row.
+    in_row: usize,
+    /// Output rows to source rows.
+    map: RowMap,
+    /// The value transforms, in order.
+    values: Vec<&'s Transform>,
+    /// Whether `bytes` are mapped checkpoint pages to release.
+    mapped: bool,
+}
+
+impl<'s> RowSource<'s> {
+    fn new(
+        name: &str,
+        dtype: GgmlType,
+        bytes: &'s [u8],
+        shape: &[u64],
+        transforms: &'s [Transform],
+        mapped: bool,
+    ) -> Result<(RowSource<'s>, u64)> {
+        let (_, width) = rows::row_view(shape);
+        let src_rows = rows::row_count(shape);
+        let in_row = dtype.row_bytes(width).ok_or_else(|| invalid(name, "row size overflows".into()))?;
+        if src_rows.checked_mul(in_row) != Some(bytes.len() as u64) {
+            return Err(invalid(name, format!("{} bytes of data for {src_rows} rows of {width}", bytes.len())).into());
+        }
+        let (_, map) = rows::plan_rows(name, shape, transforms)?;
+        let values = transforms.iter().filter(|t| matches!(t, Transform::Add(_) | Transform::Rows(_))).collect();
+        let in_row = usize::try_from(in_row).map_err(|_| invalid(name, "row size overflows".into()))?;
+        Ok((RowSource { dtype, bytes, in_row, map, values, mapped }, width))
+    }
+
+    /// Runs of consecutive source rows `(first, count)` that make output rows `r..r + n`.
+    fn runs(&self, r: u64, n: u64, runs: &mut Vec<(u64, u64)>) {
+        runs.clear();
+        for o in r..r + n {
+            let s = self.map.source_row(o);
+            match runs.last_mut() {
+                Some((first, count)) if *first + *count == s => *count += 1,
+                _ => runs.push((s, 1)),
+            }
+        }
+    }
+
+    fn run_bytes(&self, (first, count): (u64, u64)) -> &'s [u8] {
+        let start = first as usize * self.in_row;
+        self.bytes.get(start..start + count as usize * self.in_row).unwrap_or_default()
+    }
+}
+
 /// Streams the stored bytes of `t` (little-endian) to `out`, a chunk of rows at a time, giving
-/// `release` the source bytes of each chunk once they are converted (all of them at the end
-/// when rows are read out of order).
+/// `release` the source bytes of each chunk once they are converted (all of a source's bytes at
+/// the end of the tensor when its rows are read out of order). A joined tensor is written part
+/// by part into its place.
 fn stream_tensor(
     t: &PlannedTensor<'_>,
     opts: &ConvertOptions<'_>,
     out: &mut dyn FnMut(&[u8]) -> crate::Result<()>,
     release: &dyn Fn(&[u8]),
-) -> crate::Result<()> {
-    let release = |b: &[u8]| {
-        if matches!(t.data, TensorData::Source(_)) {
-            release(b);
-        }
-    };
+) -> Result<()> {
     let report = |n: u64| {
         if let Some(p) = opts.progress {
             p(n);
         }
     };
-    let (src_dtype, bytes): (GgmlType, &[u8]) = match &t.data {
-        TensorData::Source(s) => (s.dtype, s.data),
-        TensorData::Generated(v) => (GgmlType::F32, bytemuck::cast_slice(v.as_slice())),
-    };
-    let src_shape: &[u64] = match &t.data {
-        TensorData::Source(s) => &s.shape,
-        TensorData::Generated(_) => &t.shape,
-    };
-    // The reference keeps F32 and F16 data as they are when the output type is theirs.
-    if t.transforms.is_empty() && src_dtype == t.dtype && matches!(src_dtype, GgmlType::F32 | GgmlType::F16) {
-        let piece = usize::try_from(opts.chunk_elems.saturating_mul(4)).unwrap_or(usize::MAX).max(1);
-        for p in bytes.chunks(piece) {
-            out(p)?;
-            release(p);
-            report(p.len() as u64);
+    let mut sources = Vec::new();
+    // (source, first output row of that source, rows)
+    let segments: Vec<(usize, u64, u64)> = match &t.data {
+        TensorData::Source(s) => {
+            sources.push(RowSource::new(&s.name, s.dtype, s.data, &s.shape, &t.transforms, true)?);
+            vec![(0, 0, rows::row_count(&t.shape))]
         }
-        return Ok(());
+        TensorData::Generated(v) => {
+            let bytes: &[u8] = bytemuck::cast_slice(v.as_slice());
+            sources.push(RowSource::new(&t.name, GgmlType::F32, bytes, &t.shape, &t.transforms, false)?);
+            vec![(0, 0, rows::row_count(&t.shape))]
+        }
+        TensorData::Joined { join, parts } => {
+            for p in parts {
+                sources.push(RowSource::new(
+                    &p.source.name,
+                    p.source.dtype,
+                    p.source.data,
+                    &p.source.shape,
+                    &p.transforms,
+                    true,
+                )?);
+            }
+            let shapes: Vec<&[u64]> = parts.iter().map(|p| p.shape.as_slice()).collect();
+            rows::joined_runs(*join, &shapes)
+        }
+    };
+    let (_, width) = rows::row_view(&t.shape);
+    if let Some((_, w)) = sources.iter().find(|(_, w)| *w != width) {
+        return Err(invalid(&t.name, format!("rows of {w} values for an output of rows of {width}")).into());
     }
-    // Rows: the first dimension; a row is everything after it (1-D: rows of one value).
-    let src_rows = src_shape.first().copied().unwrap_or(1);
-    let total: u64 = src_shape.iter().product();
-    let row = if src_shape.len() <= 1 { 1 } else { total.checked_div(src_rows).unwrap_or(0) };
-    let in_row = src_dtype.row_bytes(row).ok_or_else(|| invalid(&t.name, "row size overflows".into()))?;
-    if src_rows.checked_mul(in_row) != Some(bytes.len() as u64) {
-        return Err(invalid(&t.name, format!("{} bytes of data for {src_rows} rows of {row}", bytes.len())));
-    }
-    let out_rows = t.shape.first().copied().unwrap_or(1);
-    // The row length in ggml's sense (the last dimension) for the output type.
-    let last = if t.shape.len() <= 1 { 1 } else { t.shape.last().copied().unwrap_or(1) };
-    let out_elems_per_row = row;
-    if out_elems_per_row % last.max(1) != 0 {
-        return Err(invalid(&t.name, "rows do not split into whole last dimensions".into()));
-    }
-    let out_row_bytes = t
+    let out_row = t
         .dtype
-        .row_bytes(last)
-        .map(|b| b * (out_elems_per_row / last.max(1)))
-        .ok_or_else(|| invalid(&t.name, format!("a row of {last} is not whole {} blocks", t.dtype)))?;
-    let permute = t.transforms.iter().find_map(|x| match x {
-        Transform::Permute { heads } => Some(*heads),
-        _ => None,
-    });
-    let changes_values = t.transforms.iter().any(|x| matches!(x, Transform::Add(_)));
-    let row_u = row as usize;
-    let in_row_u = in_row as usize;
-    let rows_per_chunk = (opts.chunk_elems / row.max(1)).max(1);
-    let mut scratch: Vec<f32> = Vec::new();
-    let mut buf: Vec<u8> = Vec::new();
-    let mut r = 0u64;
-    while r < out_rows {
-        let n = rows_per_chunk.min(out_rows - r);
-        scratch.resize(n as usize * row_u, 0.0);
-        match permute {
-            None => {
-                let start = r as usize * in_row_u;
-                let b = bytes.get(start..start + n as usize * in_row_u).unwrap_or_default();
-                codec::dequantize_par(src_dtype, Endian::Little, b, &mut scratch)?;
-                release(b);
-            }
-            Some(heads) => {
-                for (i, dst) in scratch.chunks_mut(row_u.max(1)).enumerate() {
-                    let from = permuted_row(r + i as u64, src_rows, heads) as usize * in_row_u;
-                    let b = bytes.get(from..from + in_row_u).unwrap_or_default();
-                    codec::dequantize_endian(src_dtype, Endian::Little, b, dst)?;
+        .row_bytes(width)
+        .and_then(|b| usize::try_from(b).ok())
+        .ok_or_else(|| invalid(&t.name, format!("a row of {width} is not whole {} blocks", t.dtype)))?;
+    let w = usize::try_from(width).map_err(|_| invalid(&t.name, "row size overflows".into()))?;
+    let rows_per_chunk = (opts.chunk_elems / width.max(1)).max(1);
+    let (mut scratch, mut buf, mut runs) = (Vec::<f32>::new(), Vec::<u8>::new(), Vec::new());
+    for &(si, first, n) in &segments {
+        let src = &sources[si].0;
+        // The reference keeps F32 and F16 data as they are when the output type is theirs.
+        let copy = src.values.is_empty() && src.dtype == t.dtype && matches!(src.dtype, GgmlType::F32 | GgmlType::F16);
+        let mut r = first;
+        while r < first + n {
+            let k = rows_per_chunk.min(first + n - r);
+            src.runs(r, k, &mut runs);
+            if copy {
+                for &run in &runs {
+                    out(src.run_bytes(run))?;
                 }
+            } else {
+                scratch.resize(k as usize * w, 0.0);
+                let mut at = 0usize;
+                for &run in &runs {
+                    let len = run.1 as usize * w;
+                    codec::dequantize_par(src.dtype, Endian::Little, src.run_bytes(run), &mut scratch[at..at + len])?;
+                    at += len;
+                }
+                for x in &src.values {
+                    match x {
+                        Transform::Add(c) => scratch.iter_mut().for_each(|v| *v += *c),
+                        Transform::Rows(f) => f.0.apply(r, w, &mut scratch)?,
+                        _ => {}
+                    }
+                }
+                if !src.values.is_empty() && src.dtype == GgmlType::F16 {
+                    // torch's F16 arithmetic: the result rounded back to F16.
+                    scratch.iter_mut().for_each(|v| *v = half::f16::from_f32(*v).to_f32());
+                }
+                buf.resize(k as usize * out_row, 0);
+                codec::quantize_par(t.dtype, Endian::Little, &scratch, &mut buf)?;
+                out(&buf)?;
             }
-        }
-        for x in &t.transforms {
-            if let Transform::Add(c) = *x {
-                scratch.iter_mut().for_each(|v| *v += c);
+            if src.mapped && src.map.is_monotonic() {
+                runs.iter().for_each(|&run| release(src.run_bytes(run)));
             }
+            report(k * src.in_row as u64);
+            r += k;
         }
-        if changes_values && src_dtype == GgmlType::F16 {
-            // torch's F16 arithmetic: the sum rounded back to F16.
-            scratch.iter_mut().for_each(|v| *v = half::f16::from_f32(*v).to_f32());
-        }
-        buf.resize(n as usize * out_row_bytes as usize, 0);
-        codec::quantize_par(t.dtype, Endian::Little, &scratch, &mut buf)?;
-        out(&buf)?;
-        report(n * in_row);
-        r += n;
     }
-    if permute.is_some() {
-        release(bytes);
+    for (src, _) in &sources {
+        if src.mapped && !src.map.is_monotonic() {
+            release(src.bytes);
+        }
     }
     Ok(())
 }

@@ -10,6 +10,7 @@
 mod common;
 
 mod compile_fail;
+mod convert_joins;
 mod convert_names;
 mod edit;
 mod error_context;

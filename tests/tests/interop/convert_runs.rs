@@ -26,6 +26,22 @@
 //!   math) within [`TOL`], and with transformers' exact GELU within [`GEMMA_EXACT_GELU_TOL`]
 //!   (measured: 2.6e-4).
 //!
+//! The layout cases (made from how transformers saves the family: `tests/data/hf-layouts/`), for
+//! the architectures converted so far (`gguf_tests::convert_refs::CONVERTED_LAYOUT_ARCHITECTURES`):
+//! no numpy forward pass; the oracle is transformers itself, run on the same checkpoint (float32,
+//! eager attention) when the references were made, recorded in the manifest
+//! (`gguf_tests::convert_refs::transformers_logits`): its greedy continuation of the prompt and,
+//! for every position of prompt + continuation, the 32 largest logits, 32 logits at ids evenly
+//! spread over the vocabulary, and the whole row's sum and Euclidean norm. llama.cpp evaluates
+//! the same ids on our F32 output (the reference's file, byte for byte); every recorded logit
+//! must be within [`TOL`] ([`GEMMA_EXACT_GELU_TOL`] for Gemma 2, whose GELU ggml takes from its F16
+//! table), the sum and norm within the tolerance times the square root of the vocabulary size
+//! (the norm of a difference of at most the tolerance per logit bounds the norm's change), and
+//! each token transformers generated llama.cpp's argmax too unless the two are within twice the
+//! largest difference seen. Measured on the reference's own F32 outputs when recording: at most
+//! 3.6e-7 per logit (Gemma 2: 1.2e-4, gpt-oss 7.2e-6), every generated token the same; except
+//! DeepSeek-V3 (see [`ORACLE_DIVERGES`]).
+//!
 //! A metadata override (`gguf convert --metadata FILE`, `ConvertOptions::metadata_override`):
 //! ggml's reader reads every key it sets, those only an override gives among them
 //! (`general.url`, `general.doi`, `general.uuid`, `general.repo_url`, `general.quantized_by`),
@@ -43,7 +59,10 @@ use std::path::Path;
 use gguf_serde::convert::{convert, plan, write_plan, Checkpoint, ConvertOptions, OutType};
 use gguf_serde::ops::edit::{rewrite_file, Edit};
 use gguf_serde::{Array, Value};
-use gguf_tests::convert_refs::{convert_ref, convert_ref_cases, make_convert_case};
+use gguf_tests::convert_refs::{
+    convert_ref, convert_ref_cases, converted_cases, layout_class, make_convert_case, pending_cases,
+    transformers_logits,
+};
 use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_kv_line, ggml_read_dump};
 use gguf_tests::{llama_run_harness, llama_run_logits, llama_tool, python, run_py, run_py_text, sha256};
 use serde_json::Value as Json;
@@ -135,7 +154,9 @@ fn gemma3_swa_pattern(cfg: &Json) -> Option<u32> {
 fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
     let Some(harness) = llama_run_harness() else { return };
     let Some(py) = python() else { return };
-    let cases = convert_ref_cases();
+    // The hand-written cases: hf_forward.py knows their architectures; the layout cases have
+    // transformers' own logits instead (the next test).
+    let cases: Vec<String> = convert_ref_cases().into_iter().filter(|c| layout_class(c).is_none()).collect();
     assert_eq!(cases.len(), 7, "cases: {cases:?}");
     let mut report = Vec::new();
     let mut failures = Vec::new();
@@ -194,6 +215,111 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
         report.push(line);
     }
     assert!(failures.is_empty(), "{}\nall cases:\n{}", failures.join("\n"), report.join("\n"));
+}
+
+/// Layout cases whose reference file (which ours must equal byte for byte) llama.cpp does not run
+/// as transformers computes, with the reason. The test asserts that they still differ, so that a
+/// fix in llama.cpp's converter shows here.
+const ORACLE_DIVERGES: &[(&str, &str)] = &[(
+    "tiny-DeepSeek-V3",
+    "transformers' DeepseekV3Config has no `scoring_func` (its router is always sigmoid), so \
+     config.json as transformers saves it has none and convert_hf_to_gguf.py writes no \
+     deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 per logit)",
+)];
+
+/// One layout case's F32 conversion run by llama.cpp against transformers' recorded logits (see
+/// the module docs); `Err` lists what differs. Returns the report line.
+fn layout_case_against_transformers(harness: &Path, case: &str) -> Option<Result<String, String>> {
+    let dir = make_convert_case(case)?;
+    let cfg: Json = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    let out = dir.tmp.join("f32.gguf");
+    convert(&*dir, &out, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{case}: {e:?}"));
+    let digest = sha256(&std::fs::read(&out).unwrap());
+    assert_eq!(Some(digest.as_str()), convert_ref(case, "f32")["sha256"].as_str(), "{case}: not the reference's file");
+    assert_ggml_reads_as_we_do(harness, &out);
+
+    let tf = transformers_logits(case);
+    let ids_of = |key: &str| -> Vec<u32> {
+        tf[key].as_array().expect("ids").iter().map(|v| v.as_u64().expect("id") as u32).collect()
+    };
+    let (prompt, generated) = (ids_of("prompt"), ids_of("generated"));
+    let rows = tf["rows"].as_array().expect("rows");
+    let n_vocab = tf["n_vocab"].as_u64().expect("n_vocab") as usize;
+    // The whole sequence transformers evaluated is the prompt, so that llama.cpp's rows are those
+    // of the same ids whatever it would generate; one more token is generated (and ignored).
+    let ids: Vec<u32> = prompt.iter().chain(&generated).copied().collect();
+    assert_eq!(rows.len(), ids.len(), "{case}: rows");
+    let (_, llama) = llama_run_logits(harness, &out, &ids, 1).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let tol = if cfg["model_type"] == "gemma2" { GEMMA_EXACT_GELU_TOL } else { TOL };
+    let mut errors = Vec::new();
+    let mut diff = 0f64;
+    for (r, (row, want)) in llama.iter().zip(rows).enumerate() {
+        assert_eq!(row.len(), n_vocab, "{case}: libllama's n_vocab");
+        for (ids_key, values_key) in [("top_ids", "top_values"), ("probe_ids", "probe_values")] {
+            let ids = want[ids_key].as_array().expect("ids");
+            let values = want[values_key].as_array().expect("values");
+            for (id, v) in ids.iter().zip(values) {
+                let (id, v) = (id.as_u64().expect("id") as usize, v.as_f64().expect("value"));
+                let d = (f64::from(row[id]) - v).abs();
+                assert!(d.is_finite(), "{case}: row {r}: a non-finite logit at {id}");
+                diff = diff.max(d);
+            }
+        }
+        let bound = tol * (n_vocab as f64).sqrt();
+        let sum: f64 = row.iter().map(|&x| f64::from(x)).sum();
+        let l2 = row.iter().map(|&x| f64::from(x) * f64::from(x)).sum::<f64>().sqrt();
+        for (what, ours, theirs) in [("sum", sum, &want["sum"]), ("norm", l2, &want["l2"])] {
+            let theirs = theirs.as_f64().expect("number");
+            if (ours - theirs).abs() > bound {
+                errors.push(format!("{case}: row {r}: {what} {ours} vs transformers' {theirs} (bound {bound:e})"));
+            }
+        }
+    }
+    if diff > tol {
+        errors.push(format!("{case}: max |llama.cpp - transformers| {diff:e} > {tol:e}"));
+    }
+    for (k, &g) in generated.iter().enumerate() {
+        let row = &llama[prompt.len() - 1 + k];
+        let best = (0..row.len()).fold(0, |b, i| if row[i] > row[b] { i } else { b });
+        let gap = f64::from(row[best]) - f64::from(row[g as usize]);
+        if best != g as usize && gap > 2.0 * diff.max(f64::EPSILON) {
+            errors.push(format!(
+                "{case}: transformers generated {g} at step {k}, llama.cpp's argmax is {best} (higher by {gap:e})"
+            ));
+        }
+    }
+    let line =
+        format!("{case}: max |llama.cpp - transformers| {diff:.3e} over the recorded logits; generated {generated:?}");
+    Some(if errors.is_empty() { Ok(line) } else { Err(format!("{}\n{line}", errors.join("\n"))) })
+}
+
+/// llama.cpp on our conversion of each converted layout case computes transformers' logits (see
+/// the module docs). The pending layout cases (no converter yet) are not run: the test
+/// `pending_layout_cases_do_not_convert` checks that they do not convert.
+#[test]
+fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
+    let Some(harness) = llama_run_harness() else { return };
+    let cases: Vec<String> = converted_cases().into_iter().filter(|c| layout_class(c).is_some()).collect();
+    let pending: Vec<String> = pending_cases().into_iter().map(|(c, a)| format!("{c} ({a})")).collect();
+    let _ = writeln!(std::io::stderr(), "convert_runs: layout cases pending a converter: {}", pending.join(", "));
+    let mut failures = Vec::new();
+    for case in &cases {
+        let diverges = ORACLE_DIVERGES.iter().find(|(c, _)| c == case).map(|(_, why)| *why);
+        match (layout_case_against_transformers(&harness, case), diverges) {
+            (None, _) => return,
+            (Some(Ok(line)), None) => {
+                let _ = writeln!(std::io::stderr(), "convert_runs: {line}");
+            }
+            (Some(Err(e)), None) => failures.push(e),
+            (Some(Ok(line)), Some(_)) => {
+                failures.push(format!("{line}\n{case} now agrees with transformers: remove it from ORACLE_DIVERGES"))
+            }
+            (Some(Err(e)), Some(why)) => {
+                let _ = writeln!(std::io::stderr(), "convert_runs: {case}: differs as expected ({why}):\n{e}");
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// ggml reads each key a metadata override sets with the type and value the reference writes

@@ -12,6 +12,7 @@ mod derive_gemma;
 mod derive_llama;
 mod derive_order;
 mod gemma;
+mod hf_config;
 mod interop_gguf_py;
 mod llama_run;
 mod moe_imatrix;

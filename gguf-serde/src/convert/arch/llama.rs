@@ -14,11 +14,18 @@
 //!   `rope_freqs.weight` ([`llama3_rope_factors`], the reference's `generate_extra_tensors`).
 //! - Tokenizer: SentencePiece (`tokenizer.model`) or GPT-2 BPE (`tokenizer.json`, Llama 3), see
 //!   [`crate::convert::vocab::set_vocab_llama`].
-//! - Not converted (refused): mixture-of-experts checkpoints (`block_sparse_moe`).
+//! - Mixtral (`MixtralForCausalLM`, `num_local_experts`): each block's experts
+//!   `block_sparse_moe.experts.X.{w1,w2,w3}.weight` (`[n_ff, n_embd]`, `[n_embd, n_ff]`,
+//!   `[n_ff, n_embd]`) are stacked ([`Mapped::expert`]) into `blk.N.ffn_{gate,down,up}_exps.weight`
+//!   (`[n_expert, n_ff, n_embd]`, `[n_expert, n_embd, n_ff]`, `[n_expert, n_ff, n_embd]`), the
+//!   router `block_sparse_moe.gate` is `blk.N.ffn_gate_inp` (F32, the reference's rule);
+//!   `llama.expert_count` and `llama.expert_used_count` come from [`text_model_parameters`].
+//!   transformers saves Mixtral's experts this way (it undoes its fused in-memory layout on
+//!   `save_pretrained`), as the hub's checkpoints have them.
 
 use super::{
-    always_skipped, key, standard_required, text_model_parameters, ArchContext, Architecture, BlockMap, ExtraTensor,
-    Mapped, Transform,
+    always_skipped, expert_part, key, standard_required, text_model_parameters, ArchContext, Architecture, BlockMap,
+    ExtraTensor, Mapped, Transform,
 };
 use crate::convert::{ConvertError, Kvs};
 use crate::Value;
@@ -44,13 +51,31 @@ pub const LLAMA_MAP: BlockMap<'static> = BlockMap {
     ],
 };
 
+/// Mixtral's router, beside [`LLAMA_MAP`].
+pub const MIXTRAL_MAP: BlockMap<'static> =
+    BlockMap { top: &[], block_prefix: "model.layers.", block: &[("block_sparse_moe.gate", "ffn_gate_inp")] };
+
+/// The block tensors of a Mixtral decoder.
+pub const MIXTRAL_BLOCK: &[&str] = &[
+    "attn_norm",
+    "attn_q",
+    "attn_k",
+    "attn_v",
+    "attn_output",
+    "ffn_norm",
+    "ffn_gate_inp",
+    "ffn_gate_exps",
+    "ffn_down_exps",
+    "ffn_up_exps",
+];
+
 /// The block tensors every Llama-like decoder needs.
 pub const LLAMA_BLOCK: &[&str] =
     &["attn_norm", "attn_q", "attn_k", "attn_v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"];
 
 /// Checks the head counts a permutation needs: `hidden`-independent, the rows of Q and K must be
 /// whole heads of an even width (checked per tensor when it is written).
-fn heads(cx: &ArchContext<'_>) -> Result<(u64, u64), ConvertError> {
+pub(crate) fn heads(cx: &ArchContext<'_>) -> Result<(u64, u64), ConvertError> {
     let n_head = cx.config.need_u32(&["n_heads", "num_attention_heads"])?;
     let n_kv = cx.config.find_u32(&["n_kv_heads", "num_key_value_heads"])?.unwrap_or(n_head);
     if n_head == 0 || n_kv == 0 {
@@ -124,15 +149,72 @@ pub fn llama3_rope_factors(cx: &ArchContext<'_>) -> Result<Option<ExtraTensor>, 
     Ok(Some(ExtraTensor { name: "rope_freqs.weight".into(), shape: vec![values.len() as u64], values }))
 }
 
+/// [`Mapped::Skip`] for what the reference drops unread ([`always_skipped`]), else the Llama
+/// name of `hf` ([`LLAMA_MAP`]) with `LlamaModel.modify_tensors`' permutation of Q and
+/// K (weights and biases; [`Transform::Permute`] with the query heads, and with the key/value
+/// heads for K): the dense Llama tensors of Llama, SmolLM3 and Granite. `Mapped::Unknown` for a
+/// name outside the map.
+///
+/// # Errors
+/// [`ConvertError::Config`] when `num_attention_heads` is missing or a head count is zero.
+pub fn map_permuted(hf: &str, cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
+    if always_skipped(hf) {
+        return Ok(Mapped::Skip);
+    }
+    let Some(name) = LLAMA_MAP.get(hf, cx.block_count) else { return Ok(Mapped::Unknown) };
+    let (n_head, n_kv) = heads(cx)?;
+    let mut transforms = Vec::new();
+    if hf.ends_with("q_proj.weight") || hf.ends_with("q_proj.bias") {
+        transforms.push(Transform::Permute { heads: n_head });
+    } else if hf.ends_with("k_proj.weight") || hf.ends_with("k_proj.bias") {
+        transforms.push(Transform::Permute { heads: n_kv });
+    }
+    Ok(Mapped::To { name, transforms })
+}
+
+/// What `LlamaModel` needs of `config.json` before reading tensors: the head counts of the
+/// permutation and `vocab_size`.
+///
+/// # Errors
+/// [`ConvertError::Config`] naming the missing or zero field.
+pub fn check_llama(cx: &ArchContext<'_>) -> Result<(), ConvertError> {
+    heads(cx)?;
+    cx.config.need_u32(&["vocab_size"])?;
+    Ok(())
+}
+
+/// `LlamaModel.set_gguf_parameters` for the architecture `arch`: [`text_model_parameters`], then
+/// `{arch}.vocab_size` and `{arch}.rope.dimension_count` (`head_dim`, else `hidden_size /
+/// num_attention_heads`), u32. A `head_dim` that transformers' configuration class fills in
+/// (`LlamaConfig`, `MistralConfig`; not `MixtralConfig`) is in the configuration as the
+/// reference sees it ([`HfConfig`](crate::convert::HfConfig)'s defaults), so
+/// [`text_model_parameters`] writes the key and value lengths from it.
+///
+/// # Errors
+/// [`ConvertError::Config`] for a missing `vocab_size`, `hidden_size` or
+/// `num_attention_heads`, or as [`text_model_parameters`].
+pub fn llama_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
+    text_model_parameters(arch, cx, file_type, kv)?;
+    let c = cx.config;
+    let derived = || -> Result<u32, ConvertError> {
+        Ok(c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1))
+    };
+    kv.set(key(arch, "vocab_size"), Value::U32(c.need_u32(&["vocab_size"])?));
+    let rope_dim = match c.find_u32(&["head_dim"])? {
+        Some(d) => d,
+        None => derived()?,
+    };
+    kv.set(key(arch, "rope.dimension_count"), Value::U32(rope_dim));
+    Ok(())
+}
+
 impl Architecture for Llama {
     fn name(&self) -> &'static str {
         "llama"
     }
 
     fn check(&self, cx: &ArchContext<'_>) -> Result<(), ConvertError> {
-        heads(cx)?;
-        cx.config.need_u32(&["vocab_size"])?;
-        Ok(())
+        check_llama(cx)
     }
 
     fn extra_tensors(&self, cx: &ArchContext<'_>) -> Result<Vec<ExtraTensor>, ConvertError> {
@@ -143,44 +225,33 @@ impl Architecture for Llama {
         if always_skipped(hf) {
             return Ok(Mapped::Skip);
         }
-        let Some(name) = LLAMA_MAP.get(hf, cx.block_count) else { return Ok(Mapped::Unknown) };
-        let (n_head, n_kv) = heads(cx)?;
-        let mut transforms = Vec::new();
-        if hf.ends_with("q_proj.weight") || hf.ends_with("q_proj.bias") {
-            transforms.push(Transform::Permute { heads: n_head });
-        } else if hf.ends_with("k_proj.weight") || hf.ends_with("k_proj.bias") {
-            transforms.push(Transform::Permute { heads: n_kv });
+        if let Some((bid, xid, w)) = expert_part(hf, "model.layers.", "block_sparse_moe.experts.", cx.block_count) {
+            let out = match w {
+                "w1.weight" => "ffn_gate_exps",
+                "w2.weight" => "ffn_down_exps",
+                "w3.weight" => "ffn_up_exps",
+                _ => return Ok(Mapped::Unknown),
+            };
+            let n = cx.config.need_u32(&["num_local_experts"])?;
+            return Ok(Mapped::expert(format!("blk.{bid}.{out}.weight"), xid, n.into()));
         }
-        Ok(Mapped::To { name, transforms })
+        if let Some(name) = MIXTRAL_MAP.get(hf, cx.block_count) {
+            return Ok(Mapped::plain(name));
+        }
+        map_permuted(hf, cx)
     }
 
     fn source_name(&self, gguf: &str) -> Option<String> {
-        LLAMA_MAP.source_name(gguf)
+        LLAMA_MAP.source_name(gguf).or_else(|| MIXTRAL_MAP.source_name(gguf))
     }
 
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
-        standard_required(cx.block_count, LLAMA_BLOCK)
+        let moe = cx.config.get("num_local_experts").is_some_and(|v| !v.is_null());
+        standard_required(cx.block_count, if moe { MIXTRAL_BLOCK } else { LLAMA_BLOCK })
     }
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
-        text_model_parameters("llama", cx, file_type, kv)?;
-        let c = cx.config;
-        // The reference reads config.json through transformers' LlamaConfig, which fills in
-        // `head_dim = hidden_size / num_attention_heads` when the file has none: the key and
-        // value lengths are then written too, before `general.file_type`.
-        if c.find_u32(&["head_dim"])?.is_none() {
-            let d = c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1);
-            let at = kv.0.iter().position(|(k, _)| k == "general.file_type").unwrap_or(kv.0.len());
-            kv.0.insert(at, (key("llama", "attention.value_length"), Value::U32(d)));
-            kv.0.insert(at, (key("llama", "attention.key_length"), Value::U32(d)));
-        }
-        kv.set(key("llama", "vocab_size"), Value::U32(c.need_u32(&["vocab_size"])?));
-        let rope_dim = match c.find_u32(&["head_dim"])? {
-            Some(d) => d,
-            None => c.need_u32(&["hidden_size"])? / c.need_u32(&["num_attention_heads"])?.max(1),
-        };
-        kv.set(key("llama", "rope.dimension_count"), Value::U32(rope_dim));
-        Ok(())
+        llama_parameters("llama", cx, file_type, kv)
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {

@@ -14,23 +14,35 @@
 //! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
 //! usual `model.layers.N.*` names.
 
+pub mod gemma2;
 pub mod gemma3;
+pub mod glm4;
+pub mod granite;
 pub mod llama;
+pub mod olmo2;
 pub mod phi3;
 pub mod qwen2;
 pub mod qwen3;
+pub mod qwen_moe;
+pub mod smollm3;
 
 use std::path::Path;
 
+pub use gemma2::Gemma2;
 pub use gemma3::Gemma3;
+pub use glm4::Glm4;
+pub use granite::Granite;
 pub use llama::Llama;
+pub use olmo2::Olmo2;
 pub use phi3::Phi3;
 pub use qwen2::Qwen2;
 pub use qwen3::Qwen3;
+pub use qwen_moe::{Qwen2Moe, Qwen3Moe};
+pub use smollm3::SmolLm3;
 
 use super::checkpoint::HfConfig;
 use super::{ConvertError, Kvs};
-use crate::{Array, Value};
+use crate::{Array, GgmlType, Value};
 
 type Result<T, E = ConvertError> = std::result::Result<T, E>;
 
@@ -38,22 +50,118 @@ type Result<T, E = ConvertError> = std::result::Result<T, E>;
 /// are computed in the reference's working type: F32 for a BF16 or F32 source, F16 for an F16
 /// source (a value-changing transform of an F16 tensor is rounded back to F16, as torch's F16
 /// arithmetic does).
+///
+/// Shapes are canonical (outermost first). Every transform works on the tensor as a sequence of
+/// *rows* of its last (innermost) dimension (`ne[0]` in ggml's order; a 1-D tensor is rows of
+/// one value), so that a tensor of any size is converted a chunk of rows at a time. The
+/// row-choosing transforms ([`Permute`](Transform::Permute), [`KeepRows`](Transform::KeepRows),
+/// [`Slice`](Transform::Slice)) say which source rows make the output, applied in their order;
+/// the value transforms ([`Add`](Transform::Add), [`Rows`](Transform::Rows)) then change the
+/// chosen rows, in their order. A row is never cut: the last dimension is kept whole.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transform {
-    /// `LlamaModel.permute`: the rows (first dimension) are viewed as
-    /// `[heads, 2, rows / heads / 2, rest]`, the two middle axes swapped; Hugging Face keeps
-    /// the rotary halves of a head apart, llama.cpp interleaves them.
+    /// `LlamaModel.permute`: the first dimension is viewed as
+    /// `[heads, 2, rows / heads / 2]`, the two inner axes swapped; Hugging Face keeps the rotary
+    /// halves of a head apart, llama.cpp interleaves them.
     Permute {
         /// Heads of the tensor: the query heads for Q, the key/value heads for K.
         heads: u64,
     },
-    /// Adds a constant to every value (Gemma 3's `Gemma3RMSNorm` weights, stored minus one).
+    /// Adds a constant to every value (Gemma's `RMSNorm` weights, stored minus one).
     Add(f32),
-    /// Keeps the first rows only (Gemma 3 drops the embedding's rows beyond the vocabulary).
+    /// Keeps the first `n` entries of the first dimension (Gemma 3 drops the embedding's rows
+    /// beyond the vocabulary): `Slice { dim: 0, start: 0, len: n }`, with `n` capped at the
+    /// dimension's size.
     KeepRows(u64),
+    /// Keeps `len` entries of dimension `dim` (canonical, outermost first) from `start`: the
+    /// reference's `data[..., start:start+len, ...]` when it splits a fused tensor (a fused
+    /// `gate_up_proj` of shape `[n_expert, 2 * n_ff, n_embd]` gives its gate as
+    /// `Slice { dim: 1, start: 0, len: n_ff }`). `dim` must not be the last dimension (a row is
+    /// never cut).
+    Slice {
+        /// The dimension, outermost first.
+        dim: usize,
+        /// The first entry kept.
+        start: u64,
+        /// How many entries are kept.
+        len: u64,
+    },
+    /// A value transform of the architecture's own over a chunk of whole rows, in the working
+    /// type; see [`RowTransform`].
+    Rows(RowFn),
+}
+
+/// A value transform an architecture defines itself ([`Transform::Rows`]): it is given a chunk
+/// of consecutive rows of the last dimension and changes them in place. The chunk is in the
+/// working type (F32 values; for an F16 source they are rounded back to F16 afterwards, as the
+/// reference's F16 arithmetic does). The rows of a chunk are `first_row..first_row + n` of the
+/// tensor after its row-choosing transforms, numbered over all its rows (the last dimension's
+/// rows: a `[n_ff, n_embd]` tensor has `n_ff` rows of `n_embd` values; for a part of a joined
+/// tensor, the rows of that part).
+pub trait RowTransform: Send + Sync + std::fmt::Debug {
+    /// Changes `values`, `values.len() / row_len` whole rows starting at row `first_row`.
+    ///
+    /// # Errors
+    /// [`ConvertError`] (a [`ConvertError::BadShape`] naming the tensor, say); the conversion
+    /// stops and no file is left.
+    fn apply(&self, first_row: u64, row_len: usize, values: &mut [f32]) -> Result<()>;
+}
+
+/// A shared [`RowTransform`]; two are equal when they are the same object.
+#[derive(Clone, Debug)]
+pub struct RowFn(pub std::sync::Arc<dyn RowTransform>);
+
+impl RowFn {
+    /// Wraps `f`.
+    pub fn new(f: impl RowTransform + 'static) -> RowFn {
+        RowFn(std::sync::Arc::new(f))
+    }
+}
+
+impl PartialEq for RowFn {
+    fn eq(&self, other: &RowFn) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// How the parts of a many-to-one tensor ([`Mapped::Part`]) are joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Join {
+    /// Along a new outermost dimension, part `i` at index `i` (`torch.stack(parts, dim=0)`):
+    /// experts `[n_ff, n_embd]` become `[n_expert, n_ff, n_embd]`. Every part has the same shape.
+    Stack,
+    /// Along an existing dimension (`torch.cat(parts, dim)`, canonical, outermost first; not the
+    /// last): every part has the same shape but in that dimension.
+    Concat {
+        /// The dimension, outermost first.
+        dim: usize,
+    },
+}
+
+/// One output of a checkpoint tensor: its GGUF name and the transforms that make it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// The GGUF name.
+    pub name: String,
+    /// The transforms, in order.
+    pub transforms: Vec<Transform>,
+}
+
+impl Target {
+    /// `name` with `transforms`.
+    pub fn new(name: impl Into<String>, transforms: Vec<Transform>) -> Target {
+        Target { name: name.into(), transforms }
+    }
 }
 
 /// What an architecture does with a Hugging Face tensor.
+///
+/// One-to-one is [`Mapped::To`]; one-to-many (a fused tensor the reference splits) is
+/// [`Mapped::Split`]; many-to-one (experts stacked into one tensor per layer, as the reference's
+/// `torch.stack`, or tensors concatenated) is [`Mapped::Part`] on each source. A joined tensor
+/// is planned once all its parts are seen, at the place of its last part in the checkpoint's
+/// order (where the reference yields it), and written part by part into its place: nothing is
+/// held in memory but a chunk of rows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mapped {
     /// Written under this GGUF name after these transforms.
@@ -61,6 +169,25 @@ pub enum Mapped {
         /// The GGUF name.
         name: String,
         /// The transforms, in order.
+        transforms: Vec<Transform>,
+    },
+    /// Written as several tensors, in this order (each with its own transforms, usually a
+    /// [`Transform::Slice`]).
+    Split(Vec<Target>),
+    /// Part `index` of the `count` parts of the tensor `name`, joined as `join` says. The
+    /// transforms apply to this part before joining. The plan is refused when a part is given
+    /// twice, when the parts' shapes do not join, or when parts are missing at the end
+    /// ([`ConvertError::Layout`], naming the tensor and the missing part indices).
+    Part {
+        /// The GGUF name of the joined tensor.
+        name: String,
+        /// This part's place, `0..count`.
+        index: u64,
+        /// How many parts the tensor has.
+        count: u64,
+        /// How the parts are joined.
+        join: Join,
+        /// The transforms of this part, in order.
         transforms: Vec<Transform>,
     },
     /// Left out, as the reference leaves it out.
@@ -74,6 +201,21 @@ impl Mapped {
     pub fn plain(name: impl Into<String>) -> Mapped {
         Mapped::To { name: name.into(), transforms: Vec::new() }
     }
+
+    /// Expert `index` of `count`, stacked into `name` ([`Join::Stack`]), with no transform.
+    pub fn expert(name: impl Into<String>, index: u64, count: u64) -> Mapped {
+        Mapped::Part { name: name.into(), index, count, join: Join::Stack, transforms: Vec::new() }
+    }
+}
+
+/// A type the architecture forces on a tensor, as the reference's `tensor_force_quant` does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForceType {
+    /// This type (it still falls back to F16 where a row is not whole blocks, as the reference's
+    /// `QuantError` fallback does; 1-D tensors and norms stay F32 whatever is forced).
+    Type(GgmlType),
+    /// The output type, even where the reference's rules would keep F32 (its `True`).
+    OutType,
 }
 
 /// A tensor an architecture makes from the configuration (Phi-3's RoPE factors).
@@ -131,6 +273,13 @@ pub trait Architecture: Sync {
         None
     }
 
+    /// The type the architecture forces on the tensor `gguf` (made from the Hugging Face tensor
+    /// `hf`, with `n_dims` dimensions): the reference's `tensor_force_quant`. `None` (the
+    /// default) leaves the choice to the reference's rules ([`super::output_type`]).
+    fn force_type(&self, _hf: &str, _gguf: &str, _n_dims: usize) -> Option<ForceType> {
+        None
+    }
+
     /// Keys written while the tensors are prepared, before `general.type` (the reference's
     /// `generate_extra_tensors` may add some: Phi-3's `rope.scaling.attn_factor`).
     ///
@@ -164,15 +313,24 @@ pub trait Architecture: Sync {
 }
 
 /// The architectures of this crate, by Hugging Face class: `LlamaForCausalLM`,
-/// `MistralForCausalLM` ([`Llama`]), `Qwen2ForCausalLM` ([`Qwen2`]), `Qwen3ForCausalLM`
-/// ([`Qwen3`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]).
+/// `MistralForCausalLM`, `MixtralForCausalLM` ([`Llama`]), `Qwen2ForCausalLM` ([`Qwen2`]), `Qwen3ForCausalLM`
+/// ([`Qwen3`]), `Qwen2MoeForCausalLM` ([`Qwen2Moe`]), `Qwen3MoeForCausalLM` ([`Qwen3Moe`]), `Gemma2ForCausalLM`
+/// ([`Gemma2`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]), `Olmo2ForCausalLM` ([`Olmo2`]),
+/// `SmolLM3ForCausalLM` ([`SmolLm3`]), `GraniteForCausalLM` ([`Granite`]), `Glm4ForCausalLM` ([`Glm4`]).
 pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
     Some(match hf_class {
-        "LlamaForCausalLM" | "MistralForCausalLM" => &Llama,
+        "LlamaForCausalLM" | "MistralForCausalLM" | "MixtralForCausalLM" => &Llama,
         "Qwen2ForCausalLM" => &Qwen2,
         "Qwen3ForCausalLM" => &Qwen3,
+        "Qwen2MoeForCausalLM" => &Qwen2Moe,
+        "Qwen3MoeForCausalLM" => &Qwen3Moe,
+        "Gemma2ForCausalLM" => &Gemma2,
         "Gemma3ForCausalLM" => &Gemma3,
         "Phi3ForCausalLM" => &Phi3,
+        "Olmo2ForCausalLM" => &Olmo2,
+        "SmolLM3ForCausalLM" => &SmolLm3,
+        "GraniteForCausalLM" => &Granite,
+        "Glm4ForCausalLM" => &Glm4,
         _ => return None,
     })
 }
@@ -181,10 +339,18 @@ pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
 pub const BUILTIN_CLASSES: &[&str] = &[
     "LlamaForCausalLM",
     "MistralForCausalLM",
+    "MixtralForCausalLM",
     "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",
+    "Qwen2MoeForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
     "Phi3ForCausalLM",
+    "Olmo2ForCausalLM",
+    "SmolLM3ForCausalLM",
+    "GraniteForCausalLM",
+    "Glm4ForCausalLM",
 ];
 
 /// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names
@@ -220,6 +386,16 @@ impl BlockMap<'_> {
         Some(format!("blk.{bid}.{g}.{suffix}"))
     }
 
+    /// What a one-to-one architecture does with `hf`: [`Mapped::Skip`] for what the reference
+    /// drops unread ([`always_skipped`]), the GGUF name of [`get`](Self::get) with no transform,
+    /// or [`Mapped::Unknown`].
+    pub fn mapped(&self, hf: &str, block_count: u32) -> Mapped {
+        if always_skipped(hf) {
+            return Mapped::Skip;
+        }
+        self.get(hf, block_count).map_or(Mapped::Unknown, Mapped::plain)
+    }
+
     /// The Hugging Face name of the GGUF name `gguf`, the inverse of [`get`](Self::get):
     /// `blk.3.attn_q.weight` → `model.layers.3.self_attn.q_proj.weight` (`None` if this map has
     /// no entry for it). The block number is not checked against a block count.
@@ -238,6 +414,29 @@ impl BlockMap<'_> {
         let (h, _) = self.block.iter().find(|(_, g)| *g == inner)?;
         Some(format!("{}{n}.{h}.{suffix}", self.block_prefix))
     }
+}
+
+/// The parts of an expert tensor's Hugging Face name `{block_prefix}{bid}.{experts}{xid}.{rest}`
+/// (`model.layers.3.block_sparse_moe.experts.7.w1.weight` with `model.layers.` and
+/// `block_sparse_moe.experts.` gives `(3, 7, "w1.weight")`): the block, the expert and the rest,
+/// or `None` when `hf` is not of that form, its block is not below `block_count`, or a number
+/// has leading zeros or is not decimal (as the reference's `format(bid=..., xid=...)` names
+/// never are). For [`Mapped::Part`]: see [`Mapped::expert`].
+pub fn expert_part<'h>(
+    hf: &'h str,
+    block_prefix: &str,
+    experts: &str,
+    block_count: u32,
+) -> Option<(u32, u64, &'h str)> {
+    fn number(s: &str) -> Option<u64> {
+        let ok = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s.len() == 1 || !s.starts_with('0'));
+        ok.then(|| s.parse().ok()).flatten()
+    }
+    let rest = hf.strip_prefix(block_prefix)?;
+    let (bid, rest) = rest.split_once('.')?;
+    let bid = u32::try_from(number(bid)?).ok().filter(|&b| b < block_count)?;
+    let (xid, rest) = rest.strip_prefix(experts)?.split_once('.')?;
+    Some((bid, number(xid)?, rest))
 }
 
 /// Whether the reference drops `hf` unread (`prepare_tensors`: attention masks and the rotary
@@ -261,11 +460,14 @@ fn as_f32(v: f64) -> Value {
 /// the names the reference tries), `attention.causal` (bool, when `is_causal` is false), the
 /// RoPE scaling keys (`linear` and `yarn` with a factor, `longrope`/`su`), `rope.freq_base`,
 /// `rope.freq_base_swa`, `attention.layer_norm_rms_epsilon`, `attention.layer_norm_epsilon`
-/// (f32), `expert_count`, `expert_used_count` (u32), `attention.key_length` and
+/// (f32), `expert_count`, `expert_used_count`, `expert_group_count` (`n_group`),
+/// `expert_group_used_count` (`topk_group`), `expert_gating_func` (gguf-py's
+/// `ExpertGatingFuncType`: softmax 1, sigmoid 2, sqrtsoftplus 4) (u32), `attention.key_length` and
 /// `attention.value_length` (u32, from `head_dim`), then `general.file_type` (u32).
 ///
 /// # Errors
-/// [`ConvertError::Config`] for a mistyped value, or a RoPE scaling type whose keys the
+/// [`ConvertError::Config`] for a mistyped value, an unknown expert gating function (as the
+/// reference refuses it), or a RoPE scaling type whose keys the
 /// reference computes in ways not reproduced here (`dynamic`, unknown types). `llama3` writes no
 /// keys here (Llama's generated tensor, [`llama::llama3_rope_factors`]).
 pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<()> {
@@ -371,6 +573,30 @@ pub fn text_model_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, k
     if let Some(n) = c.find_u32(&["num_experts_per_tok", "num_experts_per_token", "top_k_experts"])? {
         kv.set(k("expert_used_count"), Value::U32(n));
     }
+    if let Some(n) = c.find_u32(&["n_group"])? {
+        kv.set(k("expert_group_count"), Value::U32(n));
+    }
+    if let Some(n) = c.find_u32(&["topk_group"])? {
+        kv.set(k("expert_group_used_count"), Value::U32(n));
+    }
+    let gating = c.find(&[
+        "score_function",
+        "scoring_func",
+        "score_func",
+        "moe_router_activation",
+        "moe_router_activation_func",
+        "expert_selection_fn",
+    ]);
+    if let Some((name, f)) = gating {
+        // gguf-py's ExpertGatingFuncType
+        let v = match f.as_str() {
+            Some("softmax") => 1,
+            Some("sigmoid") => 2,
+            Some("sqrtsoftplus") => 4,
+            _ => return Err(ConvertError::Config(format!("{name}: unsupported expert gating function {f}"))),
+        };
+        kv.set(k("expert_gating_func"), Value::U32(v));
+    }
     if let Some(d) = c.find_u32(&["head_dim"])? {
         kv.set(k("attention.key_length"), Value::U32(d));
         kv.set(k("attention.value_length"), Value::U32(d));
@@ -392,4 +618,53 @@ pub fn standard_required(n: u32, names: &[&str]) -> Vec<String> {
 /// An `array<f32>` value.
 pub fn f32_array(v: Vec<f32>) -> Value {
     Value::Array(Array::F32(v))
+}
+
+/// What the architectures' unit tests share: an [`ArchContext`] of a `config.json` given as
+/// JSON text, and the keys and tensor names an architecture gives for it.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{ArchContext, Architecture, Mapped};
+    use crate::convert::checkpoint::HfConfig;
+    use crate::convert::Kvs;
+    use crate::Value;
+
+    /// `config.json` parsed, as the converter parses it.
+    pub(crate) fn config(json: &str) -> HfConfig {
+        HfConfig::from_json(serde_json::from_str(json).expect("test config is JSON")).expect("a JSON object")
+    }
+
+    /// Runs `f` with a context of `config` (no folder: the tokenizer is not read) and
+    /// `num_hidden_layers` blocks.
+    pub(crate) fn with_cx<T>(config: &HfConfig, f: impl FnOnce(&ArchContext<'_>) -> T) -> T {
+        let block_count = config.find_u32(&["num_hidden_layers"]).ok().flatten().unwrap_or(0);
+        f(&ArchContext { dir: std::path::Path::new("no-such-folder"), config, block_count })
+    }
+
+    /// The keys `arch.parameters` writes for `config` with `file_type`, in order.
+    pub(crate) fn keys(arch: &dyn Architecture, config: &HfConfig, file_type: u32) -> Vec<(String, Value)> {
+        with_cx(config, |cx| {
+            let mut kv = Kvs::default();
+            arch.parameters(cx, file_type, &mut kv).expect("parameters");
+            kv.0
+        })
+    }
+
+    /// What `arch` makes of the Hugging Face tensor `hf`.
+    pub(crate) fn mapped(arch: &dyn Architecture, config: &HfConfig, hf: &str) -> Mapped {
+        with_cx(config, |cx| arch.map_tensor(hf, &[], cx).expect("map_tensor"))
+    }
+
+    /// The GGUF name of a one-to-one mapping with no transform (panics otherwise).
+    pub(crate) fn plain_name(m: Mapped) -> String {
+        match m {
+            Mapped::To { name, transforms } if transforms.is_empty() => name,
+            other => panic!("not a plain mapping: {other:?}"),
+        }
+    }
+
+    /// `(key, value)` pairs from `(&str, Value)`.
+    pub(crate) fn owned(pairs: Vec<(&str, Value)>) -> Vec<(String, Value)> {
+        pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    }
 }

@@ -63,7 +63,7 @@ impl std::fmt::Debug for HfTokenizer {
 
 /// Runs a call into the `tokenizers` library, turning its errors and panics into
 /// [`VocabError::Tokenizer`] naming `path` and what was being done.
-fn guarded<T>(
+pub(super) fn guarded<T>(
     path: &Path,
     doing: &str,
     f: impl FnOnce() -> Result<T, Box<dyn std::error::Error + Send + Sync>>,
@@ -115,6 +115,14 @@ impl HfTokenizer {
     /// The file this tokenizer was read from.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    pub(super) fn inner(&self) -> &Tokenizer {
+        &self.inner
+    }
+
+    pub(super) fn inner_mut(&mut self) -> &mut Tokenizer {
+        &mut self.inner
     }
 
     /// `tokenizer.encode(text)` of `transformers` (with the post-processor's special tokens when
@@ -260,12 +268,72 @@ pub(super) fn gpt2_into_with(
     names: PreNames,
 ) -> Result<(), VocabError> {
     let v = vocab_base_with(dir, vocab_size, names)?;
+    write_gpt2(kvs, v, &special_vocab(dir, true, None)?)
+}
+
+/// The keys of `_set_vocab_gpt2`'s kind: `tokenizer.ggml.model` = `gpt2`, the pre-tokenizer,
+/// tokens and token types of `v`, then the special vocabulary `sv`.
+fn write_gpt2(kvs: &mut Kvs, v: BpeVocab, sv: &super::SpecialVocab) -> Result<(), VocabError> {
     kvs.set("tokenizer.ggml.model", Value::String("gpt2".into()));
     kvs.set("tokenizer.ggml.pre", Value::String(v.pre));
     kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
     kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, true, None)?.write_into(kvs)?;
-    Ok(())
+    sv.write_into(kvs)
+}
+
+/// GLM-4 (`Glm4Model.set_vocab`, `Glm4ForCausalLM`): the GPT-2 BPE vocabulary
+/// ([`set_vocab_gpt2`]'s keys), with the special vocabulary given, for the types the folder does
+/// not set, `eos`, `eot`, `unk` and `bos` from the ids `transformers.AutoTokenizer` gives
+/// `<|endoftext|>`, `<|user|>`, `<|endoftext|>` and `<|endoftext|>` among its added tokens
+/// (`get_added_vocab()`, see [`auto_tokenizer`](super::auto_tokenizer)).
+///
+/// # Errors
+/// As [`set_vocab_gpt2`]; [`VocabError::Invalid`] when one of those texts is not an added token
+/// (the reference's `KeyError`).
+pub fn set_vocab_glm4(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+    glm_with(
+        dir,
+        vocab_size,
+        &[("eos", "<|endoftext|>"), ("eot", "<|user|>"), ("unk", "<|endoftext|>"), ("bos", "<|endoftext|>")],
+        pre_tokenizer_name,
+    )
+}
+
+/// The GLM-4.5 family (`TextModel._set_vocab_glm`: `Glm4MoeModel`, `Glm4MoeLiteModel`,
+/// `GlmMoeDsaModel`, `Glm5NextModel`): as [`set_vocab_glm4`] with `bos` = `[gMASK]`, `eot` =
+/// `<|user|>`, `unk` = `<|endoftext|>` and `eom` = `<|observation|>` (llama.cpp's note: `eot` =
+/// `<|endoftext|>` would never stop generating).
+///
+/// # Errors
+/// As [`set_vocab_glm4`].
+pub fn set_vocab_glm(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+    glm_with(
+        dir,
+        vocab_size,
+        &[("bos", "[gMASK]"), ("eot", "<|user|>"), ("unk", "<|endoftext|>"), ("eom", "<|observation|>")],
+        pre_tokenizer_name,
+    )
+}
+
+/// `_set_vocab_gpt2` with `specials` (`(type, added token text)`) set, in order, into the special
+/// vocabulary between reading it and writing it (`SpecialVocab._set_special_token`: a type the
+/// folder already set keeps its id).
+pub(super) fn glm_with(
+    dir: &Path,
+    vocab_size: Option<usize>,
+    specials: &[(&str, &str)],
+    names: PreNames,
+) -> Result<Vec<(String, Value)>, VocabError> {
+    let auto = super::auto_tokenizer::AutoTokenizer::open(dir)?;
+    let ids = specials.iter().map(|(_, text)| auto.added_id(text)).collect::<Result<Vec<u32>, _>>()?;
+    let mut sv = special_vocab(dir, true, None)?;
+    let v = vocab_base_with(dir, vocab_size, names)?;
+    for ((typ, _), id) in specials.iter().zip(ids) {
+        sv.set_special_token(typ, u64::from(id));
+    }
+    let mut kvs = Kvs::default();
+    write_gpt2(&mut kvs, v, &sv)?;
+    Ok(kvs.0)
 }
 
 #[cfg(test)]

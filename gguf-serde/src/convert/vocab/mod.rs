@@ -21,19 +21,27 @@
 //!   `scripts/gen-bpe-pre-hashes.py`);
 //! - the special vocabulary ([`special_vocab`]: merges, special ids, `add_*_token`, chat
 //!   templates, normalizer flags);
-//! - the Llama, Gemma 3 and Phi-3 `set_vocab` entries, each choosing between the two as the
-//!   reference does ([`set_vocab_llama`], [`set_vocab_gemma3`], [`set_vocab_phi3`]).
+//! - gguf-py's `LlamaHfVocab` (a `tokenizer.json` BPE with byte fallback and no
+//!   `tokenizer.model`): [`llama_hf::set_vocab_llama_hf`], with the tokens and special tokens
+//!   `transformers.AutoTokenizer` adds or names (the `auto_tokenizer` module);
+//! - the architectures' `set_vocab` entries, each choosing as the reference does:
+//!   [`set_vocab_llama`] (Llama, Mixtral, SmolLM3, Granite), [`set_vocab_qwen2`] (Qwen 2 and 3),
+//!   [`set_vocab_gemma2`], [`set_vocab_gemma3`], [`set_vocab_phi3`], [`bpe::set_vocab_glm4`]
+//!   (GLM-4) and [`bpe::set_vocab_glm`] (GLM-4.5's `_set_vocab_glm`); the GPT-2 default
+//!   (`TextModel.set_vocab`: Olmo2, Qwen2-MoE, Qwen3-MoE) is [`bpe::set_vocab_gpt2`].
+//!   [`crate::convert::vocab_hook`] has one hook per entry for the architectures.
 //!
-//! Not supported (refused with [`VocabError::Unsupported`]): `LlamaHfVocab` (a `tokenizer.json`
-//! BPE with byte fallback and no `tokenizer.model`), `tokenizer.json` models other than BPE
-//! (WordPiece, Unigram), tiktoken (`_set_vocab_qwen`) and the other tokenizer kinds of the
-//! reference.
+//! Not supported (refused with [`VocabError::Unsupported`]): `tokenizer.json` models other than
+//! BPE (WordPiece, Unigram), tiktoken (`_set_vocab_qwen`), mistral-common (`_set_vocab_mistral`)
+//! and the other tokenizer kinds of the reference.
 
 use std::path::{Path, PathBuf};
 
 use crate::container::{Array, Value};
 
+mod auto_tokenizer;
 pub mod bpe;
+pub mod llama_hf;
 mod pre_hashes;
 mod special;
 pub mod spm;
@@ -386,14 +394,20 @@ pub fn set_vocab_sentencepiece(dir: &Path, vocab_size: Option<usize>) -> Result<
 
 fn sentencepiece_into(kvs: &mut Kvs, dir: &Path, vocab_size: Option<usize>) -> Result<(), VocabError> {
     let v = create_vocab_sentencepiece(dir, vocab_size)?;
+    write_spm(kvs, dir, v)
+}
+
+/// The keys every SentencePiece-style `set_vocab` writes: `tokenizer.ggml.model` = `llama`,
+/// `tokenizer.ggml.pre` = `default`, tokens, scores, token types, then the special vocabulary of
+/// `dir` without merges and with `n_vocab` = the token count.
+pub(super) fn write_spm(kvs: &mut Kvs, dir: &Path, v: SpmVocab) -> Result<(), VocabError> {
     let n = v.tokens.len();
     kvs.set("tokenizer.ggml.model", Value::String("llama".into()));
     kvs.set("tokenizer.ggml.pre", Value::String("default".into()));
     kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
     kvs.set_array("tokenizer.ggml.scores", Array::F32(v.scores));
     kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, false, Some(n))?.write_into(kvs)?;
-    Ok(())
+    special_vocab(dir, false, Some(n))?.write_into(kvs)
 }
 
 /// Qwen 2 and Qwen 3 (`Qwen2Model.set_vocab`): the SentencePiece vocabulary
@@ -429,46 +443,33 @@ pub fn set_vocab_gemma3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(St
     Ok(kvs.0)
 }
 
-/// Which vocabulary `LlamaModel.set_vocab` takes for a folder without `tokenizer.model`, by
-/// gguf-py's `LlamaHfVocab` checks of `tokenizer.json`: a BPE model with `ignore_merges` and
-/// without `byte_fallback` (Llama 3) goes to GPT-2 BPE, so does anything that is not a BPE with
-/// `byte_fallback` and a `Sequence` decoder (also a missing `tokenizer.json`, where
-/// [`bpe::set_vocab_gpt2`] then reports it missing); the rest would be `LlamaHfVocab`, which is
-/// not converted ([`VocabError::Unsupported`]).
-fn llama_without_spm(dir: &Path) -> Result<(), VocabError> {
-    let path = dir.join("tokenizer.json");
-    let Some(json) = read_json::<serde_json::Value>(&path)? else { return Ok(()) };
-    let model =
-        json.get("model").filter(|m| m.is_object()).ok_or_else(|| invalid(&path, "model: missing or not an object"))?;
-    let flag = |name: &str, default: bool| model.get(name).map_or(default, truthy);
-    let is_bpe = model.get("type").and_then(|t| t.as_str()) == Some("BPE");
-    if is_bpe && flag("ignore_merges", false) && !flag("byte_fallback", true) {
-        return Ok(());
-    }
-    let sequence_decoder = json.get("decoder").and_then(|d| d.get("type")).and_then(|t| t.as_str()) == Some("Sequence");
-    if is_bpe && flag("byte_fallback", false) && sequence_decoder {
-        return Err(VocabError::Unsupported {
-            path,
-            what: "a BPE tokenizer with byte fallback and no tokenizer.model (the reference's LlamaHfVocab, a \
-                   SentencePiece-like vocabulary) is not converted"
-                .into(),
-        });
-    }
-    Ok(())
+/// Gemma 2 (`Gemma2Model.set_vocab`): the SentencePiece vocabulary ([`set_vocab_sentencepiece`];
+/// unlike Gemma 3, no GPT-2 BPE fallback without `tokenizer.model`), then
+/// `tokenizer.ggml.add_space_prefix` = false.
+///
+/// # Errors
+/// As [`set_vocab_sentencepiece`] ([`VocabError::NotFound`] without `tokenizer.model`).
+pub fn set_vocab_gemma2(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
+    let mut kvs = Kvs::default();
+    sentencepiece_into(&mut kvs, dir, vocab_size)?;
+    kvs.set("tokenizer.ggml.add_space_prefix", Value::Bool(false));
+    Ok(kvs.0)
 }
 
 /// Llama (`LlamaModel.set_vocab`): first `tokenizer.ggml.add_space_prefix` from
 /// `tokenizer_config.json`'s `add_prefix_space` when it is a bool, then the SentencePiece
-/// vocabulary of `tokenizer.model`, or for a folder without it the GPT-2 BPE vocabulary of
-/// `tokenizer.json` ([`bpe::set_vocab_gpt2`]; Llama 3) unless `tokenizer.json` is the kind
-/// gguf-py's `LlamaHfVocab` reads (BPE with byte fallback and a `Sequence` decoder), which is
-/// refused ([`VocabError::Unsupported`]). Then, with `vocab_size` 32016 (CodeLlama) the
+/// vocabulary of `tokenizer.model` ([`set_vocab_sentencepiece`]); for a folder without it, when
+/// `tokenizer.json` is the kind gguf-py's `LlamaHfVocab` reads (a BPE with byte fallback and a
+/// `Sequence` decoder), that vocabulary ([`llama_hf::set_vocab_llama_hf`]), else the GPT-2 BPE
+/// vocabulary of `tokenizer.json` ([`bpe::set_vocab_gpt2`]; Llama 3), the reference's order of
+/// fallbacks. Then, with `vocab_size` 32016 (CodeLlama) the
 /// `prefix`/`suffix`/`middle`/`eot` ids 32007–32010 (only `eot` has a key), and with 49152
 /// (Granite small) `add_bos_token` false.
 ///
 /// # Errors
-/// As [`set_vocab_sentencepiece`] and [`bpe::set_vocab_gpt2`]; [`VocabError::Invalid`] for an
-/// `add_prefix_space` that is not a bool or a `tokenizer.json` without a `model` object.
+/// As [`set_vocab_sentencepiece`], [`llama_hf::set_vocab_llama_hf`] and [`bpe::set_vocab_gpt2`];
+/// [`VocabError::Invalid`] for an `add_prefix_space` that is not a bool or a `tokenizer.json`
+/// without a `model` object.
 pub fn set_vocab_llama(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(String, Value)>, VocabError> {
     let mut kvs = Kvs::default();
     let config_path = dir.join("tokenizer_config.json");
@@ -481,8 +482,9 @@ pub fn set_vocab_llama(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Str
     }
     if dir.join("tokenizer.model").is_file() {
         sentencepiece_into(&mut kvs, dir, vocab_size)?;
+    } else if llama_hf::kind(dir)? == Some(llama_hf::Kind::LlamaHf) {
+        llama_hf::llama_hf_into(&mut kvs, dir)?;
     } else {
-        llama_without_spm(dir)?;
         bpe::gpt2_into(&mut kvs, dir, vocab_size)?;
     }
     let n = vocab_size.unwrap_or(32000);
@@ -574,13 +576,7 @@ pub fn set_vocab_phi3(dir: &Path, vocab_size: Option<usize>) -> Result<Vec<(Stri
         }
     }
     let mut kvs = Kvs::default();
-    let count = v.tokens.len();
-    kvs.set("tokenizer.ggml.model", Value::String("llama".into()));
-    kvs.set("tokenizer.ggml.pre", Value::String("default".into()));
-    kvs.set_array("tokenizer.ggml.tokens", Array::String(v.tokens));
-    kvs.set_array("tokenizer.ggml.scores", Array::F32(v.scores));
-    kvs.set_array("tokenizer.ggml.token_type", Array::I32(v.types));
-    special_vocab(dir, false, Some(count))?.write_into(&mut kvs)?;
+    write_spm(&mut kvs, dir, v)?;
     Ok(kvs.0)
 }
 

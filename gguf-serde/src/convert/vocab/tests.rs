@@ -210,17 +210,109 @@ fn bpe_hostile_files_are_typed_errors() {
 }
 
 #[test]
-fn llama_chooses_bpe_or_refuses_llama_hf_as_the_reference() {
+fn llama_chooses_bpe_or_llama_hf_as_the_reference() {
     // Llama 3's tokenizer.json (ignore_merges, no byte fallback): GPT-2 BPE, which fails here
     // only on the pre-tokenizer hash of this tiny tokenizer.
     let mut j: serde_json::Value = serde_json::from_slice(&bpe_json(serde_json::json!(["a b"]))).unwrap();
     j["model"]["ignore_merges"] = true.into();
     let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
     assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::UnknownPreTokenizer { .. })));
-    // Byte fallback and a Sequence decoder: gguf-py's LlamaHfVocab, not converted.
+    assert!(matches!(llama_hf::set_vocab_llama_hf(dir.path()), Err(VocabError::Unsupported { .. })));
+    // Byte fallback and a Sequence decoder: gguf-py's LlamaHfVocab. Id 10 has no token below
+    // the model's 12 entries (the reference's KeyError).
     j["model"]["ignore_merges"] = false.into();
     j["model"]["byte_fallback"] = true.into();
     j["decoder"] = serde_json::json!({"type": "Sequence", "decoders": []});
     let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
-    assert!(matches!(set_vocab_llama(dir.path(), None), Err(VocabError::Unsupported { .. })));
+    assert!(matches!(set_vocab_llama(dir.path(), None), Err(VocabError::Invalid { .. })));
+    // Without the gap: ids 0-10 are the model's (the added tokens among them), all -1000, normal
+    // unless special (none without tokenizer_config.json), <0x0A> a byte. Values as the reference
+    // gives them (tests/py/vocab_reference.py on these folders).
+    j["model"]["vocab"].as_object_mut().unwrap().remove("zz");
+    j["model"]["vocab"]["<0x0A>"] = 1.into();
+    j["model"]["vocab"]["b"] = 10.into();
+    j["model"]["merges"] = serde_json::json!([]);
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    let kvs = set_vocab_llama(dir.path(), None).unwrap();
+    let keys: Vec<&str> = kvs.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "tokenizer.ggml.model",
+            "tokenizer.ggml.pre",
+            "tokenizer.ggml.tokens",
+            "tokenizer.ggml.scores",
+            "tokenizer.ggml.token_type"
+        ]
+    );
+    assert_eq!(kvs[0].1, Value::String("llama".into()));
+    assert_eq!(kvs[1].1, Value::String("default".into()));
+    let Value::Array(Array::String(tokens)) = &kvs[2].1 else { panic!() };
+    assert_eq!(tokens, &["a", "<0x0A>", "Ġ", "ab", "Ġa", "<|end|>", "<x>", "a\u{2581}b", "<|tool|>", "Ġhi", "b"]);
+    assert_eq!(kvs[3].1, Value::Array(Array::F32(vec![-1000.0; 11])));
+    assert_eq!(kvs[4].1, Value::Array(Array::I32(vec![1, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1])));
+    // A tokenizer_config.json naming <|end|> bos and eos (one a serialized AddedToken): control.
+    let config = br#"{"bos_token": "<|end|>", "eos_token": {"__type": "AddedToken", "content": "<|end|>"}}"#;
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap()), ("tokenizer_config.json", config)]);
+    let v = llama_hf::llama_hf_vocab(dir.path()).unwrap();
+    assert_eq!(v.tokens.len(), 11);
+    assert_eq!(v.types, [1, 6, 1, 1, 1, 3, 1, 1, 1, 1, 1]);
+    let kvs = llama_hf::set_vocab_llama_hf(dir.path()).unwrap();
+    assert_eq!(kvs[5], ("tokenizer.ggml.bos_token_id".to_owned(), Value::U32(5)));
+    assert_eq!(kvs[6], ("tokenizer.ggml.eos_token_id".to_owned(), Value::U32(5)));
+    // An object that is not a serialized AddedToken (transformers' TypeError).
+    let config = br#"{"eos_token": {"content": "<|end|>"}}"#;
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap()), ("tokenizer_config.json", config)]);
+    assert!(matches!(llama_hf::llama_hf_vocab(dir.path()), Err(VocabError::Invalid { .. })));
+}
+
+#[test]
+fn llama_hf_checks_as_gguf_py() {
+    let mut j: serde_json::Value = serde_json::from_slice(&bpe_json(serde_json::json!(["a b"]))).unwrap();
+    j["model"]["byte_fallback"] = true.into();
+    // A null decoder: the reference's TypeError, caught by LlamaModel.set_vocab, which takes GPT-2
+    // BPE (failing here on the tiny tokenizer's pre-tokenizer hash).
+    j["decoder"] = serde_json::Value::Null;
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::UnknownPreTokenizer { .. })));
+    assert!(matches!(llama_hf::set_vocab_llama_hf(dir.path()), Err(VocabError::Unsupported { .. })));
+    // No decoder, or a model without a type: the reference's KeyError.
+    j.as_object_mut().unwrap().remove("decoder");
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::Invalid { .. })));
+    j["decoder"] = serde_json::json!({"type": "Sequence", "decoders": []});
+    j["model"].as_object_mut().unwrap().remove("type");
+    let dir = folder(&[("tokenizer.json", &serde_json::to_vec(&j).unwrap())]);
+    assert!(matches!(set_vocab_llama(dir.path(), Some(12)), Err(VocabError::Invalid { .. })));
+    // No tokenizer.json at all.
+    let dir = folder(&[]);
+    assert!(matches!(llama_hf::set_vocab_llama_hf(dir.path()), Err(VocabError::NotFound { .. })));
+}
+
+#[test]
+fn glm_special_ids_come_from_added_tokens_after_the_folders() {
+    let config = br#"{"bos_token": "<|end|>"}"#;
+    let dir = folder(&[("tokenizer.json", &bpe_json(serde_json::json!(["a b"]))), ("tokenizer_config.json", config)]);
+    // bos is the folder's (<|end|>, 5): SpecialVocab keeps the first id set; eot (<|tool|>, 8)
+    // and unk (<x>, 6) come from the lookups, after the folder's.
+    let kvs =
+        bpe::glm_with(dir.path(), Some(13), &[("bos", "<x>"), ("eot", "<|tool|>"), ("unk", "<x>")], any_name).unwrap();
+    let ids: Vec<(&str, &Value)> =
+        kvs.iter().filter(|(k, _)| k.ends_with("_token_id")).map(|(k, v)| (k.as_str(), v)).collect();
+    assert_eq!(
+        ids,
+        [
+            ("tokenizer.ggml.bos_token_id", &Value::U32(5)),
+            ("tokenizer.ggml.eot_token_id", &Value::U32(8)),
+            ("tokenizer.ggml.unknown_token_id", &Value::U32(6))
+        ]
+    );
+    assert_eq!(kvs[0].1, Value::String("gpt2".into()));
+    // A text that is not an added token (the reference's KeyError), naming tokenizer.json.
+    match bpe::glm_with(dir.path(), Some(13), &[("bos", "[gMASK]")], any_name) {
+        Err(e @ VocabError::Invalid { .. }) => {
+            assert!(e.path().ends_with("tokenizer.json") && e.to_string().contains("[gMASK]"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
 }

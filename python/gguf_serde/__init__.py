@@ -1,0 +1,211 @@
+"""gguf-serde for Python: GGUF files at Rust speed.
+
+- ``GGUFReader``: gguf-py's ``gguf.GGUFReader`` interface (``fields``, ``tensors``,
+  ``get_field``, ``get_tensor``, ``alignment``, ``data_offset``, ``byte_order``, ``endianess``),
+  so code written for gguf-py runs after changing its import; the file is validated and indexed
+  by the Rust reader, and fields are decoded when first used.
+- ``gguf_serde.quants``: ``quantize`` / ``dequantize`` with ``gguf.quants``'s signatures.
+- ``quantize_file``, ``dequantize_file``, ``convert``, ``split``, ``merge``: the library's
+  whole-file operations (what the ``gguf`` command does), with progress callbacks.
+
+Refusals raise ``GGUFError`` (a ``ValueError``) saying what and where; I/O errors ``OSError``.
+Progress callbacks are called from the library's worker threads (with the GIL taken); an
+exception one raises does not stop the operation: the first is raised when it returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from . import _native, quants
+from ._reader import DuplicateKeyError, GGUFReader, ReaderField, ReaderTensor
+from .constants import (
+    GGML_QUANT_SIZES,
+    GGMLQuantizationType,
+    GGUFEndian,
+    GGUFValueType,
+)
+
+GGUFError = _native.GGUFError
+__version__: str = _native.__version__
+
+StrPath = str | os.PathLike[str]
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``quantize_file`` or ``dequantize_file`` did."""
+
+    #: The files written: the output, or with ``keep_split`` its shards.
+    paths: list[str]
+    #: Names of the tensors converted.
+    converted: list[str]
+    #: Names of the tensors copied as they were.
+    kept: list[str]
+    #: Bytes of tensor data read and written.
+    bytes_in: int
+    bytes_out: int
+
+
+@dataclass(frozen=True)
+class ConvertReport:
+    """What ``convert`` did."""
+
+    #: The files written (one, or the shards).
+    paths: list[str]
+    #: The output type, resolved (``auto`` becomes ``bf16`` or ``f16``).
+    outtype: str
+
+
+def quantize_file(
+    input: StrPath,
+    output: StrPath,
+    ftype: str,
+    *,
+    pure: bool = False,
+    leave_output_tensor: bool = False,
+    output_tensor_type: str | None = None,
+    token_embedding_type: str | None = None,
+    tensor_types: Sequence[str] = (),
+    override_kv: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    imatrix: StrPath | None = None,
+    keep_split: bool = False,
+    threads: int | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> Report:
+    """Quantizes the model at ``input`` (a file, or the first shard of a split model) to
+    ``output`` as llama.cpp's ``llama-quantize`` does for the file type ``ftype`` (``"Q4_K_M"``,
+    ``"Q8_0"``, ``"IQ4_XS"``, ``"COPY"``, …), byte-identical to its output (see ``gguf quantize``).
+
+    The options are llama-quantize's: ``pure``, ``leave_output_tensor``, ``output_tensor_type``
+    and ``token_embedding_type`` (ggml type names), ``tensor_types`` (``"PATTERN=TYPE"``),
+    ``override_kv`` (``"KEY=TYPE:VALUE"``), ``imatrix`` (an importance matrix file), ``keep_split``
+    (``output`` is then a prefix); ``exclude``: globs of tensor names kept as they are;
+    ``threads``: worker threads (the output does not depend on it). ``progress(done, total)`` is
+    called with bytes of source tensor data converted. An existing ``output`` is replaced.
+    """
+    r = _native.quantize_file(
+        os.fspath(input),
+        os.fspath(output),
+        ftype,
+        pure=pure,
+        leave_output_tensor=leave_output_tensor,
+        output_tensor_type=output_tensor_type,
+        token_embedding_type=token_embedding_type,
+        tensor_types=list(tensor_types),
+        override_kv=list(override_kv),
+        exclude=list(exclude),
+        imatrix=None if imatrix is None else os.fspath(imatrix),
+        keep_split=keep_split,
+        threads=threads,
+        progress=progress,
+    )
+    return Report(*r)
+
+
+def dequantize_file(
+    input: StrPath,
+    output: StrPath,
+    dtype: str = "F32",
+    *,
+    exclude: Sequence[str] = (),
+    progress: Callable[[int, int], object] | None = None,
+) -> Report:
+    """Writes ``input`` with every quantized tensor converted to the float type ``dtype``
+    (``"F32"``, ``"F16"``, ``"BF16"``) to ``output`` (``gguf dequantize``); tensors matching a
+    glob of ``exclude`` are kept. ``progress(done, total)``: bytes of source tensor data."""
+    r = _native.dequantize_file(os.fspath(input), os.fspath(output), dtype, exclude=list(exclude), progress=progress)
+    return Report(*r)
+
+
+def convert(
+    model_dir: StrPath,
+    output: StrPath,
+    outtype: str = "auto",
+    *,
+    model_name: str | None = None,
+    metadata: Mapping[str, Any] | StrPath | None = None,
+    split_max_size: int | None = None,
+    vocab: bool = True,
+    progress: Callable[[int], object] | None = None,
+) -> ConvertReport:
+    """Converts the Hugging Face checkpoint in ``model_dir`` (``config.json``, safetensors,
+    tokenizer files) to GGUF at ``output`` as llama.cpp's ``convert_hf_to_gguf.py`` does,
+    byte-identical to it for the architectures ``gguf convert`` lists.
+
+    ``outtype``: ``"f32"``, ``"f16"``, ``"bf16"``, ``"q8_0"`` or ``"auto"``; ``model_name``: the
+    reference's ``--model-name``; ``metadata``: its ``--metadata`` override, as a mapping or the
+    path of a JSON file; ``split_max_size``: bytes of tensor data per shard (then ``output``
+    without ``.gguf`` is the shards' prefix); ``vocab=False`` writes no tokenizer.
+    ``progress(done)`` is called with the bytes of source tensor data converted so far.
+    """
+    meta: str | None = None
+    if metadata is not None:
+        if isinstance(metadata, Mapping):
+            meta = json.dumps(dict(metadata))
+        else:
+            with open(metadata, encoding="utf-8") as f:
+                meta = f.read()
+    files, resolved = _native.convert(
+        os.fspath(model_dir),
+        os.fspath(output),
+        outtype,
+        model_name=model_name,
+        metadata=meta,
+        split_max_size=split_max_size,
+        vocab=vocab,
+        progress=progress,
+    )
+    return ConvertReport(files, resolved.lower())
+
+
+def split(
+    input: StrPath,
+    prefix: StrPath,
+    *,
+    max_tensors: int | None = None,
+    max_size: int | None = None,
+    no_tensor_first_split: bool = False,
+) -> list[str]:
+    """Splits ``input`` into shards ``PREFIX-00001-of-0000N.gguf``, … in ``llama-gguf-split``'s
+    layout (byte-identical to its shards for the same limit): at most ``max_tensors`` tensors
+    (default 128) or ``max_size`` bytes of tensor data per shard; returns the shard paths.
+    Existing shards of the same names are replaced."""
+    return _native.split(
+        os.fspath(input),
+        os.fspath(prefix),
+        max_tensors=max_tensors,
+        max_size=max_size,
+        no_tensor_first_split=no_tensor_first_split,
+    )
+
+
+def merge(shard: StrPath, output: StrPath) -> None:
+    """Merges the split model of which ``shard`` is one shard (any) into ``output``, byte-identical
+    to the file that was split."""
+    _native.merge(os.fspath(shard), os.fspath(output))
+
+
+__all__ = [
+    "GGUFReader",
+    "ReaderField",
+    "ReaderTensor",
+    "GGUFError",
+    "DuplicateKeyError",
+    "GGMLQuantizationType",
+    "GGUFValueType",
+    "GGUFEndian",
+    "GGML_QUANT_SIZES",
+    "quants",
+    "quantize_file",
+    "dequantize_file",
+    "convert",
+    "split",
+    "merge",
+    "Report",
+    "ConvertReport",
+]

@@ -1,0 +1,113 @@
+"""Quantize and dequantize NumPy arrays, with gguf-py's ``gguf.quants`` signatures.
+
+``quantize(data, qtype)`` takes floats whose last axis is a whole number of blocks and returns
+the blocks as ``uint8``, last axis ``row elements / block size × bytes per block``;
+``dequantize(data, qtype)`` takes such bytes and returns ``float32`` with the last axis in
+elements. The work is done by gguf-serde's codecs (ggml's reference algorithms, bit-identical to
+ggml's ``quantize_row_*_ref`` / ``dequantize_row_*``), in parallel over the CPU's cores, for every
+type they cover: more than gguf-py (k-quant and i-quant quantizers, ``Q8_1``, ``Q8_K``, ``I8`` to
+``I64``, ``F64``; ``gguf_serde.constants.CAN_QUANTIZE`` / ``CAN_DEQUANTIZE`` list them). ``F32``
+and ``F16`` are NumPy conversions, as in gguf-py.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from . import _native
+from .constants import CAN_DEQUANTIZE, CAN_QUANTIZE, GGML_QUANT_SIZES, GGMLQuantizationType
+
+
+class QuantError(Exception):
+    """An array that cannot be quantized to the type (its rows are not whole blocks)."""
+
+
+def quant_shape_to_byte_shape(shape: Sequence[int], quant_type: GGMLQuantizationType) -> tuple[int, ...]:
+    """The shape of the bytes of an array of ``shape`` (elements) quantized to ``quant_type``.
+
+    Raises ``ValueError`` if the last axis is not a whole number of blocks.
+    """
+    block_size, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(quant_type)]
+    if shape[-1] % block_size != 0:
+        raise ValueError(
+            f"Quantized tensor row size ({shape[-1]}) is not a multiple of "
+            f"{GGMLQuantizationType(quant_type).name} block size ({block_size})"
+        )
+    return (*shape[:-1], shape[-1] // block_size * type_size)
+
+
+def quant_shape_from_byte_shape(shape: Sequence[int], quant_type: GGMLQuantizationType) -> tuple[int, ...]:
+    """The shape in elements of bytes of ``shape`` holding blocks of ``quant_type``.
+
+    Raises ``ValueError`` if the last axis is not a whole number of blocks.
+    """
+    block_size, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(quant_type)]
+    if shape[-1] % type_size != 0:
+        raise ValueError(
+            f"Quantized tensor bytes per row ({shape[-1]}) is not a multiple of "
+            f"{GGMLQuantizationType(quant_type).name} type size ({type_size})"
+        )
+    return (*shape[:-1], shape[-1] // type_size * block_size)
+
+
+# Types a tensor's `data` view holds as numbers rather than bytes (GGUFReader's convention).
+_NUMERIC = {
+    GGMLQuantizationType.I8: np.int8,
+    GGMLQuantizationType.I16: np.int16,
+    GGMLQuantizationType.I32: np.int32,
+    GGMLQuantizationType.I64: np.int64,
+    GGMLQuantizationType.F64: np.float64,
+}
+
+
+def quantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    """``data`` quantized to ``qtype``: ``float32``/``float16`` for ``F32``/``F16``, else the
+    blocks as ``uint8`` (last axis in bytes).
+
+    Raises ``QuantError`` if the last axis is not whole blocks, ``NotImplementedError`` for a
+    type without a quantizer here (the integer types, ``F64``, and ``IQ2_XXS``, ``IQ2_XS``,
+    ``IQ1_S``, which ggml quantizes only with an importance matrix), ``gguf_serde.GGUFError`` for
+    values ggml's grid quantizers abort on (NaN or infinite blocks for the ``IQ1``-``IQ3`` types).
+    """
+    qtype = GGMLQuantizationType(qtype)
+    if qtype == GGMLQuantizationType.F32:
+        return data.astype(np.float32, copy=False)
+    if qtype == GGMLQuantizationType.F16:
+        return data.astype(np.float16, copy=False)
+    if qtype not in CAN_QUANTIZE:
+        raise NotImplementedError(f"Quantization for {qtype.name} is not yet implemented")
+    block_size, _ = GGML_QUANT_SIZES[qtype]
+    if data.shape[-1] % block_size != 0:
+        raise QuantError(f"Can't quantize tensor with shape {data.shape} to {qtype.name}")
+    src = np.ascontiguousarray(data, dtype=np.float32)
+    out = np.empty(quant_shape_to_byte_shape(data.shape, qtype), dtype=np.uint8)
+    _native.quantize(int(qtype), src.reshape(-1), out.reshape(-1))
+    return out
+
+
+def dequantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    """``data`` (blocks of ``qtype`` as bytes, last axis in bytes; or for ``F32``/``F16`` and the
+    integer types and ``F64`` also arrays of that type) as ``float32`` (last axis in elements).
+
+    ``F32`` returns a view of ``data`` (as gguf-py does). Raises ``ValueError`` if the last axis
+    is not whole blocks, ``NotImplementedError`` for a type without a decoder.
+    """
+    qtype = GGMLQuantizationType(qtype)
+    if qtype == GGMLQuantizationType.F32:
+        return data.view(np.float32)
+    if qtype == GGMLQuantizationType.F16:
+        return data.view(np.float16).astype(np.float32)
+    numeric = _NUMERIC.get(qtype)
+    if numeric is not None and data.dtype == numeric:
+        return data.astype(np.float32)
+    if qtype not in CAN_DEQUANTIZE:
+        raise NotImplementedError(f"Dequantization for {qtype.name} is not yet implemented")
+    src = np.ascontiguousarray(data).view(np.uint8)
+    out = np.empty(quant_shape_from_byte_shape(src.shape, qtype), dtype=np.float32)
+    _native.dequantize(int(qtype), src.reshape(-1), out.reshape(-1))
+    return out
+
+
+__all__ = ["quantize", "dequantize", "quant_shape_to_byte_shape", "quant_shape_from_byte_shape", "QuantError"]

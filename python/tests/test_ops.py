@@ -1,0 +1,131 @@
+"""The whole-file operations through Python: split and merge against llama.cpp's
+llama-gguf-split and the input itself, quantize_file against llama.cpp's llama-quantize,
+dequantize_file against gguf-py's dequantizers, convert against convert_hf_to_gguf.py's output
+(tests/data/convert-refs.json); errors as Python exceptions; progress callbacks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+from conftest import ROOT, need
+
+import gguf_serde
+
+SMALL = ROOT / "tests" / "data" / "small.gguf"
+SMOLLM = ROOT / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def llama_tool(name: str) -> Path:
+    d = os.environ.get("GGUF_LLAMA_CPP_DIR")
+    p = Path(d) / "build" / "bin" / name if d else None
+    need(p is not None and p.is_file(), f"llama.cpp's {name} ($GGUF_LLAMA_CPP_DIR/build/bin, scripts/build-llama.sh)")
+    assert p is not None
+    return p
+
+
+def test_split_gives_llama_gguf_split_s_shards_and_merge_gives_the_input(tmp_path: Path) -> None:
+    tool = llama_tool("llama-gguf-split")
+    subprocess.run(
+        [tool, "--split", "--split-max-tensors", "1", SMALL, tmp_path / "ref"],
+        check=True,
+        capture_output=True,
+    )
+    got = gguf_serde.split(SMALL, tmp_path / "ours", max_tensors=1)
+    assert [Path(p).name for p in got] == [f"ours-0000{i}-of-00003.gguf" for i in (1, 2, 3)]
+    for i, p in enumerate(got, 1):
+        assert Path(p).read_bytes() == (tmp_path / f"ref-0000{i}-of-00003.gguf").read_bytes(), p
+    gguf_serde.merge(got[1], tmp_path / "merged.gguf")
+    assert (tmp_path / "merged.gguf").read_bytes() == SMALL.read_bytes()
+
+
+def test_split_by_size_and_merge_round_trip(tmp_path: Path) -> None:
+    got = gguf_serde.split(SMALL, tmp_path / "s", max_size=1000, no_tensor_first_split=True)
+    assert len(got) >= 3
+    first = gguf_serde.GGUFReader(got[0])
+    assert first.tensors == [] and first.fields["split.count"].contents() == len(got)
+    gguf_serde.merge(got[-1], tmp_path / "m.gguf")
+    assert (tmp_path / "m.gguf").read_bytes() == SMALL.read_bytes()
+    with pytest.raises(ValueError):
+        gguf_serde.split(SMALL, tmp_path / "t", max_tensors=1, max_size=10)
+
+
+def test_quantize_file_is_byte_identical_to_llama_quantize(tmp_path: Path) -> None:
+    need(SMOLLM.is_file(), "models/SmolLM2-135M-Instruct.Q4_1.gguf (scripts/fetch-corpus.sh)")
+    tool = llama_tool("llama-quantize")
+    ref = tmp_path / "ref.gguf"
+    subprocess.run([tool, "--allow-requantize", SMOLLM, ref, "Q8_0", "2"], check=True, capture_output=True)
+    calls: list[tuple[int, int]] = []
+    report = gguf_serde.quantize_file(SMOLLM, tmp_path / "ours.gguf", "Q8_0", threads=2, progress=lambda d, t: calls.append((d, t)))
+    assert report.paths == [str(tmp_path / "ours.gguf")]
+    assert (tmp_path / "ours.gguf").read_bytes() == ref.read_bytes()
+    assert report.converted and report.bytes_in > 0
+    assert calls and calls[-1][0] == calls[-1][1] and all(d <= t for d, t in calls)
+
+
+def test_dequantize_file_gives_gguf_py_s_values(tmp_path: Path) -> None:
+    out = tmp_path / "f32.gguf"
+    calls: list[int] = []
+    report = gguf_serde.dequantize_file(SMALL, out, "F32", progress=lambda d, t: calls.append(d))
+    assert report.paths == [str(out)] and calls
+    src, dst = gguf.GGUFReader(SMALL), gguf.GGUFReader(out)
+    for a, b in zip(src.tensors, dst.tensors):
+        assert b.tensor_type == gguf.GGMLQuantizationType.F32
+        want = gguf.quants.dequantize(a.data, a.tensor_type)
+        assert np.array_equal(np.asarray(b.data).view(np.uint32), want.astype(np.float32).view(np.uint32)), a.name
+
+
+def test_errors_are_python_exceptions(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        gguf_serde.quantize_file(tmp_path / "none.gguf", tmp_path / "o.gguf", "Q8_0")
+    with pytest.raises(ValueError, match="file type"):
+        gguf_serde.quantize_file(SMALL, tmp_path / "o.gguf", "Q9_9")
+    with pytest.raises(FileNotFoundError):
+        gguf_serde.merge(tmp_path / "none-00001-of-00002.gguf", tmp_path / "o.gguf")
+    with pytest.raises((gguf_serde.GGUFError, OSError)):
+        gguf_serde.convert(tmp_path, tmp_path / "o.gguf")
+    (tmp_path / "bad.gguf").write_bytes(b"GGUF" + bytes(4))
+    with pytest.raises(gguf_serde.GGUFError, match="offset"):
+        gguf_serde.split(tmp_path / "bad.gguf", tmp_path / "x")
+
+
+def test_a_progress_callback_that_raises_fails_the_call(tmp_path: Path) -> None:
+    def boom(done: int, total: int) -> None:
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        gguf_serde.dequantize_file(SMALL, tmp_path / "o.gguf", progress=boom)
+
+
+def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None:
+    # The references of tests/data/convert-refs.json: llama.cpp's convert_hf_to_gguf.py run on
+    # checkpoints that tests/py/make_convert_inputs.py remakes byte for byte (checked here by
+    # their sha256). This case has a model card with front matter and a SentencePiece tokenizer.
+    import hashlib
+    import json
+
+    case = "tiny-Llama-2-chat-hf"
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    need(venv_python.is_file() and (ROOT / "models" / "vocab").is_dir(), ".venv and models/ (scripts/setup.sh)")
+    refs = json.loads((ROOT / "tests" / "data" / "convert-refs.json").read_text())["cases"][case]
+    subprocess.run(
+        [venv_python, ROOT / "tests" / "py" / "make_convert_inputs.py", ROOT / "models", tmp_path, case],
+        check=True,
+        capture_output=True,
+    )
+    ckpt = tmp_path / case
+    for name, sha in refs["inputs"].items():
+        assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha, name
+    for outtype in ("q8_0", "auto"):
+        done: list[int] = []
+        out = tmp_path / f"{outtype}.gguf"
+        report = gguf_serde.convert(ckpt, out, outtype, progress=done.append)
+        assert report.paths == [str(out)] and done and done == sorted(done)
+        want = refs["outputs"][outtype]
+        assert out.stat().st_size == want["size"], outtype
+        assert hashlib.sha256(out.read_bytes()).hexdigest() == want["sha256"], outtype
+    assert report.outtype in ("bf16", "f16")

@@ -1,0 +1,240 @@
+"""gguf_serde.GGUFReader against gguf-py's gguf.GGUFReader (the oracle): every file of the corpus
+and files gguf-py's own writer makes (every value type, nested arrays, both byte orders, every
+tensor element type) read field for field and tensor for tensor the same; refusals as gguf-py's.
+
+"The same" for a NumPy part or tensor view: same type (numpy.memmap), dtype (with byte order),
+shape, and place in the file (its offset from the start of the mapping), so the same values.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from pathlib import Path
+from typing import Any
+
+import gguf
+import numpy as np
+import pytest
+from conftest import ROOT, corpus, need
+
+import gguf_serde
+
+
+def _offset(view: np.ndarray, reader: Any) -> int:
+    """Where `view` starts in the file `reader` maps."""
+    return view.__array_interface__["data"][0] - reader.data.__array_interface__["data"][0]
+
+
+def _same_view(a: np.ndarray, ra: Any, b: np.ndarray, rb: Any, what: str) -> None:
+    assert type(a) is type(b), f"{what}: {type(a)} != {type(b)}"
+    assert a.dtype == b.dtype and a.dtype.byteorder == b.dtype.byteorder, f"{what}: {a.dtype} != {b.dtype}"
+    assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
+    assert _offset(a, ra) == _offset(b, rb), f"{what}: offset {_offset(a, ra)} != {_offset(b, rb)}"
+
+
+def _views(parts: list[np.ndarray], reader: Any) -> list[tuple]:
+    """Each view's type, dtype (with byte order), shape and offset in the file."""
+    base = reader.data.__array_interface__["data"][0]
+    return [(type(p), p.dtype.str, p.shape, p.__array_interface__["data"][0] - base) for p in parts]
+
+
+def _same_field(a: gguf_serde.ReaderField, ra: Any, b: gguf.ReaderField, rb: Any) -> None:
+    what = b.name
+    assert (a.offset, a.name) == (b.offset, b.name), what
+    assert a.types == b.types and all(type(x) is gguf_serde.GGUFValueType for x in a.types), what
+    assert a.data == b.data, what
+    assert a.contents() == b.contents(), what
+    if b.types and b.types[0] == gguf.GGUFValueType.ARRAY and b.data:
+        n = len(b.data)
+        for pick in (0, n - 1, -1, slice(1, 3), slice(None, None, 2)):
+            assert a.contents(pick) == b.contents(pick), f"{what}[{pick}]"
+    # The same views of the same bytes: the same values. A field of many parts (a vocabulary)
+    # is compared at its first and last thousand parts and every 97th between (its length in
+    # full): the parts of one array are made by one loop, and this keeps the corpus test short.
+    pa, pb = a.parts, b.parts
+    assert len(pa) == len(pb), what
+    if len(pb) > 3000:
+        pick = sorted({*range(1000), *range(len(pb) - 1000, len(pb)), *range(0, len(pb), 97)})
+        pa, pb = [pa[i] for i in pick], [pb[i] for i in pick]
+    assert _views(pa, ra) == _views(pb, rb), what
+
+
+def compare(path: Path) -> None:
+    """Reads `path` with both readers and compares everything gguf-py's reader has."""
+    ours = gguf_serde.GGUFReader(path)
+    ref = gguf.GGUFReader(path)
+    assert (ours.byte_order, ours.alignment, ours.data_offset) == (ref.byte_order, ref.alignment, ref.data_offset)
+    assert ours.endianess == ref.endianess and ours.endianess.name == ref.endianess.name
+    assert list(ours.fields) == list(ref.fields)
+    for name, b in ref.fields.items():
+        a = ours.get_field(name)
+        assert a is not None
+        _same_field(a, ours, b, ref)
+    assert ours.get_field("no.such.key") is None
+    assert len(ours.tensors) == len(ref.tensors)
+    for i, (a, b) in enumerate(zip(ours.tensors, ref.tensors)):
+        assert ours.get_tensor(i) is a
+        assert (a.name, a.tensor_type, a.n_elements, a.n_bytes, a.data_offset) == (
+            b.name, b.tensor_type, b.n_elements, b.n_bytes, b.data_offset
+        ), b.name
+        assert a.tensor_type.name == b.tensor_type.name
+        assert type(a.n_elements) is int and type(a.n_bytes) is int and type(a.data_offset) is int
+        _same_view(a.shape, ours, b.shape, ref, f"{b.name} shape")
+        assert a.shape.tolist() == b.shape.tolist()
+        _same_view(a.data, ours, b.data, ref, f"{b.name} data")
+        _same_field(a.field, ours, b.field, ref)
+
+
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: p.name)
+def test_corpus_file_reads_as_gguf_py_reads_it(path: Path) -> None:
+    need(path.is_file(), f"{path.relative_to(ROOT)} (scripts/fetch-corpus.sh)")
+    compare(path)
+
+
+def test_corpus_is_complete() -> None:
+    # The corpus scripts/fetch-corpus.sh and fetch-gemma.sh make: 2 models and 19 vocabularies.
+    files = corpus()
+    need(len(files) == 22, "the corpus (models/, models/vocab/)")
+    assert len(files) == 22
+
+
+def _write_every_kind(path: Path, endianess: gguf.GGUFEndian) -> None:
+    """A file with every value type, nested and empty arrays and every typed tensor, written by
+    gguf-py's own writer."""
+    w = gguf.GGUFWriter(path, "llama", endianess=endianess)
+    w.add_uint8("t.u8", 200)
+    w.add_int8("t.i8", -100)
+    w.add_uint16("t.u16", 60000)
+    w.add_int16("t.i16", -30000)
+    w.add_uint32("t.u32", 4_000_000_000)
+    w.add_int32("t.i32", -2_000_000_000)
+    w.add_float32("t.f32", 0.1)
+    w.add_uint64("t.u64", 2**63 + 5)
+    w.add_int64("t.i64", -(2**62))
+    w.add_float64("t.f64", 1e300)
+    w.add_bool("t.bool", True)
+    w.add_string("t.str", "héllo wörld ✓")
+    w.add_string("t.empty_str", "")
+    w.add_array("t.ints", [1, 2, 3, -4])
+    w.add_array("t.floats", [0.5, -1.25, 3.0])
+    w.add_array("t.bools", [True, False, True])
+    w.add_array("t.strs", ["a", "", "ünï", "\x00nul"])
+    w.add_array("t.empty", [])
+    w.add_key_value("t.nested", [[1, 2], [3]], gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.ARRAY)
+    w.add_key_value("t.nested_str", [["x", "yz"], ["w"]], gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.ARRAY)
+    rng = np.random.default_rng(7)
+    w.add_tensor("f32", rng.standard_normal((3, 64)).astype(np.float32))
+    w.add_tensor("f16", rng.standard_normal((2, 3, 32)).astype(np.float16))
+    w.add_tensor("f64", rng.standard_normal(16))
+    for t in (np.int8, np.int16, np.int32, np.int64):
+        w.add_tensor(np.dtype(t).name, rng.integers(-100, 100, (4, 8)).astype(t))
+    q = gguf.quants.quantize(rng.standard_normal((4, 64)).astype(np.float32), gguf.GGMLQuantizationType.Q8_0)
+    w.add_tensor("q8_0", q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+    b = gguf.quants.quantize(rng.standard_normal((2, 32)).astype(np.float32), gguf.GGMLQuantizationType.BF16)
+    w.add_tensor("bf16", b, raw_dtype=gguf.GGMLQuantizationType.BF16)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.mark.parametrize("endian", [gguf.GGUFEndian.LITTLE, gguf.GGUFEndian.BIG], ids=["little", "big"])
+def test_every_value_and_tensor_type_reads_as_gguf_py_reads_it(tmp_path: Path, endian: gguf.GGUFEndian) -> None:
+    path = tmp_path / "every.gguf"
+    _write_every_kind(path, endian)
+    compare(path)
+    ours = gguf_serde.GGUFReader(path)
+    assert ours.fields["t.str"].contents() == "héllo wörld ✓"
+    assert ours.fields["t.strs"].contents() == ["a", "", "ünï", "\x00nul"]
+    assert ours.fields["t.nested"].contents() == [1, 2, 3]
+    assert ours.endianess == (gguf_serde.GGUFEndian.BIG if endian == gguf.GGUFEndian.BIG else gguf_serde.GGUFEndian.LITTLE)
+
+
+def test_changes_through_the_parts_are_read_back_as_gguf_py(tmp_path: Path) -> None:
+    # gguf-set-metadata's way: open with mode "r+", assign through the value's part.
+    for mode in ("r+", "c"):
+        results = []
+        for reader in (gguf.GGUFReader, gguf_serde.GGUFReader):
+            path = tmp_path / f"{reader.__module__}-{mode}.gguf"
+            _write_every_kind(path, gguf.GGUFEndian.LITTLE)
+            r = reader(path, mode)
+            f = r.fields["t.u32"]
+            f.parts[f.data[0]][0] = 7
+            s = r.fields["t.ints"]
+            s.parts[s.data[1]][0] = 99
+            results.append((f.contents(), s.contents(), path.read_bytes()))
+            del r, f, s
+        assert results[0] == results[1]
+        assert results[1][:2] == (7, [1, 99, 3, -4])
+
+
+def _header(version: int = 3, tensors: int = 0, kvs: int = 0) -> bytes:
+    return b"GGUF" + struct.pack("<IQQ", version, tensors, kvs)
+
+
+def _kv_u32(key: bytes, value: int) -> bytes:
+    return struct.pack("<Q", len(key)) + key + struct.pack("<II", 4, value)
+
+
+def _tensor_info(name: bytes) -> bytes:
+    return struct.pack("<Q", len(name)) + name + struct.pack("<IQIQ", 1, 32, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "content, gguf_py_error",
+    [
+        (b"GGUX" + _header()[4:], ValueError),
+        (_header(version=1), ValueError),
+        (_header(kvs=2) + _kv_u32(b"a.b", 1) + _kv_u32(b"a.b", 2), KeyError),
+        (_header(tensors=2) + _tensor_info(b"t") + _tensor_info(b"t") + bytes(256), ValueError),
+        (_header(kvs=1) + _kv_u32(b"general.alignment", 3), ValueError),
+    ],
+    ids=["magic", "version", "duplicate key", "duplicate tensor", "alignment"],
+)
+def test_refusals_raise_what_gguf_py_raises(tmp_path: Path, content: bytes, gguf_py_error: type) -> None:
+    path = tmp_path / "bad.gguf"
+    path.write_bytes(content)
+    with pytest.raises(gguf_py_error) as ref:
+        gguf.GGUFReader(path)
+    with pytest.raises(gguf_py_error) as ours:
+        gguf_serde.GGUFReader(path)
+    assert isinstance(ours.value, gguf_serde.GGUFError)
+    # Where gguf-py says why in words, ours starts with the same words.
+    if gguf_py_error is ValueError:
+        assert str(ours.value).startswith(str(ref.value)), (str(ours.value), str(ref.value))
+
+
+def test_missing_file_is_the_os_error_gguf_py_raises(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        gguf.GGUFReader(tmp_path / "none.gguf")
+    with pytest.raises(FileNotFoundError):
+        gguf_serde.GGUFReader(tmp_path / "none.gguf")
+
+
+def test_a_gguf_py_script_runs_after_changing_its_import(tmp_path: Path) -> None:
+    # A metadata dump and a tensor dequantize written against gguf-py, run with each package.
+    path = ROOT / "tests" / "data" / "small.gguf"
+    script = """
+import numpy as np
+from {pkg} import GGUFReader
+from {pkg}.quants import dequantize
+
+def dump(path):
+    reader = GGUFReader(path)
+    out = []
+    for name, field in reader.fields.items():
+        kind = field.types[0].name if field.types else "?"
+        out.append((name, kind, field.contents()))
+    for t in reader.tensors:
+        out.append((t.name, t.tensor_type.name, t.shape.tolist(), dequantize(t.data, t.tensor_type).sum().item()))
+    return out
+"""
+    results = []
+    for pkg in ("gguf", "gguf_serde"):
+        names: dict = {}
+        exec(script.format(pkg=pkg), names)
+        results.append(names["dump"](path))
+    assert results[0] == results[1]
+    copy = tmp_path / "copy.gguf"
+    shutil.copy(path, copy)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The Python package's tests (python/: the module `gguf_serde`, PyO3 + maturin), as a user gets
+# it: a venv of its own, target/python-venv (git-ignored, kept between runs), with the pinned test
+# dependencies (numpy, gguf-py 0.19.0 as the oracle, pytest), then `pip install ./python`, which
+# builds the extension with maturin (a release build of python/, in the workspace's target/),
+# then pytest on python/tests. scripts/test.sh runs it after the cargo tests.
+#
+# Prints how long the build took, and ends with one cargo-style line,
+# `test result: ok. N passed; N failed; N ignored; ...`, which scripts/test.sh adds to its totals
+# (pytest's skips, none under CI where a missing input fails its test, count as ignored).
+# Needs python3 with venv, PyPI (numpy, gguf, pytest; maturin for the build), and for the
+# oracle tests the corpus (scripts/setup.sh) and the llama.cpp build ($GGUF_LLAMA_CPP_DIR).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+py=${PYTHON:-python3}
+venv=target/python-venv
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "numpy==2.4.6" "gguf==0.19.0" "pytest==9.2.0"
+start=$(date +%s)
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+echo "python-test: built and installed python/ in $(($(date +%s) - start)) s" >&2
+if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
+  GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh --src-only | tail -1)
+  export GGUF_LLAMA_CPP_DIR
+fi
+report=target/python-tests.xml
+rm -f "$report"
+status=0
+# The `pytest` script, not `python -m pytest` (which puts the working folder on sys.path):
+# `import gguf_serde` must find the installed package.
+"$venv/bin/pytest" python/tests -q -p no:cacheprovider --junitxml="$report" || status=$?
+"$venv/bin/python" - "$report" "$status" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+
+path, status = sys.argv[1], int(sys.argv[2])
+try:
+    suites = list(ET.parse(path).getroot().iter("testsuite"))
+    n = {k: sum(int(s.get(k, 0)) for s in suites) for k in ("tests", "failures", "errors", "skipped")}
+except (OSError, ET.ParseError):
+    n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+failed = n["failures"] + n["errors"]
+passed = n["tests"] - failed - n["skipped"]
+# pytest without a report or with no test (exit 5) failed as a whole: counted as one failure.
+if status != 0 and failed == 0:
+    failed = 1
+ok = "ok" if status == 0 else "FAILED"
+print(f"test result: {ok}. {passed} passed; {failed} failed; {n['skipped']} ignored; 0 measured; 0 filtered out (pytest, python/tests)")
+PY
+exit $status
