@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gguf_serde::{ArrayRef, Gguf, ValueRef};
 
-use crate::out::{Out, OutputError};
+use crate::out::{outln, Out, OutputError};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
@@ -37,6 +37,20 @@ pub struct Args {
     /// In text output, how many items of an array to show.
     #[arg(long, default_value_t = 8)]
     items: usize,
+    /// Also estimate what llama.cpp allocates to run the model on the CPU, as its load log
+    /// reports it: the weights (`load_tensors: CPU_Mapped model buffer size`, every tensor's
+    /// bytes) and the KV cache (`llama_kv_cache: size = …`: F16 K and V for every layer,
+    /// `head_count_kv × key_length` (and `value_length`) values per cell, the context rounded up
+    /// to a multiple of 256 cells as llama.cpp pads it). Sliding-window layers get the full
+    /// context, as with llama.cpp's default full-size SWA cache. Not counted: llama.cpp's compute
+    /// and output buffers and the CPU-specific repacked copies of some quantized weights
+    /// (`CPU_REPACK`). With --json, an object "memory": {"ctx", "cells", "layers",
+    /// "weights_bytes", "k_bytes", "v_bytes", "kv_bytes"}.
+    #[arg(long)]
+    memory: bool,
+    /// With --memory, the context in tokens (default: the model's `{arch}.context_length`).
+    #[arg(long, value_name = "N", requires = "memory")]
+    ctx: Option<u64>,
 }
 
 /// The longest array `--json` gives whole without --full.
@@ -48,11 +62,18 @@ struct Style {
     items: usize,
     full: bool,
     stored_order: bool,
+    /// `--memory`, with `--ctx`.
+    memory: Option<Option<u64>>,
 }
 
 /// Prints the description of the file.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let style = Style { items: args.items, full: args.full, stored_order: args.stored_order };
+    let style = Style {
+        items: args.items,
+        full: args.full,
+        stored_order: args.stored_order,
+        memory: args.memory.then_some(args.ctx),
+    };
     if args.file.as_os_str() == "-" {
         let file = stdin_file().context("standard input")?;
         print(&file, args.json, style)
@@ -83,10 +104,37 @@ fn stdin_file() -> anyhow::Result<Gguf<gguf_serde::container::MetadataOnly>> {
 
 fn print<S: gguf_serde::container::Source>(file: &Gguf<S>, json: bool, style: Style) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
+    let memory = match style.memory {
+        Some(ctx) => Some(estimate_memory(file, ctx)?),
+        None => None,
+    };
     if json {
-        out.json(&JsonFile(file, style))?;
+        let mut v = serde_json::to_value(JsonFile(file, style)).map_err(|e| OutputError(e.into()))?;
+        if let (Some(m), Some(o)) = (&memory, v.as_object_mut()) {
+            o.insert(
+                "memory".into(),
+                serde_json::json!({"ctx": m.ctx, "cells": m.cells, "layers": m.layers, "weights_bytes": m.weights,
+                    "k_bytes": m.k, "v_bytes": m.v, "kv_bytes": m.k + m.v}),
+            );
+        }
+        out.json(&v)?;
     } else {
         text(&mut out, file, style).map_err(OutputError)?;
+        if let Some(m) = &memory {
+            let mib = |b: u64| format!("{:.2} MiB", b as f64 / (1024.0 * 1024.0));
+            outln!(out, "\nmemory (llama.cpp on the CPU, context {} tokens):", m.ctx);
+            outln!(out, "  weights:   {}", mib(m.weights));
+            outln!(
+                out,
+                "  KV cache:  {} ({} cells, {} layers), K (f16): {}, V (f16): {}",
+                mib(m.k + m.v),
+                m.cells,
+                m.layers,
+                mib(m.k),
+                mib(m.v)
+            );
+            outln!(out, "  total:     {} (without compute buffers)", mib(m.weights + m.k + m.v));
+        }
     }
     out.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -123,6 +171,58 @@ fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, sty
         )?;
     }
     Ok(())
+}
+
+/// What `--memory` estimates (bytes).
+struct Memory {
+    ctx: u64,
+    cells: u64,
+    layers: u64,
+    weights: u64,
+    k: u64,
+    v: u64,
+}
+
+/// The weights and KV cache llama.cpp allocates for `file` with a context of `ctx` tokens (see
+/// `--memory`), from `general.architecture`'s `{arch}.block_count`, `.context_length`,
+/// `.embedding_length`, `.attention.head_count`, `.attention.head_count_kv` (a number or one per
+/// layer), `.attention.key_length` and `.attention.value_length` (default: embedding length / head
+/// count), as llama.cpp's `llama_hparams` reads them.
+fn estimate_memory<S: gguf_serde::container::Source>(f: &Gguf<S>, ctx: Option<u64>) -> anyhow::Result<Memory> {
+    let arch = f
+        .get("general.architecture")
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .context("--memory: the file has no general.architecture")?;
+    let key = |k: &str| format!("{arch}.{k}");
+    let num = |k: &str| f.get(&key(k)).and_then(|v| v.as_u64());
+    let need = |k: &str| num(k).with_context(|| format!("--memory: the file has no {}", key(k)));
+    let layers = need("block_count")?;
+    let ctx = match ctx {
+        Some(c) => c,
+        None => need("context_length")?,
+    };
+    let n_embd = need("embedding_length")?;
+    let heads = need("attention.head_count")?;
+    let head_dim = n_embd.checked_div(heads).context("--memory: attention.head_count is 0")?;
+    let (k_len, v_len) =
+        (num("attention.key_length").unwrap_or(head_dim), num("attention.value_length").unwrap_or(head_dim));
+    let kv_heads = |il: u64| -> u64 {
+        match f.get(&key("attention.head_count_kv")) {
+            Some(ValueRef::Array(a)) => a.get(il).and_then(|v| v.as_u64()).unwrap_or(heads),
+            Some(v) => v.as_u64().unwrap_or(heads),
+            None => heads,
+        }
+    };
+    // llama.cpp pads the context to a multiple of 256 cells (`GGML_PAD(n_ctx, 256)`).
+    let cells = ctx.div_ceil(256).saturating_mul(256);
+    let (mut k, mut v) = (0u64, 0u64);
+    for il in 0..layers {
+        // F16: 2 bytes a value.
+        k = k.saturating_add(kv_heads(il).saturating_mul(k_len).saturating_mul(cells).saturating_mul(2));
+        v = v.saturating_add(kv_heads(il).saturating_mul(v_len).saturating_mul(cells).saturating_mul(2));
+    }
+    let weights = f.tensors().map(|t| t.nbytes).fold(0, u64::saturating_add);
+    Ok(Memory { ctx, cells, layers, weights, k, v })
 }
 
 /// The number of parameters: the elements of every tensor (experts counted one by one), as

@@ -266,7 +266,7 @@ fn completions_for_bash_zsh_fish_powershell_and_elvish() {
         assert!(o.status.success());
         let text = String::from_utf8(o.stdout).unwrap();
         assert!(text.contains(marker), "{shell}: no {marker:?}");
-        for sub in ["inspect", "validate", "quantize", "completions"] {
+        for sub in ["inspect", "validate", "quantize", "hash", "export", "import", "show", "completions"] {
             assert!(text.contains(sub), "{shell}: no {sub}");
         }
     }

@@ -61,6 +61,8 @@ fn commands(dir: &Path) -> Vec<(Vec<String>, i32)> {
         (v(&["diff", &b, &o]), 1),
         (v(&["diff", "--json", &b, &o]), 1),
         (v(&["set", "--dry-run", &b, "test.key.00001", "x"]), 0),
+        (v(&["hash", "--all", &b]), 0),
+        (v(&["show", &small(), "w_q8_0", "--rows", "4"]), 0),
         (v(&["completions", "bash"]), 0),
         (v(&["completions", "zsh"]), 0),
         (v(&["completions", "fish"]), 0),

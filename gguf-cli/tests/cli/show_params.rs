@@ -1,7 +1,9 @@
 //! `gguf show` against gguf-py's `gguf.quants.dequantize` (`tests/py/tensor_values.py`): the
 //! first rows bit for bit, shape, element count, min/max exactly, mean (f64) to rounding, NaN and
 //! infinity counts; and the parameter count of `gguf inspect` (text and `--json`) against gguf-py's
-//! sum of `n_elements` and llama.cpp's own log (`model params = 268.10 M`, from `llama-simple`).
+//! sum of `n_elements` and llama.cpp's own log (`model params = 268.10 M`, from `llama-simple`);
+//! `gguf inspect --memory` against the KV cache and weights of that log for the models and every
+//! architecture the converter writes.
 
 use std::path::Path;
 
@@ -76,4 +78,62 @@ fn parameters_are_gguf_py_s_and_llama_cpp_s() {
         .find_map(|l| l.split_once("model params").map(|(_, r)| r.trim_start_matches([' ', '=']).trim().to_owned()))
         .expect("llama.cpp logs the model params");
     assert!(line.ends_with(&format!("({theirs})")), "{line} vs llama.cpp's {theirs}");
+}
+
+/// llama.cpp's load log of `file` through `llama-simple` (prompt "Hi", one token: a context of
+/// 256 cells): (sum of `llama_kv_cache: size` in MiB, their number, cells, layers in all, the
+/// weights' `file size` in MiB as printed).
+fn llama_log(simple: &Path, file: &Path) -> (f64, usize, u64, u64, String) {
+    let o = run_tool(simple, &["-m", s(file), "-n", "1", "Hi"]);
+    let log = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "llama-simple {}: {log}", file.display());
+    let (mut mib, mut lines, mut cells, mut layers) = (0.0, 0, 0, 0);
+    let mut weights = None;
+    for l in log.lines() {
+        if let Some(r) = l.strip_prefix("llama_kv_cache: size =") {
+            // "   5.62 MiB (   256 cells,  30 layers,  1/1 seqs), K (f16): ..."
+            let w: Vec<&str> =
+                r.split(|c: char| c.is_whitespace() || c == '(' || c == ',').filter(|w| !w.is_empty()).collect();
+            mib += w[0].parse::<f64>().unwrap();
+            cells = w[2].parse().unwrap();
+            layers += w[4].parse::<u64>().unwrap();
+            lines += 1;
+        }
+        if let Some(r) = l.strip_prefix("print_info: file size   =") {
+            weights = r.split_whitespace().next().map(str::to_owned);
+        }
+    }
+    assert!(lines > 0, "no llama_kv_cache line in:\n{log}");
+    (mib, lines, cells, layers, weights.expect("print_info: file size"))
+}
+
+/// `gguf inspect --memory --ctx 256` against llama.cpp's log for `file`.
+fn same_memory(simple: &Path, file: &Path, what: &str) {
+    let (mib, lines, cells, layers, weights) = llama_log(simple, file);
+    let ours: Json =
+        serde_json::from_str(&gguf_ok(&["inspect", "--json", "--memory", "--ctx", "256", s(file)])).unwrap();
+    let m = &ours["memory"];
+    let to_mib = |b: &Json| b.as_u64().unwrap() as f64 / (1024.0 * 1024.0);
+    assert_eq!(m["cells"].as_u64(), Some(cells), "{what}: cells");
+    assert_eq!(m["layers"].as_u64(), Some(layers), "{what}: layers");
+    // Each log line is rounded to 0.01 MiB.
+    let kv = to_mib(&m["kv_bytes"]);
+    assert!((kv - mib).abs() <= 0.005 * lines as f64 + 1e-9, "{what}: KV {kv} MiB vs llama.cpp's {mib}");
+    assert_eq!(format!("{:.2}", to_mib(&m["weights_bytes"])), weights, "{what}: weights");
+}
+
+#[test]
+fn memory_estimate_is_llama_cpp_s_log() {
+    let Some(simple) = llama_tool("llama-simple") else { return };
+    for name in ["gemma-3-270m-q4_k_m.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf"] {
+        let Some(m) = model(name) else { return };
+        same_memory(&simple, &m, name);
+    }
+    // Every architecture the converter writes (llama, qwen2, qwen3, gemma3, phi3).
+    for case in gguf_tests::convert_refs::convert_ref_cases() {
+        let Some(dir) = gguf_tests::convert_refs::make_convert_case(&case) else { return };
+        let out = dir.tmp.join("f32.gguf");
+        gguf_ok(&["convert", s(&dir), "-o", s(&out), "--outtype", "f32", "-q"]);
+        same_memory(&simple, &out, &case);
+    }
 }
