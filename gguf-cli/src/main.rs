@@ -93,9 +93,13 @@ enum Command {
     Dequantize(quantize::DequantizeArgs),
     /// Convert a Hugging Face checkpoint (config.json + safetensors) to GGUF as llama.cpp's
     /// convert_hf_to_gguf.py does, for LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-    /// Qwen3ForCausalLM, Gemma3ForCausalLM and Phi3ForCausalLM: tensor names, transforms, types,
-    /// key order, general.* keys, and the tokenizer (SentencePiece tokenizer.model, or GPT-2 BPE
-    /// tokenizer.json with the pre-tokenizer named as the reference names it). An unknown
+    /// Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM,
+    /// SmolLM3ForCausalLM, GraniteForCausalLM, Glm4ForCausalLM and the mixtures of experts
+    /// MixtralForCausalLM, Qwen2MoeForCausalLM and Qwen3MoeForCausalLM (experts stacked a chunk
+    /// of rows at a time): config.json read as transformers reads it, tensor names, transforms,
+    /// types, key order, general.* keys, and the tokenizer (SentencePiece tokenizer.model, a
+    /// byte-fallback tokenizer.json as gguf-py's LlamaHfVocab, or GPT-2 BPE tokenizer.json with
+    /// the pre-tokenizer named as the reference names it). An unknown
     /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
     /// pre-tokenizer the reference does not know is refused before anything is written.
     Convert(convert::ConvertArgs),
