@@ -281,6 +281,17 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
             names.join(", ")
         )));
     }
+    let mut seen = std::collections::HashSet::new();
+    for t in &tensors {
+        if !seen.insert(t.name.as_str()) {
+            return Err(ConvertError::Layout(format!("two tensors map to {}", t.name)));
+        }
+    }
+    if let Some(missing) = arch.required_tensors(&cx).into_iter().find(|n| !seen.contains(n.as_str())) {
+        let hf = arch.source_name(&missing);
+        return Err(ConvertError::MissingTensor { name: missing, hf });
+    }
+
     let params = ParamCounts::from_tensors(tensors.iter().map(|t| (t.name.as_str(), t.shape.as_slice())));
     let mut kvs = Kvs::default();
     kvs.set("general.architecture", Value::String(arch.name().into()));

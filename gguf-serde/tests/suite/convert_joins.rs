@@ -219,6 +219,19 @@ fn a_missing_expert_is_named_before_anything_is_written() {
     assert!(msg.contains("blk.0.ffn_down_exps.weight") && msg.contains("part 1 is missing"), "{msg}");
 }
 
+#[test]
+fn a_missing_tensor_the_model_needs_is_named_as_the_checkpoint_names_it() {
+    let dir = temp_dir();
+    mixtral(dir.path(), Some("model.layers.0.self_attn.q_proj.weight"));
+    let ckpt = Checkpoint::open(dir.path()).unwrap();
+    let err = plan(&ckpt, &no_vocab(OutType::F16)).unwrap_err();
+    assert!(
+        matches!(&err, ConvertError::MissingTensor { name, hf }
+            if name == "blk.0.attn_q.weight" && hf.as_deref() == Some("model.layers.0.self_attn.q_proj.weight")),
+        "{err:?}"
+    );
+}
+
 /// A user's architecture: a fused `[2 * FF, H]` gate/up split in two, a `[n, 3, H]` tensor
 /// split along its middle dimension, two tensors concatenated along rows, and a row transform.
 #[derive(Debug)]
