@@ -341,7 +341,10 @@ fn join_part<'a>(
 ) -> Result<Option<Joined<'a>>> {
     let layout = |m: String| Err(ConvertError::Layout(m));
     if count == 0 || index >= count {
-        return layout(format!("{}: part {index} of {count} parts of {name}", src.name));
+        return layout(format!(
+            "{}: part index {index} is out of range for {name}, which is joined from {count} parts (0..{count})",
+            src.name
+        ));
     }
     let n = usize::try_from(count).map_err(|_| ConvertError::Layout(format!("{name}: {count} parts")))?;
     let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;

@@ -30,6 +30,27 @@ const SCALES: [(&str, &str); 4] = [
     ("logits_scaling", "logit_scale"),
 ];
 
+/// `GraniteModel.set_gguf_parameters` for the architecture `arch` (`granite`, or a family built
+/// on it, as the reference's `GraniteMoeModel` writes `granitemoe`): [`llama_parameters`] with
+/// `head_dim` dropped from the configuration (the reference pops it), then the multipliers
+/// `embedding_scale`, `residual_scale`, `attention.scale` and `logit_scale` (f32), each when
+/// present and not zero.
+///
+/// # Errors
+/// [`ConvertError::Config`] for a missing or mistyped value.
+pub fn granite_parameters(arch: &str, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
+    let mut config = cx.config.clone();
+    config.hparams.remove("head_dim");
+    let without_head_dim = ArchContext { config: &config, ..*cx };
+    llama_parameters(arch, &without_head_dim, file_type, kv)?;
+    for (field, suffix) in SCALES {
+        if let Some(v) = cx.config.find_f64(&[field])?.filter(|&v| v != 0.0) {
+            kv.set(key(arch, suffix), Value::F32(v as f32));
+        }
+    }
+    Ok(())
+}
+
 impl Architecture for Granite {
     fn name(&self) -> &'static str {
         "granite"
@@ -60,16 +81,7 @@ impl Architecture for Granite {
     }
 
     fn parameters(&self, cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
-        let mut config = cx.config.clone();
-        config.hparams.remove("head_dim");
-        let without_head_dim = ArchContext { config: &config, ..*cx };
-        llama_parameters("granite", &without_head_dim, file_type, kv)?;
-        for (field, suffix) in SCALES {
-            if let Some(v) = cx.config.find_f64(&[field])?.filter(|&v| v != 0.0) {
-                kv.set(key("granite", suffix), Value::F32(v as f32));
-            }
-        }
-        Ok(())
+        granite_parameters("granite", cx, file_type, kv)
     }
 
     fn vocab(&self, cx: &ArchContext<'_>, kv: &mut Kvs) -> Result<(), ConvertError> {

@@ -296,7 +296,9 @@ pub trait Architecture: Sync {
     /// The GGUF name and transforms of the Hugging Face tensor `hf` of canonical `shape`.
     ///
     /// # Errors
-    /// [`ConvertError::Config`] when the configuration a transform needs is missing.
+    /// [`ConvertError::Config`] when the configuration a transform needs is missing;
+    /// [`ConvertError::BadShape`] naming `hf` for a shape the architecture checks itself (a fused
+    /// tensor that does not split as the configuration says), as the reference's asserts do.
     fn map_tensor(&self, hf: &str, shape: &[u64], cx: &ArchContext<'_>) -> Result<Mapped>;
 
     /// The GGUF names the model must have (checked before writing; default: none).
