@@ -129,8 +129,10 @@ fn memory_estimate_is_llama_cpp_s_log() {
         let Some(m) = model(name) else { return };
         same_memory(&simple, &m, name);
     }
-    // Every architecture the converter writes (llama, qwen2, qwen3, gemma3, phi3).
-    for case in gguf_tests::convert_refs::convert_ref_cases() {
+    // Every architecture the converter writes (the converted cases of the manifest: llama,
+    // qwen2, qwen3, gemma3, phi3, and the layout cases' mixtures of experts, olmo2, gemma2,
+    // smollm3, granite, glm4).
+    for case in gguf_tests::convert_refs::converted_cases() {
         let Some(dir) = gguf_tests::convert_refs::make_convert_case(&case) else { return };
         let out = dir.tmp.join("f32.gguf");
         gguf_ok(&["convert", s(&dir), "-o", s(&out), "--outtype", "f32", "-q"]);
