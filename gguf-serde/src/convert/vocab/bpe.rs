@@ -285,7 +285,7 @@ fn write_gpt2(kvs: &mut Kvs, v: BpeVocab, sv: &super::SpecialVocab) -> Result<()
 /// ([`set_vocab_gpt2`]'s keys), with the special vocabulary given, for the types the folder does
 /// not set, `eos`, `eot`, `unk` and `bos` from the ids `transformers.AutoTokenizer` gives
 /// `<|endoftext|>`, `<|user|>`, `<|endoftext|>` and `<|endoftext|>` among its added tokens
-/// (`get_added_vocab()`, see [`auto_tokenizer`](super::auto_tokenizer)).
+/// (`get_added_vocab()`, see the private module `vocab::auto_tokenizer`).
 ///
 /// # Errors
 /// As [`set_vocab_gpt2`]; [`VocabError::Invalid`] when one of those texts is not an added token

@@ -59,7 +59,7 @@ fn is_byte_token(text: &str) -> bool {
 
 /// gguf-py's `LlamaHfVocab(dir).all_tokens()`: the vocabulary of a `tokenizer.json` BPE with
 /// byte fallback and a `Sequence` decoder, as `transformers.AutoTokenizer` loads it (see
-/// [`auto_tokenizer`](super::auto_tokenizer) for the special tokens and the tokens it adds).
+/// the private module `vocab::auto_tokenizer` for the special tokens and the tokens it adds).
 ///
 /// - Ids `0..base`, `base` the BPE model's own vocabulary size (`tokenizer.vocab_size`): the
 ///   token text as `tokenizer.json` stores it (`▁` for a space), score -1000; type byte for
