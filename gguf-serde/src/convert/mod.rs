@@ -48,6 +48,9 @@
 //!   each chunk are released once it is converted, [`Checkpoint::release`], so they do not pile
 //!   up in the resident size either), written to a temporary file renamed into place
 //!   ([`GgufWriter::create`](crate::GgufWriter::create)): a failure leaves no partial file.
+//!   Converting and writing overlap: a second thread hands each converted chunk to the file
+//!   while the next is converted (two chunks in flight at most, so memory is three chunks of
+//!   output bytes beside the `f32` chunk).
 //!
 //! The code: `error.rs` ([`ConvertError`]), `naming.rs` (output file names), `planning.rs`
 //! ([`plan`]: tensors, types and keys), `rows.rs` (the row view of transforms, splits and
