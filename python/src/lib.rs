@@ -26,6 +26,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
+use rayon::prelude::*;
 
 create_exception!(
     gguf_serde,
@@ -432,6 +433,41 @@ fn dequantize(py: Python<'_>, type_id: u32, src: PyBuffer<u8>, mut dst: PyBuffer
     py.detach(|| codec::dequantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
 }
 
+/// The blocks of `src` (blocks of `block` floats) that ggml's C quantizers (the codecs') and
+/// gguf-py's NumPy ones may quantize differently, as native `u64` indices: a block with a NaN or
+/// infinite element, of largest magnitude outside [2⁻⁶⁴, 2⁶⁴] (all zeros included), and with
+/// `affine` (Q4_1, Q5_1: scale from max − min) also a zero minimum or a range in (0, 2⁻⁶⁴).
+/// gguf_serde/_numpy_quants.py redoes those with gguf-py's arithmetic.
+#[pyfunction]
+fn irregular_blocks<'py>(py: Python<'py>, src: PyBuffer<f32>, block: usize, affine: bool) -> PyResult<Bound<'py, PyBytes>> {
+    if block == 0 {
+        return Err(PyValueError::new_err("block size 0"));
+    }
+    let x = as_slice(py, &src)?;
+    const TINY: f32 = f32::from_bits((127 - 64) << 23); // 2^-64
+    const HUGE: f32 = f32::from_bits((127 + 64) << 23); // 2^64
+    let odd: Vec<u64> = py.detach(|| {
+        x.par_chunks(block)
+            .enumerate()
+            .filter(|(_, b)| {
+                let (mut hi, mut lo) = (f32::NEG_INFINITY, f32::INFINITY);
+                for &v in *b {
+                    if !v.is_finite() {
+                        return true;
+                    }
+                    hi = hi.max(v);
+                    lo = lo.min(v);
+                }
+                let amax = hi.max(-lo);
+                let span = hi - lo;
+                !(TINY..=HUGE).contains(&amax) || (affine && (lo == 0.0 || (span > 0.0 && span < TINY)))
+            })
+            .map(|(i, _)| i as u64)
+            .collect()
+    });
+    Ok(u64_bytes(py, &odd))
+}
+
 /// A Python progress callback called from the library's worker threads: with the GIL taken for
 /// each call; the first exception it raises is kept and raised when the operation returns.
 struct Progress {
@@ -675,6 +711,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ggml_types, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
+    m.add_function(wrap_pyfunction!(irregular_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(quantize_file, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize_file, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;
