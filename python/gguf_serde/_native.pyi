@@ -17,11 +17,12 @@ class Reader:
     def header(self) -> tuple[int, bool, int, int, int, int, int]:
         """(version, big_endian, alignment, data_offset, tensor_infos_end, tensor_count, kv_count)"""
     def kvs(self) -> list[tuple[str, int, int, int | None, int, int]]:
-        """(key, pair offset, value type, element type or None, value/elements offset, element count)"""
+        """(key, pair offset, value type, element type or None, value/elements offset, element count,
+        or a string's byte length)"""
     def kv_parts(self, index: int) -> tuple[bytes, bytes, bytes, bytes, bytes, list[int]]:
         """(run offsets, run codes, run counts, run repeats, data indices, types)"""
-    def kv_contents(self, index: int) -> Any: ...
-    def kv_strings(self, index: int) -> str | list[str]: ...
+    def kv_strings(self, index: int) -> str | list[str] | None:
+        """The strings joined by NUL (a list if one holds NUL; None if no longer valid UTF-8)"""
     def tensors(self) -> list[tuple[str, int, int, list[int], int, int, int]]:
         """(name, info offset, ggml type id, ne, data offset, bytes, elements)"""
 
@@ -30,6 +31,8 @@ def ggml_types() -> list[tuple[str, int, int, int, bool, bool]]:
 
 def quantize(type_id: int, src: Any, dst: Any) -> None: ...
 def dequantize(type_id: int, src: Any, dst: Any) -> None: ...
+def irregular_blocks(src: Any, block: int, affine: bool) -> bytes:
+    """Native uint64 indices of the blocks ggml's and gguf-py's quantizers may part ways on."""
 def quantize_file(
     input: str,
     output: str,

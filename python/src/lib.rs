@@ -74,7 +74,11 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
                     problem: AlignmentProblem::Zero | AlignmentProblem::NotPowerOfTwo(_),
                     ..
                 } => Some("Invalid alignment: must be a non-zero power of two".to_owned()),
-                FormatError::DuplicateKey { .. } => return DuplicateKeyError::new_err(msg),
+                FormatError::DuplicateKey { key, offset, .. } => {
+                    return DuplicateKeyError::new_err(format!(
+                        "Duplicate {key} already in list at offset {offset} ({msg})"
+                    ))
+                }
                 _ => None,
             };
             if let Some(words) = gguf_py {
@@ -84,6 +88,20 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
         _ => {}
     }
     GGUFError::new_err(msg)
+}
+
+/// Runs `f` without the GIL held, as `py.detach`; a panic in it (a bug: the library returns
+/// errors for bad input) becomes a `GGUFError` naming it, so that no panic reaches Python as
+/// pyo3's `PanicException` (a `BaseException`, which `except Exception` does not catch).
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))).map_err(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        GGUFError::new_err(format!("internal error in gguf-serde (please report it): {what}"))
+    })
 }
 
 /// A ggml type from its id, or `ValueError`.
@@ -220,48 +238,20 @@ fn u64_bytes<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyBytes> {
     .unwrap_or_else(|_| PyBytes::new(py, &[]))
 }
 
-/// A value as gguf-py's `ReaderField.contents()` gives it: a scalar as a Python number or bool, a
-/// string as `str`, an array as a flat list of its innermost elements (gguf-py flattens arrays of
-/// arrays), appended to `out`.
-fn flatten<'py>(py: Python<'py>, v: ValueRef<'_>, out: &Bound<'py, PyList>) -> PyResult<()> {
-    match v {
-        ValueRef::Array(a) => {
-            if let Some(strings) = a.strings() {
-                for s in strings {
-                    out.append(PyString::new(py, s))?;
-                }
-            } else {
-                for x in a.iter() {
-                    flatten(py, x, out)?;
-                }
-            }
-            Ok(())
-        }
-        other => out.append(scalar(py, other)?),
+/// The `len` strings stored one after another in `raw` (each a `u64` length of byte order
+/// `endian`, then its bytes), checked now: `None` if a length runs past `raw` or a string is
+/// not UTF-8.
+fn checked_strings(raw: &[u8], len: u64, endian: Endian) -> Option<Vec<&str>> {
+    let mut out = Vec::with_capacity(usize::try_from(len).ok()?.min(raw.len() / 8));
+    let mut pos = 0u64;
+    for _ in 0..len {
+        let n = read_u64(raw, pos, endian).ok()?;
+        let start = usize::try_from(pos.checked_add(8)?).ok()?;
+        let end = start.checked_add(usize::try_from(n).ok()?)?;
+        out.push(std::str::from_utf8(raw.get(start..end)?).ok()?);
+        pos = end as u64;
     }
-}
-
-/// A non-array value as a Python object.
-fn scalar<'py>(py: Python<'py>, v: ValueRef<'_>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match v {
-        ValueRef::U8(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I8(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::U16(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I16(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::U32(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I32(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::U64(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I64(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::F32(x) => f64::from(x).into_pyobject(py)?.into_any(),
-        ValueRef::F64(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::Bool(x) => x.into_pyobject(py)?.to_owned().into_any(),
-        ValueRef::String(s) => PyString::new(py, s).into_any(),
-        ValueRef::Array(_) => {
-            let list = PyList::empty(py);
-            flatten(py, v, &list)?;
-            list.into_any()
-        }
-    })
+    Some(out)
 }
 
 /// A GGUF file opened with [`Gguf::open`] (memory-mapped and validated), read by
@@ -276,7 +266,7 @@ impl Reader {
     /// Opens and validates the file at `path` (without the GIL held).
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let file = py.detach(|| Gguf::open(&path)).map_err(to_py)?;
+        let file = detached(py, || Gguf::open(&path))?.map_err(to_py)?;
         Ok(Reader { file })
     }
 
@@ -289,7 +279,7 @@ impl Reader {
 
     /// The pairs in file order: `(key, offset of the pair, value type id, element type id of an
     /// array or None, absolute offset of an array's first element or of the value, element count
-    /// of an array or 1)`.
+    /// of an array, byte length of a string (without its length field), or 1)`.
     fn kvs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         let base = self.file.bytes().as_ptr() as usize;
@@ -299,6 +289,8 @@ impl Reader {
                 ValueRef::Array(a) => {
                     (Some(a.elem_type() as u32), (a.raw_bytes().as_ptr() as usize - base) as u64, a.len())
                 }
+                // A string: its length in bytes (as validated at open).
+                ValueRef::String(s) => (None, kv.value_offset, s.len() as u64),
                 _ => (None, kv.value_offset, 1),
             };
             list.append((kv.key, kv.offset, kv.value.value_type() as u32, elem, at, len))?;
@@ -306,26 +298,25 @@ impl Reader {
         Ok(list)
     }
 
-    /// The strings of the string array of pair `index`, as one `str` with the strings joined by
-    /// NUL (`"\0"`; split in Python: one string made instead of one per element), or as a list
-    /// when a string holds a NUL itself.
-    fn kv_strings<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
+    /// The strings of the string array of pair `index`, read from the mapping now (it is shared
+    /// with the file: a change made to the file since it was opened shows, as in gguf-py's
+    /// `numpy.memmap`), as one `str` with the strings joined by NUL (`"\0"`; split in Python:
+    /// one string made instead of one per element), or as a list when a string holds a NUL
+    /// itself. `None` when the bytes are no longer what the file held when it was opened (a
+    /// string that is not UTF-8, a length past the array): the caller then decodes the parts as
+    /// gguf-py does and raises what it raises (`UnicodeDecodeError`).
+    fn kv_strings<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
         let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
-        let Some(strings) = kv.value.as_array().and_then(|a| a.strings()) else {
+        let Some(a) = kv.value.as_array().filter(|a| a.elem_type() == ValueType::String) else {
             return Err(PyValueError::new_err(format!("pair {index} is not an array of strings")));
         };
-        let raw = kv.value.as_array().map_or(0, |a| a.raw_bytes().len());
-        let mut joined = String::with_capacity(raw);
-        for (i, s) in strings.enumerate() {
-            if s.contains('\0') {
-                return scalar(py, kv.value);
-            }
-            if i > 0 {
-                joined.push('\0');
-            }
-            joined.push_str(s);
+        let Some(strings) = checked_strings(a.raw_bytes(), a.len(), self.file.endian()) else {
+            return Ok(None);
+        };
+        if strings.iter().any(|s| s.contains('\0')) {
+            return Ok(Some(PyList::new(py, strings)?.into_any()));
         }
-        Ok(PyString::new(py, &joined).into_any())
+        Ok(Some(PyString::new(py, &strings.join("\0")).into_any()))
     }
 
     /// The parts of pair `index` as gguf-py lays them out: `(offsets, codes, counts, repeats,
@@ -362,12 +353,6 @@ impl Reader {
             u64_bytes(py, &p.data),
             p.types,
         ))
-    }
-
-    /// The value of pair `index` as gguf-py's `contents()` gives it (arrays flattened).
-    fn kv_contents<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
-        let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
-        scalar(py, kv.value)
     }
 
     /// The tensor infos in file order: `(name, info offset, ggml type id, stored dims (ne),
@@ -421,7 +406,7 @@ fn as_mut_slice<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a mut PyBuf
 fn quantize(py: Python<'_>, type_id: u32, src: PyBuffer<f32>, mut dst: PyBuffer<u8>) -> PyResult<()> {
     let t = ggml_type(type_id)?;
     let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &mut dst)?);
-    py.detach(|| codec::quantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
+    detached(py, || codec::quantize_par(t, Endian::Little, x, y))?.map_err(|e| to_py(e.into()))
 }
 
 /// Dequantizes the `uint8` array `src` (whole blocks of type `type_id`, little-endian) into the
@@ -430,7 +415,7 @@ fn quantize(py: Python<'_>, type_id: u32, src: PyBuffer<f32>, mut dst: PyBuffer<
 fn dequantize(py: Python<'_>, type_id: u32, src: PyBuffer<u8>, mut dst: PyBuffer<f32>) -> PyResult<()> {
     let t = ggml_type(type_id)?;
     let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &mut dst)?);
-    py.detach(|| codec::dequantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
+    detached(py, || codec::dequantize_par(t, Endian::Little, x, y))?.map_err(|e| to_py(e.into()))
 }
 
 /// The blocks of `src` (blocks of `block` floats) that ggml's C quantizers (the codecs') and
@@ -439,14 +424,19 @@ fn dequantize(py: Python<'_>, type_id: u32, src: PyBuffer<u8>, mut dst: PyBuffer
 /// `affine` (Q4_1, Q5_1: scale from max − min) also a zero minimum or a range in (0, 2⁻⁶⁴).
 /// gguf_serde/_numpy_quants.py redoes those with gguf-py's arithmetic.
 #[pyfunction]
-fn irregular_blocks<'py>(py: Python<'py>, src: PyBuffer<f32>, block: usize, affine: bool) -> PyResult<Bound<'py, PyBytes>> {
+fn irregular_blocks<'py>(
+    py: Python<'py>,
+    src: PyBuffer<f32>,
+    block: usize,
+    affine: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
     if block == 0 {
         return Err(PyValueError::new_err("block size 0"));
     }
     let x = as_slice(py, &src)?;
     const TINY: f32 = f32::from_bits((127 - 64) << 23); // 2^-64
     const HUGE: f32 = f32::from_bits((127 + 64) << 23); // 2^64
-    let odd: Vec<u64> = py.detach(|| {
+    let odd: Vec<u64> = detached(py, || {
         x.par_chunks(block)
             .enumerate()
             .filter(|(_, b)| {
@@ -464,7 +454,7 @@ fn irregular_blocks<'py>(py: Python<'py>, src: PyBuffer<f32>, block: usize, affi
             })
             .map(|(i, _)| i as u64)
             .collect()
-    });
+    })?;
     Ok(u64_bytes(py, &odd))
 }
 
@@ -564,17 +554,16 @@ fn quantize_file(
     params.keep_split = keep_split;
     params.threads = threads;
     if let Some(path) = imatrix {
-        let m = py.detach(|| gguf_serde::ops::imatrix::Imatrix::open(&path)).map_err(to_py)?;
+        let m = detached(py, || gguf_serde::ops::imatrix::Imatrix::open(&path))?.map_err(to_py)?;
         params.imatrix = Some(std::sync::Arc::new(m));
     }
     let prog = Progress::new(progress);
-    let report = py
-        .detach(|| {
-            let model = gguf_serde::ShardedGguf::open(&input)?;
-            let cb = |done: u64, total: u64| prog.call(done, Some(total));
-            gguf_serde::ops::requant::requantize_sharded(&model, &output, &params, Some(&cb))
-        })
-        .map_err(to_py)?;
+    let report = detached(py, || {
+        let model = gguf_serde::ShardedGguf::open(&input)?;
+        let cb = |done: u64, total: u64| prog.call(done, Some(total));
+        gguf_serde::ops::requant::requantize_sharded(&model, &output, &params, Some(&cb))
+    })?
+    .map_err(to_py)?;
     prog.finish()?;
     Ok((paths(&report.paths), report.converted, report.kept, report.bytes_in, report.bytes_out))
 }
@@ -595,15 +584,13 @@ fn dequantize_file(
 ) -> PyResult<(Vec<String>, Vec<String>, Vec<String>, u64, u64)> {
     let target = parse_type(dtype)?;
     let prog = Progress::new(progress);
-    let report = py
-        .detach(|| {
-            let model = Gguf::open(&input)?;
-            let cb = |done: u64, total: u64| prog.call(done, Some(total));
-            let opts =
-                gguf_serde::ops::dequantize::DequantizeOptions::new(target).with_exclude(exclude).with_progress(&cb);
-            gguf_serde::ops::dequantize::dequantize(&model, &output, &opts)
-        })
-        .map_err(to_py)?;
+    let report = detached(py, || {
+        let model = Gguf::open(&input)?;
+        let cb = |done: u64, total: u64| prog.call(done, Some(total));
+        let opts = gguf_serde::ops::dequantize::DequantizeOptions::new(target).with_exclude(exclude).with_progress(&cb);
+        gguf_serde::ops::dequantize::dequantize(&model, &output, &opts)
+    })?
+    .map_err(to_py)?;
     prog.finish()?;
     Ok((paths(&report.paths), report.converted, report.kept, report.bytes_in, report.bytes_out))
 }
@@ -627,14 +614,14 @@ fn split(
         (None, None) => SplitOptions::default().by,
     };
     let opts = SplitOptions::new(by).with_no_tensor_first_split(no_tensor_first_split);
-    let out = py.detach(|| gguf_serde::ops::split::split_file(&input, &prefix, &opts)).map_err(to_py)?;
+    let out = detached(py, || gguf_serde::ops::split::split_file(&input, &prefix, &opts))?.map_err(to_py)?;
     Ok(paths(&out))
 }
 
 /// Merges the split model of which `shard` is a shard into one file at `output`.
 #[pyfunction]
 fn merge(py: Python<'_>, shard: PathBuf, output: PathBuf) -> PyResult<()> {
-    py.detach(|| gguf_serde::ops::split::merge_file(&shard, &output)).map_err(to_py)
+    detached(py, || gguf_serde::ops::split::merge_file(&shard, &output))?.map_err(to_py)
 }
 
 /// The converter's error as `GGUFError` (or `OSError`/… for a wrapped GGUF I/O error).
@@ -685,7 +672,7 @@ fn convert(
     opts.model_card = card.as_ref();
     opts.metadata_override = metadata.as_ref();
     opts.progress = Some(&cb);
-    let report = py.detach(|| gguf_serde::convert::convert(&model_dir, &output, &opts)).map_err(convert_err)?;
+    let report = detached(py, || gguf_serde::convert::convert(&model_dir, &output, &opts))?.map_err(convert_err)?;
     prog.finish()?;
     Ok((paths(&report.files), report.outtype.label().to_owned()))
 }
