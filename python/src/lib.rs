@@ -175,6 +175,15 @@ fn read_u32(bytes: &[u8], pos: u64, endian: Endian) -> PyResult<u32> {
     Ok(if endian == Endian::Big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
 }
 
+/// Where `len` bytes from `start` end, or a `ValueError` if that is past the end of `bytes`
+/// (lengths are read from the mapping when the parts are made: a file changed since it was
+/// opened may hold any length).
+fn span_end(bytes: &[u8], start: u64, len: Option<u64>) -> PyResult<u64> {
+    len.and_then(|n| start.checked_add(n))
+        .filter(|&end| end <= bytes.len() as u64)
+        .ok_or_else(|| PyValueError::new_err(format!("a value at offset {start} runs past the end of the file")))
+}
+
 /// Appends the parts of a value of type `type_id` stored at `pos` (as gguf-py's
 /// `_get_field_parts` lays them out: a string is its length and its bytes, a scalar one part, an
 /// array its element type, its length and each element's parts); records the types when
@@ -189,10 +198,11 @@ fn walk(bytes: &[u8], endian: Endian, pos: u64, type_id: u32, p: &mut Parts, rec
     match vt {
         ValueType::String => {
             let len = read_u64(bytes, pos, endian)?;
+            let end = span_end(bytes, pos + 8, Some(len))?;
             p.push(pos, PART_U64, 1);
             let i = p.push(pos + 8, PART_U8, len);
             p.data.push(i);
-            Ok(pos + 8 + len)
+            Ok(end)
         }
         ValueType::Array => {
             let elem = read_u32(bytes, pos, endian)?;
@@ -207,11 +217,12 @@ fn walk(bytes: &[u8], endian: Endian, pos: u64, type_id: u32, p: &mut Parts, rec
                 if len > 0 && record_types {
                     p.types.push(elem);
                 }
+                let end = span_end(bytes, at, len.checked_mul(size as u64))?;
                 if len > 0 {
                     let first = p.run(at, elem as PartCode, 1, len);
                     p.data.extend(first..first + len);
                 }
-                return Ok(at + len * size as u64);
+                return Ok(end);
             }
             for i in 0..len {
                 at = walk(bytes, endian, at, elem, p, record_types && i == 0)?;
