@@ -210,10 +210,14 @@ class GGUFReader:
     """A GGUF file, read as gguf-py's ``gguf.GGUFReader`` reads it (same attributes, same field
     layout), validated and indexed by gguf-serde's Rust reader.
 
-    ``mode``: the ``numpy.memmap`` mode of ``data`` (``"r"``, or ``"r+"``/``"c"`` to change
-    values through the parts, as with gguf-py). Raises ``ValueError`` (``gguf_serde.GGUFError``)
-    naming what is wrong and where for a file the reader refuses, ``KeyError`` too for a duplicate
-    key (as gguf-py), ``OSError`` when the file cannot be opened.
+    ``path``: a ``str``, ``bytes`` or ``os.PathLike`` (what ``numpy.memmap`` takes). ``mode``:
+    the ``numpy.memmap`` mode of ``data`` (``"r"``, or ``"r+"``/``"c"`` to change values through
+    the parts, as with gguf-py). Raises ``ValueError`` (``gguf_serde.GGUFError``) naming what is
+    wrong and where for a file the reader refuses (also a string that is not UTF-8, which gguf-py
+    raises as ``UnicodeDecodeError`` from ``contents()``), ``KeyError`` too for a duplicate key,
+    also one named like a header field (``GGUF.version``, ``GGUF.tensor_count``,
+    ``GGUF.kv_count``: "Duplicate KEY already in list at offset N", as gguf-py), ``OSError`` when
+    the file cannot be opened.
     """
 
     # I: same byte order as this machine, S: swapped.
