@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from . import _native, quants
-from ._reader import DuplicateKeyError, GGUFReader, ReaderField, ReaderTensor
+from ._reader import DuplicateKeyError, GGUFReader, GGUFUnicodeDecodeError, ReaderField, ReaderTensor
 from .constants import (
     GGML_QUANT_SIZES,
     GGMLQuantizationType,
@@ -196,6 +196,7 @@ __all__ = [
     "ReaderTensor",
     "GGUFError",
     "DuplicateKeyError",
+    "GGUFUnicodeDecodeError",
     "GGMLQuantizationType",
     "GGUFValueType",
     "GGUFEndian",

@@ -10,6 +10,10 @@ class GGUFError(ValueError):
 class DuplicateKeyError(GGUFError):
     """A key stored twice in one file (re-raised as gguf_serde.DuplicateKeyError, a KeyError too)."""
 
+class InvalidUtf8Error(GGUFError):
+    """A string that is not UTF-8; args (message, offset of its bytes) (re-raised as
+    gguf_serde.GGUFUnicodeDecodeError, a UnicodeDecodeError too)."""
+
 class Reader:
     """A GGUF file memory-mapped and validated by the Rust reader."""
 

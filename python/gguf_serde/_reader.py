@@ -51,6 +51,33 @@ class DuplicateKeyError(GGUFError, KeyError):  # type: ignore[misc, valid-type]
         return str(self.args[0]) if self.args else ""
 
 
+class GGUFUnicodeDecodeError(GGUFError, UnicodeDecodeError):  # type: ignore[misc, valid-type]
+    """A string of the file (a key, a value, a tensor name) that is not UTF-8, refused when the
+    file is opened: a ``GGUFError`` (``ValueError``) and the ``UnicodeDecodeError`` gguf-py raises
+    when it decodes that string (at open for a key or tensor name, from ``contents()`` for a
+    value), with the same ``object``, ``start``, ``end`` and ``reason``; ``gguf_message`` says
+    where."""
+
+    gguf_message: str
+
+
+def _utf8_error(data: npt.NDArray[np.uint8], message: str, at: int) -> BaseException:
+    """The ``GGUFUnicodeDecodeError`` of the string whose bytes start at ``at`` (its ``uint64``
+    length just before, in the file's byte order: swapped when the version's low half reads 0,
+    gguf-py's test), or a ``GGUFError`` of ``message`` if the bytes do not say more."""
+    swapped = int(data[4:8].view(np.uint32)[0]) & 0xFFFF == 0
+    n = int(data[at - 8 : at].view(np.uint64).byteswap()[0] if swapped else data[at - 8 : at].view(np.uint64)[0])
+    raw = data[at : at + n].tobytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        err = GGUFUnicodeDecodeError(e.encoding, e.object, e.start, e.end, e.reason)
+        err.gguf_message = message
+        err.add_note(message)
+        return err
+    return GGUFError(message)
+
+
 # The NumPy type of each fixed-size GGUF value type (the codes the Rust reader gives parts).
 _SCALAR_TYPES: dict[int, type[np.generic]] = {
     GGUFValueType.UINT8: np.uint8,
@@ -213,8 +240,8 @@ class GGUFReader:
     ``path``: a ``str``, ``bytes`` or ``os.PathLike`` (what ``numpy.memmap`` takes). ``mode``:
     the ``numpy.memmap`` mode of ``data`` (``"r"``, or ``"r+"``/``"c"`` to change values through
     the parts, as with gguf-py). Raises ``ValueError`` (``gguf_serde.GGUFError``) naming what is
-    wrong and where for a file the reader refuses (also a string that is not UTF-8, which gguf-py
-    raises as ``UnicodeDecodeError`` from ``contents()``), ``KeyError`` too for a duplicate key,
+    wrong and where for a file the reader refuses (``GGUFUnicodeDecodeError``, also a
+    ``UnicodeDecodeError``, for a string that is not UTF-8), ``KeyError`` too for a duplicate key,
     also one named like a header field (``GGUF.version``, ``GGUF.tensor_count``,
     ``GGUF.kv_count``: "Duplicate KEY already in list at offset N", as gguf-py), ``OSError`` when
     the file cannot be opened.
@@ -236,6 +263,8 @@ class GGUFReader:
             self._file = _native.Reader(os.fsdecode(path))
         except _native.DuplicateKeyError as e:
             raise DuplicateKeyError(str(e)) from None
+        except _native.InvalidUtf8Error as e:
+            raise _utf8_error(self.data, *e.args) from None
         _version, big, alignment, _data_offset, infos_end, _n_tensors, _n_kv = self._file.header()
         host_big = sys.byteorder == "big"
         self.byte_order = "S" if big != host_big else "I"
@@ -392,4 +421,12 @@ class GGUFReader:
         return [1, 3, 4, 5], [], lambda: parts
 
 
-__all__ = ["GGUFReader", "ReaderField", "ReaderTensor", "GGUFError", "DuplicateKeyError", "GGML_QUANT_SIZES"]
+__all__ = [
+    "GGUFReader",
+    "ReaderField",
+    "ReaderTensor",
+    "GGUFError",
+    "DuplicateKeyError",
+    "GGUFUnicodeDecodeError",
+    "GGML_QUANT_SIZES",
+]

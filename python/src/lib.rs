@@ -41,6 +41,13 @@ create_exception!(
     "A key stored twice in one file (the Python package raises it as gguf_serde.DuplicateKeyError, also a KeyError, as gguf-py raises KeyError)."
 );
 
+create_exception!(
+    gguf_serde,
+    InvalidUtf8Error,
+    GGUFError,
+    "A string of the file (key, value or tensor name) that is not UTF-8; args: (message, offset of the string's bytes). GGUFReader raises it as gguf_serde.GGUFUnicodeDecodeError, also a UnicodeDecodeError, as gguf-py raises when it decodes the string."
+);
+
 /// The Python exception for a library error: I/O errors as `OSError` of their kind; the reader's
 /// refusals that gguf-py also refuses with the wording gguf-py uses, then ours in parentheses
 /// (code written for gguf-py may match on its words); everything else as `GGUFError`.
@@ -74,6 +81,7 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
                     problem: AlignmentProblem::Zero | AlignmentProblem::NotPowerOfTwo(_),
                     ..
                 } => Some("Invalid alignment: must be a non-zero power of two".to_owned()),
+                FormatError::InvalidUtf8 { offset, .. } => return InvalidUtf8Error::new_err((msg, *offset)),
                 FormatError::DuplicateKey { key, offset, .. } => {
                     return DuplicateKeyError::new_err(format!(
                         "Duplicate {key} already in list at offset {offset} ({msg})"
@@ -706,6 +714,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add("GGUFError", py.get_type::<GGUFError>())?;
     m.add("DuplicateKeyError", py.get_type::<DuplicateKeyError>())?;
+    m.add("InvalidUtf8Error", py.get_type::<InvalidUtf8Error>())?;
     m.add_function(wrap_pyfunction!(ggml_types, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;

@@ -381,3 +381,44 @@ def test_a_path_of_bytes_opens_as_with_gguf_py() -> None:
     ours = gguf_serde.GGUFReader(bytes(path))
     assert list(ours.fields) == list(ref.fields)
     assert [t.name for t in ours.tensors] == [t.name for t in ref.tensors]
+
+
+def _utf8_case(where: str, order: str) -> bytes:
+    """A file with one string that is not UTF-8 (in a key, a value, an array element or a tensor
+    name), of byte order `order` ("<" or ">")."""
+    bad = b"ab\xffc"
+
+    def s(b: bytes) -> bytes:
+        return struct.pack(order + "Q", len(b)) + b
+
+    def head(tensors: int, kvs: int) -> bytes:
+        return b"GGUF" + struct.pack(order + "IQQ", 3, tensors, kvs)
+
+    if where == "key":
+        return head(0, 1) + s(b"a." + bad) + struct.pack(order + "II", 4, 1)
+    if where == "value":
+        return head(0, 1) + s(b"a.s") + struct.pack(order + "I", 8) + s(bad)
+    if where == "array":
+        return head(0, 1) + s(b"a.s") + struct.pack(order + "IIQ", 9, 8, 2) + s(b"ok") + s(b"\xc3(")
+    info = s(b"t" + bad) + struct.pack(order + "IQIQ", 1, 8, 0, 0)
+    return head(1, 0) + info + bytes(-(24 + len(info)) % 32) + bytes(32)
+
+
+@pytest.mark.parametrize("order", ["<", ">"], ids=["little", "big"])
+@pytest.mark.parametrize("where", ["key", "value", "array", "tensor name"])
+def test_a_string_that_is_not_utf8_raises_gguf_py_s_unicode_decode_error(tmp_path: Path, where: str, order: str) -> None:
+    # gguf-py raises UnicodeDecodeError when it decodes the string: at open for a key or tensor
+    # name, from contents() for a value. Ours refuses the file at open with an exception that is
+    # that UnicodeDecodeError (same bytes, position, reason) and a GGUFError.
+    path = tmp_path / "bad-utf8.gguf"
+    path.write_bytes(_utf8_case(where, order))
+    with pytest.raises(UnicodeDecodeError) as ref:
+        r = gguf.GGUFReader(path)
+        _ = r.tensors
+        for f in r.fields.values():
+            f.contents()
+    with pytest.raises(UnicodeDecodeError) as ours:
+        gguf_serde.GGUFReader(path)
+    assert isinstance(ours.value, gguf_serde.GGUFError)
+    e, want = ours.value, ref.value
+    assert (e.encoding, e.object, e.start, e.end, e.reason) == (want.encoding, want.object, want.start, want.end, want.reason)
