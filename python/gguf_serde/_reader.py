@@ -421,12 +421,6 @@ class GGUFReader:
         return [1, 3, 4, 5], [], lambda: parts
 
 
-__all__ = [
-    "GGUFReader",
-    "ReaderField",
-    "ReaderTensor",
-    "GGUFError",
-    "DuplicateKeyError",
-    "GGUFUnicodeDecodeError",
-    "GGML_QUANT_SIZES",
-]
+# The reader's classes, then its exceptions.
+__all__ = ["GGUFReader", "ReaderField", "ReaderTensor", "GGML_QUANT_SIZES"]
+__all__ += ["GGUFError", "DuplicateKeyError", "GGUFUnicodeDecodeError"]
