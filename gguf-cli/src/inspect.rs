@@ -19,13 +19,18 @@ pub struct Args {
     /// infos are parsed; a pipe is read to its end so that tensor bounds can be checked), or a
     /// remote file: `https://…`, `http://…` or `hf://OWNER/REPO[@REVISION]/PATH`, of which only the header,
     /// key/value pairs and tensor infos are fetched, with HTTP range requests (what they cost is
-    /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds).
+    /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds). A
+    /// shard of a split model (`NAME-00002-of-00003.gguf`) describes the whole model; a remote
+    /// one reads the other shards (their URLs named alike) in parallel.
     file: PathBuf,
     /// Print one JSON object instead of text: `{"version", "endianness", "alignment",
     /// "data_offset", "parameters" (the elements of every tensor), "metadata": [{"key", "type", "value"}], "tensors": [{"name", "dtype",
     /// "shape", "data_offset", "nbytes"}]}`. An array of more than 16 items is given as `{"key",
     /// "type", "length"}` without its items (as gguf-py's gguf-dump leaves arrays out) unless
-    /// --full is given. With --stored-order, tensors have "ne" instead of "shape".
+    /// --full is given. With --stored-order, tensors have "ne" instead of "shape". A split model
+    /// also has "file_size" (all shards, bytes), "shards": [{"shard", "path", "file_size",
+    /// "data_offset", "tensor_count"}], and a "shard" (1-based, as in the file names) in each
+    /// tensor.
     #[arg(long)]
     json: bool,
     /// With --json, give every array whole.
@@ -35,8 +40,8 @@ pub struct Args {
     /// and gguf-dump print them), instead of the canonical shape (outermost first).
     #[arg(long)]
     stored_order: bool,
-    /// In text output, how many items of an array to show.
-    #[arg(long, default_value_t = 8)]
+    /// In text output, how many items of an array to show (its length is printed after them).
+    #[arg(long, default_value_t = 8, value_name = "N")]
     items: usize,
     /// Also estimate what llama.cpp allocates to run the model on the CPU, as its load log
     /// reports it: the weights (`load_tensors: CPU_Mapped model buffer size`, every tensor's
@@ -45,8 +50,9 @@ pub struct Args {
     /// to a multiple of 256 cells as llama.cpp pads it). Sliding-window layers get the full
     /// context, as with llama.cpp's default full-size SWA cache. Not counted: llama.cpp's compute
     /// and output buffers and the CPU-specific repacked copies of some quantized weights
-    /// (`CPU_REPACK`). With --json, an object "memory": {"ctx", "cells", "layers",
-    /// "weights_bytes", "k_bytes", "v_bytes", "kv_bytes"}.
+    /// (`CPU_REPACK`). Printed in MiB (1024 × 1024 bytes) after the tensors; with --json, an
+    /// object "memory": {"ctx", "cells", "layers", "weights_bytes", "k_bytes", "v_bytes",
+    /// "kv_bytes"} in bytes.
     #[arg(long)]
     memory: bool,
     /// With --memory, the context in tokens (default: the model's `{arch}.context_length`).
