@@ -143,7 +143,7 @@ pub struct ShardTensor<'a> {
 ///
 /// `S` is how each shard holds its bytes: memory-mapped files ([`ShardedGguf::open`], the
 /// default) or, for a model on an HTTP server, the metadata of each shard alone
-/// ([`ShardedGguf::from_url`], cargo feature `remote`: tensor infos, no tensor data). Both are
+/// (`ShardedGguf::from_url`, cargo feature `remote`: tensor infos, no tensor data). Both are
 /// checked alike.
 ///
 /// ```no_run
@@ -340,7 +340,7 @@ impl<S: Source> ShardedGguf<S> {
         self.shards.len()
     }
 
-    /// The paths of the shards, in order (for a model read with [`ShardedGguf::from_url`], their
+    /// The paths of the shards, in order (for a model read with `ShardedGguf::from_url`, their
     /// URLs as given, `hf://` ones unresolved).
     pub fn shard_paths(&self) -> impl ExactSizeIterator<Item = &Path> + '_ {
         self.shards.iter().map(|(p, _)| p.as_path())
@@ -401,7 +401,7 @@ impl<S: Source> ShardedGguf<S> {
     ///
     /// # Errors
     /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a `ShardTensor` that is
-    /// not from this model, or for any tensor of a model read with [`ShardedGguf::from_url`]
+    /// not from this model, or for any tensor of a model read with `ShardedGguf::from_url`
     /// (metadata only).
     pub fn tensor_data(&self, t: &ShardTensor<'_>) -> Result<&[u8]> {
         let f = self.shard(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
