@@ -54,10 +54,13 @@ pub fn shard_path(prefix: impl AsRef<Path>, index: u16, count: u16) -> PathBuf {
 /// name does not end in `-NNNNN-of-MMMMM.gguf` with `1 <= NNNNN <= MMMMM <= 65535`.
 ///
 /// ```
-/// use gguf_serde::container::parse_shard_path;
+/// use gguf_serde::container::{parse_shard_path, shard_path};
 /// let (prefix, index, count) = parse_shard_path("m/llama-00002-of-00004.gguf").unwrap();
 /// assert_eq!((prefix.to_str().unwrap(), index, count), ("m/llama", 1, 4));
 /// assert!(parse_shard_path("llama.gguf").is_none());
+/// // A URL keeps its spelling, so that its other shards' URLs are made from it.
+/// let (prefix, _, _) = parse_shard_path("hf://owner/repo@v1/q8//m-00001-of-00003.gguf").unwrap();
+/// assert_eq!(shard_path(&prefix, 2, 3).to_str().unwrap(), "hf://owner/repo@v1/q8//m-00003-of-00003.gguf");
 /// ```
 pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     let path = path.as_ref();
@@ -81,7 +84,12 @@ pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     if no == 0 || no > count || count > u32::from(u16::MAX) {
         return None;
     }
-    let prefix = path.with_file_name(stem);
+    // The path as given without its last 20 bytes, so that a URL keeps its exact spelling
+    // (`https://host/a//b-00001-of-00002.gguf`: `Path`'s parent would fold the `//`).
+    let prefix = match path.to_str() {
+        Some(s) if s.ends_with(name) => PathBuf::from(s.get(..s.len().checked_sub(20)?)?),
+        _ => path.with_file_name(stem),
+    };
     // 1 <= no <= count <= u16::MAX (checked above).
     Some((prefix, no.saturating_sub(1) as u16, count as u16))
 }
