@@ -95,7 +95,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return print(&Model::file(&file), args.json, style);
         }
         let (model, stats) =
-            crate::remote::open_model(&args.file).map_err(|e| crate::remote::name_url(e, &args.file))?;
+            crate::remote::open_model(&args.file).map_err(|e| one_file_hint(crate::remote::name_url(e, &args.file)))?;
         for (url, s) in model.shard_paths().zip(&stats) {
             crate::remote::report(url, s.requests, s.bytes_fetched, s.file_len);
         }
@@ -108,8 +108,21 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         drop(file);
         // Every shard of the model: `ShardedGguf`'s errors name the shard they are about.
-        let model = ShardedGguf::open(&args.file)?;
+        let model = ShardedGguf::open(&args.file).map_err(|e| one_file_hint(e.into()))?;
         print(&Model::sharded(&model), args.json, style)
+    }
+}
+
+/// `e` with a hint at `--one-file` when it is about a shard of a split model (a missing shard, a
+/// shard of another split, a file name that does not say which shard it is).
+fn one_file_hint(e: anyhow::Error) -> anyhow::Error {
+    let about_shards = e
+        .downcast_ref::<gguf_serde::Error>()
+        .is_some_and(|g| matches!(g.kind(), gguf_serde::ErrorKind::Shard(_)) || g.shard().is_some());
+    if about_shards {
+        anyhow::anyhow!("{e:#} (--one-file describes the file given alone)")
+    } else {
+        e
     }
 }
 
