@@ -60,6 +60,7 @@ pub mod checkpoint;
 pub mod config_defaults;
 mod error;
 pub mod general;
+pub mod lora;
 mod naming;
 mod planning;
 mod rows;
