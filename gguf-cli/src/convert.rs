@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use gguf_serde::convert::general::{GeneralError, OVERRIDE_SOURCE};
 use gguf_serde::convert::lora::{self, Adapter};
-use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType};
+use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType, Plan};
 
 use crate::out::{outln, Out};
 use crate::outputs::{Outputs, Reads, Shards};
@@ -159,15 +159,27 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     };
     let inputs = inputs(&ckpt);
     Outputs { files: &files, shards, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }.check()?;
-    check_parent(&out)?;
+    write_reporting(&plan, &out, &opts, &bar, "")
+}
+
+/// Writes `plan` to `out` (its folder must exist), with the progress `bar`, and prints each file
+/// written: `FILE: ARCH [KIND ]TYPE, N bytes`.
+fn write_reporting(
+    plan: &Plan<'_>,
+    out: &Path,
+    opts: &ConvertOptions<'_>,
+    bar: &indicatif::ProgressBar,
+    kind: &str,
+) -> anyhow::Result<ExitCode> {
+    check_parent(out)?;
     bar.set_length(plan.source_bytes());
-    let report =
-        write_plan(&plan, &out, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&out)))?;
+    let report = write_plan(plan, out, opts)
+        .map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&out.to_path_buf())))?;
     bar.finish_and_clear();
     let mut o = Out::stdout();
     for f in &report.files {
         let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        outln!(o, "{}: {} {}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
+        outln!(o, "{}: {} {kind}{}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -230,18 +242,7 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
     let files = vec![out.clone()];
     Outputs { files: &files, shards: Shards::No, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }
         .check()?;
-    check_parent(&out)?;
-    bar.set_length(plan.source_bytes());
-    let report =
-        write_plan(&plan, &out, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&out)))?;
-    bar.finish_and_clear();
-    let mut o = Out::stdout();
-    for f in &report.files {
-        let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        outln!(o, "{}: {} LoRA adapter {}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
-    }
-    o.finish()?;
-    Ok(ExitCode::SUCCESS)
+    write_reporting(&plan, &out, &opts, &bar, "LoRA adapter ")
 }
 
 /// `e` with the checkpoint folder `dir` as context, unless its message names a file or folder

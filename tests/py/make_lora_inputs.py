@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import make_convert_inputs  # noqa: E402
-from make_convert_inputs import stored_bits, write_safetensors  # noqa: E402
+from make_convert_inputs import check_data_order, stored_bits, write_safetensors  # noqa: E402
 
 LAYOUTS = os.path.join(HERE, "..", "data", "lora-layouts")
 # seeds by case (any fixed value; distinct from the base checkpoints')
@@ -71,13 +71,7 @@ def make_adapter(models, out_root, case):
         dtypes[t["name"]] = t["dtype"]
     path = os.path.join(d, "adapter_model.safetensors")
     write_safetensors(path, tensors, dtypes, st["metadata"])
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-    header.pop("__metadata__", None)
-    order = [k for k, _ in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])]
-    if order != [t["name"] for t in st["tensors"]]:
-        raise ValueError(f"{case}: tensor order differs from the layout's")
+    check_data_order(path, [t["name"] for t in st["tensors"]], case)
     if sorted(os.listdir(d)) != layout["saved_files"]:
         raise ValueError(f"{case}: files {sorted(os.listdir(d))} differ from the layout's {layout['saved_files']}")
     return d, base

@@ -19,7 +19,6 @@ make_lora_inputs.py (numpy only) rebuilds the adapter from it with seeded values
 """
 import json
 import os
-import struct
 import sys
 import tempfile
 
@@ -47,15 +46,6 @@ CASES = {
 }
 
 
-def safetensors_header(path):
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-    meta = header.pop("__metadata__", None)
-    ordered = sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])
-    return meta, [{"name": k, "dtype": v["dtype"], "shape": v["shape"]} for k, v in ordered]
-
-
 def layout(models, case):
     import peft
     import torch
@@ -63,6 +53,7 @@ def layout(models, case):
     from transformers import AutoModelForCausalLM
 
     import make_convert_inputs
+    from make_hf_layouts import safetensors_header
 
     base, fields, dtype = CASES[case]
     with tempfile.TemporaryDirectory() as tmp:
