@@ -100,14 +100,10 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             lora::ADAPTER_CONFIG
         );
     }
-    let outtype: OutType =
-        args.outtype.as_deref().unwrap_or("auto").to_lowercase().parse().map_err(anyhow::Error::msg)?;
+    let outtype = parse_outtype(args, "auto")?;
     let ckpt = Checkpoint::open(&args.dir).map_err(|e| in_dir(e, &args.dir))?;
     let card = model_card(&args.dir)?;
-    let overrides = match &args.metadata {
-        Some(p) => Some(metadata_override(p)?),
-        None => None,
-    };
+    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions {
@@ -185,6 +181,11 @@ fn write_reporting(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--outtype`, or `default` without it.
+fn parse_outtype(args: &ConvertArgs, default: &str) -> anyhow::Result<OutType> {
+    args.outtype.as_deref().unwrap_or(default).to_lowercase().parse().map_err(anyhow::Error::msg)
+}
+
 /// `gguf convert ADAPTER_DIR --base BASE_DIR`: a LoRA adapter ([`gguf_serde::convert::lora`]).
 fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
     if args.split_max_size.is_some() {
@@ -193,17 +194,13 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
     if args.no_vocab {
         bail!("--no-vocab is not taken for an adapter (an adapter has no tokenizer)");
     }
-    let outtype: OutType =
-        args.outtype.as_deref().unwrap_or("f32").to_lowercase().parse().map_err(anyhow::Error::msg)?;
+    let outtype = parse_outtype(args, "f32")?;
     if !base.join("config.json").is_file() {
         bail!("--base {}: no config.json (the base model's folder is needed)", base.display());
     }
     let adapter = Adapter::open(&args.dir, base).map_err(|e| in_dir(e, &args.dir))?;
     let card = model_card(&args.dir)?;
-    let overrides = match &args.metadata {
-        Some(p) => Some(metadata_override(p)?),
-        None => None,
-    };
+    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions {
