@@ -41,6 +41,12 @@ CASES = {
     "lora-Mixtral-Instruct": ("tiny-Mixtral-Instruct", {"r": 8, "lora_alpha": 8,
                                                          "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]},
                               "float32"),
+    # Phi-3: its fused projections (qkv_proj and gate_up_proj, split by the converter) and the
+    # others, rank 8
+    "lora-Phi-3-mini": ("tiny-Phi-3-mini-128k-instruct", {"r": 8, "lora_alpha": 16,
+                                                          "target_modules": ["qkv_proj", "o_proj", "gate_up_proj",
+                                                                             "down_proj"]},
+                        "float32"),
     # Gemma 2: every linear layer, rank 4
     "lora-gemma-2": ("tiny-gemma-2", {"r": 4, "lora_alpha": 8, "target_modules": ALL_LINEAR}, "float32"),
 }

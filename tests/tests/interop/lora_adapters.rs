@@ -6,7 +6,8 @@
 //! `tests/py/make_lora_layouts.py` with peft) on one of the converter references' tiny
 //! checkpoints: Llama 2 (every linear layer, the token embeddings and the output head, rank 8),
 //! Qwen2 (q and v, rank 16), Qwen3 (every linear layer, rank 32, saved in bfloat16), Mixtral
-//! (attention, rank 8) and Gemma 2 (every linear layer, rank 4). `tests/py/make_lora_inputs.py`
+//! (attention, rank 8), Phi-3 (its fused `qkv_proj` and `gate_up_proj` and the others, rank 8)
+//! and Gemma 2 (every linear layer, rank 4). `tests/py/make_lora_inputs.py`
 //! remakes adapter and base without torch; the adapter's files must have the manifest's sha256.
 //!
 //! - [`adapter_output_equals_the_references`]: our conversion at f32, f16, bf16 and q8_0 is the
@@ -83,7 +84,7 @@ fn adapter_output_equals_the_references() {
     let Some(py) = python() else { return };
     let m = manifest();
     let cases = m["cases"].as_object().expect("cases");
-    assert!(cases.len() >= 5, "{} cases", cases.len());
+    assert!(cases.len() >= 6, "{} cases", cases.len());
     let mut differ = Vec::new();
     let mut matched = 0;
     for (case, entry) in cases {
