@@ -37,7 +37,8 @@ from make_convert_inputs import check_data_order, stored_bits, write_safetensors
 LAYOUTS = os.path.join(HERE, "..", "data", "lora-layouts")
 # seeds by case (any fixed value; distinct from the base checkpoints')
 SEEDS = {"lora-Llama-2-chat": 41, "lora-Qwen2-Instruct": 42, "lora-Qwen3": 43, "lora-Mixtral-Instruct": 44,
-         "lora-gemma-2": 45, "lora-Phi-3-mini": 46}
+         "lora-gemma-2": 45, "lora-Phi-3-mini": 46,
+         "lora-Mixtral-experts": 47}
 
 
 def cases():

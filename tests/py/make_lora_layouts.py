@@ -52,6 +52,42 @@ CASES = {
 }
 
 
+# Derived without torch: an adapter of Mixtral's experts as peft saved it with transformers 4, whose
+# Mixtral had an nn.Linear per expert (`block_sparse_moe.experts.X.w1`, ...; transformers 5 fuses
+# them into 3-D parameters that peft's target_modules cannot reach). Made from the recorded
+# lora-Mixtral-Instruct layout: its attention pairs, and a pair of the same rank on every expert's
+# w1, w2 and w3 (lora_A [r, in], lora_B [out, r]), the names in data order as safetensors orders
+# tensors of one dtype (by name); "w1", "w2", "w3" added to target_modules.
+DERIVED = {"lora-Mixtral-experts": "lora-Mixtral-Instruct"}
+
+
+def derived_layout(out, case):
+    with open(os.path.join(out, f"{DERIVED[case]}.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    cfg = json.loads(doc["files"]["adapter_config.json"])
+    r = cfg["r"]
+    tensors = list(doc["safetensors"]["tensors"])
+    with open(os.path.join(HERE, "..", "data", "hf-layouts", "tiny-Mixtral-Instruct.json"), encoding="utf-8") as f:
+        base = json.load(f)
+    for t in (t for shard in base["safetensors"] for t in shard["tensors"]):
+        if ".block_sparse_moe.experts." in t["name"]:
+            stem = "base_model.model." + t["name"][: -len(".weight")]
+            out_dim, in_dim = t["shape"]
+            tensors.append({"name": f"{stem}.lora_A.weight", "dtype": "F32", "shape": [r, in_dim]})
+            tensors.append({"name": f"{stem}.lora_B.weight", "dtype": "F32", "shape": [out_dim, r]})
+    tensors.sort(key=lambda t: t["name"])
+    text = doc["files"]["adapter_config.json"]
+    targets = cfg["target_modules"]
+    new_targets = targets + ["w1", "w2", "w3"]
+    text = text.replace(json.dumps(targets, indent=2).replace("\n", "\n  "), json.dumps(new_targets, indent=2).replace("\n", "\n  "))
+    if json.loads(text)["target_modules"] != new_targets:
+        raise ValueError(f"{case}: could not rewrite target_modules")
+    doc["files"]["adapter_config.json"] = text
+    doc["safetensors"]["tensors"] = tensors
+    doc["derived_from"] = DERIVED[case]
+    return doc
+
+
 def layout(models, case):
     import peft
     import torch
@@ -88,17 +124,17 @@ def layout(models, case):
 def main():
     args = sys.argv[1:]
     if args == ["--list"]:
-        print("\n".join(CASES))
+        print("\n".join([*CASES, *DERIVED]))
         return
     if len(args) < 2:
         sys.exit("usage: make_lora_layouts.py MODELS_DIR OUT_DIR [CASE...] | --list")
-    models, out, cases = args[0], args[1], args[2:] or list(CASES)
+    models, out, cases = args[0], args[1], args[2:] or [*CASES, *DERIVED]
     os.makedirs(out, exist_ok=True)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     for case in cases:
-        if case not in CASES:
-            sys.exit(f"unknown case {case!r}; known: {', '.join(CASES)}")
-        doc = layout(models, case)
+        if case not in CASES and case not in DERIVED:
+            sys.exit(f"unknown case {case!r}; known: {', '.join([*CASES, *DERIVED])}")
+        doc = derived_layout(out, case) if case in DERIVED else layout(models, case)
         with open(os.path.join(out, f"{case}.json"), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, ensure_ascii=False)
             f.write("\n")

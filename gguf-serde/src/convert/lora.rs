@@ -12,7 +12,11 @@
 //!   ([`Architecture::map_tensor`]: `blk.0.attn_q.weight.lora_a`). The base's row transforms
 //!   act on the output rows of `B @ A`, so they apply to `lora_b` alone: Llama's Q/K permutation
 //!   ([`Transform::Permute`]), a fused tensor's split along its rows ([`Mapped::Split`] with
-//!   [`Transform::Slice`] on dimension 0: each part has the whole `lora_a`). Adapted embeddings
+//!   [`Transform::Slice`] on dimension 0: each part has the whole `lora_a`). Experts the base
+//!   stacks into one tensor (Mixtral's `block_sparse_moe.experts.X.w1`, … →
+//!   `blk.N.ffn_gate_exps.weight`) stack their pairs: `lora_a` `[n_expert, r, in]`, `lora_b`
+//!   `[n_expert, out, r]`, planned where the base plans the stack (after a layer's last expert
+//!   weight, `w1`, `w2`, `w3` in that order), every expert of the layer adapted. Adapted embeddings
 //!   (`lora_embedding_A` `[r, vocab]`, `lora_embedding_B` `[dim, r]`) are written with `lora_a`
 //!   transposed (`token_embd.weight.lora_a` `[vocab, r]`, `lora_b` `[dim, r]`), as llama.cpp
 //!   reads them.
@@ -43,18 +47,19 @@
 //! tokens), a base architecture not converted, an adapter tensor that is neither `lora_A` nor
 //! `lora_B` (peft's `modules_to_save` copies, biases, DoRA magnitudes), a weight the base does not
 //! have (or, as in the reference, an adapted `lm_head` of a base whose output is the tied
-//! embedding), a pair with one half missing or shapes that do not multiply, and targets the
-//! reference cannot split (experts stacked into one tensor, value transforms).
+//! embedding), a pair with one half missing or shapes that do not multiply, experts of a
+//! stacked tensor left without their pairs (the reference's "Unprocessed experts"), and targets
+//! it cannot write as pairs (tensors concatenated, value transforms).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use super::arch::{self, ArchContext, Architecture, Mapped, Transform};
+use super::arch::{self, ArchContext, Architecture, Join, Mapped, Transform};
 use super::checkpoint::{python_path_str, read_json};
 use super::general::{self, ParamCounts};
-use super::planning::{Plan, PlannedTensor, TensorData};
+use super::planning::{JoinedPart, Plan, PlannedTensor, TensorData};
 use super::{naming_convention, output_type, Checkpoint, ConvertError, ConvertOptions, HfConfig, Kvs, OutType};
 use crate::codec;
 use crate::{Endian, Value};
@@ -373,6 +378,7 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
     let mut tensors: Vec<PlannedTensor<'a>> = Vec::new();
     let mut order: Vec<String> = Vec::new();
     let mut pairs: HashMap<String, Pair<'a>> = HashMap::new();
+    let mut stacks = Stacks::default();
     for src in ckpt.tensors()? {
         let Some(base_name) = filter_name(&base_tensor_name(&src.name)) else { continue };
         let n = &src.name;
@@ -425,8 +431,9 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
             }
             (None, None) => continue,
         };
-        plan_pair(arch, &cx, a, b, pair.embedding, &base_name, outtype, &mut tensors)?;
+        plan_pair(arch, &cx, a, b, pair.embedding, &base_name, outtype, &mut tensors, &mut stacks)?;
     }
+    stacks.check_done()?;
     let mut seen = std::collections::HashSet::new();
     for t in &tensors {
         if !seen.insert(t.name.as_str()) {
@@ -494,6 +501,7 @@ fn plan_pair<'a>(
     base_name: &str,
     outtype: OutType,
     tensors: &mut Vec<PlannedTensor<'a>>,
+    stacks: &mut Stacks<'a>,
 ) -> Result<()> {
     let bad = |reason: String| ConvertError::BadShape { name: b.name.clone(), reason };
     if a.shape.len() != 2 || b.shape.len() != 2 || a.shape[0] != b.shape[1] {
@@ -519,9 +527,33 @@ fn plan_pair<'a>(
                 arch: arch.name().to_owned(),
             }))
         }
+        Mapped::Part { name, index, count, join: Join::Stack, transforms, batch } if transforms.is_empty() => {
+            let typed =
+                |n: &str, shape: &[u64]| output_type(n, shape, outtype, arch.force_type(base_name, n, shape.len()));
+            for t in stacks.add(name, index, count, batch, a, b, base_name)? {
+                let a_name = format!("{}.lora_a", t.name);
+                let b_name = format!("{}.lora_b", t.name);
+                for (n, parts) in [(a_name, t.a), (b_name, t.b)] {
+                    let mut shape = vec![parts.len() as u64];
+                    shape.extend_from_slice(&parts[0].shape);
+                    let parts = parts
+                        .into_iter()
+                        .map(|p| JoinedPart { shape: p.shape.clone(), source: p, transforms: Vec::new() })
+                        .collect();
+                    tensors.push(PlannedTensor {
+                        dtype: typed(&n, &shape),
+                        name: n,
+                        shape,
+                        data: TensorData::Joined { join: Join::Stack, parts },
+                        transforms: Vec::new(),
+                    });
+                }
+            }
+            return Ok(());
+        }
         Mapped::Part { name, .. } => {
             return Err(unsupported(format!(
-                "the base joins it into {name} (stacked experts or concatenated tensors); LoRA on it is not converted"
+                "the base joins it into {name} by concatenation or with transforms; LoRA on it is not converted"
             )))
         }
     };
@@ -574,6 +606,98 @@ fn plan_pair<'a>(
         tensors.push(b_planned);
     }
     Ok(())
+}
+
+/// A stacked tensor's LoRA pairs, complete: `{name}.lora_a` stacks the `A`s
+/// (`[n_expert, r, in]`), `{name}.lora_b` the `B`s (`[n_expert, out, r]`), as the reference's
+/// `torch.stack` of its pairs does.
+struct Stacked<'a> {
+    name: String,
+    a: Vec<super::SourceTensor<'a>>,
+    b: Vec<super::SourceTensor<'a>>,
+}
+
+/// Expert pairs gathered until their stacked tensor, and its batch ([`arch::Batch`]: the
+/// reference stacks a layer's `w1`, `w2`, `w3` once every expert of all three has come), is
+/// complete.
+#[derive(Default)]
+struct Stacks<'a> {
+    /// Stacked name → the pairs by expert index, and the adapted weight seen last.
+    pending: HashMap<String, (Vec<Option<(super::SourceTensor<'a>, super::SourceTensor<'a>)>>, String)>,
+    /// Batch key → (size, complete stacks by rank).
+    batches: HashMap<String, (u32, Vec<(u32, Stacked<'a>)>)>,
+}
+
+impl<'a> Stacks<'a> {
+    /// Adds expert `index` of `count` of `name`; the stacks to plan now, in order.
+    #[allow(clippy::too_many_arguments)] // one expert's pair and where it goes
+    fn add(
+        &mut self,
+        name: String,
+        index: u64,
+        count: u64,
+        batch: Option<arch::Batch>,
+        a: super::SourceTensor<'a>,
+        b: super::SourceTensor<'a>,
+        base_name: &str,
+    ) -> Result<Vec<Stacked<'a>>> {
+        let layout = |m: String| ConvertError::Layout(m);
+        let n = usize::try_from(count).ok().filter(|&n| n > 0 && n <= 1 << 16 && index < count);
+        let Some(n) = n else {
+            return Err(layout(format!("{base_name}: expert {index} of {count} for {name}")));
+        };
+        let entry = self
+            .pending
+            .entry(name.clone())
+            .or_insert_with(|| (std::iter::repeat_with(|| None).take(n).collect(), String::new()));
+        if entry.0.len() != n || entry.0[index as usize].is_some() {
+            return Err(layout(format!("{base_name}: expert {index} of {name} is given twice or out of range")));
+        }
+        if let Some(Some((pa, pb))) = entry.0.iter().find(|p| p.is_some()) {
+            if pa.shape != a.shape || pb.shape != b.shape || pa.dtype != a.dtype || pb.dtype != b.dtype {
+                return Err(layout(format!(
+                    "{base_name}: its lora_A/lora_B differ in shape or type from {}'s",
+                    pa.name
+                )));
+            }
+        }
+        entry.0[index as usize] = Some((a, b));
+        entry.1 = base_name.to_owned();
+        if entry.0.iter().any(Option::is_none) {
+            return Ok(Vec::new());
+        }
+        let Some((done, _)) = self.pending.remove(&name) else { return Ok(Vec::new()) };
+        let (a, b): (Vec<_>, Vec<_>) = done.into_iter().flatten().unzip();
+        let stacked = Stacked { name, a, b };
+        let Some(arch::Batch { key, rank, size }) = batch else { return Ok(vec![stacked]) };
+        let held = self.batches.entry(key.clone()).or_insert_with(|| (size, Vec::new()));
+        if held.0 != size || rank >= size || held.1.iter().any(|(r, _)| *r == rank) {
+            return Err(layout(format!("{}: rank {rank} of {size} in batch {key} is given twice", stacked.name)));
+        }
+        held.1.push((rank, stacked));
+        if held.1.len() < size as usize {
+            return Ok(Vec::new());
+        }
+        let mut done = self.batches.remove(&key).map(|(_, v)| v).unwrap_or_default();
+        done.sort_by_key(|(r, _)| *r);
+        Ok(done.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// Refuses experts left unstacked, as the reference's "Unprocessed experts" does.
+    fn check_done(&self) -> Result<()> {
+        let mut left: Vec<(&String, &String)> = self.pending.iter().map(|(k, (_, last))| (k, last)).collect();
+        left.extend(self.batches.iter().flat_map(|(_, (_, v))| v.iter().map(|(_, s)| (&s.name, &s.name))));
+        left.sort();
+        match left.first() {
+            None => Ok(()),
+            Some((name, last)) => Err(err(AdapterError::UnsupportedTarget {
+                base_name: (*last).clone(),
+                reason: format!(
+                    "the base stacks it into {name} with the other experts' weights, but the adapter does not adapt all of them (every expert's w1, w2 and w3 of the layer)"
+                ),
+            })),
+        }
+    }
 }
 
 /// The values of a 2-D tensor `[rows, cols]`, transposed to `[cols, rows]`, as F32.
@@ -684,6 +808,7 @@ mod tests {
     fn case(class: &str, config: Json, tensors: &[(&str, [usize; 2])]) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let model_type = match class {
             "Gemma2ForCausalLM" => "gemma2",
+            "MixtralForCausalLM" => "mixtral",
             "GPT2LMHeadModel" => "gpt2",
             _ => "llama",
         };
@@ -693,7 +818,7 @@ mod tests {
         std::fs::create_dir_all(&adapter).unwrap();
         let cfg = json!({"architectures": [class], "model_type": model_type, "hidden_size": 64,
             "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-            "intermediate_size": 96, "vocab_size": 32});
+            "intermediate_size": 96, "vocab_size": 32, "num_local_experts": 4, "num_experts_per_tok": 2});
         std::fs::write(base.join("config.json"), cfg.to_string()).unwrap();
         std::fs::write(adapter.join(ADAPTER_CONFIG), config.to_string()).unwrap();
         let data: Vec<Vec<u8>> = tensors.iter().map(|(_, s)| vec![0u8; s[0] * s[1] * 4]).collect();
@@ -787,6 +912,17 @@ mod tests {
         let (_t, adapter, base) = case("Gemma2ForCausalLM", alpha.clone(), &head);
         let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
         assert!(matches!(e, AdapterError::TiedOutput { .. }), "{e}");
+        // one expert weight of a Mixtral layer: the layer's stack never completes
+        let one_expert = [
+            ("base_model.model.model.layers.0.block_sparse_moe.experts.0.w1.lora_A.weight", [8, 64]),
+            ("base_model.model.model.layers.0.block_sparse_moe.experts.0.w1.lora_B.weight", [96, 8]),
+        ];
+        let (_t, adapter, base) = case("MixtralForCausalLM", alpha.clone(), &one_expert);
+        let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
+        assert!(
+            matches!(&e, AdapterError::UnsupportedTarget { base_name, .. } if base_name.contains("experts.0.w1")),
+            "{e}"
+        );
         // half a pair
         let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &pair[..1]);
         let e = adapter_err(plan_err(&adapter, &base, OutType::F32));

@@ -7,7 +7,9 @@
 //! checkpoints: Llama 2 (every linear layer, the token embeddings and the output head, rank 8),
 //! Qwen2 (q and v, rank 16), Qwen3 (every linear layer, rank 32, saved in bfloat16), Mixtral
 //! (attention, rank 8), Phi-3 (its fused `qkv_proj` and `gate_up_proj` and the others, rank 8)
-//! and Gemma 2 (every linear layer, rank 4). `tests/py/make_lora_inputs.py`
+//! and Gemma 2 (every linear layer, rank 4); and Mixtral's experts (`lora-Mixtral-experts`, derived
+//! from the Mixtral layout without torch: a pair on every expert's `w1`, `w2`, `w3`, as peft saved
+//! them when transformers had an `nn.Linear` per expert), which the reference stacks. `tests/py/make_lora_inputs.py`
 //! remakes adapter and base without torch; the adapter's files must have the manifest's sha256.
 //!
 //! - [`adapter_output_equals_the_references`]: our conversion at f32, f16, bf16 and q8_0 is the
@@ -84,7 +86,7 @@ fn adapter_output_equals_the_references() {
     let Some(py) = python() else { return };
     let m = manifest();
     let cases = m["cases"].as_object().expect("cases");
-    assert!(cases.len() >= 6, "{} cases", cases.len());
+    assert!(cases.len() >= 7, "{} cases", cases.len());
     let mut differ = Vec::new();
     let mut matched = 0;
     for (case, entry) in cases {
