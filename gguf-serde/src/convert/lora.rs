@@ -617,13 +617,16 @@ struct Stacked<'a> {
     b: Vec<super::SourceTensor<'a>>,
 }
 
+/// An adapted weight's `lora_A` and `lora_B`.
+type LoraPair<'a> = (super::SourceTensor<'a>, super::SourceTensor<'a>);
+
 /// Expert pairs gathered until their stacked tensor, and its batch ([`arch::Batch`]: the
 /// reference stacks a layer's `w1`, `w2`, `w3` once every expert of all three has come), is
 /// complete.
 #[derive(Default)]
 struct Stacks<'a> {
     /// Stacked name → the pairs by expert index, and the adapted weight seen last.
-    pending: HashMap<String, (Vec<Option<(super::SourceTensor<'a>, super::SourceTensor<'a>)>>, String)>,
+    pending: HashMap<String, (Vec<Option<LoraPair<'a>>>, String)>,
     /// Batch key → (size, complete stacks by rank).
     batches: HashMap<String, (u32, Vec<(u32, Stacked<'a>)>)>,
 }
