@@ -112,7 +112,9 @@ enum Command {
     /// byte-fallback tokenizer.json as gguf-py's LlamaHfVocab, or GPT-2 BPE tokenizer.json with
     /// the pre-tokenizer named as the reference names it). An unknown
     /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
-    /// pre-tokenizer the reference does not know is refused before anything is written.
+    /// pre-tokenizer the reference does not know is refused before anything is written. With
+    /// --base BASE_DIR, a PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors) of
+    /// such a model, as convert_lora_to_gguf.py converts it.
     Convert(convert::ConvertArgs),
     /// Write a model as a safetensors file: every tensor under its GGUF name with its canonical
     /// shape (outermost first), plain types kept and quantized ones dequantized to F32 (or
