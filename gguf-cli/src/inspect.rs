@@ -409,7 +409,8 @@ fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryErro
     let cells = mul(ctx.div_ceil(256), 256, "the context (--ctx or context_length)", "KV cache")?;
     const KV: &str = "KV cache";
     // The bytes of one layer's K (or V) with `kv_heads` heads of `len` values: F16, 2 bytes a value.
-    let (k_key, v_key, hkv_key) = (key("attention.key_length"), key("attention.value_length"), key("attention.head_count_kv"));
+    let (k_key, v_key, hkv_key) =
+        (key("attention.key_length"), key("attention.value_length"), key("attention.head_count_kv"));
     let layer = |kv_heads: u64, len: u64, len_key: &str| -> Result<u64, MemoryError> {
         mul(mul(mul(2, cells, "the context (cells)", KV)?, len, len_key, KV)?, kv_heads, &hkv_key, KV)
     };
