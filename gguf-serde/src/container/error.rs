@@ -711,6 +711,21 @@ impl ShardError {
     }
 }
 
+/// `bytes` as [`FormatError::BadMagic`] prints them: in hex as the expected magic is printed
+/// (`67 62 7c 72`), after the text when all are printable ASCII (`"gb|r" (67 62 7c 72)`).
+fn magic_bytes(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "nothing (the file is empty)".to_owned();
+    }
+    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex.join(" ");
+    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("{:?} ({hex})", String::from_utf8_lossy(bytes))
+    } else {
+        hex
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -812,20 +827,5 @@ mod tests {
             let named = shard.then(|| Path::new("p"));
             assert_eq!((e.key(), e.tensor(), e.shard()), (*key, *tensor, named), "{e:?}");
         }
-    }
-}
-
-/// `bytes` as [`FormatError::BadMagic`] prints them: in hex as the expected magic
-/// (`67 62 7c 72`), then, when all are printable ASCII, as text (`"gb|r"`); `nothing` for none.
-fn magic_bytes(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "nothing (the file is empty)".to_owned();
-    }
-    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    let hex = hex.join(" ");
-    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
-        format!("{:?} ({hex})", String::from_utf8_lossy(bytes))
-    } else {
-        hex
     }
 }
