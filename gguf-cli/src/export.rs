@@ -29,7 +29,8 @@ pub struct ExportArgs {
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     force: bool,
-    /// No progress bar (one is shown on standard error when it is a terminal).
+    /// No progress bar (one is shown on standard error when it is a terminal); the summary is
+    /// still printed.
     #[arg(long, short)]
     quiet: bool,
 }

@@ -38,7 +38,9 @@ pub struct Args {
     /// Check against MANIFEST (a saved output of `gguf hash` or `llama-gguf-hash`): each line gets
     /// `-  Ok`, `-  Mismatch` or `-  Not Found`; a tensor the manifest lists for FILE that FILE
     /// lacks is printed with `-  Missing`. Without a kind option, the strongest kind the manifest
-    /// has is checked (sha256, sha1, xxh64, uuid). Exit 1 if any hash differs, a tensor is
+    /// has is checked (sha256, sha1, xxh64, uuid), and only it: lines of the other kinds are
+    /// ignored, even one naming a tensor FILE lacks (as llama-gguf-hash, which hashes only the
+    /// kind it picked). Exit 1 if any hash differs, a tensor is
     /// missing, FILE has a tensor the manifest's per-tensor lines lack, or the manifest has no
     /// line for FILE at all; the last line says `Success` or `Failure`. Lines are matched by
     /// kind and name, the name being FILE as given: check with the path the manifest was made

@@ -55,9 +55,11 @@ pub struct Args {
     /// "kv_bytes"} in bytes.
     #[arg(long)]
     memory: bool,
-    /// With --memory, the context in tokens (default: the model's `{arch}.context_length`).
+    /// With --memory, the context in tokens, at most 4294967295 (llama.cpp's `n_ctx` is a
+    /// 32-bit count). 0, as llama.cpp's `n_ctx` 0, and the default both mean the model's training
+    /// context, `{arch}.context_length`.
     #[arg(long, value_name = "N", requires = "memory")]
-    ctx: Option<u64>,
+    ctx: Option<u32>,
     /// Describe only the file given, even when it is a shard of a split model: its own keys
     /// (`split.*` included), tensors and size, without reading the other shards.
     #[arg(long)]
@@ -73,8 +75,8 @@ struct Style {
     items: usize,
     full: bool,
     stored_order: bool,
-    /// `--memory`, with `--ctx`.
-    memory: Option<Option<u64>>,
+    /// `--memory`, with `--ctx` (0 or none: the training context).
+    memory: Option<Option<u32>>,
 }
 
 /// Prints the description of the file or model.
@@ -237,7 +239,7 @@ fn print(file: &Model<'_>, json: bool, style: Style) -> anyhow::Result<ExitCode>
             o.insert(
                 "memory".into(),
                 serde_json::json!({"ctx": m.ctx, "cells": m.cells, "layers": m.layers, "weights_bytes": m.weights,
-                    "k_bytes": m.k, "v_bytes": m.v, "kv_bytes": m.k + m.v}),
+                    "k_bytes": m.k, "v_bytes": m.v, "kv_bytes": m.kv}),
             );
         }
         out.json(&v)?;
@@ -250,13 +252,13 @@ fn print(file: &Model<'_>, json: bool, style: Style) -> anyhow::Result<ExitCode>
             outln!(
                 out,
                 "  KV cache:  {} ({} cells, {} layers), K (f16): {}, V (f16): {}",
-                mib(m.k + m.v),
+                mib(m.kv),
                 m.cells,
                 m.layers,
                 mib(m.k),
                 mib(m.v)
             );
-            outln!(out, "  total:     {} (without compute buffers)", mib(m.weights + m.k + m.v));
+            outln!(out, "  total:     {} (without compute buffers)", mib(m.total));
         }
     }
     out.finish()?;
@@ -335,49 +337,115 @@ struct Memory {
     weights: u64,
     k: u64,
     v: u64,
+    /// `k + v`.
+    kv: u64,
+    /// `weights + kv`.
+    total: u64,
+}
+
+/// Why `--memory` cannot estimate a file's memory.
+#[derive(Debug, thiserror::Error)]
+enum MemoryError {
+    /// A key the estimate needs is missing (or not an integer).
+    #[error("--memory: the file has no {0}")]
+    Missing(String),
+    /// `{arch}.attention.head_count` is 0.
+    #[error("--memory: {0} is 0")]
+    Zero(String),
+    /// A size does not fit in 64 bits: `what` (a key of the file, or a tensor) has the value
+    /// `value` that made it overflow.
+    #[error("--memory: {what} = {value} makes the {size} larger than 2^64 - 1 bytes")]
+    Overflow {
+        /// The key or tensor.
+        what: String,
+        /// Its value.
+        value: u64,
+        /// The size computed: "KV cache", "weights", ….
+        size: &'static str,
+    },
+}
+
+/// `a × b`, or [`MemoryError::Overflow`] naming `what` (whose value is `b`).
+fn mul(a: u64, b: u64, what: &str, size: &'static str) -> Result<u64, MemoryError> {
+    a.checked_mul(b).ok_or_else(|| MemoryError::Overflow { what: what.to_owned(), value: b, size })
+}
+
+/// `a + b`, or [`MemoryError::Overflow`] naming `what` (whose value is `value`).
+fn add(a: u64, b: u64, what: &str, value: u64, size: &'static str) -> Result<u64, MemoryError> {
+    a.checked_add(b).ok_or_else(|| MemoryError::Overflow { what: what.to_owned(), value, size })
 }
 
 /// The weights and KV cache llama.cpp allocates for `file` with a context of `ctx` tokens (see
-/// `--memory`), from `general.architecture`'s `{arch}.block_count`, `.context_length`,
-/// `.embedding_length`, `.attention.head_count`, `.attention.head_count_kv` (a number or one per
-/// layer), `.attention.key_length` and `.attention.value_length` (default: embedding length / head
-/// count), as llama.cpp's `llama_hparams` reads them.
-fn estimate_memory(f: &Model<'_>, ctx: Option<u64>) -> anyhow::Result<Memory> {
+/// `--memory`; 0 or none: `.context_length`), from `general.architecture`'s
+/// `{arch}.block_count`, `.context_length`, `.embedding_length`, `.attention.head_count`,
+/// `.attention.head_count_kv` (a number or one per layer), `.attention.key_length` and
+/// `.attention.value_length` (default: embedding length / head count), as llama.cpp's
+/// `llama_hparams` reads them. The work is bounded by what the file stores, not by its
+/// `block_count`: the layers a per-layer array covers are summed one by one, the uniform rest at
+/// once.
+///
+/// # Errors
+/// [`MemoryError`] for a missing key, a head count of 0, or a size above `u64::MAX` bytes.
+fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryError> {
     let arch = f
         .get("general.architecture")
         .and_then(|v| v.as_str().map(str::to_owned))
-        .context("--memory: the file has no general.architecture")?;
+        .ok_or_else(|| MemoryError::Missing("general.architecture".into()))?;
     let key = |k: &str| format!("{arch}.{k}");
     let num = |k: &str| f.get(&key(k)).and_then(|v| v.as_u64());
-    let need = |k: &str| num(k).with_context(|| format!("--memory: the file has no {}", key(k)));
+    let need = |k: &str| num(k).ok_or_else(|| MemoryError::Missing(key(k)));
     let layers = need("block_count")?;
+    // llama.cpp: `n_ctx` 0 is the training context.
     let ctx = match ctx {
-        Some(c) => c,
-        None => need("context_length")?,
+        Some(c) if c > 0 => u64::from(c),
+        _ => need("context_length")?,
     };
     let n_embd = need("embedding_length")?;
     let heads = need("attention.head_count")?;
-    let head_dim = n_embd.checked_div(heads).context("--memory: attention.head_count is 0")?;
+    let head_dim = n_embd.checked_div(heads).ok_or_else(|| MemoryError::Zero(key("attention.head_count")))?;
     let (k_len, v_len) =
         (num("attention.key_length").unwrap_or(head_dim), num("attention.value_length").unwrap_or(head_dim));
-    let head_count_kv = f.get(&key("attention.head_count_kv"));
-    let kv_heads = |il: u64| -> u64 {
-        match head_count_kv {
-            Some(ValueRef::Array(a)) => a.get(il).and_then(|v| v.as_u64()).unwrap_or(heads),
-            Some(v) => v.as_u64().unwrap_or(heads),
-            None => heads,
-        }
-    };
     // llama.cpp pads the context to a multiple of 256 cells (`GGML_PAD(n_ctx, 256)`).
-    let cells = ctx.div_ceil(256).saturating_mul(256);
+    let cells = mul(ctx.div_ceil(256), 256, "the context (--ctx or context_length)", "KV cache")?;
+    const KV: &str = "KV cache";
+    // The bytes of one layer's K (or V) with `kv_heads` heads of `len` values: F16, 2 bytes a value.
+    let (k_key, v_key, hkv_key) =
+        (key("attention.key_length"), key("attention.value_length"), key("attention.head_count_kv"));
+    let layer = |kv_heads: u64, len: u64, len_key: &str| -> Result<u64, MemoryError> {
+        mul(mul(mul(2, cells, "the context (cells)", KV)?, len, len_key, KV)?, kv_heads, &hkv_key, KV)
+    };
+    // The layers the file lists a head count for, one by one, then the rest, which all have the
+    // same: the work is bounded by the array the file stores, not by `block_count`.
     let (mut k, mut v) = (0u64, 0u64);
-    for il in 0..layers {
-        // F16: 2 bytes a value.
-        k = k.saturating_add(kv_heads(il).saturating_mul(k_len).saturating_mul(cells).saturating_mul(2));
-        v = v.saturating_add(kv_heads(il).saturating_mul(v_len).saturating_mul(cells).saturating_mul(2));
+    let bc = key("block_count");
+    let mut listed = 0u64;
+    let mut one = |h: u64, times: u64| -> Result<(), MemoryError> {
+        k = add(k, mul(layer(h, k_len, &k_key)?, times, &bc, KV)?, &bc, layers, KV)?;
+        v = add(v, mul(layer(h, v_len, &v_key)?, times, &bc, KV)?, &bc, layers, KV)?;
+        Ok(())
+    };
+    let rest_heads = match f.get(&hkv_key) {
+        Some(ValueRef::Array(a)) => {
+            for x in a.iter().take(usize::try_from(layers).unwrap_or(usize::MAX)) {
+                one(x.as_u64().unwrap_or(heads), 1)?;
+                listed += 1;
+            }
+            heads
+        }
+        Some(x) => x.as_u64().unwrap_or(heads),
+        None => heads,
+    };
+    let rest = layers - listed;
+    if rest > 0 {
+        one(rest_heads, rest)?;
     }
-    let weights = f.tensors.iter().map(|(_, t)| t.nbytes).fold(0, u64::saturating_add);
-    Ok(Memory { ctx, cells, layers, weights, k, v })
+    let kv = add(k, v, &bc, layers, KV)?;
+    let mut weights = 0u64;
+    for (_, t) in &f.tensors {
+        weights = add(weights, t.nbytes, &format!("the nbytes of tensor {:?}", t.name), t.nbytes, "weights")?;
+    }
+    let total = add(weights, kv, &bc, layers, "total")?;
+    Ok(Memory { ctx, cells, layers, weights, k, v, kv, total })
 }
 
 /// The number of parameters: the elements of every tensor (experts counted one by one; of every

@@ -131,7 +131,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Write a safetensors file as GGUF: the metadata and tensor order that `gguf export` stored
     /// (a file it exported without quantized tensors comes back byte-identical), else the tensors
-    /// alone in data order; F32, F16, BF16, F64 and integer tensors.
+    /// alone in data order; F32, F16, BF16, F64, I8, I16, I32 and I64 tensors (other types,
+    /// U8 and U32 among them, are refused: GGUF has no type for them).
     ///
     /// Exit status: 0; 1 if INPUT cannot be read, is not safetensors or has a tensor of another
     /// type (F8_E4M3, …), or OUTPUT exists (without --force) or cannot be written; 2 on a usage

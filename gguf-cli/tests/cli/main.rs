@@ -14,6 +14,7 @@ mod inspect_validate;
 mod interrupted_write;
 mod json_and_options;
 mod keep_split;
+mod memory_limits;
 mod output_errors;
 mod output_policy;
 mod outputs_and_odd_files;

@@ -93,7 +93,7 @@ fn owner_suffix(item: &Item, owner: &Option<String>) -> String {
 #[non_exhaustive]
 pub enum FormatError {
     /// The file does not start with `GGUF`.
-    #[error("not a GGUF file: magic at offset 0 is {found:02x?}, expected \"GGUF\" (47 47 55 46)")]
+    #[error("not a GGUF file: magic at offset 0 is {}, expected \"GGUF\" (47 47 55 46)", magic_bytes(found))]
     #[non_exhaustive]
     BadMagic {
         /// The first four bytes (fewer if the file is shorter).
@@ -708,6 +708,21 @@ impl ShardError {
             | ShardError::ByteOrder { path, .. } => Some(path),
             ShardError::CannotSplit { .. } => None,
         }
+    }
+}
+
+/// `bytes` as [`FormatError::BadMagic`] prints them: in hex as the expected magic is printed
+/// (`67 62 7c 72`), after the text when all are printable ASCII (`"gb|r" (67 62 7c 72)`).
+fn magic_bytes(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "nothing (the file is empty)".to_owned();
+    }
+    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex.join(" ");
+    if bytes.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
+        format!("{:?} ({hex})", String::from_utf8_lossy(bytes))
+    } else {
+        hex
     }
 }
 

@@ -223,7 +223,12 @@ impl ShardedGguf {
     /// order differs from the first shard's.
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let given = Gguf::open(path).map_err(in_shard(path))?;
+        // The file given is named as a shard only when its name says it is one (its keys cannot
+        // be read yet); `Gguf::open`'s errors name its path already.
+        let given = Gguf::open(path).map_err(|e| match parse_shard_path(path) {
+            Some((_, _, count)) if count > 1 => e.in_shard(path),
+            _ => e,
+        })?;
         Self::assemble(path, given, |rest, count| rest.iter().map(|(i, p)| open_shard(p, *i, count)).collect())
     }
 }

@@ -109,7 +109,8 @@ pub enum ExportError {
         /// Its ggml type.
         dtype: GgmlType,
     },
-    /// The input of [`import`] is not a valid safetensors file.
+    /// The input of [`import`] is not a valid safetensors file (one that cannot be opened is
+    /// [`ExportError::Gguf`], an I/O error).
     #[error("{path} is not a valid safetensors file")]
     SafeTensors {
         /// The file.
@@ -423,7 +424,8 @@ fn json_array(inner: &str, items: &[Json]) -> Result<Array, String> {
 /// [module docs](self).
 ///
 /// # Errors
-/// [`ExportError::SafeTensors`] for a file that cannot be read or is not valid safetensors;
+/// [`ExportError::Gguf`] with an I/O error naming `input` for a file that cannot be opened or
+/// read; [`ExportError::SafeTensors`] for one that is not valid safetensors;
 /// [`ExportError::BadMetadata`] for a `gguf.*` entry of `__metadata__` that is not as [`export`]
 /// writes it (naming the key or tensor); [`ExportError::UnsupportedSafetensorsType`];
 /// [`ExportError::Gguf`] for what the GGUF writer refuses or an I/O error writing `out` (the
@@ -431,10 +433,12 @@ fn json_array(inner: &str, items: &[Json]) -> Result<Array, String> {
 pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportReport, ExportError> {
     let input = input.as_ref();
     let st_err = |source| ExportError::SafeTensors { path: input.to_path_buf(), source };
-    let file = std::fs::File::open(input).map_err(|e| st_err(safetensors::SafeTensorError::IoError(e)))?;
+    // A file that cannot be opened or read is an I/O error naming it (not an invalid file).
+    let io_err = |e| ExportError::Gguf(crate::Error::io(format!("opening {}", input.display()), e));
+    let file = std::fs::File::open(input).map_err(io_err)?;
     // SAFETY: the file is only read; as every memory-mapped reader, this one assumes the file is
     // not truncated or changed while it is mapped (as `Gguf::open` documents).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| st_err(safetensors::SafeTensorError::IoError(e)))?;
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
     let (_, meta) = safetensors::SafeTensors::read_metadata(&map).map_err(st_err)?;
     let st = safetensors::SafeTensors::deserialize(&map).map_err(st_err)?;
     let extra = meta.metadata().clone().unwrap_or_default();

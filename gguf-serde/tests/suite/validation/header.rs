@@ -10,7 +10,7 @@ fn bad_magic() {
     assert!(matches!(e.kind(), ErrorKind::Format(FormatError::BadMagic { found, .. }) if found == b"GGUX"), "{e:?}");
     assert_eq!(
         e.to_string(),
-        r#"not a GGUF file: magic at offset 0 is [47, 47, 55, 58], expected "GGUF" (47 47 55 46)"#
+        r#"not a GGUF file: magic at offset 0 is "GGUX" (47 47 55 58), expected "GGUF" (47 47 55 46)"#
     );
     assert_eq!((e.offset(), e.key(), e.tensor()), (Some(0), None, None));
 
