@@ -2,6 +2,10 @@
 //! dimension, and a row-choosing transform ([`Transform::Permute`], [`Transform::KeepRows`],
 //! [`Transform::Slice`]) is a map from output rows to source rows, so that every transform, a
 //! split and a join stream a chunk of rows at a time (see [`Transform`] for the rules).
+//!
+//! The transforms that move values across rows ([`Transform::Transpose`], [`Transform::Stride`])
+//! make an element view instead ([`ElemView`]): a strided view of the source, as numpy's
+//! `transpose` and `x[..., a::b]` are, whose output rows are gathered value by value.
 
 use super::arch::{Join, Transform};
 use super::ConvertError;
@@ -68,12 +72,148 @@ fn bad(name: &str, reason: String) -> ConvertError {
     ConvertError::BadShape { name: name.to_owned(), reason }
 }
 
-/// The output shape of the tensor `name` of canonical `shape` after `transforms`, and the map of
-/// its rows to the source's.
+/// A strided view of a source tensor ([`Transform::Transpose`], [`Transform::Stride`]): output
+/// element `i` (a multi-index over the output shape) is source element
+/// `offset + Σ i[d] × strides[d]` (in elements, row-major).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ElemView {
+    /// The first source element.
+    pub(crate) offset: u64,
+    /// The source element stride of each output dimension, outermost first.
+    pub(crate) strides: Vec<u64>,
+    /// The output shape, outermost first.
+    pub(crate) shape: Vec<u64>,
+}
+
+impl ElemView {
+    /// The source element of the first value of output row `row`, and the source stride between
+    /// the values of a row.
+    pub(crate) fn row_start(&self, mut row: u64) -> (u64, u64) {
+        let n = self.shape.len();
+        if n == 0 {
+            return (self.offset, 1);
+        }
+        let last = if n == 1 { 1 } else { self.strides[n - 1] };
+        let row_dims = if n == 1 { n } else { n - 1 };
+        let mut at = self.offset;
+        for d in (0..row_dims).rev() {
+            let size = self.shape[d].max(1);
+            let stride = if n == 1 { self.strides[0] } else { self.strides[d] };
+            at += (row % size) * stride;
+            row /= size;
+        }
+        (at, last)
+    }
+
+    /// Source elements below this one are not read by output rows from `row` on (all strides are
+    /// non-negative, so every later row starts at or beyond its outermost index's start).
+    pub(crate) fn done_below(&self, row: u64) -> u64 {
+        let (rd, _) = row_view(&self.shape);
+        let inner: u64 = rd.get(1..).map_or(1, |x| x.iter().product::<u64>()).max(1);
+        match self.strides.first() {
+            Some(&s0) if self.shape.len() >= 2 => self.offset + (row / inner) * s0,
+            _ => self.offset,
+        }
+    }
+}
+
+/// How output rows come from the source: whole rows ([`RowMap`]) or gathered values
+/// ([`ElemView`]).
+#[derive(Clone, Debug)]
+pub(crate) enum View {
+    /// Output rows are source rows.
+    Rows(RowMap),
+    /// Output rows are gathered from a strided view.
+    Elems(ElemView),
+}
+
+/// Whether `transforms` need an element view ([`ElemView`]).
+fn moves_values(transforms: &[Transform]) -> bool {
+    transforms.iter().any(|t| matches!(t, Transform::Transpose | Transform::Stride { .. }))
+}
+
+/// The element view of `shape` after `transforms` (see [`plan_rows`]).
+fn plan_elems(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<ElemView> {
+    let n = shape.len();
+    let mut strides = vec![1u64; n];
+    for d in (0..n.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1].saturating_mul(shape[d + 1]);
+    }
+    let mut v = ElemView { offset: 0, strides, shape: shape.to_vec() };
+    for t in transforms {
+        let dims = v.shape.len();
+        match *t {
+            Transform::Transpose => {
+                if dims < 2 {
+                    return Err(bad(name, format!("a transpose of the last two dimensions of shape {:?}", v.shape)));
+                }
+                v.shape.swap(dims - 2, dims - 1);
+                v.strides.swap(dims - 2, dims - 1);
+            }
+            Transform::Stride { dim, start, step } => {
+                let Some(&size) = v.shape.get(dim) else {
+                    return Err(bad(name, format!("a stride of dimension {dim} of shape {:?}", v.shape)));
+                };
+                if step == 0 || start >= size.max(1) {
+                    return Err(bad(name, format!("entries {start}::{step} of a dimension of {size}")));
+                }
+                v.offset += start * v.strides[dim];
+                v.strides[dim] *= step;
+                v.shape[dim] = (size - start).div_ceil(step);
+            }
+            Transform::Slice { dim, start, len } => {
+                let Some(&size) = v.shape.get(dim) else {
+                    return Err(bad(name, format!("a slice of dimension {dim} of shape {:?}", v.shape)));
+                };
+                if start.checked_add(len).is_none_or(|end| end > size) {
+                    return Err(bad(
+                        name,
+                        format!("entries {start}..{} of a dimension of {size}", start.saturating_add(len)),
+                    ));
+                }
+                v.offset += start * v.strides[dim];
+                v.shape[dim] = len;
+            }
+            Transform::KeepRows(k) => {
+                let Some(&rows) = v.shape.first() else {
+                    return Err(bad(name, "a scalar has no rows to keep".into()));
+                };
+                v.shape[0] = k.min(rows);
+            }
+            Transform::Permute { .. } => {
+                return Err(bad(name, "a head permutation together with a transpose or a stride".into()))
+            }
+            Transform::Add(_) | Transform::Rows(_) => {}
+        }
+    }
+    Ok(v)
+}
+
+/// The output shape of the tensor `name` of canonical `shape` after `transforms`, and how its
+/// rows come from the source's: a [`RowMap`], or an [`ElemView`] when a transform moves values
+/// across rows ([`Transform::Transpose`], [`Transform::Stride`]).
 ///
 /// # Errors
 /// [`ConvertError::BadShape`] naming `name`: a permutation whose rows are not `heads` heads of an
-/// even width, a slice outside its dimension or of the last dimension, rows kept of a scalar.
+/// even width (or together with a transpose or a stride), a slice outside its dimension or (in
+/// the row model) of the last dimension, rows kept of a scalar, a transpose of fewer than two
+/// dimensions, a stride of step 0 or starting outside its dimension.
+pub(crate) fn plan_view(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<(Vec<u64>, View)> {
+    if moves_values(transforms) {
+        let v = plan_elems(name, shape, transforms)?;
+        return Ok((v.shape.clone(), View::Elems(v)));
+    }
+    let (s, map) = plan_rows(name, shape, transforms)?;
+    Ok((s, View::Rows(map)))
+}
+
+/// The output shape of the tensor `name` of canonical `shape` after the row-choosing
+/// `transforms`, and the map of its rows to the source's.
+///
+/// # Errors
+/// [`ConvertError::BadShape`] naming `name`: a permutation whose rows are not `heads` heads of an
+/// even width, a slice outside its dimension or of the last dimension, rows kept of a scalar, a
+/// transpose or a stride (see [`plan_view`]).
 pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<(Vec<u64>, RowMap)> {
     let mut s = shape.to_vec();
     let mut map = RowMap::default();
@@ -114,6 +254,9 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
             }
             Transform::Slice { dim, start, len } => slice(dim, start, len, &mut s, &mut map)?,
             Transform::Add(_) | Transform::Rows(_) => {}
+            Transform::Transpose | Transform::Stride { .. } => {
+                return Err(bad(name, "a transpose or a stride outside an element view".into()))
+            }
         }
     }
     Ok((s, map))
