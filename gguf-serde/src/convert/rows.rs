@@ -360,6 +360,53 @@ mod tests {
         assert!(plan_rows("t", &[], &[Transform::KeepRows(1)]).is_err());
     }
 
+    /// The values of output rows `0..rows` of width `w` of `view`, gathered from `src`.
+    fn gathered(view: &ElemView, src: &[u64], rows: u64, w: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        for r in 0..rows {
+            let (start, stride) = view.row_start(r);
+            out.extend((0..w).map(|j| src[(start + j * stride) as usize]));
+        }
+        out
+    }
+
+    #[test]
+    fn a_transpose_then_a_stride_is_numpy_indexing() {
+        // x = arange(2*3*4).reshape(2, 3, 4); y = x.transpose(0, 2, 1)[:, 1::2, :]  (shape [2, 2, 3])
+        let x: Vec<u64> = (0..24).collect();
+        let t = [Transform::Transpose, Transform::Stride { dim: 1, start: 1, step: 2 }];
+        let (shape, view) = plan_view("g", &[2, 3, 4], &t).unwrap();
+        assert_eq!(shape, [2, 2, 3]);
+        let View::Elems(v) = view else { panic!("not an element view") };
+        let mut want = Vec::new();
+        for e in 0..2u64 {
+            for c in [1u64, 3] {
+                for r in 0..3u64 {
+                    want.push(x[(e * 12 + r * 4 + c) as usize]);
+                }
+            }
+        }
+        assert_eq!(gathered(&v, &x, 4, 3), want);
+        // the rows of expert 1 (from row 2) read x[1, r, c] for c in {1, 3}: nothing below 12 + 1
+        assert_eq!(v.done_below(2), 13);
+    }
+
+    #[test]
+    fn a_stride_of_the_last_dimension_picks_within_rows() {
+        // b = arange(2*6).reshape(2, 6); b[..., ::2] and b[..., 1::2]
+        let b: Vec<u64> = (0..12).collect();
+        for (start, want) in [(0, [0, 2, 4, 6, 8, 10]), (1, [1, 3, 5, 7, 9, 11])] {
+            let (shape, view) = plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start, step: 2 }]).unwrap();
+            assert_eq!(shape, [2, 3]);
+            let View::Elems(v) = view else { panic!("not an element view") };
+            assert_eq!(gathered(&v, &b, 2, 3), want);
+        }
+        assert!(plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start: 6, step: 2 }]).is_err());
+        assert!(plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start: 0, step: 0 }]).is_err());
+        assert!(plan_view("b", &[6], &[Transform::Transpose]).is_err());
+        assert!(plan_view("q", &[8, 2], &[Transform::Permute { heads: 1 }, Transform::Transpose]).is_err());
+    }
+
     #[test]
     fn permute_then_keep_rows_compose_in_order() {
         // permute 8 rows as 1 head: [0,4,1,5,2,6,3,7]; then keep 3: [0,4,1]

@@ -403,3 +403,33 @@ fn stream_mxfp4(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block repacked reads back, through ggml's MXFP4 dequantization (our codec, itself tested
+    /// against ggml), as transformers dequantizes the stored block (`convert_moe_packed_tensors`:
+    /// `FP4_VALUES[low nibble]` the even element, the high nibble the odd one, times
+    /// `2^(scale - 127)`).
+    #[test]
+    fn a_repacked_mxfp4_block_means_what_transformers_reads() {
+        const FP4_VALUES: [f32; 16] =
+            [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
+        for (scale, seed) in [(127u8, 1u32), (120, 7), (131, 99)] {
+            let q: Vec<u8> =
+                (0..16u32).map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8).collect();
+            let mut want = [0f32; 32];
+            for (i, b) in q.iter().enumerate() {
+                let s = 2f32.powi(i32::from(scale) - 127);
+                want[2 * i] = FP4_VALUES[usize::from(b & 0x0F)] * s;
+                want[2 * i + 1] = FP4_VALUES[usize::from(b >> 4)] * s;
+            }
+            let mut block = [0u8; 17];
+            repack_mxfp4_block(scale, &q, &mut block);
+            let mut got = [0f32; 32];
+            codec::dequantize(GgmlType::MXFP4, &block, &mut got).unwrap();
+            assert_eq!(got, want, "scale {scale}");
+        }
+    }
+}
