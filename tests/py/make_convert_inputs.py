@@ -22,6 +22,10 @@ files (names, dtypes, shapes, order, `__metadata__`, index when sharded), filled
 values: norm weights around 1 (around 0 for Gemma, whose norms store weight - 1), everything else
 normal with standard deviation 0.02, drawn in the layout's order.
 
+A layout file may instead name the case it is derived from (`derived_from`) and how
+(`derivation`): `mxfp4-experts` is the base case with its experts quantized to MXFP4 as OpenAI
+publishes gpt-oss (mxfp4_experts below), made here, without torch, from the base case's values.
+
 The output is byte-for-byte the same on every run and machine with the pinned packages
 (scripts/setup.sh): tests/data/convert-refs.json records the sha256 of every file, and the test
 `convert_refs` regenerates them and compares. Needs numpy, safetensors and what
@@ -108,6 +112,9 @@ LAYOUT_CASES = {
     "tiny-DeepSeek-V3": ("vocab/ggml-vocab-gpt-2.gguf", 29, None, None),
     "tiny-gpt-oss": ("vocab/ggml-vocab-gpt-2.gguf", 30, None, None),
 }
+# Cases made from another case (their tests/data/hf-layouts/CASE.json names the base case and the
+# derivation, see the module docs)
+DERIVED_CASES = ["tiny-gpt-oss-mxfp4"]
 LAYOUTS = os.path.join(HERE, "..", "data", "hf-layouts")
 
 CARDS = {
@@ -135,7 +142,7 @@ def bf16_bits(x):
     return u.astype("<u2")
 
 
-SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
+SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "U8": "uint8"}
 
 
 def write_safetensors(path, tensors, dtypes=None, metadata=None):
@@ -375,11 +382,109 @@ def make_layout_case(models, d, case):
     return d
 
 
+# E2M1 (FP4) values by code, as transformers' mxfp4 integration (FP4_VALUES) and OCP MX define them
+FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                       -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0], dtype=np.float32)
+
+
+def mxfp4_quantize(w):
+    """w: float32 [..., rows, cols] (cols a multiple of 32) -> (blocks uint8 [..., rows, cols/32, 16],
+    scales uint8 [..., rows, cols/32]) in the layout OpenAI publishes gpt-oss in (what
+    transformers' `convert_moe_packed_tensors` reads): per block of 32 values an E8M0 exponent
+    (bias 127) and 32 E2M1 codes, two per byte, element 2i in byte i's low nibble and 2i+1 in its
+    high nibble. The exponent is OCP MX's: floor(log2(amax)) - 2 (E2M1's largest exponent), so
+    amax / 2^e lies in [4, 8); each value gets the code nearest value / 2^e (the lowest code on a
+    tie; beyond 6 it is 6)."""
+    *lead, rows, cols = w.shape
+    x = w.astype(np.float32).reshape(*lead, rows, cols // 32, 32)
+    amax = np.abs(x).max(axis=-1)
+    e = np.where(amax > 0, np.floor(np.log2(np.where(amax > 0, amax, 1.0))) - 2, -127).astype(np.int32)
+    e = np.clip(e, -127, 127)
+    scaled = x / np.ldexp(np.float32(1.0), e)[..., None]
+    codes = np.abs(scaled[..., None] - FP4_VALUES).argmin(axis=-1).astype(np.uint8)
+    blocks = codes[..., 0::2] | (codes[..., 1::2] << 4)
+    return blocks, (e + 127).astype(np.uint8)
+
+
+def read_safetensors_f32(path):
+    """name -> (dtype, float32 values) of a safetensors file of BF16/F16/F32 tensors; and its names in
+    file order."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        data = f.read()
+    header.pop("__metadata__", None)
+    out = {}
+    for name, t in header.items():
+        a, b = t["data_offsets"]
+        raw = data[a:b]
+        if t["dtype"] == "BF16":
+            v = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        elif t["dtype"] == "F16":
+            v = np.frombuffer(raw, dtype="<f2").astype(np.float32)
+        else:
+            v = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        out[name] = (t["dtype"], v.reshape(t["shape"]))
+    return out
+
+
+def mxfp4_experts(d):
+    """Rewrites the gpt-oss checkpoint in `d` as OpenAI publishes gpt-oss: each layer's
+    `mlp.experts.gate_up_proj` ([n_expert, n_embd, 2 * n_ff], input-major as transformers keeps
+    it) and `mlp.experts.down_proj` ([n_expert, n_ff, n_embd]) become `*_blocks` and `*_scales`
+    (U8, [n_expert, out, in / 32, 16] and [n_expert, out, in / 32]: the transposed matrices,
+    output-major, quantized by mxfp4_quantize); every other tensor is kept as it is. config.json
+    gets the `quantization_config` of openai/gpt-oss-20b (quant_method "mxfp4")."""
+    path = os.path.join(d, "model.safetensors")
+    tensors = read_safetensors_f32(path)
+    out, dtypes = {}, {}
+    for name, (dtype, v) in tensors.items():
+        if name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            blocks, scales = mxfp4_quantize(np.swapaxes(v, -1, -2))
+            out[name + "_blocks"], dtypes[name + "_blocks"] = np.ascontiguousarray(blocks), "U8"
+            out[name + "_scales"], dtypes[name + "_scales"] = np.ascontiguousarray(scales), "U8"
+        else:
+            out[name], dtypes[name] = stored_bits(v.reshape(-1), dtype).reshape(v.shape), dtype
+    out = dict(sorted(out.items()))
+    os.remove(path)
+    write_safetensors(path, out, dtypes)
+    cfg_path = os.path.join(d, "config.json")
+    with open(cfg_path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    cfg["quantization_config"] = {
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+                                   "lm_head"],
+        "quant_method": "mxfp4",
+    }
+    dump(cfg_path, dict(sorted(cfg.items())))
+
+
+DERIVATIONS = {"mxfp4-experts": mxfp4_experts}
+
+
+def derived_layout(case):
+    """(base case, derivation) when the layout of `case` is derived from another's, else None."""
+    p = os.path.join(LAYOUTS, f"{case}.json")
+    if not os.path.exists(p):
+        return None
+    with open(p, encoding="utf-8") as f:
+        layout = json.load(f)
+    if "derived_from" not in layout:
+        return None
+    return layout["derived_from"], layout["derivation"]
+
+
 def make_case(models, out_root, case):
     d = os.path.join(out_root, case)
     os.makedirs(d, exist_ok=True)
     for name in os.listdir(d):
         os.remove(os.path.join(d, name))
+    derived = derived_layout(case)
+    if derived is not None:
+        base, how = derived
+        make_layout_case(models, d, base)
+        DERIVATIONS[how](d)
+        return d
     if case in LAYOUT_CASES:
         return make_layout_case(models, d, case)
     arch, vocab_src, seed = CASES[case]
@@ -441,7 +546,7 @@ def make_case(models, out_root, case):
 
 def main():
     args = sys.argv[1:]
-    known = list(CASES) + list(LAYOUT_CASES)
+    known = list(CASES) + list(LAYOUT_CASES) + DERIVED_CASES
     if args == ["--list"]:
         print("\n".join(known))
         return

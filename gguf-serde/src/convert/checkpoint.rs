@@ -210,7 +210,10 @@ impl HfConfig {
 pub struct SourceTensor<'a> {
     /// The Hugging Face name.
     pub name: String,
-    /// F32, F16 or BF16 (the ggml types of the same layouts as safetensors' `F32`, `F16`, `BF16`).
+    /// F32, F16 or BF16 (the ggml types of the same layouts as safetensors' `F32`, `F16`, `BF16`);
+    /// `I8` stands for safetensors' `U8`, raw bytes that only an architecture that knows them
+    /// reads ([`Architecture::mxfp4_tensors`](super::Architecture::mxfp4_tensors): MXFP4 blocks
+    /// and scales); as values they are refused ([`ConvertError::Unsupported`]).
     pub dtype: GgmlType,
     /// The shape, outermost first (safetensors' order, the canonical GGUF shape).
     pub shape: Vec<u64>,
@@ -352,7 +355,7 @@ impl Checkpoint {
     ///
     /// # Errors
     /// [`ConvertError::SafeTensors`] for a file that is not valid safetensors;
-    /// [`ConvertError::Unsupported`] for a type other than F32/F16/BF16 (an `F8_E4M3` weight
+    /// [`ConvertError::Unsupported`] for a type other than F32/F16/BF16/U8 (an `F8_E4M3` weight
     /// with its `weight_scale_inv` names both); [`ConvertError::Layout`] for a name in two files,
     /// or files that disagree with the index.
     pub fn tensors(&self) -> Result<Vec<SourceTensor<'_>>> {
@@ -366,6 +369,8 @@ impl Checkpoint {
             for (name, view) in views {
                 let dtype = match view.dtype() {
                     Dtype::F32 => GgmlType::F32,
+                    // raw bytes (MXFP4 blocks and scales), see `SourceTensor::dtype`
+                    Dtype::U8 => GgmlType::I8,
                     Dtype::F16 => GgmlType::F16,
                     Dtype::BF16 => GgmlType::BF16,
                     Dtype::F8_E4M3 => {

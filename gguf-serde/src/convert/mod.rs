@@ -72,7 +72,9 @@ mod write;
 
 use crate::{GgmlType, Value};
 
-pub use arch::{Architecture, ExtraTensor, ForceType, Join, Mapped, RowFn, RowTransform, Target, Transform};
+pub use arch::{
+    Architecture, ExtraTensor, ForceType, Join, Mapped, Mxfp4Tensor, RowFn, RowTransform, Target, Transform,
+};
 pub use checkpoint::{Checkpoint, HfConfig, SourceTensor};
 pub use error::ConvertError;
 use error::Result;

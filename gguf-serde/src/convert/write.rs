@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::naming::check_name_length;
-use super::rows::{self, RowMap};
+use super::rows::{self, ElemView, RowMap, View};
 use super::{
     plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, TensorData,
     Transform,
@@ -199,6 +199,8 @@ struct RowSource<'s> {
     in_row: usize,
     /// Output rows to source rows.
     map: RowMap,
+    /// Output rows gathered from a strided view, instead of [`RowSource::map`].
+    elems: Option<ElemView>,
     /// The value transforms, in order.
     values: Vec<&'s Transform>,
     /// Whether `bytes` are mapped checkpoint pages to release.
@@ -220,10 +222,19 @@ impl<'s> RowSource<'s> {
         if src_rows.checked_mul(in_row) != Some(bytes.len() as u64) {
             return Err(invalid(name, format!("{} bytes of data for {src_rows} rows of {width}", bytes.len())).into());
         }
-        let (_, map) = rows::plan_rows(name, shape, transforms)?;
+        let (out_shape, view) = rows::plan_view(name, shape, transforms)?;
+        let (map, elems, width) = match view {
+            View::Rows(map) => (map, None, width),
+            View::Elems(v) => {
+                if !matches!(dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) {
+                    return Err(invalid(name, format!("values of {dtype} cannot be gathered (F32, F16, BF16)")).into());
+                }
+                (RowMap::default(), Some(v), rows::row_view(&out_shape).1)
+            }
+        };
         let values = transforms.iter().filter(|t| matches!(t, Transform::Add(_) | Transform::Rows(_))).collect();
         let in_row = usize::try_from(in_row).map_err(|_| invalid(name, "row size overflows".into()))?;
-        Ok((RowSource { dtype, bytes, in_row, map, values, mapped }, width))
+        Ok((RowSource { dtype, bytes, in_row, map, elems, values, mapped }, width))
     }
 
     /// Runs of consecutive source rows `(first, count)` that make output rows `r..r + n`.
@@ -242,6 +253,31 @@ impl<'s> RowSource<'s> {
         let start = first as usize * self.in_row;
         self.bytes.get(start..start + count as usize * self.in_row).unwrap_or_default()
     }
+
+    /// Whether the source pages of a chunk are done with once it is converted.
+    fn is_monotonic(&self) -> bool {
+        self.elems.is_none() && self.map.is_monotonic()
+    }
+
+    /// Gathers output rows `r..r + n` of `w` values each of the element view `v` into `out`.
+    fn gather(&self, v: &ElemView, r: u64, n: u64, w: usize, out: &mut [f32]) {
+        let size = match self.dtype {
+            GgmlType::F32 => 4,
+            _ => 2,
+        };
+        for (i, row) in out.chunks_exact_mut(w).take(n as usize).enumerate() {
+            let (start, stride) = v.row_start(r + i as u64);
+            for (j, x) in row.iter_mut().enumerate() {
+                let at = (start + j as u64 * stride) as usize * size;
+                let b = &self.bytes[at..at + size];
+                *x = match self.dtype {
+                    GgmlType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                    GgmlType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
+                    _ => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
+                };
+            }
+        }
+    }
 }
 
 /// Streams the stored bytes of `t` (little-endian) to `out`, a chunk of rows at a time, giving
@@ -259,6 +295,9 @@ fn stream_tensor(
             p(n);
         }
     };
+    if let TensorData::Mxfp4 { blocks, scales, rows } = &t.data {
+        return stream_mxfp4(t, blocks, scales, *rows, opts, out, release);
+    }
     let mut sources = Vec::new();
     // (source, first output row of that source, rows)
     let segments: Vec<(usize, u64, u64)> = match &t.data {
@@ -271,6 +310,7 @@ fn stream_tensor(
             sources.push(RowSource::new(&t.name, GgmlType::F32, bytes, &t.shape, &t.transforms, false)?);
             vec![(0, 0, rows::row_count(&t.shape))]
         }
+        TensorData::Mxfp4 { .. } => Vec::new(),
         TensorData::Joined { join, parts } => {
             for p in parts {
                 sources.push(RowSource::new(
@@ -301,22 +341,38 @@ fn stream_tensor(
     for &(si, first, n) in &segments {
         let src = &sources[si].0;
         // The reference keeps F32 and F16 data as they are when the output type is theirs.
-        let copy = src.values.is_empty() && src.dtype == t.dtype && matches!(src.dtype, GgmlType::F32 | GgmlType::F16);
+        let copy = src.values.is_empty()
+            && src.elems.is_none()
+            && src.dtype == t.dtype
+            && matches!(src.dtype, GgmlType::F32 | GgmlType::F16);
+        // source bytes below this are released (element views: as the output moves past them)
+        let mut released = 0usize;
         let mut r = first;
         while r < first + n {
             let k = rows_per_chunk.min(first + n - r);
-            src.runs(r, k, &mut runs);
+            if src.elems.is_none() {
+                src.runs(r, k, &mut runs);
+            }
             if copy {
                 for &run in &runs {
                     out(src.run_bytes(run))?;
                 }
             } else {
                 scratch.resize(k as usize * w, 0.0);
-                let mut at = 0usize;
-                for &run in &runs {
-                    let len = run.1 as usize * w;
-                    codec::dequantize_par(src.dtype, Endian::Little, src.run_bytes(run), &mut scratch[at..at + len])?;
-                    at += len;
+                if let Some(v) = &src.elems {
+                    src.gather(v, r, k, w, &mut scratch);
+                } else {
+                    let mut at = 0usize;
+                    for &run in &runs {
+                        let len = run.1 as usize * w;
+                        codec::dequantize_par(
+                            src.dtype,
+                            Endian::Little,
+                            src.run_bytes(run),
+                            &mut scratch[at..at + len],
+                        )?;
+                        at += len;
+                    }
                 }
                 for x in &src.values {
                     match x {
@@ -333,17 +389,114 @@ fn stream_tensor(
                 codec::quantize_par(t.dtype, Endian::Little, &scratch, &mut buf)?;
                 out(&buf)?;
             }
-            if src.mapped && src.map.is_monotonic() {
+            if src.mapped && src.is_monotonic() {
                 runs.iter().for_each(|&run| release(src.run_bytes(run)));
+            }
+            if let (true, Some(v)) = (src.mapped, &src.elems) {
+                let size = if src.dtype == GgmlType::F32 { 4 } else { 2 };
+                let done = (v.done_below(r + k) as usize).saturating_mul(size).min(src.bytes.len());
+                if done > released {
+                    release(&src.bytes[released..done]);
+                    released = done;
+                }
             }
             report(k * src.in_row as u64);
             r += k;
         }
     }
     for (src, _) in &sources {
-        if src.mapped && !src.map.is_monotonic() {
+        if src.mapped && !src.is_monotonic() {
             release(src.bytes);
         }
     }
     Ok(())
+}
+
+/// A block of 32 MXFP4 codes as the checkpoint stores them (16 bytes, element `2i` in byte `i`'s
+/// low nibble, `2i + 1` in its high nibble) as ggml's `block_mxfp4` stores them (element `j` in
+/// byte `j`'s low nibble, `j + 16` in its high nibble), after the E8M0 `scale`.
+fn repack_mxfp4_block(scale: u8, q: &[u8], out: &mut [u8]) {
+    out[0] = scale;
+    let code = |m: usize| (q[m / 2] >> (4 * (m % 2))) & 0x0F;
+    for j in 0..16 {
+        out[1 + j] = code(j) | (code(j + 16) << 4);
+    }
+}
+
+/// Streams an MXFP4 tensor ([`TensorData::Mxfp4`]): the kept rows of each expert, each block
+/// repacked ([`repack_mxfp4_block`]), a chunk of rows at a time, releasing the source rows of
+/// each chunk.
+fn stream_mxfp4(
+    t: &PlannedTensor<'_>,
+    blocks: &super::SourceTensor<'_>,
+    scales: &super::SourceTensor<'_>,
+    (start, step): (u64, u64),
+    opts: &ConvertOptions<'_>,
+    out: &mut dyn FnMut(&[u8]) -> crate::Result<()>,
+    release: &dyn Fn(&[u8]),
+) -> Result<()> {
+    let [e, r, nb, _] = blocks.shape[..] else {
+        return Err(invalid(&t.name, format!("MXFP4 blocks of shape {:?}", blocks.shape)).into());
+    };
+    let (e, r, nb) = (e as usize, r as usize, nb as usize);
+    if blocks.data.len() != e * r * nb * 16 || scales.data.len() != e * r * nb {
+        return Err(invalid(&t.name, "MXFP4 blocks or scales of the wrong size".into()).into());
+    }
+    let kept = t.shape.get(1).copied().unwrap_or(0) as usize;
+    let rows_per_chunk = ((opts.chunk_elems / (nb as u64 * 32).max(1)).max(1)) as usize;
+    let mut buf = Vec::<u8>::new();
+    for ei in 0..e {
+        let mut k = 0;
+        while k < kept {
+            let n = rows_per_chunk.min(kept - k);
+            buf.resize(n * nb * 17, 0);
+            for (i, row) in buf.chunks_exact_mut(nb * 17).enumerate() {
+                let src_row = ei * r + start as usize + (k + i) * step as usize;
+                for (b, o) in row.chunks_exact_mut(17).enumerate() {
+                    let at = src_row * nb + b;
+                    repack_mxfp4_block(scales.data[at], &blocks.data[at * 16..at * 16 + 16], o);
+                }
+            }
+            out(&buf)?;
+            let first = ei * r + start as usize + k * step as usize;
+            let last = ei * r + start as usize + (k + n - 1) * step as usize + 1;
+            release(&blocks.data[first * nb * 16..last * nb * 16]);
+            release(&scales.data[first * nb..last * nb]);
+            if let Some(p) = opts.progress {
+                p((n * nb * 17) as u64);
+            }
+            k += n;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block repacked reads back, through ggml's MXFP4 dequantization (our codec, itself tested
+    /// against ggml), as transformers dequantizes the stored block (`convert_moe_packed_tensors`:
+    /// `FP4_VALUES[low nibble]` the even element, the high nibble the odd one, times
+    /// `2^(scale - 127)`).
+    #[test]
+    fn a_repacked_mxfp4_block_means_what_transformers_reads() {
+        const FP4_VALUES: [f32; 16] =
+            [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
+        for (scale, seed) in [(127u8, 1u32), (120, 7), (131, 99)] {
+            let q: Vec<u8> =
+                (0..16u32).map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8).collect();
+            let mut want = [0f32; 32];
+            for (i, b) in q.iter().enumerate() {
+                let s = 2f32.powi(i32::from(scale) - 127);
+                want[2 * i] = FP4_VALUES[usize::from(b & 0x0F)] * s;
+                want[2 * i + 1] = FP4_VALUES[usize::from(b >> 4)] * s;
+            }
+            let mut block = [0u8; 17];
+            repack_mxfp4_block(scale, &q, &mut block);
+            let mut got = [0f32; 32];
+            codec::dequantize(GgmlType::MXFP4, &block, &mut got).unwrap();
+            assert_eq!(got, want, "scale {scale}");
+        }
+    }
 }
