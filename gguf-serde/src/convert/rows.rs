@@ -32,10 +32,14 @@ enum Step {
     Slice { size: u64, start: u64, len: u64, inner: u64 },
 }
 
-/// A composed row-choosing map: output row → source row.
+/// A composed row-choosing map: output row → source row; with a final
+/// [`Transform::Transpose`], the map is of the rows before it (see [`RowMap::transpose`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RowMap {
     steps: Vec<Step>,
+    /// `(a, b)` when the rows are then transposed: each `[a, b]` matrix (`a` rows of `b`) becomes
+    /// `b` output rows of `a`.
+    transpose: Option<(u64, u64)>,
 }
 
 impl RowMap {
@@ -55,6 +59,13 @@ impl RowMap {
             };
         }
         row
+    }
+
+    /// `(a, b)` when the chosen rows are transposed at the end ([`Transform::Transpose`]): each
+    /// `[a, b]` matrix of `a` consecutive chosen rows (numbered as [`source_row`](Self::source_row)
+    /// takes them) gives `b` output rows of `a` values.
+    pub(crate) fn transpose(&self) -> Option<(u64, u64)> {
+        self.transpose
     }
 
     /// Whether output rows follow source rows in order (no [`Transform::Permute`]), so that the
@@ -78,6 +89,9 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
     let mut s = shape.to_vec();
     let mut map = RowMap::default();
     for t in transforms {
+        if map.transpose.is_some() && !matches!(t, Transform::Add(_) | Transform::Rows(_)) {
+            return Err(bad(name, format!("{t:?} after a transposition (it must be the last row-choosing transform)")));
+        }
         let (rd, _) = row_view(&s);
         let rd = rd.to_vec();
         let inner_of = |d: usize| rd.get(d + 1..).map_or(1, |x| x.iter().product::<u64>());
@@ -113,6 +127,24 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
                 slice(0, 0, n.min(rows), &mut s, &mut map)?;
             }
             Transform::Slice { dim, start, len } => slice(dim, start, len, &mut s, &mut map)?,
+            Transform::Reshape(ref to) => {
+                let count = |x: &[u64]| x.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+                if to.is_empty() || count(to) != count(&s) || to.last() != s.last() {
+                    return Err(bad(
+                        name,
+                        format!("a view of shape {s:?} as {to:?} (the same values and the same last dimension)"),
+                    ));
+                }
+                s = to.clone();
+            }
+            Transform::Transpose => {
+                let n = s.len();
+                if n < 2 {
+                    return Err(bad(name, format!("a transposition of a tensor of shape {s:?} (at least 2-D)")));
+                }
+                map.transpose = Some((s[n - 2], s[n - 1]));
+                s.swap(n - 2, n - 1);
+            }
             Transform::Add(_) | Transform::Rows(_) => {}
         }
     }
@@ -225,6 +257,22 @@ mod tests {
         assert_eq!(shape, [3, 2]);
         assert_eq!((0..3).map(|r| map.source_row(r)).collect::<Vec<_>>(), [0, 4, 1]);
         assert!(!map.is_monotonic());
+    }
+
+    #[test]
+    fn a_view_slice_and_transpose_is_torch_s() {
+        // x = arange(2*5*3).reshape(10, 3).view(2, 5, 3)[:, 1:3, :].transpose(1, 2)
+        let t =
+            [Transform::Reshape(vec![2, 5, 3]), Transform::Slice { dim: 1, start: 1, len: 2 }, Transform::Transpose];
+        let (shape, map) = plan_rows("k_b", &[10, 3], &t).unwrap();
+        assert_eq!(shape, [2, 3, 2]);
+        assert_eq!(map.transpose(), Some((2, 3)));
+        // the chosen rows, before the transposition: rows 1, 2 of each 5
+        assert_eq!((0..4).map(|r| map.source_row(r)).collect::<Vec<_>>(), [1, 2, 6, 7]);
+        assert!(plan_rows("t", &[10, 3], &[Transform::Reshape(vec![5, 6])]).is_err());
+        assert!(plan_rows("t", &[10, 3], &[Transform::Reshape(vec![2, 6, 3])]).is_err());
+        assert!(plan_rows("t", &[10, 3], &[Transform::Transpose, Transform::KeepRows(1)]).is_err());
+        assert!(plan_rows("t", &[10], &[Transform::Transpose]).is_err());
     }
 
     #[test]

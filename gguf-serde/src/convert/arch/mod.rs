@@ -14,6 +14,7 @@
 //! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
 //! usual `model.layers.N.*` names.
 
+pub mod deepseek2;
 pub mod gemma2;
 pub mod gemma3;
 pub mod glm4;
@@ -28,6 +29,7 @@ pub mod smollm3;
 
 use std::path::Path;
 
+pub use deepseek2::Deepseek2;
 pub use gemma2::Gemma2;
 pub use gemma3::Gemma3;
 pub use glm4::Glm4;
@@ -57,7 +59,8 @@ type Result<T, E = ConvertError> = std::result::Result<T, E>;
 /// row-choosing transforms ([`Permute`](Transform::Permute), [`KeepRows`](Transform::KeepRows),
 /// [`Slice`](Transform::Slice)) say which source rows make the output, applied in their order;
 /// the value transforms ([`Add`](Transform::Add), [`Rows`](Transform::Rows)) then change the
-/// chosen rows, in their order. A row is never cut: the last dimension is kept whole.
+/// chosen rows, in their order. A row is never cut — the last dimension is kept whole — but by
+/// [`Transpose`](Transform::Transpose), which streams whole matrices instead of rows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transform {
     /// `LlamaModel.permute`: the first dimension is viewed as
@@ -89,6 +92,19 @@ pub enum Transform {
     /// A value transform of the architecture's own over a chunk of whole rows, in the working
     /// type; see [`RowTransform`].
     Rows(RowFn),
+    /// The reference's `data.view(shape)`: the same values, row-major, under another canonical
+    /// shape of the same number of values and the same last dimension (a row is never cut):
+    /// `[n_head * (a + b), n]` viewed as `[n_head, a + b, n]` so that a [`Slice`](Self::Slice)
+    /// of its middle dimension splits each head.
+    Reshape(Vec<u64>),
+    /// The reference's `data.transpose(-2, -1)`: the last two dimensions swapped, each
+    /// `[a, b]` matrix of the tensor (of shape `[..., a, b]`, at least 2-D) becoming its `[b, a]`
+    /// transpose (DeepSeek's `k_b` of `kv_b_proj`). The one transform that cuts rows: each output
+    /// row is a column of a source matrix, so the tensor is converted whole matrices at a time
+    /// (a chunk of rows is rounded up to a matrix). It must be the last row-choosing transform of
+    /// its list; the value transforms ([`Add`](Self::Add), [`Rows`](Self::Rows)) then see the
+    /// transposed rows.
+    Transpose,
 }
 
 /// A value transform an architecture defines itself ([`Transform::Rows`]): it is given a chunk
@@ -372,6 +388,7 @@ pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
         "SmolLM3ForCausalLM" => &SmolLm3,
         "GraniteForCausalLM" => &Granite,
         "Glm4ForCausalLM" => &Glm4,
+        "DeepseekV2ForCausalLM" | "DeepseekV3ForCausalLM" => &Deepseek2,
         _ => return None,
     })
 }
@@ -392,6 +409,8 @@ pub const BUILTIN_CLASSES: &[&str] = &[
     "SmolLM3ForCausalLM",
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
 ];
 
 /// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names
