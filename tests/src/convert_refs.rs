@@ -49,7 +49,7 @@ pub fn convert_ref_cases() -> Vec<String> {
 /// lands (then all its outputs must equal the reference's). The hand-written cases (no layout:
 /// Llama 2, Llama 3, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3) are all converted.
 ///
-/// Pending now: `DeepseekV3ForCausalLM` and `GptOssForCausalLM` (a later converter), and
+/// Pending now: `GptOssForCausalLM` (a later converter), and
 /// `OlmoeForCausalLM`, which the library does not convert on purpose: it is the example of an
 /// architecture written outside the library (`examples/src/olmoe.rs`, tested against the same
 /// reference by `the_examples_olmoe_equals_the_reference`).
@@ -62,6 +62,7 @@ pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
     "SmolLM3ForCausalLM",
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
+    "DeepseekV3ForCausalLM",
 ];
 
 /// The Hugging Face architecture of a layout case (its `tests/data/hf-layouts/CASE.json`'s
