@@ -20,7 +20,10 @@ tests/data/hf-layouts/CASE.json, recorded with torch by make_hf_layouts.py, give
 generation_config.json (written here byte for byte as transformers wrote them) and the safetensors
 files (names, dtypes, shapes, order, `__metadata__`, index when sharded), filled here with seeded
 values: norm weights around 1 (around 0 for Gemma, whose norms store weight - 1), everything else
-normal with standard deviation 0.02, drawn in the layout's order.
+normal with standard deviation 0.02, drawn in the layout's order. A pre-quantized layout (FP8
+weights `X` with `X_scale_inv` beside them, `quantization_config.weight_block_size`) gets such
+values for `X` too, quantized here with numpy as make_hf_layouts.py quantizes with torch
+(fp8_blocks: block scales, the nearest FP8 value, ties to even); its scales draw no values.
 
 A layout file may instead name the case it is derived from (`derived_from`) and how
 (`derivation`): `mxfp4-experts` is the base case with its experts quantized to MXFP4 as OpenAI
@@ -111,6 +114,9 @@ LAYOUT_CASES = {
     "tiny-OLMoE": ("vocab/ggml-vocab-gpt-2.gguf", 31, None, None),
     "tiny-DeepSeek-V3": ("vocab/ggml-vocab-gpt-2.gguf", 29, None, None),
     "tiny-gpt-oss": ("vocab/ggml-vocab-gpt-2.gguf", 30, None, None),
+    # pre-quantized FP8 (make_hf_layouts.py's FP8_CASES; values quantized here by fp8_blocks)
+    "tiny-DeepSeek-V3-FP8": ("vocab/ggml-vocab-gpt-2.gguf", 32, None, None),
+    "tiny-Qwen3-FP8": ("vocab/ggml-vocab-qwen2.gguf", 33, "chatml", None),
 }
 # Cases made from another case (their tests/data/hf-layouts/CASE.json names the base case and the
 # derivation, see the module docs)
@@ -142,7 +148,47 @@ def bf16_bits(x):
     return u.astype("<u2")
 
 
-SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "U8": "uint8"}
+SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "U8": "uint8",
+                      "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
+
+# (exponent bits, mantissa bits, largest finite code) of the FP8 formats, as torch defines
+# float8_e4m3fn (no infinities; 0x7f is NaN) and float8_e5m2 (IEEE-like; 0x7c is infinity)
+FP8_FORMATS = {"F8_E4M3": (4, 3, 0x7E), "F8_E5M2": (5, 2, 0x7B)}
+
+
+def fp8_values(dtype):
+    """The non-negative finite values of an FP8 format, by code (ascending)."""
+    e_bits, m_bits, top = FP8_FORMATS[dtype]
+    bias = 2 ** (e_bits - 1) - 1
+    codes = np.arange(top + 1)
+    e, m = codes >> m_bits, (codes & ((1 << m_bits) - 1)) / 2.0 ** m_bits
+    return np.where(e == 0, m * 2.0 ** (1 - bias), (1 + m) * 2.0 ** (e - bias))
+
+
+def to_fp8(x, dtype):
+    """float32 values -> FP8 codes (uint8): the nearest finite value, ties to the even code (as
+    torch's float8 cast rounds within the format's range; beyond it, the largest value)."""
+    vals = fp8_values(dtype)
+    a = np.minimum(np.abs(x).astype(np.float64), vals[-1])
+    i = np.clip(np.searchsorted(vals, a), 1, len(vals) - 1)
+    lo, hi = a - vals[i - 1], vals[i] - a
+    code = np.where((lo > hi) | ((lo == hi) & (i % 2 == 0)), i, i - 1)
+    return (code | (np.signbit(x) << 7)).astype(np.uint8)
+
+
+def fp8_blocks(x, dtype, block):
+    """A 2-D float32 weight quantized as DeepSeek quantizes its releases (make_hf_layouts.py's
+    FP8_CASES): per block of `block` = (rows, columns), scale = max |x| / the format's largest
+    value (1 for a block of zeros), codes of x / scale. Returns (codes, float32 scales)."""
+    (r, c), (br, bc) = x.shape, block
+    sr, sc = -(-r // br), -(-c // bc)
+    pad = np.zeros((sr * br, sc * bc), dtype=np.float32)
+    pad[:r, :c] = x
+    blocks = pad.reshape(sr, br, sc, bc)
+    scale = (np.abs(blocks).max(axis=(1, 3)) / np.float32(fp8_values(dtype)[-1])).astype(np.float32)
+    scale = np.where(scale > 0, scale, np.float32(1.0)).astype(np.float32)
+    q = (blocks / scale[:, None, :, None]).astype(np.float32).reshape(sr * br, sc * bc)[:r, :c]
+    return to_fp8(q, dtype), scale
 
 
 def write_safetensors(path, tensors, dtypes=None, metadata=None):
@@ -359,13 +405,27 @@ def make_layout_case(models, d, case):
         raise ValueError(f"{case}: vocab_size {cfg['vocab_size']} < the tokenizer's {n_tokens} tokens")
     gemma = cfg["model_type"].startswith("gemma")
     rng = np.random.Generator(np.random.PCG64(seed))
+    block = (cfg.get("quantization_config") or {}).get("weight_block_size")
     for shard in layout["safetensors"]:
-        tensors, dtypes = {}, {}
+        tensors, dtypes, values = {}, {}, {}
+        specs = {t["name"]: t for t in shard["tensors"]}
         for t in shard["tensors"]:
-            n = int(np.prod(t["shape"], dtype=np.int64))
-            values = layout_value(t["name"], n, gemma, rng).reshape(t["shape"])
-            tensors[t["name"]] = stored_bits(values, t["dtype"])
             dtypes[t["name"]] = t["dtype"]
+            if t["name"].endswith("_scale_inv"):
+                continue  # made with its weight
+            n = int(np.prod(t["shape"], dtype=np.int64))
+            values[t["name"]] = layout_value(t["name"], n, gemma, rng).reshape(t["shape"])
+        for name, x in values.items():
+            dtype = specs[name]["dtype"]
+            if dtype not in FP8_FORMATS:
+                tensors[name] = stored_bits(x, dtype)
+                continue
+            codes, scale = fp8_blocks(x, dtype, block)
+            spec = specs[name + "_scale_inv"]
+            if list(scale.shape) != spec["shape"]:
+                raise ValueError(f"{case}: {name}: scales of shape {list(scale.shape)}, the layout has {spec['shape']}")
+            tensors[name] = codes
+            tensors[name + "_scale_inv"] = stored_bits(scale, spec["dtype"])
         path = os.path.join(d, shard["file"])
         write_safetensors(path, tensors, dtypes, shard["metadata"])
         # safetensors orders the data itself (by dtype, then name): it must be the layout's order

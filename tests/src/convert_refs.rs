@@ -49,8 +49,7 @@ pub fn convert_ref_cases() -> Vec<String> {
 /// lands (then all its outputs must equal the reference's). The hand-written cases (no layout:
 /// Llama 2, Llama 3, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3) are all converted.
 ///
-/// Pending now: `DeepseekV3ForCausalLM` (a later converter), and
-/// `OlmoeForCausalLM`, which the library does not convert on purpose: it is the example of an
+/// Pending now: only `OlmoeForCausalLM`, which the library does not convert on purpose: it is the example of an
 /// architecture written outside the library (`examples/src/olmoe.rs`, tested against the same
 /// reference by `the_examples_olmoe_equals_the_reference`).
 pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
@@ -63,6 +62,7 @@ pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
     "GptOssForCausalLM",
+    "DeepseekV3ForCausalLM",
 ];
 
 /// The Hugging Face architecture of a layout case (its `tests/data/hf-layouts/CASE.json`'s

@@ -65,6 +65,7 @@ mod error;
 pub mod general;
 mod naming;
 mod planning;
+pub mod quant;
 mod rows;
 pub mod vocab;
 pub mod vocab_hook;
@@ -285,6 +286,11 @@ pub struct ConvertOptions<'p> {
     /// `tokenizer.*` keys: for a converter that writes them itself (llama.cpp refuses a model
     /// file without `tokenizer.ggml.model`).
     pub vocab: bool,
+    /// The reference's `--fp8-as-q8` (`false` by default): the tensors made from a weight
+    /// dequantized from FP8 with its scale ([`quant`]) are written as Q8_0 (F16 where a row is not
+    /// whole Q8_0 blocks; 1-D tensors and norms stay F32) instead of the output type, unless the
+    /// architecture forces a type itself ([`Architecture::force_type`]).
+    pub fp8_as_q8: bool,
 }
 
 impl ConvertOptions<'_> {
@@ -299,6 +305,7 @@ impl ConvertOptions<'_> {
             model_card: None,
             metadata_override: None,
             vocab: true,
+            fp8_as_q8: false,
         }
     }
 }

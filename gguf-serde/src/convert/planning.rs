@@ -68,10 +68,12 @@ impl PlannedTensor<'_> {
     /// Bytes of source data read for this tensor: the source rows its output is made of (all of
     /// a source's rows unless a slice leaves some out; a split source counts in each output).
     pub fn source_bytes(&self) -> u64 {
+        // the source's bytes per value times the values of the output (a transposition keeps
+        // the values but not the rows)
         let read = |src: &SourceTensor<'_>, out_shape: &[u64]| {
-            let rows = super::rows::row_count(&src.shape);
-            let per_row = (src.data.len() as u64).checked_div(rows).unwrap_or(0);
-            super::rows::row_count(out_shape).saturating_mul(per_row)
+            let values: u64 = src.shape.iter().product();
+            let out: u64 = out_shape.iter().product();
+            (src.data.len() as u64).checked_div(values).unwrap_or(0).saturating_mul(out)
         };
         match &self.data {
             TensorData::Source(s) => read(s, &self.shape),
@@ -224,8 +226,15 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     let mut pending: HashMap<String, Pending<'a>> = HashMap::new();
     // complete joined tensors held for their batch: key -> (size, [(rank, tensor)])
     let mut batches: HashMap<String, (u32, Vec<(u32, PlannedTensor<'a>)>)> = HashMap::new();
-    let typed =
-        |name: &str, hf: &str, shape: &[u64]| output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()));
+    // `ModelBase.tensor_force_quant`: with `--fp8-as-q8`, Q8_0 for what a scaled weight makes
+    // (the reference knows it by the Hugging Face name of the source that completed the tensor)
+    let scaled: std::collections::HashSet<String> =
+        sources.iter().filter(|t| t.scale.is_some()).map(|t| t.name.clone()).collect();
+    let typed = |name: &str, hf: &str, shape: &[u64]| {
+        let fp8_q8 = (opts.fp8_as_q8 && scaled.contains(hf) && shape.len() >= 2)
+            .then_some(arch::ForceType::Type(GgmlType::Q8_0));
+        output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()).or(fp8_q8))
+    };
     for src in sources {
         let mapped = arch.map_tensor(&src.name, &src.shape, &cx)?;
         if src.dtype == GgmlType::I8 && !matches!(mapped, Mapped::Skip | Mapped::Unknown) {

@@ -3,9 +3,11 @@
 //! [`Transform::Slice`]) is a map from output rows to source rows, so that every transform, a
 //! split and a join stream a chunk of rows at a time (see [`Transform`] for the rules).
 //!
-//! The transforms that move values across rows ([`Transform::Transpose`], [`Transform::Stride`])
-//! make an element view instead ([`ElemView`]): a strided view of the source, as numpy's
-//! `transpose` and `x[..., a::b]` are, whose output rows are gathered value by value.
+//! [`Transform::Transpose`] moves values across rows: as the last row-choosing transform it
+//! converts whole matrices at a time ([`RowMap::transpose`]). A [`Transform::Stride`] (with or
+//! without transpositions) makes an element view instead ([`ElemView`]): a strided view of the
+//! source, as numpy's `transpose` and `x[..., a::b]` are, whose output rows are gathered value by
+//! value.
 
 use super::arch::{Join, Transform};
 use super::ConvertError;
@@ -36,10 +38,14 @@ enum Step {
     Slice { size: u64, start: u64, len: u64, inner: u64 },
 }
 
-/// A composed row-choosing map: output row → source row.
+/// A composed row-choosing map: output row → source row; with a final
+/// [`Transform::Transpose`], the map is of the rows before it (see [`RowMap::transpose`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RowMap {
     steps: Vec<Step>,
+    /// `(a, b)` when the rows are then transposed: each `[a, b]` matrix (`a` rows of `b`) becomes
+    /// `b` output rows of `a`.
+    transpose: Option<(u64, u64)>,
 }
 
 impl RowMap {
@@ -59,6 +65,13 @@ impl RowMap {
             };
         }
         row
+    }
+
+    /// `(a, b)` when the chosen rows are transposed at the end ([`Transform::Transpose`]): each
+    /// `[a, b]` matrix of `a` consecutive chosen rows (numbered as [`source_row`](Self::source_row)
+    /// takes them) gives `b` output rows of `a` values.
+    pub(crate) fn transpose(&self) -> Option<(u64, u64)> {
+        self.transpose
     }
 
     /// Whether output rows follow source rows in order (no [`Transform::Permute`]), so that the
@@ -127,9 +140,10 @@ pub(crate) enum View {
     Elems(ElemView),
 }
 
-/// Whether `transforms` need an element view ([`ElemView`]).
+/// Whether `transforms` need an element view ([`ElemView`]): a [`Transform::Stride`] does; a
+/// transposition alone is converted whole matrices at a time ([`RowMap::transpose`]).
 fn moves_values(transforms: &[Transform]) -> bool {
-    transforms.iter().any(|t| matches!(t, Transform::Transpose | Transform::Stride { .. }))
+    transforms.iter().any(|t| matches!(t, Transform::Stride { .. }))
 }
 
 /// The element view of `shape` after `transforms` (see [`plan_rows`]).
@@ -181,8 +195,9 @@ fn plan_elems(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Ele
                 v.shape[0] = k.min(rows);
             }
             Transform::Permute { .. } => {
-                return Err(bad(name, "a head permutation together with a transpose or a stride".into()))
+                return Err(bad(name, "a head permutation together with a stride".into()))
             }
+            Transform::Reshape(_) => return Err(bad(name, "a reshape together with a stride".into())),
             Transform::Add(_) | Transform::Rows(_) => {}
         }
     }
@@ -190,14 +205,15 @@ fn plan_elems(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Ele
 }
 
 /// The output shape of the tensor `name` of canonical `shape` after `transforms`, and how its
-/// rows come from the source's: a [`RowMap`], or an [`ElemView`] when a transform moves values
-/// across rows ([`Transform::Transpose`], [`Transform::Stride`]).
+/// rows come from the source's: a [`RowMap`] (with a final [`Transform::Transpose`], of whole
+/// matrices), or an [`ElemView`] when there is a [`Transform::Stride`].
 ///
 /// # Errors
 /// [`ConvertError::BadShape`] naming `name`: a permutation whose rows are not `heads` heads of an
-/// even width (or together with a transpose or a stride), a slice outside its dimension or (in
-/// the row model) of the last dimension, rows kept of a scalar, a transpose of fewer than two
-/// dimensions, a stride of step 0 or starting outside its dimension.
+/// even width (or together with a stride), a slice outside its dimension or (in the row model) of
+/// the last dimension, rows kept of a scalar, a transpose of fewer than two dimensions (or, in the
+/// row model, followed by a row-choosing transform), a reshape that changes the count or the last
+/// dimension (or together with a stride), a stride of step 0 or starting outside its dimension.
 pub(crate) fn plan_view(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<(Vec<u64>, View)> {
     if moves_values(transforms) {
         let v = plan_elems(name, shape, transforms)?;
@@ -218,6 +234,9 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
     let mut s = shape.to_vec();
     let mut map = RowMap::default();
     for t in transforms {
+        if map.transpose.is_some() && !matches!(t, Transform::Add(_) | Transform::Rows(_)) {
+            return Err(bad(name, format!("{t:?} after a transposition (it must be the last row-choosing transform)")));
+        }
         let (rd, _) = row_view(&s);
         let rd = rd.to_vec();
         let inner_of = |d: usize| rd.get(d + 1..).map_or(1, |x| x.iter().product::<u64>());
@@ -253,10 +272,26 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
                 slice(0, 0, n.min(rows), &mut s, &mut map)?;
             }
             Transform::Slice { dim, start, len } => slice(dim, start, len, &mut s, &mut map)?,
-            Transform::Add(_) | Transform::Rows(_) => {}
-            Transform::Transpose | Transform::Stride { .. } => {
-                return Err(bad(name, "a transpose or a stride outside an element view".into()))
+            Transform::Reshape(ref to) => {
+                let count = |x: &[u64]| x.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+                if to.is_empty() || count(to) != count(&s) || to.last() != s.last() {
+                    return Err(bad(
+                        name,
+                        format!("a view of shape {s:?} as {to:?} (the same values and the same last dimension)"),
+                    ));
+                }
+                s = to.clone();
             }
+            Transform::Transpose => {
+                let n = s.len();
+                if n < 2 {
+                    return Err(bad(name, format!("a transposition of a tensor of shape {s:?} (at least 2-D)")));
+                }
+                map.transpose = Some((s[n - 2], s[n - 1]));
+                s.swap(n - 2, n - 1);
+            }
+            Transform::Add(_) | Transform::Rows(_) => {}
+            Transform::Stride { .. } => return Err(bad(name, "a stride outside an element view".into())),
         }
     }
     Ok((s, map))
@@ -404,7 +439,9 @@ mod tests {
         assert!(plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start: 6, step: 2 }]).is_err());
         assert!(plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start: 0, step: 0 }]).is_err());
         assert!(plan_view("b", &[6], &[Transform::Transpose]).is_err());
-        assert!(plan_view("q", &[8, 2], &[Transform::Permute { heads: 1 }, Transform::Transpose]).is_err());
+        let permuted_stride =
+            [Transform::Permute { heads: 1 }, Transform::Transpose, Transform::Stride { dim: 0, start: 0, step: 1 }];
+        assert!(plan_view("q", &[8, 2], &permuted_stride).is_err());
     }
 
     #[test]
@@ -415,6 +452,22 @@ mod tests {
         assert_eq!(shape, [3, 2]);
         assert_eq!((0..3).map(|r| map.source_row(r)).collect::<Vec<_>>(), [0, 4, 1]);
         assert!(!map.is_monotonic());
+    }
+
+    #[test]
+    fn a_view_slice_and_transpose_is_torch_s() {
+        // x = arange(2*5*3).reshape(10, 3).view(2, 5, 3)[:, 1:3, :].transpose(1, 2)
+        let t =
+            [Transform::Reshape(vec![2, 5, 3]), Transform::Slice { dim: 1, start: 1, len: 2 }, Transform::Transpose];
+        let (shape, map) = plan_rows("k_b", &[10, 3], &t).unwrap();
+        assert_eq!(shape, [2, 3, 2]);
+        assert_eq!(map.transpose(), Some((2, 3)));
+        // the chosen rows, before the transposition: rows 1, 2 of each 5
+        assert_eq!((0..4).map(|r| map.source_row(r)).collect::<Vec<_>>(), [1, 2, 6, 7]);
+        assert!(plan_rows("t", &[10, 3], &[Transform::Reshape(vec![5, 6])]).is_err());
+        assert!(plan_rows("t", &[10, 3], &[Transform::Reshape(vec![2, 6, 3])]).is_err());
+        assert!(plan_rows("t", &[10, 3], &[Transform::Transpose, Transform::KeepRows(1)]).is_err());
+        assert!(plan_rows("t", &[10], &[Transform::Transpose]).is_err());
     }
 
     #[test]

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use super::naming::check_name_length;
+use super::quant::{Fp8, Scaler};
 use super::rows::{self, ElemView, RowMap, View};
 use super::{
-    plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, TensorData,
-    Transform,
+    plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, SourceTensor,
+    TensorData, Transform,
 };
 use crate::ops::split::{split_file, SplitBy, SplitOptions};
 use crate::{codec, Endian, GgmlType, GgufWriter};
@@ -194,7 +195,13 @@ fn invalid(name: &str, reason: String) -> crate::Error {
 /// A source of rows: a tensor's stored bytes through its transforms.
 struct RowSource<'s> {
     dtype: GgmlType,
+    /// The 8-bit float format of `bytes`, when they are FP8 (then `dtype` is F32).
+    fp8: Option<Fp8>,
+    /// The scaling of a pre-quantized weight's values.
+    scaler: Option<Scaler<'s>>,
     bytes: &'s [u8],
+    /// Values of one source row.
+    in_w: usize,
     /// Bytes of one source row.
     in_row: usize,
     /// Output rows to source rows.
@@ -208,36 +215,56 @@ struct RowSource<'s> {
 }
 
 impl<'s> RowSource<'s> {
-    fn new(
-        name: &str,
-        dtype: GgmlType,
-        bytes: &'s [u8],
-        shape: &[u64],
-        transforms: &'s [Transform],
-        mapped: bool,
-    ) -> Result<(RowSource<'s>, u64)> {
+    /// The rows of `src` through `transforms`, and the width of an output row.
+    fn new(src: &'s SourceTensor<'s>, transforms: &'s [Transform], mapped: bool) -> Result<(RowSource<'s>, u64)> {
+        let (name, shape, bytes) = (src.name.as_str(), src.shape.as_slice(), src.data);
         let (_, width) = rows::row_view(shape);
         let src_rows = rows::row_count(shape);
-        let in_row = dtype.row_bytes(width).ok_or_else(|| invalid(name, "row size overflows".into()))?;
+        let in_row = match src.fp8 {
+            Some(_) => Some(width),
+            None => src.dtype.row_bytes(width),
+        };
+        let in_row = in_row.ok_or_else(|| invalid(name, "row size overflows".into()))?;
         if src_rows.checked_mul(in_row) != Some(bytes.len() as u64) {
             return Err(invalid(name, format!("{} bytes of data for {src_rows} rows of {width}", bytes.len())).into());
         }
         let (out_shape, view) = rows::plan_view(name, shape, transforms)?;
-        let (map, elems, width) = match view {
-            View::Rows(map) => (map, None, width),
+        let (map, elems, out_width) = match view {
+            View::Rows(map) => {
+                let w = if map.transpose().is_some() { rows::row_view(&out_shape).1 } else { width };
+                (map, None, w)
+            }
             View::Elems(v) => {
-                if !matches!(dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) {
-                    return Err(invalid(name, format!("values of {dtype} cannot be gathered (F32, F16, BF16)")).into());
+                if src.fp8.is_some()
+                    || src.scale.is_some()
+                    || !matches!(src.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
+                {
+                    return Err(invalid(
+                        name,
+                        format!("values of {} cannot be gathered (F32, F16, BF16, not pre-quantized)", src.dtype),
+                    )
+                    .into());
                 }
                 (RowMap::default(), Some(v), rows::row_view(&out_shape).1)
             }
         };
         let values = transforms.iter().filter(|t| matches!(t, Transform::Add(_) | Transform::Rows(_))).collect();
         let in_row = usize::try_from(in_row).map_err(|_| invalid(name, "row size overflows".into()))?;
-        Ok((RowSource { dtype, bytes, in_row, map, elems, values, mapped }, width))
+        let in_w = usize::try_from(width).map_err(|_| invalid(name, "row size overflows".into()))?;
+        let scaler = src.scale.as_ref().map(|s| Scaler::new(name, shape, s)).transpose()?;
+        let source =
+            RowSource { dtype: src.dtype, fp8: src.fp8, scaler, bytes, in_w, in_row, map, elems, values, mapped };
+        Ok((source, out_width))
     }
 
-    /// Runs of consecutive source rows `(first, count)` that make output rows `r..r + n`.
+    /// Whether the values go through the reference's F16 arithmetic (an F16 source, not scaled:
+    /// a scaled weight is F32 from its dequantization on).
+    fn works_in_f16(&self) -> bool {
+        self.dtype == GgmlType::F16 && self.fp8.is_none() && self.scaler.is_none()
+    }
+
+    /// Runs of consecutive source rows `(first, count)` that make the chosen rows `r..r + n`
+    /// (the output rows, or with a transposition the rows before it).
     fn runs(&self, r: u64, n: u64, runs: &mut Vec<(u64, u64)>) {
         runs.clear();
         for o in r..r + n {
@@ -278,6 +305,19 @@ impl<'s> RowSource<'s> {
             }
         }
     }
+
+    /// The values of the source rows of `run`, widened to F32 and scaled, into `out`.
+    fn decode(&mut self, run: (u64, u64), out: &mut [f32]) -> Result<()> {
+        let bytes = self.run_bytes(run);
+        match self.fp8 {
+            Some(f) => bytes.iter().zip(out.iter_mut()).for_each(|(b, o)| *o = f.decode(*b)),
+            None => codec::dequantize_par(self.dtype, Endian::Little, bytes, out)?,
+        }
+        if let Some(s) = &mut self.scaler {
+            s.apply(run.0, self.in_w, out)?;
+        }
+        Ok(())
+    }
 }
 
 /// Streams the stored bytes of `t` (little-endian) to `out`, a chunk of rows at a time, giving
@@ -298,29 +338,31 @@ fn stream_tensor(
     if let TensorData::Mxfp4 { blocks, scales, rows } = &t.data {
         return stream_mxfp4(t, blocks, scales, *rows, opts, out, release);
     }
+    let generated;
     let mut sources = Vec::new();
     // (source, first output row of that source, rows)
     let segments: Vec<(usize, u64, u64)> = match &t.data {
         TensorData::Source(s) => {
-            sources.push(RowSource::new(&s.name, s.dtype, s.data, &s.shape, &t.transforms, true)?);
+            sources.push(RowSource::new(s, &t.transforms, true)?);
             vec![(0, 0, rows::row_count(&t.shape))]
         }
         TensorData::Generated(v) => {
-            let bytes: &[u8] = bytemuck::cast_slice(v.as_slice());
-            sources.push(RowSource::new(&t.name, GgmlType::F32, bytes, &t.shape, &t.transforms, false)?);
+            let data: &[u8] = bytemuck::cast_slice(v.as_slice());
+            generated = SourceTensor {
+                name: t.name.clone(),
+                dtype: GgmlType::F32,
+                fp8: None,
+                scale: None,
+                shape: t.shape.clone(),
+                data,
+            };
+            sources.push(RowSource::new(&generated, &t.transforms, false)?);
             vec![(0, 0, rows::row_count(&t.shape))]
         }
         TensorData::Mxfp4 { .. } => Vec::new(),
         TensorData::Joined { join, parts } => {
             for p in parts {
-                sources.push(RowSource::new(
-                    &p.source.name,
-                    p.source.dtype,
-                    p.source.data,
-                    &p.source.shape,
-                    &p.transforms,
-                    true,
-                )?);
+                sources.push(RowSource::new(&p.source, &p.transforms, true)?);
             }
             let shapes: Vec<&[u64]> = parts.iter().map(|p| p.shape.as_slice()).collect();
             rows::joined_runs(*join, &shapes)
@@ -337,21 +379,39 @@ fn stream_tensor(
         .ok_or_else(|| invalid(&t.name, format!("a row of {width} is not whole {} blocks", t.dtype)))?;
     let w = usize::try_from(width).map_err(|_| invalid(&t.name, "row size overflows".into()))?;
     let rows_per_chunk = (opts.chunk_elems / width.max(1)).max(1);
-    let (mut scratch, mut buf, mut runs) = (Vec::<f32>::new(), Vec::<u8>::new(), Vec::new());
+    let (mut scratch, mut pre, mut buf, mut runs) =
+        (Vec::<f32>::new(), Vec::<f32>::new(), Vec::<u8>::new(), Vec::new());
     for &(si, first, n) in &segments {
-        let src = &sources[si].0;
+        let src = &mut sources[si].0;
         // The reference keeps F32 and F16 data as they are when the output type is theirs.
         let copy = src.values.is_empty()
             && src.elems.is_none()
+            && src.fp8.is_none()
+            && src.scaler.is_none()
+            && src.map.transpose().is_none()
             && src.dtype == t.dtype
             && matches!(src.dtype, GgmlType::F32 | GgmlType::F16);
+        // A transposition converts whole matrices: `unit` output rows from `pre_unit` rows.
+        let (unit, pre_unit) = match src.map.transpose() {
+            Some((a, b)) => (b.max(1), a),
+            None => (1, 1),
+        };
+        if first % unit != 0 || n % unit != 0 {
+            return Err(
+                invalid(&t.name, format!("rows {first}..{} are not whole transposed matrices", first + n)).into()
+            );
+        }
+        let step = rows_per_chunk.div_ceil(unit) * unit;
         // source bytes below this are released (element views: as the output moves past them)
         let mut released = 0usize;
         let mut r = first;
         while r < first + n {
-            let k = rows_per_chunk.min(first + n - r);
+            let k = step.min(first + n - r);
+            let (pr, pk) = (r / unit * pre_unit, k / unit * pre_unit);
             if src.elems.is_none() {
-                src.runs(r, k, &mut runs);
+                src.runs(pr, pk, &mut runs);
+            } else {
+                runs.clear();
             }
             if copy {
                 for &run in &runs {
@@ -362,16 +422,24 @@ fn stream_tensor(
                 if let Some(v) = &src.elems {
                     src.gather(v, r, k, w, &mut scratch);
                 } else {
+                    let transposed = src.map.transpose();
+                    let target = if transposed.is_some() { &mut pre } else { &mut scratch };
+                    target.resize(pk as usize * src.in_w, 0.0);
                     let mut at = 0usize;
                     for &run in &runs {
-                        let len = run.1 as usize * w;
-                        codec::dequantize_par(
-                            src.dtype,
-                            Endian::Little,
-                            src.run_bytes(run),
-                            &mut scratch[at..at + len],
-                        )?;
+                        let len = run.1 as usize * src.in_w;
+                        src.decode(run, &mut target[at..at + len])?;
                         at += len;
+                    }
+                    if let Some((a, b)) = transposed {
+                        let (a, b) = (a as usize, b as usize);
+                        for (m_out, m_in) in scratch.chunks_mut(a * b).zip(pre.chunks(a * b)) {
+                            for (i, row) in m_in.chunks(b).enumerate() {
+                                for (j, v) in row.iter().enumerate() {
+                                    m_out[j * a + i] = *v;
+                                }
+                            }
+                        }
                     }
                 }
                 for x in &src.values {
@@ -381,7 +449,7 @@ fn stream_tensor(
                         _ => {}
                     }
                 }
-                if !src.values.is_empty() && src.dtype == GgmlType::F16 {
+                if !src.values.is_empty() && src.works_in_f16() {
                     // torch's F16 arithmetic: the result rounded back to F16.
                     scratch.iter_mut().for_each(|v| *v = half::f16::from_f32(*v).to_f32());
                 }
@@ -400,7 +468,8 @@ fn stream_tensor(
                     released = done;
                 }
             }
-            report(k * src.in_row as u64);
+            // source rows read: a chunk's output rows (element views), or the rows before a transposition
+            report(if src.elems.is_some() { k } else { pk } * src.in_row as u64);
             r += k;
         }
     }

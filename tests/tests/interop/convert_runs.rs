@@ -40,7 +40,8 @@
 //! each token transformers generated llama.cpp's argmax too unless the two are within twice the
 //! largest difference seen. Measured on the reference's own F32 outputs when recording: at most
 //! 3.6e-7 per logit (Gemma 2: 1.2e-4, gpt-oss 7.2e-6), every generated token the same; except
-//! DeepSeek-V3 (see [`ORACLE_DIVERGES`]).
+//! DeepSeek-V3, whose file as converted lacks the router's gating key (see [`ORACLE_DIVERGES`]):
+//! with that one key set in a copy, 2.4e-7.
 //!
 //! A metadata override (`gguf convert --metadata FILE`, `ConvertOptions::metadata_override`):
 //! ggml's reader reads every key it sets, those only an override gives among them
@@ -228,25 +229,39 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
 }
 
 /// Layout cases whose reference file (which ours must equal byte for byte) llama.cpp does not run
-/// as transformers computes, with the reason. The test asserts that they still differ, so that a
-/// fix in llama.cpp's converter shows here.
-const ORACLE_DIVERGES: &[(&str, &str)] = &[(
+/// as transformers computes: the case, the reason, and the one key that, set in a copy of the file
+/// (`gguf_serde::ops::edit`), makes llama.cpp compute what transformers computes. The test asserts
+/// that the file as converted still differs, so that a fix in llama.cpp's converter shows here,
+/// and that the copy with the key agrees within [`TOL`], so that the key is all that differs.
+const ORACLE_DIVERGES: &[(&str, &str, &str, u32)] = &[(
     "tiny-DeepSeek-V3",
     "transformers' DeepseekV3Config has no `scoring_func` (its router is always sigmoid), so \
      config.json as transformers saves it has none and convert_hf_to_gguf.py writes no \
      deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 per logit)",
+    "deepseek2.expert_gating_func",
+    2, // gguf-py's ExpertGatingFuncType.SIGMOID
 )];
 
 /// One layout case's F32 conversion run by llama.cpp against transformers' recorded logits (see
-/// the module docs); `Err` lists what differs. Returns the report line.
-fn layout_case_against_transformers(harness: &Path, case: &str) -> Option<Result<String, String>> {
+/// the module docs), with the key `edit` set in a copy first when given; `Err` lists what differs.
+/// Returns the report line.
+fn layout_case_against_transformers(
+    harness: &Path,
+    case: &str,
+    edit: Option<(&str, u32)>,
+) -> Option<Result<String, String>> {
     let dir = make_convert_case(case)?;
     let cfg: Json = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
-    let out = dir.tmp.join("f32.gguf");
+    let mut out = dir.tmp.join("f32.gguf");
     convert(&*dir, &out, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{case}: {e:?}"));
     let digest = sha256(&std::fs::read(&out).unwrap());
     assert_eq!(Some(digest.as_str()), convert_ref(case, "f32")["sha256"].as_str(), "{case}: not the reference's file");
     assert_ggml_reads_as_we_do(harness, &out);
+    if let Some((key, value)) = edit {
+        let edited = dir.tmp.join("f32-edited.gguf");
+        rewrite_file(&out, &edited, &[Edit::Set { key: key.to_string(), value: Value::U32(value) }]).unwrap();
+        out = edited;
+    }
 
     let tf = transformers_logits(case);
     let ids_of = |key: &str| -> Vec<u32> {
@@ -321,8 +336,8 @@ fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
     let _ = writeln!(std::io::stderr(), "convert_runs: layout cases pending a converter: {}", pending.join(", "));
     let mut failures = Vec::new();
     for case in &cases {
-        let diverges = ORACLE_DIVERGES.iter().find(|(c, _)| c == case).map(|(_, why)| *why);
-        match (layout_case_against_transformers(&harness, case), diverges) {
+        let diverges = ORACLE_DIVERGES.iter().find(|(c, ..)| c == case);
+        match (layout_case_against_transformers(&harness, case, None), diverges) {
             (None, _) => return,
             (Some(Ok(line)), None) => {
                 let _ = writeln!(std::io::stderr(), "convert_runs: {line}");
@@ -331,8 +346,15 @@ fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
             (Some(Ok(line)), Some(_)) => {
                 failures.push(format!("{line}\n{case} now agrees with transformers: remove it from ORACLE_DIVERGES"))
             }
-            (Some(Err(e)), Some(why)) => {
+            (Some(Err(e)), Some(&(_, why, key, value))) => {
                 let _ = writeln!(std::io::stderr(), "convert_runs: {case}: differs as expected ({why}):\n{e}");
+                match layout_case_against_transformers(&harness, case, Some((key, value))) {
+                    None => return,
+                    Some(Ok(line)) => {
+                        let _ = writeln!(std::io::stderr(), "convert_runs: with {key} = {value}: {line}");
+                    }
+                    Some(Err(e)) => failures.push(format!("{case} with {key} = {value}: {e}")),
+                }
             }
         }
     }

@@ -14,6 +14,7 @@
 //! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
 //! usual `model.layers.N.*` names.
 
+pub mod deepseek2;
 pub mod gemma2;
 pub mod gemma3;
 pub mod glm4;
@@ -29,6 +30,7 @@ pub mod smollm3;
 
 use std::path::Path;
 
+pub use deepseek2::Deepseek2;
 pub use gemma2::Gemma2;
 pub use gemma3::Gemma3;
 pub use glm4::Glm4;
@@ -59,7 +61,8 @@ type Result<T, E = ConvertError> = std::result::Result<T, E>;
 /// row-choosing transforms ([`Permute`](Transform::Permute), [`KeepRows`](Transform::KeepRows),
 /// [`Slice`](Transform::Slice)) say which source rows make the output, applied in their order;
 /// the value transforms ([`Add`](Transform::Add), [`Rows`](Transform::Rows)) then change the
-/// chosen rows, in their order. A row is never cut: the last dimension is kept whole.
+/// chosen rows, in their order. A row is never cut — the last dimension is kept whole — but by
+/// [`Transpose`](Transform::Transpose), which streams whole matrices instead of rows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transform {
     /// `LlamaModel.permute`: the first dimension is viewed as
@@ -91,18 +94,27 @@ pub enum Transform {
     /// A value transform of the architecture's own over a chunk of whole rows, in the working
     /// type; see [`RowTransform`].
     Rows(RowFn),
-    /// Swaps the last two dimensions (torch's `transpose(-1, -2)`): `[n_expert, n_embd, n_ff]`
-    /// becomes `[n_expert, n_ff, n_embd]`, as gpt-oss's fused experts, stored input-major, are
-    /// turned into ggml's `[out, in]` matrices. Unlike the row-choosing transforms it moves values
-    /// across rows: the output rows are gathered value by value from the source (which must be
-    /// F32, F16 or BF16), a chunk of rows at a time; the source pages of an outermost entry (an
-    /// expert) are released once the output is past it.
+    /// The reference's `data.view(shape)`: the same values, row-major, under another canonical
+    /// shape of the same number of values and the same last dimension (a row is never cut):
+    /// `[n_head * (a + b), n]` viewed as `[n_head, a + b, n]` so that a [`Slice`](Self::Slice)
+    /// of its middle dimension splits each head. Not together with a [`Stride`](Self::Stride).
+    Reshape(Vec<u64>),
+    /// Swaps the last two dimensions (torch's `transpose(-2, -1)`): each `[a, b]` matrix of the
+    /// tensor (of shape `[..., a, b]`, at least 2-D) becomes its `[b, a]` transpose, as
+    /// DeepSeek's `k_b` of `kv_b_proj` and gpt-oss's experts (stored input-major, made ggml's
+    /// `[out, in]` matrices). It moves values across rows. Without a [`Stride`](Self::Stride) in
+    /// the list it must be the last row-choosing transform, and the tensor is converted whole
+    /// matrices at a time (a chunk of rows is rounded up to a matrix), from a source of any type
+    /// (FP8 with its scales too); with one, the output rows are gathered value by value from an
+    /// element view of the source (F32, F16 or BF16), in the list's order. The value transforms
+    /// ([`Add`](Self::Add), [`Rows`](Self::Rows)) then see the transposed rows.
     Transpose,
     /// Keeps every `step`-th entry of dimension `dim` (canonical, outermost first) from `start`:
     /// numpy's `x[..., start::step, ...]`, as the reference splits an interleaved fused tensor
     /// (gpt-oss's `gate_up_proj`, gate and up alternating: `Stride { dim: 1, start: 0, step: 2 }`
-    /// is the gate). `dim` may be the last dimension (rows are then gathered, as for
-    /// [`Transform::Transpose`]). The kept size is `ceil((size - start) / step)`.
+    /// is the gate). `dim` may be the last dimension. The output rows are gathered value by
+    /// value from an element view of the source, which must be F32, F16 or BF16. The kept size
+    /// is `ceil((size - start) / step)`.
     Stride {
         /// The dimension, outermost first.
         dim: usize,
@@ -431,6 +443,7 @@ pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
         "GraniteForCausalLM" => &Granite,
         "Glm4ForCausalLM" => &Glm4,
         "GptOssForCausalLM" => &GptOss,
+        "DeepseekV2ForCausalLM" | "DeepseekV3ForCausalLM" => &Deepseek2,
         _ => return None,
     })
 }
@@ -452,6 +465,8 @@ pub const BUILTIN_CLASSES: &[&str] = &[
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
     "GptOssForCausalLM",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
 ];
 
 /// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names
