@@ -67,6 +67,7 @@ pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
     "DeepseekV3ForCausalLM",
+    "DeepseekV2ForCausalLM",
     // the pre-quantized FP8 layout case tiny-Qwen3-FP8 (Qwen 3 itself is a hand-written case)
     "Qwen3ForCausalLM",
 ];
