@@ -81,8 +81,9 @@ CASES = {
                                               "moe_intermediate_size": 64, "n_shared_experts": 1}),
     # DeepSeek-V2-Lite: the same converter class as V3 (llama.cpp's DeepseekV2Model); the query
     # without its low-rank projection (q_lora_rank null), 2 shared experts, softmax routing
-    # without groups, and V2-Lite's YaRN RoPE parameters (factor 40, mscale 0.707)
-    "tiny-DeepSeek-V2-Lite": ("DeepseekV2Config", {**SMALL, "vocab_size": 50257, "bos_token_id": 50256,
+    # without groups, and V2-Lite's YaRN RoPE parameters (factor 40, mscale 0.707); V2-Lite's 27
+    # layers, as llama.cpp knows a model without q_lora_rank by its layer count (26 or 27)
+    "tiny-DeepSeek-V2-Lite": ("DeepseekV2Config", {**SMALL, "num_hidden_layers": 27, "vocab_size": 50257, "bos_token_id": 50256,
                                                    "eos_token_id": 50256, "num_key_value_heads": 4, "q_lora_rank": None,
                                                    "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
                                                    "v_head_dim": 16, "first_k_dense_replace": 1, "n_routed_experts": 4,
