@@ -114,6 +114,7 @@ LAYOUT_CASES = {
     "tiny-OLMoE": ("vocab/ggml-vocab-gpt-2.gguf", 31, None, None),
     "tiny-DeepSeek-V3": ("vocab/ggml-vocab-gpt-2.gguf", 29, None, None),
     "tiny-gpt-oss": ("vocab/ggml-vocab-gpt-2.gguf", 30, None, None),
+    "tiny-DeepSeek-V2-Lite": ("vocab/ggml-vocab-gpt-2.gguf", 34, None, None),
     # pre-quantized FP8 (make_hf_layouts.py's FP8_CASES; values quantized here by fp8_blocks)
     "tiny-DeepSeek-V3-FP8": ("vocab/ggml-vocab-gpt-2.gguf", 32, None, None),
     "tiny-Qwen3-FP8": ("vocab/ggml-vocab-qwen2.gguf", 33, "chatml", None),

@@ -79,6 +79,19 @@ CASES = {
                                               "first_k_dense_replace": 1, "n_routed_experts": 4,
                                               "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1,
                                               "moe_intermediate_size": 64, "n_shared_experts": 1}),
+    # DeepSeek-V2-Lite: the same converter class as V3 (llama.cpp's DeepseekV2Model); the query
+    # without its low-rank projection (q_lora_rank null), 2 shared experts, softmax routing
+    # without groups, and V2-Lite's YaRN RoPE parameters (factor 40, mscale 0.707); V2-Lite's 27
+    # layers, as llama.cpp knows a model without q_lora_rank by its layer count (26 or 27)
+    "tiny-DeepSeek-V2-Lite": ("DeepseekV2Config", {**SMALL, "num_hidden_layers": 27, "vocab_size": 50257, "bos_token_id": 50256,
+                                                   "eos_token_id": 50256, "num_key_value_heads": 4, "q_lora_rank": None,
+                                                   "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+                                                   "v_head_dim": 16, "first_k_dense_replace": 1, "n_routed_experts": 4,
+                                                   "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+                                                   "n_shared_experts": 2, "rope_parameters": {
+                                                       "rope_type": "yarn", "rope_theta": 10000.0, "factor": 40.0,
+                                                       "original_max_position_embeddings": 4096, "beta_fast": 32.0,
+                                                       "beta_slow": 1.0, "mscale": 0.707, "mscale_all_dim": 0.707}}),
     # gpt-oss: GPT-2's BPE vocabulary; fused expert tensors as transformers stores them (bfloat16,
     # not the released MXFP4), expert width 96, attention sinks and biases, alternating sliding
     # (window 6: shorter than the logits test's 12 positions) and full layers, YaRN RoPE (default)

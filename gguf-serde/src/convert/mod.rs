@@ -7,7 +7,9 @@
 //!
 //! - **Input** ([`checkpoint`]): `config.json` and the safetensors files, memory-mapped; tensors
 //!   in the reference's order (files in name order, names sorted within a file). Source types
-//!   F32, F16, BF16. The architectures read `config.json` as transformers' `AutoConfig` loads it
+//!   F32, F16, BF16, and F8_E4M3/F8_E5M2 widened to F32; a pre-quantized checkpoint
+//!   (`quantization_config`) is dequantized as the reference's `dequant_model` does ([`quant`]:
+//!   FP8 block scales; other methods refused by name). The architectures read `config.json` as transformers' `AutoConfig` loads it
 //!   ([`config_defaults`]: the class defaults and the RoPE normalisation), as the reference does.
 //! - **Architecture** ([`arch`]): chosen by `config.json`'s `architectures[0]`; it maps names,
 //!   transforms tensors and writes the `{arch}.*` keys. An unknown class is refused.
@@ -19,11 +21,12 @@
 //!   stacked as `torch.stack`, tensors concatenated as `torch.cat`; the joined tensor comes where
 //!   its last part comes, as the reference yields it, and a part missing or given twice is
 //!   refused naming the tensor), values changed a chunk of rows at a time ([`Transform::Add`],
-//!   [`Transform::Rows`]).
+//!   [`Transform::Rows`]), a tensor viewed under another shape and its last two dimensions
+//!   swapped ([`Transform::Reshape`], [`Transform::Transpose`], a matrix at a time).
 //! - **Shapes**: a Hugging Face `[out, in]` weight is the canonical GGUF shape `[out, in]`,
 //!   stored `ne = [in, out]`; a stack of `n` experts `[out, in]` is `[n, out, in]`, stored
 //!   `ne = [in, out, n]`. Transforms work on rows of the last dimension (`ne[0]`), never cutting
-//!   one.
+//!   one but by a transposition.
 //! - **Types** ([`output_type`], `ModelBase.prepare_tensors`): F32 for 1-D tensors and names
 //!   ending in `_norm.weight`; unless the architecture forces a type
 //!   ([`Architecture::force_type`], `tensor_force_quant`), F32 for the reference's always-F32

@@ -186,7 +186,7 @@ impl<'a> Scaler<'a> {
 
     /// Scale values `first .. first + len` of the scale tensor, widened to F32.
     fn values(&self, first: u64, len: u64) -> Result<Vec<f32>> {
-        let size = self.scale.dtype.type_size() as u64;
+        let size = self.scale.dtype.type_size();
         let (start, end) = (first * size, (first + len) * size);
         let bytes = self.scale.data.get(start as usize..end as usize).ok_or_else(|| ConvertError::Unsupported {
             name: self.scale.name.clone(),

@@ -233,14 +233,17 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
 /// (`gguf_serde::ops::edit`), makes llama.cpp compute what transformers computes. The test asserts
 /// that the file as converted still differs, so that a fix in llama.cpp's converter shows here,
 /// and that the copy with the key agrees within [`TOL`], so that the key is all that differs.
-const ORACLE_DIVERGES: &[(&str, &str, &str, u32)] = &[(
-    "tiny-DeepSeek-V3",
-    "transformers' DeepseekV3Config has no `scoring_func` (its router is always sigmoid), so \
-     config.json as transformers saves it has none and convert_hf_to_gguf.py writes no \
-     deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 per logit)",
-    "deepseek2.expert_gating_func",
-    2, // gguf-py's ExpertGatingFuncType.SIGMOID
-)];
+const ORACLE_DIVERGES: &[(&str, &str, &str, u32)] = &[
+    ("tiny-DeepSeek-V3", DEEPSEEK_V3_GATING, "deepseek2.expert_gating_func", 2),
+    ("tiny-DeepSeek-V3-FP8", DEEPSEEK_V3_GATING, "deepseek2.expert_gating_func", 2),
+];
+
+/// Why llama.cpp does not run a transformers-saved DeepSeek-V3 as transformers does; the key that
+/// fixes it is gguf-py's `ExpertGatingFuncType.SIGMOID` (2).
+const DEEPSEEK_V3_GATING: &str = "transformers' DeepseekV3Config has no `scoring_func` (its router is \
+     always sigmoid), so config.json as transformers saves it has none and convert_hf_to_gguf.py \
+     writes no deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 \
+     per logit)";
 
 /// One layout case's F32 conversion run by llama.cpp against transformers' recorded logits (see
 /// the module docs), with the key `edit` set in a copy first when given; `Err` lists what differs.

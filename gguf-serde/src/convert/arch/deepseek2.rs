@@ -37,6 +37,12 @@
 //!   `rope.scaling.yarn_log_multiplier` = 0.1 × `mscale_all_dim` (f32). All u32 unless said.
 //! - Tokenizer: GPT-2 BPE from `tokenizer.json` (the reference's first try; its fallback is for
 //!   Kimi K2's tiktoken vocabulary only).
+//!
+//! llama.cpp reads these files with two facts of its own (`src/models/deepseek2.cpp`): a model
+//! without `attention.q_lora_rank` loads only with V2-Lite's 26 or 27 layers (it knows V2-Lite by
+//! its layer count), and without `expert_gating_func` it gates with softmax — right for V2, not for
+//! a V3 whose `config.json` has no `scoring_func` (transformers saves none): the reference then
+//! writes no key, and so does this converter.
 
 use super::{
     always_skipped, expert_part, key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped, Target,
