@@ -7,7 +7,8 @@
 //!
 //! - **Input** ([`checkpoint`]): `config.json` and the safetensors files, memory-mapped; tensors
 //!   in the reference's order (files in name order, names sorted within a file). Source types
-//!   F32, F16, BF16. The architectures read `config.json` as transformers' `AutoConfig` loads it
+//!   F32, F16, BF16, and U8 for MXFP4 blocks and scales, which an architecture repacks as ggml
+//!   `MXFP4` without dequantizing them ([`Architecture::mxfp4_tensors`], gpt-oss). The architectures read `config.json` as transformers' `AutoConfig` loads it
 //!   ([`config_defaults`]: the class defaults and the RoPE normalisation), as the reference does.
 //! - **Architecture** ([`arch`]): chosen by `config.json`'s `architectures[0]`; it maps names,
 //!   transforms tensors and writes the `{arch}.*` keys. An unknown class is refused.
