@@ -9,7 +9,9 @@
 //!   in the reference's order (files in name order, names sorted within a file). Source types
 //!   F32, F16, BF16, and F8_E4M3/F8_E5M2 widened to F32; a pre-quantized checkpoint
 //!   (`quantization_config`) is dequantized as the reference's `dequant_model` does ([`quant`]:
-//!   FP8 block scales; other methods refused by name). The architectures read `config.json` as transformers' `AutoConfig` loads it
+//!   FP8 block scales; other methods refused by name), except MXFP4 (U8 blocks and scales),
+//!   which an architecture repacks as ggml `MXFP4` without dequantizing it
+//!   ([`Architecture::mxfp4_tensors`], gpt-oss). The architectures read `config.json` as transformers' `AutoConfig` loads it
 //!   ([`config_defaults`]: the class defaults and the RoPE normalisation), as the reference does.
 //! - **Architecture** ([`arch`]): chosen by `config.json`'s `architectures[0]`; it maps names,
 //!   transforms tensors and writes the `{arch}.*` keys. An unknown class is refused.

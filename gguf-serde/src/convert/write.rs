@@ -286,22 +286,41 @@ impl<'s> RowSource<'s> {
         self.elems.is_none() && self.map.is_monotonic()
     }
 
-    /// Gathers output rows `r..r + n` of `w` values each of the element view `v` into `out`.
+    /// Gathers output rows `r..r + n` of `w` values each of the element view `v` into `out`. When
+    /// the values of a row lie further apart in the source than the rows' first values (a
+    /// transposed matrix), the rows are filled a column at a time, so that the source is read
+    /// about in order rather than a value per cache line.
     fn gather(&self, v: &ElemView, r: u64, n: u64, w: usize, out: &mut [f32]) {
         let size = match self.dtype {
             GgmlType::F32 => 4,
             _ => 2,
         };
-        for (i, row) in out.chunks_exact_mut(w).take(n as usize).enumerate() {
-            let (start, stride) = v.row_start(r + i as u64);
-            for (j, x) in row.iter_mut().enumerate() {
-                let at = (start + j as u64 * stride) as usize * size;
-                let b = &self.bytes[at..at + size];
-                *x = match self.dtype {
-                    GgmlType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                    GgmlType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
-                    _ => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
-                };
+        let value = |at: u64| {
+            let at = at as usize * size;
+            let b = &self.bytes[at..at + size];
+            match self.dtype {
+                GgmlType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                GgmlType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
+                _ => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
+            }
+        };
+        let starts: Vec<(u64, u64)> = (0..n).map(|i| v.row_start(r + i)).collect();
+        let stride = starts.first().map_or(1, |s| s.1);
+        let row_gap = match starts.as_slice() {
+            [a, b, ..] => b.0.abs_diff(a.0),
+            _ => u64::MAX,
+        };
+        if stride > row_gap {
+            for j in 0..w {
+                for (i, &(start, stride)) in starts.iter().enumerate() {
+                    out[i * w + j] = value(start + j as u64 * stride);
+                }
+            }
+        } else {
+            for (row, &(start, stride)) in out.chunks_exact_mut(w).zip(&starts) {
+                for (j, x) in row.iter_mut().enumerate() {
+                    *x = value(start + j as u64 * stride);
+                }
             }
         }
     }

@@ -28,6 +28,7 @@
 //!   pattern is not written: llama.cpp's gpt-oss alternates sliding and full layers itself.
 //! - Tokenizer: GPT-2 BPE from `tokenizer.json` (`_set_vocab_gpt2`).
 
+use super::llama::LLAMA_MAP;
 use super::{
     always_skipped, key, text_model_parameters, ArchContext, Architecture, BlockMap, Mapped, Mxfp4Tensor, Target,
     Transform,
@@ -39,21 +40,28 @@ use crate::Value;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GptOss;
 
-/// gpt-oss's one-to-one names (gguf-py's `tensor_mapping.py` for `MODEL_ARCH.GPT_OSS`).
+/// gpt-oss's own one-to-one names (gguf-py's `tensor_mapping.py` for `MODEL_ARCH.GPT_OSS`),
+/// looked up before [`LLAMA_MAP`] (embeddings, attention, `input_layernorm`), whose dense
+/// feed-forward names gpt-oss does not have.
 pub const GPT_OSS_MAP: BlockMap<'static> = BlockMap {
-    top: &[("model.embed_tokens", "token_embd"), ("model.norm", "output_norm"), ("lm_head", "output")],
+    top: &[],
     block_prefix: "model.layers.",
     block: &[
-        ("self_attn.q_proj", "attn_q"),
-        ("self_attn.k_proj", "attn_k"),
-        ("self_attn.v_proj", "attn_v"),
-        ("self_attn.o_proj", "attn_output"),
         ("self_attn.sinks", "attn_sinks"),
-        ("input_layernorm", "attn_norm"),
         ("post_attention_layernorm", "post_attention_norm"),
         ("mlp.router", "ffn_gate_inp"),
     ],
 };
+
+/// The GGUF name of `hf`: [`GPT_OSS_MAP`], else [`LLAMA_MAP`] but for its dense feed-forward.
+fn one_to_one(hf: &str, block_count: u32) -> Option<String> {
+    GPT_OSS_MAP
+        .get(hf, block_count)
+        .or_else(|| LLAMA_MAP.get(hf, block_count).filter(|g| !DENSE_FFN.iter().any(|d| g.contains(&format!(".{d}.")))))
+}
+
+/// The Llama names gpt-oss has no tensor for.
+const DENSE_FFN: &[&str] = &["ffn_gate", "ffn_up", "ffn_down", "ffn_norm"];
 
 /// The block tensors gpt-oss needs.
 const GPT_OSS_BLOCK: &[&str] = &[
@@ -133,10 +141,8 @@ impl Architecture for GptOss {
             });
         }
         // the reference's `filter_tensors`: `self_attn.sinks` gets a `.weight`
-        if hf.ends_with(".self_attn.sinks") {
-            return Ok(GPT_OSS_MAP.get(&format!("{hf}.weight"), cx.block_count).map_or(Mapped::Unknown, Mapped::plain));
-        }
-        Ok(GPT_OSS_MAP.mapped(hf, cx.block_count))
+        let hf = if hf.ends_with(".self_attn.sinks") { format!("{hf}.weight") } else { hf.to_owned() };
+        Ok(one_to_one(&hf, cx.block_count).map_or(Mapped::Unknown, Mapped::plain))
     }
 
     fn mxfp4_tensors(&self, cx: &ArchContext<'_>, names: &[&str]) -> Result<Vec<Mxfp4Tensor>, ConvertError> {
@@ -174,7 +180,7 @@ impl Architecture for GptOss {
     }
 
     fn source_name(&self, gguf: &str) -> Option<String> {
-        GPT_OSS_MAP.source_name(gguf)
+        GPT_OSS_MAP.source_name(gguf).or_else(|| LLAMA_MAP.source_name(gguf))
     }
 
     fn required_tensors(&self, cx: &ArchContext<'_>) -> Vec<String> {
@@ -215,7 +221,9 @@ mod tests {
                 m("model.layers.0.post_attention_layernorm.weight"),
                 Mapped::plain("blk.0.post_attention_norm.weight")
             );
+            assert_eq!(m("model.layers.0.self_attn.q_proj.bias"), Mapped::plain("blk.0.attn_q.bias"));
             assert_eq!(m("model.layers.2.self_attn.sinks"), Mapped::Unknown);
+            assert_eq!(m("model.layers.0.mlp.gate_proj.weight"), Mapped::Unknown);
         });
     }
 
