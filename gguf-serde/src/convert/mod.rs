@@ -61,13 +61,15 @@
 //! ([`plan`]: tensors, types and keys), `rows.rs` (the row view of transforms, splits and
 //! joins), `write.rs` ([`write_plan`]: streaming the tensors),
 //! [`vocab_hook`] (each architecture's tokenizer), with the input, architectures, general keys and
-//! tokenizers in their modules above.
+//! tokenizers in their modules above. [`lora`] converts PEFT LoRA adapters as llama.cpp's
+//! `convert_lora_to_gguf.py` does, with the base model's architecture.
 
 pub mod arch;
 pub mod checkpoint;
 pub mod config_defaults;
 mod error;
 pub mod general;
+pub mod lora;
 mod naming;
 mod planning;
 pub mod quant;
