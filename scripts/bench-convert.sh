@@ -22,6 +22,9 @@
 #    CPU time (user + system; CPU / wall is the average number of cores busy), peak RSS (the
 #    kernel's ru_maxrss), the largest RssAnon and RssFile seen by sampling /proc/PID/status every
 #    0.1 s, and the most threads seen.
+#    After each run, the output is fsynced and that time recorded: the time until the output is
+#    on disk is the wall time plus it. And the output folder's own write bandwidth is measured
+#    once (dd of 512 MiB with conv=fdatasync), the bound of any durable write there.
 # 3. Compares the two outputs' sha256 (the script fails if they differ) and prints one table with
 #    the ratios reference / ours, plus the load average before and after.
 #
@@ -92,49 +95,59 @@ for a in "${archs[@]}"; do
       fi
       echo "$a $t $tool ..." >&2
       m=$(.venv/bin/python tests/py/measure_run.py "${cmd[@]}")
+      # The time until the output is on disk: `gguf convert` has synced it before renaming it
+      # into place (this fsync finds nothing to write); convert_hf_to_gguf.py leaves it in the
+      # page cache, for the kernel to write back later.
+      s=$(.venv/bin/python -c 'import os, sys, time
+t = time.monotonic(); fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd); os.close(fd)
+print(f"{time.monotonic() - t:.3f}")' "$o")
       sha=$(sha256sum "$o" | cut -d' ' -f1)
-      echo "$a $layers $bytes $t $tool $(stat -c %s "$o") $sha $m" >> "$results"
+      echo "$a $layers $bytes $t $tool $(stat -c %s "$o") $sha $s $m" >> "$results"
       echo "  $m" >&2
     done
     [ "${BENCH_CONVERT_KEEP:-}" = 1 ] || rm -f "$out/ours.$a.$t.gguf" "$out/reference.$a.$t.gguf"
   done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+# The folder's durable write bandwidth, in the same run.
+disk=$(dd if=/dev/zero of="$out/.bench-dd" bs=16M count=32 conv=fdatasync 2>&1 | tail -1 | sed 's/.*copied, //')
+rm -f "$out/.bench-dd"
 
 status=0
-.venv/bin/python - "$results" "$load_before" "$load_after" "$(nproc)" <<'PY' || status=$?
+.venv/bin/python - "$results" "$load_before" "$load_after" "$(nproc)" "$disk" <<'PY' || status=$?
 import json, os, sys
-path, before, after, cpus = sys.argv[1:]
+path, before, after, cpus, disk = sys.argv[1:]
 SHAPES = {"llama": "Llama, hidden 2048, ff 5632, vocab 32000",
           "mixtral": "Mixtral, hidden 1024, 8 experts of ff 3584, 2 used, vocab 32000"}
 rows, ckpts = {}, {}
 for line in open(path):
-    arch, layers, nbytes, t, tool, size, sha, m = line.split(" ", 7)
-    rows[(arch, t, tool)] = dict(json.loads(m), size=int(size), sha=sha)
+    arch, layers, nbytes, t, tool, size, sha, sync, m = line.split(" ", 8)
+    rows[(arch, t, tool)] = dict(json.loads(m), size=int(size), sha=sha, sync_s=float(sync))
     ckpts[arch] = (int(layers), int(nbytes))
 print(f"output folder {os.environ.get('BENCH_CONVERT_OUT') or 'models/bench-convert/out'}; {cpus} CPUs; "
-      f"load average {before} before, {after} after")
+      f"load average {before} before, {after} after; a durable write of 512 MiB there (dd conv=fdatasync): {disk}")
 for arch, (layers, nbytes) in ckpts.items():
     print(f"checkpoint {arch}: {nbytes:,} bytes of BF16 safetensors ({SHAPES[arch]}, {layers} layers)")
 print()
-print("| checkpoint | outtype | tool | wall s | CPU s | cores busy | threads | peak RSS MiB | RssAnon MiB | RssFile MiB | output bytes |")
-print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| checkpoint | outtype | tool | wall s | then fsync s | CPU s | cores busy | threads | peak RSS MiB | RssAnon MiB | RssFile MiB | output bytes |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 ok = True
 keys = list(dict.fromkeys((a, t) for a, t, _ in rows))
 for a, t in keys:
     for tool in ("ours", "reference"):
         r = rows[(a, t, tool)]
         name = "`gguf convert`" if tool == "ours" else "convert_hf_to_gguf.py"
-        print(f"| {a} | {t} | {name} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | {r['cpu_s'] / max(r['wall_s'], 1e-9):.2f} | "
+        print(f"| {a} | {t} | {name} | {r['wall_s']:.1f} | {r['sync_s']:.2f} | {r['cpu_s']:.1f} | {r['cpu_s'] / max(r['wall_s'], 1e-9):.2f} | "
               f"{r['threads']} | {r['maxrss_mib']:.0f} | {r['rss_anon_mib']:.0f} | {r['rss_file_mib']:.0f} | {r['size']:,} |")
 print()
-print("| checkpoint | outtype | wall reference/ours | CPU reference/ours | peak RSS reference/ours | RssAnon reference/ours | sha256 |")
-print("|---|---|---:|---:|---:|---:|---|")
+print("| checkpoint | outtype | wall reference/ours | to disk (wall + fsync) reference/ours | CPU reference/ours | peak RSS reference/ours | RssAnon reference/ours | sha256 |")
+print("|---|---|---:|---:|---:|---:|---:|---|")
 for a, t in keys:
     x, y = rows[(a, t, "ours")], rows[(a, t, "reference")]
     same = x["sha"] == y["sha"] and x["size"] == y["size"]
     ok &= same
-    print(f"| {a} | {t} | {y['wall_s'] / x['wall_s']:.1f}× | {y['cpu_s'] / max(x['cpu_s'], 1e-9):.1f}× | "
+    durable = (y['wall_s'] + y['sync_s']) / (x['wall_s'] + x['sync_s'])
+    print(f"| {a} | {t} | {y['wall_s'] / x['wall_s']:.1f}× | {durable:.1f}× | {y['cpu_s'] / max(x['cpu_s'], 1e-9):.1f}× | "
           f"{y['maxrss_mib'] / x['maxrss_mib']:.1f}× | {y['rss_anon_mib'] / max(x['rss_anon_mib'], 0.1):.0f}× | "
           f"{'identical ' + x['sha'][:16] if same else 'DIFFER'} |")
 types = [t for a, t in keys if a == "mixtral" and ("llama", t) in keys]

@@ -92,29 +92,6 @@ for case in "${cases[@]}"; do
 done
 torch_version=$(.venv-ref/bin/python -m pip show torch | sed -n 's/^Version: //p')
 tf_version=$(.venv-ref/bin/python -m pip show transformers | sed -n 's/^Version: //p')
-.venv/bin/python - "$manifest" "$parts" "$sdist_sha" "$torch_version" "$tf_version" "${cases[@]}" <<'PY'
-import json, os, sys
-manifest, parts, sdist, torch_v, tf_v, *cases = sys.argv[1:]
-doc = {"cases": {}}
-if os.path.exists(manifest):
-    with open(manifest, encoding="utf-8") as f:
-        doc = json.load(f)
-doc["reference"] = {"llama_cpp_sdist_sha256": sdist, "torch": torch_v, "transformers": tf_v}
-for case in cases:
-    def load(name):
-        with open(os.path.join(parts, name), encoding="utf-8") as f:
-            return json.load(f)
-    doc["cases"][case] = {
-        "inputs": load(f"{case}.inputs.json"),
-        "outputs": {t: load(f"{case}.{t}.json") for t in ("f32", "f16", "bf16", "q8_0", "auto")},
-    }
-    if os.path.exists(os.path.join(parts, f"{case}.f16-fp8-as-q8.json")):
-        doc["cases"][case]["outputs"]["f16-fp8-as-q8"] = load(f"{case}.f16-fp8-as-q8.json")
-    if os.path.exists(os.path.join(parts, f"{case}.logits.json")):
-        doc["cases"][case]["transformers_logits"] = load(f"{case}.logits.json")
-doc["cases"] = dict(sorted(doc["cases"].items()))
-with open(manifest, "w", encoding="utf-8") as f:
-    json.dump({"reference": doc["reference"], "cases": doc["cases"]}, f, indent=1, ensure_ascii=False)
-    f.write("\n")
-PY
+.venv/bin/python tests/py/write_refs_manifest.py "$manifest" "$parts" "$sdist_sha" "$torch_version" "$tf_version" \
+  f32,f16,bf16,q8_0,auto "${cases[@]}"
 echo "wrote $manifest" >&2

@@ -7,18 +7,27 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Parser;
 use gguf_serde::convert::general::{GeneralError, OVERRIDE_SOURCE};
-use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType};
+use gguf_serde::convert::lora::{self, Adapter};
+use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOptions, OutType, Plan};
 
 use crate::out::{outln, Out};
 use crate::outputs::{Outputs, Reads, Shards};
 use crate::split::parse_size;
 
-/// `gguf convert MODEL_DIR [-o OUT] [--outtype T] [--split-max-size N]`.
+/// `gguf convert MODEL_DIR [-o OUT] [--outtype T] [--split-max-size N]`, or
+/// `gguf convert ADAPTER_DIR --base BASE_DIR [-o OUT] [--outtype T]`.
 #[derive(Parser)]
 pub struct ConvertArgs {
     /// The checkpoint folder: config.json and model*.safetensors (with
-    /// model.safetensors.index.json when sharded).
+    /// model.safetensors.index.json when sharded); or, with --base, a PEFT LoRA adapter folder:
+    /// adapter_config.json and adapter_model.safetensors.
     dir: PathBuf,
+    /// The base model folder of a LoRA adapter (its config.json is read, not its weights):
+    /// converts the adapter in the first folder as llama.cpp's convert_lora_to_gguf.py does, to
+    /// a GGUF adapter llama.cpp applies to the base model's GGUF (`llama-cli --lora`). The default
+    /// output is in the adapter folder, `{name}-{TYPE}-LoRA.gguf`; the default type is f32.
+    #[arg(long, value_name = "BASE_DIR")]
+    base: Option<PathBuf>,
     /// The GGUF file to write (default: in MODEL_DIR, named as convert_hf_to_gguf.py names it,
     /// `{name}-{size label}-{TYPE}.gguf`). `{ftype}`/`{outtype}` and `{FTYPE}`/`{OUTTYPE}` in the
     /// name are replaced by the output type in lower or upper case. A default name that would not
@@ -28,9 +37,10 @@ pub struct ConvertArgs {
     out: Option<PathBuf>,
     /// Type of the matrices: f32, f16, bf16, q8_0, or auto (bf16 or f16 as the checkpoint's
     /// first matrix is, f16 if none). 1-D tensors and norms are F32; Q8_0 falls back to F16 for
-    /// rows that are not whole blocks of 32.
-    #[arg(long, default_value = "auto", ignore_case = true, value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
-    outtype: String,
+    /// rows that are not whole blocks of 32. Default: auto for a model; f32 for an adapter (whose
+    /// reference refuses auto, as this does).
+    #[arg(long, ignore_case = true, value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
+    outtype: Option<String>,
     /// Write shards of at most this many bytes of tensor data (K/M/G powers of 1000, Ki/Mi/Gi),
     /// named OUT without .gguf + -00001-of-0000N.gguf, in llama-gguf-split's layout.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -85,13 +95,20 @@ fn fill_template(name: &str, outtype: OutType) -> String {
 
 /// Runs `gguf convert`.
 pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
-    let outtype: OutType = args.outtype.to_lowercase().parse().map_err(anyhow::Error::msg)?;
+    if let Some(base) = &args.base {
+        return run_adapter(args, base);
+    }
+    if lora::is_adapter(&args.dir) {
+        bail!(
+            "{}: a LoRA adapter (it has {}): give its base model's folder with --base BASE_DIR",
+            args.dir.display(),
+            lora::ADAPTER_CONFIG
+        );
+    }
+    let outtype = parse_outtype(args, "auto")?;
     let ckpt = Checkpoint::open(&args.dir).map_err(|e| in_dir(e, &args.dir))?;
     let card = model_card(&args.dir)?;
-    let overrides = match &args.metadata {
-        Some(p) => Some(metadata_override(p)?),
-        None => None,
-    };
+    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
     let bar = crate::quantize::progress_bar(args.quiet);
     let inc = |n: u64| bar.inc(n);
     let opts = ConvertOptions {
@@ -144,18 +161,91 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     };
     let inputs = inputs(&ckpt);
     Outputs { files: &files, shards, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }.check()?;
-    check_parent(&out)?;
+    write_reporting(&plan, &out, &opts, &bar, "")
+}
+
+/// Writes `plan` to `out` (its folder must exist), with the progress `bar`, and prints each file
+/// written: `FILE: ARCH [KIND ]TYPE, N bytes`.
+fn write_reporting(
+    plan: &Plan<'_>,
+    out: &Path,
+    opts: &ConvertOptions<'_>,
+    bar: &indicatif::ProgressBar,
+    kind: &str,
+) -> anyhow::Result<ExitCode> {
+    check_parent(out)?;
     bar.set_length(plan.source_bytes());
-    let report =
-        write_plan(&plan, &out, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&out)))?;
+    let report = write_plan(plan, out, opts)
+        .map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&out.to_path_buf())))?;
     bar.finish_and_clear();
     let mut o = Out::stdout();
     for f in &report.files {
         let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        outln!(o, "{}: {} {}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
+        outln!(o, "{}: {} {kind}{}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--outtype`, or `default` without it.
+fn parse_outtype(args: &ConvertArgs, default: &str) -> anyhow::Result<OutType> {
+    args.outtype.as_deref().unwrap_or(default).to_lowercase().parse().map_err(anyhow::Error::msg)
+}
+
+/// `gguf convert ADAPTER_DIR --base BASE_DIR`: a LoRA adapter ([`gguf_serde::convert::lora`]).
+fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
+    if args.split_max_size.is_some() {
+        bail!("--split-max-size is not taken for an adapter (the reference writes one file)");
+    }
+    if args.no_vocab {
+        bail!("--no-vocab is not taken for an adapter (an adapter has no tokenizer)");
+    }
+    let outtype = parse_outtype(args, "f32")?;
+    if !base.join("config.json").is_file() {
+        bail!("--base {}: no config.json (the base model's folder is needed)", base.display());
+    }
+    let adapter = Adapter::open(&args.dir, base).map_err(|e| in_dir(e, &args.dir))?;
+    let card = model_card(&args.dir)?;
+    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
+    let bar = crate::quantize::progress_bar(args.quiet);
+    let inc = |n: u64| bar.inc(n);
+    let opts = ConvertOptions {
+        progress: Some(&inc),
+        name: args.model_name.as_deref(),
+        model_card: card.as_ref(),
+        metadata_override: overrides.as_ref(),
+        ..ConvertOptions::new(outtype)
+    };
+    let plan = lora::plan_adapter(&adapter, &opts).map_err(|e| in_dir(e, &args.dir))?;
+    let default_name = || {
+        lora::default_file_name(&plan).map_err(|e| match e {
+            ConvertError::FileNameTooLong { .. } => anyhow::anyhow!("{e}; name the output file with -o"),
+            e => anyhow::Error::new(e),
+        })
+    };
+    let out = match &args.out {
+        Some(o) => {
+            if o.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR) && !o.is_dir() {
+                bail!("{}: no such folder", o.display());
+            }
+            if o.is_dir() {
+                o.join(default_name()?)
+            } else {
+                let name = o.file_name().and_then(|n| n.to_str()).map(|n| fill_template(n, plan.outtype));
+                name.map_or_else(|| o.clone(), |n| o.with_file_name(n))
+            }
+        }
+        None => args.dir.join(default_name()?),
+    };
+    let inputs: Vec<PathBuf> = [lora::ADAPTER_WEIGHTS, lora::ADAPTER_CONFIG, "README.md"]
+        .iter()
+        .map(|n| args.dir.join(n))
+        .chain(["config.json"].iter().map(|n| base.join(n)))
+        .collect();
+    let files = vec![out.clone()];
+    Outputs { files: &files, shards: Shards::No, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }
+        .check()?;
+    write_reporting(&plan, &out, &opts, &bar, "LoRA adapter ")
 }
 
 /// `e` with the checkpoint folder `dir` as context, unless its message names a file or folder

@@ -14,7 +14,7 @@ use crate::outputs::{Outputs, Reads};
 pub struct ExportArgs {
     /// The GGUF file (one file: merge a split model first with gguf merge).
     input: PathBuf,
-    /// The safetensors file to write.
+    /// The safetensors file to write (refused if it exists, unless --force).
     output: PathBuf,
     /// The type of the tensors written: `keep` (default) keeps F32, F16, BF16, F64 and integer
     /// tensors in their type and dequantizes quantized ones to F32 (bit-identical to gguf-py's
@@ -29,7 +29,7 @@ pub struct ExportArgs {
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     force: bool,
-    /// No progress bar.
+    /// No progress bar (one is shown on standard error when it is a terminal).
     #[arg(long, short)]
     quiet: bool,
 }
@@ -49,7 +49,7 @@ pub struct ImportArgs {
     /// The safetensors file (written by gguf export, or any with F32, F16, BF16, F64 or integer
     /// tensors).
     input: PathBuf,
-    /// The GGUF file to write.
+    /// The GGUF file to write (refused if it exists, unless --force).
     output: PathBuf,
     /// Replace OUTPUT if it exists.
     #[arg(long)]

@@ -44,7 +44,7 @@ pub struct Args {
     /// kind and name, the name being FILE as given: check with the path the manifest was made
     /// with (`gguf hash --all model.gguf > model.manifest`, then `gguf hash -c model.manifest
     /// model.gguf` in the same folder). A `uuid` line is checked too (llama-gguf-hash looks for it
-    /// under `sha256` and never finds it). llama-gguf-hash itself takes only `--check`.
+    /// under `sha256` and never finds it). llama-gguf-hash spells this option `--check` only.
     #[arg(short = 'c', long = "check", value_name = "MANIFEST")]
     check: Option<PathBuf>,
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gguf_serde::{ArrayRef, Gguf, ValueRef};
+use gguf_serde::container::{Kv, Source, TensorInfo};
+use gguf_serde::{ArrayRef, Gguf, ShardedGguf, ValueRef};
 
 use crate::out::{outln, Out, OutputError};
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -18,13 +19,18 @@ pub struct Args {
     /// infos are parsed; a pipe is read to its end so that tensor bounds can be checked), or a
     /// remote file: `https://…`, `http://…` or `hf://OWNER/REPO[@REVISION]/PATH`, of which only the header,
     /// key/value pairs and tensor infos are fetched, with HTTP range requests (what they cost is
-    /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds).
+    /// printed on standard error; `GGUF_HTTP_TIMEOUT` sets the timeout of each, in seconds). A
+    /// shard of a split model (`NAME-00002-of-00003.gguf`) describes the whole model; a remote
+    /// one reads the other shards (their URLs named alike) in parallel.
     file: PathBuf,
     /// Print one JSON object instead of text: `{"version", "endianness", "alignment",
     /// "data_offset", "parameters" (the elements of every tensor), "metadata": [{"key", "type", "value"}], "tensors": [{"name", "dtype",
     /// "shape", "data_offset", "nbytes"}]}`. An array of more than 16 items is given as `{"key",
     /// "type", "length"}` without its items (as gguf-py's gguf-dump leaves arrays out) unless
-    /// --full is given. With --stored-order, tensors have "ne" instead of "shape".
+    /// --full is given. With --stored-order, tensors have "ne" instead of "shape". A split model
+    /// also has "file_size" (all shards, bytes), "shards": [{"shard", "path", "file_size",
+    /// "data_offset", "tensor_count"}], and a "shard" (1-based, as in the file names) in each
+    /// tensor.
     #[arg(long)]
     json: bool,
     /// With --json, give every array whole.
@@ -34,8 +40,8 @@ pub struct Args {
     /// and gguf-dump print them), instead of the canonical shape (outermost first).
     #[arg(long)]
     stored_order: bool,
-    /// In text output, how many items of an array to show.
-    #[arg(long, default_value_t = 8)]
+    /// In text output, how many items of an array to show (its length is printed after them).
+    #[arg(long, default_value_t = 8, value_name = "N")]
     items: usize,
     /// Also estimate what llama.cpp allocates to run the model on the CPU, as its load log
     /// reports it: the weights (`load_tensors: CPU_Mapped model buffer size`, every tensor's
@@ -44,13 +50,18 @@ pub struct Args {
     /// to a multiple of 256 cells as llama.cpp pads it). Sliding-window layers get the full
     /// context, as with llama.cpp's default full-size SWA cache. Not counted: llama.cpp's compute
     /// and output buffers and the CPU-specific repacked copies of some quantized weights
-    /// (`CPU_REPACK`). With --json, an object "memory": {"ctx", "cells", "layers",
-    /// "weights_bytes", "k_bytes", "v_bytes", "kv_bytes"}.
+    /// (`CPU_REPACK`). Printed in MiB (1024 × 1024 bytes) after the tensors; with --json, an
+    /// object "memory": {"ctx", "cells", "layers", "weights_bytes", "k_bytes", "v_bytes",
+    /// "kv_bytes"} in bytes.
     #[arg(long)]
     memory: bool,
     /// With --memory, the context in tokens (default: the model's `{arch}.context_length`).
     #[arg(long, value_name = "N", requires = "memory")]
     ctx: Option<u64>,
+    /// Describe only the file given, even when it is a shard of a split model: its own keys
+    /// (`split.*` included), tensors and size, without reading the other shards.
+    #[arg(long)]
+    one_file: bool,
 }
 
 /// The longest array `--json` gives whole without --full.
@@ -66,7 +77,7 @@ struct Style {
     memory: Option<Option<u64>>,
 }
 
-/// Prints the description of the file.
+/// Prints the description of the file or model.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let style = Style {
         items: args.items,
@@ -76,15 +87,127 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     if args.file.as_os_str() == "-" {
         let file = stdin_file().context("standard input")?;
-        print(&file, args.json, style)
+        print(&Model::file(&file), args.json, style)
     } else if crate::remote::is_remote(&args.file) {
-        let (file, stats) = crate::remote::open(&args.file).map_err(|e| crate::remote::name_url(e, &args.file))?;
-        crate::remote::report(&args.file, stats.requests, stats.bytes_fetched, stats.file_len);
-        print(&file, args.json, style)
+        if args.one_file {
+            let (file, stats) = crate::remote::open(&args.file).map_err(|e| crate::remote::name_url(e, &args.file))?;
+            crate::remote::report(&args.file, stats.requests, stats.bytes_fetched, stats.file_len);
+            return print(&Model::file(&file), args.json, style);
+        }
+        let (model, stats) =
+            crate::remote::open_model(&args.file).map_err(|e| one_file_hint(crate::remote::name_url(e, &args.file)))?;
+        for (url, s) in model.shard_paths().zip(&stats) {
+            crate::remote::report(url, s.requests, s.bytes_fetched, s.file_len);
+        }
+        print(&Model::sharded(&model), args.json, style)
     } else {
-        let file = Gguf::open(&args.file)
-            .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
-        print(&file, args.json, style)
+        let named = |e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]);
+        let file = Gguf::open(&args.file).map_err(named)?;
+        if args.one_file || !is_split(&file) {
+            return print(&Model::file(&file), args.json, style);
+        }
+        drop(file);
+        // Every shard of the model: `ShardedGguf`'s errors name the shard they are about.
+        let model = ShardedGguf::open(&args.file).map_err(|e| one_file_hint(e.into()))?;
+        print(&Model::sharded(&model), args.json, style)
+    }
+}
+
+/// `e` with a hint at `--one-file` when it is about a shard of a split model (a missing shard, a
+/// shard of another split, a file name that does not say which shard it is).
+fn one_file_hint(e: anyhow::Error) -> anyhow::Error {
+    let about_shards = e
+        .downcast_ref::<gguf_serde::Error>()
+        .is_some_and(|g| matches!(g.kind(), gguf_serde::ErrorKind::Shard(_)) || g.shard().is_some());
+    if about_shards {
+        anyhow::anyhow!("{e:#} (--one-file describes the file given alone)")
+    } else {
+        e
+    }
+}
+
+/// Whether `f` is a shard of a model split into more than one file (`split.count` above 1).
+fn is_split<S: Source>(f: &Gguf<S>) -> bool {
+    f.get(gguf_serde::format::keys::SPLIT_COUNT).and_then(|v| v.as_u64()).is_some_and(|c| c > 1)
+}
+
+/// What `inspect` describes: one file, or a split model as one (the first shard's header and
+/// metadata without the split keys, the tensors of every shard, the sizes summed).
+struct Model<'a> {
+    version: u32,
+    endian: &'static str,
+    alignment: u32,
+    data_offset: u64,
+    file_size: u64,
+    metadata: Vec<Kv<'a>>,
+    /// Every tensor with the 0-based number of its shard (0 for one file).
+    tensors: Vec<(usize, TensorInfo<'a>)>,
+    /// The shards of a split model; empty for one file.
+    shards: Vec<ShardRow>,
+}
+
+/// One shard of a split model as `inspect` lists it.
+struct ShardRow {
+    /// Its path or URL.
+    path: String,
+    file_size: u64,
+    data_offset: u64,
+    tensors: usize,
+}
+
+impl<'a> Model<'a> {
+    fn file<S: Source>(f: &'a Gguf<S>) -> Self {
+        Model {
+            version: f.version(),
+            endian: f.endian().name(),
+            alignment: f.alignment(),
+            data_offset: f.data_offset(),
+            file_size: f.file_len(),
+            metadata: f.metadata().collect(),
+            tensors: f.tensors().map(|t| (0, t)).collect(),
+            shards: Vec::new(),
+        }
+    }
+
+    /// A model from its shards; one that is a single file is described as [`Model::file`] does.
+    fn sharded<S: Source>(m: &'a ShardedGguf<S>) -> Self {
+        match m.shard(0) {
+            Some(first) if m.shard_count() > 1 => Model {
+                tensors: m.tensors().map(|t| (t.shard, t.info)).collect(),
+                metadata: m.metadata().collect(),
+                file_size: (0..m.shard_count())
+                    .filter_map(|i| m.shard(i))
+                    .map(|f| f.file_len())
+                    .fold(0, u64::saturating_add),
+                shards: m
+                    .shard_paths()
+                    .zip((0..m.shard_count()).filter_map(|i| m.shard(i)))
+                    .map(|(p, f)| ShardRow {
+                        path: p.display().to_string(),
+                        file_size: f.file_len(),
+                        data_offset: f.data_offset(),
+                        tensors: f.tensor_count(),
+                    })
+                    .collect(),
+                ..Model::file(first)
+            },
+            Some(first) => Model::file(first),
+            None => Model {
+                version: m.version(),
+                endian: "little",
+                alignment: 32,
+                data_offset: 0,
+                file_size: 0,
+                metadata: Vec::new(),
+                tensors: Vec::new(),
+                shards: Vec::new(),
+            },
+        }
+    }
+
+    /// The value of `key` in the metadata.
+    fn get(&self, key: &str) -> Option<ValueRef<'a>> {
+        self.metadata.iter().find(|kv| kv.key == key).map(|kv| kv.value)
     }
 }
 
@@ -102,7 +225,7 @@ fn stdin_file() -> anyhow::Result<Gguf<gguf_serde::container::MetadataOnly>> {
     Ok(Gguf::from_reader(std::io::Cursor::new(bytes))?)
 }
 
-fn print<S: gguf_serde::container::Source>(file: &Gguf<S>, json: bool, style: Style) -> anyhow::Result<ExitCode> {
+fn print(file: &Model<'_>, json: bool, style: Style) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     let memory = match style.memory {
         Some(ctx) => Some(estimate_memory(file, ctx)?),
@@ -140,29 +263,60 @@ fn print<S: gguf_serde::container::Source>(file: &Gguf<S>, json: bool, style: St
     Ok(ExitCode::SUCCESS)
 }
 
-fn text<S: gguf_serde::container::Source>(out: &mut impl Write, f: &Gguf<S>, style: Style) -> std::io::Result<()> {
+fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()> {
     let items = style.items;
-    writeln!(out, "version:      {}", f.version())?;
-    writeln!(out, "endianness:   {}", f.endian().name())?;
-    writeln!(out, "alignment:    {}", f.alignment())?;
-    writeln!(out, "data offset:  {}", f.data_offset())?;
-    writeln!(out, "file size:    {}", f.file_len())?;
+    let split = !f.shards.is_empty();
+    writeln!(out, "version:      {}", f.version)?;
+    writeln!(out, "endianness:   {}", f.endian)?;
+    writeln!(out, "alignment:    {}", f.alignment)?;
+    writeln!(out, "data offset:  {}", f.data_offset)?;
+    if split {
+        writeln!(out, "file size:    {} (all {} shards)", f.file_size, f.shards.len())?;
+    } else {
+        writeln!(out, "file size:    {}", f.file_size)?;
+    }
     let n = parameters(f);
     writeln!(out, "parameters:   {n} ({})", parameters_short(n))?;
-    writeln!(out, "\nmetadata ({} keys):", f.kv_count())?;
-    let width = f.metadata().map(|kv| shown(kv.key).len()).max().unwrap_or(0);
-    for kv in f.metadata() {
-        writeln!(out, "  {:width$}  {:<16}  {}", shown(kv.key), kv.value.type_name(), show(&kv.value, items))?;
-    }
-    writeln!(out, "\ntensors ({}):", f.tensor_count())?;
-    let width = f.tensors().map(|t| shown(t.name).len()).max().unwrap_or(4).max(4);
-    let shape_title = if style.stored_order { "ne" } else { "shape" };
-    writeln!(out, "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}", "name", "dtype", shape_title, "data_offset", "nbytes")?;
-    for t in f.tensors() {
-        let shape = if style.stored_order { format!("{:?}", t.ne().dims()) } else { format!("{:?}", &*t.shape) };
+    if split {
+        writeln!(out, "\nshards ({}):", f.shards.len())?;
+        let width = f.shards.iter().map(|s| shown(&s.path).len()).max().unwrap_or(4).max(4);
         writeln!(
             out,
-            "  {:width$}  {:<8}  {:<22}  {:>12}  {:>12}",
+            "  {:>5}  {:width$}  {:>12}  {:>12}  {:>7}",
+            "shard", "file", "file_size", "data_offset", "tensors"
+        )?;
+        for (i, s) in f.shards.iter().enumerate() {
+            writeln!(
+                out,
+                "  {:>5}  {:width$}  {:>12}  {:>12}  {:>7}",
+                i + 1,
+                shown(&s.path),
+                s.file_size,
+                s.data_offset,
+                s.tensors
+            )?;
+        }
+    }
+    writeln!(out, "\nmetadata ({} keys):", f.metadata.len())?;
+    let width = f.metadata.iter().map(|kv| shown(kv.key).len()).max().unwrap_or(0);
+    for kv in &f.metadata {
+        writeln!(out, "  {:width$}  {:<16}  {}", shown(kv.key), kv.value.type_name(), show(&kv.value, items))?;
+    }
+    writeln!(out, "\ntensors ({}):", f.tensors.len())?;
+    let width = f.tensors.iter().map(|(_, t)| shown(t.name).len()).max().unwrap_or(4).max(4);
+    let shape_title = if style.stored_order { "ne" } else { "shape" };
+    let shard_title = if split { format!("  {:>5}", "shard") } else { String::new() };
+    writeln!(
+        out,
+        "  {:width$}  {:<8}  {:<22}{shard_title}  {:>12}  {:>12}",
+        "name", "dtype", shape_title, "data_offset", "nbytes"
+    )?;
+    for (shard, t) in &f.tensors {
+        let shape = if style.stored_order { format!("{:?}", t.ne().dims()) } else { format!("{:?}", &*t.shape) };
+        let shard = if split { format!("  {:>5}", shard + 1) } else { String::new() };
+        writeln!(
+            out,
+            "  {:width$}  {:<8}  {:<22}{shard}  {:>12}  {:>12}",
             shown(t.name),
             t.dtype.name(),
             shape,
@@ -188,7 +342,7 @@ struct Memory {
 /// `.embedding_length`, `.attention.head_count`, `.attention.head_count_kv` (a number or one per
 /// layer), `.attention.key_length` and `.attention.value_length` (default: embedding length / head
 /// count), as llama.cpp's `llama_hparams` reads them.
-fn estimate_memory<S: gguf_serde::container::Source>(f: &Gguf<S>, ctx: Option<u64>) -> anyhow::Result<Memory> {
+fn estimate_memory(f: &Model<'_>, ctx: Option<u64>) -> anyhow::Result<Memory> {
     let arch = f
         .get("general.architecture")
         .and_then(|v| v.as_str().map(str::to_owned))
@@ -206,8 +360,9 @@ fn estimate_memory<S: gguf_serde::container::Source>(f: &Gguf<S>, ctx: Option<u6
     let head_dim = n_embd.checked_div(heads).context("--memory: attention.head_count is 0")?;
     let (k_len, v_len) =
         (num("attention.key_length").unwrap_or(head_dim), num("attention.value_length").unwrap_or(head_dim));
+    let head_count_kv = f.get(&key("attention.head_count_kv"));
     let kv_heads = |il: u64| -> u64 {
-        match f.get(&key("attention.head_count_kv")) {
+        match head_count_kv {
             Some(ValueRef::Array(a)) => a.get(il).and_then(|v| v.as_u64()).unwrap_or(heads),
             Some(v) => v.as_u64().unwrap_or(heads),
             None => heads,
@@ -221,14 +376,14 @@ fn estimate_memory<S: gguf_serde::container::Source>(f: &Gguf<S>, ctx: Option<u6
         k = k.saturating_add(kv_heads(il).saturating_mul(k_len).saturating_mul(cells).saturating_mul(2));
         v = v.saturating_add(kv_heads(il).saturating_mul(v_len).saturating_mul(cells).saturating_mul(2));
     }
-    let weights = f.tensors().map(|t| t.nbytes).fold(0, u64::saturating_add);
+    let weights = f.tensors.iter().map(|(_, t)| t.nbytes).fold(0, u64::saturating_add);
     Ok(Memory { ctx, cells, layers, weights, k, v })
 }
 
-/// The number of parameters: the elements of every tensor (experts counted one by one), as
-/// llama.cpp's loader counts them (`model params` in its log).
-pub(crate) fn parameters<S: gguf_serde::container::Source>(f: &Gguf<S>) -> u64 {
-    f.tensors().map(|t| t.n_elements).fold(0, u64::saturating_add)
+/// The number of parameters: the elements of every tensor (experts counted one by one; of every
+/// shard of a split model), as llama.cpp's loader counts them (`model params` in its log).
+fn parameters(f: &Model<'_>) -> u64 {
+    f.tensors.iter().map(|(_, t)| t.n_elements).fold(0, u64::saturating_add)
 }
 
 /// `n` as llama.cpp's log prints `model params`: `268.10 M`, `1.24 B` (`%.2f` with K, M, B or T).
@@ -281,18 +436,19 @@ fn show_inner(v: &ValueRef<'_>, items: usize) -> String {
     }
 }
 
-struct JsonFile<'a, S>(&'a Gguf<S>, Style);
+struct JsonFile<'a, 'b>(&'b Model<'a>, Style);
 struct JsonValue<'a>(ValueRef<'a>);
 struct JsonArray<'a>(ArrayRef<'a>);
 
-impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
+impl Serialize for JsonFile<'_, '_> {
     fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-        struct Metadata<'a, S>(&'a Gguf<S>, Style);
-        struct Tensors<'a, S>(&'a Gguf<S>, Style);
-        impl<S: gguf_serde::container::Source> Serialize for Metadata<'_, S> {
+        struct Metadata<'a, 'b>(&'b Model<'a>, Style);
+        struct Tensors<'a, 'b>(&'b Model<'a>, Style);
+        struct Shards<'a, 'b>(&'b Model<'a>);
+        impl Serialize for Metadata<'_, '_> {
             fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-                let mut seq = s.serialize_seq(Some(self.0.kv_count()))?;
-                for kv in self.0.metadata() {
+                let mut seq = s.serialize_seq(Some(self.0.metadata.len()))?;
+                for kv in &self.0.metadata {
                     let r#type = kv.value.type_name();
                     match kv.value {
                         ValueRef::Array(a) if !self.1.full && a.len() > JSON_ARRAY_ITEMS => {
@@ -304,10 +460,11 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
                 seq.end()
             }
         }
-        impl<S: gguf_serde::container::Source> Serialize for Tensors<'_, S> {
+        impl Serialize for Tensors<'_, '_> {
             fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
-                let mut seq = s.serialize_seq(Some(self.0.tensor_count()))?;
-                for t in self.0.tensors() {
+                let split = !self.0.shards.is_empty();
+                let mut seq = s.serialize_seq(Some(self.0.tensors.len()))?;
+                for (shard, t) in &self.0.tensors {
                     let ne: Vec<u64>;
                     let (shape, ne) = if self.1.stored_order {
                         ne = t.ne().dims().to_vec();
@@ -320,6 +477,7 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
                         dtype: t.dtype.name(),
                         shape,
                         ne,
+                        shard: split.then_some(shard + 1),
                         data_offset: t.data_offset,
                         nbytes: t.nbytes,
                     })?;
@@ -327,13 +485,30 @@ impl<S: gguf_serde::container::Source> Serialize for JsonFile<'_, S> {
                 seq.end()
             }
         }
+        impl Serialize for Shards<'_, '_> {
+            fn serialize<Z: Serializer>(&self, s: Z) -> Result<Z::Ok, Z::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.shards.len()))?;
+                for (i, sh) in self.0.shards.iter().enumerate() {
+                    seq.serialize_element(&serde_json::json!({"shard": i + 1, "path": sh.path,
+                        "file_size": sh.file_size, "data_offset": sh.data_offset, "tensor_count": sh.tensors}))?;
+                }
+                seq.end()
+            }
+        }
         let f = self.0;
-        let mut m = s.serialize_map(Some(7))?;
-        m.serialize_entry("version", &f.version())?;
-        m.serialize_entry("endianness", f.endian().name())?;
-        m.serialize_entry("alignment", &f.alignment())?;
-        m.serialize_entry("data_offset", &f.data_offset())?;
+        let split = !f.shards.is_empty();
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("version", &f.version)?;
+        m.serialize_entry("endianness", f.endian)?;
+        m.serialize_entry("alignment", &f.alignment)?;
+        m.serialize_entry("data_offset", &f.data_offset)?;
+        if split {
+            m.serialize_entry("file_size", &f.file_size)?;
+        }
         m.serialize_entry("parameters", &parameters(f))?;
+        if split {
+            m.serialize_entry("shards", &Shards(f))?;
+        }
         m.serialize_entry("metadata", &Metadata(f, self.1))?;
         m.serialize_entry("tensors", &Tensors(f, self.1))?;
         m.end()
@@ -362,6 +537,9 @@ struct TensorJson<'a> {
     shape: Option<&'a [u64]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ne: Option<&'a [u64]>,
+    /// A split model's: the 1-based number of the shard holding the tensor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<usize>,
     data_offset: u64,
     nbytes: u64,
 }

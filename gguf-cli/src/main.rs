@@ -60,8 +60,19 @@ struct Cli {
 // The doc comments are clap's help text: `[OUT]` is usage notation there, not a link.
 #[allow(rustdoc::broken_intra_doc_links)]
 enum Command {
-    /// Describe a file: header, parameter count, every key/value pair with its type, and a table of tensors
-    /// (name, dtype, canonical shape outermost first, absolute data offset, bytes).
+    /// Describe a file or a split model: header, parameter count, every key/value pair with its
+    /// type, and a table of tensors (name, dtype, canonical shape outermost first, absolute data
+    /// offset, bytes).
+    ///
+    /// Sizes and offsets are in bytes. A shard of a split model (`NAME-00001-of-0000N.gguf`, on
+    /// disk or remote; any shard will do) describes the whole model: the first shard's header and
+    /// keys without the `split.*` keys, a table of the shards (file, size, data offset, tensor
+    /// count), every shard's tensors with the shard that holds each, and the parameters and file
+    /// size of all shards together; --one-file describes the shard alone.
+    ///
+    /// Exit status: 0; 1 if the file or a shard cannot be read (a missing shard, a shard of
+    /// another split, an HTTP error: the message names the shard) or is not valid GGUF; 2 on a
+    /// usage error.
     Inspect(inspect::Args),
     /// Validate files: exit 0 if every file is valid, 1 otherwise, printing the error per file.
     Validate(validate::Args),
@@ -101,26 +112,53 @@ enum Command {
     /// byte-fallback tokenizer.json as gguf-py's LlamaHfVocab, or GPT-2 BPE tokenizer.json with
     /// the pre-tokenizer named as the reference names it). An unknown
     /// architecture, an unknown or missing tensor, a tokenizer of a kind not converted or a BPE
-    /// pre-tokenizer the reference does not know is refused before anything is written.
+    /// pre-tokenizer the reference does not know is refused before anything is written. With
+    /// --base BASE_DIR, a PEFT LoRA adapter (adapter_config.json + adapter_model.safetensors) of
+    /// such a model, as convert_lora_to_gguf.py converts it.
     Convert(convert::ConvertArgs),
     /// Write a model as a safetensors file: every tensor under its GGUF name with its canonical
     /// shape (outermost first), plain types kept and quantized ones dequantized to F32 (or
-    /// --dtype), the GGUF metadata as JSON text in the header's __metadata__ (keys `gguf.version`,
-    /// `gguf.metadata`: [{"key", "type", "value"}] in file order, `gguf.tensors`: [{"name",
-    /// "type"}] with each tensor's GGUF type; and `format`: `pt`). Streamed, written atomically.
+    /// --dtype), the GGUF metadata as JSON text in the header's __metadata__.
+    ///
+    /// The __metadata__ keys: `gguf.version`, `gguf.metadata` ([{"key", "type", "value"}] in file
+    /// order, every array whole, non-finite floats as "nan", "inf", "-inf"), `gguf.tensors`
+    /// ([{"name", "type"}], each tensor's GGUF type) and `format`: `pt`. Streamed a chunk at a
+    /// time (memory stays flat), written to a temporary file renamed into place; `gguf import`
+    /// reads it back.
+    ///
+    /// Exit status: 0; 1 if INPUT cannot be read or is a shard of a split model, or OUTPUT exists
+    /// (without --force) or cannot be written; 2 on a usage error (a bad --exclude glob).
     Export(export::ExportArgs),
     /// Write a safetensors file as GGUF: the metadata and tensor order that `gguf export` stored
     /// (a file it exported without quantized tensors comes back byte-identical), else the tensors
     /// alone in data order; F32, F16, BF16, F64 and integer tensors.
+    ///
+    /// Exit status: 0; 1 if INPUT cannot be read, is not safetensors or has a tensor of another
+    /// type (F8_E4M3, …), or OUTPUT exists (without --force) or cannot be written; 2 on a usage
+    /// error.
     Import(export::ImportArgs),
     /// Print a tensor's values dequantized to F32: name, dtype, canonical shape, element count,
     /// min, max and mean of the finite values, NaN and infinity counts, and its first rows (a row
     /// is the innermost dimension), as text or one JSON object.
+    ///
+    /// Dequantized as gguf-py's gguf.quants.dequantize does (bit-identical). Example: `gguf show
+    /// model.gguf blk.0.attn_q.weight --rows 2 --items 4`.
+    ///
+    /// Exit status: 0; 1 if FILE cannot be read or has no tensor TENSOR (the message names it);
+    /// 2 on a usage error.
     Show(show::Args),
     /// Hash every tensor and the whole model (XXH64, SHA-1, SHA-256, UUIDv5) as llama.cpp's
     /// llama-gguf-hash prints them (`TYPE  HASH  FILE:TENSOR`, then `TYPE  HASH  FILE`), or check
     /// the file against such a manifest with -c (exit 1 naming each tensor that differs or is
-    /// missing). Tensors are hashed in parallel; a progress bar shows on a terminal.
+    /// missing).
+    ///
+    /// A tensor's hash is that of its stored bytes (padding left out); the whole model's, of every
+    /// tensor's bytes in file order. Hashes are lowercase hex. Example: `gguf hash --sha256
+    /// model.gguf > model.manifest`, later `gguf hash -c model.manifest model.gguf`. Tensors are
+    /// hashed in parallel; a progress bar shows on a terminal (on standard error).
+    ///
+    /// Exit status: 0 (with -c: every hash matches); 1 if a hash differs or a tensor is missing
+    /// or unlisted (with -c), or FILE or MANIFEST cannot be read; 2 on a usage error.
     Hash(hash::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish): `gguf completions
     /// bash > /etc/bash_completion.d/gguf`, `gguf completions zsh > ~/.zfunc/_gguf`, `gguf

@@ -62,6 +62,30 @@ pub fn open(
     Ok(gguf_serde::Gguf::from_url(url, &options()?)?)
 }
 
+/// Reads the metadata of the remote model `url`: one file, or every shard of a split model named by
+/// any of its shards (`…-00001-of-00003.gguf`), the shards read in parallel.
+///
+/// # Errors
+/// What [`gguf_serde::ShardedGguf::from_url`] returns (each error names its URL).
+#[cfg(feature = "remote")]
+pub fn open_model(
+    url: &Path,
+) -> anyhow::Result<(
+    gguf_serde::ShardedGguf<gguf_serde::container::MetadataOnly>,
+    Vec<gguf_serde::container::remote::RemoteStats>,
+)> {
+    let url = url.to_str().unwrap_or_default();
+    Ok(gguf_serde::ShardedGguf::from_url(url, &options()?)?)
+}
+
+/// Without the `remote` feature a URL is refused with a message saying so.
+#[cfg(not(feature = "remote"))]
+pub fn open_model(
+    url: &Path,
+) -> anyhow::Result<(gguf_serde::ShardedGguf<gguf_serde::container::MetadataOnly>, Vec<Stats>)> {
+    anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", url.display())
+}
+
 /// Without the `remote` feature a URL is refused with a message saying so.
 #[cfg(not(feature = "remote"))]
 pub fn open(url: &Path) -> anyhow::Result<(gguf_serde::Gguf<gguf_serde::container::MetadataOnly>, Stats)> {

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from . import _native, quants
-from ._reader import DuplicateKeyError, GGUFReader, ReaderField, ReaderTensor
+from ._reader import DuplicateKeyError, GGUFReader, GGUFUnicodeDecodeError, ReaderField, ReaderTensor
 from .constants import (
     GGML_QUANT_SIZES,
     GGMLQuantizationType,
@@ -32,7 +32,7 @@ from .constants import (
 GGUFError = _native.GGUFError
 __version__: str = _native.__version__
 
-StrPath = str | os.PathLike[str]
+StrPath = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ def quantize_file(
     called with bytes of source tensor data converted. An existing ``output`` is replaced.
     """
     r = _native.quantize_file(
-        os.fspath(input),
-        os.fspath(output),
+        os.fsdecode(input),
+        os.fsdecode(output),
         ftype,
         pure=pure,
         leave_output_tensor=leave_output_tensor,
@@ -99,7 +99,7 @@ def quantize_file(
         tensor_types=list(tensor_types),
         override_kv=list(override_kv),
         exclude=list(exclude),
-        imatrix=None if imatrix is None else os.fspath(imatrix),
+        imatrix=None if imatrix is None else os.fsdecode(imatrix),
         keep_split=keep_split,
         threads=threads,
         progress=progress,
@@ -118,7 +118,7 @@ def dequantize_file(
     """Writes ``input`` with every quantized tensor converted to the float type ``dtype``
     (``"F32"``, ``"F16"``, ``"BF16"``) to ``output`` (``gguf dequantize``); tensors matching a
     glob of ``exclude`` are kept. ``progress(done, total)``: bytes of source tensor data."""
-    r = _native.dequantize_file(os.fspath(input), os.fspath(output), dtype, exclude=list(exclude), progress=progress)
+    r = _native.dequantize_file(os.fsdecode(input), os.fsdecode(output), dtype, exclude=list(exclude), progress=progress)
     return Report(*r)
 
 
@@ -151,8 +151,8 @@ def convert(
             with open(metadata, encoding="utf-8") as f:
                 meta = f.read()
     files, resolved = _native.convert(
-        os.fspath(model_dir),
-        os.fspath(output),
+        os.fsdecode(model_dir),
+        os.fsdecode(output),
         outtype,
         model_name=model_name,
         metadata=meta,
@@ -176,8 +176,8 @@ def split(
     (default 128) or ``max_size`` bytes of tensor data per shard; returns the shard paths.
     Existing shards of the same names are replaced."""
     return _native.split(
-        os.fspath(input),
-        os.fspath(prefix),
+        os.fsdecode(input),
+        os.fsdecode(prefix),
         max_tensors=max_tensors,
         max_size=max_size,
         no_tensor_first_split=no_tensor_first_split,
@@ -187,7 +187,7 @@ def split(
 def merge(shard: StrPath, output: StrPath) -> None:
     """Merges the split model of which ``shard`` is one shard (any) into ``output``, byte-identical
     to the file that was split."""
-    _native.merge(os.fspath(shard), os.fspath(output))
+    _native.merge(os.fsdecode(shard), os.fsdecode(output))
 
 
 __all__ = [
@@ -196,6 +196,7 @@ __all__ = [
     "ReaderTensor",
     "GGUFError",
     "DuplicateKeyError",
+    "GGUFUnicodeDecodeError",
     "GGMLQuantizationType",
     "GGUFValueType",
     "GGUFEndian",

@@ -10,6 +10,10 @@ class GGUFError(ValueError):
 class DuplicateKeyError(GGUFError):
     """A key stored twice in one file (re-raised as gguf_serde.DuplicateKeyError, a KeyError too)."""
 
+class InvalidUtf8Error(GGUFError):
+    """A string that is not UTF-8; args (message, offset of its bytes) (re-raised as
+    gguf_serde.GGUFUnicodeDecodeError, a UnicodeDecodeError too)."""
+
 class Reader:
     """A GGUF file memory-mapped and validated by the Rust reader."""
 
@@ -17,11 +21,12 @@ class Reader:
     def header(self) -> tuple[int, bool, int, int, int, int, int]:
         """(version, big_endian, alignment, data_offset, tensor_infos_end, tensor_count, kv_count)"""
     def kvs(self) -> list[tuple[str, int, int, int | None, int, int]]:
-        """(key, pair offset, value type, element type or None, value/elements offset, element count)"""
+        """(key, pair offset, value type, element type or None, value/elements offset, element count,
+        or a string's byte length)"""
     def kv_parts(self, index: int) -> tuple[bytes, bytes, bytes, bytes, bytes, list[int]]:
         """(run offsets, run codes, run counts, run repeats, data indices, types)"""
-    def kv_contents(self, index: int) -> Any: ...
-    def kv_strings(self, index: int) -> str | list[str]: ...
+    def kv_strings(self, index: int) -> str | list[str] | None:
+        """The strings joined by NUL (a list if one holds NUL; None if no longer valid UTF-8)"""
     def tensors(self) -> list[tuple[str, int, int, list[int], int, int, int]]:
         """(name, info offset, ggml type id, ne, data offset, bytes, elements)"""
 
@@ -30,6 +35,8 @@ def ggml_types() -> list[tuple[str, int, int, int, bool, bool]]:
 
 def quantize(type_id: int, src: Any, dst: Any) -> None: ...
 def dequantize(type_id: int, src: Any, dst: Any) -> None: ...
+def irregular_blocks(src: Any, block: int, affine: bool) -> bytes:
+    """Native uint64 indices of the blocks ggml's and gguf-py's quantizers may part ways on."""
 def quantize_file(
     input: str,
     output: str,

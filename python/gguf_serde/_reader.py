@@ -9,9 +9,13 @@ built here on first use, field by field, with the same layout:
   part; a string its length and its bytes; an array its element type, its length, then each
   element's parts); ``data`` the indices of the parts that hold the value, ``types`` the value's
   types (an array's, then its first element's);
-- ``ReaderField.contents()``: the value decoded, straight from the Rust reader when the file is
-  opened read-only (mode ``"r"``), from the parts otherwise (so a change made through the parts
-  with mode ``"r+"`` or ``"c"`` is what ``contents()`` returns, as in gguf-py);
+- ``ReaderField.contents()``: the value decoded from the mapping's bytes at each call (so a
+  change made to the file, through the parts with mode ``"r+"`` or by another process, is what
+  ``contents()`` returns, as in gguf-py): with mode ``"r"`` numbers and strings from one view and
+  string arrays by the Rust reader (one ``str`` for all), with ``"r+"``/``"c"`` from the parts;
+  strings are decoded as UTF-8 as gguf-py does (``UnicodeDecodeError`` if they are not);
+- lazily made things (``parts``, ``data``, ``types``, ``tensors``) are made once, under a lock,
+  also when several threads ask for them first at once;
 - ``ReaderTensor``: gguf-py's named tuple; ``data`` a view of the mapping, typed for the float
   and integer types, bytes (``uint8``, rows of blocks) for the quantized ones.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Literal, NamedTuple, Union
 
@@ -44,6 +49,33 @@ class DuplicateKeyError(GGUFError, KeyError):  # type: ignore[misc, valid-type]
 
     def __str__(self) -> str:  # KeyError would print the message quoted
         return str(self.args[0]) if self.args else ""
+
+
+class GGUFUnicodeDecodeError(GGUFError, UnicodeDecodeError):  # type: ignore[misc, valid-type]
+    """A string of the file (a key, a value, a tensor name) that is not UTF-8, refused when the
+    file is opened: a ``GGUFError`` (``ValueError``) and the ``UnicodeDecodeError`` gguf-py raises
+    when it decodes that string (at open for a key or tensor name, from ``contents()`` for a
+    value), with the same ``object``, ``start``, ``end`` and ``reason``; ``gguf_message`` says
+    where."""
+
+    gguf_message: str
+
+
+def _utf8_error(data: npt.NDArray[np.uint8], message: str, at: int) -> BaseException:
+    """The ``GGUFUnicodeDecodeError`` of the string whose bytes start at ``at`` (its ``uint64``
+    length just before, in the file's byte order: swapped when the version's low half reads 0,
+    gguf-py's test), or a ``GGUFError`` of ``message`` if the bytes do not say more."""
+    swapped = int(data[4:8].view(np.uint32)[0]) & 0xFFFF == 0
+    n = int(data[at - 8 : at].view(np.uint64).byteswap()[0] if swapped else data[at - 8 : at].view(np.uint64)[0])
+    raw = data[at : at + n].tobytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        err = GGUFUnicodeDecodeError(e.encoding, e.object, e.start, e.end, e.reason)
+        err.gguf_message = message
+        err.add_note(message)
+        return err
+    return GGUFError(message)
 
 
 # The NumPy type of each fixed-size GGUF value type (the codes the Rust reader gives parts).
@@ -75,6 +107,11 @@ _TENSOR_ITEM_TYPES: dict[int, type[np.generic]] = {
 # A field's data indices, its types, and a function making its parts.
 _Layout = tuple[list[int], list[GGUFValueType], Callable[[], list[npt.NDArray[Any]]]]
 
+# Held while a lazily made attribute (a field's layout or parts, a reader's tensors) is made:
+# each is made once even when threads ask for it at the same time. Re-entrant: making the
+# tensors makes their fields' parts.
+_LAZY = threading.RLock()
+
 
 class ReaderField:
     """One field of the file, as gguf-py's ``ReaderField``: a key/value pair, a header field
@@ -83,7 +120,8 @@ class ReaderField:
     ``offset``: where the field starts in the file; ``name``: the key (or tensor name);
     ``parts``: NumPy views of the file's bytes; ``data``: indices into ``parts`` of the value;
     ``types``: the value types (empty for a tensor info). ``data`` and ``types`` are made on first
-    access, ``parts`` (a view per string and array element) on first access of ``parts``.
+    access, ``parts`` (a view per string and array element) on first access of ``parts``, each
+    once (thread-safe).
     """
 
     __slots__ = ("offset", "name", "_parts", "_data", "_types", "_load", "_build", "_value")
@@ -107,22 +145,28 @@ class ReaderField:
         # `load()` gives (data, types, a function building the parts).
         self._load = load
         self._build: Callable[[], list[npt.NDArray[Any]]] | None = None
-        # A function giving the decoded value (flat for arrays), or its result once called.
+        # A function decoding the value (flat for arrays) from the mapping's current bytes.
         self._value: Any = value
 
     def _loaded(self) -> None:
         if self._load is not None:
-            self._data, self._types, self._build = self._load()
-            self._load = None
+            with _LAZY:
+                if self._load is not None:
+                    self._data, self._types, self._build = self._load()
+                    self._load = None
 
     @property
     def parts(self) -> list[npt.NDArray[Any]]:
-        if self._parts is None:
+        parts = self._parts
+        if parts is None:
             self._loaded()
-            assert self._build is not None
-            self._parts = self._build()
-            self._build = None
-        return self._parts
+            with _LAZY:
+                if self._parts is None:
+                    assert self._build is not None
+                    self._parts = self._build()
+                    self._build = None
+                parts = self._parts
+        return parts
 
     @property
     def data(self) -> list[int]:
@@ -139,14 +183,17 @@ class ReaderField:
         arrays flattened, as gguf-py does), or the element or sub-list ``index_or_slice`` picks;
         ``None`` for a tensor info."""
         if self._value is not None:
-            if callable(self._value):
-                self._value = (self._value(),)
-            value = self._value[0]
-            return value[index_or_slice] if isinstance(value, list) else value
+            value = self._value()
+            if value is not _FROM_PARTS:
+                return value[index_or_slice] if isinstance(value, list) else value
         return _contents_from_parts(self.parts, self.data, self.types, index_or_slice)
 
     def __repr__(self) -> str:
         return f"ReaderField(offset={self.offset}, name={self.name!r})"
+
+
+# What a field's value function gives when the value is to be decoded from the parts instead.
+_FROM_PARTS = object()
 
 
 def _contents_from_parts(
@@ -190,10 +237,14 @@ class GGUFReader:
     """A GGUF file, read as gguf-py's ``gguf.GGUFReader`` reads it (same attributes, same field
     layout), validated and indexed by gguf-serde's Rust reader.
 
-    ``mode``: the ``numpy.memmap`` mode of ``data`` (``"r"``, or ``"r+"``/``"c"`` to change
-    values through the parts, as with gguf-py). Raises ``ValueError`` (``gguf_serde.GGUFError``)
-    naming what is wrong and where for a file the reader refuses, ``KeyError`` too for a duplicate
-    key (as gguf-py), ``OSError`` when the file cannot be opened.
+    ``path``: a ``str``, ``bytes`` or ``os.PathLike`` (what ``numpy.memmap`` takes). ``mode``:
+    the ``numpy.memmap`` mode of ``data`` (``"r"``, or ``"r+"``/``"c"`` to change values through
+    the parts, as with gguf-py). Raises ``ValueError`` (``gguf_serde.GGUFError``) naming what is
+    wrong and where for a file the reader refuses (``GGUFUnicodeDecodeError``, also a
+    ``UnicodeDecodeError``, for a string that is not UTF-8), ``KeyError`` too for a duplicate key,
+    also one named like a header field (``GGUF.version``, ``GGUF.tensor_count``,
+    ``GGUF.kv_count``: "Duplicate KEY already in list at offset N", as gguf-py), ``OSError`` when
+    the file cannot be opened.
     """
 
     # I: same byte order as this machine, S: swapped.
@@ -205,12 +256,15 @@ class GGUFReader:
         GGUFValueType(k): v for k, v in _SCALAR_TYPES.items()
     }
 
-    def __init__(self, path: os.PathLike[str] | str, mode: Literal["r", "r+", "c"] = "r"):
+    def __init__(self, path: os.PathLike[str] | os.PathLike[bytes] | str | bytes, mode: Literal["r", "r+", "c"] = "r"):
         self.data = np.memmap(path, mode=mode)
         try:
-            self._file = _native.Reader(os.fspath(path))
+            # A path of bytes (as numpy.memmap takes it) as the file system encodes names.
+            self._file = _native.Reader(os.fsdecode(path))
         except _native.DuplicateKeyError as e:
             raise DuplicateKeyError(str(e)) from None
+        except _native.InvalidUtf8Error as e:
+            raise _utf8_error(self.data, *e.args) from None
         _version, big, alignment, _data_offset, infos_end, _n_tensors, _n_kv = self._file.header()
         host_big = sys.byteorder == "big"
         self.byte_order = "S" if big != host_big else "I"
@@ -231,9 +285,13 @@ class GGUFReader:
         ):
             self.fields[name] = ReaderField(offset, name, [part], [0], [vtype])
         for index, (key, offset, vtype, elem, at, n) in enumerate(self._file.kvs()):
+            if key in self.fields:
+                # A key named like a header field (the file's own duplicates are refused by the
+                # Rust reader): gguf-py's refusal, in its words.
+                raise DuplicateKeyError(f"Duplicate {key} already in list at offset {offset}")
             value = None
             if self._read_only and elem != GGUFValueType.ARRAY:
-                value = self._value_of(index, elem, at, n)
+                value = self._value_of(index, vtype, elem, at, n)
             self.fields[key] = ReaderField(offset, key, load=self._kv_layout_of(index), value=value)
 
     # Fetch a key/value metadata field by key.
@@ -247,10 +305,14 @@ class GGUFReader:
 
     @property
     def tensors(self) -> list[ReaderTensor]:
-        """The tensors in file order (made on first access)."""
-        if self._tensors is None:
-            self._tensors = [self._tensor(*info) for info in self._file.tensors()]
-        return self._tensors
+        """The tensors in file order (made once, on first access)."""
+        tensors = self._tensors
+        if tensors is None:
+            with _LAZY:
+                if self._tensors is None:
+                    self._tensors = [self._tensor(*info) for info in self._file.tensors()]
+                tensors = self._tensors
+        return tensors
 
     @tensors.setter
     def tensors(self, value: list[ReaderTensor]) -> None:
@@ -269,22 +331,30 @@ class GGUFReader:
         arr = self.data[offset : offset + dt.itemsize * count].view(dt)[:count]
         return arr.view(arr.dtype.newbyteorder(self.byte_order if override_order is None else override_order))
 
-    def _value_of(self, index: int, elem: int | None, at: int, n: int) -> Callable[[], Any]:
-        """A function decoding pair ``index``'s value: an array of numbers or bools from one view
-        of its elements, an array of strings from one ``str`` split, other values by the Rust
-        reader."""
+    def _value_of(self, index: int, vtype: int, elem: int | None, at: int, n: int) -> Callable[[], Any]:
+        """A function decoding pair ``index``'s value from the mapping's current bytes: a number
+        or bool from a view of it, a string from its ``n`` bytes (its length when the file was
+        opened, as gguf-py's parts keep it), an array of numbers or bools from one view of its
+        elements, an array of strings by the Rust reader (``_FROM_PARTS`` when its bytes are no
+        longer what was validated at open: the parts then decode it, as gguf-py does)."""
         if elem is None:
-            return lambda: self._file.kv_contents(index)
+            if vtype == GGUFValueType.STRING:
+                return lambda: self.data[at + 8 : at + 8 + n].tobytes().decode("utf-8")
+            scalar = _SCALAR_TYPES[vtype]
+            return lambda: self._get(at, scalar).tolist()[0]
         if elem == GGUFValueType.STRING:
 
-            def strings() -> list[str]:
+            def strings() -> Any:
                 joined = self._file.kv_strings(index)
+                if joined is None:
+                    return _FROM_PARTS
                 if isinstance(joined, list):
                     return joined
                 return joined.split("\0") if n else []
 
             return strings
-        return lambda: self._get(at, _SCALAR_TYPES[elem], n).tolist()
+        item = _SCALAR_TYPES[elem]
+        return lambda: self._get(at, item, n).tolist()
 
     def _kv_layout_of(self, index: int) -> Callable[[], _Layout]:
         return lambda: self._kv_layout(index)
@@ -351,4 +421,6 @@ class GGUFReader:
         return [1, 3, 4, 5], [], lambda: parts
 
 
-__all__ = ["GGUFReader", "ReaderField", "ReaderTensor", "GGUFError", "DuplicateKeyError", "GGML_QUANT_SIZES"]
+# The reader's classes, then its exceptions.
+__all__ = ["GGUFReader", "ReaderField", "ReaderTensor", "GGML_QUANT_SIZES"]
+__all__ += ["GGUFError", "DuplicateKeyError", "GGUFUnicodeDecodeError"]

@@ -3,7 +3,9 @@
 Values are the ids of the GGUF format (ggml's ``enum ggml_type``, GGUF's value type ids); the
 ggml type table comes from the Rust library (``gguf_serde._native.ggml_types``), so it holds every
 type the library knows, a few more than gguf-py 0.19.0 (``Q2_0``). ``IntEnum``s: a member equals
-gguf-py's member of the same name (``GGMLQuantizationType.Q4_K == gguf.GGMLQuantizationType.Q4_K``).
+gguf-py's member of the same name (``GGMLQuantizationType.Q4_K == gguf.GGMLQuantizationType.Q4_K``,
+also as dict keys), but they are other classes: ``isinstance(t, gguf.GGMLQuantizationType)`` is
+false (convert with ``gguf.GGMLQuantizationType(t)``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,14 @@ from enum import IntEnum
 
 from . import _native
 
-GGUF_MAGIC = 0x46554747  # b"GGUF" read as a little-endian uint32
+#: The file's first 4 bytes, b"GGUF", read as a little-endian uint32 (as gguf-py's).
+GGUF_MAGIC = 0x46554747
+#: The format version written (the reader takes 2 and 3, as gguf-py's).
 GGUF_VERSION = 3
+#: Bytes: the alignment of tensor data when the file has no general.alignment.
 GGUF_DEFAULT_ALIGNMENT = 32
+#: ggml's limit on a tensor's dimensions; GGUFReader refuses a tensor info with more (gguf-py
+#: 0.19.0 has no such constant).
 GGML_MAX_DIMS = 4
 
 _TYPES = _native.ggml_types()

@@ -26,6 +26,7 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
+use rayon::prelude::*;
 
 create_exception!(
     gguf_serde,
@@ -38,6 +39,13 @@ create_exception!(
     DuplicateKeyError,
     GGUFError,
     "A key stored twice in one file (the Python package raises it as gguf_serde.DuplicateKeyError, also a KeyError, as gguf-py raises KeyError)."
+);
+
+create_exception!(
+    gguf_serde,
+    InvalidUtf8Error,
+    GGUFError,
+    "A string of the file (key, value or tensor name) that is not UTF-8; args: (message, offset of the string's bytes). GGUFReader raises it as gguf_serde.GGUFUnicodeDecodeError, also a UnicodeDecodeError, as gguf-py raises when it decodes the string."
 );
 
 /// The Python exception for a library error: I/O errors as `OSError` of their kind; the reader's
@@ -73,7 +81,12 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
                     problem: AlignmentProblem::Zero | AlignmentProblem::NotPowerOfTwo(_),
                     ..
                 } => Some("Invalid alignment: must be a non-zero power of two".to_owned()),
-                FormatError::DuplicateKey { .. } => return DuplicateKeyError::new_err(msg),
+                FormatError::InvalidUtf8 { offset, .. } => return InvalidUtf8Error::new_err((msg, *offset)),
+                FormatError::DuplicateKey { key, offset, .. } => {
+                    return DuplicateKeyError::new_err(format!(
+                        "Duplicate {key} already in list at offset {offset} ({msg})"
+                    ))
+                }
                 _ => None,
             };
             if let Some(words) = gguf_py {
@@ -83,6 +96,20 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
         _ => {}
     }
     GGUFError::new_err(msg)
+}
+
+/// Runs `f` without the GIL held, as `py.detach`; a panic in it (a bug: the library returns
+/// errors for bad input) becomes a `GGUFError` naming it, so that no panic reaches Python as
+/// pyo3's `PanicException` (a `BaseException`, which `except Exception` does not catch).
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))).map_err(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        GGUFError::new_err(format!("internal error in gguf-serde (please report it): {what}"))
+    })
 }
 
 /// A ggml type from its id, or `ValueError`.
@@ -156,6 +183,15 @@ fn read_u32(bytes: &[u8], pos: u64, endian: Endian) -> PyResult<u32> {
     Ok(if endian == Endian::Big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
 }
 
+/// Where `len` bytes from `start` end, or a `ValueError` if that is past the end of `bytes`
+/// (lengths are read from the mapping when the parts are made: a file changed since it was
+/// opened may hold any length).
+fn span_end(bytes: &[u8], start: u64, len: Option<u64>) -> PyResult<u64> {
+    len.and_then(|n| start.checked_add(n))
+        .filter(|&end| end <= bytes.len() as u64)
+        .ok_or_else(|| PyValueError::new_err(format!("a value at offset {start} runs past the end of the file")))
+}
+
 /// Appends the parts of a value of type `type_id` stored at `pos` (as gguf-py's
 /// `_get_field_parts` lays them out: a string is its length and its bytes, a scalar one part, an
 /// array its element type, its length and each element's parts); records the types when
@@ -170,10 +206,11 @@ fn walk(bytes: &[u8], endian: Endian, pos: u64, type_id: u32, p: &mut Parts, rec
     match vt {
         ValueType::String => {
             let len = read_u64(bytes, pos, endian)?;
+            let end = span_end(bytes, pos + 8, Some(len))?;
             p.push(pos, PART_U64, 1);
             let i = p.push(pos + 8, PART_U8, len);
             p.data.push(i);
-            Ok(pos + 8 + len)
+            Ok(end)
         }
         ValueType::Array => {
             let elem = read_u32(bytes, pos, endian)?;
@@ -188,11 +225,12 @@ fn walk(bytes: &[u8], endian: Endian, pos: u64, type_id: u32, p: &mut Parts, rec
                 if len > 0 && record_types {
                     p.types.push(elem);
                 }
+                let end = span_end(bytes, at, len.checked_mul(size as u64))?;
                 if len > 0 {
                     let first = p.run(at, elem as PartCode, 1, len);
                     p.data.extend(first..first + len);
                 }
-                return Ok(at + len * size as u64);
+                return Ok(end);
             }
             for i in 0..len {
                 at = walk(bytes, endian, at, elem, p, record_types && i == 0)?;
@@ -219,48 +257,20 @@ fn u64_bytes<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyBytes> {
     .unwrap_or_else(|_| PyBytes::new(py, &[]))
 }
 
-/// A value as gguf-py's `ReaderField.contents()` gives it: a scalar as a Python number or bool, a
-/// string as `str`, an array as a flat list of its innermost elements (gguf-py flattens arrays of
-/// arrays), appended to `out`.
-fn flatten<'py>(py: Python<'py>, v: ValueRef<'_>, out: &Bound<'py, PyList>) -> PyResult<()> {
-    match v {
-        ValueRef::Array(a) => {
-            if let Some(strings) = a.strings() {
-                for s in strings {
-                    out.append(PyString::new(py, s))?;
-                }
-            } else {
-                for x in a.iter() {
-                    flatten(py, x, out)?;
-                }
-            }
-            Ok(())
-        }
-        other => out.append(scalar(py, other)?),
+/// The `len` strings stored one after another in `raw` (each a `u64` length of byte order
+/// `endian`, then its bytes), checked now: `None` if a length runs past `raw` or a string is
+/// not UTF-8.
+fn checked_strings(raw: &[u8], len: u64, endian: Endian) -> Option<Vec<&str>> {
+    let mut out = Vec::with_capacity(usize::try_from(len).ok()?.min(raw.len() / 8));
+    let mut pos = 0u64;
+    for _ in 0..len {
+        let n = read_u64(raw, pos, endian).ok()?;
+        let start = usize::try_from(pos.checked_add(8)?).ok()?;
+        let end = start.checked_add(usize::try_from(n).ok()?)?;
+        out.push(std::str::from_utf8(raw.get(start..end)?).ok()?);
+        pos = end as u64;
     }
-}
-
-/// A non-array value as a Python object.
-fn scalar<'py>(py: Python<'py>, v: ValueRef<'_>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match v {
-        ValueRef::U8(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I8(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::U16(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I16(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::U32(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I32(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::U64(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::I64(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::F32(x) => f64::from(x).into_pyobject(py)?.into_any(),
-        ValueRef::F64(x) => x.into_pyobject(py)?.into_any(),
-        ValueRef::Bool(x) => x.into_pyobject(py)?.to_owned().into_any(),
-        ValueRef::String(s) => PyString::new(py, s).into_any(),
-        ValueRef::Array(_) => {
-            let list = PyList::empty(py);
-            flatten(py, v, &list)?;
-            list.into_any()
-        }
-    })
+    Some(out)
 }
 
 /// A GGUF file opened with [`Gguf::open`] (memory-mapped and validated), read by
@@ -275,7 +285,7 @@ impl Reader {
     /// Opens and validates the file at `path` (without the GIL held).
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
-        let file = py.detach(|| Gguf::open(&path)).map_err(to_py)?;
+        let file = detached(py, || Gguf::open(&path))?.map_err(to_py)?;
         Ok(Reader { file })
     }
 
@@ -288,7 +298,7 @@ impl Reader {
 
     /// The pairs in file order: `(key, offset of the pair, value type id, element type id of an
     /// array or None, absolute offset of an array's first element or of the value, element count
-    /// of an array or 1)`.
+    /// of an array, byte length of a string (without its length field), or 1)`.
     fn kvs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
         let base = self.file.bytes().as_ptr() as usize;
@@ -298,6 +308,8 @@ impl Reader {
                 ValueRef::Array(a) => {
                     (Some(a.elem_type() as u32), (a.raw_bytes().as_ptr() as usize - base) as u64, a.len())
                 }
+                // A string: its length in bytes (as validated at open).
+                ValueRef::String(s) => (None, kv.value_offset, s.len() as u64),
                 _ => (None, kv.value_offset, 1),
             };
             list.append((kv.key, kv.offset, kv.value.value_type() as u32, elem, at, len))?;
@@ -305,26 +317,25 @@ impl Reader {
         Ok(list)
     }
 
-    /// The strings of the string array of pair `index`, as one `str` with the strings joined by
-    /// NUL (`"\0"`; split in Python: one string made instead of one per element), or as a list
-    /// when a string holds a NUL itself.
-    fn kv_strings<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
+    /// The strings of the string array of pair `index`, read from the mapping now (it is shared
+    /// with the file: a change made to the file since it was opened shows, as in gguf-py's
+    /// `numpy.memmap`), as one `str` with the strings joined by NUL (`"\0"`; split in Python:
+    /// one string made instead of one per element), or as a list when a string holds a NUL
+    /// itself. `None` when the bytes are no longer what the file held when it was opened (a
+    /// string that is not UTF-8, a length past the array): the caller then decodes the parts as
+    /// gguf-py does and raises what it raises (`UnicodeDecodeError`).
+    fn kv_strings<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
         let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
-        let Some(strings) = kv.value.as_array().and_then(|a| a.strings()) else {
+        let Some(a) = kv.value.as_array().filter(|a| a.elem_type() == ValueType::String) else {
             return Err(PyValueError::new_err(format!("pair {index} is not an array of strings")));
         };
-        let raw = kv.value.as_array().map_or(0, |a| a.raw_bytes().len());
-        let mut joined = String::with_capacity(raw);
-        for (i, s) in strings.enumerate() {
-            if s.contains('\0') {
-                return scalar(py, kv.value);
-            }
-            if i > 0 {
-                joined.push('\0');
-            }
-            joined.push_str(s);
+        let Some(strings) = checked_strings(a.raw_bytes(), a.len(), self.file.endian()) else {
+            return Ok(None);
+        };
+        if strings.iter().any(|s| s.contains('\0')) {
+            return Ok(Some(PyList::new(py, strings)?.into_any()));
         }
-        Ok(PyString::new(py, &joined).into_any())
+        Ok(Some(PyString::new(py, &strings.join("\0")).into_any()))
     }
 
     /// The parts of pair `index` as gguf-py lays them out: `(offsets, codes, counts, repeats,
@@ -361,12 +372,6 @@ impl Reader {
             u64_bytes(py, &p.data),
             p.types,
         ))
-    }
-
-    /// The value of pair `index` as gguf-py's `contents()` gives it (arrays flattened).
-    fn kv_contents<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyAny>> {
-        let kv = self.file.metadata().nth(index).ok_or_else(|| PyValueError::new_err(format!("no pair {index}")))?;
-        scalar(py, kv.value)
     }
 
     /// The tensor infos in file order: `(name, info offset, ggml type id, stored dims (ne),
@@ -420,7 +425,7 @@ fn as_mut_slice<'a, T: pyo3::buffer::Element>(py: Python<'_>, buf: &'a mut PyBuf
 fn quantize(py: Python<'_>, type_id: u32, src: PyBuffer<f32>, mut dst: PyBuffer<u8>) -> PyResult<()> {
     let t = ggml_type(type_id)?;
     let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &mut dst)?);
-    py.detach(|| codec::quantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
+    detached(py, || codec::quantize_par(t, Endian::Little, x, y))?.map_err(|e| to_py(e.into()))
 }
 
 /// Dequantizes the `uint8` array `src` (whole blocks of type `type_id`, little-endian) into the
@@ -429,7 +434,50 @@ fn quantize(py: Python<'_>, type_id: u32, src: PyBuffer<f32>, mut dst: PyBuffer<
 fn dequantize(py: Python<'_>, type_id: u32, src: PyBuffer<u8>, mut dst: PyBuffer<f32>) -> PyResult<()> {
     let t = ggml_type(type_id)?;
     let (x, y) = (as_slice(py, &src)?, as_mut_slice(py, &mut dst)?);
-    py.detach(|| codec::dequantize_par(t, Endian::Little, x, y)).map_err(|e| to_py(e.into()))
+    detached(py, || codec::dequantize_par(t, Endian::Little, x, y))?.map_err(|e| to_py(e.into()))
+}
+
+/// The blocks of `src` (blocks of `block` floats) that ggml's C quantizers (the codecs') and
+/// gguf-py's NumPy ones may quantize differently, as native `u64` indices: a block with a NaN or
+/// infinite element, of largest magnitude outside [2⁻⁶⁴, 2⁶⁴] (all zeros included), and with
+/// `affine` (Q4_1, Q5_1: scale from max − min) also a zero minimum or a range in (0, 2⁻⁶⁴).
+/// gguf_serde/_numpy_quants.py redoes those with gguf-py's arithmetic.
+#[pyfunction]
+fn irregular_blocks<'py>(
+    py: Python<'py>,
+    src: PyBuffer<f32>,
+    block: usize,
+    affine: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    if block == 0 {
+        return Err(PyValueError::new_err("block size 0"));
+    }
+    let x = as_slice(py, &src)?;
+    const TINY: f32 = f32::from_bits((127 - 64) << 23); // 2^-64
+    const HUGE: f32 = f32::from_bits((127 + 64) << 23); // 2^64
+    let odd: Vec<u64> = detached(py, || {
+        x.par_chunks(block)
+            .enumerate()
+            .filter(|(_, b)| {
+                // Branch-free, so that it vectorizes: NaN and ±inf are the values whose exponent
+                // bits are all ones.
+                let (mut hi, mut lo, mut non_finite) = (f32::NEG_INFINITY, f32::INFINITY, false);
+                for &v in *b {
+                    non_finite |= v.to_bits() & 0x7f80_0000 == 0x7f80_0000;
+                    hi = if v > hi { v } else { hi };
+                    lo = if v < lo { v } else { lo };
+                }
+                if non_finite {
+                    return true;
+                }
+                let amax = hi.max(-lo);
+                let span = hi - lo;
+                !(TINY..=HUGE).contains(&amax) || (affine && (lo == 0.0 || (span > 0.0 && span < TINY)))
+            })
+            .map(|(i, _)| i as u64)
+            .collect()
+    })?;
+    Ok(u64_bytes(py, &odd))
 }
 
 /// A Python progress callback called from the library's worker threads: with the GIL taken for
@@ -528,17 +576,16 @@ fn quantize_file(
     params.keep_split = keep_split;
     params.threads = threads;
     if let Some(path) = imatrix {
-        let m = py.detach(|| gguf_serde::ops::imatrix::Imatrix::open(&path)).map_err(to_py)?;
+        let m = detached(py, || gguf_serde::ops::imatrix::Imatrix::open(&path))?.map_err(to_py)?;
         params.imatrix = Some(std::sync::Arc::new(m));
     }
     let prog = Progress::new(progress);
-    let report = py
-        .detach(|| {
-            let model = gguf_serde::ShardedGguf::open(&input)?;
-            let cb = |done: u64, total: u64| prog.call(done, Some(total));
-            gguf_serde::ops::requant::requantize_sharded(&model, &output, &params, Some(&cb))
-        })
-        .map_err(to_py)?;
+    let report = detached(py, || {
+        let model = gguf_serde::ShardedGguf::open(&input)?;
+        let cb = |done: u64, total: u64| prog.call(done, Some(total));
+        gguf_serde::ops::requant::requantize_sharded(&model, &output, &params, Some(&cb))
+    })?
+    .map_err(to_py)?;
     prog.finish()?;
     Ok((paths(&report.paths), report.converted, report.kept, report.bytes_in, report.bytes_out))
 }
@@ -559,15 +606,13 @@ fn dequantize_file(
 ) -> PyResult<(Vec<String>, Vec<String>, Vec<String>, u64, u64)> {
     let target = parse_type(dtype)?;
     let prog = Progress::new(progress);
-    let report = py
-        .detach(|| {
-            let model = Gguf::open(&input)?;
-            let cb = |done: u64, total: u64| prog.call(done, Some(total));
-            let opts =
-                gguf_serde::ops::dequantize::DequantizeOptions::new(target).with_exclude(exclude).with_progress(&cb);
-            gguf_serde::ops::dequantize::dequantize(&model, &output, &opts)
-        })
-        .map_err(to_py)?;
+    let report = detached(py, || {
+        let model = Gguf::open(&input)?;
+        let cb = |done: u64, total: u64| prog.call(done, Some(total));
+        let opts = gguf_serde::ops::dequantize::DequantizeOptions::new(target).with_exclude(exclude).with_progress(&cb);
+        gguf_serde::ops::dequantize::dequantize(&model, &output, &opts)
+    })?
+    .map_err(to_py)?;
     prog.finish()?;
     Ok((paths(&report.paths), report.converted, report.kept, report.bytes_in, report.bytes_out))
 }
@@ -591,14 +636,14 @@ fn split(
         (None, None) => SplitOptions::default().by,
     };
     let opts = SplitOptions::new(by).with_no_tensor_first_split(no_tensor_first_split);
-    let out = py.detach(|| gguf_serde::ops::split::split_file(&input, &prefix, &opts)).map_err(to_py)?;
+    let out = detached(py, || gguf_serde::ops::split::split_file(&input, &prefix, &opts))?.map_err(to_py)?;
     Ok(paths(&out))
 }
 
 /// Merges the split model of which `shard` is a shard into one file at `output`.
 #[pyfunction]
 fn merge(py: Python<'_>, shard: PathBuf, output: PathBuf) -> PyResult<()> {
-    py.detach(|| gguf_serde::ops::split::merge_file(&shard, &output)).map_err(to_py)
+    detached(py, || gguf_serde::ops::split::merge_file(&shard, &output))?.map_err(to_py)
 }
 
 /// The converter's error as `GGUFError` (or `OSError`/… for a wrapped GGUF I/O error).
@@ -649,7 +694,7 @@ fn convert(
     opts.model_card = card.as_ref();
     opts.metadata_override = metadata.as_ref();
     opts.progress = Some(&cb);
-    let report = py.detach(|| gguf_serde::convert::convert(&model_dir, &output, &opts)).map_err(convert_err)?;
+    let report = detached(py, || gguf_serde::convert::convert(&model_dir, &output, &opts))?.map_err(convert_err)?;
     prog.finish()?;
     Ok((paths(&report.files), report.outtype.label().to_owned()))
 }
@@ -672,9 +717,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Reader>()?;
     m.add("GGUFError", py.get_type::<GGUFError>())?;
     m.add("DuplicateKeyError", py.get_type::<DuplicateKeyError>())?;
+    m.add("InvalidUtf8Error", py.get_type::<InvalidUtf8Error>())?;
     m.add_function(wrap_pyfunction!(ggml_types, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize, m)?)?;
+    m.add_function(wrap_pyfunction!(irregular_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(quantize_file, m)?)?;
     m.add_function(wrap_pyfunction!(dequantize_file, m)?)?;
     m.add_function(wrap_pyfunction!(split, m)?)?;

@@ -48,7 +48,8 @@ def test_split_by_size_and_merge_round_trip(tmp_path: Path) -> None:
     assert len(got) >= 3
     first = gguf_serde.GGUFReader(got[0])
     assert first.tensors == [] and first.fields["split.count"].contents() == len(got)
-    gguf_serde.merge(got[-1], tmp_path / "m.gguf")
+    # Paths of bytes as well as str and os.PathLike (as numpy.memmap and GGUFReader take them).
+    gguf_serde.merge(os.fsencode(got[-1]), os.fsencode(tmp_path / "m.gguf"))
     assert (tmp_path / "m.gguf").read_bytes() == SMALL.read_bytes()
     with pytest.raises(ValueError):
         gguf_serde.split(SMALL, tmp_path / "t", max_tensors=1, max_size=10)

@@ -34,3 +34,28 @@ def test_the_native_stub_names_every_function_and_class() -> None:
     public = {k for k in dir(_native) if not k.startswith("_")}
     assert stubbed == public
     assert (Path(gguf_serde.__file__).parent / "py.typed").is_file()
+
+
+def test_the_enums_equal_gguf_py_s_as_the_readme_says() -> None:
+    import gguf
+
+    for ours, theirs in (
+        (constants.GGMLQuantizationType, gguf.GGMLQuantizationType),
+        (constants.GGUFValueType, gguf.GGUFValueType),
+        (constants.GGUFEndian, gguf.GGUFEndian),
+    ):
+        for m in theirs:
+            mine = ours[m.name]
+            assert mine == m and hash(mine) == hash(m) and theirs(mine) is m
+            assert not isinstance(mine, theirs)
+    for t in gguf.GGMLQuantizationType:
+        if t == gguf.GGMLQuantizationType.Q8_1:
+            # gguf-py 0.19.0 has 40 bytes, from when its scales were float32; ggml's block_q8_1
+            # is 36 (ggml-common.h asserts 2 halves + 32), as llama.cpp's own gguf-py now says.
+            assert constants.GGML_QUANT_SIZES[constants.GGMLQuantizationType.Q8_1] == (32, 2 + 2 + 32)
+            continue
+        assert constants.GGML_QUANT_SIZES[constants.GGMLQuantizationType(t)] == gguf.GGML_QUANT_SIZES[t]
+        assert gguf.GGML_QUANT_SIZES[constants.GGMLQuantizationType(t)] == gguf.GGML_QUANT_SIZES[t]
+    assert (constants.GGUF_MAGIC, constants.GGUF_VERSION, constants.GGUF_DEFAULT_ALIGNMENT) == (
+        gguf.GGUF_MAGIC, gguf.GGUF_VERSION, gguf.GGUF_DEFAULT_ALIGNMENT
+    )

@@ -140,3 +140,98 @@ def test_errors_are_gguf_py_s() -> None:
             mod.dequantize(np.zeros((1, 33), np.uint8), Q.Q4_K)
     assert quants.quant_shape_to_byte_shape((3, 512), Q.Q4_K) == ref.quant_shape_to_byte_shape((3, 512), Q.Q4_K)
     assert quants.quant_shape_from_byte_shape((3, 288), Q.Q4_K) == ref.quant_shape_from_byte_shape((3, 288), Q.Q4_K)
+
+
+# Values where ggml's C arithmetic and gguf-py's NumPy arithmetic can part ways: NaNs (quiet,
+# signalling, negative, with payloads), infinities, signed zeros, subnormals, the float32 and
+# float16 limits, and magnitudes near the ends of the float32 range.
+_SPECIAL = np.concatenate(
+    [
+        np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFC12345, 0x7FC00001], dtype=np.uint32).view(np.float32),
+        np.array(
+            [np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-40, -1e-40, 1.2e-38, -1.2e-38, 3.4028235e38,
+             -3.4028235e38, 3e38, -3e38, 1e-30, -1e-30, 2.0**-64, 2.0**64, 1e20, -1e20, 65504.0, 65520.0,
+             -65520.0, 6e-8, 1.0, -1.0, 0.5],
+            dtype=np.float32,
+        ),
+    ]
+)
+
+
+def _special_blocks(qtype: Q, seed: int) -> np.ndarray:
+    """Rows of one block each: normal values of a random scale (1e-45 to 1e38) with a random
+    share (all, half, a tenth, one in fifty) replaced by special values; every special value as
+    a whole block; blocks of +0.0 and -0.0 mixed; blocks of tiny ranges around zero and one."""
+    block = gguf.GGML_QUANT_SIZES[qtype][0]
+    rng = np.random.default_rng(seed)
+    rows = []
+    for share in (1.0, 0.5, 0.1, 0.02):
+        for _ in range(150):
+            with np.errstate(over="ignore", under="ignore"):
+                x = (rng.standard_normal(block) * 10.0 ** rng.integers(-45, 39)).astype(np.float32)
+            pick = rng.random(block) < share
+            x[pick] = rng.choice(_SPECIAL, int(pick.sum()))
+            rows.append(x)
+    rows.extend(np.full(block, v, np.float32) for v in _SPECIAL)
+    rows.extend(np.where(rng.random((40, block)) < 0.5, np.float32(0.0), np.float32(-0.0)))
+    for base in (0.0, -0.0, 1.0):
+        x = np.full(block, base, np.float32)
+        x[rng.integers(0, block, 3)] = np.float32(base) + np.float32(1e-44)
+        rows.append(x)
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("qtype", [t for t in GGUF_PY_QUANTIZE if t != Q.F32], ids=lambda t: t.name)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_quantize_of_special_values_is_byte_identical_to_gguf_py(qtype: Q, seed: int) -> None:
+    x = _special_blocks(qtype, seed * 1000 + int(qtype))
+    with np.errstate(all="ignore"):  # gguf-py's NumPy warns on NaN casts and 1/0
+        want = ref.quantize(x, qtype)
+        got = quants.quantize(x, qtype)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    differ = np.flatnonzero((got.view(np.uint8) != want.view(np.uint8)).reshape(len(x), -1).any(axis=-1))
+    assert differ.size == 0, f"{qtype.name}: blocks {differ[:5].tolist()}, e.g. {x[differ[0]][:8].tolist()}"
+    # As a whole tensor (several blocks per row), too.
+    rows = x[: len(x) // 4 * 4].reshape(-1, 4 * x.shape[-1])
+    with np.errstate(all="ignore"):
+        assert np.array_equal(quants.quantize(rows, qtype).view(np.uint8), ref.quantize(rows, qtype).view(np.uint8))
+
+
+def test_dequantize_takes_what_gguf_py_takes() -> None:
+    # gguf-py's dequantize reads the blocks as bytes: a list is refused (AttributeError), a 0-d
+    # array (IndexError), an array of wider items or with rows of part blocks (ValueError); an
+    # array of one-byte items (int8, bool) is read as its bytes.
+    # Rows of 2448 bytes: whole blocks of each type tried (34, 18, 2 and 144 bytes).
+    blocks = np.random.default_rng(5).integers(0, 256, (3, 2448), dtype=np.uint8)
+    for qtype in (Q.Q8_0, Q.Q4_0, Q.BF16, Q.Q4_K):
+        cases = {
+            "list": blocks.tolist(),
+            "tuple": tuple(blocks[0].tolist()),
+            "0-d": np.uint8(3),
+            "float32": blocks.astype(np.float32),
+            "float16": blocks[:, :1224].astype(np.float16),
+            "int32": blocks.astype(np.int32),
+            "big-endian uint16": blocks.view(">u2"),
+            "part block": blocks[:, :35],
+        }
+        for what, x in cases.items():
+            with np.errstate(all="ignore"):
+                try:
+                    ref.dequantize(x, qtype)
+                except Exception as e:  # noqa: BLE001 - the oracle's exception type is the answer
+                    want: type[BaseException] = type(e)
+                else:
+                    raise AssertionError(f"gguf-py took {what} for {qtype.name}")
+            with pytest.raises(want):
+                quants.dequantize(x, qtype)
+        with np.errstate(all="ignore"):
+            for x in (blocks.view(np.int8), blocks.astype(bool)):
+                assert _same_bits(quants.dequantize(x, qtype), ref.dequantize(x, qtype))
+    # F32 and F16: the bytes viewed as the type, whatever the array (gguf-py's `view`).
+    for qtype in (Q.F32, Q.F16):
+        for x in (blocks, blocks.view(">u2"), blocks.view(np.int32)):
+            assert _same_bits(quants.dequantize(x, qtype), ref.dequantize(x, qtype))
+        with pytest.raises(AttributeError):
+            ref.dequantize([1.0], qtype)
+        with pytest.raises(AttributeError):
+            quants.dequantize([1.0], qtype)

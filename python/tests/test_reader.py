@@ -238,3 +238,187 @@ def dump(path):
     assert results[0] == results[1]
     copy = tmp_path / "copy.gguf"
     shutil.copy(path, copy)
+
+
+def _kv_str(key: bytes, value: bytes) -> bytes:
+    return struct.pack("<Q", len(key)) + key + struct.pack("<IQ", 8, len(value)) + value
+
+
+def _kv_strs(key: bytes, values: list[bytes]) -> bytes:
+    items = b"".join(struct.pack("<Q", len(v)) + v for v in values)
+    return struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, 8, len(values)) + items
+
+
+@pytest.mark.parametrize("key", [b"GGUF.version", b"GGUF.tensor_count", b"GGUF.kv_count", b"GGUF.magic"])
+def test_a_key_named_like_a_header_field_is_what_gguf_py_makes_of_it(tmp_path: Path, key: bytes) -> None:
+    # gguf-py keeps its header fields in `fields` under these names: a pair of the same name is
+    # a duplicate (KeyError, "Duplicate ..."); a name it does not use (GGUF.magic) is a key.
+    path = tmp_path / "header-key.gguf"
+    path.write_bytes(_header(kvs=2) + _kv_u32(b"a.b", 1) + _kv_u32(key, 5))
+    try:
+        ref = gguf.GGUFReader(path)
+    except KeyError as e:
+        with pytest.raises(KeyError) as ours:
+            gguf_serde.GGUFReader(path)
+        assert isinstance(ours.value, gguf_serde.GGUFError)
+        assert str(ours.value) == e.args[0]
+    else:
+        ours = gguf_serde.GGUFReader(path)
+        assert list(ours.fields) == list(ref.fields)
+        assert ours.fields[key.decode()].contents() == ref.fields[key.decode()].contents() == 5
+        compare(path)
+
+
+def test_a_duplicate_key_is_refused_in_gguf_py_s_words(tmp_path: Path) -> None:
+    path = tmp_path / "dup.gguf"
+    path.write_bytes(_header(kvs=3) + _kv_u32(b"a.b", 1) + _kv_u32(b"c.d", 1) + _kv_u32(b"a.b", 2))
+    with pytest.raises(KeyError) as ref:
+        gguf.GGUFReader(path)
+    with pytest.raises(KeyError) as ours:
+        gguf_serde.GGUFReader(path)
+    assert str(ours.value).startswith(ref.value.args[0])
+
+
+def test_big_endian_integer_tensors_are_viewed_and_dequantized_as_gguf_py(tmp_path: Path) -> None:
+    # A big-endian file made by gguf-py's writer: the tensor views are of the file's byte order
+    # (">i4", ...) with the values written; gguf-py's dequantize has no integer types and views
+    # F32/F16 bytes as native floats, which ours does too; ours converts the integer and F64 views
+    # to the values they hold.
+    path = tmp_path / "big.gguf"
+    _write_every_kind(path, gguf.GGUFEndian.BIG)
+    ours, ref = gguf_serde.GGUFReader(path), gguf.GGUFReader(path)
+    written = {t.name: t for t in ref.tensors}
+    for t in ours.tensors:
+        want = written[t.name]
+        assert t.data.dtype == want.data.dtype and t.data.tolist() == want.data.tolist(), t.name
+        qtype = gguf.GGMLQuantizationType(t.tensor_type)
+        try:
+            expected = ref_dequantize = gguf.quants.dequantize(want.data, qtype)
+        except NotImplementedError:
+            ref_dequantize = None
+            expected = want.data.astype(np.float32)  # the values of an integer or F64 view
+        got = quants_dequantize(t.data, t.tensor_type)
+        assert got.dtype == np.float32 and np.array_equal(got, expected, equal_nan=True), t.name
+        if ref_dequantize is None:
+            assert t.data.dtype.kind in "if" and t.data.dtype.byteorder in ">|", t.name
+    int32 = ours.tensors[[t.name for t in ours.tensors].index("int32")]
+    assert int32.data.dtype == np.dtype(">i4")
+    assert quants_dequantize(int32.data, int32.tensor_type).tolist() == int32.data.tolist()
+
+
+def quants_dequantize(data: np.ndarray, qtype: int) -> np.ndarray:
+    return gguf_serde.quants.dequantize(data, gguf_serde.GGMLQuantizationType(qtype))
+
+
+def test_contents_read_a_change_made_to_the_file_as_gguf_py(tmp_path: Path) -> None:
+    # numpy.memmap mode "r" maps the file shared: a change made to the file after opening it
+    # (here by another writer) shows in what gguf-py's contents() reads, values and strings
+    # alike; a string that is no longer UTF-8 raises UnicodeDecodeError there (not a panic).
+    content = (
+        _header(kvs=4)
+        + _kv_str(b"a.s", b"abcd")
+        + _kv_strs(b"a.arr", [b"xy", b"zw"])
+        + _kv_u32(b"a.u", 1)
+        + _kv_strs(b"a.bad", [b"ok", b"ab"])
+    )
+    outcomes = []
+    for reader in (gguf.GGUFReader, gguf_serde.GGUFReader):
+        path = tmp_path / f"{reader.__module__}.gguf"
+        path.write_bytes(content)
+        r = reader(path)
+        keys = ["a.s", "a.arr", "a.u", "a.bad"]
+        before = [r.fields[k].contents() for k in keys]
+        data = bytearray(content)
+        i = data.index(b"abcd")
+        data[i : i + 4] = b"a\xffcd"
+        i = data.index(b"zw")
+        data[i : i + 2] = b"Zw"
+        i = data.index(b"a.u") + 3 + 4
+        data[i : i + 4] = struct.pack("<I", 9)
+        i = data.rindex(b"ab")
+        data[i : i + 2] = b"\xc3("
+        with open(path, "r+b") as f:
+            f.write(data)
+        after = []
+        for k in keys:
+            try:
+                after.append(r.fields[k].contents())
+            except UnicodeDecodeError as e:
+                after.append(("UnicodeDecodeError", e.start, e.reason))
+        outcomes.append((before, after))
+        del r
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1][1][1:3] == [["xy", "Zw"], 9]
+
+
+def test_lazy_parts_and_tensors_are_made_once_across_threads(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "every.gguf"
+    _write_every_kind(path, gguf.GGUFEndian.LITTLE)
+    for _ in range(5):
+        r = gguf_serde.GGUFReader(path)
+        start = threading.Barrier(8)
+        seen: list[tuple[int, int]] = []
+
+        def first_access() -> None:
+            start.wait()
+            field = r.fields["t.strs"]
+            seen.append((id(field.parts), id(r.tensors)))
+
+        threads = [threading.Thread(target=first_access) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(seen) == 8 and len(set(seen)) == 1
+        assert r.fields["t.strs"].parts is r.fields["t.strs"].parts
+
+
+def test_a_path_of_bytes_opens_as_with_gguf_py() -> None:
+    path = ROOT / "tests" / "data" / "small.gguf"
+    ref = gguf.GGUFReader(bytes(path))
+    ours = gguf_serde.GGUFReader(bytes(path))
+    assert list(ours.fields) == list(ref.fields)
+    assert [t.name for t in ours.tensors] == [t.name for t in ref.tensors]
+
+
+def _utf8_case(where: str, order: str) -> bytes:
+    """A file with one string that is not UTF-8 (in a key, a value, an array element or a tensor
+    name), of byte order `order` ("<" or ">")."""
+    bad = b"ab\xffc"
+
+    def s(b: bytes) -> bytes:
+        return struct.pack(order + "Q", len(b)) + b
+
+    def head(tensors: int, kvs: int) -> bytes:
+        return b"GGUF" + struct.pack(order + "IQQ", 3, tensors, kvs)
+
+    if where == "key":
+        return head(0, 1) + s(b"a." + bad) + struct.pack(order + "II", 4, 1)
+    if where == "value":
+        return head(0, 1) + s(b"a.s") + struct.pack(order + "I", 8) + s(bad)
+    if where == "array":
+        return head(0, 1) + s(b"a.s") + struct.pack(order + "IIQ", 9, 8, 2) + s(b"ok") + s(b"\xc3(")
+    info = s(b"t" + bad) + struct.pack(order + "IQIQ", 1, 8, 0, 0)
+    return head(1, 0) + info + bytes(-(24 + len(info)) % 32) + bytes(32)
+
+
+@pytest.mark.parametrize("order", ["<", ">"], ids=["little", "big"])
+@pytest.mark.parametrize("where", ["key", "value", "array", "tensor name"])
+def test_a_string_that_is_not_utf8_raises_gguf_py_s_unicode_decode_error(tmp_path: Path, where: str, order: str) -> None:
+    # gguf-py raises UnicodeDecodeError when it decodes the string: at open for a key or tensor
+    # name, from contents() for a value. Ours refuses the file at open with an exception that is
+    # that UnicodeDecodeError (same bytes, position, reason) and a GGUFError.
+    path = tmp_path / "bad-utf8.gguf"
+    path.write_bytes(_utf8_case(where, order))
+    with pytest.raises(UnicodeDecodeError) as ref:
+        r = gguf.GGUFReader(path)
+        _ = r.tensors
+        for f in r.fields.values():
+            f.contents()
+    with pytest.raises(UnicodeDecodeError) as ours:
+        gguf_serde.GGUFReader(path)
+    assert isinstance(ours.value, gguf_serde.GGUFError)
+    e, want = ours.value, ref.value
+    assert (e.encoding, e.object, e.start, e.end, e.reason) == (want.encoding, want.object, want.start, want.end, want.reason)

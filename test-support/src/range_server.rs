@@ -1,8 +1,10 @@
-//! A small HTTP/1.1 server on 127.0.0.1 that serves one file with byte ranges (RFC 9110 §14), or
-//! misbehaves in one chosen way, for the tests of remote reading (`Gguf::from_url`,
-//! `gguf inspect https://…`). It answers every `GET` on one thread per connection, keeps
-//! connections alive, and counts requests and body bytes sent.
+//! A small HTTP/1.1 server on 127.0.0.1 that serves one file at every path, or several files each
+//! at its own path, with byte ranges (RFC 9110 §14), or misbehaves in one chosen way, for the
+//! tests of remote reading (`Gguf::from_url`, `ShardedGguf::from_url`, `gguf inspect https://…`).
+//! It answers every `GET` on one thread per connection, keeps connections alive, and counts
+//! requests and body bytes sent.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +39,26 @@ pub enum Behaviour {
     Stall,
     /// `404`.
     NotFound,
+    /// `403 Forbidden` for a path that ends with this text; otherwise [`Behaviour::Ranges`]
+    /// (one shard of a split model that the server refuses).
+    ForbiddenAt(&'static str),
+}
+
+/// What the server serves.
+enum Files {
+    /// One file at every path.
+    Any(Vec<u8>),
+    /// Each file at its own path (`/NAME`); any other path is `404 Not Found`.
+    ByPath(HashMap<String, Vec<u8>>),
+}
+
+impl Files {
+    fn get(&self, path: &str) -> Option<&[u8]> {
+        match self {
+            Files::Any(b) => Some(b),
+            Files::ByPath(m) => m.get(path.trim_start_matches('/')).map(Vec::as_slice),
+        }
+    }
 }
 
 /// A running server; it stops when the test process ends.
@@ -50,11 +72,21 @@ pub struct RangeServer {
 impl RangeServer {
     /// Serves `bytes` at every path, behaving as `behaviour` says.
     pub fn start(bytes: Vec<u8>, behaviour: Behaviour) -> RangeServer {
+        Self::serve_files(Files::Any(bytes), behaviour)
+    }
+
+    /// Serves each file at `/NAME` (`NAME` may hold `/`; [`url`](Self::url) gives its URL), and
+    /// `404 Not Found` at any other path, behaving as `behaviour` says.
+    pub fn start_files(files: Vec<(String, Vec<u8>)>, behaviour: Behaviour) -> RangeServer {
+        Self::serve_files(Files::ByPath(files.into_iter().collect()), behaviour)
+    }
+
+    fn serve_files(files: Files, behaviour: Behaviour) -> RangeServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let base = format!("http://{}", listener.local_addr().expect("local addr"));
         let requests = Arc::new(AtomicU64::new(0));
         let sent = Arc::new(AtomicU64::new(0));
-        let bytes = Arc::new(bytes);
+        let bytes = Arc::new(files);
         let (r, s) = (requests.clone(), sent.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
@@ -86,7 +118,7 @@ impl RangeServer {
 
 fn serve(
     conn: TcpStream,
-    file: &[u8],
+    files: &Files,
     behaviour: Behaviour,
     requests: &AtomicU64,
     sent: &AtomicU64,
@@ -116,10 +148,15 @@ fn serve(
             }
         }
         let n = requests.fetch_add(1, Ordering::SeqCst);
-        let len = file.len() as u64;
         let head = |status: &str, extra: &str, body_len: usize| {
             format!("HTTP/1.1 {status}\r\nContent-Length: {body_len}\r\n{extra}\r\n")
         };
+        let served = if behaviour == Behaviour::RedirectOnce { path.strip_prefix("/moved") } else { None };
+        let Some(file) = files.get(served.unwrap_or(&path)) else {
+            conn.write_all(head("404 Not Found", "", 0).as_bytes())?;
+            continue;
+        };
+        let len = file.len() as u64;
         match behaviour {
             Behaviour::Stall => {
                 std::thread::sleep(std::time::Duration::from_secs(600));
@@ -127,6 +164,10 @@ fn serve(
             }
             Behaviour::NotFound => {
                 conn.write_all(head("404 Not Found", "", 0).as_bytes())?;
+                continue;
+            }
+            Behaviour::ForbiddenAt(end) if path.ends_with(end) => {
+                conn.write_all(head("403 Forbidden", "", 0).as_bytes())?;
                 continue;
             }
             Behaviour::RedirectLoop => {

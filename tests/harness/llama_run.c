@@ -6,7 +6,8 @@
 // tests/tests/interop/convert_runs.rs, whose float logits are compared with tests/py/hf_forward.py's.
 //
 // Usage:
-//   llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] MODEL TOKEN...
+//   llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] [--lora FILE]
+//             MODEL TOKEN...
 //     MODEL      a .gguf file; for a split model its first shard (<name>-00001-of-0000N.gguf),
 //                from which libllama finds the others
 //     TOKEN...   the prompt, token ids in decimal (at least one, each below the vocabulary size)
@@ -23,6 +24,9 @@
 //                last position's after each step 1..gen, i.e. row r holds the logits after the
 //                token at position r of prompt + generated (what a forward pass of those ids
 //                gives at every position). The lines on stdout are the same as without it.
+//     --lora     a LoRA adapter GGUF to apply to MODEL at scale 1 (llama_adapter_lora_init, then
+//                llama_set_adapters_lora on the context): the logits are those of the model with
+//                the adapter, as `llama-cli --lora FILE` computes them
 // CPU only (no GPU layers), mmap as libllama's default, one sequence, and the same settings on
 // every run, so that the same tensor data gives bit-identical logits.
 //
@@ -39,7 +43,7 @@
 //   generated <id> ...
 //                   the greedy tokens in order: each the argmax of the logits before it (the lowest
 //                   id among equal maxima); end-of-generation tokens do not stop the run
-// Exit status 0; 1 if the model does not load (libllama's error messages on stderr, then
+// Exit status 0; 1 if the model (or the adapter) does not load (libllama's error messages on stderr, then
 // "llama_run: load failed: MODEL" last), 2 for bad arguments, 3 if a context or a decode fails.
 // libllama's log lines of level WARN and ERROR go to stderr; INFO and DEBUG are dropped.
 
@@ -65,7 +69,7 @@ static void on_log(enum ggml_log_level level, const char *text, void *user) {
 
 static int usage(const char *why) {
   fprintf(stderr,
-          "llama_run: %s\nusage: llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] MODEL "
+          "llama_run: %s\nusage: llama_run [--threads N] [--n-ctx N] [--gen N] [--top K] [--logits-out FILE] [--lora FILE] MODEL "
           "TOKEN...\n",
           why);
   return 2;
@@ -142,6 +146,7 @@ static void print_top(const float *v, int32_t n, int k) {
 int main(int argc, char **argv) {
   long threads = 2, n_ctx = 64, n_gen = 8, top = 5;
   const char *logits_out = NULL;
+  const char *lora_path = NULL;
   int i = 1;
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
     if (i + 1 >= argc) {
@@ -149,6 +154,10 @@ int main(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--logits-out") == 0) {
       logits_out = argv[i + 1];
+      continue;
+    }
+    if (strcmp(argv[i], "--lora") == 0) {
+      lora_path = argv[i + 1];
       continue;
     }
     long *slot = strcmp(argv[i], "--threads") == 0 ? &threads
@@ -224,6 +233,18 @@ int main(int argc, char **argv) {
   if (ctx == NULL) {
     fprintf(stderr, "llama_run: no context for %s\n", path);
     return 3;
+  }
+  if (lora_path != NULL) {
+    struct llama_adapter_lora *adapter = llama_adapter_lora_init(model, lora_path);
+    if (adapter == NULL) {
+      fprintf(stderr, "llama_run: load failed: %s\n", lora_path);
+      return 1;
+    }
+    float scale = 1.0f;
+    if (llama_set_adapters_lora(ctx, &adapter, 1, &scale) != 0) {
+      fprintf(stderr, "llama_run: cannot apply the adapter %s\n", lora_path);
+      return 3;
+    }
   }
   printf("n_vocab %d\n", n_vocab);
 

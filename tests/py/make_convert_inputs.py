@@ -370,6 +370,17 @@ def stored_bits(values, dtype):
     raise ValueError(f"dtype {dtype} not supported for a layout tensor")
 
 
+def check_data_order(path, names, case):
+    """safetensors orders the data itself (by dtype, then name): it must be the layout's order."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+    header.pop("__metadata__", None)
+    order = [k for k, _ in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])]
+    if order != names:
+        raise ValueError(f"{case}: {os.path.basename(path)}: tensor order differs from the layout's")
+
+
 def make_layout_case(models, d, case):
     """Writes case `case` of LAYOUT_CASES into folder `d` (emptied before)."""
     vocab_src, seed, template, tok_edit = LAYOUT_CASES[case]
@@ -422,14 +433,7 @@ def make_layout_case(models, d, case):
             tensors[name + "_scale_inv"] = stored_bits(scale, spec["dtype"])
         path = os.path.join(d, shard["file"])
         write_safetensors(path, tensors, dtypes, shard["metadata"])
-        # safetensors orders the data itself (by dtype, then name): it must be the layout's order
-        with open(path, "rb") as f:
-            (n,) = struct.unpack("<Q", f.read(8))
-            header = json.loads(f.read(n))
-        header.pop("__metadata__", None)
-        order = [k for k, _ in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0])]
-        if order != [t["name"] for t in shard["tensors"]]:
-            raise ValueError(f"{case}: {shard['file']}: tensor order differs from the layout's")
+        check_data_order(path, [t["name"] for t in shard["tensors"]], case)
     if layout["index"] is not None:
         with open(os.path.join(d, "model.safetensors.index.json"), "w", encoding="utf-8", newline="") as f:
             f.write(layout["index"])

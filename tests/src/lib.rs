@@ -210,7 +210,7 @@ pub struct LlamaRun {
 /// is better held once). `Err` with libllama's messages (the harness's stderr) if it exits with a
 /// failure, as it does when the model does not load.
 pub fn llama_run(harness: &Path, model: &Path, prompt: &[u32], n_gen: usize) -> Result<LlamaRun, String> {
-    llama_run_with(harness, model, prompt, n_gen, None)
+    llama_run_with(harness, model, None, prompt, n_gen, None)
 }
 
 /// [`llama_run`] with the harness's `--logits-out`: F32 K and V caches, flash attention off, and
@@ -223,10 +223,23 @@ pub fn llama_run_logits(
     prompt: &[u32],
     n_gen: usize,
 ) -> Result<(LlamaRun, Vec<Vec<f32>>), String> {
+    llama_run_logits_lora(harness, model, None, prompt, n_gen)
+}
+
+/// [`llama_run_logits`] of `model` with the LoRA adapter `lora` applied at scale 1 (the
+/// harness's `--lora`: `llama_adapter_lora_init` and `llama_set_adapters_lora`), or without one.
+/// `Err` also when the adapter does not load.
+pub fn llama_run_logits_lora(
+    harness: &Path,
+    model: &Path,
+    lora: Option<&Path>,
+    prompt: &[u32],
+    n_gen: usize,
+) -> Result<(LlamaRun, Vec<Vec<f32>>), String> {
     let mut name = model.file_name().unwrap_or_default().to_os_string();
     name.push(".logits.f32");
     let out = model.with_file_name(name);
-    let run = llama_run_with(harness, model, prompt, n_gen, Some(&out))?;
+    let run = llama_run_with(harness, model, lora, prompt, n_gen, Some(&out))?;
     let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let _ = std::fs::remove_file(&out);
     let rows = prompt.len() + n_gen;
@@ -241,6 +254,7 @@ pub fn llama_run_logits(
 fn llama_run_with(
     harness: &Path,
     model: &Path,
+    lora: Option<&Path>,
     prompt: &[u32],
     n_gen: usize,
     logits_out: Option<&Path>,
@@ -251,6 +265,9 @@ fn llama_run_with(
     cmd.args(["--threads", "2", "--n-ctx", "64", "--gen", &n_gen.to_string(), "--top", "5"]);
     if let Some(p) = logits_out {
         cmd.arg("--logits-out").arg(p);
+    }
+    if let Some(p) = lora {
+        cmd.arg("--lora").arg(p);
     }
     cmd.arg(model);
     cmd.args(prompt.iter().map(u32::to_string));

@@ -388,3 +388,69 @@ fn convert_without_a_tokenizer_names_no_vocab() {
     assert!(err.contains("tokenizer.model") && err.contains("tokenizer.json") && err.contains("--no-vocab"), "{err}");
     assert!(!out.exists());
 }
+
+/// Writes a LoRA adapter folder `my-lora` beside `ckpt` (Python's numpy and `safetensors`): peft's
+/// names for a rank-8 pair on layer 0's `q_proj` (`[8, n_embd]` and `[n_embd, 8]`, F32 random)
+/// and `adapter_config.json` = `config`.
+fn write_adapter(ckpt: &std::path::Path, config: &str) -> std::path::PathBuf {
+    let dir = ckpt.parent().unwrap().join("my-lora");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("adapter_config.json"), config).unwrap();
+    let cfg: serde_json::Value = serde_json::from_slice(&std::fs::read(ckpt.join("config.json")).unwrap()).unwrap();
+    let n = cfg["hidden_size"].as_u64().unwrap().to_string();
+    let script = "import sys, numpy as np\nfrom safetensors.numpy import save_file\nn = int(sys.argv[2])\n\
+        rng = np.random.default_rng(7)\np = 'base_model.model.model.layers.0.self_attn.q_proj.'\n\
+        save_file({p + 'lora_A.weight': rng.standard_normal((8, n), dtype=np.float32),\n\
+        p + 'lora_B.weight': rng.standard_normal((n, 8), dtype=np.float32)}, sys.argv[1], metadata={'format': 'pt'})\n";
+    let py = python().unwrap();
+    let o = std::process::Command::new(py)
+        .args(["-c", script, dir.join("adapter_model.safetensors").to_str().unwrap(), &n])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    dir
+}
+
+/// `gguf convert ADAPTER_DIR --base BASE_DIR`: the adapter keys and tensors, the reference's
+/// default name (`{name}-{TYPE}-LoRA.gguf` in the adapter folder, F32 by default), and the
+/// refusals (exit 1, nothing written): an adapter folder without `--base`, `--outtype auto`,
+/// DoRA, a missing `lora_alpha`, a target the base does not have.
+#[test]
+fn convert_takes_a_lora_adapter_with_its_base() {
+    let Some(ckpt) = make_hf_llama("cli_convert_lora", HfLayout::TiedSingle, 34) else { return };
+    let good = r#"{"peft_type": "LORA", "lora_alpha": 16, "r": 8, "target_modules": ["q_proj"]}"#;
+    let adapter = write_adapter(&ckpt, good);
+    let (a, b) = (adapter.to_str().unwrap(), ckpt.to_str().unwrap());
+    let o = gguf(&["convert", a, "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("--base BASE_DIR"), "{}", text(&o.stderr));
+    let o = gguf(&["convert", a, "--base", b, "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = adapter.join("My-Lora-F32-LoRA.gguf");
+    assert!(out.exists(), "{}", text(&o.stdout));
+    let listing = text(&gguf(&["inspect", out.to_str().unwrap()]).stdout);
+    for want in
+        ["adapter.type", "lora", "adapter.lora.alpha", "16", "blk.0.attn_q.weight.lora_a", "blk.0.attn_q.weight.lora_b"]
+    {
+        assert!(listing.contains(want), "{want} not in:\n{listing}");
+    }
+    let refused = |args: &[&str], why: &str| {
+        let out = adapter.join("refused.gguf");
+        let o = gguf(&[&["convert", a, "--base", b, "-q", "-o", out.to_str().unwrap()], args].concat());
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains(why), "{args:?}: {}", text(&o.stderr));
+        assert!(!out.exists());
+    };
+    refused(&["--outtype", "auto"], "auto is not taken for an adapter");
+    std::fs::write(adapter.join("adapter_config.json"), r#"{"lora_alpha": 16, "use_dora": true}"#).unwrap();
+    refused(&[], "use_dora (DoRA) is not converted");
+    std::fs::write(adapter.join("adapter_config.json"), r#"{"r": 8}"#).unwrap();
+    refused(&[], "`lora_alpha` is missing");
+    std::fs::write(adapter.join("adapter_config.json"), good).unwrap();
+    let cfg = ckpt.join("config.json");
+    let c = std::fs::read_to_string(&cfg).unwrap().replace("LlamaForCausalLM", "GPT2LMHeadModel");
+    std::fs::write(&cfg, c).unwrap();
+    refused(&[], "the base model's architecture \"GPT2LMHeadModel\" is not converted");
+    let help = text(&gguf(&["convert", "--help"]).stdout);
+    assert!(help.contains("--base <BASE_DIR>"), "{help}");
+}

@@ -270,6 +270,32 @@ fn completions_for_bash_zsh_fish_powershell_and_elvish() {
             assert!(text.contains(sub), "{shell}: no {sub}");
         }
     }
+    // Each command is a completion word of its own, and its options are completed after it:
+    // bash's list of subcommands and each subcommand's option list, fish's `-a` and `-l` entries.
+    let bash = String::from_utf8(gguf(&["completions", "bash"]).stdout).unwrap();
+    let fish = String::from_utf8(gguf(&["completions", "fish"]).stdout).unwrap();
+    let top = bash.lines().find(|l| l.contains("opts=\"-h -V --help --version ")).expect("bash: top-level opts");
+    for (sub, options) in [
+        ("inspect", &["--json", "--memory", "--ctx", "--one-file", "--stored-order"][..]),
+        ("hash", &["--xxh64", "--sha1", "--sha256", "--all", "--uuid", "--no-layer", "--check"][..]),
+        ("export", &["--dtype", "--exclude", "--force"][..]),
+        ("import", &["--force"][..]),
+        ("show", &["--rows", "--items", "--json"][..]),
+    ] {
+        assert!(top.split(['"', ' ']).any(|w| w == sub), "bash: {sub} not a subcommand word: {top}");
+        assert!(fish.contains(&format!("__fish_gguf_needs_command\" -f -a \"{sub}\"")), "fish: no {sub}");
+        let case = bash.split(&format!("gguf__subcmd__{sub})")).nth(1).expect("bash: a case for the subcommand");
+        let opts = case.lines().find(|l| l.contains("opts=")).unwrap();
+        for o in options {
+            assert!(opts.split(['"', ' ']).any(|w| w == *o), "bash: {sub} lacks {o}: {opts}");
+            let long = o.trim_start_matches("--");
+            let fish_line = format!("complete -c gguf -n \"__fish_gguf_using_subcommand {sub}\" ");
+            assert!(
+                fish.lines().any(|l| l.starts_with(&fish_line) && l.contains(&format!(" -l {long} "))),
+                "fish: {sub} lacks {o}"
+            );
+        }
+    }
     assert_eq!(gguf(&["completions", "powershell-7"]).status.code(), Some(2));
     // Type lists are clap's possible values: completed, listed in --help, checked.
     let bash = String::from_utf8(gguf(&["completions", "bash"]).stdout).unwrap();

@@ -19,6 +19,7 @@ mod output_policy;
 mod outputs_and_odd_files;
 mod quantize;
 mod remote;
+mod remote_split;
 mod show_params;
 mod standard_keys;
 

@@ -96,6 +96,8 @@ use parse::Goal;
 pub(crate) use parse::{align_up, Layout};
 #[cfg(feature = "mmap")]
 pub use sharded::ShardedGguf;
+#[cfg(all(feature = "mmap", feature = "remote"))]
+pub use sharded::PARALLEL_SHARD_FETCHES;
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, TensorSource};
 pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
 pub(crate) use write::encoded_len as write_encoded_len;

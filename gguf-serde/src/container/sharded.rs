@@ -54,10 +54,13 @@ pub fn shard_path(prefix: impl AsRef<Path>, index: u16, count: u16) -> PathBuf {
 /// name does not end in `-NNNNN-of-MMMMM.gguf` with `1 <= NNNNN <= MMMMM <= 65535`.
 ///
 /// ```
-/// use gguf_serde::container::parse_shard_path;
+/// use gguf_serde::container::{parse_shard_path, shard_path};
 /// let (prefix, index, count) = parse_shard_path("m/llama-00002-of-00004.gguf").unwrap();
 /// assert_eq!((prefix.to_str().unwrap(), index, count), ("m/llama", 1, 4));
 /// assert!(parse_shard_path("llama.gguf").is_none());
+/// // A URL keeps its spelling, so that its other shards' URLs are made from it.
+/// let (prefix, _, _) = parse_shard_path("hf://owner/repo@v1/q8//m-00001-of-00003.gguf").unwrap();
+/// assert_eq!(shard_path(&prefix, 2, 3).to_str().unwrap(), "hf://owner/repo@v1/q8//m-00003-of-00003.gguf");
 /// ```
 pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     let path = path.as_ref();
@@ -81,7 +84,12 @@ pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     if no == 0 || no > count || count > u32::from(u16::MAX) {
         return None;
     }
-    let prefix = path.with_file_name(stem);
+    // The path as given without its last 20 bytes, so that a URL keeps its exact spelling
+    // (`https://host/a//b-00001-of-00002.gguf`: `Path`'s parent would fold the `//`).
+    let prefix = match path.to_str() {
+        Some(s) if s.ends_with(name) => PathBuf::from(s.get(..s.len().checked_sub(20)?)?),
+        _ => path.with_file_name(stem),
+    };
     // 1 <= no <= count <= u16::MAX (checked above).
     Some((prefix, no.saturating_sub(1) as u16, count as u16))
 }
@@ -141,6 +149,11 @@ pub struct ShardTensor<'a> {
 /// One model split over several GGUF files (or a single file), opened as one: the first shard's
 /// metadata, every tensor of every shard in order, and tensor data borrowed from memory mappings.
 ///
+/// `S` is how each shard holds its bytes: memory-mapped files ([`ShardedGguf::open`], the
+/// default) or, for a model on an HTTP server, the metadata of each shard alone
+/// (`ShardedGguf::from_url`, cargo feature `remote`: tensor infos, no tensor data). Both are
+/// checked alike.
+///
 /// ```no_run
 /// use gguf_serde::container::{ShardedGguf, TensorSource};
 /// // Any shard's path will do; the others are found by name.
@@ -152,8 +165,9 @@ pub struct ShardTensor<'a> {
 /// ```
 #[cfg(feature = "mmap")]
 #[derive(Debug)]
-pub struct ShardedGguf {
-    shards: Vec<(PathBuf, Gguf<memmap2::Mmap>)>,
+pub struct ShardedGguf<S = memmap2::Mmap> {
+    /// Each shard with its path (for a remote model, its URL).
+    shards: Vec<(PathBuf, Gguf<S>)>,
     /// (shard, index in shard) of every tensor, in model order.
     order: Vec<(u32, u32)>,
     by_name: HashMap<String, u32>,
@@ -210,6 +224,21 @@ impl ShardedGguf {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let given = Gguf::open(path).map_err(in_shard(path))?;
+        Self::assemble(path, given, |rest, count| rest.iter().map(|(i, p)| open_shard(p, *i, count)).collect())
+    }
+}
+
+#[cfg(feature = "mmap")]
+impl<S: Source> ShardedGguf<S> {
+    /// The model that the shard `given` (read from `path`) belongs to, as [`ShardedGguf::open`]
+    /// describes: its split keys and name say which shards there are, `open_rest` reads the
+    /// others (`(0-based number, path)` in order, and the shard count; it returns them in that
+    /// order), and [`from_shards`](Self::from_shards) checks them all.
+    fn assemble(
+        path: &Path,
+        given: Gguf<S>,
+        open_rest: impl FnOnce(&[(u16, PathBuf)], u16) -> Result<Vec<Gguf<S>>>,
+    ) -> Result<Self> {
         let count = int_key(&given, SPLIT_COUNT);
         let count = match count {
             None | Some(0) | Some(1) => return Self::from_shards(vec![(path.to_path_buf(), given)], 1),
@@ -241,13 +270,19 @@ impl ShardedGguf {
         if (name_no, name_count) != (no, count) {
             return Err(bad_name());
         }
+        let rest: Vec<(u16, PathBuf)> =
+            (0..count).filter(|&i| i != no).map(|i| (i, shard_path(&prefix, i, count))).collect();
+        let mut others = open_rest(&rest, count)?.into_iter();
         let mut given = Some(given);
         let mut shards = Vec::with_capacity(usize::from(count));
         for i in 0..count {
             let p = shard_path(&prefix, i, count);
-            let f = match (i == no).then(|| given.take()).flatten() {
+            let f = match (i == no).then(|| given.take()).flatten().or_else(|| others.next()) {
                 Some(f) => f,
-                None => open_shard(&p, i, count)?,
+                // `open_rest` returned fewer shards than asked: the first one it left out is missing.
+                None => {
+                    return Err(ShardError::Missing { path: p, index: u32::from(i) + 1, count: u32::from(count) }.into())
+                }
             };
             shards.push((p, f));
         }
@@ -255,7 +290,7 @@ impl ShardedGguf {
     }
 
     /// Checks the split keys of each shard (when `count > 1`) and indexes the tensors.
-    fn from_shards(shards: Vec<(PathBuf, Gguf<memmap2::Mmap>)>, count: u16) -> Result<Self> {
+    fn from_shards(shards: Vec<(PathBuf, Gguf<S>)>, count: u16) -> Result<Self> {
         let mut order = Vec::new();
         let mut by_name: HashMap<String, u32> = HashMap::new();
         let endian = shards.first().map(|(_, f)| f.endian());
@@ -313,17 +348,18 @@ impl ShardedGguf {
         self.shards.len()
     }
 
-    /// The paths of the shards, in order.
+    /// The paths of the shards, in order (for a model read with `ShardedGguf::from_url`, their
+    /// URLs as given, `hf://` ones unresolved).
     pub fn shard_paths(&self) -> impl ExactSizeIterator<Item = &Path> + '_ {
         self.shards.iter().map(|(p, _)| p.as_path())
     }
 
     /// Shard `index` (0-based) as a file of its own, split keys included.
-    pub fn shard(&self, index: usize) -> Option<&Gguf<memmap2::Mmap>> {
+    pub fn shard(&self, index: usize) -> Option<&Gguf<S>> {
         self.shards.get(index).map(|(_, f)| f)
     }
 
-    pub(crate) fn first(&self) -> Option<&Gguf<memmap2::Mmap>> {
+    pub(crate) fn first(&self) -> Option<&Gguf<S>> {
         self.shard(0)
     }
 
@@ -373,7 +409,8 @@ impl ShardedGguf {
     ///
     /// # Errors
     /// [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for a `ShardTensor` that is
-    /// not from this model.
+    /// not from this model, or for any tensor of a model read with `ShardedGguf::from_url`
+    /// (metadata only).
     pub fn tensor_data(&self, t: &ShardTensor<'_>) -> Result<&[u8]> {
         let f = self.shard(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
         f.tensor_data(&t.info)
@@ -381,7 +418,7 @@ impl ShardedGguf {
 }
 
 #[cfg(feature = "mmap")]
-impl TensorSource for ShardedGguf {
+impl<S: Source> TensorSource for ShardedGguf<S> {
     fn tensor_count(&self) -> usize {
         self.order.len()
     }
@@ -397,5 +434,121 @@ impl TensorSource for ShardedGguf {
     fn tensor_bytes(&self, name: &str) -> Result<(TensorInfo<'_>, &[u8])> {
         let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         Ok((t.info, self.tensor_data(&t)?))
+    }
+}
+
+/// How many shards of a remote model [`ShardedGguf::from_url`] reads at once.
+#[cfg(all(feature = "mmap", feature = "remote"))]
+pub const PARALLEL_SHARD_FETCHES: usize = 8;
+
+#[cfg(all(feature = "mmap", feature = "remote"))]
+impl ShardedGguf<super::MetadataOnly> {
+    /// Reads the metadata and tensor infos of a remote model, split or not, as
+    /// [`ShardedGguf::open`] reads a local one: `url` (`http://`, `https://` or
+    /// `hf://OWNER/REPO[@REVISION]/PATH`) names any of its shards, `…/NAME-00002-of-00004.gguf`,
+    /// or an unsplit file. That file is read first ([`Gguf::from_url`]); if its `split.count` is
+    /// above 1 its name must follow the shard pattern, and the other shards' URLs are the same
+    /// URL with the other numbers (`NAME-0000i-of-00004.gguf`, as huggingface.js's
+    /// `ggufAllShards` derives them). Those are read in parallel, [`PARALLEL_SHARD_FETCHES`] at
+    /// a time, and every shard is checked as `open` checks them. No tensor data is fetched:
+    /// [`tensor_data`](Self::tensor_data) gives [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded).
+    /// [`shard_paths`](Self::shard_paths) gives the shards' URLs. Cargo features `remote` and
+    /// `mmap`.
+    ///
+    /// ```no_run
+    /// use gguf_serde::ShardedGguf;
+    /// use gguf_serde::container::remote::RemoteOptions;
+    ///
+    /// let url = "hf://OWNER/REPO/model-Q8_0-00001-of-00003.gguf";
+    /// let (model, stats) = ShardedGguf::from_url(url, &RemoteOptions::default())?;
+    /// let fetched: u64 = stats.iter().map(|s| s.bytes_fetched).sum();
+    /// println!("{} tensors in {} shards, {fetched} bytes fetched", model.tensor_count(), model.shard_count());
+    /// # Ok::<(), gguf_serde::Error>(())
+    /// ```
+    ///
+    /// Returns the model and what reading each shard cost, in shard order.
+    ///
+    /// # Errors
+    /// For the URL given, what [`Gguf::from_url`] returns. For the other shards, what
+    /// [`ShardedGguf::open`] returns, each naming the shard's URL: [`ShardError::Missing`] for a
+    /// shard the server answers with `404 Not Found` or `410 Gone`; for any other failure of the
+    /// server, [`Error::Io`](crate::Error) wrapping a [`RemoteError`](super::remote::RemoteError)
+    /// (see `RemoteError::find`), with [`Error::shard`] naming the shard; an invalid shard's
+    /// error with [`Error::shard`] naming it; [`ShardError::Mismatch`] for a shard of another
+    /// split; [`ShardError::BadName`] for a URL whose file name does not say which shard its
+    /// split keys say it is.
+    pub fn from_url(
+        url: &str,
+        options: &super::remote::RemoteOptions,
+    ) -> Result<(Self, Vec<super::remote::RemoteStats>)> {
+        use std::sync::Mutex;
+        let fetch = |u: &str, index: u16, count: u16| {
+            Gguf::from_url(u, options).map_err(|e| {
+                let gone = matches!(
+                    super::remote::RemoteError::find(&e),
+                    Some(super::remote::RemoteError::Status { status: 404 | 410, .. })
+                );
+                if gone {
+                    Error::from(ShardError::Missing {
+                        path: PathBuf::from(u),
+                        index: u32::from(index) + 1,
+                        count: u32::from(count),
+                    })
+                } else {
+                    e.in_shard(Path::new(u))
+                }
+            })
+        };
+        let (given_no, given_count) = parse_shard_path(url).map_or((0, 1), |(_, no, c)| (no, c));
+        // The URL given is read as `Gguf::from_url` reads it: its errors name it already.
+        let (given, given_stats) = Gguf::from_url(url, options)?;
+        let stats = Mutex::new(vec![None; usize::from(given_count.max(1))]);
+        let put = |i: u16, s: super::remote::RemoteStats| {
+            if let Some(slot) = stats.lock().ok().as_mut().and_then(|v| v.get_mut(usize::from(i))) {
+                *slot = Some(s);
+            }
+        };
+        put(given_no, given_stats.clone());
+        let model = Self::assemble(Path::new(url), given, |rest, count| {
+            let results: Vec<Mutex<Option<Result<Gguf<super::MetadataOnly>>>>> =
+                rest.iter().map(|_| Mutex::new(None)).collect();
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let work = || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let (Some((no, path)), Some(slot)) = (rest.get(i), results.get(i)) else { break };
+                let r = fetch(&path.to_string_lossy(), *no, count).map(|(f, s)| {
+                    put(*no, s);
+                    f
+                });
+                if let Ok(mut g) = slot.lock() {
+                    *g = Some(r);
+                }
+            };
+            std::thread::scope(|scope| {
+                for _ in 0..rest.len().min(PARALLEL_SHARD_FETCHES) {
+                    // A thread that cannot be started leaves its share to the others, or to the
+                    // calling thread below.
+                    let _ = std::thread::Builder::new().spawn_scoped(scope, work);
+                }
+            });
+            work();
+            // In shard order, so that the error reported is the first shard's that failed.
+            results
+                .into_iter()
+                .map(|m| m.into_inner().ok().flatten())
+                .zip(rest)
+                .map(|(r, (i, p))| {
+                    r.unwrap_or_else(|| {
+                        Err(ShardError::Missing { path: p.clone(), index: u32::from(*i) + 1, count: u32::from(count) }
+                            .into())
+                    })
+                })
+                .collect()
+        })?;
+        let stats = stats.into_inner().unwrap_or_default();
+        // Shards of a model whose keys say it is not split are not read: one file, one entry.
+        let stats: Vec<_> =
+            if model.shard_count() == 1 { vec![given_stats] } else { stats.into_iter().flatten().collect() };
+        Ok((model, stats))
     }
 }

@@ -327,6 +327,26 @@ impl Checkpoint {
         Ok(Checkpoint { dir, config, files, weight_map })
     }
 
+    /// A checkpoint of the given weight files of `dir` (plain file names in the folder, in the
+    /// order their tensors are converted) with `config`, read from elsewhere: a LoRA adapter's
+    /// `adapter_model.safetensors` with its base model's `config.json`
+    /// ([`lora`](super::lora)). There is no index.
+    ///
+    /// # Errors
+    /// [`ConvertError::Io`] naming a file that cannot be opened or mapped.
+    pub fn from_files(dir: impl AsRef<Path>, config: HfConfig, names: &[&str]) -> Result<Checkpoint> {
+        let dir = dir.as_ref().to_path_buf();
+        let mut files = Vec::new();
+        for n in names {
+            let path = dir.join(n);
+            let file = File::open(&path).map_err(io_err(&path))?;
+            // SAFETY: as in `open`.
+            let map = unsafe { Mmap::map(&file) }.map_err(io_err(&path))?;
+            files.push((path, map));
+        }
+        Ok(Checkpoint { dir, config, files, weight_map: None })
+    }
+
     /// Lets the system drop the resident pages of `data` (a tensor's bytes, see
     /// [`SourceTensor::data`]) from this process's mappings, as [`write_plan`](super::write_plan)
     /// does with each chunk of rows once it is converted, so that the resident size stays about

@@ -133,6 +133,9 @@ pub enum ConvertError {
         /// Its length in bytes.
         len: usize,
     },
+    /// A LoRA adapter that is not converted ([`lora`](super::lora)).
+    #[error(transparent)]
+    Adapter(#[from] super::lora::AdapterError),
     /// Writing the GGUF file failed.
     #[error(transparent)]
     Gguf(#[from] crate::Error),

@@ -51,18 +51,23 @@
 //!   each chunk are released once it is converted, [`Checkpoint::release`], so they do not pile
 //!   up in the resident size either), written to a temporary file renamed into place
 //!   ([`GgufWriter::create`](crate::GgufWriter::create)): a failure leaves no partial file.
+//!   Converting and writing overlap: a second thread hands each converted chunk to the file
+//!   while the next is converted (two chunks in flight at most, so memory is three chunks of
+//!   output bytes beside the `f32` chunk).
 //!
 //! The code: `error.rs` ([`ConvertError`]), `naming.rs` (output file names), `planning.rs`
 //! ([`plan`]: tensors, types and keys), `rows.rs` (the row view of transforms, splits and
 //! joins), `write.rs` ([`write_plan`]: streaming the tensors),
 //! [`vocab_hook`] (each architecture's tokenizer), with the input, architectures, general keys and
-//! tokenizers in their modules above.
+//! tokenizers in their modules above. [`lora`] converts PEFT LoRA adapters as llama.cpp's
+//! `convert_lora_to_gguf.py` does, with the base model's architecture.
 
 pub mod arch;
 pub mod checkpoint;
 pub mod config_defaults;
 mod error;
 pub mod general;
+pub mod lora;
 mod naming;
 mod planning;
 pub mod quant;

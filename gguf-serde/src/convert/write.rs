@@ -94,6 +94,24 @@ pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Res
     })
 }
 
+/// Chunks of output bytes in flight between the converting thread and the writing thread of
+/// [`write_one`]: the converted chunk waiting to be written while the next is converted.
+const PIPELINE_DEPTH: usize = 2;
+
+/// What the converting thread of [`write_one`] hands the writing thread.
+enum Piece {
+    /// The next bytes of the current tensor's data.
+    Bytes(Vec<u8>),
+    /// The current tensor is complete.
+    End,
+}
+
+/// Writes `plan` to `out` on two threads: this one converts each tensor a chunk at a time
+/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (the
+/// `write` system call's copy into the page cache and the early writeback requests of
+/// [`crate::AtomicFile`]), so converting and writing overlap instead of taking turns. At most
+/// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. Whichever side fails first
+/// stops the other; the writer is then dropped uncommitted (no file at `out`).
 fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<()> {
     let mut w = GgufWriter::create(out)?;
     for (k, v) in &plan.kvs.0 {
@@ -102,14 +120,63 @@ fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<(
     for t in &plan.tensors {
         w.add_tensor(&t.name, t.dtype, &t.shape)?;
     }
-    for t in &plan.tensors {
-        let mut dw = w.tensor_data_writer()?;
-        let release = |done: &[u8]| plan.checkpoint.release(done);
-        stream_tensor(t, opts, &mut |piece| dw.write(piece), &release)?;
-        dw.finish()?;
-    }
-    w.commit()?;
-    Ok(())
+    let n_tensors = plan.tensors.len();
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(PIPELINE_DEPTH);
+    let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || -> Result<Option<GgufWriter<crate::AtomicFile>>> {
+            for _ in 0..n_tensors {
+                let mut dw = w.tensor_data_writer()?;
+                loop {
+                    match full_rx.recv() {
+                        Ok(Piece::Bytes(b)) => {
+                            dw.write(&b)?;
+                            // the converting thread may be gone (it failed): the buffer is dropped
+                            let _ = free_tx.send(b);
+                        }
+                        Ok(Piece::End) => break,
+                        // the converting thread failed and says why
+                        Err(_) => return Ok(None),
+                    }
+                }
+                dw.finish()?;
+            }
+            Ok(Some(w))
+        });
+        let converted = (|| -> Result<()> {
+            let release = |done: &[u8]| plan.checkpoint.release(done);
+            for t in &plan.tensors {
+                let mut send = |piece: &[u8]| -> crate::Result<()> {
+                    let mut b = free_rx.try_recv().unwrap_or_default();
+                    b.clear();
+                    b.extend_from_slice(piece);
+                    // a closed channel: the writing thread failed, and its error is the one returned
+                    full_tx.send(Piece::Bytes(b)).map_err(|_| writer_gone())
+                };
+                stream_tensor(t, opts, &mut send, &release)?;
+                full_tx.send(Piece::End).map_err(|_| writer_gone())?;
+            }
+            Ok(())
+        })();
+        drop(full_tx);
+        let written = writer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        match (converted, written) {
+            (Ok(()), Ok(Some(w))) => {
+                w.commit()?;
+                Ok(())
+            }
+            // the writing thread's own error comes first: the converting side then only saw it stop
+            (_, Err(e)) => Err(e),
+            (Err(e), Ok(_)) => Err(e),
+            (Ok(()), Ok(None)) => Err(writer_gone().into()),
+        }
+    })
+}
+
+/// The error the converting thread sees when the writing thread has stopped; replaced by the
+/// writing thread's own error before it reaches the caller.
+fn writer_gone() -> crate::Error {
+    crate::Error::io("writing the converted tensors", std::io::Error::other("the writing thread stopped"))
 }
 
 /// The source row of output row `row` under [`Transform::Permute`] with `rows` rows and `heads`

@@ -345,3 +345,72 @@ fn splits_concatenations_and_row_transforms_follow_numpy() {
     let order: Vec<String> = g.tensors().map(|t| t.name.to_owned()).collect();
     assert_eq!(order, ["ab.weight", "gate.weight", "up.weight", "k.weight", "qv.weight"]);
 }
+
+/// A row transform that fails from row `from` on, as an architecture's own check of the values
+/// would.
+#[derive(Debug)]
+struct FailFrom(u64);
+
+impl RowTransform for FailFrom {
+    fn apply(&self, first_row: u64, _row_len: usize, _values: &mut [f32]) -> Result<(), ConvertError> {
+        if first_row >= self.0 {
+            return Err(ConvertError::Config(format!("row {first_row} refused")));
+        }
+        Ok(())
+    }
+}
+
+/// `a.weight` as it is, then `b.weight` through [`FailFrom`].
+#[derive(Debug)]
+struct FailsLate;
+
+impl Architecture for FailsLate {
+    fn name(&self) -> &'static str {
+        "fails-late"
+    }
+
+    fn map_tensor(&self, hf: &str, _shape: &[u64], _cx: &ArchContext<'_>) -> Result<Mapped, ConvertError> {
+        Ok(match hf {
+            "a.weight" => Mapped::To { name: "a.weight".into(), transforms: vec![] },
+            "b.weight" => {
+                Mapped::To { name: "b.weight".into(), transforms: vec![Transform::Rows(RowFn::new(FailFrom(2)))] }
+            }
+            _ => Mapped::Unknown,
+        })
+    }
+
+    fn parameters(&self, _cx: &ArchContext<'_>, file_type: u32, kv: &mut Kvs) -> Result<(), ConvertError> {
+        kv.set("general.file_type", Value::U32(file_type));
+        Ok(())
+    }
+
+    fn vocab(&self, _cx: &ArchContext<'_>, _kv: &mut Kvs) -> Result<(), ConvertError> {
+        Ok(())
+    }
+}
+
+/// Converting and writing run on two threads (the writing thread a chunk behind): an error
+/// while converting, after earlier chunks and a whole tensor were written, is the error the
+/// caller gets (not the writing side's stop), and no file is left at the output nor beside it.
+#[test]
+fn an_error_while_converting_leaves_no_file_and_is_the_error_returned() {
+    let dir = temp_dir();
+    std::fs::write(dir.path().join("config.json"), br#"{"architectures": ["FailsLate"], "num_hidden_layers": 1}"#)
+        .unwrap();
+    let w = 8u64;
+    write_safetensors(
+        &dir.path().join("model.safetensors"),
+        &[("a.weight", vec![16, w], values(5, 16 * w)), ("b.weight", vec![6, w], values(6, 6 * w))],
+    );
+    let out = dir.path().join("out.gguf");
+    std::fs::write(&out, b"the previous file").unwrap();
+    let mut opts = no_vocab(OutType::F16);
+    opts.chunk_elems = w;
+    let err = convert_with(dir.path(), &out, &FailsLate, &opts).unwrap_err();
+    assert!(matches!(&err, ConvertError::Config(m) if m == "row 2 refused"), "{err:?}");
+    assert_eq!(std::fs::read(&out).unwrap(), b"the previous file");
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["config.json", "model.safetensors", "out.gguf"]);
+}

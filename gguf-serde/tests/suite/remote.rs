@@ -146,3 +146,99 @@ fn urls_that_are_not_remote_files_are_refused() {
         assert!(matches!(remote_error(&e), RemoteError::BadUrl { .. }), "{url}: {e}");
     }
 }
+
+/// Shard `no` (0-based) of `count` of a model with one F32 tensor of 8 values per shard (`t{no}`),
+/// with the split keys in the order `llama-gguf-split` writes them (`split.no`,
+/// `split.tensors.count`, `split.count`); the first shard also has `general.architecture`.
+fn shard(no: u16, count: u16) -> Vec<u8> {
+    let mut b = B::le();
+    b.header(3, 1, if no == 0 { 4 } else { 3 });
+    if no == 0 {
+        b.kv("general.architecture", ty::STRING).str("llama");
+    }
+    b.kv("split.no", ty::U16).u16(no);
+    b.kv("split.tensors.count", ty::I32).i32(i32::from(count));
+    b.kv("split.count", ty::U16).u16(count);
+    b.tensor(format!("t{no}"), &[8], gt::F32, 0);
+    b.pad(32);
+    b.data(32, no as u8);
+    b.bytes()
+}
+
+/// What a split model holds, to compare a remote reading with the local one.
+fn describe_model<S: gguf_serde::container::Source>(m: &gguf_serde::ShardedGguf<S>) -> String {
+    let mut s = format!("{} shards\n", m.shard_count());
+    for kv in m.metadata() {
+        s += &format!("{} {:?}\n", kv.key, kv.value.to_owned_value());
+    }
+    for t in m.tensors() {
+        s += &format!(
+            "{} {} {} {:?} {}\n",
+            t.shard,
+            t.info.name,
+            t.info.dtype.name(),
+            &*t.info.shape,
+            t.info.data_offset
+        );
+    }
+    s
+}
+
+/// `ShardedGguf::from_url` reads every shard from any shard's URL, as `ShardedGguf::open` reads the
+/// same shards on disk; each shard that cannot be had is a typed error naming its URL.
+#[test]
+fn a_split_model_is_read_from_any_shards_url_as_from_disk() {
+    use gguf_serde::{ErrorKind, ShardError, ShardedGguf};
+    let dir = crate::common::temp_dir();
+    let names: Vec<String> = (1..=3).map(|i| format!("m-{i:05}-of-00003.gguf")).collect();
+    let files: Vec<(String, Vec<u8>)> =
+        names.iter().enumerate().map(|(i, n)| (format!("q8/{n}"), shard(i as u16, 3))).collect();
+    for (n, (_, bytes)) in names.iter().zip(&files) {
+        std::fs::write(dir.path().join(n), bytes).unwrap();
+    }
+    let local = ShardedGguf::open(dir.path().join(&names[1])).unwrap();
+    let server = RangeServer::start_files(files.clone(), Behaviour::Ranges);
+    let url = |i: usize| server.url(&format!("q8/{}", names[i]));
+    for given in [0, 2] {
+        let (remote, stats) = ShardedGguf::from_url(&url(given), &RemoteOptions::default()).unwrap();
+        assert_eq!(describe_model(&remote), describe_model(&local));
+        let urls: Vec<String> = remote.shard_paths().map(|p| p.to_str().unwrap().to_owned()).collect();
+        assert_eq!(urls, (0..3).map(url).collect::<Vec<_>>());
+        assert_eq!(
+            stats.iter().map(|s| s.file_len).collect::<Vec<_>>(),
+            files.iter().map(|f| f.1.len() as u64).collect::<Vec<_>>()
+        );
+        let t = remote.tensor("t1").unwrap();
+        assert!(matches!(remote.tensor_data(&t).unwrap_err().kind(), ErrorKind::DataNotLoaded { .. }));
+    }
+
+    // The third shard missing (404): ShardError::Missing naming its URL.
+    let server = RangeServer::start_files(files[..2].to_vec(), Behaviour::Ranges);
+    let e = ShardedGguf::from_url(&server.url(&format!("q8/{}", names[0])), &RemoteOptions::default()).unwrap_err();
+    match e.kind() {
+        ErrorKind::Shard(ShardError::Missing { path, index: 3, count: 3, .. }) => {
+            assert_eq!(path.to_str().unwrap(), server.url(&format!("q8/{}", names[2])))
+        }
+        _ => panic!("{e}"),
+    }
+    // The second shard from a split into 4: a Mismatch of split.count naming its URL.
+    let mut foreign = files.clone();
+    foreign[1].1 = shard(1, 4);
+    let server = RangeServer::start_files(foreign, Behaviour::Ranges);
+    let e = ShardedGguf::from_url(&server.url(&format!("q8/{}", names[0])), &RemoteOptions::default()).unwrap_err();
+    match e.kind() {
+        ErrorKind::Shard(ShardError::Mismatch { path, key: "split.count", expected: 3, found: Some(4), .. }) => {
+            assert_eq!(path.to_str().unwrap(), server.url(&format!("q8/{}", names[1])))
+        }
+        _ => panic!("{e}"),
+    }
+    // A 403 for the second shard: the HTTP error, with the shard named.
+    let server = RangeServer::start_files(files.clone(), Behaviour::ForbiddenAt("-00002-of-00003.gguf"));
+    let e = ShardedGguf::from_url(&server.url(&format!("q8/{}", names[0])), &RemoteOptions::default()).unwrap_err();
+    assert!(matches!(remote_error(&e), RemoteError::Status { status: 403, .. }), "{e}");
+    assert_eq!(e.shard().and_then(|p| p.to_str()), Some(server.url(&format!("q8/{}", names[1])).as_str()));
+    // An unsplit file is one shard.
+    let server = RangeServer::start(file(3, 64), Behaviour::Ranges);
+    let (one, stats) = ShardedGguf::from_url(&server.url("one.gguf"), &RemoteOptions::default()).unwrap();
+    assert_eq!((one.shard_count(), stats.len(), one.tensor_count()), (1, 1, 1));
+}

@@ -15,6 +15,7 @@ mod gemma;
 mod hf_config;
 mod interop_gguf_py;
 mod llama_run;
+mod lora_adapters;
 mod moe_imatrix;
 mod quantize_llama;
 mod remote_gemma;

@@ -1,0 +1,161 @@
+//! LoRA adapters (`gguf_serde::convert::lora`, `gguf convert ADAPTER_DIR --base BASE_DIR`)
+//! against llama.cpp's `convert_lora_to_gguf.py` and libllama.
+//!
+//! The cases (`tests/data/lora-refs.json`, made with torch by `scripts/make-lora-refs.sh`): an
+//! adapter as peft saves it (`tests/data/lora-layouts/CASE.json`, recorded by
+//! `tests/py/make_lora_layouts.py` with peft) on one of the converter references' tiny
+//! checkpoints: Llama 2 (every linear layer, the token embeddings and the output head, rank 8),
+//! Qwen2 (q and v, rank 16), Qwen3 (every linear layer, rank 32, saved in bfloat16), Mixtral
+//! (attention, rank 8), Phi-3 (its fused `qkv_proj` and `gate_up_proj` and the others, rank 8)
+//! and Gemma 2 (every linear layer, rank 4); and Mixtral's experts (`lora-Mixtral-experts`, derived
+//! from the Mixtral layout without torch: a pair on every expert's `w1`, `w2`, `w3`, as peft saved
+//! them when transformers had an `nn.Linear` per expert), which the reference stacks. `tests/py/make_lora_inputs.py`
+//! remakes adapter and base without torch; the adapter's files must have the manifest's sha256.
+//!
+//! - [`adapter_output_equals_the_references`]: our conversion at f32, f16, bf16 and q8_0 is the
+//!   reference's file, byte for byte (the same description: keys, tensors, sha256).
+//! - [`llama_cpp_applies_our_adapters`]: libllama loads the base model (our F32 conversion) with
+//!   our F32 adapter (the harness's `--lora`) and its logits at every position of a prompt and a
+//!   greedy continuation equal, within [`TOL`], those of the base model with the adapter merged
+//!   in numpy (`make_lora_inputs.py merge`: W + alpha / r · B·A in float64, stored F32, then
+//!   converted by our converter at f32), and the adapter changes the logits by far more than
+//!   that. Measured: at most 2.4e-7 apart (Gemma 2: 6.4e-6, its GELU an F16 table in ggml), while
+//!   the adapter moves logits by 0.24 to 0.92.
+
+use std::path::{Path, PathBuf};
+
+use gguf_serde::convert::lora::{plan_adapter, Adapter};
+use gguf_serde::convert::{convert, write_plan, ConvertOptions, OutType};
+use gguf_tests::convert_refs::describe_gguf;
+use gguf_tests::{
+    llama_run_harness, llama_run_logits_lora, python, run_py, run_py_text, temp_dir, workspace_root, TempDir,
+};
+use serde_json::Value as Json;
+
+/// The output types the reference converted each adapter with (its `auto` fails).
+const OUTTYPES: [&str; 4] = ["f32", "f16", "bf16", "q8_0"];
+
+/// Largest difference allowed between a logit of base + adapter and of the merged model.
+const TOL: f32 = 1e-5;
+
+/// The prompt (token ids below every case's vocabulary size) and generated tokens.
+const IDS: [u32; 8] = [1, 100, 2000, 300, 4000, 50, 600, 7000];
+const N_GEN: usize = 4;
+
+fn manifest() -> Json {
+    let p = workspace_root().join("tests/data/lora-refs.json");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A case remade: the adapter folder (named as the case, as the reference names the adapter
+/// from it) and its base checkpoint folder.
+struct LoraCase {
+    tmp: TempDir,
+    adapter: PathBuf,
+    base: PathBuf,
+    card: Option<Json>,
+}
+
+/// Remakes `case` with `make_lora_inputs.py` and checks the adapter's files against the
+/// manifest's sha256. `None` (after a skip) without Python or the models.
+fn make_case(py: &Path, case: &str, entry: &Json) -> Option<LoraCase> {
+    let models = gguf_tests::model("vocab")?.parent().map(Path::to_path_buf)?;
+    gguf_tests::model("gemma-3-270m-q4_k_m.gguf")?;
+    let tmp = temp_dir(&format!("lora-{case}"));
+    let (m, t) = (models.to_string_lossy().into_owned(), tmp.to_string_lossy().into_owned());
+    run_py_text(py, "make_lora_inputs.py", &[&m, &t, case]);
+    let adapter = tmp.join(case);
+    let got = run_py(py, "convert_refs_manifest.py", &["inputs", &adapter.to_string_lossy()]);
+    assert_eq!(got, entry["inputs"], "case {case}: the remade adapter's sha256s differ from tests/data/lora-refs.json");
+    let base = tmp.join("bases").join(entry["base"].as_str().expect("base"));
+    let card = run_py(py, "model_card.py", &[&adapter.to_string_lossy()]);
+    let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+    Some(LoraCase { tmp, adapter, base, card })
+}
+
+fn convert_adapter(c: &LoraCase, outtype: OutType, out: &Path) {
+    let adapter = Adapter::open(&c.adapter, &c.base).unwrap_or_else(|e| panic!("{}: {e}", c.adapter.display()));
+    let opts = ConvertOptions { model_card: c.card.as_ref(), ..ConvertOptions::new(outtype) };
+    let plan = plan_adapter(&adapter, &opts).unwrap_or_else(|e| panic!("{}: {e}", c.adapter.display()));
+    write_plan(&plan, out, &opts).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+}
+
+#[test]
+fn adapter_output_equals_the_references() {
+    let Some(py) = python() else { return };
+    let m = manifest();
+    let cases = m["cases"].as_object().expect("cases");
+    assert!(cases.len() >= 7, "{} cases", cases.len());
+    let mut differ = Vec::new();
+    let mut matched = 0;
+    for (case, entry) in cases {
+        let Some(c) = make_case(&py, case, entry) else { return };
+        for outtype in OUTTYPES {
+            let out = c.tmp.join(format!("ours.{outtype}.gguf"));
+            convert_adapter(&c, outtype.parse().expect("outtype"), &out);
+            let ours = describe_gguf(&out).expect("python");
+            let theirs = &entry["outputs"][outtype];
+            assert_eq!(theirs["sha256"].as_str().map(str::len), Some(64), "{case} {outtype}: no reference");
+            if &ours == theirs {
+                matched += 1;
+            } else {
+                let (a, b) = (ours["keys"].as_array().cloned(), theirs["keys"].as_array().cloned());
+                differ.push(format!(
+                    "{case} {outtype}: keys {}, tensors {}",
+                    if a == b { "equal" } else { "differ" },
+                    if ours["tensors"] == theirs["tensors"] { "equal" } else { "differ" }
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{matched} equal; these differ from the reference:\n{}", differ.join("\n"));
+    assert_eq!(matched, cases.len() * OUTTYPES.len());
+}
+
+#[test]
+fn llama_cpp_applies_our_adapters() {
+    let Some(py) = python() else { return };
+    let Some(harness) = llama_run_harness() else { return };
+    let m = manifest();
+    for (case, entry) in m["cases"].as_object().expect("cases") {
+        let Some(c) = make_case(&py, case, entry) else { return };
+        let lora = c.tmp.join("adapter.gguf");
+        convert_adapter(&c, OutType::F32, &lora);
+        let sha = gguf_tests::sha256(&std::fs::read(&lora).expect("read"));
+        assert_eq!(
+            Some(sha.as_str()),
+            entry["outputs"]["f32"]["sha256"].as_str(),
+            "{case}: not the reference's F32 adapter"
+        );
+        let merged = c.tmp.join("merged");
+        run_py_text(
+            &py,
+            "make_lora_inputs.py",
+            &["merge", &c.base.to_string_lossy(), &c.adapter.to_string_lossy(), &merged.to_string_lossy()],
+        );
+        let (base_gguf, merged_gguf) = (c.tmp.join("base.gguf"), c.tmp.join("merged.gguf"));
+        for (dir, out) in [(&c.base, &base_gguf), (&merged, &merged_gguf)] {
+            convert(dir, out, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        }
+        let run = |model: &Path, lora: Option<&Path>| {
+            llama_run_logits_lora(&harness, model, lora, &IDS, N_GEN).unwrap_or_else(|e| panic!("{case}: {e}"))
+        };
+        let (run_merged, want) = run(&merged_gguf, None);
+        // the merged model's greedy tokens, fed to both: the same ids at every position
+        let ids: Vec<u32> = IDS.iter().copied().chain(run_merged.generated.iter().copied()).collect();
+        let (_, want_all) =
+            llama_run_logits_lora(&harness, &merged_gguf, None, &ids, 0).unwrap_or_else(|e| panic!("{e}"));
+        let (_, got) =
+            llama_run_logits_lora(&harness, &base_gguf, Some(&lora), &ids, 0).unwrap_or_else(|e| panic!("{e}"));
+        let (_, plain) = llama_run_logits_lora(&harness, &base_gguf, None, &ids, 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(want.len(), IDS.len() + N_GEN);
+        let max_diff = |a: &[Vec<f32>], b: &[Vec<f32>]| {
+            a.iter().zip(b).flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs())).fold(0f32, f32::max)
+        };
+        let (d, moved) = (max_diff(&got, &want_all), max_diff(&plain, &want_all));
+        eprintln!("{case}: base + adapter vs merged: {d:e}; base alone vs merged: {moved:e}");
+        assert!(d <= TOL, "{case}: llama.cpp with our adapter is {d} from the merged model (tolerance {TOL})");
+        assert!(moved > 100.0 * TOL, "{case}: the adapter changes the logits by only {moved}");
+    }
+}
