@@ -15,14 +15,18 @@
 #   2. run convert_hf_to_gguf.py on it with --outtype f32, f16, bf16, q8_0 and auto into
 #      models/convert-refs/out/CASE.OUTTYPE.gguf
 #   3. describe inputs and outputs with tests/py/convert_refs_manifest.py
+#      and, for a pre-quantized FP8 case (config.json with quantization_config), once more with
+#      --outtype f16 --fp8-as-q8 into CASE.f16-fp8-as-q8.gguf (the manifest's "f16-fp8-as-q8")
 #   4. for a case made from a transformers layout (tests/data/hf-layouts/CASE.json), run
 #      transformers itself on the checkpoint (tests/py/transformers_logits.py: float32, greedy
 #      generation of $N_GEN tokens after the prompt $PROMPT, then every position's logits,
-#      summarised), the logits oracle of tests/tests/interop/convert_runs.rs for those families
+#      summarised), the logits oracle of tests/tests/interop/convert_runs.rs for those families;
+#      for an FP8 case, on its float32 twin (tests/py/dequantize_fp8.py: transformers runs FP8
+#      on the CPU only as bfloat16 and only with whole blocks)
 # and writes tests/data/convert-refs.json:
 #   {"reference": {"llama_cpp_sdist_sha256", "torch", "transformers"},
 #    "cases": {CASE: {"inputs": {FILE: sha256},
-#                     "outputs": {OUTTYPE: <convert_refs_manifest.py gguf description>},
+#                     "outputs": {OUTTYPE (and "f16-fp8-as-q8"): <convert_refs_manifest.py gguf description>},
 #                     "transformers_logits": <transformers_logits.py output> (layout cases only)}}}
 #
 # The layouts themselves are remade (also with torch) by
@@ -69,8 +73,19 @@ for case in "${cases[@]}"; do
       > "$work/out/$case.$outtype.log" 2>&1 || { echo "convert_hf_to_gguf.py failed: $case $outtype (log: $work/out/$case.$outtype.log)" >&2; tail -20 "$work/out/$case.$outtype.log" >&2; exit 1; }
     .venv/bin/python tests/py/convert_refs_manifest.py gguf "$out" > "$parts/$case.$outtype.json"
   done
+  logits_dir="$work/$case"
+  if grep -q '"quantization_config"' "$work/$case/config.json"; then
+    out="$work/out/$case.f16-fp8-as-q8.gguf"
+    rm -f "$out"
+    .venv-ref/bin/python "$src/convert_hf_to_gguf.py" "$work/$case" --outtype f16 --fp8-as-q8 --outfile "$out" \
+      > "$work/out/$case.f16-fp8-as-q8.log" 2>&1 || { echo "convert_hf_to_gguf.py failed: $case --fp8-as-q8" >&2; exit 1; }
+    .venv/bin/python tests/py/convert_refs_manifest.py gguf "$out" > "$parts/$case.f16-fp8-as-q8.json"
+    logits_dir="$work/$case-f32-twin"
+    rm -rf "$logits_dir"
+    .venv/bin/python tests/py/dequantize_fp8.py "$work/$case" "$logits_dir"
+  fi
   if [ -f "tests/data/hf-layouts/$case.json" ]; then
-    TRANSFORMERS_VERBOSITY=error .venv-ref/bin/python tests/py/transformers_logits.py "$work/$case" "$N_GEN" "${PROMPT[@]}" \
+    TRANSFORMERS_VERBOSITY=error .venv-ref/bin/python tests/py/transformers_logits.py "$logits_dir" "$N_GEN" "${PROMPT[@]}" \
       > "$parts/$case.logits.json"
   fi
   echo "$case: $(( $(date +%s) - start )) s" >&2

@@ -66,6 +66,11 @@ pub struct ConvertArgs {
     /// error rather than ignored.
     #[arg(long, value_name = "FILE")]
     metadata: Option<PathBuf>,
+    /// Write the matrices dequantized from FP8 (a checkpoint with `quantization_config.quant_method`
+    /// "fp8": each F8_E4M3/F8_E5M2 weight with its `_scale_inv`) as Q8_0 instead of the output
+    /// type (F16 where a row is not whole blocks of 32), as the reference's `--fp8-as-q8`.
+    #[arg(long)]
+    fp8_as_q8: bool,
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
@@ -113,6 +118,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         name: args.model_name.as_deref(),
         model_card: card.as_ref(),
         metadata_override: overrides.as_ref(),
+        fp8_as_q8: args.fp8_as_q8,
         ..ConvertOptions::new(outtype)
     };
     // Everything is checked here, before a file is created.

@@ -1,6 +1,6 @@
-"""A large seeded Llama or Mixtral checkpoint for scripts/bench-convert.sh.
+"""A large seeded Llama, Mixtral or gpt-oss (MXFP4) checkpoint for scripts/bench-convert.sh.
 
-Usage: python make_bench_convert.py MODELS_DIR OUT_DIR [--arch llama|mixtral] [--layers N] [--shard-mb M]
+Usage: python make_bench_convert.py MODELS_DIR OUT_DIR [--arch llama|mixtral|gptoss] [--layers N] [--shard-mb M]
 
 The tokenizer, chat template, generation_config.json and model card are those of
 make_convert_inputs.py's `tiny-Llama-2-chat-hf` case (a real SentencePiece tokenizer of 32,000
@@ -16,6 +16,12 @@ tokens rebuilt from models/vocab/ggml-vocab-llama-spm.gguf), whatever the archit
   `model.layers.N.block_sparse_moe.experts.X.{w1,w2,w3}.weight` (`[3584, 1024]`, `[1024, 3584]`,
   `[3584, 1024]`), beside the router `block_sparse_moe.gate.weight` (`[8, 1024]`), as Mixtral's
   checkpoints ship them.
+- `gptoss`: a GptOssForCausalLM with gpt-oss-20b's layer shape (hidden 2880, 64 heads of 64,
+  8 key/value heads, 32 experts of feed-forward 2880, 4 used; vocabulary 50,257, the GPT-2
+  tokenizer of make_convert_inputs.py's `tiny-gpt-oss` case, whose config.json it starts from)
+  with N layers (default 2: 1.4 GB), its experts MXFP4 as OpenAI publishes gpt-oss
+  (`mlp.experts.{gate_up,down}_proj_{blocks,scales}`, U8, random codes and exponents 118..121),
+  everything else BF16, `quantization_config.quant_method = "mxfp4"`.
 
 Tensors come in state-dict order (the embedding, then each layer's modules in their order, then
 the final norm and lm_head); the weights are BF16 drawn from numpy's PCG64 (seed 1234), written a
@@ -38,7 +44,10 @@ import make_convert_inputs  # noqa: E402
 HIDDEN, HEADS, KV_HEADS, FF, VOCAB = 2048, 32, 4, 5632, 32000
 # Mixtral's shape: hidden, heads, key/value heads, feed-forward, local experts, experts per token
 MOE_HIDDEN, MOE_HEADS, MOE_KV_HEADS, MOE_FF, MOE_EXPERTS, MOE_USED = 1024, 16, 4, 3584, 8, 2
-DEFAULT_LAYERS = {"llama": 10, "mixtral": 6}
+# gpt-oss-20b's shape: hidden, heads, key/value heads, head width, feed-forward, experts, used
+OSS_HIDDEN, OSS_HEADS, OSS_KV_HEADS, OSS_HEAD_DIM, OSS_FF, OSS_EXPERTS, OSS_USED = 2880, 64, 8, 64, 2880, 32, 4
+OSS_VOCAB = 50257
+DEFAULT_LAYERS = {"llama": 10, "mixtral": 6, "gptoss": 2}
 CASE = "tiny-Llama-2-chat-hf"
 ROWS = 256  # rows drawn at a time
 
@@ -111,28 +120,90 @@ def tensor_list(layers):
     return out
 
 
-def nbytes(shape):
-    return 2 * int(np.prod(shape))
+def gptoss_tensor_list(layers):
+    """GptOssForCausalLM with MXFP4 experts, (name, shape, dtype) in name order as the published
+    checkpoints' index lists them."""
+    h, hd, ff, e = OSS_HIDDEN, OSS_HEAD_DIM, OSS_FF, OSS_EXPERTS
+    out = [("lm_head.weight", (OSS_VOCAB, h), "BF16"), ("model.embed_tokens.weight", (OSS_VOCAB, h), "BF16")]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        out += [
+            (p + "input_layernorm.weight", (h,), "BF16"),
+            (p + "mlp.experts.down_proj_bias", (e, h), "BF16"),
+            (p + "mlp.experts.down_proj_blocks", (e, h, ff // 32, 16), "U8"),
+            (p + "mlp.experts.down_proj_scales", (e, h, ff // 32), "U8"),
+            (p + "mlp.experts.gate_up_proj_bias", (e, 2 * ff), "BF16"),
+            (p + "mlp.experts.gate_up_proj_blocks", (e, 2 * ff, h // 32, 16), "U8"),
+            (p + "mlp.experts.gate_up_proj_scales", (e, 2 * ff, h // 32), "U8"),
+            (p + "mlp.router.bias", (e,), "BF16"),
+            (p + "mlp.router.weight", (e, h), "BF16"),
+            (p + "post_attention_layernorm.weight", (h,), "BF16"),
+            (p + "self_attn.k_proj.bias", (OSS_KV_HEADS * hd,), "BF16"),
+            (p + "self_attn.k_proj.weight", (OSS_KV_HEADS * hd, h), "BF16"),
+            (p + "self_attn.o_proj.bias", (h,), "BF16"),
+            (p + "self_attn.o_proj.weight", (h, OSS_HEADS * hd), "BF16"),
+            (p + "self_attn.q_proj.bias", (OSS_HEADS * hd,), "BF16"),
+            (p + "self_attn.q_proj.weight", (OSS_HEADS * hd, h), "BF16"),
+            (p + "self_attn.sinks", (OSS_HEADS,), "BF16"),
+            (p + "self_attn.v_proj.bias", (OSS_KV_HEADS * hd,), "BF16"),
+            (p + "self_attn.v_proj.weight", (OSS_KV_HEADS * hd, h), "BF16"),
+        ]
+    out += [("model.norm.weight", (h,), "BF16")]
+    return sorted(out)
+
+
+def gptoss_config(cfg, layers):
+    """The tiny-gpt-oss case's config.json (as transformers saves GptOssConfig) at gpt-oss-20b's
+    layer shape, with `layers` layers and the quantization_config of openai/gpt-oss-20b."""
+    cfg = dict(cfg)
+    cfg.update({"hidden_size": OSS_HIDDEN, "intermediate_size": OSS_FF, "num_hidden_layers": layers,
+                "num_attention_heads": OSS_HEADS, "num_key_value_heads": OSS_KV_HEADS, "head_dim": OSS_HEAD_DIM,
+                "num_local_experts": OSS_EXPERTS, "num_experts_per_tok": OSS_USED, "vocab_size": OSS_VOCAB,
+                "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * (layers // 2)
+                + ["sliding_attention"] * (layers % 2),
+                "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                                   "model.embed_tokens", "lm_head"],
+                                        "quant_method": "mxfp4"}})
+    return cfg
+
+
+def nbytes(shape, dtype="BF16"):
+    return (1 if dtype == "U8" else 2) * int(np.prod(shape))
 
 
 def write_shard(path, tensors, rng):
-    """safetensors: u64 header length, JSON header (padded with spaces to 8 bytes), data."""
+    """safetensors: u64 header length, JSON header (padded with spaces to 8 bytes), data.
+    `tensors`: (name, shape) BF16 or (name, shape, dtype); U8 tensors are MXFP4 blocks (random
+    bytes) or scales (random exponents 118..121: values of about 2^-9..2^-4)."""
+    tensors = [t if len(t) == 3 else (*t, "BF16") for t in tensors]
     header = {"__metadata__": {"format": "pt"}}
     off = 0
-    for name, shape in tensors:
-        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [off, off + nbytes(shape)]}
-        off += nbytes(shape)
+    for name, shape, dtype in tensors:
+        n = nbytes(shape, dtype)
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + n]}
+        off += n
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)))
         f.write(h)
-        for name, shape in tensors:
+        for name, shape, dtype in tensors:
+            if dtype == "U8":
+                flat = int(np.prod(shape))
+                step = ROWS * 65536
+                for r in range(0, flat, step):
+                    k = min(step, flat - r)
+                    if name.endswith("_scales"):
+                        f.write(rng.integers(118, 122, size=k, dtype=np.uint8).tobytes())
+                    else:
+                        f.write(rng.integers(0, 256, size=k, dtype=np.uint8).tobytes())
+                continue
             if len(shape) == 1:
                 x = 1.0 + rng.standard_normal(shape, dtype=np.float32) * 0.05
                 f.write(bf16_bits(x.astype(np.float32)).tobytes())
                 continue
-            rows, cols = shape
+            cols = shape[-1]
+            rows = int(np.prod(shape[:-1]))
             for r in range(0, rows, ROWS):
                 x = rng.standard_normal((min(ROWS, rows - r), cols), dtype=np.float32)
                 x *= 0.02
@@ -144,7 +215,7 @@ def main():
     ap.add_argument("models")
     ap.add_argument("out")
     ap.add_argument("--arch", choices=sorted(DEFAULT_LAYERS), default="llama")
-    ap.add_argument("--layers", type=int, help="default: 10 for llama, 6 for mixtral")
+    ap.add_argument("--layers", type=int, help="default: 10 for llama, 6 for mixtral, 2 for gptoss")
     ap.add_argument("--shard-mb", type=int, default=400)
     a = ap.parse_args()
     if a.layers is None:
@@ -152,7 +223,7 @@ def main():
     parent = os.path.dirname(os.path.abspath(a.out))
     os.makedirs(parent, exist_ok=True)
     # the tiny case's folder, then its weights replaced
-    tiny = make_convert_inputs.make_case(a.models, parent, CASE)
+    tiny = make_convert_inputs.make_case(a.models, parent, "tiny-gpt-oss" if a.arch == "gptoss" else CASE)
     if os.path.exists(a.out):
         for n in os.listdir(a.out):
             os.remove(os.path.join(a.out, n))
@@ -162,6 +233,10 @@ def main():
     if a.arch == "mixtral":
         cfg = mixtral_config(a.layers)
         tensors = mixtral_tensor_list(a.layers)
+    elif a.arch == "gptoss":
+        with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
+            cfg = gptoss_config(json.load(f), a.layers)
+        tensors = gptoss_tensor_list(a.layers)
     else:
         with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
             cfg = json.load(f)
@@ -174,22 +249,22 @@ def main():
     limit = a.shard_mb * 1000 * 1000
     shards, cur, size = [], [], 0
     for t in tensors:
-        if cur and size + nbytes(t[1]) > limit:
+        if cur and size + nbytes(*t[1:]) > limit:
             shards.append(cur)
             cur, size = [], 0
         cur.append(t)
-        size += nbytes(t[1])
+        size += nbytes(*t[1:])
     shards.append(cur)
     rng = np.random.Generator(np.random.PCG64(1234))
     weight_map = {}
     for i, part in enumerate(shards):
         fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
         write_shard(os.path.join(a.out, fname), part, rng)
-        weight_map.update({n: fname for n, _ in part})
-    total = sum(nbytes(s) for _, s in tensors)
+        weight_map.update({t[0]: fname for t in part})
+    total = sum(nbytes(*t[1:]) for t in tensors)
     make_convert_inputs.dump(os.path.join(a.out, "model.safetensors.index.json"),
                              {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))})
-    print(f"{a.out}: {len(tensors)} tensors, {total:,} bytes of BF16 in {len(shards)} shards", file=sys.stderr)
+    print(f"{a.out}: {len(tensors)} tensors, {total:,} bytes in {len(shards)} shards", file=sys.stderr)
 
 
 if __name__ == "__main__":

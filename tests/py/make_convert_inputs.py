@@ -20,7 +20,14 @@ tests/data/hf-layouts/CASE.json, recorded with torch by make_hf_layouts.py, give
 generation_config.json (written here byte for byte as transformers wrote them) and the safetensors
 files (names, dtypes, shapes, order, `__metadata__`, index when sharded), filled here with seeded
 values: norm weights around 1 (around 0 for Gemma, whose norms store weight - 1), everything else
-normal with standard deviation 0.02, drawn in the layout's order.
+normal with standard deviation 0.02, drawn in the layout's order. A pre-quantized layout (FP8
+weights `X` with `X_scale_inv` beside them, `quantization_config.weight_block_size`) gets such
+values for `X` too, quantized here with numpy as make_hf_layouts.py quantizes with torch
+(fp8_blocks: block scales, the nearest FP8 value, ties to even); its scales draw no values.
+
+A layout file may instead name the case it is derived from (`derived_from`) and how
+(`derivation`): `mxfp4-experts` is the base case with its experts quantized to MXFP4 as OpenAI
+publishes gpt-oss (mxfp4_experts below), made here, without torch, from the base case's values.
 
 The output is byte-for-byte the same on every run and machine with the pinned packages
 (scripts/setup.sh): tests/data/convert-refs.json records the sha256 of every file, and the test
@@ -107,7 +114,14 @@ LAYOUT_CASES = {
     "tiny-OLMoE": ("vocab/ggml-vocab-gpt-2.gguf", 31, None, None),
     "tiny-DeepSeek-V3": ("vocab/ggml-vocab-gpt-2.gguf", 29, None, None),
     "tiny-gpt-oss": ("vocab/ggml-vocab-gpt-2.gguf", 30, None, None),
+    "tiny-DeepSeek-V2-Lite": ("vocab/ggml-vocab-gpt-2.gguf", 34, None, None),
+    # pre-quantized FP8 (make_hf_layouts.py's FP8_CASES; values quantized here by fp8_blocks)
+    "tiny-DeepSeek-V3-FP8": ("vocab/ggml-vocab-gpt-2.gguf", 32, None, None),
+    "tiny-Qwen3-FP8": ("vocab/ggml-vocab-qwen2.gguf", 33, "chatml", None),
 }
+# Cases made from another case (their tests/data/hf-layouts/CASE.json names the base case and the
+# derivation, see the module docs)
+DERIVED_CASES = ["tiny-gpt-oss-mxfp4"]
 LAYOUTS = os.path.join(HERE, "..", "data", "hf-layouts")
 
 CARDS = {
@@ -135,7 +149,47 @@ def bf16_bits(x):
     return u.astype("<u2")
 
 
-SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32"}
+SAFETENSORS_DTYPES = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "U8": "uint8",
+                      "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
+
+# (exponent bits, mantissa bits, largest finite code) of the FP8 formats, as torch defines
+# float8_e4m3fn (no infinities; 0x7f is NaN) and float8_e5m2 (IEEE-like; 0x7c is infinity)
+FP8_FORMATS = {"F8_E4M3": (4, 3, 0x7E), "F8_E5M2": (5, 2, 0x7B)}
+
+
+def fp8_values(dtype):
+    """The non-negative finite values of an FP8 format, by code (ascending)."""
+    e_bits, m_bits, top = FP8_FORMATS[dtype]
+    bias = 2 ** (e_bits - 1) - 1
+    codes = np.arange(top + 1)
+    e, m = codes >> m_bits, (codes & ((1 << m_bits) - 1)) / 2.0 ** m_bits
+    return np.where(e == 0, m * 2.0 ** (1 - bias), (1 + m) * 2.0 ** (e - bias))
+
+
+def to_fp8(x, dtype):
+    """float32 values -> FP8 codes (uint8): the nearest finite value, ties to the even code (as
+    torch's float8 cast rounds within the format's range; beyond it, the largest value)."""
+    vals = fp8_values(dtype)
+    a = np.minimum(np.abs(x).astype(np.float64), vals[-1])
+    i = np.clip(np.searchsorted(vals, a), 1, len(vals) - 1)
+    lo, hi = a - vals[i - 1], vals[i] - a
+    code = np.where((lo > hi) | ((lo == hi) & (i % 2 == 0)), i, i - 1)
+    return (code | (np.signbit(x) << 7)).astype(np.uint8)
+
+
+def fp8_blocks(x, dtype, block):
+    """A 2-D float32 weight quantized as DeepSeek quantizes its releases (make_hf_layouts.py's
+    FP8_CASES): per block of `block` = (rows, columns), scale = max |x| / the format's largest
+    value (1 for a block of zeros), codes of x / scale. Returns (codes, float32 scales)."""
+    (r, c), (br, bc) = x.shape, block
+    sr, sc = -(-r // br), -(-c // bc)
+    pad = np.zeros((sr * br, sc * bc), dtype=np.float32)
+    pad[:r, :c] = x
+    blocks = pad.reshape(sr, br, sc, bc)
+    scale = (np.abs(blocks).max(axis=(1, 3)) / np.float32(fp8_values(dtype)[-1])).astype(np.float32)
+    scale = np.where(scale > 0, scale, np.float32(1.0)).astype(np.float32)
+    q = (blocks / scale[:, None, :, None]).astype(np.float32).reshape(sr * br, sc * bc)[:r, :c]
+    return to_fp8(q, dtype), scale
 
 
 def write_safetensors(path, tensors, dtypes=None, metadata=None):
@@ -363,13 +417,27 @@ def make_layout_case(models, d, case):
         raise ValueError(f"{case}: vocab_size {cfg['vocab_size']} < the tokenizer's {n_tokens} tokens")
     gemma = cfg["model_type"].startswith("gemma")
     rng = np.random.Generator(np.random.PCG64(seed))
+    block = (cfg.get("quantization_config") or {}).get("weight_block_size")
     for shard in layout["safetensors"]:
-        tensors, dtypes = {}, {}
+        tensors, dtypes, values = {}, {}, {}
+        specs = {t["name"]: t for t in shard["tensors"]}
         for t in shard["tensors"]:
-            n = int(np.prod(t["shape"], dtype=np.int64))
-            values = layout_value(t["name"], n, gemma, rng).reshape(t["shape"])
-            tensors[t["name"]] = stored_bits(values, t["dtype"])
             dtypes[t["name"]] = t["dtype"]
+            if t["name"].endswith("_scale_inv"):
+                continue  # made with its weight
+            n = int(np.prod(t["shape"], dtype=np.int64))
+            values[t["name"]] = layout_value(t["name"], n, gemma, rng).reshape(t["shape"])
+        for name, x in values.items():
+            dtype = specs[name]["dtype"]
+            if dtype not in FP8_FORMATS:
+                tensors[name] = stored_bits(x, dtype)
+                continue
+            codes, scale = fp8_blocks(x, dtype, block)
+            spec = specs[name + "_scale_inv"]
+            if list(scale.shape) != spec["shape"]:
+                raise ValueError(f"{case}: {name}: scales of shape {list(scale.shape)}, the layout has {spec['shape']}")
+            tensors[name] = codes
+            tensors[name + "_scale_inv"] = stored_bits(scale, spec["dtype"])
         path = os.path.join(d, shard["file"])
         write_safetensors(path, tensors, dtypes, shard["metadata"])
         check_data_order(path, [t["name"] for t in shard["tensors"]], case)
@@ -379,11 +447,109 @@ def make_layout_case(models, d, case):
     return d
 
 
+# E2M1 (FP4) values by code, as transformers' mxfp4 integration (FP4_VALUES) and OCP MX define them
+FP4_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0,
+                       -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0], dtype=np.float32)
+
+
+def mxfp4_quantize(w):
+    """w: float32 [..., rows, cols] (cols a multiple of 32) -> (blocks uint8 [..., rows, cols/32, 16],
+    scales uint8 [..., rows, cols/32]) in the layout OpenAI publishes gpt-oss in (what
+    transformers' `convert_moe_packed_tensors` reads): per block of 32 values an E8M0 exponent
+    (bias 127) and 32 E2M1 codes, two per byte, element 2i in byte i's low nibble and 2i+1 in its
+    high nibble. The exponent is OCP MX's: floor(log2(amax)) - 2 (E2M1's largest exponent), so
+    amax / 2^e lies in [4, 8); each value gets the code nearest value / 2^e (the lowest code on a
+    tie; beyond 6 it is 6)."""
+    *lead, rows, cols = w.shape
+    x = w.astype(np.float32).reshape(*lead, rows, cols // 32, 32)
+    amax = np.abs(x).max(axis=-1)
+    e = np.where(amax > 0, np.floor(np.log2(np.where(amax > 0, amax, 1.0))) - 2, -127).astype(np.int32)
+    e = np.clip(e, -127, 127)
+    scaled = x / np.ldexp(np.float32(1.0), e)[..., None]
+    codes = np.abs(scaled[..., None] - FP4_VALUES).argmin(axis=-1).astype(np.uint8)
+    blocks = codes[..., 0::2] | (codes[..., 1::2] << 4)
+    return blocks, (e + 127).astype(np.uint8)
+
+
+def read_safetensors_f32(path):
+    """name -> (dtype, float32 values) of a safetensors file of BF16/F16/F32 tensors; and its names in
+    file order."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        data = f.read()
+    header.pop("__metadata__", None)
+    out = {}
+    for name, t in header.items():
+        a, b = t["data_offsets"]
+        raw = data[a:b]
+        if t["dtype"] == "BF16":
+            v = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        elif t["dtype"] == "F16":
+            v = np.frombuffer(raw, dtype="<f2").astype(np.float32)
+        else:
+            v = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        out[name] = (t["dtype"], v.reshape(t["shape"]))
+    return out
+
+
+def mxfp4_experts(d):
+    """Rewrites the gpt-oss checkpoint in `d` as OpenAI publishes gpt-oss: each layer's
+    `mlp.experts.gate_up_proj` ([n_expert, n_embd, 2 * n_ff], input-major as transformers keeps
+    it) and `mlp.experts.down_proj` ([n_expert, n_ff, n_embd]) become `*_blocks` and `*_scales`
+    (U8, [n_expert, out, in / 32, 16] and [n_expert, out, in / 32]: the transposed matrices,
+    output-major, quantized by mxfp4_quantize); every other tensor is kept as it is. config.json
+    gets the `quantization_config` of openai/gpt-oss-20b (quant_method "mxfp4")."""
+    path = os.path.join(d, "model.safetensors")
+    tensors = read_safetensors_f32(path)
+    out, dtypes = {}, {}
+    for name, (dtype, v) in tensors.items():
+        if name.endswith(("mlp.experts.gate_up_proj", "mlp.experts.down_proj")):
+            blocks, scales = mxfp4_quantize(np.swapaxes(v, -1, -2))
+            out[name + "_blocks"], dtypes[name + "_blocks"] = np.ascontiguousarray(blocks), "U8"
+            out[name + "_scales"], dtypes[name + "_scales"] = np.ascontiguousarray(scales), "U8"
+        else:
+            out[name], dtypes[name] = stored_bits(v.reshape(-1), dtype).reshape(v.shape), dtype
+    out = dict(sorted(out.items()))
+    os.remove(path)
+    write_safetensors(path, out, dtypes)
+    cfg_path = os.path.join(d, "config.json")
+    with open(cfg_path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    cfg["quantization_config"] = {
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+                                   "lm_head"],
+        "quant_method": "mxfp4",
+    }
+    dump(cfg_path, dict(sorted(cfg.items())))
+
+
+DERIVATIONS = {"mxfp4-experts": mxfp4_experts}
+
+
+def derived_layout(case):
+    """(base case, derivation) when the layout of `case` is derived from another's, else None."""
+    p = os.path.join(LAYOUTS, f"{case}.json")
+    if not os.path.exists(p):
+        return None
+    with open(p, encoding="utf-8") as f:
+        layout = json.load(f)
+    if "derived_from" not in layout:
+        return None
+    return layout["derived_from"], layout["derivation"]
+
+
 def make_case(models, out_root, case):
     d = os.path.join(out_root, case)
     os.makedirs(d, exist_ok=True)
     for name in os.listdir(d):
         os.remove(os.path.join(d, name))
+    derived = derived_layout(case)
+    if derived is not None:
+        base, how = derived
+        make_layout_case(models, d, base)
+        DERIVATIONS[how](d)
+        return d
     if case in LAYOUT_CASES:
         return make_layout_case(models, d, case)
     arch, vocab_src, seed = CASES[case]
@@ -445,7 +611,7 @@ def make_case(models, out_root, case):
 
 def main():
     args = sys.argv[1:]
-    known = list(CASES) + list(LAYOUT_CASES)
+    known = list(CASES) + list(LAYOUT_CASES) + DERIVED_CASES
     if args == ["--list"]:
         print("\n".join(known))
         return

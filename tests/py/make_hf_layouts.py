@@ -79,6 +79,19 @@ CASES = {
                                               "first_k_dense_replace": 1, "n_routed_experts": 4,
                                               "num_experts_per_tok": 2, "n_group": 2, "topk_group": 1,
                                               "moe_intermediate_size": 64, "n_shared_experts": 1}),
+    # DeepSeek-V2-Lite: the same converter class as V3 (llama.cpp's DeepseekV2Model); the query
+    # without its low-rank projection (q_lora_rank null), 2 shared experts, softmax routing
+    # without groups, and V2-Lite's YaRN RoPE parameters (factor 40, mscale 0.707); V2-Lite's 27
+    # layers, as llama.cpp knows a model without q_lora_rank by its layer count (26 or 27)
+    "tiny-DeepSeek-V2-Lite": ("DeepseekV2Config", {**SMALL, "num_hidden_layers": 27, "vocab_size": 50257, "bos_token_id": 50256,
+                                                   "eos_token_id": 50256, "num_key_value_heads": 4, "q_lora_rank": None,
+                                                   "kv_lora_rank": 32, "qk_rope_head_dim": 8, "qk_nope_head_dim": 16,
+                                                   "v_head_dim": 16, "first_k_dense_replace": 1, "n_routed_experts": 4,
+                                                   "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+                                                   "n_shared_experts": 2, "rope_parameters": {
+                                                       "rope_type": "yarn", "rope_theta": 10000.0, "factor": 40.0,
+                                                       "original_max_position_embeddings": 4096, "beta_fast": 32.0,
+                                                       "beta_slow": 1.0, "mscale": 0.707, "mscale_all_dim": 0.707}}),
     # gpt-oss: GPT-2's BPE vocabulary; fused expert tensors as transformers stores them (bfloat16,
     # not the released MXFP4), expert width 96, attention sinks and biases, alternating sliding
     # (window 6: shorter than the logits test's 12 positions) and full layers, YaRN RoPE (default)
@@ -86,6 +99,67 @@ CASES = {
                                       "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 6,
                                       "eos_token_id": 50256, "pad_token_id": 50256}),
 }
+DEEPSEEK_V3 = CASES["tiny-DeepSeek-V3"][1]
+QWEN3 = {**SMALL, "vocab_size": 151936, "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 16}
+
+# Pre-quantized FP8 checkpoints: name -> (config class, config fields, FP8 format, weight_block_size).
+# The model is made and saved as above (bfloat16), then every 2-D weight of the decoder layers but
+# the norms and the MoE router is quantized as DeepSeek quantizes its releases (DeepSeek-V3's
+# `inference/kernel.py` `weight_quant`, whose inverse its `weight_dequant` is): per block of
+# weight_block_size (rows, columns) of the weight, scale = max |x| / (the format's largest value),
+# the weight stored as x / scale rounded to the format (torch's float8 cast: nearest, ties to
+# even) and the scale as `{name}_scale_inv` (float32, one per block, the edge blocks covering what
+# is left); config.json gets DeepSeek's quantization_config with the block size. Block sizes are
+# small and do not divide the tiny dimensions, so that the edge blocks are partial.
+FP8_CASES = {
+    # DeepSeek-V3 as published (e4m3), with its YaRN RoPE parameters (factor 40, mscale 1)
+    "tiny-DeepSeek-V3-FP8": ("DeepseekV3Config", {**DEEPSEEK_V3, "rope_parameters": {
+        "rope_type": "yarn", "rope_theta": 10000.0, "factor": 40.0, "original_max_position_embeddings": 4096,
+        "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0}}, "e4m3", [24, 40]),
+    # a dense Qwen3 in the other FP8 format, e5m2
+    "tiny-Qwen3-FP8": ("Qwen3Config", QWEN3, "e5m2", [32, 48]),
+}
+
+
+def fp8_quantize(d, fmt, block):
+    """Quantizes the checkpoint saved in `d` in place (see FP8_CASES)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    dtype = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[fmt]
+    fmax = torch.finfo(dtype).max
+    br, bc = block
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".safetensors"):
+            continue
+        path = os.path.join(d, name)
+        meta, _ = safetensors_header(path)
+        tensors = load_file(path)
+        out = {}
+        for k, x in tensors.items():
+            quantized = (k.startswith("model.layers.") and k.endswith(".weight") and x.dim() == 2
+                         and "norm" not in k and not k.endswith("mlp.gate.weight"))
+            if not quantized:
+                out[k] = x
+                continue
+            r, c = x.shape
+            sr, sc = -(-r // br), -(-c // bc)
+            pad = torch.zeros(sr * br, sc * bc, dtype=torch.float32)
+            pad[:r, :c] = x.float()
+            blocks = pad.view(sr, br, sc, bc)
+            scale = blocks.abs().amax(dim=(1, 3)) / fmax
+            scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+            q = (blocks / scale[:, None, :, None]).view(sr * br, sc * bc)[:r, :c]
+            out[k] = q.to(dtype).contiguous()
+            out[k + "_scale_inv"] = scale.contiguous()
+        save_file(out, path, metadata=meta)
+    path = os.path.join(d, "config.json")
+    with open(path, encoding="utf-8") as f:
+        cfg = json.load(f)
+    cfg["quantization_config"] = {"activation_scheme": "dynamic", "fmt": fmt, "quant_method": "fp8",
+                                  "weight_block_size": list(block)}
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
 
 
 def safetensors_header(path):
@@ -102,12 +176,18 @@ def layout(case):
     import transformers
     from transformers import AutoModelForCausalLM
 
-    cls_name, fields = CASES[case]
+    fp8 = None
+    if case in FP8_CASES:
+        cls_name, fields, *fp8 = FP8_CASES[case]
+    else:
+        cls_name, fields = CASES[case]
     cfg = getattr(transformers, cls_name)(**fields)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.bfloat16)
     with tempfile.TemporaryDirectory() as d:
         model.save_pretrained(d)
+        if fp8:
+            fp8_quantize(d, *fp8)
         names = sorted(os.listdir(d))
         files = {}
         for name in ("config.json", "generation_config.json"):
@@ -130,16 +210,16 @@ def layout(case):
 def main():
     args = sys.argv[1:]
     if args == ["--list"]:
-        print("\n".join(CASES))
+        print("\n".join([*CASES, *FP8_CASES]))
         return
     if not args:
         sys.exit("usage: make_hf_layouts.py OUT_DIR [CASE...] | --list")
-    out, cases = args[0], args[1:] or list(CASES)
+    out, cases = args[0], args[1:] or [*CASES, *FP8_CASES]
     os.makedirs(out, exist_ok=True)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     for case in cases:
-        if case not in CASES:
-            sys.exit(f"unknown case {case!r}; known: {', '.join(CASES)}")
+        if case not in CASES and case not in FP8_CASES:
+            sys.exit(f"unknown case {case!r}; known: {', '.join([*CASES, *FP8_CASES])}")
         doc = layout(case)
         with open(os.path.join(out, f"{case}.json"), "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, ensure_ascii=False)

@@ -4,7 +4,8 @@ scripts/make-lora-refs.sh).
 Usage: python write_refs_manifest.py MANIFEST PARTS SDIST TORCH TRANSFORMERS OUTTYPES CASE...
   OUTTYPES   comma-separated (f32,f16,bf16,q8_0[,auto])
 PARTS holds, per case, CASE.inputs.json, CASE.OUTTYPE.json for each output type, and optionally
-CASE.logits.json (-> "transformers_logits") and CASE.base (a text line -> "base"). The named cases
+CASE.f16-fp8-as-q8.json (an output of `--outtype f16 --fp8-as-q8`, for a pre-quantized FP8
+case), CASE.logits.json (-> "transformers_logits") and CASE.base (a text line -> "base"). The named cases
 replace theirs in MANIFEST (made if missing), the others are kept; "reference" becomes
 {"llama_cpp_sdist_sha256", "torch", "transformers"}; cases are sorted by name.
 """
@@ -33,6 +34,8 @@ def main():
                 entry["base"] = f.read().strip()
         entry["inputs"] = load(f"{case}.inputs.json")
         entry["outputs"] = {t: load(f"{case}.{t}.json") for t in outtypes.split(",")}
+        if os.path.exists(os.path.join(parts, f"{case}.f16-fp8-as-q8.json")):
+            entry["outputs"]["f16-fp8-as-q8"] = load(f"{case}.f16-fp8-as-q8.json")
         if os.path.exists(os.path.join(parts, f"{case}.logits.json")):
             entry["transformers_logits"] = load(f"{case}.logits.json")
         doc["cases"][case] = entry

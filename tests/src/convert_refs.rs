@@ -4,7 +4,8 @@
 //! `tests/py/make_convert_inputs.py` (numpy, safetensors, transformers).
 //!
 //! The manifest: `{"reference": {...}, "cases": {CASE: {"inputs": {FILE: sha256}, "outputs":
-//! {OUTTYPE: DESCRIPTION}}}}`, OUTTYPE one of [`OUTTYPES`]. A DESCRIPTION is what
+//! {OUTTYPE: DESCRIPTION}}}}`, OUTTYPE one of [`OUTTYPES`], and for a pre-quantized FP8 case also
+//! [`FP8_AS_Q8`] (`--outtype f16 --fp8-as-q8`). A DESCRIPTION is what
 //! `tests/py/convert_refs_manifest.py gguf FILE` prints (its header has the format): `sha256`,
 //! `size`, `version`, `alignment`, `data_offset`, `keys` (`key`, `type`, `value`, or for arrays
 //! `length` and the `sha256` of the stored payload), `tensors` (`name`, `dtype`, canonical
@@ -29,6 +30,9 @@ use crate::{python, run_py, run_py_text, temp_dir, workspace_root, TempDir};
 /// The `--outtype`s each case was converted with, in the manifest's order.
 pub const OUTTYPES: [&str; 5] = ["f32", "f16", "bf16", "q8_0", "auto"];
 
+/// The manifest's output of a pre-quantized FP8 case converted with `--outtype f16 --fp8-as-q8`.
+pub const FP8_AS_Q8: &str = "f16-fp8-as-q8";
+
 /// The manifest, `tests/data/convert-refs.json`, parsed. Fails the test if it is missing or not JSON.
 pub fn convert_refs_manifest() -> Json {
     let p = workspace_root().join("tests/data/convert-refs.json");
@@ -49,8 +53,7 @@ pub fn convert_ref_cases() -> Vec<String> {
 /// lands (then all its outputs must equal the reference's). The hand-written cases (no layout:
 /// Llama 2, Llama 3, Mistral, Qwen2, Qwen3, Gemma 3, Phi-3) are all converted.
 ///
-/// Pending now: `DeepseekV3ForCausalLM` and `GptOssForCausalLM` (a later converter), and
-/// `OlmoeForCausalLM`, which the library does not convert on purpose: it is the example of an
+/// Pending now: only `OlmoeForCausalLM`, which the library does not convert on purpose: it is the example of an
 /// architecture written outside the library (`examples/src/olmoe.rs`, tested against the same
 /// reference by `the_examples_olmoe_equals_the_reference`).
 pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
@@ -62,6 +65,11 @@ pub const CONVERTED_LAYOUT_ARCHITECTURES: &[&str] = &[
     "SmolLM3ForCausalLM",
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
+    "GptOssForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "DeepseekV2ForCausalLM",
+    // the pre-quantized FP8 layout case tiny-Qwen3-FP8 (Qwen 3 itself is a hand-written case)
+    "Qwen3ForCausalLM",
 ];
 
 /// The Hugging Face architecture of a layout case (its `tests/data/hf-layouts/CASE.json`'s

@@ -205,13 +205,23 @@ impl HfConfig {
 }
 
 /// A source tensor: its Hugging Face name, type, canonical shape and little-endian bytes in the
-/// memory mapping.
+/// memory mapping, with the scale that dequantizes it in a pre-quantized checkpoint
+/// ([`quant`](super::quant)).
 #[derive(Clone, Debug)]
 pub struct SourceTensor<'a> {
     /// The Hugging Face name.
     pub name: String,
-    /// F32, F16 or BF16 (the ggml types of the same layouts as safetensors' `F32`, `F16`, `BF16`).
+    /// F32, F16 or BF16 (the ggml types of the same layouts as safetensors' `F32`, `F16`, `BF16`);
+    /// `I8` stands for safetensors' `U8`, raw bytes that only an architecture that knows them
+    /// reads ([`Architecture::mxfp4_tensors`](super::Architecture::mxfp4_tensors): MXFP4 blocks
+    /// and scales); as values they are refused ([`ConvertError::Unsupported`]).
+    /// F32 for an FP8 tensor ([`fp8`](Self::fp8)), which the reference widens to F32.
     pub dtype: GgmlType,
+    /// The 8-bit float format when the data is `F8_E4M3` or `F8_E5M2` (one byte a value).
+    pub fp8: Option<super::quant::Fp8>,
+    /// The scale the values are multiplied by (`{name}_scale_inv` with `quant_method = "fp8"`),
+    /// making an F32 tensor.
+    pub scale: Option<super::quant::Scale<'a>>,
     /// The shape, outermost first (safetensors' order, the canonical GGUF shape).
     pub shape: Vec<u64>,
     /// The data, row-major, little-endian, borrowed from the mapping.
@@ -368,13 +378,15 @@ impl Checkpoint {
     }
 
     /// Every tensor, in the reference's order (files in order, names sorted within a file),
-    /// checked against the index when there is one.
+    /// checked against the index when there is one; in a pre-quantized checkpoint, each scale
+    /// attached to its weight and left out of the list ([`quant`](super::quant)).
     ///
     /// # Errors
     /// [`ConvertError::SafeTensors`] for a file that is not valid safetensors;
-    /// [`ConvertError::Unsupported`] for a type other than F32/F16/BF16 (an `F8_E4M3` weight
-    /// with its `weight_scale_inv` names both); [`ConvertError::Layout`] for a name in two files,
-    /// or files that disagree with the index.
+    /// [`ConvertError::Unsupported`] for a type other than F32/F16/BF16/U8/F8_E4M3/F8_E5M2;
+    /// [`ConvertError::Layout`] for a name in two files, or files that disagree with the index;
+    /// as [`quant`](super::quant) ([`ConvertError::UnsupportedQuantization`] for a
+    /// `quant_method` other than `fp8` and `mxfp4`).
     pub fn tensors(&self) -> Result<Vec<SourceTensor<'_>>> {
         let mut out = Vec::new();
         let mut file_of: HashMap<String, &Path> = HashMap::new();
@@ -384,22 +396,19 @@ impl Checkpoint {
             let mut views: Vec<_> = st.iter().collect();
             views.sort_by(|a, b| a.0.cmp(b.0));
             for (name, view) in views {
-                let dtype = match view.dtype() {
-                    Dtype::F32 => GgmlType::F32,
-                    Dtype::F16 => GgmlType::F16,
-                    Dtype::BF16 => GgmlType::BF16,
-                    Dtype::F8_E4M3 => {
-                        return Err(ConvertError::Unsupported {
-                            name: name.to_owned(),
-                            reason: format!(
-                                "F8_E4M3 weights (with their scale tensor {name}_scale_inv) are not converted yet"
-                            ),
-                        })
-                    }
+                use super::quant::Fp8;
+                let (dtype, fp8) = match view.dtype() {
+                    Dtype::F32 => (GgmlType::F32, None),
+                    // raw bytes (MXFP4 blocks and scales), see `SourceTensor::dtype`
+                    Dtype::U8 => (GgmlType::I8, None),
+                    Dtype::F16 => (GgmlType::F16, None),
+                    Dtype::BF16 => (GgmlType::BF16, None),
+                    Dtype::F8_E4M3 => (GgmlType::F32, Some(Fp8::E4M3)),
+                    Dtype::F8_E5M2 => (GgmlType::F32, Some(Fp8::E5M2)),
                     d => {
                         return Err(ConvertError::Unsupported {
                             name: name.to_owned(),
-                            reason: format!("type {d:?} is not converted (F32, F16, BF16)"),
+                            reason: format!("type {d:?} is not converted (F32, F16, BF16, F8_E4M3, F8_E5M2)"),
                         })
                     }
                 };
@@ -407,7 +416,7 @@ impl Checkpoint {
                     return Err(ConvertError::Layout(format!("tensor {name} is in more than one file")));
                 }
                 let shape = view.shape().iter().map(|&d| d as u64).collect();
-                out.push(SourceTensor { name: name.to_owned(), dtype, shape, data: view.data() });
+                out.push(SourceTensor { name: name.to_owned(), dtype, fp8, scale: None, shape, data: view.data() });
             }
         }
         if let Some(map) = &self.weight_map {
@@ -429,6 +438,6 @@ impl Checkpoint {
                 return Err(ConvertError::Layout(format!("{n} is in {} but not in the index", p.display())));
             }
         }
-        Ok(out)
+        super::quant::dequantized(&self.dir, &self.config, out)
     }
 }

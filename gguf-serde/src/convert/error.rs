@@ -69,12 +69,24 @@ pub enum ConvertError {
         /// ([`Architecture::source_name`](super::Architecture::source_name)).
         hf: Option<String>,
     },
-    /// A source tensor of a type or form not converted (F8_E4M3, integers).
+    /// A source tensor of a type or form not converted (integers, F8_E8M0, an FP8 scale that does
+    /// not fit its weight).
     #[error("tensor {name}: {reason}")]
     Unsupported {
         /// The Hugging Face name.
         name: String,
         /// What is not supported.
+        reason: String,
+    },
+    /// `config.json`'s `quantization_config.quant_method` (or `hf_quant_config.json`'s producer)
+    /// names a pre-quantized checkpoint of a method not converted here (only `fp8` is: see
+    /// [`quant`](super::quant)); the reference dequantizes or repacks some of them (`bitnet`,
+    /// `gptq`, `compressed-tensors`, `modelopt`, `mxfp4`) and refuses the others.
+    #[error("quantization method {method:?} (config.json's quantization_config) is not converted: {reason}")]
+    UnsupportedQuantization {
+        /// The method as the checkpoint names it (`"gptq"`).
+        method: String,
+        /// What the reference does with it, and why it is refused here.
         reason: String,
     },
     /// A tensor whose shape does not fit its transform.

@@ -562,7 +562,13 @@ fn plan_pair<'a>(
             let rows_only = match t {
                 Transform::Permute { .. } | Transform::KeepRows(_) => true,
                 Transform::Slice { dim, .. } => *dim == 0,
-                Transform::Add(_) | Transform::Rows(_) => false,
+                // value transforms, and the ones that move values across rows (DeepSeek's `kv_b`
+                // split, gpt-oss's experts)
+                Transform::Add(_)
+                | Transform::Rows(_)
+                | Transform::Reshape(_)
+                | Transform::Transpose
+                | Transform::Stride { .. } => false,
             };
             if !rows_only || (embedding && !transforms.is_empty()) {
                 return Err(unsupported(format!(

@@ -7,7 +7,11 @@
 //!
 //! - **Input** ([`checkpoint`]): `config.json` and the safetensors files, memory-mapped; tensors
 //!   in the reference's order (files in name order, names sorted within a file). Source types
-//!   F32, F16, BF16. The architectures read `config.json` as transformers' `AutoConfig` loads it
+//!   F32, F16, BF16, and F8_E4M3/F8_E5M2 widened to F32; a pre-quantized checkpoint
+//!   (`quantization_config`) is dequantized as the reference's `dequant_model` does ([`quant`]:
+//!   FP8 block scales; other methods refused by name), except MXFP4 (U8 blocks and scales),
+//!   which an architecture repacks as ggml `MXFP4` without dequantizing it
+//!   ([`Architecture::mxfp4_tensors`], gpt-oss). The architectures read `config.json` as transformers' `AutoConfig` loads it
 //!   ([`config_defaults`]: the class defaults and the RoPE normalisation), as the reference does.
 //! - **Architecture** ([`arch`]): chosen by `config.json`'s `architectures[0]`; it maps names,
 //!   transforms tensors and writes the `{arch}.*` keys. An unknown class is refused.
@@ -19,11 +23,12 @@
 //!   stacked as `torch.stack`, tensors concatenated as `torch.cat`; the joined tensor comes where
 //!   its last part comes, as the reference yields it, and a part missing or given twice is
 //!   refused naming the tensor), values changed a chunk of rows at a time ([`Transform::Add`],
-//!   [`Transform::Rows`]).
+//!   [`Transform::Rows`]), a tensor viewed under another shape and its last two dimensions
+//!   swapped ([`Transform::Reshape`], [`Transform::Transpose`], a matrix at a time).
 //! - **Shapes**: a Hugging Face `[out, in]` weight is the canonical GGUF shape `[out, in]`,
 //!   stored `ne = [in, out]`; a stack of `n` experts `[out, in]` is `[n, out, in]`, stored
 //!   `ne = [in, out, n]`. Transforms work on rows of the last dimension (`ne[0]`), never cutting
-//!   one.
+//!   one but by a transposition.
 //! - **Types** ([`output_type`], `ModelBase.prepare_tensors`): F32 for 1-D tensors and names
 //!   ending in `_norm.weight`; unless the architecture forces a type
 //!   ([`Architecture::force_type`], `tensor_force_quant`), F32 for the reference's always-F32
@@ -67,6 +72,7 @@ pub mod general;
 pub mod lora;
 mod naming;
 mod planning;
+pub mod quant;
 mod rows;
 pub mod vocab;
 pub mod vocab_hook;
@@ -74,7 +80,9 @@ mod write;
 
 use crate::{GgmlType, Value};
 
-pub use arch::{Architecture, ExtraTensor, ForceType, Join, Mapped, RowFn, RowTransform, Target, Transform};
+pub use arch::{
+    Architecture, ExtraTensor, ForceType, Join, Mapped, Mxfp4Tensor, RowFn, RowTransform, Target, Transform,
+};
 pub use checkpoint::{Checkpoint, HfConfig, SourceTensor};
 pub use error::ConvertError;
 use error::Result;
@@ -285,6 +293,11 @@ pub struct ConvertOptions<'p> {
     /// `tokenizer.*` keys: for a converter that writes them itself (llama.cpp refuses a model
     /// file without `tokenizer.ggml.model`).
     pub vocab: bool,
+    /// The reference's `--fp8-as-q8` (`false` by default): the tensors made from a weight
+    /// dequantized from FP8 with its scale ([`quant`]) are written as Q8_0 (F16 where a row is not
+    /// whole Q8_0 blocks; 1-D tensors and norms stay F32) instead of the output type, unless the
+    /// architecture forces a type itself ([`Architecture::force_type`]).
+    pub fp8_as_q8: bool,
 }
 
 impl ConvertOptions<'_> {
@@ -299,6 +312,7 @@ impl ConvertOptions<'_> {
             model_card: None,
             metadata_override: None,
             vocab: true,
+            fp8_as_q8: false,
         }
     }
 }

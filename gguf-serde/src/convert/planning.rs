@@ -26,6 +26,16 @@ pub enum TensorData<'a> {
         /// The parts, by index.
         parts: Vec<JoinedPart<'a>>,
     },
+    /// MXFP4 blocks and scales written as ggml `MXFP4` without dequantizing
+    /// ([`arch::Mxfp4Tensor`]).
+    Mxfp4 {
+        /// The blocks, `[n_expert, rows, n_block, 16]` U8.
+        blocks: SourceTensor<'a>,
+        /// The scales, `[n_expert, rows, n_block]` U8.
+        scales: SourceTensor<'a>,
+        /// The rows kept: `(start, step)`.
+        rows: (u64, u64),
+    },
 }
 
 /// A part of a joined tensor ([`TensorData::Joined`]).
@@ -58,15 +68,22 @@ impl PlannedTensor<'_> {
     /// Bytes of source data read for this tensor: the source rows its output is made of (all of
     /// a source's rows unless a slice leaves some out; a split source counts in each output).
     pub fn source_bytes(&self) -> u64 {
+        // the source's bytes per value times the values of the output (a transposition keeps
+        // the values but not the rows)
         let read = |src: &SourceTensor<'_>, out_shape: &[u64]| {
-            let rows = super::rows::row_count(&src.shape);
-            let per_row = (src.data.len() as u64).checked_div(rows).unwrap_or(0);
-            super::rows::row_count(out_shape).saturating_mul(per_row)
+            let values: u64 = src.shape.iter().product();
+            let out: u64 = out_shape.iter().product();
+            (src.data.len() as u64).checked_div(values).unwrap_or(0).saturating_mul(out)
         };
         match &self.data {
             TensorData::Source(s) => read(s, &self.shape),
             TensorData::Generated(v) => v.len() as u64 * 4,
             TensorData::Joined { parts, .. } => parts.iter().map(|p| read(&p.source, &p.shape)).sum(),
+            TensorData::Mxfp4 { blocks, scales, .. } => {
+                let kept = super::rows::row_count(&self.shape);
+                let all = super::rows::row_count(&blocks.shape[..blocks.shape.len().saturating_sub(1)]).max(1);
+                (blocks.data.len() as u64 + scales.data.len() as u64) / all * kept
+            }
         }
     }
 }
@@ -182,6 +199,20 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     };
 
     let mut tensors: Vec<PlannedTensor<'a>> = Vec::new();
+    let names: Vec<&str> = sources.iter().map(|t| t.name.as_str()).collect();
+    let mut consumed = std::collections::HashSet::new();
+    for m in arch.mxfp4_tensors(&cx, &names)? {
+        let t = mxfp4_tensor(&sources, &m)?;
+        consumed.insert(m.blocks);
+        consumed.insert(m.scales);
+        tensors.push(t);
+    }
+    // the reference's `_is_mxfp4`
+    let mxfp4 = config
+        .get("quantization_config")
+        .and_then(|q| q.get("quant_method"))
+        .is_some_and(|m| m.as_str() == Some("mxfp4"));
+    let sources: Vec<SourceTensor<'a>> = sources.into_iter().filter(|t| !consumed.contains(&t.name)).collect();
     for arch::ExtraTensor { name, shape, values } in arch.extra_tensors(&cx)? {
         if shape.iter().product::<u64>() != values.len() as u64 {
             return Err(ConvertError::BadShape {
@@ -195,22 +226,36 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     let mut pending: HashMap<String, Pending<'a>> = HashMap::new();
     // complete joined tensors held for their batch: key -> (size, [(rank, tensor)])
     let mut batches: HashMap<String, (u32, Vec<(u32, PlannedTensor<'a>)>)> = HashMap::new();
-    let typed =
-        |name: &str, hf: &str, shape: &[u64]| output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()));
+    // `ModelBase.tensor_force_quant`: with `--fp8-as-q8`, Q8_0 for what a scaled weight makes
+    // (the reference knows it by the Hugging Face name of the source that completed the tensor)
+    let scaled: std::collections::HashSet<String> =
+        sources.iter().filter(|t| t.scale.is_some()).map(|t| t.name.clone()).collect();
+    let typed = |name: &str, hf: &str, shape: &[u64]| {
+        let fp8_q8 = (opts.fp8_as_q8 && scaled.contains(hf) && shape.len() >= 2)
+            .then_some(arch::ForceType::Type(GgmlType::Q8_0));
+        output_type(name, shape, outtype, arch.force_type(hf, name, shape.len()).or(fp8_q8))
+    };
     for src in sources {
-        match arch.map_tensor(&src.name, &src.shape, &cx)? {
+        let mapped = arch.map_tensor(&src.name, &src.shape, &cx)?;
+        if src.dtype == GgmlType::I8 && !matches!(mapped, Mapped::Skip | Mapped::Unknown) {
+            return Err(ConvertError::Unsupported {
+                name: src.name,
+                reason: "U8 bytes are converted only as MXFP4 blocks and scales (quant_method \"mxfp4\")".into(),
+            });
+        }
+        match mapped {
             Mapped::Skip => {}
             Mapped::Unknown => {
                 return Err(ConvertError::UnknownTensor { name: src.name, arch: arch.name().to_owned() })
             }
             Mapped::To { name, transforms } => {
-                let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;
+                let (shape, _) = super::rows::plan_view(&src.name, &src.shape, &transforms)?;
                 let dtype = typed(&name, &src.name, &shape);
                 tensors.push(PlannedTensor { name, shape, dtype, data: TensorData::Source(src), transforms });
             }
             Mapped::Split(targets) => {
                 for arch::Target { name, transforms } in targets {
-                    let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;
+                    let (shape, _) = super::rows::plan_view(&src.name, &src.shape, &transforms)?;
                     let dtype = typed(&name, &src.name, &shape);
                     tensors.push(PlannedTensor {
                         name,
@@ -300,12 +345,53 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
     let general = general_keys(&ckpt.dir, config, &params, opts.name, opts.model_card, opts.metadata_override)?;
     let name_parts = general.name_parts();
     kvs.extend(general.into_keys());
-    arch.parameters(&cx, outtype.file_type(), &mut kvs)?;
+    // the reference's `prepare_metadata`: MXFP4 experts make a float output `MOSTLY_MXFP4_MOE`
+    let file_type = if mxfp4 && outtype != OutType::Q8_0 { MOSTLY_MXFP4_MOE } else { outtype.file_type() };
+    arch.parameters(&cx, file_type, &mut kvs)?;
     kvs.set("general.quantization_version", Value::U32(2));
     if opts.vocab {
         arch.vocab(&cx, &mut kvs)?;
     }
     Ok(Plan { arch: arch.name(), outtype, kvs, tensors, params, name_parts, checkpoint: ckpt })
+}
+
+/// llama.cpp's `LLAMA_FTYPE_MOSTLY_MXFP4_MOE`.
+const MOSTLY_MXFP4_MOE: u32 = 38;
+
+/// The planned tensor of `m`, its blocks and scales found among `sources` and checked.
+fn mxfp4_tensor<'a>(sources: &[SourceTensor<'a>], m: &arch::Mxfp4Tensor) -> Result<PlannedTensor<'a>> {
+    let find = |n: &str| {
+        sources
+            .iter()
+            .find(|t| t.name == n)
+            .cloned()
+            .ok_or_else(|| ConvertError::Layout(format!("{}: MXFP4 tensor {n} is not in the checkpoint", m.name)))
+    };
+    let (blocks, scales) = (find(&m.blocks)?, find(&m.scales)?);
+    let bad = |reason: String| ConvertError::BadShape { name: m.blocks.clone(), reason };
+    if blocks.dtype != GgmlType::I8 || scales.dtype != GgmlType::I8 {
+        return Err(bad(format!("MXFP4 blocks and scales are U8, not {} and {}", blocks.dtype, scales.dtype)));
+    }
+    let (e, r, nb) = match (blocks.shape.as_slice(), scales.shape.as_slice()) {
+        (&[e, r, nb, 16], s) if s == [e, r, nb] => (e, r, nb),
+        (b, s) => {
+            return Err(bad(format!(
+                "blocks of shape {b:?} and scales of shape {s:?}, expected [n_expert, rows, n_block, 16] and [n_expert, rows, n_block]"
+            )))
+        }
+    };
+    let (start, step) = m.rows;
+    if step == 0 || start >= r.max(1) {
+        return Err(bad(format!("rows {start}::{step} of {r}")));
+    }
+    let shape = vec![e, (r - start).div_ceil(step), nb * 32];
+    Ok(PlannedTensor {
+        name: m.name.clone(),
+        shape,
+        dtype: GgmlType::MXFP4,
+        data: TensorData::Mxfp4 { blocks, scales, rows: m.rows },
+        transforms: Vec::new(),
+    })
 }
 
 /// A part gathered: the source, its transforms and its shape after them.
@@ -347,7 +433,7 @@ fn join_part<'a>(
         ));
     }
     let n = usize::try_from(count).map_err(|_| ConvertError::Layout(format!("{name}: {count} parts")))?;
-    let (shape, _) = super::rows::plan_rows(&src.name, &src.shape, &transforms)?;
+    let (shape, _) = super::rows::plan_view(&src.name, &src.shape, &transforms)?;
     let entry = pending.entry(name.clone()).or_insert_with(|| Pending {
         join,
         parts: std::iter::repeat_with(|| None).take(n.min(1 << 20)).collect(),

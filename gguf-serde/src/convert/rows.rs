@@ -2,6 +2,12 @@
 //! dimension, and a row-choosing transform ([`Transform::Permute`], [`Transform::KeepRows`],
 //! [`Transform::Slice`]) is a map from output rows to source rows, so that every transform, a
 //! split and a join stream a chunk of rows at a time (see [`Transform`] for the rules).
+//!
+//! [`Transform::Transpose`] moves values across rows: as the last row-choosing transform it
+//! converts whole matrices at a time ([`RowMap::transpose`]). A [`Transform::Stride`] (with or
+//! without transpositions) makes an element view instead ([`ElemView`]): a strided view of the
+//! source, as numpy's `transpose` and `x[..., a::b]` are, whose output rows are gathered value by
+//! value.
 
 use super::arch::{Join, Transform};
 use super::ConvertError;
@@ -32,10 +38,14 @@ enum Step {
     Slice { size: u64, start: u64, len: u64, inner: u64 },
 }
 
-/// A composed row-choosing map: output row → source row.
+/// A composed row-choosing map: output row → source row; with a final
+/// [`Transform::Transpose`], the map is of the rows before it (see [`RowMap::transpose`]).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RowMap {
     steps: Vec<Step>,
+    /// `(a, b)` when the rows are then transposed: each `[a, b]` matrix (`a` rows of `b`) becomes
+    /// `b` output rows of `a`.
+    transpose: Option<(u64, u64)>,
 }
 
 impl RowMap {
@@ -57,6 +67,13 @@ impl RowMap {
         row
     }
 
+    /// `(a, b)` when the chosen rows are transposed at the end ([`Transform::Transpose`]): each
+    /// `[a, b]` matrix of `a` consecutive chosen rows (numbered as [`source_row`](Self::source_row)
+    /// takes them) gives `b` output rows of `a` values.
+    pub(crate) fn transpose(&self) -> Option<(u64, u64)> {
+        self.transpose
+    }
+
     /// Whether output rows follow source rows in order (no [`Transform::Permute`]), so that the
     /// source pages of a chunk are done with once it is converted.
     pub(crate) fn is_monotonic(&self) -> bool {
@@ -68,16 +85,158 @@ fn bad(name: &str, reason: String) -> ConvertError {
     ConvertError::BadShape { name: name.to_owned(), reason }
 }
 
-/// The output shape of the tensor `name` of canonical `shape` after `transforms`, and the map of
-/// its rows to the source's.
+/// A strided view of a source tensor ([`Transform::Transpose`], [`Transform::Stride`]): output
+/// element `i` (a multi-index over the output shape) is source element
+/// `offset + Σ i[d] × strides[d]` (in elements, row-major).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ElemView {
+    /// The first source element.
+    pub(crate) offset: u64,
+    /// The source element stride of each output dimension, outermost first.
+    pub(crate) strides: Vec<u64>,
+    /// The output shape, outermost first.
+    pub(crate) shape: Vec<u64>,
+}
+
+impl ElemView {
+    /// The source element of the first value of output row `row`, and the source stride between
+    /// the values of a row.
+    pub(crate) fn row_start(&self, mut row: u64) -> (u64, u64) {
+        let n = self.shape.len();
+        if n == 0 {
+            return (self.offset, 1);
+        }
+        let last = if n == 1 { 1 } else { self.strides[n - 1] };
+        let row_dims = if n == 1 { n } else { n - 1 };
+        let mut at = self.offset;
+        for d in (0..row_dims).rev() {
+            let size = self.shape[d].max(1);
+            let stride = if n == 1 { self.strides[0] } else { self.strides[d] };
+            at += (row % size) * stride;
+            row /= size;
+        }
+        (at, last)
+    }
+
+    /// Source elements below this one are not read by output rows from `row` on (all strides are
+    /// non-negative, so every later row starts at or beyond its outermost index's start).
+    pub(crate) fn done_below(&self, row: u64) -> u64 {
+        let (rd, _) = row_view(&self.shape);
+        let inner: u64 = rd.get(1..).map_or(1, |x| x.iter().product::<u64>()).max(1);
+        match self.strides.first() {
+            Some(&s0) if self.shape.len() >= 2 => self.offset + (row / inner) * s0,
+            _ => self.offset,
+        }
+    }
+}
+
+/// How output rows come from the source: whole rows ([`RowMap`]) or gathered values
+/// ([`ElemView`]).
+#[derive(Clone, Debug)]
+pub(crate) enum View {
+    /// Output rows are source rows.
+    Rows(RowMap),
+    /// Output rows are gathered from a strided view.
+    Elems(ElemView),
+}
+
+/// Whether `transforms` need an element view ([`ElemView`]): a [`Transform::Stride`] does; a
+/// transposition alone is converted whole matrices at a time ([`RowMap::transpose`]).
+fn moves_values(transforms: &[Transform]) -> bool {
+    transforms.iter().any(|t| matches!(t, Transform::Stride { .. }))
+}
+
+/// The element view of `shape` after `transforms` (see [`plan_rows`]).
+fn plan_elems(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<ElemView> {
+    let n = shape.len();
+    let mut strides = vec![1u64; n];
+    for d in (0..n.saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1].saturating_mul(shape[d + 1]);
+    }
+    let mut v = ElemView { offset: 0, strides, shape: shape.to_vec() };
+    for t in transforms {
+        let dims = v.shape.len();
+        match *t {
+            Transform::Transpose => {
+                if dims < 2 {
+                    return Err(bad(name, format!("a transpose of the last two dimensions of shape {:?}", v.shape)));
+                }
+                v.shape.swap(dims - 2, dims - 1);
+                v.strides.swap(dims - 2, dims - 1);
+            }
+            Transform::Stride { dim, start, step } => {
+                let Some(&size) = v.shape.get(dim) else {
+                    return Err(bad(name, format!("a stride of dimension {dim} of shape {:?}", v.shape)));
+                };
+                if step == 0 || start >= size.max(1) {
+                    return Err(bad(name, format!("entries {start}::{step} of a dimension of {size}")));
+                }
+                v.offset += start * v.strides[dim];
+                v.strides[dim] *= step;
+                v.shape[dim] = (size - start).div_ceil(step);
+            }
+            Transform::Slice { dim, start, len } => {
+                let Some(&size) = v.shape.get(dim) else {
+                    return Err(bad(name, format!("a slice of dimension {dim} of shape {:?}", v.shape)));
+                };
+                if start.checked_add(len).is_none_or(|end| end > size) {
+                    return Err(bad(
+                        name,
+                        format!("entries {start}..{} of a dimension of {size}", start.saturating_add(len)),
+                    ));
+                }
+                v.offset += start * v.strides[dim];
+                v.shape[dim] = len;
+            }
+            Transform::KeepRows(k) => {
+                let Some(&rows) = v.shape.first() else {
+                    return Err(bad(name, "a scalar has no rows to keep".into()));
+                };
+                v.shape[0] = k.min(rows);
+            }
+            Transform::Permute { .. } => {
+                return Err(bad(name, "a head permutation together with a stride".into()))
+            }
+            Transform::Reshape(_) => return Err(bad(name, "a reshape together with a stride".into())),
+            Transform::Add(_) | Transform::Rows(_) => {}
+        }
+    }
+    Ok(v)
+}
+
+/// The output shape of the tensor `name` of canonical `shape` after `transforms`, and how its
+/// rows come from the source's: a [`RowMap`] (with a final [`Transform::Transpose`], of whole
+/// matrices), or an [`ElemView`] when there is a [`Transform::Stride`].
 ///
 /// # Errors
 /// [`ConvertError::BadShape`] naming `name`: a permutation whose rows are not `heads` heads of an
-/// even width, a slice outside its dimension or of the last dimension, rows kept of a scalar.
+/// even width (or together with a stride), a slice outside its dimension or (in the row model) of
+/// the last dimension, rows kept of a scalar, a transpose of fewer than two dimensions (or, in the
+/// row model, followed by a row-choosing transform), a reshape that changes the count or the last
+/// dimension (or together with a stride), a stride of step 0 or starting outside its dimension.
+pub(crate) fn plan_view(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<(Vec<u64>, View)> {
+    if moves_values(transforms) {
+        let v = plan_elems(name, shape, transforms)?;
+        return Ok((v.shape.clone(), View::Elems(v)));
+    }
+    let (s, map) = plan_rows(name, shape, transforms)?;
+    Ok((s, View::Rows(map)))
+}
+
+/// The output shape of the tensor `name` of canonical `shape` after the row-choosing
+/// `transforms`, and the map of its rows to the source's.
+///
+/// # Errors
+/// [`ConvertError::BadShape`] naming `name`: a permutation whose rows are not `heads` heads of an
+/// even width, a slice outside its dimension or of the last dimension, rows kept of a scalar, a
+/// transpose or a stride (see [`plan_view`]).
 pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<(Vec<u64>, RowMap)> {
     let mut s = shape.to_vec();
     let mut map = RowMap::default();
     for t in transforms {
+        if map.transpose.is_some() && !matches!(t, Transform::Add(_) | Transform::Rows(_)) {
+            return Err(bad(name, format!("{t:?} after a transposition (it must be the last row-choosing transform)")));
+        }
         let (rd, _) = row_view(&s);
         let rd = rd.to_vec();
         let inner_of = |d: usize| rd.get(d + 1..).map_or(1, |x| x.iter().product::<u64>());
@@ -113,7 +272,26 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
                 slice(0, 0, n.min(rows), &mut s, &mut map)?;
             }
             Transform::Slice { dim, start, len } => slice(dim, start, len, &mut s, &mut map)?,
+            Transform::Reshape(ref to) => {
+                let count = |x: &[u64]| x.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+                if to.is_empty() || count(to) != count(&s) || to.last() != s.last() {
+                    return Err(bad(
+                        name,
+                        format!("a view of shape {s:?} as {to:?} (the same values and the same last dimension)"),
+                    ));
+                }
+                s = to.clone();
+            }
+            Transform::Transpose => {
+                let n = s.len();
+                if n < 2 {
+                    return Err(bad(name, format!("a transposition of a tensor of shape {s:?} (at least 2-D)")));
+                }
+                map.transpose = Some((s[n - 2], s[n - 1]));
+                s.swap(n - 2, n - 1);
+            }
             Transform::Add(_) | Transform::Rows(_) => {}
+            Transform::Stride { .. } => return Err(bad(name, "a stride outside an element view".into())),
         }
     }
     Ok((s, map))
@@ -217,6 +395,55 @@ mod tests {
         assert!(plan_rows("t", &[], &[Transform::KeepRows(1)]).is_err());
     }
 
+    /// The values of output rows `0..rows` of width `w` of `view`, gathered from `src`.
+    fn gathered(view: &ElemView, src: &[u64], rows: u64, w: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        for r in 0..rows {
+            let (start, stride) = view.row_start(r);
+            out.extend((0..w).map(|j| src[(start + j * stride) as usize]));
+        }
+        out
+    }
+
+    #[test]
+    fn a_transpose_then_a_stride_is_numpy_indexing() {
+        // x = arange(2*3*4).reshape(2, 3, 4); y = x.transpose(0, 2, 1)[:, 1::2, :]  (shape [2, 2, 3])
+        let x: Vec<u64> = (0..24).collect();
+        let t = [Transform::Transpose, Transform::Stride { dim: 1, start: 1, step: 2 }];
+        let (shape, view) = plan_view("g", &[2, 3, 4], &t).unwrap();
+        assert_eq!(shape, [2, 2, 3]);
+        let View::Elems(v) = view else { panic!("not an element view") };
+        let mut want = Vec::new();
+        for e in 0..2u64 {
+            for c in [1u64, 3] {
+                for r in 0..3u64 {
+                    want.push(x[(e * 12 + r * 4 + c) as usize]);
+                }
+            }
+        }
+        assert_eq!(gathered(&v, &x, 4, 3), want);
+        // the rows of expert 1 (from row 2) read x[1, r, c] for c in {1, 3}: nothing below 12 + 1
+        assert_eq!(v.done_below(2), 13);
+    }
+
+    #[test]
+    fn a_stride_of_the_last_dimension_picks_within_rows() {
+        // b = arange(2*6).reshape(2, 6); b[..., ::2] and b[..., 1::2]
+        let b: Vec<u64> = (0..12).collect();
+        for (start, want) in [(0, [0, 2, 4, 6, 8, 10]), (1, [1, 3, 5, 7, 9, 11])] {
+            let (shape, view) = plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start, step: 2 }]).unwrap();
+            assert_eq!(shape, [2, 3]);
+            let View::Elems(v) = view else { panic!("not an element view") };
+            assert_eq!(gathered(&v, &b, 2, 3), want);
+        }
+        assert!(plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start: 6, step: 2 }]).is_err());
+        assert!(plan_view("b", &[2, 6], &[Transform::Stride { dim: 1, start: 0, step: 0 }]).is_err());
+        assert!(plan_view("b", &[6], &[Transform::Transpose]).is_err());
+        let permuted_stride =
+            [Transform::Permute { heads: 1 }, Transform::Transpose, Transform::Stride { dim: 0, start: 0, step: 1 }];
+        assert!(plan_view("q", &[8, 2], &permuted_stride).is_err());
+    }
+
     #[test]
     fn permute_then_keep_rows_compose_in_order() {
         // permute 8 rows as 1 head: [0,4,1,5,2,6,3,7]; then keep 3: [0,4,1]
@@ -225,6 +452,22 @@ mod tests {
         assert_eq!(shape, [3, 2]);
         assert_eq!((0..3).map(|r| map.source_row(r)).collect::<Vec<_>>(), [0, 4, 1]);
         assert!(!map.is_monotonic());
+    }
+
+    #[test]
+    fn a_view_slice_and_transpose_is_torch_s() {
+        // x = arange(2*5*3).reshape(10, 3).view(2, 5, 3)[:, 1:3, :].transpose(1, 2)
+        let t =
+            [Transform::Reshape(vec![2, 5, 3]), Transform::Slice { dim: 1, start: 1, len: 2 }, Transform::Transpose];
+        let (shape, map) = plan_rows("k_b", &[10, 3], &t).unwrap();
+        assert_eq!(shape, [2, 3, 2]);
+        assert_eq!(map.transpose(), Some((2, 3)));
+        // the chosen rows, before the transposition: rows 1, 2 of each 5
+        assert_eq!((0..4).map(|r| map.source_row(r)).collect::<Vec<_>>(), [1, 2, 6, 7]);
+        assert!(plan_rows("t", &[10, 3], &[Transform::Reshape(vec![5, 6])]).is_err());
+        assert!(plan_rows("t", &[10, 3], &[Transform::Reshape(vec![2, 6, 3])]).is_err());
+        assert!(plan_rows("t", &[10, 3], &[Transform::Transpose, Transform::KeepRows(1)]).is_err());
+        assert!(plan_rows("t", &[10], &[Transform::Transpose]).is_err());
     }
 
     #[test]

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use super::naming::check_name_length;
-use super::rows::{self, RowMap};
+use super::quant::{Fp8, Scaler};
+use super::rows::{self, ElemView, RowMap, View};
 use super::{
-    plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, TensorData,
-    Transform,
+    plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, SourceTensor,
+    TensorData, Transform,
 };
 use crate::ops::split::{split_file, SplitBy, SplitOptions};
 use crate::{codec, Endian, GgmlType, GgufWriter};
@@ -194,11 +195,19 @@ fn invalid(name: &str, reason: String) -> crate::Error {
 /// A source of rows: a tensor's stored bytes through its transforms.
 struct RowSource<'s> {
     dtype: GgmlType,
+    /// The 8-bit float format of `bytes`, when they are FP8 (then `dtype` is F32).
+    fp8: Option<Fp8>,
+    /// The scaling of a pre-quantized weight's values.
+    scaler: Option<Scaler<'s>>,
     bytes: &'s [u8],
+    /// Values of one source row.
+    in_w: usize,
     /// Bytes of one source row.
     in_row: usize,
     /// Output rows to source rows.
     map: RowMap,
+    /// Output rows gathered from a strided view, instead of [`RowSource::map`].
+    elems: Option<ElemView>,
     /// The value transforms, in order.
     values: Vec<&'s Transform>,
     /// Whether `bytes` are mapped checkpoint pages to release.
@@ -206,27 +215,56 @@ struct RowSource<'s> {
 }
 
 impl<'s> RowSource<'s> {
-    fn new(
-        name: &str,
-        dtype: GgmlType,
-        bytes: &'s [u8],
-        shape: &[u64],
-        transforms: &'s [Transform],
-        mapped: bool,
-    ) -> Result<(RowSource<'s>, u64)> {
+    /// The rows of `src` through `transforms`, and the width of an output row.
+    fn new(src: &'s SourceTensor<'s>, transforms: &'s [Transform], mapped: bool) -> Result<(RowSource<'s>, u64)> {
+        let (name, shape, bytes) = (src.name.as_str(), src.shape.as_slice(), src.data);
         let (_, width) = rows::row_view(shape);
         let src_rows = rows::row_count(shape);
-        let in_row = dtype.row_bytes(width).ok_or_else(|| invalid(name, "row size overflows".into()))?;
+        let in_row = match src.fp8 {
+            Some(_) => Some(width),
+            None => src.dtype.row_bytes(width),
+        };
+        let in_row = in_row.ok_or_else(|| invalid(name, "row size overflows".into()))?;
         if src_rows.checked_mul(in_row) != Some(bytes.len() as u64) {
             return Err(invalid(name, format!("{} bytes of data for {src_rows} rows of {width}", bytes.len())).into());
         }
-        let (_, map) = rows::plan_rows(name, shape, transforms)?;
+        let (out_shape, view) = rows::plan_view(name, shape, transforms)?;
+        let (map, elems, out_width) = match view {
+            View::Rows(map) => {
+                let w = if map.transpose().is_some() { rows::row_view(&out_shape).1 } else { width };
+                (map, None, w)
+            }
+            View::Elems(v) => {
+                if src.fp8.is_some()
+                    || src.scale.is_some()
+                    || !matches!(src.dtype, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
+                {
+                    return Err(invalid(
+                        name,
+                        format!("values of {} cannot be gathered (F32, F16, BF16, not pre-quantized)", src.dtype),
+                    )
+                    .into());
+                }
+                (RowMap::default(), Some(v), rows::row_view(&out_shape).1)
+            }
+        };
         let values = transforms.iter().filter(|t| matches!(t, Transform::Add(_) | Transform::Rows(_))).collect();
         let in_row = usize::try_from(in_row).map_err(|_| invalid(name, "row size overflows".into()))?;
-        Ok((RowSource { dtype, bytes, in_row, map, values, mapped }, width))
+        let in_w = usize::try_from(width).map_err(|_| invalid(name, "row size overflows".into()))?;
+        let scaler = src.scale.as_ref().map(|s| Scaler::new(name, shape, s)).transpose()?;
+        let source =
+            RowSource { dtype: src.dtype, fp8: src.fp8, scaler, bytes, in_w, in_row, map, elems, values, mapped };
+        Ok((source, out_width))
     }
 
-    /// Runs of consecutive source rows `(first, count)` that make output rows `r..r + n`.
+    /// Whether the values go through the reference's F16 arithmetic (an F16 source, not scaled:
+    /// a scaled weight is F32 from its dequantization on).
+    fn works_in_f16(&self) -> bool {
+        self.dtype == GgmlType::F16 && self.fp8.is_none() && self.scaler.is_none()
+    }
+
+    /// Runs of consecutive source rows `(first, count)` that make the chosen rows `r..r + n`
+    /// (the output rows, or with a transposition the rows before it).
     fn runs(&self, r: u64, n: u64, runs: &mut Vec<(u64, u64)>) {
         runs.clear();
         for o in r..r + n {
@@ -241,6 +279,63 @@ impl<'s> RowSource<'s> {
     fn run_bytes(&self, (first, count): (u64, u64)) -> &'s [u8] {
         let start = first as usize * self.in_row;
         self.bytes.get(start..start + count as usize * self.in_row).unwrap_or_default()
+    }
+
+    /// Whether the source pages of a chunk are done with once it is converted.
+    fn is_monotonic(&self) -> bool {
+        self.elems.is_none() && self.map.is_monotonic()
+    }
+
+    /// Gathers output rows `r..r + n` of `w` values each of the element view `v` into `out`. When
+    /// the values of a row lie further apart in the source than the rows' first values (a
+    /// transposed matrix), the rows are filled a column at a time, so that the source is read
+    /// about in order rather than a value per cache line.
+    fn gather(&self, v: &ElemView, r: u64, n: u64, w: usize, out: &mut [f32]) {
+        let size = match self.dtype {
+            GgmlType::F32 => 4,
+            _ => 2,
+        };
+        let value = |at: u64| {
+            let at = at as usize * size;
+            let b = &self.bytes[at..at + size];
+            match self.dtype {
+                GgmlType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                GgmlType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
+                _ => half::bf16::from_le_bytes([b[0], b[1]]).to_f32(),
+            }
+        };
+        let starts: Vec<(u64, u64)> = (0..n).map(|i| v.row_start(r + i)).collect();
+        let stride = starts.first().map_or(1, |s| s.1);
+        let row_gap = match starts.as_slice() {
+            [a, b, ..] => b.0.abs_diff(a.0),
+            _ => u64::MAX,
+        };
+        if stride > row_gap {
+            for j in 0..w {
+                for (i, &(start, stride)) in starts.iter().enumerate() {
+                    out[i * w + j] = value(start + j as u64 * stride);
+                }
+            }
+        } else {
+            for (row, &(start, stride)) in out.chunks_exact_mut(w).zip(&starts) {
+                for (j, x) in row.iter_mut().enumerate() {
+                    *x = value(start + j as u64 * stride);
+                }
+            }
+        }
+    }
+
+    /// The values of the source rows of `run`, widened to F32 and scaled, into `out`.
+    fn decode(&mut self, run: (u64, u64), out: &mut [f32]) -> Result<()> {
+        let bytes = self.run_bytes(run);
+        match self.fp8 {
+            Some(f) => bytes.iter().zip(out.iter_mut()).for_each(|(b, o)| *o = f.decode(*b)),
+            None => codec::dequantize_par(self.dtype, Endian::Little, bytes, out)?,
+        }
+        if let Some(s) = &mut self.scaler {
+            s.apply(run.0, self.in_w, out)?;
+        }
+        Ok(())
     }
 }
 
@@ -259,28 +354,34 @@ fn stream_tensor(
             p(n);
         }
     };
+    if let TensorData::Mxfp4 { blocks, scales, rows } = &t.data {
+        return stream_mxfp4(t, blocks, scales, *rows, opts, out, release);
+    }
+    let generated;
     let mut sources = Vec::new();
     // (source, first output row of that source, rows)
     let segments: Vec<(usize, u64, u64)> = match &t.data {
         TensorData::Source(s) => {
-            sources.push(RowSource::new(&s.name, s.dtype, s.data, &s.shape, &t.transforms, true)?);
+            sources.push(RowSource::new(s, &t.transforms, true)?);
             vec![(0, 0, rows::row_count(&t.shape))]
         }
         TensorData::Generated(v) => {
-            let bytes: &[u8] = bytemuck::cast_slice(v.as_slice());
-            sources.push(RowSource::new(&t.name, GgmlType::F32, bytes, &t.shape, &t.transforms, false)?);
+            let data: &[u8] = bytemuck::cast_slice(v.as_slice());
+            generated = SourceTensor {
+                name: t.name.clone(),
+                dtype: GgmlType::F32,
+                fp8: None,
+                scale: None,
+                shape: t.shape.clone(),
+                data,
+            };
+            sources.push(RowSource::new(&generated, &t.transforms, false)?);
             vec![(0, 0, rows::row_count(&t.shape))]
         }
+        TensorData::Mxfp4 { .. } => Vec::new(),
         TensorData::Joined { join, parts } => {
             for p in parts {
-                sources.push(RowSource::new(
-                    &p.source.name,
-                    p.source.dtype,
-                    p.source.data,
-                    &p.source.shape,
-                    &p.transforms,
-                    true,
-                )?);
+                sources.push(RowSource::new(&p.source, &p.transforms, true)?);
             }
             let shapes: Vec<&[u64]> = parts.iter().map(|p| p.shape.as_slice()).collect();
             rows::joined_runs(*join, &shapes)
@@ -297,26 +398,68 @@ fn stream_tensor(
         .ok_or_else(|| invalid(&t.name, format!("a row of {width} is not whole {} blocks", t.dtype)))?;
     let w = usize::try_from(width).map_err(|_| invalid(&t.name, "row size overflows".into()))?;
     let rows_per_chunk = (opts.chunk_elems / width.max(1)).max(1);
-    let (mut scratch, mut buf, mut runs) = (Vec::<f32>::new(), Vec::<u8>::new(), Vec::new());
+    let (mut scratch, mut pre, mut buf, mut runs) =
+        (Vec::<f32>::new(), Vec::<f32>::new(), Vec::<u8>::new(), Vec::new());
     for &(si, first, n) in &segments {
-        let src = &sources[si].0;
+        let src = &mut sources[si].0;
         // The reference keeps F32 and F16 data as they are when the output type is theirs.
-        let copy = src.values.is_empty() && src.dtype == t.dtype && matches!(src.dtype, GgmlType::F32 | GgmlType::F16);
+        let copy = src.values.is_empty()
+            && src.elems.is_none()
+            && src.fp8.is_none()
+            && src.scaler.is_none()
+            && src.map.transpose().is_none()
+            && src.dtype == t.dtype
+            && matches!(src.dtype, GgmlType::F32 | GgmlType::F16);
+        // A transposition converts whole matrices: `unit` output rows from `pre_unit` rows.
+        let (unit, pre_unit) = match src.map.transpose() {
+            Some((a, b)) => (b.max(1), a),
+            None => (1, 1),
+        };
+        if first % unit != 0 || n % unit != 0 {
+            return Err(
+                invalid(&t.name, format!("rows {first}..{} are not whole transposed matrices", first + n)).into()
+            );
+        }
+        let step = rows_per_chunk.div_ceil(unit) * unit;
+        // source bytes below this are released (element views: as the output moves past them)
+        let mut released = 0usize;
         let mut r = first;
         while r < first + n {
-            let k = rows_per_chunk.min(first + n - r);
-            src.runs(r, k, &mut runs);
+            let k = step.min(first + n - r);
+            let (pr, pk) = (r / unit * pre_unit, k / unit * pre_unit);
+            if src.elems.is_none() {
+                src.runs(pr, pk, &mut runs);
+            } else {
+                runs.clear();
+            }
             if copy {
                 for &run in &runs {
                     out(src.run_bytes(run))?;
                 }
             } else {
                 scratch.resize(k as usize * w, 0.0);
-                let mut at = 0usize;
-                for &run in &runs {
-                    let len = run.1 as usize * w;
-                    codec::dequantize_par(src.dtype, Endian::Little, src.run_bytes(run), &mut scratch[at..at + len])?;
-                    at += len;
+                if let Some(v) = &src.elems {
+                    src.gather(v, r, k, w, &mut scratch);
+                } else {
+                    let transposed = src.map.transpose();
+                    let target = if transposed.is_some() { &mut pre } else { &mut scratch };
+                    target.resize(pk as usize * src.in_w, 0.0);
+                    let mut at = 0usize;
+                    for &run in &runs {
+                        let len = run.1 as usize * src.in_w;
+                        src.decode(run, &mut target[at..at + len])?;
+                        at += len;
+                    }
+                    if let Some((a, b)) = transposed {
+                        let (a, b) = (a as usize, b as usize);
+                        for (m_out, m_in) in scratch.chunks_mut(a * b).zip(pre.chunks(a * b)) {
+                            for (i, row) in m_in.chunks(b).enumerate() {
+                                for (j, v) in row.iter().enumerate() {
+                                    m_out[j * a + i] = *v;
+                                }
+                            }
+                        }
+                    }
                 }
                 for x in &src.values {
                     match x {
@@ -325,7 +468,7 @@ fn stream_tensor(
                         _ => {}
                     }
                 }
-                if !src.values.is_empty() && src.dtype == GgmlType::F16 {
+                if !src.values.is_empty() && src.works_in_f16() {
                     // torch's F16 arithmetic: the result rounded back to F16.
                     scratch.iter_mut().for_each(|v| *v = half::f16::from_f32(*v).to_f32());
                 }
@@ -333,17 +476,115 @@ fn stream_tensor(
                 codec::quantize_par(t.dtype, Endian::Little, &scratch, &mut buf)?;
                 out(&buf)?;
             }
-            if src.mapped && src.map.is_monotonic() {
+            if src.mapped && src.is_monotonic() {
                 runs.iter().for_each(|&run| release(src.run_bytes(run)));
             }
-            report(k * src.in_row as u64);
+            if let (true, Some(v)) = (src.mapped, &src.elems) {
+                let size = if src.dtype == GgmlType::F32 { 4 } else { 2 };
+                let done = (v.done_below(r + k) as usize).saturating_mul(size).min(src.bytes.len());
+                if done > released {
+                    release(&src.bytes[released..done]);
+                    released = done;
+                }
+            }
+            // source rows read: a chunk's output rows (element views), or the rows before a transposition
+            report(if src.elems.is_some() { k } else { pk } * src.in_row as u64);
             r += k;
         }
     }
     for (src, _) in &sources {
-        if src.mapped && !src.map.is_monotonic() {
+        if src.mapped && !src.is_monotonic() {
             release(src.bytes);
         }
     }
     Ok(())
+}
+
+/// A block of 32 MXFP4 codes as the checkpoint stores them (16 bytes, element `2i` in byte `i`'s
+/// low nibble, `2i + 1` in its high nibble) as ggml's `block_mxfp4` stores them (element `j` in
+/// byte `j`'s low nibble, `j + 16` in its high nibble), after the E8M0 `scale`.
+fn repack_mxfp4_block(scale: u8, q: &[u8], out: &mut [u8]) {
+    out[0] = scale;
+    let code = |m: usize| (q[m / 2] >> (4 * (m % 2))) & 0x0F;
+    for j in 0..16 {
+        out[1 + j] = code(j) | (code(j + 16) << 4);
+    }
+}
+
+/// Streams an MXFP4 tensor ([`TensorData::Mxfp4`]): the kept rows of each expert, each block
+/// repacked ([`repack_mxfp4_block`]), a chunk of rows at a time, releasing the source rows of
+/// each chunk.
+fn stream_mxfp4(
+    t: &PlannedTensor<'_>,
+    blocks: &super::SourceTensor<'_>,
+    scales: &super::SourceTensor<'_>,
+    (start, step): (u64, u64),
+    opts: &ConvertOptions<'_>,
+    out: &mut dyn FnMut(&[u8]) -> crate::Result<()>,
+    release: &dyn Fn(&[u8]),
+) -> Result<()> {
+    let [e, r, nb, _] = blocks.shape[..] else {
+        return Err(invalid(&t.name, format!("MXFP4 blocks of shape {:?}", blocks.shape)).into());
+    };
+    let (e, r, nb) = (e as usize, r as usize, nb as usize);
+    if blocks.data.len() != e * r * nb * 16 || scales.data.len() != e * r * nb {
+        return Err(invalid(&t.name, "MXFP4 blocks or scales of the wrong size".into()).into());
+    }
+    let kept = t.shape.get(1).copied().unwrap_or(0) as usize;
+    let rows_per_chunk = ((opts.chunk_elems / (nb as u64 * 32).max(1)).max(1)) as usize;
+    let mut buf = Vec::<u8>::new();
+    for ei in 0..e {
+        let mut k = 0;
+        while k < kept {
+            let n = rows_per_chunk.min(kept - k);
+            buf.resize(n * nb * 17, 0);
+            for (i, row) in buf.chunks_exact_mut(nb * 17).enumerate() {
+                let src_row = ei * r + start as usize + (k + i) * step as usize;
+                for (b, o) in row.chunks_exact_mut(17).enumerate() {
+                    let at = src_row * nb + b;
+                    repack_mxfp4_block(scales.data[at], &blocks.data[at * 16..at * 16 + 16], o);
+                }
+            }
+            out(&buf)?;
+            let first = ei * r + start as usize + k * step as usize;
+            let last = ei * r + start as usize + (k + n - 1) * step as usize + 1;
+            release(&blocks.data[first * nb * 16..last * nb * 16]);
+            release(&scales.data[first * nb..last * nb]);
+            if let Some(p) = opts.progress {
+                p((n * nb * 17) as u64);
+            }
+            k += n;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block repacked reads back, through ggml's MXFP4 dequantization (our codec, itself tested
+    /// against ggml), as transformers dequantizes the stored block (`convert_moe_packed_tensors`:
+    /// `FP4_VALUES[low nibble]` the even element, the high nibble the odd one, times
+    /// `2^(scale - 127)`).
+    #[test]
+    fn a_repacked_mxfp4_block_means_what_transformers_reads() {
+        const FP4_VALUES: [f32; 16] =
+            [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
+        for (scale, seed) in [(127u8, 1u32), (120, 7), (131, 99)] {
+            let q: Vec<u8> =
+                (0..16u32).map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8).collect();
+            let mut want = [0f32; 32];
+            for (i, b) in q.iter().enumerate() {
+                let s = 2f32.powi(i32::from(scale) - 127);
+                want[2 * i] = FP4_VALUES[usize::from(b & 0x0F)] * s;
+                want[2 * i + 1] = FP4_VALUES[usize::from(b >> 4)] * s;
+            }
+            let mut block = [0u8; 17];
+            repack_mxfp4_block(scale, &q, &mut block);
+            let mut got = [0f32; 32];
+            codec::dequantize(GgmlType::MXFP4, &block, &mut got).unwrap();
+            assert_eq!(got, want, "scale {scale}");
+        }
+    }
 }

@@ -174,6 +174,77 @@ fn converter_output_equals_the_references() {
     assert_eq!(matched, OUTTYPES.len() * cases.len(), "outputs equal to the references");
 }
 
+/// The pre-quantized FP8 cases (`tiny-DeepSeek-V3-FP8`: F8_E4M3, `tiny-Qwen3-FP8`: F8_E5M2, block
+/// scales with partial edge blocks) converted with `--fp8-as-q8` (`ConvertOptions::fp8_as_q8`) at
+/// `--outtype f16`, against what `convert_hf_to_gguf.py --outtype f16 --fp8-as-q8` wrote: the same
+/// keys, tensors and sha256 (the matrices dequantized from FP8 in Q8_0, F16 where a row is not
+/// whole blocks, the others F16). Their five plain output types are compared by
+/// `converter_output_equals_the_references`. Also converted a row at a time
+/// (`ConvertOptions::chunk_elems` 1: each chunk a row, or one transposed matrix of DeepSeek's
+/// `attn_k_b`, scaled by its own block row), with the same file.
+#[test]
+fn fp8_as_q8_equals_the_reference() {
+    use gguf_serde::convert::{convert, ConvertOptions, OutType};
+    use gguf_tests::convert_refs::FP8_AS_Q8;
+    let manifest = gguf_tests::convert_refs::convert_refs_manifest();
+    let cases: Vec<String> =
+        convert_ref_cases().into_iter().filter(|c| manifest["cases"][c]["outputs"][FP8_AS_Q8].is_object()).collect();
+    assert_eq!(cases, ["tiny-DeepSeek-V3-FP8", "tiny-Qwen3-FP8"]);
+    let mut differ = Vec::new();
+    for case in &cases {
+        let Some(dir) = make_convert_case(case) else { return };
+        let out = dir.tmp.join("fp8-as-q8.gguf");
+        let opts = ConvertOptions { fp8_as_q8: true, ..ConvertOptions::new(OutType::F16) };
+        convert(&*dir, &out, &opts).unwrap_or_else(|e| panic!("{case}: {e:?}"));
+        if gguf_tests::convert_refs::describe_gguf(&out).expect("python") != convert_ref(case, FP8_AS_Q8) {
+            differ.push(format!("{case} --fp8-as-q8"));
+        }
+        let out = dir.tmp.join("row-by-row.gguf");
+        convert(&*dir, &out, &ConvertOptions { chunk_elems: 1, ..ConvertOptions::new(OutType::F32) })
+            .unwrap_or_else(|e| panic!("{case}: {e:?}"));
+        let digest = gguf_tests::sha256(&std::fs::read(&out).unwrap());
+        if Some(digest.as_str()) != convert_ref(case, "f32")["sha256"].as_str() {
+            differ.push(format!("{case} f32 a row at a time"));
+        }
+    }
+    assert!(differ.is_empty(), "differ from the reference: {differ:?}");
+}
+
+/// A pre-quantized checkpoint of a method the converter does not reproduce is refused before
+/// anything is written, naming the method: `config.json`'s `quantization_config.quant_method`
+/// set to each of the methods the reference dequantizes otherwise (`bitnet`, `gptq`,
+/// `compressed-tensors`, `modelopt`, `mxfp4` outside gpt-oss) or refuses (`awq`), on the FP8
+/// DeepSeek-V3 case; and a scale that does not cover its weight (`weight_block_size` too small
+/// for the scale grid) names the weight.
+#[test]
+fn other_quantization_methods_are_refused_by_name() {
+    use gguf_serde::convert::{convert, ConvertError, ConvertOptions, OutType};
+    let case = "tiny-DeepSeek-V3-FP8";
+    let Some(dir) = make_convert_case(case) else { return };
+    let cfg_path = dir.join("config.json");
+    let original: serde_json::Value = serde_json::from_slice(&std::fs::read(&cfg_path).unwrap()).unwrap();
+    for method in ["bitnet", "gptq", "compressed-tensors", "modelopt", "mxfp4", "awq"] {
+        let mut cfg = original.clone();
+        cfg["quantization_config"]["quant_method"] = method.into();
+        std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+        let out = dir.tmp.join(format!("{method}.gguf"));
+        match convert(&*dir, &out, &ConvertOptions::new(OutType::F32)) {
+            Err(ConvertError::UnsupportedQuantization { method: m, .. }) => assert_eq!(m, method),
+            other => panic!("{method}: {other:?}"),
+        }
+        assert!(!out.exists(), "{method}: a file was left");
+    }
+    let mut cfg = original.clone();
+    cfg["quantization_config"]["weight_block_size"] = serde_json::json!([8, 8]);
+    std::fs::write(&cfg_path, serde_json::to_vec_pretty(&cfg).unwrap()).unwrap();
+    match convert(&*dir, dir.tmp.join("small-blocks.gguf"), &ConvertOptions::new(OutType::F32)) {
+        Err(ConvertError::Unsupported { name, reason }) => {
+            assert!(name.ends_with(".weight") && reason.contains("_scale_inv"), "{name}: {reason}")
+        }
+        other => panic!("blocks of 8: {other:?}"),
+    }
+}
+
 /// `examples/src/olmoe.rs`, a mixture-of-experts architecture written outside the library with its
 /// public API only (the library has no OLMoE), on the transformers-saved `tiny-OLMoE` checkpoint,
 /// against what `convert_hf_to_gguf.py` wrote for it, at every output type: the same keys, tensors

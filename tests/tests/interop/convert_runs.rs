@@ -35,12 +35,14 @@
 //! spread over the vocabulary, and the whole row's sum and Euclidean norm. llama.cpp evaluates
 //! the same ids on our F32 output (the reference's file, byte for byte); every recorded logit
 //! must be within [`TOL`] ([`GEMMA_EXACT_GELU_TOL`] for Gemma 2, whose GELU ggml takes from its F16
-//! table), the sum and norm within the tolerance times the square root of the vocabulary size
+//! table; [`MXFP4_TOL`] for the MXFP4 gpt-oss, whose experts ggml multiplies with activations
+//! quantized to Q8_0), the sum and norm within the tolerance times the square root of the vocabulary size
 //! (the norm of a difference of at most the tolerance per logit bounds the norm's change), and
 //! each token transformers generated llama.cpp's argmax too unless the two are within twice the
 //! largest difference seen. Measured on the reference's own F32 outputs when recording: at most
-//! 3.6e-7 per logit (Gemma 2: 1.2e-4, gpt-oss 7.2e-6), every generated token the same; except
-//! DeepSeek-V3 (see [`ORACLE_DIVERGES`]).
+//! 3.6e-7 per logit (Gemma 2: 1.2e-4, gpt-oss 7.2e-6, gpt-oss with MXFP4 experts 1.6e-3), every
+//! generated token the same; except DeepSeek-V3, whose file as converted lacks the router's
+//! gating key (see [`ORACLE_DIVERGES`]): with that one key set in a copy, 2.4e-7.
 //!
 //! A metadata override (`gguf convert --metadata FILE`, `ConvertOptions::metadata_override`):
 //! ggml's reader reads every key it sets, those only an override gives among them
@@ -79,6 +81,17 @@ const TOL: f64 = 1e-4;
 /// Gemma 3 against transformers' exact tanh GELU, which ggml computes through an F16 table (see
 /// the module docs): ten times [`TOL`], about four times the difference measured.
 const GEMMA_EXACT_GELU_TOL: f64 = 1e-3;
+
+/// An MXFP4 checkpoint (`tiny-gpt-oss-mxfp4`): the experts stay MXFP4 in the F32 output, and
+/// ggml's CPU multiplies an MXFP4 matrix by first quantizing the activations to Q8_0
+/// (`ggml-cpu.c`: MXFP4's `vec_dot_type` is Q8_0; 32 values per block, a scale of amax / 127
+/// rounded to F16, values rounded to 8 bits: up to 0.4 % of a block's largest value each), where
+/// transformers multiplies the dequantized weights (the same numbers: MXFP4 values are exact in
+/// both) by float32 activations. Measured: 1.6e-3 at most over the recorded logits (largest
+/// |logit| 0.75), every generated token the same. The tolerance is about four times that, and
+/// four times below what a change of the weights by their quantization error does: transformers'
+/// logits on the BF16 weights `tiny-gpt-oss` was quantized from differ from these by up to 0.023.
+const MXFP4_TOL: f64 = 6e-3;
 
 /// `tests/py/hf_forward.py` on `dir` for `ids`: the logits of every position, float64.
 fn hf_forward(py: &Path, dir: &Path, ids: &[u32], ggml_gelu: bool, out: &Path) -> Vec<Vec<f64>> {
@@ -218,25 +231,42 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
 }
 
 /// Layout cases whose reference file (which ours must equal byte for byte) llama.cpp does not run
-/// as transformers computes, with the reason. The test asserts that they still differ, so that a
-/// fix in llama.cpp's converter shows here.
-const ORACLE_DIVERGES: &[(&str, &str)] = &[(
-    "tiny-DeepSeek-V3",
-    "transformers' DeepseekV3Config has no `scoring_func` (its router is always sigmoid), so \
-     config.json as transformers saves it has none and convert_hf_to_gguf.py writes no \
-     deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 per logit)",
-)];
+/// as transformers computes: the case, the reason, and the one key that, set in a copy of the file
+/// (`gguf_serde::ops::edit`), makes llama.cpp compute what transformers computes. The test asserts
+/// that the file as converted still differs, so that a fix in llama.cpp's converter shows here,
+/// and that the copy with the key agrees within [`TOL`], so that the key is all that differs.
+const ORACLE_DIVERGES: &[(&str, &str, &str, u32)] = &[
+    ("tiny-DeepSeek-V3", DEEPSEEK_V3_GATING, "deepseek2.expert_gating_func", 2),
+    ("tiny-DeepSeek-V3-FP8", DEEPSEEK_V3_GATING, "deepseek2.expert_gating_func", 2),
+];
+
+/// Why llama.cpp does not run a transformers-saved DeepSeek-V3 as transformers does; the key that
+/// fixes it is gguf-py's `ExpertGatingFuncType.SIGMOID` (2).
+const DEEPSEEK_V3_GATING: &str = "transformers' DeepseekV3Config has no `scoring_func` (its router is \
+     always sigmoid), so config.json as transformers saves it has none and convert_hf_to_gguf.py \
+     writes no deepseek2.expert_gating_func; llama.cpp then gates with softmax (measured: up to 0.1 \
+     per logit)";
 
 /// One layout case's F32 conversion run by llama.cpp against transformers' recorded logits (see
-/// the module docs); `Err` lists what differs. Returns the report line.
-fn layout_case_against_transformers(harness: &Path, case: &str) -> Option<Result<String, String>> {
+/// the module docs), with the key `edit` set in a copy first when given; `Err` lists what differs.
+/// Returns the report line.
+fn layout_case_against_transformers(
+    harness: &Path,
+    case: &str,
+    edit: Option<(&str, u32)>,
+) -> Option<Result<String, String>> {
     let dir = make_convert_case(case)?;
     let cfg: Json = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
-    let out = dir.tmp.join("f32.gguf");
+    let mut out = dir.tmp.join("f32.gguf");
     convert(&*dir, &out, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{case}: {e:?}"));
     let digest = sha256(&std::fs::read(&out).unwrap());
     assert_eq!(Some(digest.as_str()), convert_ref(case, "f32")["sha256"].as_str(), "{case}: not the reference's file");
     assert_ggml_reads_as_we_do(harness, &out);
+    if let Some((key, value)) = edit {
+        let edited = dir.tmp.join("f32-edited.gguf");
+        rewrite_file(&out, &edited, &[Edit::Set { key: key.to_string(), value: Value::U32(value) }]).unwrap();
+        out = edited;
+    }
 
     let tf = transformers_logits(case);
     let ids_of = |key: &str| -> Vec<u32> {
@@ -250,7 +280,14 @@ fn layout_case_against_transformers(harness: &Path, case: &str) -> Option<Result
     let ids: Vec<u32> = prompt.iter().chain(&generated).copied().collect();
     assert_eq!(rows.len(), ids.len(), "{case}: rows");
     let (_, llama) = llama_run_logits(harness, &out, &ids, 1).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let tol = if cfg["model_type"] == "gemma2" { GEMMA_EXACT_GELU_TOL } else { TOL };
+    let mxfp4 = cfg["quantization_config"]["quant_method"] == "mxfp4";
+    let tol = if cfg["model_type"] == "gemma2" {
+        GEMMA_EXACT_GELU_TOL
+    } else if mxfp4 {
+        MXFP4_TOL
+    } else {
+        TOL
+    };
     let mut errors = Vec::new();
     let mut diff = 0f64;
     for (r, (row, want)) in llama.iter().zip(rows).enumerate() {
@@ -304,8 +341,8 @@ fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
     let _ = writeln!(std::io::stderr(), "convert_runs: layout cases pending a converter: {}", pending.join(", "));
     let mut failures = Vec::new();
     for case in &cases {
-        let diverges = ORACLE_DIVERGES.iter().find(|(c, _)| c == case).map(|(_, why)| *why);
-        match (layout_case_against_transformers(&harness, case), diverges) {
+        let diverges = ORACLE_DIVERGES.iter().find(|(c, ..)| c == case);
+        match (layout_case_against_transformers(&harness, case, None), diverges) {
             (None, _) => return,
             (Some(Ok(line)), None) => {
                 let _ = writeln!(std::io::stderr(), "convert_runs: {line}");
@@ -314,8 +351,15 @@ fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
             (Some(Ok(line)), Some(_)) => {
                 failures.push(format!("{line}\n{case} now agrees with transformers: remove it from ORACLE_DIVERGES"))
             }
-            (Some(Err(e)), Some(why)) => {
+            (Some(Err(e)), Some(&(_, why, key, value))) => {
                 let _ = writeln!(std::io::stderr(), "convert_runs: {case}: differs as expected ({why}):\n{e}");
+                match layout_case_against_transformers(&harness, case, Some((key, value))) {
+                    None => return,
+                    Some(Ok(line)) => {
+                        let _ = writeln!(std::io::stderr(), "convert_runs: with {key} = {value}: {line}");
+                    }
+                    Some(Err(e)) => failures.push(format!("{case} with {key} = {value}: {e}")),
+                }
             }
         }
     }

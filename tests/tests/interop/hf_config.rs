@@ -25,6 +25,7 @@ const CLASSES: &[(&str, &str)] = &[
     ("smollm3", "SmolLM3ForCausalLM"),
     ("granite", "GraniteForCausalLM"),
     ("glm4", "Glm4ForCausalLM"),
+    ("deepseek_v2", "DeepseekV2ForCausalLM"),
     ("deepseek_v3", "DeepseekV3ForCausalLM"),
     ("gpt_oss", "GptOssForCausalLM"),
 ];

@@ -14,9 +14,11 @@
 //! `TextModel.set_gguf_parameters`, which most architectures call first; [`BlockMap`] maps the
 //! usual `model.layers.N.*` names.
 
+pub mod deepseek2;
 pub mod gemma2;
 pub mod gemma3;
 pub mod glm4;
+pub mod gpt_oss;
 pub mod granite;
 pub mod llama;
 pub mod olmo2;
@@ -28,9 +30,11 @@ pub mod smollm3;
 
 use std::path::Path;
 
+pub use deepseek2::Deepseek2;
 pub use gemma2::Gemma2;
 pub use gemma3::Gemma3;
 pub use glm4::Glm4;
+pub use gpt_oss::GptOss;
 pub use granite::Granite;
 pub use llama::Llama;
 pub use olmo2::Olmo2;
@@ -57,7 +61,8 @@ type Result<T, E = ConvertError> = std::result::Result<T, E>;
 /// row-choosing transforms ([`Permute`](Transform::Permute), [`KeepRows`](Transform::KeepRows),
 /// [`Slice`](Transform::Slice)) say which source rows make the output, applied in their order;
 /// the value transforms ([`Add`](Transform::Add), [`Rows`](Transform::Rows)) then change the
-/// chosen rows, in their order. A row is never cut: the last dimension is kept whole.
+/// chosen rows, in their order. A row is never cut — the last dimension is kept whole — but by
+/// [`Transpose`](Transform::Transpose), which streams whole matrices instead of rows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Transform {
     /// `LlamaModel.permute`: the first dimension is viewed as
@@ -89,6 +94,35 @@ pub enum Transform {
     /// A value transform of the architecture's own over a chunk of whole rows, in the working
     /// type; see [`RowTransform`].
     Rows(RowFn),
+    /// The reference's `data.view(shape)`: the same values, row-major, under another canonical
+    /// shape of the same number of values and the same last dimension (a row is never cut):
+    /// `[n_head * (a + b), n]` viewed as `[n_head, a + b, n]` so that a [`Slice`](Self::Slice)
+    /// of its middle dimension splits each head. Not together with a [`Stride`](Self::Stride).
+    Reshape(Vec<u64>),
+    /// Swaps the last two dimensions (torch's `transpose(-2, -1)`): each `[a, b]` matrix of the
+    /// tensor (of shape `[..., a, b]`, at least 2-D) becomes its `[b, a]` transpose, as
+    /// DeepSeek's `k_b` of `kv_b_proj` and gpt-oss's experts (stored input-major, made ggml's
+    /// `[out, in]` matrices). It moves values across rows. Without a [`Stride`](Self::Stride) in
+    /// the list it must be the last row-choosing transform, and the tensor is converted whole
+    /// matrices at a time (a chunk of rows is rounded up to a matrix), from a source of any type
+    /// (FP8 with its scales too); with one, the output rows are gathered value by value from an
+    /// element view of the source (F32, F16 or BF16), in the list's order. The value transforms
+    /// ([`Add`](Self::Add), [`Rows`](Self::Rows)) then see the transposed rows.
+    Transpose,
+    /// Keeps every `step`-th entry of dimension `dim` (canonical, outermost first) from `start`:
+    /// numpy's `x[..., start::step, ...]`, as the reference splits an interleaved fused tensor
+    /// (gpt-oss's `gate_up_proj`, gate and up alternating: `Stride { dim: 1, start: 0, step: 2 }`
+    /// is the gate). `dim` may be the last dimension. The output rows are gathered value by
+    /// value from an element view of the source, which must be F32, F16 or BF16. The kept size
+    /// is `ceil((size - start) / step)`.
+    Stride {
+        /// The dimension, outermost first.
+        dim: usize,
+        /// The first entry kept (below the dimension's size).
+        start: u64,
+        /// The distance between kept entries (positive).
+        step: u64,
+    },
 }
 
 /// A value transform an architecture defines itself ([`Transform::Rows`]): it is given a chunk
@@ -268,6 +302,29 @@ pub struct ExtraTensor {
     pub values: Vec<f32>,
 }
 
+/// A tensor the checkpoint stores as MXFP4 (`quantization_config.quant_method = "mxfp4"`, as
+/// gpt-oss is published), written as ggml `MXFP4` as it is, without being dequantized: the
+/// reference's `repack_mxfp4` (`conversion/gpt_oss.py`).
+///
+/// The source is two `U8` tensors: `blocks`, `[n_expert, rows, n_block, 16]` (each byte two
+/// E2M1 codes, the low nibble the even element, as transformers' `convert_moe_packed_tensors`
+/// reads them), and `scales`, `[n_expert, rows, n_block]` (E8M0 exponents, bias 127). The output
+/// is `[n_expert, rows kept, n_block * 32]` (`ne = [n_block * 32, rows kept, n_expert]`): each
+/// block of 32 is ggml's `block_mxfp4` (the scale byte as it is, then the 16 bytes with the
+/// codes of elements `j` and `j + 16` in byte `j`'s low and high nibble), a row at a time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mxfp4Tensor {
+    /// The GGUF name.
+    pub name: String,
+    /// The Hugging Face name of the blocks (`….gate_up_proj_blocks`).
+    pub blocks: String,
+    /// The Hugging Face name of the scales (`….gate_up_proj_scales`).
+    pub scales: String,
+    /// The rows kept, `(start, step)` along the rows dimension: `(0, 1)` for all of them,
+    /// `(0, 2)` and `(1, 2)` for the gate and up halves of an interleaved fused tensor.
+    pub rows: (u64, u64),
+}
+
 /// What an architecture sees of the checkpoint.
 #[derive(Clone, Copy, Debug)]
 pub struct ArchContext<'a> {
@@ -330,6 +387,18 @@ pub trait Architecture: Sync {
         Ok(())
     }
 
+    /// Tensors the checkpoint stores as MXFP4 and the output keeps as MXFP4 ([`Mxfp4Tensor`]),
+    /// in the order they are written: first in the file, before the [`extra
+    /// tensors`](Self::extra_tensors), as the reference's gpt-oss writes them while it generates
+    /// its extra tensors. `names` are the checkpoint's tensors in order; the blocks and scales
+    /// named are then not given to [`map_tensor`](Self::map_tensor). Default: none.
+    ///
+    /// # Errors
+    /// [`ConvertError::Layout`] for blocks without their scales (or the other way round).
+    fn mxfp4_tensors(&self, _cx: &ArchContext<'_>, _names: &[&str]) -> Result<Vec<Mxfp4Tensor>> {
+        Ok(Vec::new())
+    }
+
     /// Tensors made from the configuration (`generate_extra_tensors`), written before the
     /// checkpoint's.
     ///
@@ -357,7 +426,8 @@ pub trait Architecture: Sync {
 /// `MistralForCausalLM`, `MixtralForCausalLM` ([`Llama`]), `Qwen2ForCausalLM` ([`Qwen2`]), `Qwen3ForCausalLM`
 /// ([`Qwen3`]), `Qwen2MoeForCausalLM` ([`Qwen2Moe`]), `Qwen3MoeForCausalLM` ([`Qwen3Moe`]), `Gemma2ForCausalLM`
 /// ([`Gemma2`]), `Gemma3ForCausalLM` ([`Gemma3`]), `Phi3ForCausalLM` ([`Phi3`]), `Olmo2ForCausalLM` ([`Olmo2`]),
-/// `SmolLM3ForCausalLM` ([`SmolLm3`]), `GraniteForCausalLM` ([`Granite`]), `Glm4ForCausalLM` ([`Glm4`]).
+/// `SmolLM3ForCausalLM` ([`SmolLm3`]), `GraniteForCausalLM` ([`Granite`]), `Glm4ForCausalLM` ([`Glm4`]),
+/// `GptOssForCausalLM` ([`GptOss`]).
 pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
     Some(match hf_class {
         "LlamaForCausalLM" | "MistralForCausalLM" | "MixtralForCausalLM" => &Llama,
@@ -372,6 +442,8 @@ pub fn builtin(hf_class: &str) -> Option<&'static dyn Architecture> {
         "SmolLM3ForCausalLM" => &SmolLm3,
         "GraniteForCausalLM" => &Granite,
         "Glm4ForCausalLM" => &Glm4,
+        "GptOssForCausalLM" => &GptOss,
+        "DeepseekV2ForCausalLM" | "DeepseekV3ForCausalLM" => &Deepseek2,
         _ => return None,
     })
 }
@@ -392,6 +464,9 @@ pub const BUILTIN_CLASSES: &[&str] = &[
     "SmolLM3ForCausalLM",
     "GraniteForCausalLM",
     "Glm4ForCausalLM",
+    "GptOssForCausalLM",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
 ];
 
 /// A name map in the shape of gguf-py's `TensorNameMap`: top-level names, and per-block names

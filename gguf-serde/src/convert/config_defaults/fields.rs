@@ -421,6 +421,47 @@ pub(super) const DEEPSEEK_V3_FIELDS: &[Field] = &[
     ("num_mtp_layers", "int", r#"1"#),
 ];
 
+/// `DeepseekV2Config` (`transformers/models/deepseek_v2/configuration_deepseek_v2.py`), `model_type = "deepseek_v2"`.
+pub(super) const DEEPSEEK_V2_FIELDS: &[Field] = &[
+    ("vocab_size", "int", r#"102400"#),
+    ("hidden_size", "int", r#"4096"#),
+    ("intermediate_size", "int", r#"11008"#),
+    ("num_hidden_layers", "int", r#"32"#),
+    ("num_attention_heads", "int", r#"32"#),
+    ("num_key_value_heads", "int?", r#"null"#),
+    ("hidden_act", "str", r#""silu""#),
+    ("max_position_embeddings", "int", r#"2048"#),
+    ("initializer_range", "float", r#"0.02"#),
+    ("rms_norm_eps", "float", r#"1e-06"#),
+    ("use_cache", "bool", r#"true"#),
+    ("pad_token_id", "int?", r#"null"#),
+    ("bos_token_id", "int?", r#"1"#),
+    ("eos_token_id", "int|list[int]?", r#"2"#),
+    ("pretraining_tp", "int?", r#"1"#),
+    ("tie_word_embeddings", "bool", r#"false"#),
+    ("rope_parameters", "dict?", r#"null"#),
+    ("attention_bias", "bool", r#"false"#),
+    ("attention_dropout", "num?", r#"0.0"#),
+    ("mlp_bias", "bool", r#"false"#),
+    ("head_dim", "int?", r#"null"#),
+    ("first_k_dense_replace", "int", r#"0"#),
+    ("kv_lora_rank", "int", r#"512"#),
+    ("q_lora_rank", "int?", r#"1536"#),
+    ("n_group", "int?", r#"null"#),
+    ("n_routed_experts", "int", r#"64"#),
+    ("output_router_logits", "bool", r#"false"#),
+    ("n_shared_experts", "int", r#"2"#),
+    ("qk_nope_head_dim", "int", r#"128"#),
+    ("qk_rope_head_dim", "int", r#"64"#),
+    ("routed_scaling_factor", "float", r#"1.0"#),
+    ("topk_group", "int?", r#"null"#),
+    ("topk_method", "str?", r#""greedy""#),
+    ("norm_topk_prob", "bool?", r#"false"#),
+    ("v_head_dim", "int", r#"128"#),
+    ("num_experts_per_tok", "int?", r#"null"#),
+    ("moe_intermediate_size", "int", r#"1407"#),
+];
+
 /// `GptOssConfig` (`transformers/models/gpt_oss/configuration_gpt_oss.py`), `model_type = "gpt_oss"`.
 pub(super) const GPT_OSS_FIELDS: &[Field] = &[
     ("num_hidden_layers", "int", r#"36"#),

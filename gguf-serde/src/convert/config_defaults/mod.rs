@@ -328,6 +328,15 @@ pub const CONFIG_CLASSES: &[ConfigClass] = &[
         post_init: post_glm4,
     },
     ConfigClass {
+        model_type: "deepseek_v2",
+        class: "DeepseekV2Config",
+        fields: DEEPSEEK_V2_FIELDS,
+        attribute_map: &[("num_experts", "n_routed_experts")],
+        rope: RopeStyle::Standard(10000.0),
+        hidden_divisible: true,
+        post_init: post_deepseek_v3,
+    },
+    ConfigClass {
         model_type: "deepseek_v3",
         class: "DeepseekV3Config",
         fields: DEEPSEEK_V3_FIELDS,
@@ -629,8 +638,8 @@ fn post_glm4(c: &mut Cfg) -> Res<()> {
     Ok(())
 }
 
-/// `DeepseekV3Config`: `num_key_value_heads`, `qk_head_dim = qk_nope_head_dim +
-/// qk_rope_head_dim`, and `head_dim = qk_rope_head_dim` (always).
+/// `DeepseekV3Config` and `DeepseekV2Config`: `num_key_value_heads`, `qk_head_dim =
+/// qk_nope_head_dim + qk_rope_head_dim`, and `head_dim = qk_rope_head_dim` (always).
 fn post_deepseek_v3(c: &mut Cfg) -> Res<()> {
     post_kv_heads(c)?;
     let (nope, rope) = (c.int("qk_nope_head_dim")?, c.int("qk_rope_head_dim")?);
