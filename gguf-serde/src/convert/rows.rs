@@ -194,9 +194,7 @@ fn plan_elems(name: &str, shape: &[u64], transforms: &[Transform]) -> Result<Ele
                 };
                 v.shape[0] = k.min(rows);
             }
-            Transform::Permute { .. } => {
-                return Err(bad(name, "a head permutation together with a stride".into()))
-            }
+            Transform::Permute { .. } => return Err(bad(name, "a head permutation together with a stride".into())),
             Transform::Reshape(_) => return Err(bad(name, "a reshape together with a stride".into())),
             Transform::Add(_) | Transform::Rows(_) => {}
         }

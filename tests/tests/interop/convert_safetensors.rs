@@ -357,10 +357,7 @@ fn fp8_scales_without_a_quantization_config_are_refused_naming_the_tensor() {
     };
     let out = ckpt.parent().unwrap().join("out.gguf");
     let e = expect_err(&ckpt, &out);
-    assert!(
-        matches!(&e, ConvertError::UnknownTensor { name, .. } if name.ends_with("_scale_inv")),
-        "{e}"
-    );
+    assert!(matches!(&e, ConvertError::UnknownTensor { name, .. } if name.ends_with("_scale_inv")), "{e}");
 }
 
 /// The reference always converts the tokenizer: a checkpoint without one it can read is refused
