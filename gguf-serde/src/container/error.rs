@@ -833,6 +833,7 @@ mod tests {
             (S::TensorInTwoShards { name: s("t"), first: PathBuf::from("q"), second: p() }, None, Some("t"), true),
             (S::ByteOrder { path: p(), endian: "big" }, None, None, true),
             (S::CannotSplit { reason: s("r") }, None, None, false),
+            (S::CannotMerge { reason: s("r") }, None, None, false),
         ];
         for (e, key, tensor, shard) in &cases {
             let named = shard.then(|| Path::new("p"));
