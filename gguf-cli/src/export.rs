@@ -18,7 +18,8 @@ pub struct ExportArgs {
     output: PathBuf,
     /// The type of the tensors written: `keep` (default) keeps F32, F16, BF16, F64 and integer
     /// tensors in their type and dequantizes quantized ones to F32 (bit-identical to gguf-py's
-    /// gguf.quants.dequantize); `f32`, `f16` or `bf16` converts every float and quantized tensor
+    /// gguf.quants.dequantize, except the sign and payload of a NaN made from a NaN block
+    /// scale); `f32`, `f16` or `bf16` converts every float and quantized tensor
     /// to that type (rounding to nearest even, as ggml does); integer tensors are always kept.
     #[arg(long, value_enum, default_value = "keep", ignore_case = true)]
     dtype: DtypeArg,

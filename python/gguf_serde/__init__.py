@@ -8,7 +8,10 @@
 - ``quantize_file``, ``dequantize_file``, ``convert``, ``split``, ``merge``: the library's
   whole-file operations (what the ``gguf`` command does), with progress callbacks.
 
-Refusals raise ``GGUFError`` (a ``ValueError``) saying what and where; I/O errors ``OSError``.
+Refusals raise ``GGUFError`` (a ``ValueError``) saying what and where; I/O errors ``OSError``
+(``FileNotFoundError``, … by their kind); a bad argument (an unknown type name, a negative
+size) ``ValueError``. Files are read memory-mapped (as gguf-py's reader): a file truncated or
+rewritten in place while it is being read kills the process with ``SIGBUS``.
 Progress callbacks are called from the library's worker threads (with the GIL taken); an
 exception one raises does not stop the operation: the first is raised when it returns.
 """
@@ -85,8 +88,19 @@ def quantize_file(
     and ``token_embedding_type`` (ggml type names), ``tensor_types`` (``"PATTERN=TYPE"``),
     ``override_kv`` (``"KEY=TYPE:VALUE"``), ``imatrix`` (an importance matrix file), ``keep_split``
     (``output`` is then a prefix); ``exclude``: globs of tensor names kept as they are;
-    ``threads``: worker threads (the output does not depend on it). ``progress(done, total)`` is
-    called with bytes of source tensor data converted. An existing ``output`` is replaced.
+    ``threads``: worker threads (``None`` or ``0``: one per core; the output does not depend on
+    it). ``progress(done, total)`` is called with bytes of source tensor data converted.
+
+    An already-quantized input is re-quantized without being asked: tensors already of their
+    target type are copied as they are, the others converted from their type (llama-quantize
+    refuses this unless given ``--allow-requantize``; here it is always allowed, as with
+    ``gguf quantize``, whose ``--allow-requantize`` is accepted and does nothing). Re-quantizing
+    loses precision twice: quantize from an ``F32``/``F16``/``BF16`` model where there is one.
+
+    An existing ``output`` is replaced; ``output`` may be ``input`` itself, which is then replaced
+    in place (the result is written to a temporary file next to it and renamed over it once
+    complete). Raises ``ValueError`` for an unknown ``ftype`` or type name, ``GGUFError`` for a
+    file or option the library refuses, ``OSError`` for I/O errors.
     """
     r = _native.quantize_file(
         os.fsdecode(input),
@@ -117,7 +131,10 @@ def dequantize_file(
 ) -> Report:
     """Writes ``input`` with every quantized tensor converted to the float type ``dtype``
     (``"F32"``, ``"F16"``, ``"BF16"``) to ``output`` (``gguf dequantize``); tensors matching a
-    glob of ``exclude`` are kept. ``progress(done, total)``: bytes of source tensor data."""
+    glob of ``exclude`` are kept. ``progress(done, total)``: bytes of source tensor data.
+
+    Raises ``GGUFError`` for a ``dtype`` that is a ggml type but not one of those three (use
+    ``quantize_file`` to quantize), ``ValueError`` for a name that is no ggml type."""
     r = _native.dequantize_file(os.fsdecode(input), os.fsdecode(output), dtype, exclude=list(exclude), progress=progress)
     return Report(*r)
 
@@ -142,7 +159,13 @@ def convert(
     path of a JSON file; ``split_max_size``: bytes of tensor data per shard (then ``output``
     without ``.gguf`` is the shards' prefix); ``vocab=False`` writes no tokenizer.
     ``progress(done)`` is called with the bytes of source tensor data converted so far.
+
+    Raises ``OSError`` (``FileNotFoundError``, …) for a file of the checkpoint that cannot be read
+    (a missing ``model_dir`` or ``config.json``), ``GGUFError`` for a checkpoint the converter
+    refuses, ``ValueError`` for a bad ``outtype``, ``metadata`` or negative ``split_max_size``.
     """
+    if split_max_size is not None and split_max_size < 0:
+        raise ValueError(f"split_max_size must be a size in bytes (>= 0), not {split_max_size}")
     meta: str | None = None
     if metadata is not None:
         if isinstance(metadata, Mapping):
@@ -174,7 +197,13 @@ def split(
     """Splits ``input`` into shards ``PREFIX-00001-of-0000N.gguf``, … in ``llama-gguf-split``'s
     layout (byte-identical to its shards for the same limit): at most ``max_tensors`` tensors
     (default 128) or ``max_size`` bytes of tensor data per shard; returns the shard paths.
-    Existing shards of the same names are replaced."""
+    Existing shards of the same names are replaced.
+
+    Raises ``ValueError`` for both limits or a negative one, ``GGUFError`` for a limit of 0 or a
+    split the library refuses, ``OSError`` for I/O errors."""
+    for name, limit in (("max_tensors", max_tensors), ("max_size", max_size)):
+        if limit is not None and limit < 0:
+            raise ValueError(f"{name} must be >= 0, not {limit}")
     return _native.split(
         os.fsdecode(input),
         os.fsdecode(prefix),
@@ -186,7 +215,11 @@ def split(
 
 def merge(shard: StrPath, output: StrPath) -> None:
     """Merges the split model of which ``shard`` is one shard (any) into ``output``, byte-identical
-    to the file that was split."""
+    to the file that was split.
+
+    Raises ``GGUFError`` for a ``shard`` that is not a shard (a file without ``split.count``, as
+    ``llama-gguf-split --merge`` refuses it), an ``output`` that is one of the shards, or shards
+    that do not belong together; ``OSError`` for I/O errors (a missing shard)."""
     _native.merge(os.fsdecode(shard), os.fsdecode(output))
 
 

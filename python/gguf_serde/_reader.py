@@ -45,7 +45,12 @@ GGUFError = _native.GGUFError
 
 
 class DuplicateKeyError(GGUFError, KeyError):  # type: ignore[misc, valid-type]
-    """A key stored twice: a ``GGUFError`` (``ValueError``) and, as gguf-py raises, a ``KeyError``."""
+    """A key stored twice: a ``GGUFError`` (``ValueError``) and, as gguf-py raises, a ``KeyError``.
+
+    ``args[0]`` is gguf-py's message exactly (``"Duplicate KEY already in list at offset N"``,
+    ``N`` the offset of the second pair); for a key the file holds twice, ``args[1]`` is
+    gguf-serde's own message.
+    """
 
     def __str__(self) -> str:  # KeyError would print the message quoted
         return str(self.args[0]) if self.args else ""
@@ -244,7 +249,13 @@ class GGUFReader:
     ``UnicodeDecodeError``, for a string that is not UTF-8), ``KeyError`` too for a duplicate key,
     also one named like a header field (``GGUF.version``, ``GGUF.tensor_count``,
     ``GGUF.kv_count``: "Duplicate KEY already in list at offset N", as gguf-py), ``OSError`` when
-    the file cannot be opened.
+    the file cannot be opened. An empty file is a ``GGUFError`` (gguf-py: NumPy's ``ValueError``
+    "cannot mmap an empty file", with which the message starts).
+
+    The file is memory-mapped, as in gguf-py: if it is truncated (or replaced in place) while the
+    reader is open, reading a part, a tensor's ``data`` or ``contents()`` past its new end kills
+    the process with ``SIGBUS`` (an OS signal, not a Python exception); don't change a file that
+    is open for reading.
     """
 
     # I: same byte order as this machine, S: swapped.
@@ -257,12 +268,19 @@ class GGUFReader:
     }
 
     def __init__(self, path: os.PathLike[str] | os.PathLike[bytes] | str | bytes, mode: Literal["r", "r+", "c"] = "r"):
-        self.data = np.memmap(path, mode=mode)
+        try:
+            self.data = np.memmap(path, mode=mode)
+        except ValueError as e:
+            # An empty file, which NumPy cannot map (gguf-py raises this ValueError): a GGUFError
+            # (a ValueError too) that starts with NumPy's words.
+            if os.path.isfile(path) and os.path.getsize(path) == 0:
+                raise GGUFError(f"{e} ({os.fsdecode(path)}: an empty file is not a GGUF file)") from None
+            raise
         try:
             # A path of bytes (as numpy.memmap takes it) as the file system encodes names.
             self._file = _native.Reader(os.fsdecode(path))
         except _native.DuplicateKeyError as e:
-            raise DuplicateKeyError(str(e)) from None
+            raise DuplicateKeyError(*e.args) from None
         except _native.InvalidUtf8Error as e:
             raise _utf8_error(self.data, *e.args) from None
         _version, big, alignment, _data_offset, infos_end, _n_tensors, _n_kv = self._file.header()

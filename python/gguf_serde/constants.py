@@ -11,6 +11,7 @@ false (convert with ``gguf.GGMLQuantizationType(t)``).
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 from . import _native
 
@@ -48,6 +49,25 @@ class GGUFValueType(IntEnum):
     UINT64 = 10
     INT64 = 11
     FLOAT64 = 12
+
+    @staticmethod
+    def get_type(val: Any) -> GGUFValueType:
+        """The value type gguf-py's ``GGUFValueType.get_type`` gives a Python value: ``STRING``
+        for ``str``, ``bytes`` and ``bytearray``, ``ARRAY`` for a ``list``, ``FLOAT32`` for a
+        ``float``, ``BOOL`` for a ``bool``, ``INT32`` for another ``int`` (whatever its size, as
+        gguf-py). Raises ``ValueError`` ("Unknown type: …") for anything else (a tuple, a NumPy
+        scalar, ``None``)."""
+        if isinstance(val, (str, bytes, bytearray)):
+            return GGUFValueType.STRING
+        if isinstance(val, list):
+            return GGUFValueType.ARRAY
+        if isinstance(val, float):
+            return GGUFValueType.FLOAT32
+        if isinstance(val, bool):
+            return GGUFValueType.BOOL
+        if isinstance(val, int):
+            return GGUFValueType.INT32
+        raise ValueError(f"Unknown type: {type(val)}")
 
 
 class GGUFEndian(IntEnum):

@@ -1,6 +1,7 @@
 """Typed stubs of gguf_serde.constants (GGMLQuantizationType is made from the Rust type table at import)."""
 
 from enum import IntEnum
+from typing import Any
 
 GGUF_MAGIC: int
 GGUF_VERSION: int
@@ -60,6 +61,8 @@ class GGUFValueType(IntEnum):
     UINT64 = 10
     INT64 = 11
     FLOAT64 = 12
+    @staticmethod
+    def get_type(val: Any) -> GGUFValueType: ...
 
 class GGUFEndian(IntEnum):
     LITTLE = 0

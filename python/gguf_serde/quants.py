@@ -4,7 +4,8 @@
 the blocks as ``uint8``, last axis ``row elements / block size × bytes per block``;
 ``dequantize(data, qtype)`` takes such bytes and returns ``float32`` with the last axis in
 elements. The work is done by gguf-serde's codecs (ggml's reference algorithms, bit-identical to
-ggml's ``quantize_row_*_ref`` / ``dequantize_row_*``), in parallel over the CPU's cores, for every
+ggml's ``quantize_row_*_ref`` / ``dequantize_row_*``; ``dequantize`` equals gguf-py's bit for
+bit except for the payload and sign of NaNs made from NaN block scales), in parallel over the CPU's cores, for every
 type they cover: more than gguf-py (k-quant and i-quant quantizers, ``Q8_1``, ``Q8_K``, ``I8`` to
 ``I64``, ``F64``; ``gguf_serde.constants.CAN_QUANTIZE`` / ``CAN_DEQUANTIZE`` list them). ``F32``
 and ``F16`` are NumPy conversions, as in gguf-py.
@@ -101,6 +102,12 @@ def quantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
 def dequantize(data: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
     """``data`` (blocks of ``qtype`` as bytes: an array of ``uint8``, ``int8`` or ``bool``, last
     axis in bytes) as ``float32`` (last axis in elements), as gguf-py's ``dequantize``.
+
+    The values are gguf-py's bit for bit, NaN payloads excepted: in a block whose scale (or
+    minimum) is a NaN, the output is NaN where gguf-py's is, but the NaN's sign and payload bits
+    may differ (ggml's C arithmetic passes on another of two NaN operands than NumPy: Q4_1/Q5_1
+    with ``d`` and ``m`` both NaN give ``m``'s payload, gguf-py ``d``'s; the IQ2/IQ3 types may
+    differ in the sign). Every other value, ±inf and -0.0 included, has gguf-py's bits.
 
     ``F32`` and ``F16`` are gguf-py's: the array's bytes viewed as that type (``F32`` a view of
     ``data``), whatever its dtype or byte order. The integer types and ``F64`` (which gguf-py does

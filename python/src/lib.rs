@@ -54,16 +54,7 @@ create_exception!(
 fn to_py(e: gguf_serde::Error) -> PyErr {
     let msg = e.to_string();
     match e.kind() {
-        ErrorKind::Io(io) => {
-            let err = match io.kind() {
-                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
-                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
-                std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(msg),
-                std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(msg),
-                _ => PyOSError::new_err(msg),
-            };
-            return err;
-        }
+        ErrorKind::Io(io) => return os_error(io.kind(), msg),
         ErrorKind::Format(f) => {
             let gguf_py = match f {
                 FormatError::BadMagic { .. } => Some("GGUF magic invalid".to_owned()),
@@ -82,9 +73,12 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
                     ..
                 } => Some("Invalid alignment: must be a non-zero power of two".to_owned()),
                 FormatError::InvalidUtf8 { offset, .. } => return InvalidUtf8Error::new_err((msg, *offset)),
+                // args: (gguf-py's message exactly, ours), as code written for gguf-py may compare
+                // `e.args[0]`.
                 FormatError::DuplicateKey { key, offset, .. } => {
-                    return DuplicateKeyError::new_err(format!(
-                        "Duplicate {key} already in list at offset {offset} ({msg})"
+                    return DuplicateKeyError::new_err((
+                        format!("Duplicate {key} already in list at offset {offset}"),
+                        msg,
                     ))
                 }
                 _ => None,
@@ -96,6 +90,17 @@ fn to_py(e: gguf_serde::Error) -> PyErr {
         _ => {}
     }
     GGUFError::new_err(msg)
+}
+
+/// The `OSError` subclass Python raises for an I/O error of kind `kind`, with message `msg`.
+fn os_error(kind: std::io::ErrorKind, msg: String) -> PyErr {
+    match kind {
+        std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+        std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+        std::io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(msg),
+        std::io::ErrorKind::IsADirectory => PyIsADirectoryError::new_err(msg),
+        _ => PyOSError::new_err(msg),
+    }
 }
 
 /// Runs `f` without the GIL held, as `py.detach`; a panic in it (a bug: the library returns
@@ -605,6 +610,12 @@ fn dequantize_file(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<String>, Vec<String>, Vec<String>, u64, u64)> {
     let target = parse_type(dtype)?;
+    if !matches!(target, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) {
+        return Err(GGUFError::new_err(format!(
+            "dequantize_file: dtype {} is not a float type: give F32, F16 or BF16",
+            target.name()
+        )));
+    }
     let prog = Progress::new(progress);
     let report = detached(py, || {
         let model = Gguf::open(&input)?;
@@ -646,10 +657,12 @@ fn merge(py: Python<'_>, shard: PathBuf, output: PathBuf) -> PyResult<()> {
     detached(py, || gguf_serde::ops::split::merge_file(&shard, &output))?.map_err(to_py)
 }
 
-/// The converter's error as `GGUFError` (or `OSError`/… for a wrapped GGUF I/O error).
+/// The converter's error as `GGUFError`, or `OSError` (`FileNotFoundError`, … by its kind) for
+/// a file that cannot be read or written (the message names the file and the cause).
 fn convert_err(e: gguf_serde::convert::ConvertError) -> PyErr {
     match e {
         gguf_serde::convert::ConvertError::Gguf(g) => to_py(g),
+        gguf_serde::convert::ConvertError::Io { ref source, .. } => os_error(source.kind(), format!("{e}: {source}")),
         other => GGUFError::new_err(other.to_string()),
     }
 }

@@ -130,3 +130,49 @@ def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None
         assert out.stat().st_size == want["size"], outtype
         assert hashlib.sha256(out.read_bytes()).hexdigest() == want["sha256"], outtype
     assert report.outtype in ("bf16", "f16")
+
+
+def test_dequantize_file_takes_only_a_float_type(tmp_path: Path) -> None:
+    # `gguf dequantize` writes F32, F16 or BF16; another ggml type is refused, naming those.
+    out = tmp_path / "o.gguf"
+    for dtype in ("Q8_0", "Q4_K", "I32"):
+        with pytest.raises(gguf_serde.GGUFError, match="F32, F16 or BF16"):
+            gguf_serde.dequantize_file(SMALL, out, dtype)
+    assert not out.exists()
+    with pytest.raises(ValueError):
+        gguf_serde.dequantize_file(SMALL, out, "F99")
+
+
+def test_convert_of_a_missing_checkpoint_is_the_os_error_the_reference_raises(tmp_path: Path) -> None:
+    # convert_hf_to_gguf.py opens config.json with open(): FileNotFoundError for a missing folder
+    # or a folder without it; ours raises the same class, naming the file.
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        gguf_serde.convert(tmp_path / "none", tmp_path / "o.gguf")
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        gguf_serde.convert(tmp_path, tmp_path / "o.gguf")
+    with pytest.raises(ValueError, match="split_max_size"):
+        gguf_serde.convert(tmp_path, tmp_path / "o.gguf", split_max_size=-1)
+
+
+def test_merge_refuses_what_llama_gguf_split_refuses(tmp_path: Path) -> None:
+    # llama-gguf-split --merge refuses a file without split.count ("input file does not contain
+    # split.count metadata"); ours does too, and writes nothing.
+    tool = llama_tool("llama-gguf-split")
+    r = subprocess.run([tool, "--merge", SMALL, tmp_path / "ref.gguf"], capture_output=True)
+    assert r.returncode != 0 and b"split.count" in r.stderr
+    with pytest.raises(gguf_serde.GGUFError, match="cannot merge.*split.count"):
+        gguf_serde.merge(SMALL, tmp_path / "m.gguf")
+    assert not (tmp_path / "m.gguf").exists()
+    # An output that is one of the shards is refused, as a merge (the shard is left as it was).
+    shards = gguf_serde.split(SMALL, tmp_path / "s", max_tensors=1)
+    before = Path(shards[1]).read_bytes()
+    with pytest.raises(gguf_serde.GGUFError, match="cannot merge: the output .* is one of the shards"):
+        gguf_serde.merge(shards[0], shards[1])
+    assert Path(shards[1]).read_bytes() == before
+
+
+@pytest.mark.parametrize("limit", ["max_tensors", "max_size"])
+def test_a_negative_split_limit_is_a_value_error(tmp_path: Path, limit: str) -> None:
+    with pytest.raises(ValueError, match=f"{limit} must be >= 0, not -1"):
+        gguf_serde.split(SMALL, tmp_path / "s", **{limit: -1})
+    assert list(tmp_path.iterdir()) == []

@@ -59,3 +59,27 @@ def test_the_enums_equal_gguf_py_s_as_the_readme_says() -> None:
     assert (constants.GGUF_MAGIC, constants.GGUF_VERSION, constants.GGUF_DEFAULT_ALIGNMENT) == (
         gguf.GGUF_MAGIC, gguf.GGUF_VERSION, gguf.GGUF_DEFAULT_ALIGNMENT
     )
+
+
+def test_get_type_is_gguf_py_s() -> None:
+    import gguf
+    import numpy as np
+
+    values = ["s", b"b", bytearray(b"x"), [1, 2], [], 1.5, True, False, 0, -(2**70), 2**40]
+    for v in values:
+        want = gguf.GGUFValueType.get_type(v)
+        got = constants.GGUFValueType.get_type(v)
+        assert type(got) is constants.GGUFValueType and got == want, v
+    for v in [(1, 2), None, np.float32(1.0), np.int64(3), {"a": 1}]:
+        try:
+            gguf.GGUFValueType.get_type(v)
+        except ValueError as e:
+            want = e.args[0]
+        else:
+            raise AssertionError(f"gguf-py took {v!r}")
+        try:
+            constants.GGUFValueType.get_type(v)
+        except ValueError as e:
+            assert e.args[0] == want
+        else:
+            raise AssertionError(f"get_type took {v!r}")

@@ -235,3 +235,32 @@ def test_dequantize_takes_what_gguf_py_takes() -> None:
             ref.dequantize([1.0], qtype)
         with pytest.raises(AttributeError):
             quants.dequantize([1.0], qtype)
+
+
+def _nan_f16(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` half-float NaNs as little-endian bytes ``(n, 2)``: random sign and payload."""
+    bits = np.uint16(0x7C00) | rng.integers(1, 0x400, n, dtype=np.uint16)
+    bits |= (rng.integers(0, 2, n, dtype=np.uint16) << np.uint16(15)).astype(np.uint16)
+    return bits.astype("<u2").view(np.uint8).reshape(n, 2)
+
+
+@pytest.mark.parametrize("qtype", [t for t in GGUF_PY_DEQUANTIZE if t not in (Q.F32, Q.F16, Q.BF16)], ids=lambda t: t.name)
+def test_dequantize_of_nan_scales_is_gguf_py_s_but_for_nan_payloads(qtype: Q) -> None:
+    # What the docs promise: with NaN block scales (every half float of the first 4 bytes of a
+    # block made a NaN: d, and m for Q4_1/Q5_1), the output is NaN exactly where gguf-py's is and
+    # every other value has gguf-py's bits; only the NaNs' sign and payload may differ.
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    rng = np.random.default_rng(200 + int(qtype))
+    n = 64
+    blocks = rng.integers(0, 256, (n, size), dtype=np.uint8)
+    if size >= 4:
+        blocks[:, 0:2] = _nan_f16(rng, n)
+        blocks[::2, 2:4] = _nan_f16(rng, (n + 1) // 2)
+    with np.errstate(all="ignore"):
+        want = ref.dequantize(blocks.reshape(1, -1), qtype)
+    got = quants.dequantize(blocks.reshape(1, -1), qtype)
+    assert got.shape == want.shape and got.dtype == np.float32
+    want = want.astype(np.float32, copy=False)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    assert np.array_equal(got[finite].view(np.uint32), want[finite].view(np.uint32))

@@ -531,11 +531,20 @@ pub enum ShardError {
         endian: &'static str,
     },
 
-    /// A split or merge that cannot be made: a limit of 0, more than 65,535 shards, more tensors
-    /// than `split.tensors.count` holds, an output that is one of the shards.
+    /// A split that cannot be made: a limit of 0, more than 65,535 shards, more tensors than
+    /// `split.tensors.count` holds, a shard path that is the input file.
     #[error("cannot split: {reason}")]
     #[non_exhaustive]
     CannotSplit {
+        /// Why.
+        reason: String,
+    },
+
+    /// A merge that cannot be made: an input that is not a shard (no `split.count`, as
+    /// `llama-gguf-split --merge` refuses it), an output that is one of the shards.
+    #[error("cannot merge: {reason}")]
+    #[non_exhaustive]
+    CannotMerge {
         /// Why.
         reason: String,
     },
@@ -679,7 +688,8 @@ impl ShardError {
             | ShardError::TensorCount { .. }
             | ShardError::TensorInTwoShards { .. }
             | ShardError::ByteOrder { .. }
-            | ShardError::CannotSplit { .. } => None,
+            | ShardError::CannotSplit { .. }
+            | ShardError::CannotMerge { .. } => None,
         }
     }
 
@@ -692,7 +702,8 @@ impl ShardError {
             | ShardError::BadName { .. }
             | ShardError::TensorCount { .. }
             | ShardError::ByteOrder { .. }
-            | ShardError::CannotSplit { .. } => None,
+            | ShardError::CannotSplit { .. }
+            | ShardError::CannotMerge { .. } => None,
         }
     }
 
@@ -706,7 +717,7 @@ impl ShardError {
             | ShardError::TensorCount { path, .. }
             | ShardError::TensorInTwoShards { second: path, .. }
             | ShardError::ByteOrder { path, .. } => Some(path),
-            ShardError::CannotSplit { .. } => None,
+            ShardError::CannotSplit { .. } | ShardError::CannotMerge { .. } => None,
         }
     }
 }
@@ -822,6 +833,7 @@ mod tests {
             (S::TensorInTwoShards { name: s("t"), first: PathBuf::from("q"), second: p() }, None, Some("t"), true),
             (S::ByteOrder { path: p(), endian: "big" }, None, None, true),
             (S::CannotSplit { reason: s("r") }, None, None, false),
+            (S::CannotMerge { reason: s("r") }, None, None, false),
         ];
         for (e, key, tensor, shard) in &cases {
             let named = shard.then(|| Path::new("p"));

@@ -184,21 +184,34 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
 /// the split keys are dropped, so a file split by [`split_file`] merges back byte for byte.
 ///
 /// # Errors
-/// As [`ShardedGguf::open`]; [`ErrorKind::Io`](crate::ErrorKind::Io).
+/// As [`ShardedGguf::open`]; [`ShardError::CannotMerge`] when `shard` has no `split.count` or
+/// one of 0 (not a shard, as `llama-gguf-split --merge` refuses it) or `out` is one of the
+/// shards; [`ErrorKind::Io`](crate::ErrorKind::Io).
 #[cfg(feature = "mmap")]
 pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
-    let model = ShardedGguf::open(shard)?;
+    let model = ShardedGguf::open(shard.as_ref())?;
+    let first = model.first().ok_or_else(|| ShardError::CannotMerge { reason: "no shards".into() })?;
+    // As llama-gguf-split --merge: a file without split.count, or with a count of 0 (what
+    // llama-gguf-split --merge writes), is not a shard.
+    let problem = match first.get(SPLIT_COUNT).map(|v| v.as_u64()) {
+        None => Some(format!("it has no {SPLIT_COUNT}")),
+        Some(Some(0)) => Some(format!("its {SPLIT_COUNT} is 0")),
+        Some(_) => None,
+    };
+    if let Some(why) = problem {
+        let reason = format!("{} is not a shard of a split model ({why})", shard.as_ref().display());
+        return Err(ShardError::CannotMerge { reason }.into());
+    }
     // Renaming the merged file over one of its own shards would destroy the split.
     let out_path = std::fs::canonicalize(out.as_ref()).ok();
     if let Some(o) = &out_path {
         if model.shard_paths().any(|p| std::fs::canonicalize(p).ok().as_ref() == Some(o)) {
             return Err(
-                ShardError::CannotSplit { reason: format!("the output {} is one of the shards", o.display()) }.into()
+                ShardError::CannotMerge { reason: format!("the output {} is one of the shards", o.display()) }.into()
             );
         }
     }
     let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
-    let first = model.first().ok_or_else(|| ShardError::CannotSplit { reason: "no shards".into() })?;
     let wopts = WriteOptions::like(first);
     let (o, pending) = create_temp(out.as_ref(), None)?;
     // I/O errors of writing name the output.

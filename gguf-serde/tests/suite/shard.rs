@@ -357,4 +357,16 @@ fn errors() {
     let merged = d.join("merged.gguf");
     shard(&merged, &split_kv(0, 0, 2), &[0, 1]);
     assert_eq!(ShardedGguf::open(&merged).unwrap().tensor_count(), 2);
+
+    // Merging is refused for a file llama-gguf-split --merge refuses (gguf-split.cpp: "input file
+    // does not contain split.count metadata", "... a valid split count 0"), writing nothing.
+    let plain = d.join("plain.gguf");
+    shard(&plain, &[], &[0, 1]);
+    let out = d.join("out.gguf");
+    for (input, why) in [(&plain, "it has no split.count"), (&merged, "its split.count is 0")] {
+        let e = merge_file(input, &out).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::CannotMerge { .. })), "{e:?}");
+        assert!(e.to_string().starts_with("cannot merge: ") && e.to_string().contains(why), "{e}");
+        assert!(!out.exists());
+    }
 }
