@@ -24,13 +24,13 @@
 //!   peft wrote); norms an adapter carries (mergekit's) first, as the reference yields them while
 //!   reading, then each adapted weight in the order its first tensor came, `lora_a` before
 //!   `lora_b`. peft's copies of adapted embeddings (`*.base_layer.weight`) are left out.
-//! - **Types**: the converter's rules ([`output_type`](super::output_type)): `lora_a` and
+//! - **Types**: the converter's rules ([`output_type`]): `lora_a` and
 //!   `lora_b` take the output type, Q8_0 falling back to F16 where a row (`in` for `lora_a`,
 //!   the rank for `lora_b`) is not whole blocks of 32; a BF16 adapter goes through F32, and an
 //!   adapter whose `A` and `B` differ in type through F32.
 //! - **Keys**, in the reference's order: `general.architecture` (the base's), `general.type =
 //!   "adapter"`, `adapter.type = "lora"`, the `general.*` keys of the adapter folder (its model
-//!   card `README.md`, which peft writes, and folder name; see [`general`](super::general)),
+//!   card `README.md`, which peft writes, and folder name; see [`general`]),
 //!   `adapter.lora.alpha` (f32, `lora_alpha`), `adapter.alora.invocation_tokens` (u32 array)
 //!   when `adapter_config.json` has `alora_invocation_tokens`, `general.quantization_version`.
 //!   No hyper-parameters and no tokenizer: llama.cpp takes them from the base model.
