@@ -200,6 +200,9 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
     if args.no_vocab {
         bail!("--no-vocab is not taken for an adapter (an adapter has no tokenizer)");
     }
+    if args.fp8_as_q8 {
+        bail!("--fp8-as-q8 is not taken for an adapter (convert_lora_to_gguf.py has no such option)");
+    }
     let outtype = parse_outtype(args, "f32")?;
     if !base.join("config.json").is_file() {
         bail!("--base {}: no config.json (the base model's folder is needed)", base.display());

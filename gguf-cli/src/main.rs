@@ -106,8 +106,9 @@ enum Command {
     /// convert_hf_to_gguf.py does, for LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
     /// Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM,
     /// SmolLM3ForCausalLM, GraniteForCausalLM, Glm4ForCausalLM and the mixtures of experts
-    /// MixtralForCausalLM, Qwen2MoeForCausalLM and Qwen3MoeForCausalLM (experts stacked a chunk
-    /// of rows at a time): config.json read as transformers reads it, tensor names, transforms,
+    /// MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, DeepseekV2ForCausalLM,
+    /// DeepseekV3ForCausalLM and GptOssForCausalLM (experts stacked a chunk of rows at a time;
+    /// FP8 block-scaled weights dequantized, gpt-oss's MXFP4 experts repacked): config.json read as transformers reads it, tensor names, transforms,
     /// types, key order, general.* keys, and the tokenizer (SentencePiece tokenizer.model, a
     /// byte-fallback tokenizer.json as gguf-py's LlamaHfVocab, or GPT-2 BPE tokenizer.json with
     /// the pre-tokenizer named as the reference names it). An unknown

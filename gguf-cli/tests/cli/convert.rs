@@ -442,6 +442,8 @@ fn convert_takes_a_lora_adapter_with_its_base() {
         assert!(!out.exists());
     };
     refused(&["--outtype", "auto"], "auto is not taken for an adapter");
+    refused(&["--fp8-as-q8"], "--fp8-as-q8 is not taken for an adapter");
+    refused(&["--no-vocab"], "--no-vocab is not taken for an adapter");
     std::fs::write(adapter.join("adapter_config.json"), r#"{"lora_alpha": 16, "use_dora": true}"#).unwrap();
     refused(&[], "use_dora (DoRA) is not converted");
     std::fs::write(adapter.join("adapter_config.json"), r#"{"r": 8}"#).unwrap();
@@ -451,6 +453,15 @@ fn convert_takes_a_lora_adapter_with_its_base() {
     let c = std::fs::read_to_string(&cfg).unwrap().replace("LlamaForCausalLM", "GPT2LMHeadModel");
     std::fs::write(&cfg, c).unwrap();
     refused(&[], "the base model's architecture \"GPT2LMHeadModel\" is not converted");
+    // a folder that is no adapter, named once
+    let o = gguf(&["convert", b, "--base", b, "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert_eq!(err.matches(b).count(), 1, "{err}");
+    assert!(err.contains("not a PEFT adapter folder"), "{err}");
     let help = text(&gguf(&["convert", "--help"]).stdout);
     assert!(help.contains("--base <BASE_DIR>"), "{help}");
+    for class in ["DeepseekV3ForCausalLM", "GptOssForCausalLM"] {
+        assert!(help.contains(class), "{class} not in:\n{help}");
+    }
 }

@@ -145,7 +145,8 @@ impl ConvertError {
     /// The file or folder the error's message names, if any: the file of [`ConvertError::Io`],
     /// [`ConvertError::Json`], [`ConvertError::SafeTensors`] and
     /// [`ConvertError::UnsupportedTokenizer`] (the checkpoint folder when it has no tokenizer
-    /// file at all), and of the tokenizer error in [`ConvertError::Vocab`]. A caller that adds
+    /// file at all), of the tokenizer error in [`ConvertError::Vocab`], and the folder of an
+    /// adapter error that names it ([`ConvertError::Adapter`]: not an adapter folder). A caller that adds
     /// the checkpoint folder as context needs to add it only when this is `None`, so that the
     /// folder is not printed twice.
     pub fn path(&self) -> Option<&Path> {
@@ -155,6 +156,7 @@ impl ConvertError {
             | ConvertError::SafeTensors { path, .. }
             | ConvertError::UnsupportedTokenizer { path, .. } => Some(path),
             ConvertError::Vocab(v) => Some(v.path()),
+            ConvertError::Adapter(super::lora::AdapterError::NotAnAdapter { dir, .. }) => Some(dir),
             _ => None,
         }
     }

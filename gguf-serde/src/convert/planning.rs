@@ -212,6 +212,15 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         .get("quantization_config")
         .and_then(|q| q.get("quant_method"))
         .is_some_and(|m| m.as_str() == Some("mxfp4"));
+    if mxfp4 && consumed.is_empty() {
+        // the reference's `dequant_model` leaves MXFP4 to gpt-oss and refuses it elsewhere
+        return Err(ConvertError::UnsupportedQuantization {
+            method: "mxfp4".into(),
+            reason: "the reference converts MXFP4 weights only for gpt-oss (`*_blocks`/`*_scales` experts); \
+                     this architecture repacks none here"
+                .into(),
+        });
+    }
     let sources: Vec<SourceTensor<'a>> = sources.into_iter().filter(|t| !consumed.contains(&t.name)).collect();
     for arch::ExtraTensor { name, shape, values } in arch.extra_tensors(&cx)? {
         if shape.iter().product::<u64>() != values.len() as u64 {

@@ -22,8 +22,10 @@
 //!   both of its halves).
 //! - **`quant_method = "mxfp4"`** (gpt-oss as published): the `U8` blocks and scales are left
 //!   as raw bytes for the architecture that repacks them
-//!   ([`Architecture::mxfp4_tensors`](super::Architecture::mxfp4_tensors)); in any other
-//!   architecture they are refused as values ([`ConvertError::Unsupported`], naming the tensor).
+//!   ([`Architecture::mxfp4_tensors`](super::Architecture::mxfp4_tensors)); when the
+//!   architecture repacks none (any but gpt-oss), the plan refuses the checkpoint
+//!   ([`ConvertError::UnsupportedQuantization`], as the reference's "Quant method is not yet
+//!   supported"), and a `U8` tensor is refused as values ([`ConvertError::Unsupported`]).
 //! - Every other method is refused ([`ConvertError::UnsupportedQuantization`], naming it):
 //!   `bitnet`, `gptq`, `compressed-tensors` (and NVFP4, `hf_quant_config.json`'s `modelopt`),
 //!   which the reference dequantizes in ways not reproduced here; `awq` and any other, which the

@@ -414,3 +414,25 @@ fn an_error_while_converting_leaves_no_file_and_is_the_error_returned() {
     names.sort();
     assert_eq!(names, ["config.json", "model.safetensors", "out.gguf"]);
 }
+
+/// `quantization_config.quant_method = "mxfp4"` on an architecture that repacks no MXFP4
+/// tensors: the reference leaves MXFP4 to gpt-oss and stops elsewhere ("Quant method is not yet
+/// supported"); refused naming the method, before anything is written.
+#[test]
+fn mxfp4_outside_an_architecture_that_repacks_it_is_refused() {
+    let dir = temp_dir();
+    std::fs::write(
+        dir.path().join("config.json"),
+        br#"{"architectures": ["FailsLate"], "num_hidden_layers": 1, "quantization_config": {"quant_method": "mxfp4"}}"#,
+    )
+    .unwrap();
+    let w = 8u64;
+    write_safetensors(
+        &dir.path().join("model.safetensors"),
+        &[("a.weight", vec![2, w], values(7, 2 * w)), ("b.weight", vec![1, w], values(8, w))],
+    );
+    let out = dir.path().join("out.gguf");
+    let err = convert_with(dir.path(), &out, &FailsLate, &no_vocab(OutType::F16)).unwrap_err();
+    assert!(matches!(&err, ConvertError::UnsupportedQuantization { method, .. } if method == "mxfp4"), "{err:?}");
+    assert!(!out.exists());
+}
