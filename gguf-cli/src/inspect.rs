@@ -380,7 +380,9 @@ fn add(a: u64, b: u64, what: &str, value: u64, size: &'static str) -> Result<u64
 /// `{arch}.block_count`, `.context_length`, `.embedding_length`, `.attention.head_count`,
 /// `.attention.head_count_kv` (a number or one per layer), `.attention.key_length` and
 /// `.attention.value_length` (default: embedding length / head count), as llama.cpp's
-/// `llama_hparams` reads them. The work is bounded by what the file stores, not by its
+/// `llama_hparams` reads them; a model with multi-head latent attention (`.attention.key_length_mla`
+/// and `.attention.value_length_mla` both set and non-zero: DeepSeek-V2/V3) has no V cache, as
+/// llama.cpp's `llama_kv_cache` allocates none when `is_mla()`. The work is bounded by what the file stores, not by its
 /// `block_count`: the layers a per-layer array covers are summed one by one, the uniform rest at
 /// once.
 ///
@@ -416,12 +418,17 @@ fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryErro
     };
     // The layers the file lists a head count for, one by one, then the rest, which all have the
     // same: the work is bounded by the array the file stores, not by `block_count`.
+    let mla = [key("attention.key_length_mla"), key("attention.value_length_mla")]
+        .iter()
+        .all(|k| f.get(k).and_then(|v| v.as_u64()).is_some_and(|x| x > 0));
     let (mut k, mut v) = (0u64, 0u64);
     let bc = key("block_count");
     let mut listed = 0u64;
     let mut one = |h: u64, times: u64| -> Result<(), MemoryError> {
         k = add(k, mul(layer(h, k_len, &k_key)?, times, &bc, KV)?, &bc, layers, KV)?;
-        v = add(v, mul(layer(h, v_len, &v_key)?, times, &bc, KV)?, &bc, layers, KV)?;
+        if !mla {
+            v = add(v, mul(layer(h, v_len, &v_key)?, times, &bc, KV)?, &bc, layers, KV)?;
+        }
         Ok(())
     };
     let rest_heads = match f.get(&hkv_key) {
