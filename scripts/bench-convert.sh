@@ -18,6 +18,12 @@
 #      (hidden 2880, 32 experts of feed-forward 2880, 4 used, vocabulary 50,257 with the GPT-2
 #      tokenizer of the tiny-gpt-oss test case, 2 layers), its experts MXFP4 as OpenAI publishes
 #      gpt-oss (`*_blocks`/`*_scales`), which both tools write as ggml MXFP4 without dequantizing;
+#    - deepseek-fp8: DeepSeek-bench-FP8/, a DeepseekV3ForCausalLM of 1.12 GB stored as DeepSeek-V3
+#      ships (every attention and MLP linear layer F8_E4M3 with an F32 `*_scale_inv` of 128×128
+#      block scales; hidden 2048, 16 heads, q/kv LoRA ranks 768/512, 1 dense layer of ff 5632 then
+#      MoE layers of 32 routed experts of ff 1024, 4 used, 1 shared; vocabulary 50,257 with the
+#      GPT-2 tokenizer of the tiny-DeepSeek-V3-FP8 test case; 4 layers), which both tools
+#      dequantize (and stack the experts of);
 #    - both: llama and mixtral, dense first, and then a comparison of our peak RSS on the MoE checkpoint
 #      with the dense one's (the project's bound: within 2×).
 # 2. For each --outtype (f16 and q8_0 by default), runs target/release/gguf convert and then
@@ -32,9 +38,9 @@
 # 3. Compares the two outputs' sha256 (the script fails if they differ) and prints one table with
 #    the ratios reference / ours, plus the load average before and after.
 #
-# Usage: scripts/bench-convert.sh [--arch llama|mixtral|gptoss|both] [OUTTYPE...]   (default: llama; f16 q8_0)
+# Usage: scripts/bench-convert.sh [--arch llama|mixtral|gptoss|deepseek-fp8|both] [OUTTYPE...]   (default: llama; f16 q8_0)
 # Env: BENCH_CONVERT_ARCH, the same as --arch (the option wins);
-#      BENCH_CONVERT_LAYERS (default 10 for llama, 6 for mixtral, 2 for gptoss: changing it remakes the
+#      BENCH_CONVERT_LAYERS (default 10 for llama, 6 for mixtral, 2 for gptoss, 4 for deepseek-fp8: changing it remakes the
 #      checkpoints it applies to, every one run);
 #      BENCH_CONVERT_OUT, the folder of the outputs (default models/bench-convert/out; e.g.
 #      /dev/shm/bench-convert to leave the disk out: `gguf convert` fsyncs its output before
@@ -51,16 +57,16 @@ arch=${BENCH_CONVERT_ARCH:-llama}
 outtypes=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --arch) arch=${2:?--arch needs llama, mixtral, gptoss or both}; shift 2 ;;
+    --arch) arch=${2:?--arch needs llama, mixtral, gptoss, deepseek-fp8 or both}; shift 2 ;;
     --arch=*) arch=${1#--arch=}; shift ;;
     *) outtypes+=("$1"); shift ;;
   esac
 done
 [ ${#outtypes[@]} -gt 0 ] || outtypes=(f16 q8_0)
 case $arch in
-  llama | mixtral | gptoss) archs=("$arch") ;;
+  llama | mixtral | gptoss | deepseek-fp8) archs=("$arch") ;;
   both) archs=(llama mixtral) ;;
-  *) echo "--arch: $arch is not llama, mixtral, gptoss or both" >&2; exit 2 ;;
+  *) echo "--arch: $arch is not llama, mixtral, gptoss, deepseek-fp8 or both" >&2; exit 2 ;;
 esac
 [ -x .venv-ref/bin/python ] || { echo "no .venv-ref: run scripts/make-convert-refs.sh once first" >&2; exit 1; }
 src=$(scripts/build-llama.sh --src-only | tail -1)/src
@@ -78,6 +84,7 @@ for a in "${archs[@]}"; do
     llama) model=$work/Llama-bench-1.1B; layers=${BENCH_CONVERT_LAYERS:-10} ;;
     mixtral) model=$work/Mixtral-bench-1.2B; layers=${BENCH_CONVERT_LAYERS:-6} ;;
     gptoss) model=$work/GptOss-bench-MXFP4; layers=${BENCH_CONVERT_LAYERS:-2} ;;
+    deepseek-fp8) model=$work/DeepSeek-bench-FP8; layers=${BENCH_CONVERT_LAYERS:-4} ;;
   esac
   stamp=$model/.bench-layers
   if [ "$(cat "$stamp" 2>/dev/null)" != "$layers" ]; then
@@ -124,7 +131,8 @@ import json, os, sys
 path, before, after, cpus, disk = sys.argv[1:]
 SHAPES = {"llama": "Llama, hidden 2048, ff 5632, vocab 32000",
           "mixtral": "Mixtral, hidden 1024, 8 experts of ff 3584, 2 used, vocab 32000",
-          "gptoss": "gpt-oss, hidden 2880, 32 MXFP4 experts of ff 2880, 4 used, vocab 50257"}
+          "gptoss": "gpt-oss, hidden 2880, 32 MXFP4 experts of ff 2880, 4 used, vocab 50257",
+          "deepseek-fp8": "DeepSeek-V3, hidden 2048, 128×128-block FP8, 32 experts of ff 1024, 4 used, 1 shared, vocab 50257"}
 rows, ckpts = {}, {}
 for line in open(path):
     arch, layers, nbytes, t, tool, size, sha, sync, m = line.split(" ", 8)
@@ -133,7 +141,8 @@ for line in open(path):
 print(f"output folder {os.environ.get('BENCH_CONVERT_OUT') or 'models/bench-convert/out'}; {cpus} CPUs; "
       f"load average {before} before, {after} after; a durable write of 512 MiB there (dd conv=fdatasync): {disk}")
 for arch, (layers, nbytes) in ckpts.items():
-    kind = "MXFP4 experts, BF16 otherwise" if arch == "gptoss" else "BF16"
+    kind = {"gptoss": "MXFP4 experts, BF16 otherwise",
+            "deepseek-fp8": "F8_E4M3 linear layers with F32 block scales, BF16 otherwise"}.get(arch, "BF16")
     print(f"checkpoint {arch}: {nbytes:,} bytes of safetensors, {kind} ({SHAPES[arch]}, {layers} layers)")
 print()
 print("| checkpoint | outtype | tool | wall s | then fsync s | CPU s | cores busy | threads | peak RSS MiB | RssAnon MiB | RssFile MiB | output bytes |")

@@ -1,6 +1,7 @@
-"""A large seeded Llama, Mixtral or gpt-oss (MXFP4) checkpoint for scripts/bench-convert.sh.
+"""A large seeded Llama, Mixtral, gpt-oss (MXFP4) or DeepSeek-V3 (FP8) checkpoint for
+scripts/bench-convert.sh.
 
-Usage: python make_bench_convert.py MODELS_DIR OUT_DIR [--arch llama|mixtral|gptoss] [--layers N] [--shard-mb M]
+Usage: python make_bench_convert.py MODELS_DIR OUT_DIR [--arch llama|mixtral|gptoss|deepseek-fp8] [--layers N] [--shard-mb M]
 
 The tokenizer, chat template, generation_config.json and model card are those of
 make_convert_inputs.py's `tiny-Llama-2-chat-hf` case (a real SentencePiece tokenizer of 32,000
@@ -22,6 +23,18 @@ tokens rebuilt from models/vocab/ggml-vocab-llama-spm.gguf), whatever the archit
   with N layers (default 2: 1.4 GB), its experts MXFP4 as OpenAI publishes gpt-oss
   (`mlp.experts.{gate_up,down}_proj_{blocks,scales}`, U8, random codes and exponents 118..121),
   everything else BF16, `quantization_config.quant_method = "mxfp4"`.
+- `deepseek-fp8`: a DeepseekV3ForCausalLM stored as DeepSeek-V3 ships (`quant_method = "fp8"`,
+  `fmt = "e4m3"`, `weight_block_size = [128, 128]`): every linear layer of attention and MLP
+  (`q_a_proj`, `q_b_proj`, `kv_a_proj_with_mqa`, `kv_b_proj`, `o_proj`, the dense and the
+  experts' `gate/up/down_proj`) F8_E4M3 with an F32 `X_scale_inv` of `[ceil(rows / 128),
+  ceil(columns / 128)]` beside it; the router `mlp.gate.weight`, embeddings, lm_head and norms
+  BF16, `mlp.gate.e_score_correction_bias` F32. Shape: hidden 2048, 16 heads, q_lora_rank 768,
+  kv_lora_rank 512, qk_nope/qk_rope/v head widths 128/64/128, 1 dense layer of feed-forward 5632
+  then MoE layers of 32 routed experts of feed-forward 1024 (4 used, 4 groups of which 2
+  kept) and 1 shared expert, vocabulary 50,257 with the GPT-2 tokenizer of make_convert_inputs.py's
+  `tiny-DeepSeek-V3-FP8` case (whose config.json it starts from), N layers (default 4: 1.12 GB).
+  FP8 codes are random finite E4M3 codes (never the NaN codes 0x7f/0xff), scales random in
+  [1e-4, 4e-4] (weights of magnitude up to about 0.18).
 
 Tensors come in state-dict order (the embedding, then each layer's modules in their order, then
 the final norm and lm_head); the weights are BF16 drawn from numpy's PCG64 (seed 1234), written a
@@ -47,7 +60,11 @@ MOE_HIDDEN, MOE_HEADS, MOE_KV_HEADS, MOE_FF, MOE_EXPERTS, MOE_USED = 1024, 16, 4
 # gpt-oss-20b's shape: hidden, heads, key/value heads, head width, feed-forward, experts, used
 OSS_HIDDEN, OSS_HEADS, OSS_KV_HEADS, OSS_HEAD_DIM, OSS_FF, OSS_EXPERTS, OSS_USED = 2880, 64, 8, 64, 2880, 32, 4
 OSS_VOCAB = 50257
-DEFAULT_LAYERS = {"llama": 10, "mixtral": 6, "gptoss": 2}
+# DeepSeek-V3's layout at a smaller width: hidden, heads, q/kv LoRA ranks, head widths (nope, rope,
+# v), dense feed-forward, expert feed-forward, routed experts, used, groups, groups kept
+DS_HIDDEN, DS_HEADS, DS_Q_RANK, DS_KV_RANK, DS_NOPE, DS_ROPE, DS_V = 2048, 16, 768, 512, 128, 64, 128
+DS_FF, DS_MOE_FF, DS_EXPERTS, DS_USED, DS_GROUPS, DS_TOPK_GROUPS, DS_BLOCK = 5632, 1024, 32, 4, 4, 2, 128
+DEFAULT_LAYERS = {"llama": 10, "mixtral": 6, "gptoss": 2, "deepseek-fp8": 4}
 CASE = "tiny-Llama-2-chat-hf"
 ROWS = 256  # rows drawn at a time
 
@@ -167,14 +184,69 @@ def gptoss_config(cfg, layers):
     return cfg
 
 
+def deepseek_fp8_config(cfg, layers):
+    """The tiny-DeepSeek-V3-FP8 case's config.json (as transformers 5.24 saves DeepseekV3Config)
+    at the shape above, with `layers` layers and DeepSeek-V3's quantization_config."""
+    cfg = dict(cfg)
+    cfg.update({"hidden_size": DS_HIDDEN, "num_attention_heads": DS_HEADS, "num_key_value_heads": DS_HEADS,
+                "q_lora_rank": DS_Q_RANK, "kv_lora_rank": DS_KV_RANK, "qk_nope_head_dim": DS_NOPE,
+                "qk_rope_head_dim": DS_ROPE, "qk_head_dim": DS_NOPE + DS_ROPE, "head_dim": DS_ROPE,
+                "v_head_dim": DS_V, "intermediate_size": DS_FF, "moe_intermediate_size": DS_MOE_FF,
+                "n_routed_experts": DS_EXPERTS, "n_shared_experts": 1, "num_experts_per_tok": DS_USED,
+                "n_group": DS_GROUPS, "topk_group": DS_TOPK_GROUPS, "first_k_dense_replace": 1,
+                "num_hidden_layers": layers, "num_nextn_predict_layers": 0, "vocab_size": OSS_VOCAB,
+                "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                        "weight_block_size": [DS_BLOCK, DS_BLOCK]}})
+    return cfg
+
+
+def deepseek_fp8_tensor_list(layers):
+    """DeepseekV3ForCausalLM with FP8 linear layers, (name, shape, dtype) in name order as
+    DeepSeek-V3's index lists them; each F8_E4M3 weight followed by its F32 `_scale_inv`."""
+    h, heads, blk = DS_HIDDEN, DS_HEADS, DS_BLOCK
+    out = [("lm_head.weight", (OSS_VOCAB, h), "BF16"), ("model.embed_tokens.weight", (OSS_VOCAB, h), "BF16"),
+           ("model.norm.weight", (h,), "BF16")]
+
+    def fp8(name, rows, cols):
+        out.append((name, (rows, cols), "F8_E4M3"))
+        out.append((name + "_scale_inv", (-(-rows // blk), -(-cols // blk)), "F32"))
+
+    def mlp(p, ff):
+        fp8(p + "gate_proj.weight", ff, h)
+        fp8(p + "up_proj.weight", ff, h)
+        fp8(p + "down_proj.weight", h, ff)
+
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        out += [(p + "input_layernorm.weight", (h,), "BF16"), (p + "post_attention_layernorm.weight", (h,), "BF16"),
+                (p + "self_attn.q_a_layernorm.weight", (DS_Q_RANK,), "BF16"),
+                (p + "self_attn.kv_a_layernorm.weight", (DS_KV_RANK,), "BF16")]
+        fp8(p + "self_attn.q_a_proj.weight", DS_Q_RANK, h)
+        fp8(p + "self_attn.q_b_proj.weight", heads * (DS_NOPE + DS_ROPE), DS_Q_RANK)
+        fp8(p + "self_attn.kv_a_proj_with_mqa.weight", DS_KV_RANK + DS_ROPE, h)
+        fp8(p + "self_attn.kv_b_proj.weight", heads * (DS_NOPE + DS_V), DS_KV_RANK)
+        fp8(p + "self_attn.o_proj.weight", h, heads * DS_V)
+        if i == 0:
+            mlp(p + "mlp.", DS_FF)
+            continue
+        out += [(p + "mlp.gate.weight", (DS_EXPERTS, h), "BF16"),
+                (p + "mlp.gate.e_score_correction_bias", (DS_EXPERTS,), "F32")]
+        for x in range(DS_EXPERTS):
+            mlp(f"{p}mlp.experts.{x}.", DS_MOE_FF)
+        mlp(p + "mlp.shared_experts.", DS_MOE_FF)
+    return sorted(out)
+
+
 def nbytes(shape, dtype="BF16"):
-    return (1 if dtype == "U8" else 2) * int(np.prod(shape))
+    return {"U8": 1, "F8_E4M3": 1, "F32": 4}.get(dtype, 2) * int(np.prod(shape))
 
 
 def write_shard(path, tensors, rng):
     """safetensors: u64 header length, JSON header (padded with spaces to 8 bytes), data.
     `tensors`: (name, shape) BF16 or (name, shape, dtype); U8 tensors are MXFP4 blocks (random
-    bytes) or scales (random exponents 118..121: values of about 2^-9..2^-4)."""
+    bytes) or scales (random exponents 118..121: values of about 2^-9..2^-4); F8_E4M3 tensors
+    random finite codes; F32 tensors FP8 block scales (`_scale_inv`, uniform in [1e-4, 4e-4])
+    or DeepSeek's router bias (`e_score_correction_bias`, standard normal × 0.01)."""
     tensors = [t if len(t) == 3 else (*t, "BF16") for t in tensors]
     header = {"__metadata__": {"format": "pt"}}
     off = 0
@@ -198,6 +270,21 @@ def write_shard(path, tensors, rng):
                     else:
                         f.write(rng.integers(0, 256, size=k, dtype=np.uint8).tobytes())
                 continue
+            if dtype == "F8_E4M3":
+                flat = int(np.prod(shape))
+                step = ROWS * 65536
+                for r in range(0, flat, step):
+                    # 254 finite codes: 0x00..0x7e and 0x80..0xfe
+                    c = rng.integers(0, 254, size=min(step, flat - r), dtype=np.uint8)
+                    f.write(np.where(c >= 127, (c - 127) | 0x80, c).astype(np.uint8).tobytes())
+                continue
+            if dtype == "F32":
+                if name.endswith("_scale_inv"):
+                    x = rng.uniform(1e-4, 4e-4, size=shape).astype("<f4")
+                else:
+                    x = (rng.standard_normal(shape, dtype=np.float32) * 0.01).astype("<f4")
+                f.write(x.tobytes())
+                continue
             if len(shape) == 1:
                 x = 1.0 + rng.standard_normal(shape, dtype=np.float32) * 0.05
                 f.write(bf16_bits(x.astype(np.float32)).tobytes())
@@ -215,7 +302,7 @@ def main():
     ap.add_argument("models")
     ap.add_argument("out")
     ap.add_argument("--arch", choices=sorted(DEFAULT_LAYERS), default="llama")
-    ap.add_argument("--layers", type=int, help="default: 10 for llama, 6 for mixtral, 2 for gptoss")
+    ap.add_argument("--layers", type=int, help="default: 10 for llama, 6 for mixtral, 2 for gptoss, 4 for deepseek-fp8")
     ap.add_argument("--shard-mb", type=int, default=400)
     a = ap.parse_args()
     if a.layers is None:
@@ -223,7 +310,8 @@ def main():
     parent = os.path.dirname(os.path.abspath(a.out))
     os.makedirs(parent, exist_ok=True)
     # the tiny case's folder, then its weights replaced
-    tiny = make_convert_inputs.make_case(a.models, parent, "tiny-gpt-oss" if a.arch == "gptoss" else CASE)
+    tiny_case = {"gptoss": "tiny-gpt-oss", "deepseek-fp8": "tiny-DeepSeek-V3-FP8"}.get(a.arch, CASE)
+    tiny = make_convert_inputs.make_case(a.models, parent, tiny_case)
     if os.path.exists(a.out):
         for n in os.listdir(a.out):
             os.remove(os.path.join(a.out, n))
@@ -237,6 +325,10 @@ def main():
         with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
             cfg = gptoss_config(json.load(f), a.layers)
         tensors = gptoss_tensor_list(a.layers)
+    elif a.arch == "deepseek-fp8":
+        with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
+            cfg = deepseek_fp8_config(json.load(f), a.layers)
+        tensors = deepseek_fp8_tensor_list(a.layers)
     else:
         with open(os.path.join(a.out, "config.json"), encoding="utf-8") as f:
             cfg = json.load(f)
