@@ -220,6 +220,13 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
         ..ConvertOptions::new(outtype)
     };
     let plan = lora::plan_adapter(&adapter, &opts).map_err(|e| in_dir(e, &args.dir))?;
+    if !args.quiet {
+        for name in adapter.base_layer_copies().map_err(|e| in_dir(e, &args.dir))? {
+            eprintln!(
+                "note: {name} (peft's copy of the adapted weight) is left out, as convert_lora_to_gguf.py leaves it out: llama.cpp applies the adapter to the base model's own weight"
+            );
+        }
+    }
     let default_name = || {
         lora::default_file_name(&plan).map_err(|e| match e {
             ConvertError::FileNameTooLong { .. } => anyhow::anyhow!("{e}; name the output file with -o"),

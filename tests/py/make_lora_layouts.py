@@ -49,6 +49,13 @@ CASES = {
                         "float32"),
     # Gemma 2: every linear layer, rank 4
     "lora-gemma-2": ("tiny-gemma-2", {"r": 4, "lora_alpha": 8, "target_modules": ALL_LINEAR}, "float32"),
+    # Qwen2 with its lm_head adapted, over a base whose lm_head is the tied token embedding (no
+    # lm_head.weight in the checkpoint): peft saves lm_head's pair and its copy of the weight
+    # (`lm_head.base_layer.weight`); convert_lora_to_gguf.py converts it, llama.cpp refuses to load
+    # the result (the base GGUF has no output.weight), and `gguf convert` refuses it
+    "lora-Qwen2-tied-lm_head": ("tiny-Qwen2-Instruct", {"r": 8, "lora_alpha": 16,
+                                                        "target_modules": ["q_proj", "v_proj", "lm_head"]},
+                                "float32"),
 }
 
 

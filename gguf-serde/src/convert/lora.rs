@@ -23,7 +23,10 @@
 //! - **Order**: the adapter's tensors in name order (as the `safetensors` binding loads a file
 //!   peft wrote); norms an adapter carries (mergekit's) first, as the reference yields them while
 //!   reading, then each adapted weight in the order its first tensor came, `lora_a` before
-//!   `lora_b`. peft's copies of adapted embeddings (`*.base_layer.weight`) are left out.
+//!   `lora_b`. peft's copies of adapted weights (`*.base_layer.weight`, which peft saves with
+//!   `save_embedding_layers` when `embed_tokens` or `lm_head` is a target) are left out, as the
+//!   reference leaves them out ([`Adapter::base_layer_copies`] lists them; the CLI names each):
+//!   llama.cpp applies the pair to the base model's own weight.
 //! - **Types**: the converter's rules ([`output_type`]): `lora_a` and
 //!   `lora_b` take the output type, Q8_0 falling back to F16 where a row (`in` for `lora_a`,
 //!   the rank for `lora_b`) is not whole blocks of 32; a BF16 adapter goes through F32, and an
@@ -46,10 +49,16 @@
 //! apply (DoRA, rsLoRA, `alpha_pattern`, `fan_in_fan_out`, an `invocation_string` without its
 //! tokens), a base architecture not converted, an adapter tensor that is neither `lora_A` nor
 //! `lora_B` (peft's `modules_to_save` copies, biases, DoRA magnitudes), a weight the base does not
-//! have (or, as in the reference, an adapted `lm_head` of a base whose output is the tied
-//! embedding), a pair with one half missing or shapes that do not multiply, experts of a
-//! stacked tensor left without their pairs (the reference's "Unprocessed experts"), and targets
-//! it cannot write as pairs (tensors concatenated, value transforms).
+//! have, an adapted `lm_head` of a base whose GGUF has no output tensor (the reference refuses it
+//! where the architecture writes none, as Gemma 2's; where the base checkpoint has no
+//! `lm_head.weight`, its output being the tied embedding, the reference converts it and llama.cpp
+//! refuses to load the result: [`AdapterError::TiedOutput`]), peft's copy of an adapted weight
+//! whose shape is not the base's (a resized vocabulary, [`AdapterError::ResizedBaseWeight`]; the
+//! reference converts it and llama.cpp refuses the result), a pair with one half missing or
+//! shapes that do not multiply, experts of a stacked tensor left without their pairs (the
+//! reference's "Unprocessed experts"), and targets it cannot write as pairs (tensors
+//! concatenated, value transforms; the base's Reshape, Transpose and Stride, as DeepSeek's
+//! `kv_b_proj` split and gpt-oss's experts use).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -134,12 +143,32 @@ pub enum AdapterError {
         /// The GGUF architecture.
         arch: String,
     },
-    /// `lm_head` is adapted but the base architecture writes no output tensor (Gemma 2's output
-    /// is its tied token embedding); the reference raises the same.
-    #[error("tensor {name}: the adapter targets lm_head, which the base model's GGUF does not have (its output is the tied token embedding)")]
+    /// `lm_head` is adapted but the base model's GGUF has no output tensor: its architecture
+    /// writes none (Gemma 2's output is its tied token embedding; the reference raises the same),
+    /// or the base checkpoint has no `lm_head.weight` (`tie_word_embeddings`: Qwen2, Llama 3.2,
+    /// ...; when BASE_DIR has no weights, `tie_word_embeddings` of its `config.json` decides).
+    /// In the second case `convert_lora_to_gguf.py` writes `output.weight.lora_a`/`lora_b`, which
+    /// llama.cpp refuses to load ("LoRA tensor 'output.weight' does not exist in base model"):
+    /// refused here before anything is written, unlike the reference.
+    #[error("tensor {name}: the adapter targets lm_head, which the base model's GGUF does not have (its output is the tied token embedding), so llama.cpp would not load the adapter; merge the adapter into the base model instead")]
     TiedOutput {
         /// The adapter tensor.
         name: String,
+    },
+    /// peft's copy of an adapted weight (`*.base_layer.weight`, saved with
+    /// `save_embedding_layers`) whose shape differs from the base model's weight: the fine-tune
+    /// resized it (new tokens). The reference leaves the copy out and writes an adapter whose
+    /// pair does not fit the base, which llama.cpp refuses ("has incorrect shape").
+    #[error("tensor {name}: peft's copy of {base_name} has shape {shape:?}, the base model's has {base_shape:?} (the fine-tune resized it, e.g. added tokens), so the adapter does not fit the base model; merge the adapter into the base model instead")]
+    ResizedBaseWeight {
+        /// The adapter tensor (`...embed_tokens.base_layer.weight`).
+        name: String,
+        /// The base model's weight (`model.embed_tokens.weight`).
+        base_name: String,
+        /// The copy's shape, outermost first.
+        shape: Vec<u64>,
+        /// The base weight's shape, outermost first.
+        base_shape: Vec<u64>,
     },
     /// One half of a LoRA pair is missing.
     #[error("{base_name}: the adapter has {present} but not {missing}")]
@@ -258,6 +287,10 @@ pub struct Adapter {
     pub base_dir: PathBuf,
     /// `adapter_config.json`.
     pub config: LoraConfig,
+    /// The base checkpoint's tensors (name as the converter filters it, shape outermost first),
+    /// from the safetensors headers of BASE_DIR; `None` when BASE_DIR has no weights (then only
+    /// its `config.json` is read).
+    pub base_tensors: Option<HashMap<String, Vec<u64>>>,
 }
 
 /// Whether `dir` is an adapter folder (has `adapter_config.json`).
@@ -271,7 +304,9 @@ impl Adapter {
     /// # Errors
     /// [`AdapterError::NotAnAdapter`], [`AdapterError::PickledWeights`], as
     /// [`LoraConfig::from_json`]; [`ConvertError::Io`] and [`ConvertError::Json`] for the base's
-    /// `config.json`, [`ConvertError::Config`] when it is not an object.
+    /// `config.json`, [`ConvertError::Config`] when it is not an object; as [`Checkpoint::open`]
+    /// and [`Checkpoint::tensors`] for the base's weights when BASE_DIR has any
+    /// (`model.safetensors` or `model.safetensors.index.json`).
     pub fn open(dir: impl AsRef<Path>, base_dir: impl AsRef<Path>) -> Result<Adapter> {
         let (dir, base_dir) = (dir.as_ref(), base_dir.as_ref());
         if !dir.join(ADAPTER_CONFIG).is_file() {
@@ -286,7 +321,41 @@ impl Adapter {
         let config = LoraConfig::from_json(&read_json(&dir.join(ADAPTER_CONFIG))?).map_err(err)?;
         let base_config = HfConfig::load(read_json(&base_dir.join("config.json"))?, &python_path_str(base_dir))?;
         let checkpoint = Checkpoint::from_files(dir, base_config, &[ADAPTER_WEIGHTS])?;
-        Ok(Adapter { checkpoint, base_dir: base_dir.into(), config })
+        let base_tensors = if base_dir.join("model.safetensors").is_file()
+            || base_dir.join("model.safetensors.index.json").is_file()
+        {
+            let base = Checkpoint::open(base_dir)?;
+            let names = base.tensors()?.into_iter().filter_map(|t| filter_name(&t.name).map(|n| (n, t.shape)));
+            Some(names.collect())
+        } else {
+            None
+        };
+        Ok(Adapter { checkpoint, base_dir: base_dir.into(), config, base_tensors })
+    }
+
+    /// Whether the base model's GGUF has no output tensor of its own because the base
+    /// checkpoint has no `lm_head.weight` (its output is the tied token embedding); without
+    /// base weights, `tie_word_embeddings` of the base's `config.json` (false when absent).
+    pub fn base_output_tied(&self) -> bool {
+        match &self.base_tensors {
+            Some(t) => !t.contains_key("lm_head.weight"),
+            None => {
+                let tied = self.checkpoint.config.get("tie_word_embeddings").and_then(Json::as_bool);
+                tied.unwrap_or(false)
+            }
+        }
+    }
+
+    /// peft's copies of adapted weights in the adapter (`*.base_layer.weight`, saved with
+    /// `save_embedding_layers`, e.g. when `embed_tokens` or `lm_head` is a target), which the
+    /// conversion leaves out as the reference does (llama.cpp applies the pair to the base
+    /// model's own weight), in the adapter's order.
+    ///
+    /// # Errors
+    /// As [`Checkpoint::tensors`].
+    pub fn base_layer_copies(&self) -> Result<Vec<String>> {
+        let tensors = self.checkpoint.tensors()?;
+        Ok(tensors.into_iter().map(|t| t.name).filter(|n| n.contains(".base_layer.weight")).collect())
     }
 }
 
@@ -386,6 +455,18 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
         let is_b = n.contains(".lora_B.weight") || n.contains(".lora_embedding_B");
         if !is_a && !is_b {
             if n.contains(".base_layer.weight") {
+                // peft's copy of the adapted weight: left out, as the reference leaves it out,
+                // unless it cannot be the base's weight (a resized vocabulary)
+                let base_weight = base_name.replace(".base_layer.weight", ".weight");
+                let base_shape = adapter.base_tensors.as_ref().and_then(|t| t.get(&base_weight));
+                if let Some(base_shape) = base_shape.filter(|s| **s != src.shape) {
+                    return Err(err(AdapterError::ResizedBaseWeight {
+                        name: src.name,
+                        base_name: base_weight,
+                        shape: src.shape,
+                        base_shape: base_shape.clone(),
+                    }));
+                }
                 continue;
             }
             if n.contains("_layernorm") || n.contains(".norm") {
@@ -406,6 +487,9 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
                 ""
             };
             return Err(err(AdapterError::UnexpectedTensor { name: src.name, hint }));
+        }
+        if base_name == "lm_head.weight" && adapter.base_output_tied() {
+            return Err(err(AdapterError::TiedOutput { name: src.name }));
         }
         let embedding = n.contains(".lora_embedding_");
         let pair = pairs.entry(base_name.clone()).or_insert_with(|| {

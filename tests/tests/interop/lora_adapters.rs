@@ -24,8 +24,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_serde::convert::lora::{plan_adapter, Adapter};
-use gguf_serde::convert::{convert, write_plan, ConvertOptions, OutType};
+use gguf_serde::convert::lora::{plan_adapter, Adapter, AdapterError};
+use gguf_serde::convert::{convert, write_plan, ConvertError, ConvertOptions, OutType};
 use gguf_tests::convert_refs::describe_gguf;
 use gguf_tests::{
     llama_run_harness, llama_run_logits_lora, python, run_py, run_py_text, temp_dir, workspace_root, TempDir,
@@ -158,4 +158,57 @@ fn llama_cpp_applies_our_adapters() {
         assert!(d <= TOL, "{case}: llama.cpp with our adapter is {d} from the merged model (tolerance {TOL})");
         assert!(moved > 100.0 * TOL, "{case}: the adapter changes the logits by only {moved}");
     }
+}
+
+/// The adapters `gguf convert` refuses (`make_lora_inputs.py --list-refused`: case and the
+/// [`AdapterError`] variant), remade from their peft-saved layouts. `lora-Qwen2-tied-lm_head`: a
+/// pair on `lm_head` over tiny Qwen2, whose checkpoint has no `lm_head.weight`
+/// (`tie_word_embeddings`), so its GGUF has no `output.weight`: convert_lora_to_gguf.py writes
+/// `output.weight.lora_a`/`lora_b`, which llama.cpp refuses to load ("LoRA tensor
+/// 'output.weight' does not exist in base model", checked by hand with the reference's output,
+/// see README.md); we refuse it, naming the tensor. The adapter also has peft's
+/// `lm_head.base_layer.weight`, left out as the reference leaves it out.
+#[test]
+fn lora_refusals() {
+    let Some(py) = python() else { return };
+    let Some(models) = gguf_tests::model("vocab").and_then(|p| p.parent().map(Path::to_path_buf)) else { return };
+    let list = run_py_text(&py, "make_lora_inputs.py", &["--list-refused"]);
+    let mut n = 0;
+    for line in list.lines() {
+        let (case, variant) = line.split_once(' ').expect("CASE VARIANT");
+        let tmp = temp_dir(&format!("lora-refused-{case}"));
+        let (m, t) = (models.to_string_lossy().into_owned(), tmp.to_string_lossy().into_owned());
+        run_py_text(&py, "make_lora_inputs.py", &[&m, &t, case]);
+        let layout = workspace_root().join(format!("tests/data/lora-layouts/{case}.json"));
+        let layout: Json = serde_json::from_str(&std::fs::read_to_string(&layout).expect("layout")).expect("json");
+        let base = tmp.join("bases").join(layout["base"].as_str().expect("base"));
+        let adapter = Adapter::open(tmp.join(case), &base).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let copies = adapter.base_layer_copies().expect("tensors");
+        let e = match plan_adapter(&adapter, &ConvertOptions::new(OutType::F32)) {
+            Ok(_) => panic!("{case}: converted, but {variant} was expected"),
+            Err(e) => e,
+        };
+        eprintln!("{case}: {e}");
+        match (variant, &e) {
+            ("TiedOutput", ConvertError::Adapter(AdapterError::TiedOutput { name })) => {
+                assert_eq!(name, "base_model.model.lm_head.lora_A.weight", "{case}");
+                assert!(adapter.base_output_tied(), "{case}");
+                // the precondition: the base's GGUF has no output tensor
+                let gguf = tmp.join("base.gguf");
+                convert(&base, &gguf, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{case}: {e}"));
+                let desc = describe_gguf(&gguf).expect("python");
+                let names: Vec<&str> = desc["tensors"]
+                    .as_array()
+                    .expect("tensors")
+                    .iter()
+                    .filter_map(|t| t["name"].as_str())
+                    .collect();
+                assert!(names.contains(&"token_embd.weight") && !names.contains(&"output.weight"), "{case}: {names:?}");
+                assert_eq!(copies, ["base_model.model.lm_head.base_layer.weight"], "{case}");
+            }
+            _ => panic!("{case}: {e:?}, not {variant}"),
+        }
+        n += 1;
+    }
+    assert!(n >= 1, "no refused case listed");
 }
