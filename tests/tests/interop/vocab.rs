@@ -267,6 +267,52 @@ fn bpe_check_hashes_as_transformers() {
     }
 }
 
+/// A Qwen2 checkpoint whose `tokenizer.json` is GPT-2's (the folder rebuilt from llama.cpp's
+/// gpt-2 vocabulary, `tokenizer_class` set to `Qwen2Tokenizer`): transformers 5 loads it as
+/// `Qwen2Tokenizer`, which rebuilds the pipeline with Qwen2's split rule (and NFC), so the hash the
+/// reference computes (`vocab_reference.py ... chkhsh`, its own `AutoTokenizer` call) is not
+/// GPT-2's and not in its table: the reference refuses the pre-tokenizer. `set_vocab_qwen2`
+/// hashes through the same pipeline and refuses naming that hash; under `GPT2Tokenizer` the
+/// same files hash to GPT-2's, as in transformers.
+#[test]
+fn qwen2_class_imposes_its_split_rule_as_transformers() {
+    let Some(py) = python() else { return };
+    let src = llama_cpp_dir().join("src");
+    if !src.join("conversion/base.py").is_file() {
+        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
+        return;
+    }
+    let Some(g) = model("vocab/ggml-vocab-gpt-2.gguf") else { return };
+    let dir = temp_dir("vocab-qwen2-class");
+    let folder = dir.join("tok");
+    run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+    let config_path = folder.join("tokenizer_config.json");
+    let mut config: Json = serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    let reference = |py: &Path| {
+        let r = run_py(py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+        r["chkhsh"].as_str().expect("chkhsh").to_owned()
+    };
+    assert_eq!(config["tokenizer_class"], "GPT2Tokenizer");
+    let gpt2 = reference(&py);
+    let keys = vocab::set_vocab_qwen2(&folder, None).expect("GPT2Tokenizer");
+    let pre = keys.iter().find(|(k, _)| k == "tokenizer.ggml.pre").map(|(_, v)| v.clone());
+    assert_eq!(pre, Some(Value::String("gpt-2".into())));
+    assert_eq!(vocab::bpe::PRE_TOKENIZER_HASHES.iter().find(|(h, _)| *h == gpt2).map(|(_, n)| *n), Some("gpt-2"));
+
+    config["tokenizer_class"] = json!("Qwen2Tokenizer");
+    std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let theirs = reference(&py);
+    assert_ne!(theirs, gpt2, "transformers' Qwen2Tokenizer did not change the hash");
+    assert!(
+        vocab::bpe::PRE_TOKENIZER_HASHES.iter().all(|(h, _)| *h != theirs),
+        "the reference's table names {theirs}: it would not refuse"
+    );
+    match vocab::set_vocab_qwen2(&folder, None) {
+        Err(vocab::VocabError::UnknownPreTokenizer { hash, .. }) => assert_eq!(hash, theirs),
+        other => panic!("not refused as the reference refuses: {:?}", other.map(|k| k.len())),
+    }
+}
+
 /// `Phi3MiniModel.set_vocab` with `tokenizer_class` `GPT2Tokenizer` (Phi-4) and
 /// `Gemma3Model.set_vocab` without `tokenizer.model` both take GPT-2 BPE: on the folder rebuilt
 /// from llama.cpp's gpt-2 vocabulary (whose `tokenizer_config.json` names `GPT2Tokenizer`), the

@@ -165,6 +165,45 @@ fn ids_hash(ids: &[u32]) -> String {
 
 pub(super) type PreNames = fn(&str) -> Option<&'static str>;
 
+/// Qwen2's pre-tokenizer split rule, as transformers 5's `Qwen2Tokenizer` sets it
+/// (`PRETOKENIZE_REGEX` of `tokenization_qwen2.py`).
+const QWEN2_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The pipeline `transformers.AutoTokenizer` imposes by `tokenizer_config.json`'s
+/// `tokenizer_class` (the reference hashes and reads the vocabulary through it): for
+/// `Qwen2Tokenizer`/`Qwen2TokenizerFast`, transformers 5 rebuilds the tokenizer from
+/// `tokenizer.json`'s vocabulary and merges with an `NFC` normalizer and the pre-tokenizer
+/// `Split(Qwen2's rule, isolated)` then `ByteLevel(add_prefix_space, use_regex = false)`
+/// (`add_prefix_space` from `tokenizer_config.json`, false when absent), whatever
+/// `tokenizer.json` declares. A Qwen2 `tokenizer.json` declares that pipeline already (its hash
+/// is `qwen2` either way); another one under Qwen2's class (GPT-2's, say) is tokenized by
+/// transformers with Qwen2's rule, so its hash is that of Qwen2's rule on its vocabulary: unknown
+/// to the reference's table, which refuses it, as we then do. Other classes: `tokenizer.json` as
+/// it is.
+fn class_pipeline(dir: &Path, tok: &mut HfTokenizer) -> Result<(), VocabError> {
+    use tokenizers::pre_tokenizers::{byte_level::ByteLevel, sequence::Sequence, split::Split};
+    let config_path = dir.join("tokenizer_config.json");
+    let Some(config) = super::read_json::<serde_json::Value>(&config_path)? else { return Ok(()) };
+    let class = config.get("tokenizer_class").and_then(serde_json::Value::as_str);
+    if !matches!(class, Some("Qwen2Tokenizer" | "Qwen2TokenizerFast")) {
+        return Ok(());
+    }
+    let add_prefix_space = config.get("add_prefix_space").and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let path = tok.path.clone();
+    let inner = &mut tok.inner;
+    guarded(&path, "setting Qwen2Tokenizer's pipeline", || {
+        let split = Split::new(
+            tokenizers::pre_tokenizers::split::SplitPattern::Regex(QWEN2_SPLIT.into()),
+            tokenizers::SplitDelimiterBehavior::Isolated,
+            false,
+        )?;
+        let pre = Sequence::new(vec![split.into(), ByteLevel::new(add_prefix_space, true, false).into()]);
+        inner.with_pre_tokenizer(Some(pre));
+        inner.with_normalizer(Some(tokenizers::normalizers::NFC))?;
+        Ok(())
+    })
+}
+
 /// The reference's pre-tokenizer name for `chkhsh` ([`PRE_TOKENIZER_HASHES`]), `None` if unknown.
 pub fn pre_tokenizer_name(chkhsh: &str) -> Option<&'static str> {
     PRE_TOKENIZER_HASHES.iter().find(|(h, _)| *h == chkhsh).map(|(_, n)| *n)
@@ -185,7 +224,8 @@ pub fn get_vocab_base(dir: &Path, vocab_size: Option<usize>) -> Result<BpeVocab,
 /// [`get_vocab_base`] with `names` for the table (the unit tests' tiny tokenizers have hashes of
 /// their own).
 fn vocab_base_with(dir: &Path, vocab_size: Option<usize>, names: PreNames) -> Result<BpeVocab, VocabError> {
-    let tok = HfTokenizer::open(dir)?;
+    let mut tok = HfTokenizer::open(dir)?;
+    class_pipeline(dir, &mut tok)?;
     let path = tok.path.clone();
     let vocab = tok.inner.get_vocab(true);
     let n = vocab_size.unwrap_or(vocab.len());
