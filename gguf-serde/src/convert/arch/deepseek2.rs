@@ -37,10 +37,21 @@
 //!   `rope.scaling.yarn_log_multiplier` = 0.1 × `mscale_all_dim` (f32). All u32 unless said.
 //! - Tokenizer: GPT-2 BPE from `tokenizer.json` (the reference's first try; its fallback is for
 //!   Kimi K2's tiktoken vocabulary only).
+//! - FP8 checkpoints (DeepSeek-V3 as published): see [`quant`](super::super::quant); a
+//!   `weight_block_size` that does not match the scale tensor's shape is accepted by both tools
+//!   when the scale grid has at least the blocks the weight needs: each block of
+//!   `weight_block_size` takes the scale at its block index and the scale rows and columns past
+//!   the last block are ignored (byte-identical, and wrong if the checkpoint's real blocks were
+//!   smaller); too few blocks are refused naming the weight (the reference fails in torch).
+//! - LoRA adapters of a DeepSeek base are refused where they target `kv_b_proj` (its split
+//!   reshapes and transposes: [`lora`](super::super::lora) writes no pair through a Reshape,
+//!   Transpose or Stride); other targets convert as the base maps them (untested here).
 //!
 //! llama.cpp reads these files with two facts of its own (`src/models/deepseek2.cpp`): a model
-//! without `attention.q_lora_rank` loads only with V2-Lite's 26 or 27 layers (it knows V2-Lite by
-//! its layer count), and without `expert_gating_func` it gates with softmax — right for V2, not for
+//! without `attention.q_lora_rank` loads only at the layer counts it takes for a "lite" variant
+//! (26 or 27 layers, as DeepSeek-V2-Lite, or 48 with a vocabulary of 128,256 tokens; at any other
+//! count it requires the key and fails to load; the converter writes the file all the same, as the
+//! reference does), and without `expert_gating_func` it gates with softmax — right for V2, not for
 //! a V3 whose `config.json` has no `scoring_func` (transformers saves none): the reference then
 //! writes no key, and so does this converter.
 

@@ -26,7 +26,13 @@
 //!   `head_dim`), then `attention.sliding_window` (`sliding_window`, required) and
 //!   `expert_feed_forward_length` (`intermediate_size`, required), u32. The sliding-window layer
 //!   pattern is not written: llama.cpp's gpt-oss alternates sliding and full layers itself.
-//! - Tokenizer: GPT-2 BPE from `tokenizer.json` (`_set_vocab_gpt2`).
+//! - Tokenizer: GPT-2 BPE from `tokenizer.json` (`_set_vocab_gpt2`). Tested with a GPT-2
+//!   `tokenizer.json` only: the real gpt-oss tokenizer (`o200k_harmony`, which the reference's
+//!   table names `gpt-4o`) is not in the test data, as no copy of it could be obtained offline
+//!   here (see tests/README.md); its hash is looked up in the same table.
+//! - LoRA adapters of a gpt-oss base are refused where they target the experts (their
+//!   transposition and strided gate/up split: [`lora`](super::super::lora) writes no pair through
+//!   a Reshape, Transpose or Stride); other targets convert as the base maps them (untested here).
 
 use super::llama::LLAMA_MAP;
 use super::{
