@@ -267,6 +267,36 @@ fn bpe_check_hashes_as_transformers() {
     }
 }
 
+/// OpenAI's o200k_base vocabulary (gpt-4o's; gpt-oss's `o200k_harmony` is it with chat special
+/// tokens), from npm `tiktoken`'s `encoders/o200k_base.json` (`scripts/fetch-o200k.sh`), made a
+/// `tokenizer.json` by transformers' own `TikTokenConverter` (`tests/py/o200k_tokenizer.py`): its
+/// 199,998-token BPE and its split rule (case-aware letter runs, 1–3 digit numbers) through this
+/// crate's `tokenizers` build (fancy-regex) give the hash `transformers.AutoTokenizer` gives in the
+/// reference's own `get_vocab_base_pre` code, which its table names `gpt-4o`; and the GPT-2 BPE
+/// keys (`_set_vocab_gpt2`) are the reference's. Skipped without the fetched file.
+#[test]
+fn o200k_vocabulary_as_reference() {
+    let Some(py) = python() else { return };
+    let src = llama_cpp_dir().join("src");
+    if !src.join("conversion/base.py").is_file() {
+        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
+        return;
+    }
+    let Some(o200k) = model("o200k/o200k_base.json") else { return };
+    let dir = temp_dir("vocab-o200k");
+    let folder = dir.join("tok");
+    run_py_text(&py, "o200k_tokenizer.py", &[o200k.to_str().unwrap(), folder.to_str().unwrap()]);
+    let r = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+    let theirs = r["chkhsh"].as_str().expect("chkhsh");
+    let tok = vocab::bpe::HfTokenizer::open(&folder).expect("o200k tokenizer.json");
+    let ours = vocab::bpe::pre_tokenizer_hash(&tok).expect("hash");
+    assert_eq!(ours, theirs, "chkhsh");
+    assert_eq!(vocab::bpe::PRE_TOKENIZER_HASHES.iter().find(|(h, _)| *h == ours).map(|(_, n)| *n), Some("gpt-4o"));
+    let reference = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "_set_vocab_gpt2"]);
+    let kvs = vocab::set_vocab_gpt2(&folder, None).expect("our vocabulary");
+    compare(&ours_json(&kvs), &reference);
+}
+
 /// A Qwen2 checkpoint whose `tokenizer.json` is GPT-2's (the folder rebuilt from llama.cpp's
 /// gpt-2 vocabulary, `tokenizer_class` set to `Qwen2Tokenizer`): transformers 5 loads it as
 /// `Qwen2Tokenizer`, which rebuilds the pipeline with Qwen2's split rule (and NFC), so the hash the
