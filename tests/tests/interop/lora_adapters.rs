@@ -197,12 +197,8 @@ fn lora_refusals() {
                 let gguf = tmp.join("base.gguf");
                 convert(&base, &gguf, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{case}: {e}"));
                 let desc = describe_gguf(&gguf).expect("python");
-                let names: Vec<&str> = desc["tensors"]
-                    .as_array()
-                    .expect("tensors")
-                    .iter()
-                    .filter_map(|t| t["name"].as_str())
-                    .collect();
+                let names: Vec<&str> =
+                    desc["tensors"].as_array().expect("tensors").iter().filter_map(|t| t["name"].as_str()).collect();
                 assert!(names.contains(&"token_embd.weight") && !names.contains(&"output.weight"), "{case}: {names:?}");
                 assert_eq!(copies, ["base_model.model.lm_head.base_layer.weight"], "{case}");
             }

@@ -167,7 +167,8 @@ pub(super) type PreNames = fn(&str) -> Option<&'static str>;
 
 /// Qwen2's pre-tokenizer split rule, as transformers 5's `Qwen2Tokenizer` sets it
 /// (`PRETOKENIZE_REGEX` of `tokenization_qwen2.py`).
-const QWEN2_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const QWEN2_SPLIT: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// The pipeline `transformers.AutoTokenizer` imposes by `tokenizer_config.json`'s
 /// `tokenizer_class` (the reference hashes and reads the vocabulary through it): for
