@@ -15,6 +15,16 @@ use gguf_serde::Value;
 use gguf_tests::{llama_cpp_dir, model, owned_type_name, owned_value_json, python, run_py, run_py_text, temp_dir};
 use serde_json::{json, Value as Json};
 
+/// The vendored llama.cpp source (its `conversion/` package), or `None` after a skip.
+fn reference_src() -> Option<std::path::PathBuf> {
+    let src = llama_cpp_dir().join("src");
+    if !src.join("conversion/base.py").is_file() {
+        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
+        return None;
+    }
+    Some(src)
+}
+
 fn ours_json(kvs: &[(String, Value)]) -> Json {
     Json::Array(
         kvs.iter().map(|(k, v)| json!({"key": k, "type": owned_type_name(v), "value": owned_value_json(v)})).collect(),
@@ -54,11 +64,7 @@ fn check_edited(
     let folder = dir.join("tok");
     run_py_text(&py, "hf_tokenizer_from_gguf.py", &[gguf.to_str().unwrap(), folder.to_str().unwrap()]);
     edit(&folder);
-    let src = llama_cpp_dir().join("src");
-    if !src.join("conversion/base.py").is_file() {
-        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
-        return;
-    }
+    let Some(src) = reference_src() else { return };
     let n = vocab_size.map(|n| n.to_string());
     let mut args = vec![src.to_str().unwrap(), folder.to_str().unwrap(), method];
     args.extend(n.as_deref());
@@ -250,11 +256,7 @@ fn qwen2_tokenizes_test_vectors() {
 #[test]
 fn bpe_check_hashes_as_transformers() {
     let Some(py) = python() else { return };
-    let src = llama_cpp_dir().join("src");
-    if !src.join("conversion/base.py").is_file() {
-        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
-        return;
-    }
+    let Some(src) = reference_src() else { return };
     for name in ["gpt-2", "falcon", "deepseek-llm", "deepseek-coder", "mpt", "refact", "command-r"] {
         let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
         let dir = temp_dir("vocab-hash");
@@ -277,11 +279,7 @@ fn bpe_check_hashes_as_transformers() {
 #[test]
 fn o200k_vocabulary_as_reference() {
     let Some(py) = python() else { return };
-    let src = llama_cpp_dir().join("src");
-    if !src.join("conversion/base.py").is_file() {
-        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
-        return;
-    }
+    let Some(src) = reference_src() else { return };
     let Some(o200k) = model("o200k/o200k_base.json") else { return };
     let dir = temp_dir("vocab-o200k");
     let folder = dir.join("tok");
@@ -308,11 +306,7 @@ fn o200k_vocabulary_as_reference() {
 #[test]
 fn qwen2_class_imposes_its_split_rule_as_transformers() {
     let Some(py) = python() else { return };
-    let src = llama_cpp_dir().join("src");
-    if !src.join("conversion/base.py").is_file() {
-        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
-        return;
-    }
+    let Some(src) = reference_src() else { return };
     let Some(g) = model("vocab/ggml-vocab-gpt-2.gguf") else { return };
     let dir = temp_dir("vocab-qwen2-class");
     let folder = dir.join("tok");
@@ -363,11 +357,7 @@ fn gpt2_through_phi3_and_gemma3_as_reference() {
 #[test]
 fn pre_tokenizer_table_is_the_references() {
     let Some(py) = python() else { return };
-    let src = llama_cpp_dir().join("src");
-    if !src.join("conversion/base.py").is_file() {
-        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
-        return;
-    }
+    let Some(src) = reference_src() else { return };
     let r = run_py(&py, "pre_hashes_reference.py", &[src.to_str().unwrap()]);
     assert_eq!(r["chktxt"].as_str(), Some(vocab::bpe::CHKTXT), "check text");
     let theirs: Vec<(String, String)> = r["table"]
@@ -505,11 +495,7 @@ fn llama2_checkpoint_without_tokenizer_model_converts_as_reference() {
     use gguf_serde::convert::{convert, ConvertOptions, OutType};
     use gguf_tests::convert_refs::{convert_ref, describe_gguf, make_convert_case};
     let Some(py) = python() else { return };
-    let src = llama_cpp_dir().join("src");
-    if !src.join("conversion/base.py").is_file() {
-        gguf_tests::skip(&format!("no llama.cpp source at {}", src.display()));
-        return;
-    }
+    let Some(src) = reference_src() else { return };
     let case = "tiny-Llama-2-chat-hf";
     let Some(dir) = make_convert_case(case) else { return };
     without_tokenizer_model(&dir);
