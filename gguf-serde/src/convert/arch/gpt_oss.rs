@@ -26,10 +26,10 @@
 //!   `head_dim`), then `attention.sliding_window` (`sliding_window`, required) and
 //!   `expert_feed_forward_length` (`intermediate_size`, required), u32. The sliding-window layer
 //!   pattern is not written: llama.cpp's gpt-oss alternates sliding and full layers itself.
-//! - Tokenizer: GPT-2 BPE from `tokenizer.json` (`_set_vocab_gpt2`). Tested with a GPT-2
-//!   `tokenizer.json` only: the real gpt-oss tokenizer (`o200k_harmony`, which the reference's
-//!   table names `gpt-4o`) is not in the test data, as no copy of it could be obtained offline
-//!   here (see tests/README.md); its hash is looked up in the same table.
+//! - Tokenizer: GPT-2 BPE from `tokenizer.json` (`_set_vocab_gpt2`). The conversion cases use a
+//!   GPT-2 `tokenizer.json`; the real tokenizer's base vocabulary, o200k_base (which the
+//!   reference's table names `gpt-4o`), is tested on its own against the reference (hash and
+//!   keys), a whole gpt-oss with `o200k_harmony`'s chat special tokens is not (tests/README.md).
 //! - LoRA adapters of a gpt-oss base are refused where they target the experts (their
 //!   transposition and strided gate/up split: [`lora`](super::super::lora) writes no pair through
 //!   a Reshape, Transpose or Stride); other targets convert as the base maps them (untested here).
