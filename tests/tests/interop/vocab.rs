@@ -292,7 +292,7 @@ fn o200k_vocabulary_as_reference() {
     assert_eq!(vocab::bpe::PRE_TOKENIZER_HASHES.iter().find(|(h, _)| *h == ours).map(|(_, n)| *n), Some("gpt-4o"));
     let reference =
         run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "_set_vocab_gpt2"]);
-    let kvs = vocab::set_vocab_gpt2(&folder, None).expect("our vocabulary");
+    let kvs = vocab::bpe::set_vocab_gpt2(&folder, None).expect("our vocabulary");
     compare(&ours_json(&kvs), &reference);
 }
 
