@@ -148,6 +148,7 @@ def convert(
     metadata: Mapping[str, Any] | StrPath | None = None,
     split_max_size: int | None = None,
     vocab: bool = True,
+    fp8_as_q8: bool = False,
     progress: Callable[[int], object] | None = None,
 ) -> ConvertReport:
     """Converts the Hugging Face checkpoint in ``model_dir`` (``config.json``, safetensors,
@@ -157,7 +158,9 @@ def convert(
     ``outtype``: ``"f32"``, ``"f16"``, ``"bf16"``, ``"q8_0"`` or ``"auto"``; ``model_name``: the
     reference's ``--model-name``; ``metadata``: its ``--metadata`` override, as a mapping or the
     path of a JSON file; ``split_max_size``: bytes of tensor data per shard (then ``output``
-    without ``.gguf`` is the shards' prefix); ``vocab=False`` writes no tokenizer.
+    without ``.gguf`` is the shards' prefix); ``vocab=False`` writes no tokenizer;
+    ``fp8_as_q8=True`` is the reference's ``--fp8-as-q8``: the matrices made from FP8 weights of
+    a pre-quantized checkpoint (``quantization_config.quant_method = "fp8"``) written as Q8_0.
     ``progress(done)`` is called with the bytes of source tensor data converted so far.
 
     Raises ``OSError`` (``FileNotFoundError``, …) for a file of the checkpoint that cannot be read
@@ -181,6 +184,7 @@ def convert(
         metadata=meta,
         split_max_size=split_max_size,
         vocab=vocab,
+        fp8_as_q8=fp8_as_q8,
         progress=progress,
     )
     return ConvertReport(files, resolved.lower())

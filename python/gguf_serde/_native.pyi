@@ -80,5 +80,6 @@ def convert(
     metadata: str | None = None,
     split_max_size: int | None = None,
     vocab: bool = True,
+    fp8_as_q8: bool = False,
     progress: Callable[[int], object] | None = None,
 ) -> tuple[list[str], str]: ...

@@ -670,11 +670,11 @@ fn convert_err(e: gguf_serde::convert::ConvertError) -> PyErr {
 /// Converts the Hugging Face checkpoint in `model_dir` to GGUF at `output` as
 /// `convert_hf_to_gguf.py` does (`gguf convert`): `outtype` `f32`, `f16`, `bf16`, `q8_0` or
 /// `auto`; `metadata` the JSON text of a `--metadata` override; `progress(done)` is called
-/// with the bytes of source tensor data converted so far; returns `(files written, outtype
-/// resolved)`.
+/// with the bytes of source tensor data converted so far; `fp8_as_q8` the reference's
+/// `--fp8-as-q8`; returns `(files written, outtype resolved)`.
 #[pyfunction]
 #[pyo3(signature = (model_dir, output, outtype="auto", *, model_name=None, metadata=None, split_max_size=None,
-    vocab=true, progress=None))]
+    vocab=true, fp8_as_q8=false, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn convert(
     py: Python<'_>,
@@ -685,6 +685,7 @@ fn convert(
     metadata: Option<String>,
     split_max_size: Option<u64>,
     vocab: bool,
+    fp8_as_q8: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Vec<String>, String)> {
     let ot: gguf_serde::convert::OutType = outtype.parse().map_err(|e: String| PyValueError::new_err(e))?;
@@ -704,6 +705,7 @@ fn convert(
     opts.name = model_name.as_deref();
     opts.split_max_size = split_max_size;
     opts.vocab = vocab;
+    opts.fp8_as_q8 = fp8_as_q8;
     opts.model_card = card.as_ref();
     opts.metadata_override = metadata.as_ref();
     opts.progress = Some(&cb);

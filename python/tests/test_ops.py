@@ -132,6 +132,33 @@ def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None
     assert report.outtype in ("bf16", "f16")
 
 
+def test_convert_fp8_as_q8_is_byte_identical_to_the_reference(tmp_path: Path) -> None:
+    # convert_hf_to_gguf.py --outtype f16 --fp8-as-q8 on the tiny DeepSeek-V3 in FP8 (E4M3 weights
+    # with block scales), whose digest tests/data/convert-refs.json holds as "f16-fp8-as-q8"; the
+    # same checkpoint without the option gives the plain f16 reference.
+    import hashlib
+    import json
+
+    case = "tiny-DeepSeek-V3-FP8"
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    need(venv_python.is_file() and (ROOT / "models" / "vocab").is_dir(), ".venv and models/ (scripts/setup.sh)")
+    refs = json.loads((ROOT / "tests" / "data" / "convert-refs.json").read_text())["cases"][case]
+    subprocess.run(
+        [venv_python, ROOT / "tests" / "py" / "make_convert_inputs.py", ROOT / "models", tmp_path, case],
+        check=True,
+        capture_output=True,
+    )
+    ckpt = tmp_path / case
+    for name, sha in refs["inputs"].items():
+        assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha, name
+    for fp8_as_q8, key in ((True, "f16-fp8-as-q8"), (False, "f16")):
+        out = tmp_path / f"{key}.gguf"
+        gguf_serde.convert(ckpt, out, "f16", fp8_as_q8=fp8_as_q8)
+        want = refs["outputs"][key]
+        assert out.stat().st_size == want["size"], key
+        assert hashlib.sha256(out.read_bytes()).hexdigest() == want["sha256"], key
+
+
 def test_dequantize_file_takes_only_a_float_type(tmp_path: Path) -> None:
     # `gguf dequantize` writes F32, F16 or BF16; another ggml type is refused, naming those.
     out = tmp_path / "o.gguf"
