@@ -58,6 +58,12 @@ fn case(class: &str, config: Json, tensors: &[(&str, [usize; 2])]) -> (tempfile:
         "intermediate_size": 96, "vocab_size": 32, "num_local_experts": 4, "num_experts_per_tok": 2});
     std::fs::write(base.join("config.json"), cfg.to_string()).unwrap();
     std::fs::write(adapter.join(ADAPTER_CONFIG), config.to_string()).unwrap();
+    write_zeros(&adapter.join(ADAPTER_WEIGHTS), tensors);
+    (tmp, adapter, base)
+}
+
+/// Writes a safetensors file of `tensors` (name, shape; F32 zeros) at `path`.
+fn write_zeros(path: &Path, tensors: &[(&str, [usize; 2])]) {
     let data: Vec<Vec<u8>> = tensors.iter().map(|(_, s)| vec![0u8; s[0] * s[1] * 4]).collect();
     let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = tensors
         .iter()
@@ -66,9 +72,7 @@ fn case(class: &str, config: Json, tensors: &[(&str, [usize; 2])]) -> (tempfile:
             (n.to_string(), safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.to_vec(), d).unwrap())
         })
         .collect();
-    let bytes = safetensors::serialize(views, None).unwrap();
-    std::fs::write(adapter.join(ADAPTER_WEIGHTS), bytes).unwrap();
-    (tmp, adapter, base)
+    std::fs::write(path, safetensors::serialize(views, None).unwrap()).unwrap();
 }
 
 const Q_A: &str = "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight";
@@ -206,4 +210,69 @@ fn base_names_as_the_reference_strips_them() {
     assert_eq!(base_tensor_name("base_model.model.lm_head.lora_B.weight"), "lm_head.weight");
     assert_eq!(filter_name("model.language_model.layers.0.x.weight").as_deref(), Some("model.layers.0.x.weight"));
     assert_eq!(filter_name("model.vision_tower.x.weight"), None);
+}
+
+/// Writes `model.safetensors` into `base` with `tensors` (name, shape; F32 zeros).
+fn base_weights(base: &Path, tensors: &[(&str, [usize; 2])]) {
+    write_zeros(&base.join("model.safetensors"), tensors);
+}
+
+#[test]
+fn lm_head_over_a_tied_output_is_refused() {
+    const HEAD: [(&str, [usize; 2]); 2] =
+        [("base_model.model.lm_head.lora_A.weight", [8, 64]), ("base_model.model.lm_head.lora_B.weight", [32, 8])];
+    let alpha = json!({"lora_alpha": 8});
+    // without base weights, tie_word_embeddings of the base's config.json decides
+    let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &HEAD);
+    assert!(!Adapter::open(&adapter, &base).unwrap().base_output_tied());
+    let mut cfg: Json = serde_json::from_str(&std::fs::read_to_string(base.join("config.json")).unwrap()).unwrap();
+    cfg["tie_word_embeddings"] = json!(true);
+    std::fs::write(base.join("config.json"), cfg.to_string()).unwrap();
+    let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
+    assert_eq!(e, AdapterError::TiedOutput { name: HEAD[0].0.into() });
+    // with base weights, whether they have lm_head.weight decides, whatever the config says
+    base_weights(&base, &[("model.embed_tokens.weight", [32, 64]), ("lm_head.weight", [32, 64])]);
+    let a = Adapter::open(&adapter, &base).unwrap();
+    assert!(!a.base_output_tied());
+    let plan = plan_adapter(&a, &ConvertOptions::new(OutType::F32)).unwrap();
+    assert_eq!(plan.tensors[0].name, "output.weight.lora_a");
+    base_weights(&base, &[("model.embed_tokens.weight", [32, 64])]);
+    cfg["tie_word_embeddings"] = json!(false);
+    std::fs::write(base.join("config.json"), cfg.to_string()).unwrap();
+    let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
+    assert!(matches!(&e, AdapterError::TiedOutput { .. }), "{e}");
+    assert!(e.to_string().contains("llama.cpp would not load the adapter"), "{e}");
+}
+
+#[test]
+fn peft_copies_of_adapted_weights_are_left_out_unless_resized() {
+    const COPY: &str = "base_model.model.model.embed_tokens.base_layer.weight";
+    let embed = |vocab: usize| {
+        [
+            (COPY, [vocab, 64]),
+            ("base_model.model.model.embed_tokens.lora_embedding_A", [8, vocab]),
+            ("base_model.model.model.embed_tokens.lora_embedding_B", [64, 8]),
+        ]
+    };
+    let alpha = json!({"lora_alpha": 8});
+    let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &embed(32));
+    base_weights(&base, &[("model.embed_tokens.weight", [32, 64]), ("lm_head.weight", [32, 64])]);
+    let a = Adapter::open(&adapter, &base).unwrap();
+    assert_eq!(a.base_layer_copies().unwrap(), [COPY]);
+    let plan = plan_adapter(&a, &ConvertOptions::new(OutType::F32)).unwrap();
+    let names: Vec<&str> = plan.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["token_embd.weight.lora_a", "token_embd.weight.lora_b"]);
+    // a vocabulary the fine-tune grew: the copy is not the base's weight
+    let (_t, adapter, base) = case("LlamaForCausalLM", alpha, &embed(40));
+    base_weights(&base, &[("model.embed_tokens.weight", [32, 64]), ("lm_head.weight", [32, 64])]);
+    let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
+    assert_eq!(
+        e,
+        AdapterError::ResizedBaseWeight {
+            name: COPY.into(),
+            base_name: "model.embed_tokens.weight".into(),
+            shape: vec![40, 64],
+            base_shape: vec![32, 64],
+        }
+    );
 }
