@@ -22,7 +22,7 @@ pub struct ConvertArgs {
     /// model.safetensors.index.json when sharded); or, with --base, a PEFT LoRA adapter folder:
     /// adapter_config.json and adapter_model.safetensors.
     dir: PathBuf,
-    /// The base model folder of a LoRA adapter (its config.json is read, not its weights):
+    /// The base model folder of a LoRA adapter (its config.json and its weights' headers are read):
     /// converts the adapter in the first folder as llama.cpp's convert_lora_to_gguf.py does, to
     /// a GGUF adapter llama.cpp applies to the base model's GGUF (`llama-cli --lora`). The default
     /// output is in the adapter folder, `{name}-{TYPE}-LoRA.gguf`; the default type is f32.
