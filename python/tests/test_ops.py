@@ -102,14 +102,13 @@ def test_a_progress_callback_that_raises_fails_the_call(tmp_path: Path) -> None:
         gguf_serde.dequantize_file(SMALL, tmp_path / "o.gguf", progress=boom)
 
 
-def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None:
-    # The references of tests/data/convert-refs.json: llama.cpp's convert_hf_to_gguf.py run on
-    # checkpoints that tests/py/make_convert_inputs.py remakes byte for byte (checked here by
-    # their sha256). This case has a model card with front matter and a SentencePiece tokenizer.
+def convert_case(tmp_path: Path, case: str) -> tuple[Path, dict]:
+    """Remakes converter reference `case` of tests/data/convert-refs.json in `tmp_path` with
+    tests/py/make_convert_inputs.py (checking its files' sha256); returns the checkpoint folder
+    and the case's entry (with the reference's "outputs")."""
     import hashlib
     import json
 
-    case = "tiny-Llama-2-chat-hf"
     venv_python = ROOT / ".venv" / "bin" / "python"
     need(venv_python.is_file() and (ROOT / "models" / "vocab").is_dir(), ".venv and models/ (scripts/setup.sh)")
     refs = json.loads((ROOT / "tests" / "data" / "convert-refs.json").read_text())["cases"][case]
@@ -121,6 +120,16 @@ def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None
     ckpt = tmp_path / case
     for name, sha in refs["inputs"].items():
         assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha, name
+    return ckpt, refs
+
+
+def test_convert_is_byte_identical_to_convert_hf_to_gguf(tmp_path: Path) -> None:
+    # The references of tests/data/convert-refs.json: llama.cpp's convert_hf_to_gguf.py run on
+    # checkpoints that tests/py/make_convert_inputs.py remakes byte for byte (checked here by
+    # their sha256). This case has a model card with front matter and a SentencePiece tokenizer.
+    import hashlib
+
+    ckpt, refs = convert_case(tmp_path, "tiny-Llama-2-chat-hf")
     for outtype in ("q8_0", "auto"):
         done: list[int] = []
         out = tmp_path / f"{outtype}.gguf"
@@ -137,20 +146,8 @@ def test_convert_fp8_as_q8_is_byte_identical_to_the_reference(tmp_path: Path) ->
     # with block scales), whose digest tests/data/convert-refs.json holds as "f16-fp8-as-q8"; the
     # same checkpoint without the option gives the plain f16 reference.
     import hashlib
-    import json
 
-    case = "tiny-DeepSeek-V3-FP8"
-    venv_python = ROOT / ".venv" / "bin" / "python"
-    need(venv_python.is_file() and (ROOT / "models" / "vocab").is_dir(), ".venv and models/ (scripts/setup.sh)")
-    refs = json.loads((ROOT / "tests" / "data" / "convert-refs.json").read_text())["cases"][case]
-    subprocess.run(
-        [venv_python, ROOT / "tests" / "py" / "make_convert_inputs.py", ROOT / "models", tmp_path, case],
-        check=True,
-        capture_output=True,
-    )
-    ckpt = tmp_path / case
-    for name, sha in refs["inputs"].items():
-        assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha, name
+    ckpt, refs = convert_case(tmp_path, "tiny-DeepSeek-V3-FP8")
     for fp8_as_q8, key in ((True, "f16-fp8-as-q8"), (False, "f16")):
         out = tmp_path / f"{key}.gguf"
         gguf_serde.convert(ckpt, out, "f16", fp8_as_q8=fp8_as_q8)
