@@ -5,6 +5,10 @@
 //! and synced: a failure at any point (a full disk, an I/O error, a bad edit) leaves whatever was
 //! at the target untouched, and the temporary file is removed.
 //!
+//! [`AtomicFile`](crate::AtomicFile) (a writer of new bytes: conversion, quantization, export)
+//! writes with direct I/O where it can (`super::direct`); the copies below (split, merge, edit)
+//! keep to the page cache.
+//!
 //! Tensor data is copied with `std::io::copy` from a `Take<&File>` of the source into a
 //! `BufWriter<File>` of the temporary file. Both are types that the standard library's copy
 //! specializes on: on Linux it flushes the buffer and hands the copy to `copy_file_range` (or

@@ -143,7 +143,8 @@ pub struct GgufWriter<W: Write> {
 impl GgufWriter<AtomicFile> {
     /// Writes to a temporary file in the folder of `path`; [`GgufWriter::commit`] renames it into
     /// place. Dropped or failed before that, the temporary file is removed and any existing file
-    /// at `path` is untouched.
+    /// at `path` is untouched. On Linux the file is written with direct I/O where the file system
+    /// takes it, so it is not left in the page cache (see [`AtomicFile`]).
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the temporary file cannot be created.

@@ -107,9 +107,10 @@ enum Piece {
 }
 
 /// Writes `plan` to `out` on two threads: this one converts each tensor a chunk at a time
-/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (the
-/// `write` system call's copy into the page cache and the early writeback requests of
-/// [`crate::AtomicFile`]), so converting and writing overlap instead of taking turns. At most
+/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (through
+/// [`crate::AtomicFile`]: the copy into its aligned buffer and the direct writes to the disk, or
+/// where direct I/O is refused the `write` system call's copy into the page cache), so converting
+/// and writing overlap instead of taking turns. At most
 /// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. Whichever side fails first
 /// stops the other; the writer is then dropped uncommitted (no file at `out`).
 fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<()> {
