@@ -223,7 +223,8 @@ fn set_direct(file: &File, on: bool) -> io::Result<()> {
     }
 }
 
-/// One direct `write` of `bytes` (aligned) to `file`, through the test hook [`hook`].
+/// One direct `write` of `bytes` (aligned) to `file` (in tests, through the error injection of
+/// `hook`).
 fn direct_write(mut file: &File, bytes: &[u8]) -> io::Result<usize> {
     #[cfg(test)]
     if let Some(e) = hook::next_write() {

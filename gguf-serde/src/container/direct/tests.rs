@@ -114,10 +114,8 @@ fn direct_and_buffered_outputs_are_byte_identical() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn the_direct_part_of_the_output_is_not_left_in_the_page_cache() {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
     let dir = gguf_test_support::temp_dir();
     let path = dir.path().join("cold.gguf");
     let sizes = [3 * CHUNK + 5];
@@ -135,6 +133,7 @@ fn the_direct_part_of_the_output_is_not_left_in_the_page_cache() {
 }
 
 /// Pages of `path` in the page cache (the kernel's `mincore` of a mapping), and its pages.
+#[cfg(target_os = "linux")]
 fn resident_pages(path: &Path) -> (usize, usize) {
     let file = std::fs::File::open(path).unwrap();
     // SAFETY: a read-only mapping of a file that no one changes during the test.
@@ -149,10 +148,8 @@ fn resident_pages(path: &Path) -> (usize, usize) {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn a_refused_direct_write_falls_back_to_the_page_cache() {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
     let dir = gguf_test_support::temp_dir();
     // refused at the first write (of the first full buffer, or at commit for a small file) and
     // at a later one
@@ -180,10 +177,8 @@ fn a_refused_direct_write_falls_back_to_the_page_cache() {
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn an_io_error_of_a_direct_write_leaves_nothing() {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
     let dir = gguf_test_support::temp_dir();
     let path = dir.path().join("model.gguf");
     std::fs::write(&path, b"the old file").unwrap();
