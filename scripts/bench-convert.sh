@@ -35,6 +35,13 @@
 #    After each run, the output is fsynced and that time recorded: the time until the output is
 #    on disk is the wall time plus it. And the output folder's own write bandwidth is measured
 #    once (dd of 512 MiB with conv=fdatasync), the bound of any durable write there.
+#    Before each run the script waits BENCH_CONVERT_COOL seconds (default 5): on a virtual
+#    machine whose free memory goes back to the host (virtio-balloon free page reporting), the
+#    first write to a page freed more than about 2 s earlier faults in the hypervisor, seconds
+#    per gigabyte; the wait gives every run, ours and the reference, the same cold start instead
+#    of letting one inherit the pages the previous run freed. The size of that effect is measured
+#    in the same run (the page-touch probe): the system time of writing 1 GiB into the output
+#    folder with dd after the same wait, and again right after.
 # 3. Compares the two outputs' sha256 (the script fails if they differ) and prints one table with
 #    the ratios reference / ours, plus the load average before and after.
 #
@@ -45,6 +52,7 @@
 #      BENCH_CONVERT_OUT, the folder of the outputs (default models/bench-convert/out; e.g.
 #      /dev/shm/bench-convert to leave the disk out: `gguf convert` fsyncs its output before
 #      renaming it into place, convert_hf_to_gguf.py leaves it in the page cache);
+#      BENCH_CONVERT_COOL, the seconds to wait before each run (default 5; see 2.);
 #      BENCH_CONVERT_KEEP=1 keeps the outputs (otherwise each pair is removed once compared:
 #      2 × 1.1–1.2 GB for f16).
 # Disk: 1.14 GB for the Llama checkpoint, 1.22 GB for the Mixtral one, up to 2.5 GB of outputs
@@ -78,6 +86,7 @@ out=${BENCH_CONVERT_OUT:-$work/out}
 mkdir -p "$out"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
+cool=${BENCH_CONVERT_COOL:-5}
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for a in "${archs[@]}"; do
   case $a in
@@ -106,6 +115,7 @@ for a in "${archs[@]}"; do
         cmd=(.venv-ref/bin/python "$src/convert_hf_to_gguf.py" "$model" --outtype "$t" --outfile "$o")
       fi
       echo "$a $t $tool ..." >&2
+      sleep "$cool"
       m=$(.venv/bin/python tests/py/measure_run.py "${cmd[@]}")
       # The time until the output is on disk: `gguf convert` has synced it before renaming it
       # into place (this fsync finds nothing to write); convert_hf_to_gguf.py leaves it in the
@@ -124,11 +134,20 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 # The folder's durable write bandwidth, in the same run.
 disk=$(dd if=/dev/zero of="$out/.bench-dd" bs=16M count=32 conv=fdatasync 2>&1 | tail -1 | sed 's/.*copied, //')
 rm -f "$out/.bench-dd"
+# The page-touch probe (see 2.): system seconds of writing 1 GiB there, cold then warm.
+touch_probe() {
+  .venv/bin/python tests/py/measure_run.py dd if=/dev/zero of="$out/.bench-touch" bs=8M count=128 |
+    .venv/bin/python -c 'import json, sys; print(json.load(sys.stdin)["sys_s"])'
+  rm -f "$out/.bench-touch"
+}
+sleep "$cool"
+touch_cold=$(touch_probe)
+touch_warm=$(touch_probe)
 
 status=0
-.venv/bin/python - "$results" "$load_before" "$load_after" "$(nproc)" "$disk" <<'PY' || status=$?
+.venv/bin/python - "$results" "$load_before" "$load_after" "$(nproc)" "$disk" "$touch_cold" "$touch_warm" "$cool" <<'PY' || status=$?
 import json, os, sys
-path, before, after, cpus, disk = sys.argv[1:]
+path, before, after, cpus, disk, touch_cold, touch_warm, cool = sys.argv[1:]
 SHAPES = {"llama": "Llama, hidden 2048, ff 5632, vocab 32000",
           "mixtral": "Mixtral, hidden 1024, 8 experts of ff 3584, 2 used, vocab 32000",
           "gptoss": "gpt-oss, hidden 2880, 32 MXFP4 experts of ff 2880, 4 used, vocab 50257",
@@ -140,6 +159,8 @@ for line in open(path):
     ckpts[arch] = (int(layers), int(nbytes))
 print(f"output folder {os.environ.get('BENCH_CONVERT_OUT') or 'models/bench-convert/out'}; {cpus} CPUs; "
       f"load average {before} before, {after} after; a durable write of 512 MiB there (dd conv=fdatasync): {disk}")
+print(f"page-touch probe (1 GiB written by dd there, system seconds): {touch_cold} after a {cool} s wait "
+      f"(each run also starts after one), {touch_warm} right after")
 for arch, (layers, nbytes) in ckpts.items():
     kind = {"gptoss": "MXFP4 experts, BF16 otherwise",
             "deepseek-fp8": "F8_E4M3 linear layers with F32 block scales, BF16 otherwise"}.get(arch, "BF16")

@@ -5,6 +5,10 @@
 //! and synced: a failure at any point (a full disk, an I/O error, a bad edit) leaves whatever was
 //! at the target untouched, and the temporary file is removed.
 //!
+//! [`AtomicFile`](crate::AtomicFile) (a writer of new bytes: conversion, quantization, export)
+//! writes with direct I/O where it can (`super::direct`); the copies below (split, merge, edit)
+//! keep to the page cache.
+//!
 //! Tensor data is copied with `std::io::copy` from a `Take<&File>` of the source into a
 //! `BufWriter<File>` of the temporary file. Both are types that the standard library's copy
 //! specializes on: on Linux it flushes the buffer and hands the copy to `copy_file_range` (or
@@ -97,6 +101,12 @@ fn resolve_target(path: &Path) -> Result<PathBuf> {
 /// target exists, its permissions are given to the new file at commit. A symbolic link is
 /// followed (the file it points to is replaced); a target that is not a regular file is refused.
 pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(BufWriter<File>, PendingFile)> {
+    let (file, pending) = create_temp_file(target, temp_dir)?;
+    Ok((BufWriter::with_capacity(BUF, file), pending))
+}
+
+/// [`create_temp`] without the buffer: the new empty file, open for writing at offset 0.
+pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>) -> Result<(File, PendingFile)> {
     let target = &resolve_target(target)?;
     let dir = match (temp_dir, target.parent()) {
         (Some(d), _) => d.to_path_buf(),
@@ -112,7 +122,13 @@ pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(Buf
     let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
     let (file, temp) = tmp.into_parts();
     let reg = Registered::new(&temp);
-    Ok((BufWriter::with_capacity(BUF, file), PendingFile { reg, temp, target: target.to_path_buf(), permissions }))
+    Ok((file, PendingFile { reg, temp, target: target.to_path_buf(), permissions }))
+}
+
+/// A new writer of `file` through a buffer of the usual size (the page-cache path of
+/// [`AtomicFile`](crate::AtomicFile)).
+pub(crate) fn buffered(file: File) -> BufWriter<File> {
+    BufWriter::with_capacity(BUF, file)
 }
 
 impl PendingFile {
@@ -120,6 +136,11 @@ impl PendingFile {
     /// permissions, syncs and closes it. [`SealedFile::persist`] then renames it into place.
     pub(crate) fn seal(self, out: BufWriter<File>) -> Result<SealedFile> {
         let file = out.into_inner().map_err(|e| Error::io("flushing", e.into_error()))?;
+        self.seal_file(file)
+    }
+
+    /// [`seal`](Self::seal) for the file itself, everything already written to it.
+    pub(crate) fn seal_file(self, file: File) -> Result<SealedFile> {
         if let Some(p) = self.permissions {
             file.set_permissions(p).map_err(|e| Error::io("setting permissions", e))?;
         }
@@ -237,6 +258,12 @@ pub(crate) struct Writeback {
 }
 
 impl Writeback {
+    /// Early writeback of a file that already has `offset` bytes on it (on disk: written
+    /// directly), from there on.
+    pub(crate) fn from_offset(offset: u64) -> Writeback {
+        Writeback { accepted: offset, requested: offset }
+    }
+
     /// Records `n` more bytes accepted by `out` and requests writeback of what reached the file
     /// since the last request, once that is at least [`WRITEBACK_STEP`].
     pub(crate) fn wrote(&mut self, n: usize, out: &BufWriter<File>) {

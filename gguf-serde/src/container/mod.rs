@@ -73,6 +73,7 @@
 #![deny(clippy::arithmetic_side_effects)]
 
 pub(crate) mod atomic;
+mod direct;
 pub use atomic::remove_temporaries;
 mod error;
 mod feed;

@@ -143,7 +143,8 @@ pub struct GgufWriter<W: Write> {
 impl GgufWriter<AtomicFile> {
     /// Writes to a temporary file in the folder of `path`; [`GgufWriter::commit`] renames it into
     /// place. Dropped or failed before that, the temporary file is removed and any existing file
-    /// at `path` is untouched.
+    /// at `path` is untouched. On Linux the file is written with direct I/O where the file system
+    /// takes it, so it is not left in the page cache (see [`AtomicFile`]).
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the temporary file cannot be created.
@@ -811,13 +812,36 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// removed and the target is untouched. A target that exists keeps its permissions; a new one
 /// gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
-/// On Linux the disk starts writing every 32 MiB as it reaches the file (`sync_file_range`), so
-/// the sync of [`commit`](Self::commit) mostly waits for the tail rather than the whole file.
+///
+/// On Linux the bytes go to the disk with direct I/O (`O_DIRECT`) where the file system takes
+/// it: collected in an aligned buffer of 8 MiB and written a buffer at a time, past the page
+/// cache (no copy into page-cache pages, which on a virtual machine whose free memory goes back
+/// to the host costs seconds per gigabyte of output), the last part of the file that does not
+/// fill a block (the direct-I/O alignment of `statx`, at least 4096 bytes) through the page cache
+/// at [`commit`](Self::commit). The bytes written are the same either way. What a user sees:
+/// the new file is not left in the page cache, so the next program to read it (llama.cpp loading
+/// the model) reads it from the disk rather than from memory. Where direct I/O is refused (a file
+/// system without it such as tmpfs before Linux 6.6 or some FUSE ones, `EINVAL` when it is turned
+/// on or at a write; other systems), or when the environment variable `GGUF_NO_DIRECT_IO` is
+/// set, the file is written through the page cache, and the disk starts writing every 32 MiB as
+/// it reaches the file (`sync_file_range`, Linux), so the sync of [`commit`](Self::commit) mostly
+/// waits for the tail rather than the whole file. Either way the file is synced (`fsync`)
+/// before it is renamed.
 #[derive(Debug)]
 pub struct AtomicFile {
-    out: BufWriter<std::fs::File>,
+    sink: Sink,
     pending: crate::container::atomic::PendingFile,
-    writeback: crate::container::atomic::Writeback,
+}
+
+/// Where the bytes of an [`AtomicFile`] go.
+#[derive(Debug)]
+enum Sink {
+    /// Direct I/O.
+    Direct(crate::container::direct::DirectWriter),
+    /// The page cache, with early writeback.
+    Buffered { out: BufWriter<std::fs::File>, writeback: crate::container::atomic::Writeback },
+    /// A switch from direct to buffered output failed: the file cannot be completed.
+    Broken,
 }
 
 impl AtomicFile {
@@ -827,8 +851,29 @@ impl AtomicFile {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if it cannot be created, or if `path` exists and is
     /// not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
-        let (out, pending) = crate::container::atomic::create_temp(path.as_ref(), None)?;
-        Ok(AtomicFile { out, pending, writeback: Default::default() })
+        AtomicFile::with_direct_io(path.as_ref(), true)
+    }
+
+    /// [`new`](Self::new), with direct I/O tried (`direct`) or not.
+    pub(crate) fn with_direct_io(path: &Path, direct: bool) -> Result<Self> {
+        use crate::container::{atomic, direct};
+        let (file, pending) = atomic::create_temp_file(path, None)?;
+        let file = if direct {
+            match direct::DirectWriter::new(file) {
+                Ok(d) => return Ok(AtomicFile { sink: Sink::Direct(d), pending }),
+                Err(direct::Refused(file)) => file,
+            }
+        } else {
+            file
+        };
+        let sink = Sink::Buffered { out: atomic::buffered(file), writeback: Default::default() };
+        Ok(AtomicFile { sink, pending })
+    }
+
+    /// Whether the bytes still go to the disk with direct I/O (for tests).
+    #[cfg(test)]
+    pub(crate) fn is_direct(&self) -> bool {
+        matches!(self.sink, Sink::Direct(_))
     }
 
     /// Flushes, syncs to disk and renames the temporary file to the target path.
@@ -837,24 +882,75 @@ impl AtomicFile {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched and the temporary file
     /// removed.
     pub fn commit(self) -> Result<()> {
-        self.pending.commit(self.out)
+        self.seal()?.persist()
     }
 
     /// Flushes and syncs the temporary file without renaming it yet (several files renamed
     /// together, as the shards of `--keep-split`).
     pub(crate) fn seal(self) -> Result<crate::container::atomic::SealedFile> {
-        self.pending.seal(self.out)
+        match self.sink {
+            Sink::Direct(d) => {
+                let file = d.finish().map_err(|e| Error::io("writing", e))?;
+                self.pending.seal_file(file)
+            }
+            Sink::Buffered { out, .. } => self.pending.seal(out),
+            Sink::Broken => Err(broken()),
+        }
     }
+
+    /// Goes on through the page cache after the file system refused a direct write: the bytes
+    /// held are written there, and the file continues from them.
+    fn fall_back(&mut self) -> std::io::Result<()> {
+        let Sink::Direct(d) = std::mem::replace(&mut self.sink, Sink::Broken) else { return Err(broken_io()) };
+        let on_file = d.on_file();
+        let (file, held) = d.into_buffered()?;
+        let mut out = crate::container::atomic::buffered(file);
+        out.write_all(&held)?;
+        let mut writeback = crate::container::atomic::Writeback::from_offset(on_file);
+        writeback.wrote(held.len(), &out);
+        self.sink = Sink::Buffered { out, writeback };
+        Ok(())
+    }
+}
+
+fn broken_io() -> std::io::Error {
+    std::io::Error::other("an earlier error left the output unusable")
+}
+
+fn broken() -> Error {
+    Error::io("writing", broken_io())
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.writeback.wrote(n, &self.out);
-        Ok(n)
+        if let Sink::Direct(d) = &mut self.sink {
+            match d.write(buf) {
+                Err(e) if crate::container::direct::is_refusal(&e) => self.fall_back()?,
+                r => return r,
+            }
+        }
+        match &mut self.sink {
+            Sink::Buffered { out, writeback } => {
+                let n = out.write(buf)?;
+                writeback.wrote(n, out);
+                Ok(n)
+            }
+            _ => Err(broken_io()),
+        }
     }
 
+    /// Writes what is held to the file; with direct I/O, the whole blocks (the rest, less than a
+    /// block, is written by [`commit`](AtomicFile::commit)).
     fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
+        if let Sink::Direct(d) = &mut self.sink {
+            match d.write_blocks() {
+                Err(e) if crate::container::direct::is_refusal(&e) => self.fall_back()?,
+                r => return r,
+            }
+        }
+        match &mut self.sink {
+            Sink::Buffered { out, .. } => out.flush(),
+            _ => Err(broken_io()),
+        }
     }
 }

@@ -98,6 +98,15 @@ pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Res
 /// [`write_one`]: the converted chunk waiting to be written while the next is converted.
 const PIPELINE_DEPTH: usize = 2;
 
+/// A chunk of a tensor's output bytes from [`stream_tensor`].
+enum Chunk<'a> {
+    /// Bytes to copy (checkpoint bytes written as they are).
+    Borrowed(&'a [u8]),
+    /// A buffer of converted bytes, all of it the chunk, taken without a copy: the caller gets
+    /// another buffer in its place, to reuse (of any length and content).
+    Owned(&'a mut Vec<u8>),
+}
+
 /// What the converting thread of [`write_one`] hands the writing thread.
 enum Piece {
     /// The next bytes of the current tensor's data.
@@ -107,9 +116,10 @@ enum Piece {
 }
 
 /// Writes `plan` to `out` on two threads: this one converts each tensor a chunk at a time
-/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (the
-/// `write` system call's copy into the page cache and the early writeback requests of
-/// [`crate::AtomicFile`]), so converting and writing overlap instead of taking turns. At most
+/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (through
+/// [`crate::AtomicFile`]: the copy into its aligned buffer and the direct writes to the disk, or
+/// where direct I/O is refused the `write` system call's copy into the page cache), so converting
+/// and writing overlap instead of taking turns. At most
 /// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. Whichever side fails first
 /// stops the other; the writer is then dropped uncommitted (no file at `out`).
 fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<()> {
@@ -146,10 +156,16 @@ fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<(
         let converted = (|| -> Result<()> {
             let release = |done: &[u8]| plan.checkpoint.release(done);
             for t in &plan.tensors {
-                let mut send = |piece: &[u8]| -> crate::Result<()> {
+                let mut send = |piece: Chunk<'_>| -> crate::Result<()> {
                     let mut b = free_rx.try_recv().unwrap_or_default();
-                    b.clear();
-                    b.extend_from_slice(piece);
+                    match piece {
+                        Chunk::Borrowed(bytes) => {
+                            b.clear();
+                            b.extend_from_slice(bytes);
+                        }
+                        // no copy: the converted buffer goes, a written one comes back in its place
+                        Chunk::Owned(buf) => std::mem::swap(&mut b, buf),
+                    }
                     // a closed channel: the writing thread failed, and its error is the one returned
                     full_tx.send(Piece::Bytes(b)).map_err(|_| writer_gone())
                 };
@@ -346,7 +362,7 @@ impl<'s> RowSource<'s> {
 fn stream_tensor(
     t: &PlannedTensor<'_>,
     opts: &ConvertOptions<'_>,
-    out: &mut dyn FnMut(&[u8]) -> crate::Result<()>,
+    out: &mut dyn FnMut(Chunk<'_>) -> crate::Result<()>,
     release: &dyn Fn(&[u8]),
 ) -> Result<()> {
     let report = |n: u64| {
@@ -434,7 +450,7 @@ fn stream_tensor(
             }
             if copy {
                 for &run in &runs {
-                    out(src.run_bytes(run))?;
+                    out(Chunk::Borrowed(src.run_bytes(run)))?;
                 }
             } else {
                 scratch.resize(k as usize * w, 0.0);
@@ -474,7 +490,7 @@ fn stream_tensor(
                 }
                 buf.resize(k as usize * out_row, 0);
                 codec::quantize_par(t.dtype, Endian::Little, &scratch, &mut buf)?;
-                out(&buf)?;
+                out(Chunk::Owned(&mut buf))?;
             }
             if src.mapped && src.is_monotonic() {
                 runs.iter().for_each(|&run| release(src.run_bytes(run)));
@@ -520,7 +536,7 @@ fn stream_mxfp4(
     scales: &super::SourceTensor<'_>,
     (start, step): (u64, u64),
     opts: &ConvertOptions<'_>,
-    out: &mut dyn FnMut(&[u8]) -> crate::Result<()>,
+    out: &mut dyn FnMut(Chunk<'_>) -> crate::Result<()>,
     release: &dyn Fn(&[u8]),
 ) -> Result<()> {
     let [e, r, nb, _] = blocks.shape[..] else {
@@ -545,7 +561,7 @@ fn stream_mxfp4(
                     repack_mxfp4_block(scales.data[at], &blocks.data[at * 16..at * 16 + 16], o);
                 }
             }
-            out(&buf)?;
+            out(Chunk::Owned(&mut buf))?;
             let first = ei * r + start as usize + k * step as usize;
             let last = ei * r + start as usize + (k + n - 1) * step as usize + 1;
             release(&blocks.data[first * nb * 16..last * nb * 16]);
