@@ -40,13 +40,14 @@ trap 'rm -f "$log"' EXIT
 # A failing binary does not stop the run: the totals are printed, then the status is the failure.
 status=0
 # Every package but gguf-serde in release; gguf-serde's own tests (its unit tests, every test
-# binary of gguf-serde/tests, its doc tests) once, under [profile.hostile] of Cargo.toml: the
+# binary of gguf-serde/tests, its doc tests) once, with every feature (as the workspace build
+# unifies them: remote, convert, hash, export), under [profile.hostile] of Cargo.toml: the
 # release code generation with overflow checks and debug assertions on, so that wrapping
 # arithmetic on a malformed file fails a test instead of passing unnoticed as in a release build.
-# (They used to run twice, in release and again under hostile, for a second build of the library's
-# tests; the code has no `cfg(debug_assertions)`, so the hostile run checks all a release run did.)
+# (Part of them used to run twice, in release and again under hostile; the code has no
+# `cfg(debug_assertions)`, so the hostile run checks all that a release run did.)
 cargo test --workspace --exclude gguf-serde --release --no-fail-fast 2>&1 | tee "$log" || status=1
-cargo test -p gguf-serde --profile hostile --no-fail-fast 2>&1 | tee -a "$log" || status=1
+cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast 2>&1 | tee -a "$log" || status=1
 # The Python package (python/): `pip install ./python` into its own venv, then its pytest suite
 # against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
 scripts/python-test.sh 2>&1 | tee -a "$log" || status=1
