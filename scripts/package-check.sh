@@ -14,17 +14,20 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 # `cargo package` verifies each crate against the others' packages, which it sees as registry
 # crates: cargo takes a registry crate of the same name and version as unchanged, so a build left
-# in target/debug from an earlier run (or an old unpacked copy in $CARGO_HOME) would be reused and
-# gguf-serde checked against an old gguf-derive. Both are removed first; crates.io's are kept.
+# from an earlier run (or an old unpacked copy in $CARGO_HOME) would be reused and gguf-serde
+# checked against an old gguf-derive. Both are removed first; crates.io's are kept. The packages
+# are built in a target directory of their own (target/package-check), so that this removal
+# leaves the workspace's own builds (the lints' clippy, the checks below) cached for the next run.
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 version=$(cargo metadata --format-version 1 --no-deps --locked |
   python3 -c 'import json, sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "gguf-serde"))')
 for crate in gguf-derive gguf-serde gguf-cli; do
   rm -rf "$cargo_home"/registry/src/-*/"$crate-$version"
 done
-cargo clean --quiet --profile dev -p gguf-derive -p gguf-serde -p gguf-cli
-cargo package --workspace --exclude gguf-tests --exclude gguf-test-support --exclude gguf-examples \
-  --exclude gguf-serde-python --allow-dirty --quiet
+package_target=${CARGO_TARGET_DIR:-target}/package-check
+CARGO_TARGET_DIR=$package_target cargo clean --quiet --profile dev -p gguf-derive -p gguf-serde -p gguf-cli
+CARGO_TARGET_DIR=$package_target cargo package --workspace --exclude gguf-tests --exclude gguf-test-support \
+  --exclude gguf-examples --exclude gguf-serde-python --allow-dirty --quiet
 cargo metadata --format-version 1 --locked | python3 scripts/licences.py
 for features in "" derive parallel mmap remote convert hash export; do
   echo "package-check: gguf-serde --no-default-features --features '$features'" >&2

@@ -152,11 +152,30 @@ impl std::ops::Deref for ConvertCase {
     }
 }
 
-/// Remakes the inputs of `case` with `tests/py/make_convert_inputs.py` (needs `.venv` and
-/// `models/`, as `scripts/setup.sh` makes them) and checks every file's sha256 against the
-/// manifest, failing the test on any difference, so the checkpoint is the one the references were
-/// converted from. `None` (after a skip) when Python or the models are skipped.
+/// A case's checkpoint in a fresh temporary folder: a copy of the one [`cached_convert_case`]
+/// keeps, whose files have the manifest's sha256 (`convert-refs.json`'s `inputs`), so the
+/// checkpoint is byte for byte the one the references were converted from. The test may change
+/// or add files (its copy is its own). `None` (after a skip) when Python or the models are
+/// skipped. [`remake_convert_case`] remakes it instead (the test that the script still makes it).
 pub fn make_convert_case(case: &str) -> Option<ConvertCase> {
+    let cached = cached_convert_case(case)?;
+    let tmp = temp_dir(&format!("convert-case-{case}"));
+    let dir = tmp.join(case);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in std::fs::read_dir(&cached).unwrap_or_else(|e| panic!("{}: {e}", cached.display())) {
+        let from = entry.unwrap_or_else(|e| panic!("{}: {e}", cached.display())).path();
+        let to = dir.join(from.file_name().unwrap_or_default());
+        std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copying {} to {}: {e}", from.display(), to.display()));
+    }
+    Some(ConvertCase { tmp, dir })
+}
+
+/// Remakes the inputs of `case` with `tests/py/make_convert_inputs.py` (needs `.venv` and
+/// `models/`, as `scripts/setup.sh` makes them) in a fresh temporary folder and checks every
+/// file's sha256 against the manifest (through `tests/py/convert_refs_manifest.py inputs`),
+/// failing the test on any difference. `None` (after a skip) when Python or the models are
+/// skipped.
+pub fn remake_convert_case(case: &str) -> Option<ConvertCase> {
     let py = python()?;
     let models = crate::model("vocab")?.parent().map(Path::to_path_buf)?;
     crate::model("gemma-3-270m-q4_k_m.gguf")?;
@@ -171,6 +190,66 @@ pub fn make_convert_case(case: &str) -> Option<ConvertCase> {
         "case {case}: the remade inputs' sha256s differ from tests/data/convert-refs.json (pinned packages of scripts/setup.sh installed?)"
     );
     Some(ConvertCase { tmp, dir })
+}
+
+/// The checkpoint of `case`, made once per target directory and kept across runs in
+/// `<target>/test-tmp/convert-cases/<case>-<tag>/` (`tag`: the start of the sha256 of the
+/// manifest's `inputs` of the case, so a remade reference gets a new folder) by
+/// [`remake_convert_case`]; before its first use in a test process every file's sha256 is checked
+/// against the manifest (a folder that differs is made again). Each of these checkpoints is used by
+/// several tests and binaries, and remaking one takes seconds of Python. Do not change its files:
+/// [`make_convert_case`] gives a copy. `None` (after a skip) when Python or the models are skipped.
+pub fn cached_convert_case(case: &str) -> Option<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Slot = Arc<Mutex<Option<PathBuf>>>;
+    static CHECKED: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    python()?;
+    crate::model("vocab")?;
+    crate::model("gemma-3-270m-q4_k_m.gguf")?;
+    let slot: Slot = {
+        let mut map = CHECKED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(case.to_string()).or_default().clone()
+    };
+    // One test of this process makes or checks the case; the others wait for it.
+    let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = slot.as_ref() {
+        return Some(p.clone());
+    }
+    let want = convert_ref_inputs(case);
+    let tag = crate::sha256(want.to_string().as_bytes());
+    let root = crate::test_tmp_root().join("convert-cases");
+    let entry = root.join(format!("{case}-{}", &tag[..12]));
+    if input_digests(&entry).as_ref() != Some(&want) {
+        let made = remake_convert_case(case)?;
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+        // Renamed into place whole, so another test process never sees a half-written folder.
+        let _ = std::fs::remove_dir_all(&entry);
+        if std::fs::rename(&made.dir, &entry).is_err() {
+            // Another process put the case there meanwhile; it is checked below.
+            assert!(entry.is_dir(), "{}: could not keep the remade case", entry.display());
+        }
+        assert_eq!(
+            input_digests(&entry).as_ref(),
+            Some(&want),
+            "{}: the kept case differs from the manifest",
+            entry.display()
+        );
+    }
+    *slot = Some(entry.clone());
+    Some(entry)
+}
+
+/// `{FILE: sha256}` of the files of `dir`, as `tests/py/convert_refs_manifest.py inputs` prints
+/// it, or `None` if `dir` cannot be read.
+fn input_digests(dir: &Path) -> Option<Json> {
+    let mut files = serde_json::Map::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let path = entry.ok()?.path();
+        let name = path.file_name()?.to_string_lossy().into_owned();
+        files.insert(name, Json::String(crate::sha256(&std::fs::read(&path).ok()?)));
+    }
+    Some(Json::Object(files))
 }
 
 /// Describes a GGUF file as the manifest describes the reference's outputs (through

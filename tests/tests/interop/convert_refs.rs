@@ -1,10 +1,13 @@
 //! The inputs of the converter references (`tests/data/convert-refs.json`, made with torch by
 //! `scripts/make-convert-refs.sh`) are remade here without torch, byte for byte: every file of
 //! every case has the sha256 the manifest recorded, so a converter test compares its output on
-//! exactly the checkpoint llama.cpp's `convert_hf_to_gguf.py` converted.
+//! exactly the checkpoint llama.cpp's `convert_hf_to_gguf.py` converted. (The other tests take
+//! their checkpoints from `make_convert_case`, copies of ones made once and kept, with the same
+//! sha256s; `inputs_remade_with_the_references_digests` remakes every case in every run.)
 
 use gguf_tests::convert_refs::{
-    convert_ref, convert_ref_cases, converted_cases, layout_class, make_convert_case, pending_cases, OUTTYPES,
+    convert_ref, convert_ref_cases, converted_cases, layout_class, make_convert_case, pending_cases,
+    remake_convert_case, OUTTYPES,
 };
 
 #[test]
@@ -13,7 +16,7 @@ fn inputs_remade_with_the_references_digests() {
     // 7 hand-written cases and 10 made from transformers layouts
     assert!(cases.len() >= 17, "manifest has {} cases", cases.len());
     for case in &cases {
-        let Some(dir) = make_convert_case(case) else { return };
+        let Some(dir) = remake_convert_case(case) else { return };
         assert!(dir.join("config.json").is_file(), "{case}: no config.json");
         for outtype in OUTTYPES {
             let r = convert_ref(case, outtype);

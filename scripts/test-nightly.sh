@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The slow checks that scripts/test.sh leaves out, for a nightly-style run (tests/README.md,
+# "Running"): each is a larger matrix of a rule that scripts/test.sh already checks on at least
+# one case, so a failure here is a case that the per-commit suite's cases did not reach.
+#
+#   1. scripts/codec-vectors.sh with exhaustive.txt: ggml's hashes over all 2^32 f32 inputs
+#      regenerated and compared with the committed file (scripts/test.sh passes --no-exhaustive;
+#      the other vectors it regenerates in full).
+#   2. The ignored tests (`#[ignore = "..."]`, each names why) of the workspace, in release:
+#      gguf-serde's every-f32-value F16/BF16 check against exhaustive.txt (test.sh: the sampled
+#      vectors and all 65,536 F16 inputs), and the Gemma 3 and whole-SmolLM2 comparisons with
+#      llama-quantize of tests/interop/quantize_llama.rs (test.sh: SmolLM2 at every file type, the
+#      IQ types on its first 4 layers).
+#
+# Usage: scripts/test-nightly.sh        (after scripts/setup.sh, which scripts/test.sh runs)
+# Environment as scripts/test.sh: CI is set (a skip fails), GGUF_LLAMA_CPP_DIR is the build of
+# scripts/build-llama.sh. Prints the totals line of scripts/test.sh. Not timed as a whole yet: the
+# whole-SmolLM2 IQ test alone takes about 25 minutes on 2 cores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; do
+  if [[ -n ${!var+set} ]]; then
+    echo "test-nightly.sh: $var is set; it makes tests check less, unset it" >&2
+    exit 1
+  fi
+done
+export CI=true
+scripts/setup.sh
+GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
+export GGUF_LLAMA_CPP_DIR
+scripts/build-harness.sh >/dev/null
+status=0
+scripts/codec-vectors.sh || status=1
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --workspace --release --tests --no-fail-fast -- --ignored 2>&1 | tee "$log" || status=1
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i } }
+     /SKIPPED: / { s++ }
+     END { printf "%d passed, %d failed, %d skipped, %d ignored\n", p - s, f, s, g }' "$log"
+exit $status
