@@ -73,11 +73,11 @@ struct TokenizerOwned {
     token_type: Vec<i32>,
 }
 
-/// The summed token bytes (what every reader reports), with the scores and token types read so
-/// that their deserialization is used.
+/// The summed token bytes (what every reader reports, the walk ggml's reader is timed with); the
+/// scores and token types are only checked for their length and kept from being optimized away.
 fn tokenizer_sum<S: AsRef<str>>(tokens: &[S], scores: &[f32], token_type: &[i32]) -> usize {
     assert_eq!((scores.len(), token_type.len()), (tokens.len(), tokens.len()));
-    std::hint::black_box(scores.iter().sum::<f32>() + token_type.iter().map(|&t| t as f32).sum::<f32>());
+    std::hint::black_box((scores, token_type));
     tokens.iter().map(|s| s.as_ref().len()).sum()
 }
 
