@@ -8,7 +8,7 @@
 //! with `Vec<String>`), `tokens-string-array` (the same with `gguf_serde::StringArray`),
 //! `tokenizer-serde-borrowed` (tokens, `tokenizer.ggml.scores` and `tokenizer.ggml.token_type`
 //! together into `Vec<&str>`, `Vec<f32>`, `Vec<i32>`), `tokenizer-serde-owned` (the same with
-//! `Vec<String>`). Prints the median and minimum wall time of one iteration (file already in
+//! `Vec<String>`), `tokenizer-string-array` (the same with `gguf_serde::StringArray`). Prints the median and minimum wall time of one iteration (file already in
 //! the page cache) and the process's peak RSS. Built with `--features mimalloc`, mimalloc is the
 //! global allocator and the reader's name is printed with `+mimalloc`.
 
@@ -73,6 +73,17 @@ struct TokenizerOwned {
     token_type: Vec<i32>,
 }
 
+/// The token list as a `StringArray` with its scores and token types (plain `Vec`s).
+#[derive(serde::Deserialize)]
+struct TokenizerStringArray {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: gguf_serde::StringArray,
+    #[serde(rename = "tokenizer.ggml.scores")]
+    scores: Vec<f32>,
+    #[serde(rename = "tokenizer.ggml.token_type")]
+    token_type: Vec<i32>,
+}
+
 /// The summed token bytes (what every reader reports, the walk ggml's reader is timed with); the
 /// scores and token types are only checked for their length and kept from being optimized away.
 fn tokenizer_sum<S: AsRef<str>>(tokens: &[S], scores: &[f32], token_type: &[i32]) -> usize {
@@ -114,6 +125,13 @@ fn open_once(reader: &str, path: &str) -> usize {
             let f = gguf_serde::Gguf::open(path).expect("open");
             let t: TokenizerOwned = f.deserialize_metadata().expect("deserialize");
             tokenizer_sum(&t.tokens, &t.scores, &t.token_type)
+        }
+        "tokenizer-string-array" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokenizerStringArray = f.deserialize_metadata().expect("deserialize");
+            assert_eq!((t.scores.len(), t.token_type.len()), (t.tokens.len(), t.tokens.len()));
+            std::hint::black_box((&t.scores, &t.token_type));
+            t.tokens.iter().map(str::len).sum()
         }
         "gguf-serde-mmap" => {
             let f = gguf_serde::Gguf::open(path).expect("open");

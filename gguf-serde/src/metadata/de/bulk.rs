@@ -82,7 +82,7 @@ fn copy<'de, T: Elem, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
     let size = std::mem::size_of::<T>();
     let bytes = a.raw_bytes();
     // A validated array holds exactly `len` elements; anything else is visited (and fails there).
-    if u64::try_from(bytes.len() / size).ok() != Some(a.len()) || bytes.len() % size != 0 {
+    if u64::try_from(bytes.len() / size).ok() != Some(a.len()) || !bytes.len().is_multiple_of(size) {
         return None;
     }
     // One copy of the stored bytes into a zeroed vector (fresh pages of the allocator), then, for
