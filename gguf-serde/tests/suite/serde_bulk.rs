@@ -27,47 +27,26 @@ const F64_BITS: [u64; 4] = [0x8000_0000_0000_0000, 0x3ff8_0000_0000_0000, 1, 0x7
 /// One key per numeric element type (`a.u8` … `a.f64`), an array of arrays of i32 (`a.nested`:
 /// `[[1, 2], [], [3]]`) and an empty f32 array (`a.empty`), in the byte order of `b`.
 fn file(mut b: B) -> Vec<u8> {
+    /// `key` = an array of element type `id` holding `values`, each written by `B::$put`.
+    macro_rules! array {
+        ($key:literal, $id:ident, $values:expr, $put:ident) => {
+            b.kv($key, ty::ARRAY).arr(ty::$id, $values.len() as u64);
+            for &x in &$values {
+                b.$put(x);
+            }
+        };
+    }
     b.header(3, 0, 12);
-    b.kv("a.u8", ty::ARRAY).arr(ty::U8, U8S.len() as u64);
-    for &x in &U8S {
-        b.u8(x);
-    }
-    b.kv("a.i8", ty::ARRAY).arr(ty::I8, I8S.len() as u64);
-    for &x in &I8S {
-        b.i8(x);
-    }
-    b.kv("a.u16", ty::ARRAY).arr(ty::U16, U16S.len() as u64);
-    for &x in &U16S {
-        b.u16(x);
-    }
-    b.kv("a.i16", ty::ARRAY).arr(ty::I16, I16S.len() as u64);
-    for &x in &I16S {
-        b.i16(x);
-    }
-    b.kv("a.u32", ty::ARRAY).arr(ty::U32, U32S.len() as u64);
-    for &x in &U32S {
-        b.u32(x);
-    }
-    b.kv("a.i32", ty::ARRAY).arr(ty::I32, I32S.len() as u64);
-    for &x in &I32S {
-        b.i32(x);
-    }
-    b.kv("a.u64", ty::ARRAY).arr(ty::U64, U64S.len() as u64);
-    for &x in &U64S {
-        b.u64(x);
-    }
-    b.kv("a.i64", ty::ARRAY).arr(ty::I64, I64S.len() as u64);
-    for &x in &I64S {
-        b.i64(x);
-    }
-    b.kv("a.f32", ty::ARRAY).arr(ty::F32, F32_BITS.len() as u64);
-    for &x in &F32_BITS {
-        b.u32(x);
-    }
-    b.kv("a.f64", ty::ARRAY).arr(ty::F64, F64_BITS.len() as u64);
-    for &x in &F64_BITS {
-        b.u64(x);
-    }
+    array!("a.u8", U8, U8S, u8);
+    array!("a.i8", I8, I8S, i8);
+    array!("a.u16", U16, U16S, u16);
+    array!("a.i16", I16, I16S, i16);
+    array!("a.u32", U32, U32S, u32);
+    array!("a.i32", I32, I32S, i32);
+    array!("a.u64", U64, U64S, u64);
+    array!("a.i64", I64, I64S, i64);
+    array!("a.f32", F32, F32_BITS, u32);
+    array!("a.f64", F64, F64_BITS, u64);
     b.kv("a.nested", ty::ARRAY).arr(ty::ARRAY, 3);
     b.arr(ty::I32, 2).i32(1).i32(2).arr(ty::I32, 0).arr(ty::I32, 1).i32(3);
     b.kv("a.empty", ty::ARRAY).arr(ty::F32, 0);
