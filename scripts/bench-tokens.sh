@@ -9,8 +9,12 @@
 #   tokens-serde-borrowed  Gguf::open + Gguf::deserialize_metadata into { tokens: Vec<&str> }
 #   tokens-serde-owned     the same into { tokens: Vec<String> }
 #   tokens-string-array    the same into { tokens: gguf_serde::StringArray }
-#   ...+mimalloc           tokens-serde-owned and tokens-string-array with mimalloc as the
-#                          global allocator (bench-compare --features mimalloc)
+#   tokenizer-serde-borrowed  the same into { tokens: Vec<&str>, scores: Vec<f32>,
+#                          token_type: Vec<i32> } (`tokenizer.ggml.scores`, `.token_type` too)
+#   tokenizer-serde-owned  the same with tokens: Vec<String>
+#   tokenizer-string-array the same with tokens: gguf_serde::StringArray
+#   ...+mimalloc           tokens-serde-owned, tokens-string-array and tokenizer-serde-owned
+#                          with mimalloc as the global allocator (bench-compare --features mimalloc)
 # (bench-compare/src/main.rs). Every iteration sums the token lengths; the sums must agree.
 # Prints the machine, the load average before and after, and a table of median and minimum time
 # per iteration with the ratio ours/ggml.
@@ -39,10 +43,11 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for _ in $(seq "$rounds"); do
   "$harness/ggml_read" --bench-tokens "$file" "$n" >> "$out"
-  for r in tokens-strings tokens-serde-borrowed tokens-serde-owned tokens-string-array; do
+  for r in tokens-strings tokens-serde-borrowed tokens-serde-owned tokens-string-array \
+    tokenizer-serde-borrowed tokenizer-serde-owned tokenizer-string-array; do
     bench-compare/target/release/bench-compare "$r" "$file" "$n" >> "$out"
   done
-  for r in tokens-serde-owned tokens-string-array; do
+  for r in tokens-serde-owned tokens-string-array tokenizer-serde-owned; do
     bench-compare/target-mimalloc/release/bench-compare "$r" "$file" "$n" >> "$out"
   done
 done

@@ -5,7 +5,10 @@
 //! walk of every string of `tokenizer.ggml.tokens`, summing their lengths:
 //! `tokens-strings` (`ValueRef::as_array` + `ArrayRef::strings`), `tokens-serde-borrowed`
 //! (`Gguf::deserialize_metadata` into a struct with `Vec<&str>`), `tokens-serde-owned` (the same
-//! with `Vec<String>`), `tokens-string-array` (the same with `gguf_serde::StringArray`). Prints the median and minimum wall time of one iteration (file already in
+//! with `Vec<String>`), `tokens-string-array` (the same with `gguf_serde::StringArray`),
+//! `tokenizer-serde-borrowed` (tokens, `tokenizer.ggml.scores` and `tokenizer.ggml.token_type`
+//! together into `Vec<&str>`, `Vec<f32>`, `Vec<i32>`), `tokenizer-serde-owned` (the same with
+//! `Vec<String>`), `tokenizer-string-array` (the same with `gguf_serde::StringArray`). Prints the median and minimum wall time of one iteration (file already in
 //! the page cache) and the process's peak RSS. Built with `--features mimalloc`, mimalloc is the
 //! global allocator and the reader's name is printed with `+mimalloc`.
 
@@ -48,6 +51,47 @@ struct TokensStringArray {
     tokens: gguf_serde::StringArray,
 }
 
+/// The token list with its scores and token types, borrowed (plain serde derive, plain `Vec`s).
+#[derive(serde::Deserialize)]
+struct TokenizerBorrowed<'a> {
+    #[serde(borrow, rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<&'a str>,
+    #[serde(rename = "tokenizer.ggml.scores")]
+    scores: Vec<f32>,
+    #[serde(rename = "tokenizer.ggml.token_type")]
+    token_type: Vec<i32>,
+}
+
+/// The token list with its scores and token types, owned (plain serde derive, plain `Vec`s).
+#[derive(serde::Deserialize)]
+struct TokenizerOwned {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<String>,
+    #[serde(rename = "tokenizer.ggml.scores")]
+    scores: Vec<f32>,
+    #[serde(rename = "tokenizer.ggml.token_type")]
+    token_type: Vec<i32>,
+}
+
+/// The token list as a `StringArray` with its scores and token types (plain `Vec`s).
+#[derive(serde::Deserialize)]
+struct TokenizerStringArray {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: gguf_serde::StringArray,
+    #[serde(rename = "tokenizer.ggml.scores")]
+    scores: Vec<f32>,
+    #[serde(rename = "tokenizer.ggml.token_type")]
+    token_type: Vec<i32>,
+}
+
+/// The summed token bytes (what every reader reports, the walk ggml's reader is timed with); the
+/// scores and token types are only checked for their length and kept from being optimized away.
+fn tokenizer_sum<S: AsRef<str>>(tokens: &[S], scores: &[f32], token_type: &[i32]) -> usize {
+    assert_eq!((scores.len(), token_type.len()), (tokens.len(), tokens.len()));
+    std::hint::black_box((scores, token_type));
+    tokens.iter().map(|s| s.as_ref().len()).sum()
+}
+
 const TOKENS: &str = "tokenizer.ggml.tokens";
 
 fn open_once(reader: &str, path: &str) -> usize {
@@ -70,6 +114,23 @@ fn open_once(reader: &str, path: &str) -> usize {
         "tokens-string-array" => {
             let f = gguf_serde::Gguf::open(path).expect("open");
             let t: TokensStringArray = f.deserialize_metadata().expect("deserialize");
+            t.tokens.iter().map(str::len).sum()
+        }
+        "tokenizer-serde-borrowed" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokenizerBorrowed<'_> = f.deserialize_metadata().expect("deserialize");
+            tokenizer_sum(&t.tokens, &t.scores, &t.token_type)
+        }
+        "tokenizer-serde-owned" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokenizerOwned = f.deserialize_metadata().expect("deserialize");
+            tokenizer_sum(&t.tokens, &t.scores, &t.token_type)
+        }
+        "tokenizer-string-array" => {
+            let f = gguf_serde::Gguf::open(path).expect("open");
+            let t: TokenizerStringArray = f.deserialize_metadata().expect("deserialize");
+            assert_eq!((t.scores.len(), t.token_type.len()), (t.tokens.len(), t.tokens.len()));
+            std::hint::black_box((&t.scores, &t.token_type));
             t.tokens.iter().map(str::len).sum()
         }
         "gguf-serde-mmap" => {
@@ -118,6 +179,6 @@ fn main() {
         times[n / 2].as_secs_f64() * 1e3,
         times[0].as_secs_f64() * 1e3,
         peak_rss_kib() as f64 / 1024.0,
-        if reader.starts_with("tokens-") { "token bytes" } else { "tensors+keys" }
+        if reader.starts_with("tokens-") || reader.starts_with("tokenizer-") { "token bytes" } else { "tensors+keys" }
     );
 }

@@ -24,6 +24,7 @@ mod props;
 mod remote;
 mod resources;
 mod roundtrip_props;
+mod serde_bulk;
 mod serde_hostile;
 mod serde_layouts;
 mod serde_mapping;

@@ -97,3 +97,60 @@ fn gemma_wrong_field_type_names_the_full_key() {
         )
     );
 }
+
+/// The tokenizer's three arrays as plain `Vec`s of a plain serde derive, the tokens borrowed.
+#[derive(serde::Deserialize)]
+struct TokenizerBorrowed<'a> {
+    #[serde(borrow, rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<&'a str>,
+    #[serde(rename = "tokenizer.ggml.scores")]
+    scores: Vec<f32>,
+    #[serde(rename = "tokenizer.ggml.token_type")]
+    token_type: Vec<i32>,
+}
+
+/// The same, owned; the scores and token types visited element by element (not `Vec`s).
+#[derive(serde::Deserialize)]
+struct TokenizerOwned {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<String>,
+    #[serde(rename = "tokenizer.ggml.scores")]
+    scores: std::collections::VecDeque<f32>,
+    #[serde(rename = "tokenizer.ggml.token_type")]
+    token_type: Vec<i64>,
+}
+
+/// `tokenizer.ggml.tokens`, `.scores` and `.token_type` of Gemma 3 (262,144 each) into `Vec<&str>`,
+/// `Vec<f32>` and `Vec<i32>` (the numbers by one copy of their stored bytes), and into owned and
+/// element-by-element targets: equal to gguf-py's reading, the scores bit for bit; the same from
+/// a big-endian file that gguf-py's writer makes of gguf-py's reading of those arrays.
+#[test]
+fn gemma_tokenizer_arrays_equal_gguf_py_in_both_byte_orders() {
+    let Some(path) = model(GEMMA) else { return };
+    let Some(py) = python() else { return };
+    let dir = gguf_tests::temp_dir("serde_gemma_tokenizer");
+    let big = dir.join("tokenizer-be.gguf");
+    let expected = run_py(&py, "tokenizer_arrays.py", &[path.to_str().unwrap(), big.to_str().unwrap()]);
+    let tokens: Vec<&str> = expected["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let scores: Vec<u32> =
+        expected["scores"].as_array().unwrap().iter().map(|x| u32::try_from(x.as_u64().unwrap()).unwrap()).collect();
+    let token_type: Vec<i32> = expected["token_type"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| i32::try_from(x.as_i64().unwrap()).unwrap())
+        .collect();
+    assert_eq!((tokens.len(), scores.len(), token_type.len()), (262_144, 262_144, 262_144));
+    for (file, endian) in [(&path, gguf_serde::Endian::Little), (&big, gguf_serde::Endian::Big)] {
+        let f = Gguf::open(file).unwrap();
+        assert_eq!(f.endian(), endian);
+        let b: TokenizerBorrowed<'_> = f.deserialize_metadata().unwrap();
+        assert!(b.tokens == tokens, "tokens of the {endian:?} file");
+        assert!(b.scores.iter().map(|x| x.to_bits()).eq(scores.iter().copied()), "scores of the {endian:?} file");
+        assert!(b.token_type == token_type, "token types of the {endian:?} file");
+        let o: TokenizerOwned = f.deserialize_metadata().unwrap();
+        assert!(o.tokens == tokens, "owned tokens of the {endian:?} file");
+        assert!(o.scores.iter().map(|x| x.to_bits()).eq(scores.iter().copied()), "visited scores, {endian:?}");
+        assert!(o.token_type.iter().copied().eq(token_type.iter().map(|&t| i64::from(t))), "visited types, {endian:?}");
+    }
+}

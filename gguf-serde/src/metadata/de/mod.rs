@@ -3,7 +3,8 @@
 //! The block of an opened [`Gguf`] (already validated) is viewed as a tree of keys: a struct at
 //! key prefix `P` takes, for each of its fields `f`, the key `P.f` (a value) or the keys under
 //! `P.f.` (a nested struct). Nothing is copied: strings and arrays are read from the file's bytes
-//! as the visitor asks for them, so `&'de str`, `Cow<'de, str>` and `Vec<&'de str>` borrow.
+//! as the visitor asks for them, so `&'de str`, `Cow<'de, str>` and `Vec<&'de str>` borrow; a
+//! numeric array read into a `Vec` of its stored type is copied at once (`bulk.rs`).
 //! See the [crate docs](crate#the-serde-mapping) for the whole mapping.
 
 use std::borrow::Cow;
@@ -370,6 +371,7 @@ macro_rules! leaf_methods {
     };
 }
 
+mod bulk;
 mod group;
 mod map;
 mod value;
