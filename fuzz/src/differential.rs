@@ -105,7 +105,10 @@ impl Worker {
         let mut child = Command::new(exe)
             .env(WORKER_ENV, "1")
             .env("GGML_NO_BACKTRACE", "1")
-            .env("ASAN_OPTIONS", format!("{asan}:allocator_may_return_null=1:max_allocation_size_mb=4096:detect_leaks=0"))
+            .env(
+                "ASAN_OPTIONS",
+                format!("{asan}:allocator_may_return_null=1:max_allocation_size_mb=4096:detect_leaks=0"),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -472,14 +475,7 @@ fn describe(f: &Gguf<&[u8]>) -> View {
             }
         })
         .collect();
-    View {
-        version: f.version(),
-        alignment: u64::from(f.alignment()),
-        data_offset: f.data_offset(),
-        kvs,
-        tensors,
-        nul,
-    }
+    View { version: f.version(), alignment: u64::from(f.alignment()), data_offset: f.data_offset(), kvs, tensors, nul }
 }
 
 /// Reads the shim's record (see `ggml/shim.c`).
