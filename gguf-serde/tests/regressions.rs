@@ -207,6 +207,24 @@ fn zero_dim_does_not_hide_a_product_ggml_aborts_on() {
     }
 }
 
+/// Fuzz target `differential` (against ggml's reader), 2026-12-04: two F32 tensors with a dim of
+/// 0, the first stored as `[3238002688, 1677721600, 0, 0]`. Its row of 3238002688 × 4 bytes times
+/// 1677721600 overflows `u64`, and this reader refused the file (`SizeOverflow`) although the
+/// tensor is empty. ggml's reader accepts it: `tests/harness/ggml_read` prints data offset 192,
+/// both tensors at offset 0 with size 0 (`ggml_nbytes` is 0 when a dim is 0, whatever the others).
+#[test]
+fn zero_dim_makes_zero_bytes_before_the_row_size_overflows() {
+    let bytes = unhex(
+        "474755460300000002000000000000000000000000000000110000000000000067656e7772616c2e616c69676e6d656e7404000000000000c100000000000000640000000000000000000000000000000000000000000000000000000000000000110000000000000065656e7772616c2e616c69676e6d656e740400000000000000000000000000000000000064000000000000000000000000000000000000000000000000000000000000676e000001000000000000610100000800fdffffff",
+    );
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(f.data_offset(), 192);
+    let t: Vec<_> = f.tensors().map(|t| (t.name, t.relative_offset, t.nbytes, t.n_elements)).collect();
+    assert_eq!(t, [("genwral.alignment", 0, 0, 0), ("eenwral.alignment", 0, 0, 0)]);
+    let first = f.tensors().next().unwrap();
+    assert_eq!(first.ne().dims().to_vec(), [3_238_002_688, 1_677_721_600, 0, 0]);
+}
+
 /// Found by a new user: `tensor_data` took a `TensorInfo` of another file and returned 1,024
 /// unrelated bytes of this one (the info's offset and size were inside it). An info that is not
 /// one of this file's is now `NotFound`, named; the file's own infos read as before.
