@@ -7,6 +7,7 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=ggml/shim.c");
+    println!("cargo:rerun-if-changed=../tests/harness/gguf_scalar_size.h");
     println!("cargo:rerun-if-env-changed=GGUF_LLAMA_CPP_DIR");
     if std::env::var_os("CARGO_FEATURE_GGML").is_none() {
         return;

@@ -20,6 +20,7 @@
 // (the fuzz target runs this code in a child process of its own, never in the fuzzer).
 #include "ggml.h"
 #include "gguf.h"
+#include "../../tests/harness/gguf_scalar_size.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,16 +63,6 @@ static void put_str(struct buf *b, const char *s) {
     size_t n = strlen(s);
     put_u32(b, (uint32_t)n);
     put(b, s, n);
-}
-
-static size_t scalar_size(enum gguf_type t) {
-    switch (t) {
-        case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-        case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-        case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-        case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
-        default: return 0;
-    }
 }
 
 static uint64_t fnv1a(const void *data, size_t n) {
