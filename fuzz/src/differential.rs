@@ -190,17 +190,23 @@ pub enum Known {
     /// reads the whole padded data section and refuses; we (and ggml without the data, as
     /// llama.cpp loads a model) need every tensor's bytes only.
     UnpaddedEnd,
+    /// A quantized tensor whose `ne[0]` × type size overflows 64 bits (`ne[0]` near 2^62):
+    /// ggml's `ggml_nbytes` multiplies before it divides by the block size, so the size wraps to
+    /// a few bytes and ggml accepts the file reading only those; we compute the exact size and
+    /// refuse (`TensorOutOfBounds`): the tensor cannot be in the file.
+    GgmlSizeWraps,
 }
 
 impl Known {
     /// Every entry, in the order of the counters.
-    pub const ALL: [Known; 6] = [
+    pub const ALL: [Known; 7] = [
         Known::NonUtf8,
         Known::BoolByte,
         Known::AlignmentAbove64K,
         Known::BigEndian,
         Known::NestedArray,
         Known::UnpaddedEnd,
+        Known::GgmlSizeWraps,
     ];
 
     fn name(self) -> &'static str {
@@ -211,6 +217,7 @@ impl Known {
             Known::BigEndian => "big-endian",
             Known::NestedArray => "array of arrays",
             Known::UnpaddedEnd => "unpadded end",
+            Known::GgmlSizeWraps => "ggml size wraps",
         }
     }
 }
@@ -223,7 +230,7 @@ struct Stats {
     ggml_aborts: AtomicU64,
     worker_died: AtomicU64,
     nul_strings: AtomicU64,
-    known: [AtomicU64; 6],
+    known: [AtomicU64; 7],
 }
 
 static STATS: Stats = Stats {
@@ -233,7 +240,7 @@ static STATS: Stats = Stats {
     ggml_aborts: AtomicU64::new(0),
     worker_died: AtomicU64::new(0),
     nul_strings: AtomicU64::new(0),
-    known: [const { AtomicU64::new(0) }; 6],
+    known: [const { AtomicU64::new(0) }; 7],
 };
 
 fn bump(c: &AtomicU64) {
@@ -324,7 +331,7 @@ pub fn check_differential(data: &[u8]) {
                 panic!("ggml aborts ({m}) on a file we accept ({} keys, {} tensors)", f.kv_count(), f.tensor_count());
             }
         }
-        (Err(e), Ggml::Accepted(_)) => match known_refusal(e) {
+        (Err(e), Ggml::Accepted(record)) => match known_refusal(e, &decode(&record)) {
             Some(k) => bump(&STATS.known[k as usize]),
             None => panic!("ggml accepts, we refuse: {e}"),
         },
@@ -348,8 +355,11 @@ pub fn check_differential(data: &[u8]) {
 }
 
 /// The known difference that explains our refusal of a file ggml accepts.
-fn known_refusal(e: &Error) -> Option<Known> {
+fn known_refusal(e: &Error, theirs: &View) -> Option<Known> {
     match e.kind() {
+        ErrorKind::Format(FormatError::TensorOutOfBounds { .. }) if ggml_size_wrapped(theirs) => {
+            Some(Known::GgmlSizeWraps)
+        }
         ErrorKind::Format(FormatError::InvalidUtf8 { .. }) => Some(Known::NonUtf8),
         ErrorKind::Format(FormatError::InvalidBool { .. }) => Some(Known::BoolByte),
         ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::TooLarge(_), .. }) => {
@@ -357,6 +367,23 @@ fn known_refusal(e: &Error) -> Option<Known> {
         }
         _ => None,
     }
+}
+
+/// Whether ggml reported a tensor size other than the exact `ne[0] / block size × type size ×
+/// ne[1] × …` (0 when a dim is 0), i.e. its `ggml_nbytes` wrapped.
+fn ggml_size_wrapped(theirs: &View) -> bool {
+    theirs.tensors.iter().any(|t| {
+        let Some(dtype) = gguf_serde::GgmlType::from_id(t.ty) else { return false };
+        let ne = t.ne.map(|d| d as u64);
+        let exact = if ne.contains(&0) {
+            Some(0)
+        } else {
+            ne[1..].iter().try_fold(u128::from(ne[0] / dtype.block_size() * dtype.type_size()), |acc, &d| {
+                acc.checked_mul(u128::from(d))
+            })
+        };
+        exact != Some(u128::from(t.size))
+    })
 }
 
 /// The known difference that explains our acceptance of a file ggml refuses.
