@@ -195,11 +195,16 @@ pub enum Known {
     /// a few bytes and ggml accepts the file reading only those; we compute the exact size and
     /// refuse (`TensorOutOfBounds`): the tensor cannot be in the file.
     GgmlSizeWraps,
+    /// A key that is `general.alignment` up to a NUL byte and goes on after it: ggml finds keys
+    /// with `strcmp` on NUL-terminated strings, so it takes that pair for the alignment (refusing
+    /// it when it is not a UINT32 power of two, using its value otherwise); for us it is another
+    /// key, and the alignment is the default or the real `general.alignment`'s.
+    NulAlignmentKey,
 }
 
 impl Known {
     /// Every entry, in the order of the counters.
-    pub const ALL: [Known; 7] = [
+    pub const ALL: [Known; 8] = [
         Known::NonUtf8,
         Known::BoolByte,
         Known::AlignmentAbove64K,
@@ -207,6 +212,7 @@ impl Known {
         Known::NestedArray,
         Known::UnpaddedEnd,
         Known::GgmlSizeWraps,
+        Known::NulAlignmentKey,
     ];
 
     fn name(self) -> &'static str {
@@ -218,6 +224,7 @@ impl Known {
             Known::NestedArray => "array of arrays",
             Known::UnpaddedEnd => "unpadded end",
             Known::GgmlSizeWraps => "ggml size wraps",
+            Known::NulAlignmentKey => "general.alignment up to a NUL",
         }
     }
 }
@@ -230,7 +237,7 @@ struct Stats {
     ggml_aborts: AtomicU64,
     worker_died: AtomicU64,
     nul_strings: AtomicU64,
-    known: [AtomicU64; 7],
+    known: [AtomicU64; 8],
 }
 
 static STATS: Stats = Stats {
@@ -240,7 +247,7 @@ static STATS: Stats = Stats {
     ggml_aborts: AtomicU64::new(0),
     worker_died: AtomicU64::new(0),
     nul_strings: AtomicU64::new(0),
-    known: [const { AtomicU64::new(0) }; 7],
+    known: [const { AtomicU64::new(0) }; 8],
 };
 
 fn bump(c: &AtomicU64) {
@@ -340,6 +347,9 @@ pub fn check_differential(data: &[u8]) {
             Some(k) => bump(&STATS.known[k as usize]),
             None => panic!("ggml refuses, we accept ({} keys, {} tensors)", f.kv_count(), f.tensor_count()),
         },
+        (Ok((f, None)), Ggml::Accepted(_)) if nul_alignment_key(f) => {
+            bump(&STATS.known[Known::NulAlignmentKey as usize])
+        }
         (Ok((f, None)), Ggml::Accepted(record)) => {
             bump(&STATS.both_accept);
             let theirs = decode(&record);
@@ -386,10 +396,18 @@ fn ggml_size_wrapped(theirs: &View) -> bool {
     })
 }
 
+/// Whether a key is `general.alignment` up to a NUL byte and longer (see [`Known::NulAlignmentKey`]).
+fn nul_alignment_key(f: &Gguf<&[u8]>) -> bool {
+    f.metadata().any(|kv| kv.key.split_once('\0').is_some_and(|(head, _)| head == "general.alignment"))
+}
+
 /// The known difference that explains our acceptance of a file ggml refuses.
 fn known_acceptance(f: &Gguf<&[u8]>) -> Option<Known> {
     if f.endian() == Endian::Big {
         return Some(Known::BigEndian);
+    }
+    if nul_alignment_key(f) {
+        return Some(Known::NulAlignmentKey);
     }
     if f.metadata().any(|kv| kv.value.as_array().is_some_and(|a| a.elem_type() == gguf_serde::ValueType::Array)) {
         return Some(Known::NestedArray);
