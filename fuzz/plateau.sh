@@ -3,6 +3,8 @@
 # has not grown for QUIET seconds, or after MAX seconds. Prints the last status line.
 # Usage: fuzz/plateau.sh TARGET [MAX=900] [QUIET=240]   (from anywhere; logs in fuzz/logs/)
 # Needs cargo-fuzz and a nightly toolchain (or RUSTC_BOOTSTRAP=1 with stable: see README.md).
+# SEEDS: the folders read besides corpus/TARGET (default `seeds`; e.g. "seeds corpus/open").
+# The `differential` target is built with `--features ggml` (it links ggml: see README.md).
 set -euo pipefail
 cd "$(dirname "$0")"
 t=$1 max=${2:-900} quiet=${3:-240}
@@ -11,9 +13,12 @@ log="logs/$t.log"
 toolchain=${FUZZ_TOOLCHAIN:-+nightly}
 # shellcheck disable=SC2086
 # Optimized, with debug assertions and overflow checks (`-a`), as scripts/fuzz-smoke.sh builds.
-cargo $toolchain fuzz build -O -a "$t" 2>/dev/null
+features=()
+if [ "$t" = differential ]; then features=(--features ggml); fi
+cargo $toolchain fuzz build -O -a "${features[@]}" "$t" 2>/dev/null
 # The fuzzer binary itself (what `cargo fuzz run` would start), so $! is its process id.
-"target/x86_64-unknown-linux-gnu/release/$t" "corpus/$t" seeds -dict=gguf.dict -artifact_prefix="artifacts/$t/" \
+# shellcheck disable=SC2086
+"target/x86_64-unknown-linux-gnu/release/$t" "corpus/$t" ${SEEDS:-seeds} -dict=gguf.dict -artifact_prefix="artifacts/$t/" \
   -max_total_time="$max" -print_final_stats=1 -rss_limit_mb=2048 -timeout=10 >"$log" 2>&1 &
 pid=$!
 start=$(date +%s) last_cov=0 last_change=$start

@@ -22,8 +22,16 @@ if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
 else
   build() { RUSTC_BOOTSTRAP=1 cargo fuzz build -O -a "$@"; }
 fi
-build
-targets=$(cargo fuzz list)
+# The `differential` target links ggml's reader (the llama.cpp build in GGUF_LLAMA_CPP_DIR, which
+# scripts/test.sh exports): built (`--features ggml`) and run only when that is set.
+if [ -n "${GGUF_LLAMA_CPP_DIR:-}" ]; then
+  build --features ggml
+  targets=$(cargo fuzz list)
+else
+  build
+  targets=$(cargo fuzz list | grep -vx differential)
+  echo "differential: skipped (GGUF_LLAMA_CPP_DIR is not set; see fuzz/README.md)"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for t in $targets; do

@@ -7,6 +7,10 @@
 
 use std::io::Cursor;
 
+/// The `differential` target against ggml's reader; built with `--features ggml` (see README.md).
+#[cfg(feature = "ggml")]
+pub mod differential;
+
 use gguf_serde::format::MAX_TENSOR_NAME;
 use gguf_serde::Source;
 use gguf_serde::{

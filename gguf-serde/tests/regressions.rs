@@ -186,6 +186,45 @@ fn zero_dim_with_overflowing_other_dims_is_an_empty_tensor() {
     assert_eq!(f.tensor_data(&t).unwrap(), &[] as &[u8]);
 }
 
+/// Fuzz target `differential` (against ggml's reader), 2026-12-04: a tensor stored with dims
+/// `[3377699720527872, 0, 14831058944]` (F16). It has 0 elements, and ggml's GGUF reader accepts
+/// its shape, but ggml then creates the tensor with `ggml_new_tensor`, which skips dims of 0 and
+/// 1 and asserts `INT64_MAX / ne[i] > product`: 3377699720527872 × 14831058944 overflows, and
+/// ggml aborts the process (`GGML_ASSERT(INT64_MAX / ne[i] > current_nelements) failed`, seen
+/// with `tests/harness/ggml_read` on this file; kept as `fuzz/ggml-aborts/zero-dim-overflowing-product`).
+/// This reader accepted it as an empty tensor; it now refuses it as ggml cannot load it.
+#[test]
+fn zero_dim_does_not_hide_a_product_ggml_aborts_on() {
+    let bytes = unhex(
+        "474755460300000001000000000000000000000000000000010000000000000074030000000000000000000c00000000000000000000000074030000000100000000000000000000000001000000000000007403000000010000000000743700",
+    );
+    let e = Gguf::from_slice(&bytes).unwrap_err();
+    match e.kind() {
+        ErrorKind::Format(gguf_serde::FormatError::SizeOverflow { name, ne, .. }) => {
+            assert_eq!((name.as_str(), ne.as_slice()), ("t", &[3_377_699_720_527_872, 0, 14_831_058_944][..]));
+        }
+        k => panic!("expected SizeOverflow, got {k:?}"),
+    }
+}
+
+/// Fuzz target `differential` (against ggml's reader), 2026-12-04: two F32 tensors with a dim of
+/// 0, the first stored as `[3238002688, 1677721600, 0, 0]`. Its row of 3238002688 × 4 bytes times
+/// 1677721600 overflows `u64`, and this reader refused the file (`SizeOverflow`) although the
+/// tensor is empty. ggml's reader accepts it: `tests/harness/ggml_read` prints data offset 192,
+/// both tensors at offset 0 with size 0 (`ggml_nbytes` is 0 when a dim is 0, whatever the others).
+#[test]
+fn zero_dim_makes_zero_bytes_before_the_row_size_overflows() {
+    let bytes = unhex(
+        "474755460300000002000000000000000000000000000000110000000000000067656e7772616c2e616c69676e6d656e7404000000000000c100000000000000640000000000000000000000000000000000000000000000000000000000000000110000000000000065656e7772616c2e616c69676e6d656e740400000000000000000000000000000000000064000000000000000000000000000000000000000000000000000000000000676e000001000000000000610100000800fdffffff",
+    );
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!(f.data_offset(), 192);
+    let t: Vec<_> = f.tensors().map(|t| (t.name, t.relative_offset, t.nbytes, t.n_elements)).collect();
+    assert_eq!(t, [("genwral.alignment", 0, 0, 0), ("eenwral.alignment", 0, 0, 0)]);
+    let first = f.tensors().next().unwrap();
+    assert_eq!(first.ne().dims().to_vec(), [3_238_002_688, 1_677_721_600, 0, 0]);
+}
+
 /// Found by a new user: `tensor_data` took a `TensorInfo` of another file and returned 1,024
 /// unrelated bytes of this one (the info's offset and size were inside it). An info that is not
 /// one of this file's is now `NotFound`, named; the file's own infos read as before.

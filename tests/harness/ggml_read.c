@@ -51,6 +51,7 @@
 // Runs on little-endian hosts only (as ggml; the bytes hashed are host order).
 #include "ggml.h"
 #include "gguf.h"
+#include "gguf_scalar_size.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -83,16 +84,6 @@ static void put_escaped(const char *s) {
         } else {
             printf("\\x%02x", *p);
         }
-    }
-}
-
-static size_t scalar_size(enum gguf_type t) {
-    switch (t) {
-        case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
-        case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
-        case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
-        case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
-        default: return 0;
     }
 }
 

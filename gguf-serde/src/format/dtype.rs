@@ -192,12 +192,17 @@ impl GgmlType {
     /// Bytes taken by a tensor with stored dims `ne` (fastest first, `ne[0]` is the row length):
     /// `ne[0] / block_size × type_size × ne[1] × ne[2] × …`, as ggml's `ggml_nbytes` for a
     /// contiguous tensor. `None` if `ne[0]` is not a multiple of the block size or any product
-    /// overflows `u64`. An empty `ne` is a scalar (one element).
+    /// overflows `u64`. An empty `ne` is a scalar (one element). A tensor with a dim of 0 takes 0
+    /// bytes whatever its other dims, as `ggml_nbytes` gives (the others are not multiplied, so
+    /// their product cannot overflow).
     pub fn nbytes(self, ne: &[u64]) -> Option<u64> {
         let (first, rest) = match ne.split_first() {
             Some(x) => x,
             None => return self.row_bytes(1),
         };
+        if ne.contains(&0) {
+            return (first.checked_rem(self.block_size()) == Some(0)).then_some(0);
+        }
         rest.iter().try_fold(self.row_bytes(*first)?, |acc, &d| acc.checked_mul(d))
     }
 
@@ -336,6 +341,10 @@ mod tests {
         assert_eq!(GgmlType::Q8_0.nbytes(&[33]), None);
         assert_eq!(GgmlType::F32.nbytes(&[]), Some(4));
         assert_eq!(GgmlType::F32.nbytes(&[0, 7]), Some(0));
+        // A dim of 0 makes 0 bytes before the others can overflow (ggml_nbytes).
+        assert_eq!(GgmlType::F32.nbytes(&[3_238_002_688, 1_677_721_600, 0, 0]), Some(0));
+        assert_eq!(GgmlType::F32.nbytes(&[1 << 62, 0]), Some(0));
+        assert_eq!(GgmlType::Q8_0.nbytes(&[33, 0]), None);
         assert_eq!(GgmlType::F32.nbytes(&[1 << 32, 1 << 32]), None);
         assert_eq!(GgmlType::I8.nbytes(&[1 << 32, 1 << 32]), None);
     }

@@ -49,6 +49,9 @@ pub(super) fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
     let Some(n_elements) = n_elements else {
         return Err(FormatError::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() }.into());
     };
+    if !ggml_new_tensor_accepts(&ne) {
+        return Err(FormatError::SizeOverflow { name: name_str.to_owned(), ne: dims.to_vec() }.into());
+    }
     let ne0 = ne[0];
     if ne0.checked_rem(dtype.block_size()) != Some(0) {
         return Err(FormatError::NotBlockMultiple {
@@ -143,4 +146,24 @@ pub(super) fn check_tensors(
         }
     }
     Ok((by_name, data_offset))
+}
+
+/// Whether ggml's `ggml_new_tensor` (`ggml/src/ggml.c`, `ggml_new_tensor_impl`) accepts these
+/// stored dims (fastest first, padded with 1s). Every reader of ggml that keeps a ggml context
+/// (llama.cpp's model loader, and `gguf_init_from_file` with tensor data) creates each tensor
+/// with it, and it aborts the process unless the product of `ne[0]` and the later dims above 1
+/// stays below `i64::MAX` at every step (`INT64_MAX / ne[i] > product`). It skips dims of 0,
+/// so a tensor with 0 elements whose other dims multiply past `i64::MAX` aborts ggml (found by
+/// the `differential` fuzz target): such a file is refused with `SizeOverflow`.
+fn ggml_new_tensor_accepts(ne: &[u64; MAX_DIMS]) -> bool {
+    let Some((&first, rest)) = ne.split_first() else { return true };
+    let mut product = first;
+    for &d in rest.iter().filter(|&&d| d > 1) {
+        // `d > 1`, so the division is defined and `product * d` stays below i64::MAX.
+        if (i64::MAX as u64).checked_div(d).is_none_or(|q| q <= product) {
+            return false;
+        }
+        product = product.saturating_mul(d);
+    }
+    true
 }
