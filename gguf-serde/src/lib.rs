@@ -185,7 +185,7 @@ pub use container::{
 pub use container::{FormatError, Item, ShardError, WriteError};
 pub use error::{Error, ErrorKind, Result};
 pub use format::AlignmentProblem;
-pub use format::{Endian, GgmlType, Ne, Shape, ValueType};
+pub use format::{Endian, GgmlType, GgufStr, Ne, Shape, ValueType};
 pub use metadata::MetadataError;
 pub use metadata::{
     elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, StringArray,
