@@ -96,7 +96,7 @@ fn key_type_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
     let arch = f.get(keys::GENERAL_ARCHITECTURE).and_then(|v| v.as_str());
     f.metadata()
         .filter_map(|kv| {
-            let m = keys::lookup(kv.key)?;
+            let m = keys::lookup(kv.key.to_str().ok()?)?;
             if m.arch.is_some() && m.arch != arch {
                 return None;
             }

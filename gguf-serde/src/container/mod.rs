@@ -236,7 +236,7 @@ impl Gguf<memmap2::Mmap> {
     ///
     /// // The GGUF spec's test vector, checked into this repository.
     /// let file = Gguf::open("../tests/data/small.gguf")?;
-    /// assert_eq!(file.get("general.architecture"), Some(ValueRef::String("llama")));
+    /// assert_eq!(file.get("general.architecture"), Some(ValueRef::String("llama".into())));
     /// let t = file.tensor("w_q8_0").expect("the test vector has it");
     /// assert_eq!((t.dtype, &*t.shape), (GgmlType::Q8_0, &[4, 64][..]));
     /// // Borrowed from the mapping: 4 rows of 64 elements, 2 blocks of 34 bytes per row.

@@ -21,6 +21,7 @@ use std::hash::{Hash, Hasher};
 ///   `Debug` of the `&str` with the same escapes for the bad bytes.
 /// - Equality, ordering and hashing are those of the bytes; a `GgufStr` compares equal to a
 ///   `&str` with the same bytes.
+/// - `Serialize`: a string when UTF-8, else bytes.
 ///
 /// ```
 /// use gguf_serde::GgufStr;
@@ -219,6 +220,12 @@ impl<'a> From<&'a str> for GgufStr<'a> {
     }
 }
 
+impl<'a> From<&'a &str> for GgufStr<'a> {
+    fn from(s: &'a &str) -> GgufStr<'a> {
+        GgufStr::from_checked(s.as_bytes())
+    }
+}
+
 impl<'a> From<&'a String> for GgufStr<'a> {
     fn from(s: &'a String) -> GgufStr<'a> {
         GgufStr::from_checked(s.as_bytes())
@@ -240,6 +247,17 @@ impl<'a> From<&'a Vec<u8>> for GgufStr<'a> {
 impl AsRef<[u8]> for GgufStr<'_> {
     fn as_ref(&self) -> &[u8] {
         self.bytes
+    }
+}
+
+/// A UTF-8 string as a string; any other as its bytes (what serde formats call bytes: an array
+/// of numbers in JSON), so that nothing is lost.
+impl serde::Serialize for GgufStr<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.to_str() {
+            Ok(s) => serializer.serialize_str(s),
+            Err(_) => serializer.serialize_bytes(self.bytes),
+        }
     }
 }
 

@@ -25,7 +25,7 @@
 //!     Edit::Rename { from: "general.name".into(), to: "general.basename".into() },
 //! ];
 //! let out = apply(&file, &edits, GgufWriter::new(Vec::new()), |w, _| Ok(w))?.finish()?;
-//! assert_eq!(Gguf::from_slice(&out)?.get("general.basename"), Some(ValueRef::String("new")));
+//! assert_eq!(Gguf::from_slice(&out)?.get("general.basename"), Some(ValueRef::String("new".into())));
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
 

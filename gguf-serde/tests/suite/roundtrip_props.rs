@@ -211,7 +211,7 @@ proptest! {
         let mut offset = 0u64;
         for (t, spec) in g.tensors().zip(&f.tensors) {
             let shape = if spec.shape.is_empty() { vec![1] } else { spec.shape.clone() };
-            prop_assert_eq!((t.name, t.dtype, t.shape.to_vec()), (spec.name.as_str(), spec.dtype, shape));
+            prop_assert_eq!((t.name, t.dtype, t.shape.to_vec()), (spec.name.as_str().into(), spec.dtype, shape));
             prop_assert_eq!(t.ne().dims().to_vec(), spec.ne());
             prop_assert_eq!(t.nbytes, spec.nbytes());
             prop_assert_eq!(t.relative_offset, offset);

@@ -192,7 +192,7 @@ proptest! {
         let bytes = to_vec(&expected).unwrap();
         let file = Gguf::from_slice(&bytes).unwrap();
         let stored: Vec<(String, Value)> =
-            file.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+            file.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
         prop_assert_eq!(&stored, &expected.clone().into_iter().collect::<Vec<_>>());
         let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
         prop_assert_eq!(back, expected);
@@ -225,7 +225,7 @@ proptest! {
         // The container reader (no serde) sees the keys in order with the exact values.
         let file = Gguf::from_slice(&bytes).unwrap();
         let stored: Vec<(String, Value)> =
-            file.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+            file.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
         prop_assert_eq!(&stored, &expected);
         // The deserializer gives them back exactly.
         let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();

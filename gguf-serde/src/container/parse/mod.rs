@@ -479,8 +479,8 @@ mod tests {
         // Given the rest, it finishes from there.
         let Step::Done(layout) = p.resume(&f).unwrap() else { panic!("not done") };
         assert_eq!((layout.kvs.len(), layout.infos_end), (1, f.len() as u64));
-        let RawValue::Array { elem, len, bytes } = &layout.kvs[0].value else { panic!("not an array") };
-        assert_eq!((*elem, *len, bytes.clone()), (ValueType::String, 3, 49..f.len()));
+        let RawValue::Array { elem, len, bytes, utf8 } = &layout.kvs[0].value else { panic!("not an array") };
+        assert_eq!((*elem, *len, bytes.clone(), *utf8), (ValueType::String, 3, 49..f.len(), true));
         let a = layout.value_ref(&f, &layout.kvs[0].value).as_array().unwrap();
         assert_eq!(a.strings().unwrap().collect::<Vec<_>>(), ["xy", "é", ""]);
     }

@@ -156,7 +156,7 @@ fn key_not_utf8() {
     b.header(3, 0, 1).kv([b'k', 0xff], ty::U8).u8(0);
     let e = parse_err(&b.buf);
     assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::Key, key: None, offset: 32, .. })),
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::Key, owner: None, offset: 32, .. })),
         "{e:?}"
     );
     assert_eq!(e.to_string(), "key at offset 32 is not valid UTF-8");
@@ -168,7 +168,7 @@ fn string_value_not_utf8() {
     b.str([b'a', 0xc3]); // a cut two-byte sequence
     let e = parse_err(&b.buf);
     assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, key: Some(k), offset: 45, .. }) if k == "k"),
+        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, owner: Some(k), offset: 45, .. }) if k == "k"),
         "{e:?}"
     );
     assert_eq!(e.to_string(), r#"string at offset 45 is not valid UTF-8 (key "k")"#);
@@ -190,7 +190,7 @@ fn tensor_name_not_utf8() {
     assert!(
         matches!(
             e.kind(),
-            ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::TensorName, key: None, offset: 32, .. })
+            ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::TensorName, owner: None, offset: 32, .. })
         ),
         "{e:?}"
     );
