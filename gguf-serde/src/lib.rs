@@ -17,7 +17,8 @@
 //!     println!("{:<8} {:<5} {:?} {} bytes", t.name, t.dtype, &*t.shape, data.len());
 //! }
 //! assert_eq!(arch, Some("llama"));
-//! let names: Vec<&str> = file.tensors().map(|t| t.name).collect();
+//! // Names are compared as bytes; `name_str` gives the text (ggml does not require UTF-8).
+//! let names: Vec<&str> = file.tensors().map(|t| t.name_str()).collect::<Result<_, _>>()?;
 //! assert_eq!(names, ["w_f32", "w_q8_0", "e_bf16"]);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```

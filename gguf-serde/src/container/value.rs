@@ -37,7 +37,8 @@ use crate::format::Endian;
 /// let tokens = file.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).expect("an array");
 /// assert_eq!((tokens.elem_type(), tokens.len()), (ValueType::String, 3));
 /// // Strings have no fixed size: walk them (`get(i)` is for fixed-size elements).
-/// let all: Vec<&str> = tokens.strings().expect("strings").map(|s| s.to_str()).collect::<Result<_, _>>()?;
+/// // Each string is a `GgufStr`: its bytes, and its text if it is UTF-8 (ggml does not require it).
+/// let all: Vec<&str> = tokens.strings().expect("strings").map(|s| s.to_str().expect("UTF-8")).collect();
 /// assert_eq!(all, ["<s>", "</s>", "hello"]);
 /// # Ok::<(), gguf_serde::Error>(())
 /// ```
