@@ -103,11 +103,23 @@ fn check_plain_read(data: &[u8], slice_err: Option<&Error>) {
         _ => panic!("plain read whole {:?}, in pieces {:?}", whole.as_ref().err(), trickle.as_ref().err()),
     }
     let map = gguf_serde::from_reader::<BTreeMap<String, gguf_serde::Value>, _>(Trickle { bytes: data, step });
+    // Keys or strings that are not UTF-8 (ggml accepts them): serde's view has text keys only
+    // and an owned `Value` holds `String`s, so a string that is not UTF-8 is an InvalidUtf8
+    // error (never a panic) and a key that is not UTF-8 is left out.
+    let text = |k: &Gguf<_>| k.metadata().all(|kv| kv.key.is_utf8() && value_is_utf8(kv.value));
     match (&whole, &map) {
+        (Ok(k), m) if !text(k) => {
+            if let Err(e) = m {
+                let utf8 =
+                    matches!(e.kind(), gguf_serde::ErrorKind::Format(gguf_serde::FormatError::InvalidUtf8 { .. }));
+                assert!(utf8, "serde from_reader of a file that is not all UTF-8: {e}");
+            }
+        }
         (Ok(k), Ok(m)) => {
             assert_eq!(m.len(), k.kv_count(), "serde from_reader: one entry per pair");
             for kv in k.metadata() {
-                let (got, want) = (format!("{:?}", m.get(kv.key)), format!("{:?}", Some(kv.value.to_owned_value())));
+                let got = format!("{:?}", kv.key.to_str().ok().and_then(|key| m.get(key)));
+                let want = format!("{:?}", Some(kv.value.to_owned_value()));
                 assert_eq!(got, want, "serde from_reader: value of {}", kv.key);
             }
         }
@@ -275,6 +287,15 @@ fn check_value(v: ValueRef<'_>, depth: usize) {
     if a.elem_type() == gguf_serde::ValueType::Array {
         let inner: usize = a.iter().filter_map(|x| x.as_array()).map(|x| 12 + x.raw_bytes().len()).sum();
         assert_eq!(inner, a.raw_bytes().len());
+    }
+}
+
+/// Whether every string of `v` (at any depth) is UTF-8.
+fn value_is_utf8(v: ValueRef<'_>) -> bool {
+    match v {
+        ValueRef::String(s) => s.is_utf8(),
+        ValueRef::Array(a) => a.is_utf8(),
+        _ => true,
     }
 }
 

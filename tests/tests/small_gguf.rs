@@ -31,7 +31,8 @@ fn canonical_facts() {
     assert_eq!(f.get("general.architecture"), Some(ValueRef::String("llama".into())));
     assert_eq!(f.get("test.answer"), Some(ValueRef::U32(42)));
     assert_eq!(f.get("test.note"), Some(ValueRef::String("tensor-format-specs".into())));
-    let got: Vec<_> = f.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
+    let got: Vec<_> =
+        f.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
     let want = vec![
         ("w_f32", GgmlType::F32, vec![4u64, 64], 288u64, 1024u64),
         ("w_q8_0", GgmlType::Q8_0, vec![4, 64], 1312, 272),

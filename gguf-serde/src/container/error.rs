@@ -589,9 +589,9 @@ impl FormatError {
     pub fn key(&self) -> Option<&str> {
         use FormatError as F;
         match self {
-            F::Truncated { item, owner, .. }
-            | F::TooLong { item, owner, .. }
-            | F::InvalidUtf8 { item, owner, .. } => owner.as_deref().filter(|_| !item.owned_by_tensor()),
+            F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } | F::InvalidUtf8 { item, owner, .. } => {
+                owner.as_deref().filter(|_| !item.owned_by_tensor())
+            }
             F::DuplicateKey { key, .. }
             | F::UnknownValueType { key, .. }
             | F::TooDeep { key, .. }
@@ -619,9 +619,9 @@ impl FormatError {
     pub fn tensor(&self) -> Option<&str> {
         use FormatError as F;
         match self {
-            F::Truncated { item, owner, .. }
-            | F::TooLong { item, owner, .. }
-            | F::InvalidUtf8 { item, owner, .. } => owner.as_deref().filter(|_| item.owned_by_tensor()),
+            F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } | F::InvalidUtf8 { item, owner, .. } => {
+                owner.as_deref().filter(|_| item.owned_by_tensor())
+            }
             F::TensorNameTooLong { name, .. }
             | F::DuplicateTensor { name, .. }
             | F::TooManyDims { name, .. }
@@ -640,7 +640,6 @@ impl FormatError {
             | F::UnknownValueType { .. }
             | F::TooDeep { .. }
             | F::InvalidBool { .. }
-            
             | F::BadAlignment { .. } => None,
         }
     }

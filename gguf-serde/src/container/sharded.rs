@@ -320,9 +320,12 @@ impl<S: Source> ShardedGguf<S> {
                         .and_then(|&(ps, _): &(u32, u32)| shards.get(ps as usize))
                         .map(|(p, _)| p.clone())
                         .unwrap_or_default();
-                    return Err(
-                        ShardError::TensorInTwoShards { name: t.name.to_string(), first, second: path.clone() }.into()
-                    );
+                    return Err(ShardError::TensorInTwoShards {
+                        name: t.name.to_string(),
+                        first,
+                        second: path.clone(),
+                    }
+                    .into());
                 }
                 by_name.insert(t.name.as_bytes().to_vec(), pos);
                 order.push((s as u32, i as u32));

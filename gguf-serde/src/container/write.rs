@@ -24,9 +24,9 @@ use super::value::{Array, ArrayRef, Value, ValueRef};
 use crate::error::{AlignmentProblem, Error, Result, WriteError};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::Ne;
-use crate::format::{GgmlType, GgufStr};
 use crate::format::ValueType;
 use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::format::{GgmlType, GgufStr};
 
 /// Options of a [`GgufWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

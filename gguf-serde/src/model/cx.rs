@@ -82,7 +82,9 @@ impl<'a> ReadCx<'a> {
 
     /// Whether any tensor's name starts with `prefix` followed by `.`.
     pub fn has_prefix(&self, prefix: &str) -> bool {
-        self.src.tensor_infos().any(|t| t.name.as_bytes().strip_prefix(prefix.as_bytes()).is_some_and(|r| r.starts_with(b".")))
+        self.src
+            .tensor_infos()
+            .any(|t| t.name.as_bytes().strip_prefix(prefix.as_bytes()).is_some_and(|r| r.starts_with(b".")))
     }
 
     /// Whether the source has a tensor named `name`.

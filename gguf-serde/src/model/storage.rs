@@ -4,8 +4,8 @@ use super::*;
 use crate::codec::CodecError;
 use crate::container::{Shape, TensorInfo};
 use crate::error::{Error, ModelError, Result, WriteError};
-use crate::format::{GgmlType, GgufStr};
 use crate::format::{Endian, MAX_DIMS};
+use crate::format::{GgmlType, GgufStr};
 use std::borrow::Cow;
 
 /// A tensor borrowed from a file: its name, type, canonical shape and stored bytes, without a

@@ -58,7 +58,10 @@ fn every_tensor_bound_and_rewritten_byte_identical() {
     assert_eq!(m.token_embd.bytes.len(), 178_257_920);
     let b17 = &m.blocks[17];
     assert_eq!((b17.attn_q.name.to_str().unwrap(), &*b17.attn_q.shape), ("blk.17.attn_q.weight", &[1024u64, 640][..]));
-    assert_eq!((b17.ffn_down.name.to_str().unwrap(), &*b17.ffn_down.shape), ("blk.17.ffn_down.weight", &[640u64, 2048][..]));
+    assert_eq!(
+        (b17.ffn_down.name.to_str().unwrap(), &*b17.ffn_down.shape),
+        ("blk.17.ffn_down.weight", &[640u64, 2048][..])
+    );
     assert_eq!(b17.post_ffw_norm.dtype, GgmlType::F32);
 
     let (hash, len) = written(&m);

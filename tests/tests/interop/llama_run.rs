@@ -108,7 +108,10 @@ fn rewritten_edited_and_realigned_copies_run_as_the_original() {
     assert_eq!(a.alignment(), 1024);
     assert!(a.tensors().all(|t| t.data_offset % 1024 == 0));
     let relative = |g: &Gguf<_>, name: &str| g.tensor(name).map(|t| t.data_offset - g.data_offset());
-    assert!(a.tensors().any(|t| relative(&a, t.name.to_str().unwrap()) != relative(&f, t.name.to_str().unwrap())), "no tensor moved");
+    assert!(
+        a.tensors().any(|t| relative(&a, t.name.to_str().unwrap()) != relative(&f, t.name.to_str().unwrap())),
+        "no tensor moved"
+    );
     assert_runs_as_original(&harness, &original, &p, "aligned to 1024");
     std::fs::remove_file(&p).unwrap();
 }

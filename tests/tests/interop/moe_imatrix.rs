@@ -158,7 +158,10 @@ fn check_per_expert(model: &Path, path: &Path, dat: &Path) -> usize {
         assert_eq!(counts_ne, [1, N_EXPERT], "{}.counts", t.name);
         // Each token goes to 2 experts.
         assert_eq!(counts.iter().sum::<f32>(), N_EXPERT_USED * tokens, "{}: counts {counts:?}", t.name);
-        let w = ours.weights_for(t.name.to_str().unwrap(), &dims).unwrap().unwrap_or_else(|| panic!("no weights for {}", t.name));
+        let w = ours
+            .weights_for(t.name.to_str().unwrap(), &dims)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no weights for {}", t.name));
         let w_dat = ours_dat.weights_for(t.name.to_str().unwrap(), &dims).unwrap().unwrap();
         assert_eq!(w.len() as u64, dims[0] * N_EXPERT);
         assert_eq!(w_dat.len(), w.len());

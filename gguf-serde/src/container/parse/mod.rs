@@ -55,7 +55,12 @@ pub(crate) enum RawValue {
     Scalar(ValueRef<'static>),
     String(Range<usize>),
     /// `utf8`: every string in the array (at any depth) was found to be UTF-8.
-    Array { elem: ValueType, len: u64, bytes: Range<usize>, utf8: bool },
+    Array {
+        elem: ValueType,
+        len: u64,
+        bytes: Range<usize>,
+        utf8: bool,
+    },
 }
 
 #[derive(Clone, Debug)]

@@ -199,7 +199,8 @@ fn sample_reads_with_expected_layout() {
     let s = sample(false);
     let g = parse_ok(&s.bytes);
     assert_eq!((g.tensor_infos_end(), g.data_offset()), (s.infos_end, s.data_offset));
-    let got: Vec<_> = g.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
+    let got: Vec<_> =
+        g.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
     let d = s.data_offset;
     assert_eq!(
         got,
