@@ -219,11 +219,11 @@ impl<'a> Gguf<&'a [u8]> {
     pub fn tensor_data_borrowed(&self, name: impl AsRef<[u8]>) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
         let name = GgufStr::from_bytes(name.as_ref());
-        let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", &name.escaped()))?;
+        let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         if t.nbytes == 0 {
             return Ok(&[]);
         }
-        slice_range(data, t.data_offset, t.nbytes).ok_or_else(|| Error::data_not_loaded(&name.escaped()))
+        slice_range(data, t.data_offset, t.nbytes).ok_or_else(|| Error::data_not_loaded(name))
     }
 }
 
@@ -473,13 +473,13 @@ impl<S: Source> Gguf<S> {
     pub fn tensor_data(&self, info: &TensorInfo<'_>) -> Result<&[u8]> {
         // One binary search: an info of another file must not read this file's bytes.
         if self.tensor(info.name).as_ref() != Some(info) {
-            return Err(Error::not_found("tensor of this file", &info.name.escaped()));
+            return Err(Error::not_found("tensor of this file", info.name));
         }
         if info.nbytes == 0 {
             return Ok(&[]);
         }
         slice_range(self.source.bytes(), info.data_offset, info.nbytes)
-            .ok_or_else(|| Error::data_not_loaded(&info.name.escaped()))
+            .ok_or_else(|| Error::data_not_loaded(info.name))
     }
 
     /// The stored bytes of the tensor named `name` (as for [`Gguf::tensor`]).
@@ -488,7 +488,7 @@ impl<S: Source> Gguf<S> {
     /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor; otherwise as [`Gguf::tensor_data`].
     pub fn tensor_data_by_name(&self, name: impl AsRef<[u8]>) -> Result<&[u8]> {
         let name = GgufStr::from_bytes(name.as_ref());
-        let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", &name.escaped()))?;
+        let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)
     }
 }

@@ -421,7 +421,7 @@ impl<S: Source> ShardedGguf<S> {
     /// not from this model, or for any tensor of a model read with `ShardedGguf::from_url`
     /// (metadata only).
     pub fn tensor_data(&self, t: &ShardTensor<'_>) -> Result<&[u8]> {
-        let f = self.shard(t.shard).ok_or_else(|| Error::data_not_loaded(&t.info.name.escaped()))?;
+        let f = self.shard(t.shard).ok_or_else(|| Error::data_not_loaded(t.info.name))?;
         f.tensor_data(&t.info)
     }
 }

@@ -239,7 +239,7 @@ fn requantize_shards<S: Source + Sync>(
     let wopts = WriteOptions { version: 3, endian: meta.endian(), pad_empty_data: true };
     let data = |t: &OutTensor<'_>| match shards.get(t.shard) {
         Some(f) => f.tensor_data(&t.info),
-        None => Err(Error::data_not_loaded(&t.info.name.escaped())),
+        None => Err(Error::data_not_loaded(t.info.name)),
     };
     // Each source chunk's pages are given back once converted (peak RSS: a chunk, not the model).
     let give_back = |t: &OutTensor<'_>, part: &[u8]| {
@@ -268,7 +268,7 @@ fn requantize_shards<S: Source + Sync>(
         let mut groups: Vec<Vec<OutTensor<'_>>> = (0..n).map(|_| Vec::new()).collect();
         for t in out_tensors {
             let i = t.shard;
-            groups.get_mut(i).ok_or_else(|| Error::data_not_loaded(&t.info.name.escaped()))?.push(t);
+            groups.get_mut(i).ok_or_else(|| Error::data_not_loaded(t.info.name))?.push(t);
         }
         let mut kvs = Some(kvs);
         let mut sealed: Vec<SealedFile> = Vec::with_capacity(groups.len());

@@ -116,6 +116,7 @@ struct Borrowed<'a> {
 #[derive(Deserialize, Debug)]
 struct Text<'a> {
     #[serde(rename = "tokenizer.ggml.tokens", borrow)]
+    #[allow(dead_code)]
     tokens: Vec<Cow<'a, str>>,
 }
 

@@ -204,10 +204,10 @@ proptest! {
         prop_assert_eq!(from_slice::<Maps>(&bytes).unwrap(), m.clone());
         let file = Gguf::from_slice(&bytes).unwrap();
         for (k, e) in &m.experts {
-            prop_assert_eq!(file.get(&format!("experts.{k}.dim")), Some(gguf_serde::ValueRef::U32(e.dim)));
+            prop_assert_eq!(file.get(format!("experts.{k}.dim")), Some(gguf_serde::ValueRef::U32(e.dim)));
         }
         for (k, t) in &m.named {
-            prop_assert_eq!(file.get(&format!("template.{k}")).and_then(|v| v.as_str()), Some(t.as_str()));
+            prop_assert_eq!(file.get(format!("template.{k}")).and_then(|v| v.as_str()), Some(t.as_str()));
         }
         prop_assert_eq!(file.get("template").and_then(|v| v.as_str()), Some(m.template.as_str()));
         prop_assert_eq!(file.metadata().any(|kv| kv.key.starts_with("extra.")), !m.extra.is_empty());
