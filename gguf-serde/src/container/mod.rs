@@ -478,8 +478,7 @@ impl<S: Source> Gguf<S> {
         if info.nbytes == 0 {
             return Ok(&[]);
         }
-        slice_range(self.source.bytes(), info.data_offset, info.nbytes)
-            .ok_or_else(|| Error::data_not_loaded(info.name))
+        slice_range(self.source.bytes(), info.data_offset, info.nbytes).ok_or_else(|| Error::data_not_loaded(info.name))
     }
 
     /// The stored bytes of the tensor named `name` (as for [`Gguf::tensor`]).
