@@ -160,7 +160,9 @@ fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a) * a
 }
 
-fn rewrite(bytes: &[u8], endian: Endian) -> Vec<u8> {
+/// `bytes` written back through [`GgufWriter`] pair by pair and tensor by tensor (borrowed values),
+/// in byte order `endian`, with the file's version and its padding of empty tensor infos.
+pub(crate) fn rewrite(bytes: &[u8], endian: Endian) -> Vec<u8> {
     let g = Gguf::from_slice(bytes).unwrap();
     let opts = WriteOptions::new()
         .with_version(g.version())
