@@ -99,7 +99,7 @@ fn open_once(reader: &str, path: &str) -> usize {
         "tokens-strings" => {
             let f = gguf_serde::Gguf::open(path).expect("open");
             let tokens = f.get(TOKENS).and_then(|v| v.as_array()).expect("a tokenizer.ggml.tokens array");
-            tokens.strings().expect("strings").map(str::len).sum()
+            tokens.strings().expect("strings").map(|s| s.len()).sum()
         }
         "tokens-serde-borrowed" => {
             let f = gguf_serde::Gguf::open(path).expect("open");

@@ -107,11 +107,23 @@ fn check_plain_read(data: &[u8], slice_err: Option<&Error>) {
         _ => panic!("plain read whole {:?}, in pieces {:?}", whole.as_ref().err(), trickle.as_ref().err()),
     }
     let map = gguf_serde::from_reader::<BTreeMap<String, gguf_serde::Value>, _>(Trickle { bytes: data, step });
+    // Keys or strings that are not UTF-8 (ggml accepts them): serde's view has text keys only
+    // and an owned `Value` holds `String`s, so a string that is not UTF-8 is an InvalidUtf8
+    // error (never a panic) and a key that is not UTF-8 is left out.
+    let text = |k: &Gguf<_>| k.metadata().all(|kv| kv.key.is_utf8() && value_is_utf8(kv.value));
     match (&whole, &map) {
+        (Ok(k), m) if !text(k) => {
+            if let Err(e) = m {
+                let utf8 =
+                    matches!(e.kind(), gguf_serde::ErrorKind::Format(gguf_serde::FormatError::InvalidUtf8 { .. }));
+                assert!(utf8, "serde from_reader of a file that is not all UTF-8: {e}");
+            }
+        }
         (Ok(k), Ok(m)) => {
             assert_eq!(m.len(), k.kv_count(), "serde from_reader: one entry per pair");
             for kv in k.metadata() {
-                let (got, want) = (format!("{:?}", m.get(kv.key)), format!("{:?}", Some(kv.value.to_owned_value())));
+                let got = format!("{:?}", kv.key.to_str().ok().and_then(|key| m.get(key)));
+                let want = format!("{:?}", Some(kv.value.to_owned_value()));
                 assert_eq!(got, want, "serde from_reader: value of {}", kv.key);
             }
         }
@@ -282,6 +294,15 @@ fn check_value(v: ValueRef<'_>, depth: usize) {
     }
 }
 
+/// Whether every string of `v` (at any depth) is UTF-8.
+fn value_is_utf8(v: ValueRef<'_>) -> bool {
+    match v {
+        ValueRef::String(s) => s.is_utf8(),
+        ValueRef::Array(a) => a.is_utf8(),
+        _ => true,
+    }
+}
+
 fn check_tensor<S: Source>(f: &Gguf<S>, t: &TensorInfo<'_>) {
     assert!(t.name.len() as u64 <= MAX_TENSOR_NAME);
     let found = f.tensor(t.name);
@@ -331,9 +352,10 @@ pub fn rewrite(f: &Gguf<&[u8]>, endian: Endian, via: Via) -> gguf_serde::Result<
     let opts = WriteOptions::like(f).with_version(version).with_endian(endian);
     let mut w = GgufWriter::with_options(Vec::new(), opts)?;
     for kv in f.metadata() {
-        match via {
-            Via::Borrowed => w.add_kv_ref(kv.key, kv.value)?,
-            Via::Owned => w.add_value(kv.key, &kv.value.to_owned_value())?,
+        // The owned `Value` holds text: a pair with bytes that are not UTF-8 is copied borrowed.
+        match (via, kv.key.to_str()) {
+            (Via::Owned, Ok(key)) if value_is_utf8(kv.value) => w.add_value(key, &kv.value.to_owned_value())?,
+            _ => w.add_kv_ref(kv.key, kv.value)?,
         }
     }
     for t in f.tensors() {
@@ -425,6 +447,14 @@ pub fn check_serde(data: &[u8]) {
     }
 
     let Ok(file) = Gguf::from_slice(data) else { return };
+    if !file.metadata().all(|kv| kv.key.is_utf8() && value_is_utf8(kv.value)) {
+        // Bytes that are not UTF-8: a text target is an InvalidUtf8 error, never a panic.
+        if let Err(e) = gguf_serde::from_slice::<BTreeMap<String, gguf_serde::Value>>(data) {
+            let utf8 = matches!(e.kind(), gguf_serde::ErrorKind::Format(gguf_serde::FormatError::InvalidUtf8 { .. }));
+            assert!(utf8, "serde of a file that is not all UTF-8: {e}");
+        }
+        return;
+    }
     let map: BTreeMap<String, gguf_serde::Value> = match gguf_serde::from_slice(data) {
         Ok(m) => m,
         Err(e) => panic!("container opens the file but serde cannot read its KV block: {e}"),
@@ -432,7 +462,8 @@ pub fn check_serde(data: &[u8]) {
     assert_eq!(map.len(), file.kv_count(), "every key becomes one map entry");
     for kv in file.metadata() {
         // Debug strings: NaN equals NaN here (payloads are the roundtrip target's business).
-        let (got, want) = (format!("{:?}", map.get(kv.key)), format!("{:?}", Some(&kv.value.to_owned_value())));
+        let got = format!("{:?}", kv.key.to_str().ok().and_then(|k| map.get(k)));
+        let want = format!("{:?}", Some(&kv.value.to_owned_value()));
         assert_eq!(got, want, "value of {}", kv.key);
     }
     let _ = gguf_serde::from_slice::<Meta<'_>>(data);

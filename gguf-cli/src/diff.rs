@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use gguf_serde::codec::swap_blocks;
 use gguf_serde::container::Source;
-use gguf_serde::{Endian, Gguf, ValueRef};
+use gguf_serde::{Endian, Gguf, GgufStr, ValueRef};
 use serde_json::{json, Value as Json};
 
 use crate::inspect::show;
@@ -140,10 +140,11 @@ fn same_data(a: Option<&[u8]>, ea: Endian, b: Option<&[u8]>, eb: Endian, dtype: 
 
 fn diff<S: Source>(a: &Gguf<S>, b: &Gguf<S>, items: usize) -> Vec<Change> {
     let mut out = Vec::new();
-    let ch = |sign, what, name: Option<&str>, a: Option<String>, b: Option<String>| Change {
+    // Keys and tensor names are compared as bytes and shown escaped (bad bytes as `\xNN`).
+    let ch = |sign, what, name: Option<GgufStr<'_>>, a: Option<String>, b: Option<String>| Change {
         sign,
         what,
-        name: name.map(str::to_owned),
+        name: name.map(|n| n.to_string()),
         a,
         b,
     };
@@ -152,10 +153,10 @@ fn diff<S: Source>(a: &Gguf<S>, b: &Gguf<S>, items: usize) -> Vec<Change> {
     }
     // The byte order is not a difference: values and tensor data are compared as decoded.
     let show_kv = |v: &ValueRef<'_>| format!("{} = {}", v.type_name(), show(v, items));
-    let bkeys: HashMap<&str, ValueRef<'_>> = b.metadata().map(|kv| (kv.key, kv.value)).collect();
-    let akeys: HashMap<&str, ValueRef<'_>> = a.metadata().map(|kv| (kv.key, kv.value)).collect();
+    let bkeys: HashMap<GgufStr<'_>, ValueRef<'_>> = b.metadata().map(|kv| (kv.key, kv.value)).collect();
+    let akeys: HashMap<GgufStr<'_>, ValueRef<'_>> = a.metadata().map(|kv| (kv.key, kv.value)).collect();
     for kv in a.metadata() {
-        match bkeys.get(kv.key) {
+        match bkeys.get(&kv.key) {
             None => out.push(ch('-', "key", Some(kv.key), Some(show_kv(&kv.value)), None)),
             Some(v) if !same(&kv.value, v) => {
                 out.push(ch('~', "key", Some(kv.key), Some(show_kv(&kv.value)), Some(show_kv(v))));
@@ -163,11 +164,11 @@ fn diff<S: Source>(a: &Gguf<S>, b: &Gguf<S>, items: usize) -> Vec<Change> {
             Some(_) => {}
         }
     }
-    for kv in b.metadata().filter(|kv| !akeys.contains_key(kv.key)) {
+    for kv in b.metadata().filter(|kv| !akeys.contains_key(&kv.key)) {
         out.push(ch('+', "key", Some(kv.key), None, Some(show_kv(&kv.value))));
     }
-    let common_a: Vec<&str> = a.metadata().map(|kv| kv.key).filter(|k| bkeys.contains_key(k)).collect();
-    let common_b: Vec<&str> = b.metadata().map(|kv| kv.key).filter(|k| akeys.contains_key(k)).collect();
+    let common_a: Vec<GgufStr<'_>> = a.metadata().map(|kv| kv.key).filter(|k| bkeys.contains_key(k)).collect();
+    let common_b: Vec<GgufStr<'_>> = b.metadata().map(|kv| kv.key).filter(|k| akeys.contains_key(k)).collect();
     if common_a != common_b {
         out.push(ch('~', "key order", None, None, None));
     }
@@ -190,8 +191,8 @@ fn diff<S: Source>(a: &Gguf<S>, b: &Gguf<S>, items: usize) -> Vec<Change> {
     for t in b.tensors().filter(|t| a.tensor(t.name).is_none()) {
         out.push(ch('+', "tensor", Some(t.name), None, Some(desc(&t))));
     }
-    let order_a: Vec<&str> = a.tensors().map(|t| t.name).filter(|x| b.tensor(x).is_some()).collect();
-    let order_b: Vec<&str> = b.tensors().map(|t| t.name).filter(|x| a.tensor(x).is_some()).collect();
+    let order_a: Vec<GgufStr<'_>> = a.tensors().map(|t| t.name).filter(|x| b.tensor(x).is_some()).collect();
+    let order_b: Vec<GgufStr<'_>> = b.tensors().map(|t| t.name).filter(|x| a.tensor(x).is_some()).collect();
     if order_a != order_b {
         out.push(ch('~', "tensor order", None, None, None));
     }

@@ -74,7 +74,8 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
         let old = f.get(&args.key);
         if old.is_none() {
-            if let Some(other) = prefix_conflict(&args.key, f.metadata().map(|kv| kv.key)) {
+            // A key that is not UTF-8 is never a prefix of a text key, nor has one.
+            if let Some(other) = prefix_conflict(&args.key, f.metadata().filter_map(|kv| kv.key.to_str().ok())) {
                 if !args.allow_prefix {
                     anyhow::bail!(
                         "{}: new key {:?} would be both a value and a prefix with the existing key {other:?}; \

@@ -138,7 +138,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         }
         // The manifest's tensors of this file that the file lacks, for the kinds checked.
         if !a.no_layer {
-            let present: HashSet<&str> = shard.tensors().map(|t| t.name).collect();
+            let present: HashSet<String> = shard.tensors().map(|t| t.name.to_string()).collect();
             for e in manifest.entries() {
                 let Some(tensor) = e.name.strip_prefix(&tensor_prefix) else { continue };
                 if options.kinds.contains(&e.kind) && e.kind != HashKind::Uuid && !present.contains(tensor) {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use gguf_serde::container::{Kv, Source, TensorInfo};
-use gguf_serde::{ArrayRef, Gguf, ShardedGguf, ValueRef};
+use gguf_serde::{ArrayRef, Gguf, GgufStr, ShardedGguf, ValueRef};
 
 use crate::out::{outln, Out, OutputError};
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -473,12 +473,13 @@ pub(crate) fn parameters_short(n: u64) -> String {
 }
 
 /// A key or tensor name as printed: quoted and escaped if it holds control characters, so a file
-/// cannot write escape sequences or fake lines to the terminal.
-fn shown(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.chars().any(char::is_control) {
-        format!("{s:?}").into()
-    } else {
-        s.into()
+/// cannot write escape sequences or fake lines to the terminal, or bytes that are not UTF-8 (which
+/// ggml accepts), each shown as `\xNN`.
+fn shown<'a>(s: impl Into<GgufStr<'a>>) -> std::borrow::Cow<'a, str> {
+    let s: GgufStr<'a> = s.into();
+    match s.to_str() {
+        Ok(t) if !t.chars().any(char::is_control) => t.into(),
+        _ => format!("{s:?}").into(),
     }
 }
 
@@ -590,23 +591,31 @@ impl Serialize for JsonFile<'_, '_> {
     }
 }
 
+/// A key or tensor name in JSON: its text, with each byte that is not UTF-8 as `\xNN`.
+fn escaped<S: Serializer>(v: &GgufStr<'_>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.escaped())
+}
+
 #[derive(Serialize)]
 struct KvJson<'a> {
-    key: &'a str,
+    #[serde(serialize_with = "escaped")]
+    key: GgufStr<'a>,
     r#type: String,
     value: JsonValue<'a>,
 }
 
 #[derive(Serialize)]
 struct LongArrayJson<'a> {
-    key: &'a str,
+    #[serde(serialize_with = "escaped")]
+    key: GgufStr<'a>,
     r#type: String,
     length: u64,
 }
 
 #[derive(Serialize)]
 struct TensorJson<'a> {
-    name: &'a str,
+    #[serde(serialize_with = "escaped")]
+    name: GgufStr<'a>,
     dtype: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     shape: Option<&'a [u64]>,
@@ -635,7 +644,8 @@ impl Serialize for JsonValue<'_> {
             ValueRef::F32(x) => s.serialize_f32(x),
             ValueRef::F64(x) => s.serialize_f64(x),
             ValueRef::Bool(x) => s.serialize_bool(x),
-            ValueRef::String(x) => s.serialize_str(x),
+            // A string that is not UTF-8 as text with each bad byte as `\xNN` (as `inspect` shows it).
+            ValueRef::String(x) => s.serialize_str(&x.escaped()),
             ValueRef::Array(a) => JsonArray(a).serialize(s),
         }
     }

@@ -23,7 +23,8 @@ pub struct Args {
     /// other than the running sum of padded sizes, tensor names of 64 bytes or more, empty
     /// tensor names, and standard keys stored with a type llama.cpp's loader refuses (the
     /// registry of standard keys; `{arch}` keys of the file's `general.architecture`). Without it
-    /// these are printed as warnings and the file counts as valid.
+    /// these are printed as warnings and the file counts as valid. Keys, strings and tensor names
+    /// that are not UTF-8 are warnings with or without it (ggml accepts them).
     #[arg(long)]
     ggml: bool,
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
@@ -59,6 +60,39 @@ fn ggml_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
     out
 }
 
+/// Keys, string values (strings of arrays too) and tensor names that are not UTF-8: the spec asks
+/// for UTF-8, ggml takes any bytes (so llama.cpp loads the file). Warnings, also with --ggml.
+fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    let mut out = Vec::new();
+    for kv in f.metadata() {
+        if let Err(e) = kv.key_str() {
+            out.push(e.to_string());
+        }
+        if let Err(e) = kv.value_str() {
+            out.push(e.to_string());
+        }
+        if let Some(a) = kv.value.as_array().filter(|a| !a.is_utf8()) {
+            // The strings of the array (of its inner arrays, for an array of arrays: counted).
+            let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| !s.is_utf8());
+            match bad.next() {
+                Some((i, s)) => out.push(format!(
+                    "{} string(s) of key {} are not valid UTF-8, the first at index {i}: {s:?}",
+                    1 + bad.count(),
+                    kv.key
+                )),
+                None => out.push(format!("key {}: strings of its inner arrays are not valid UTF-8", kv.key)),
+            }
+        }
+    }
+    for t in f.tensors() {
+        if let Err(e) = t.name_str() {
+            out.push(e.to_string());
+        }
+    }
+    let note = "(the spec asks for UTF-8; ggml and llama.cpp accept any bytes)";
+    out.into_iter().map(|w| format!("{w} {note}")).collect()
+}
+
 /// Prints (or, with --json, collects) the report of one file that parsed; whether it is valid.
 fn report<S: Source>(
     f: &Gguf<S>,
@@ -77,14 +111,19 @@ fn report<S: Source>(
         }
         return Ok(false);
     }
+    let not_utf8 = utf8_warnings(f);
     if args.json {
+        let warnings: Vec<&String> = refusals.iter().chain(&not_utf8).collect();
         reports.push(json!({"path": p.to_string(), "valid": true, "version": f.version(),
-            "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": refusals}));
+            "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": warnings}));
         return Ok(true);
     }
     outln!(out, "{p}: OK (version {}, {} keys, {} tensors)", f.version(), f.kv_count(), f.tensor_count());
     for r in refusals {
         outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
+    }
+    for w in not_utf8 {
+        outln!(out, "{p}: warning: {w}");
     }
     Ok(true)
 }
@@ -96,7 +135,7 @@ fn key_type_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
     let arch = f.get(keys::GENERAL_ARCHITECTURE).and_then(|v| v.as_str());
     f.metadata()
         .filter_map(|kv| {
-            let m = keys::lookup(kv.key)?;
+            let m = keys::lookup(kv.key.to_str().ok()?)?;
             if m.arch.is_some() && m.arch != arch {
                 return None;
             }

@@ -39,7 +39,7 @@ struct Ggml<S> {
 /// The summed byte length of every token, through `strings()`.
 fn walk<S: Source>(file: &Gguf<S>) -> usize {
     let tokens = file.get(KEY).and_then(|v| v.as_array()).expect("tokens array");
-    tokens.strings().expect("strings").map(str::len).sum()
+    tokens.strings().expect("strings").map(|s| s.len()).sum()
 }
 
 /// The number of tokens, deserialized into `Vec<S>` (dropped).

@@ -339,30 +339,31 @@ impl Error {
     /// Names tensor `name` in an error of its conversion: an empty tensor name of the kind is
     /// filled in; an error that names no tensor (a codec error) gets it as context; one that
     /// names a tensor already is left as it is.
-    pub(crate) fn in_tensor(mut self, name: &str) -> Error {
+    pub(crate) fn in_tensor(mut self, name: impl fmt::Display) -> Error {
+        let name = name.to_string();
         if let ErrorKind::Write(WriteError::InvalidTensor { name: n, .. } | WriteError::SizeMismatch { name: n, .. }) =
             &mut self.0.kind
         {
             if n.is_empty() {
-                name.clone_into(n);
+                n.clone_from(&name);
             }
         }
         if self.tensor().is_none() {
-            self.0.cx.tensor = Some(name.to_owned());
+            self.0.cx.tensor = Some(name);
         }
         self
     }
 
     /// [`ErrorKind::NotFound`].
     #[cold]
-    pub(crate) fn not_found(what: &'static str, name: &str) -> Error {
-        ErrorKind::NotFound { what, name: name.to_owned() }.into()
+    pub(crate) fn not_found(what: &'static str, name: impl fmt::Display) -> Error {
+        ErrorKind::NotFound { what, name: name.to_string() }.into()
     }
 
     /// [`ErrorKind::DataNotLoaded`].
     #[cold]
-    pub(crate) fn data_not_loaded(name: &str) -> Error {
-        ErrorKind::DataNotLoaded { name: name.to_owned() }.into()
+    pub(crate) fn data_not_loaded(name: impl fmt::Display) -> Error {
+        ErrorKind::DataNotLoaded { name: name.to_string() }.into()
     }
 }
 

@@ -17,7 +17,8 @@
 //!     println!("{:<8} {:<5} {:?} {} bytes", t.name, t.dtype, &*t.shape, data.len());
 //! }
 //! assert_eq!(arch, Some("llama"));
-//! let names: Vec<&str> = file.tensors().map(|t| t.name).collect();
+//! // Names are compared as bytes; `name_str` gives the text (ggml does not require UTF-8).
+//! let names: Vec<&str> = file.tensors().map(|t| t.name_str()).collect::<Result<_, _>>()?;
 //! assert_eq!(names, ["w_f32", "w_q8_0", "e_bf16"]);
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
@@ -185,7 +186,7 @@ pub use container::{
 pub use container::{FormatError, Item, ShardError, WriteError};
 pub use error::{Error, ErrorKind, Result};
 pub use format::AlignmentProblem;
-pub use format::{Endian, GgmlType, Ne, Shape, ValueType};
+pub use format::{Endian, GgmlType, GgufStr, Ne, Shape, ValueType};
 pub use metadata::MetadataError;
 pub use metadata::{
     elem, from_gguf, from_reader, from_slice, from_value, to_value, to_vec, to_writer, MetadataOptions, StringArray,

@@ -57,11 +57,12 @@ class DuplicateKeyError(GGUFError, KeyError):  # type: ignore[misc, valid-type]
 
 
 class GGUFUnicodeDecodeError(GGUFError, UnicodeDecodeError):  # type: ignore[misc, valid-type]
-    """A string of the file (a key, a value, a tensor name) that is not UTF-8, refused when the
-    file is opened: a ``GGUFError`` (``ValueError``) and the ``UnicodeDecodeError`` gguf-py raises
-    when it decodes that string (at open for a key or tensor name, from ``contents()`` for a
-    value), with the same ``object``, ``start``, ``end`` and ``reason``; ``gguf_message`` says
-    where."""
+    """A key or tensor name of the file that is not UTF-8, refused when the file is opened, as
+    gguf-py refuses it (ggml and the Rust reader accept any bytes): a ``GGUFError``
+    (``ValueError``) and the ``UnicodeDecodeError`` gguf-py raises when it decodes that string,
+    with the same ``object``, ``start``, ``end`` and ``reason``; ``gguf_message`` says where. A
+    value that is not UTF-8 raises gguf-py's ``UnicodeDecodeError`` from ``contents()``, as
+    gguf-py does."""
 
     gguf_message: str
 

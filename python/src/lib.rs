@@ -287,10 +287,19 @@ struct Reader {
 
 #[pymethods]
 impl Reader {
-    /// Opens and validates the file at `path` (without the GIL held).
+    /// Opens and validates the file at `path` (without the GIL held). A key or tensor name that
+    /// is not UTF-8 raises `InvalidUtf8Error` (a `UnicodeDecodeError`) here, as gguf-py's
+    /// `GGUFReader` decodes them when it opens a file; a string value that is not UTF-8 raises
+    /// only when it is read, as in gguf-py (`contents()`).
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let file = detached(py, || Gguf::open(&path))?.map_err(to_py)?;
+        for kv in file.metadata() {
+            kv.key_str().map_err(to_py)?;
+        }
+        for t in file.tensors() {
+            t.name_str().map_err(to_py)?;
+        }
         Ok(Reader { file })
     }
 
@@ -317,7 +326,7 @@ impl Reader {
                 ValueRef::String(s) => (None, kv.value_offset, s.len() as u64),
                 _ => (None, kv.value_offset, 1),
             };
-            list.append((kv.key, kv.offset, kv.value.value_type() as u32, elem, at, len))?;
+            list.append((kv.key_str().map_err(to_py)?, kv.offset, kv.value.value_type() as u32, elem, at, len))?;
         }
         Ok(list)
     }
@@ -382,11 +391,12 @@ impl Reader {
     /// The tensor infos in file order: `(name, info offset, ggml type id, stored dims (ne),
     /// absolute data offset, bytes, elements)`.
     #[allow(clippy::type_complexity)]
-    fn tensors(&self) -> Vec<(&str, u64, u32, Vec<u64>, u64, u64, u64)> {
+    fn tensors(&self) -> PyResult<Vec<(&str, u64, u32, Vec<u64>, u64, u64, u64)>> {
         self.file
             .tensors()
             .map(|t| {
-                (t.name, t.info_offset, t.dtype.id(), t.ne().dims().to_vec(), t.data_offset, t.nbytes, t.n_elements)
+                let name = t.name_str().map_err(to_py)?;
+                Ok((name, t.info_offset, t.dtype.id(), t.ne().dims().to_vec(), t.data_offset, t.nbytes, t.n_elements))
             })
             .collect()
     }

@@ -356,6 +356,35 @@ pub fn sample(big: bool) -> Sample {
     Sample { bytes: b.bytes(), infos_end, data_offset, data_end }
 }
 
+/// Bytes that are not UTF-8 where ggml takes any bytes (`gguf.cpp` never checks UTF-8, so
+/// llama.cpp loads such a file), little-endian, version 3:
+///
+/// - [`NOT_UTF8_KEY`] (U32 7) among text keys;
+/// - `tokenizer.ggml.tokens` = `["a", NOT_UTF8_TOKEN, "\u{2581}b"]` (the middle one a cut
+///   3-byte sequence), `general.name` = [`NOT_UTF8_STRING`] (Latin-1 `café`);
+/// - tensors [`NOT_UTF8_TENSOR`] (F32 ne [4]) and `ok` (F32 ne [4]), 16 bytes of data each,
+///   padded to 32.
+pub fn not_utf8() -> Vec<u8> {
+    let mut b = B::le();
+    b.header(3, 2, 4);
+    b.kv("general.architecture", ty::STRING).str("llama");
+    b.kv(NOT_UTF8_KEY, ty::U32).u32(7);
+    b.kv("tokenizer.ggml.tokens", ty::ARRAY).arr(ty::STRING, 3).str("a").str(NOT_UTF8_TOKEN).str("\u{2581}b");
+    b.kv("general.name", ty::STRING).str(NOT_UTF8_STRING);
+    b.tensor(NOT_UTF8_TENSOR, &[4], gt::F32, 0).tensor("ok", &[4], gt::F32, 32);
+    b.pad(32).data(16, 1).pad(32).data(16, 2).pad(32);
+    b.bytes()
+}
+
+/// The key of [`not_utf8`] that is not UTF-8.
+pub const NOT_UTF8_KEY: &[u8] = b"test.k\xffey";
+/// The token of [`not_utf8`] that is not UTF-8 (index 1).
+pub const NOT_UTF8_TOKEN: &[u8] = b"\xe2\x96";
+/// The `general.name` of [`not_utf8`].
+pub const NOT_UTF8_STRING: &[u8] = b"caf\xe9";
+/// The tensor name of [`not_utf8`] that is not UTF-8 (the first tensor).
+pub const NOT_UTF8_TENSOR: &[u8] = b"w.\xc3(";
+
 /// One key of each of the 13 types (and an array of each), in the given byte order.
 pub fn all_types(big: bool, version: u32) -> Vec<u8> {
     let mut b = if big { B::be() } else { B::le() };
@@ -559,7 +588,8 @@ pub fn seeds() -> Vec<Seed> {
     add("bad-value-type", B::le().header(3, 0, 1).kv("k", 13).u8(1).bytes());
     add("bad-array-type", B::le().header(3, 0, 1).kv("k", ty::ARRAY).arr(99, 1).u8(1).bytes());
     add("bad-bool", B::le().header(3, 0, 1).kv("k", ty::BOOL).u8(2).bytes());
-    add("bad-utf8", B::le().header(3, 0, 1).kv("k", ty::STRING).str(b"a\xffb").bytes());
+    // ggml takes keys, strings and names as bytes: a file with bytes that are not UTF-8 opens.
+    add("ok-not-utf8", not_utf8());
     add("bad-alignment-zero", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(0).bytes());
     add("bad-alignment-3", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(3).bytes());
     add("bad-alignment-type", B::le().header(3, 0, 1).kv("general.alignment", ty::U64).u64(32).bytes());

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use gguf_serde::{Array, Gguf, Value};
+use gguf_serde::{Array, Gguf, Value, ValueRef, ValueType};
 
 const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -54,7 +54,7 @@ pub fn ggml_read_expected(path: &Path) -> Vec<String> {
     ];
     // Each value as ggml_kv_line describes it (ggml hashes a bool array's elements as 0 or 1,
     // as the conversion to `Value` reads them).
-    lines.extend(f.metadata().map(|kv| ggml_kv_line(kv.key, &Value::from(kv.value))));
+    lines.extend(f.metadata().map(|kv| ggml_kv_line_ref(kv.key.as_bytes(), kv.value)));
     for t in f.tensors() {
         let mut ne: Vec<u64> = t.ne().dims().to_vec();
         while ne.len() > 1 && ne.last() == Some(&1) {
@@ -80,6 +80,23 @@ pub fn ggml_read_expected(path: &Path) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// [`ggml_kv_line`] of a pair as read, with its key's and strings' bytes as stored (UTF-8 or not;
+/// ggml does not check): a string is escaped from its bytes, a string array hashed from its stored
+/// elements (the file is little-endian: length prefixes as ggml hashes them).
+fn ggml_kv_line_ref(key: &[u8], v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::String(s) => format!("kv {} str {}", esc(key), esc(s.as_bytes())),
+        ValueRef::Array(a) if a.elem_type() == ValueType::String => {
+            format!("kv {} arr str {} fnv1a64:{:016x}", esc(key), a.len(), fnv1a(a.raw_bytes(), FNV_BASIS))
+        }
+        v => ggml_kv_line(&String::from_utf8_lossy(key), &Value::from(v)).replacen(
+            &format!("kv {} ", esc(String::from_utf8_lossy(key).as_bytes())),
+            &format!("kv {} ", esc(key)),
+            1,
+        ),
+    }
 }
 
 /// Runs the `ggml_read` harness (beside `llama_run`, [`crate::llama_run_harness`]) on `path`

@@ -110,12 +110,12 @@ pub fn cut_layers(src: &Path, out: &Path, n: u32) {
     let mut w = GgufWriter::create_with_options(out, WriteOptions::like(&f)).unwrap();
     for kv in f.metadata() {
         if kv.key.ends_with(".block_count") {
-            w.add_value(kv.key, &Value::U32(n)).unwrap();
+            w.add_value(kv.key.to_str().unwrap(), &Value::U32(n)).unwrap();
         } else {
             w.add_kv_ref(kv.key, kv.value).unwrap();
         }
     }
-    let tensors: Vec<_> = f.tensors().filter(|t| keep(t.name)).collect();
+    let tensors: Vec<_> = f.tensors().filter(|t| keep(t.name.to_str().unwrap())).collect();
     for t in &tensors {
         w.add_tensor_ne(t.name, t.dtype, t.ne().dims()).unwrap();
     }
@@ -459,7 +459,7 @@ pub fn rewrite<S: Source>(f: &Gguf<S>, owned: bool) -> Vec<u8> {
     let mut w = GgufWriter::with_options(Vec::with_capacity(f.file_len() as usize), WriteOptions::like(f)).unwrap();
     for kv in f.metadata() {
         if owned {
-            w.add_value(kv.key, &kv.value.to_owned_value()).unwrap();
+            w.add_value(kv.key.to_str().unwrap(), &kv.value.to_owned_value()).unwrap();
         } else {
             w.add_kv_ref(kv.key, kv.value).unwrap();
         }

@@ -28,10 +28,11 @@ fn canonical_facts() {
     let f = Gguf::from_slice(&bytes).unwrap();
     assert_eq!(f.version(), 3);
     assert_eq!(f.data_offset(), 288);
-    assert_eq!(f.get("general.architecture"), Some(ValueRef::String("llama")));
+    assert_eq!(f.get("general.architecture"), Some(ValueRef::String("llama".into())));
     assert_eq!(f.get("test.answer"), Some(ValueRef::U32(42)));
-    assert_eq!(f.get("test.note"), Some(ValueRef::String("tensor-format-specs")));
-    let got: Vec<_> = f.tensors().map(|t| (t.name, t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
+    assert_eq!(f.get("test.note"), Some(ValueRef::String("tensor-format-specs".into())));
+    let got: Vec<_> =
+        f.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
     let want = vec![
         ("w_f32", GgmlType::F32, vec![4u64, 64], 288u64, 1024u64),
         ("w_q8_0", GgmlType::Q8_0, vec![4, 64], 1312, 272),
@@ -155,7 +156,7 @@ fn layout_follows_the_spec() {
     let f = Gguf::from_slice(&bytes).unwrap();
     assert_eq!(f.data_offset(), data_start);
     let ours: Vec<_> =
-        f.tensors().map(|t| (t.name.to_owned(), t.dtype.id(), t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
+        f.tensors().map(|t| (t.name.to_string(), t.dtype.id(), t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
     assert_eq!(ours, layout);
 }
 

@@ -43,7 +43,7 @@ fn export_and_check(py: &Path, input: &Path, out: &Path, dtype: &str, exclude: &
 fn small_gguf_at_every_dtype_is_gguf_py_s_values() {
     let Some(py) = python() else { return };
     let dir = temp_dir("export-small");
-    let names: Vec<String> = Gguf::open(small_path()).unwrap().tensors().map(|t| t.name.to_owned()).collect();
+    let names: Vec<String> = Gguf::open(small_path()).unwrap().tensors().map(|t| t.name.to_string()).collect();
     for dtype in ["keep", "f32", "f16", "bf16"] {
         let out = dir.join(format!("{dtype}.safetensors"));
         assert_eq!(export_and_check(&py, &small_path(), &out, dtype, &[]), names);

@@ -115,7 +115,7 @@ fn manifests_check_both_ways_and_a_changed_tensor_is_named_by_both() {
     let f = Gguf::open(dir.join("small.gguf")).unwrap();
     let last = f.tensors().last().expect("small.gguf has tensors");
     assert!(last.nbytes > 0);
-    let (at, name) = (last.data_offset as usize, last.name.to_owned());
+    let (at, name) = (last.data_offset as usize, last.name.to_string());
     drop(f);
     let mut bytes = std::fs::read(dir.join("small.gguf")).unwrap();
     bytes[at] ^= 0x40;
@@ -138,7 +138,7 @@ fn a_tensor_missing_from_the_file_fails_the_check_and_is_named() {
     // The same file without its first tensor.
     let f = Gguf::open(dir.join("small.gguf")).unwrap();
     let tensors: Vec<_> = f.tensors().collect();
-    let dropped = tensors[0].name.to_owned();
+    let dropped = tensors[0].name.to_string();
     let cut = dir.join("cut.gguf");
     let mut w = GgufWriter::create_with_options(&cut, WriteOptions::like(&f)).unwrap();
     for kv in f.metadata() {

@@ -15,6 +15,7 @@ mod interrupted_write;
 mod json_and_options;
 mod keep_split;
 mod memory_limits;
+mod not_utf8;
 mod output_errors;
 mod output_policy;
 mod outputs_and_odd_files;

@@ -268,8 +268,8 @@ fn set_refuses_a_key_that_is_both_a_value_and_a_prefix_unless_asked() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("note:"));
     let bytes = std::fs::read(&f).unwrap();
     let g = Gguf::from_slice(&bytes).unwrap();
-    assert_eq!(g.get("tokenizer.chat_template"), Some(ValueRef::String("new")));
-    assert_eq!(g.get("tokenizer.chat_template.tool_use"), Some(ValueRef::String("tools")));
+    assert_eq!(g.get("tokenizer.chat_template"), Some(ValueRef::String("new".into())));
+    assert_eq!(g.get("tokenizer.chat_template.tool_use"), Some(ValueRef::String("tools".into())));
 }
 
 /// A split or merge that cannot write its output names what it was writing, once: the shard for

@@ -24,7 +24,7 @@ fn quantize_small_keeps_tensors_whose_names_llama_quantize_never_quantizes() {
     let bytes = std::fs::read(&out).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
     // llama-quantize quantizes only names ending in "weight": these three are copied, in name order.
-    let types: Vec<_> = f.tensors().map(|t| (t.name, t.dtype)).collect();
+    let types: Vec<_> = f.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype)).collect();
     assert_eq!(types, [("e_bf16", GgmlType::BF16), ("w_f32", GgmlType::F32), ("w_q8_0", GgmlType::Q8_0)]);
     // The keys as they were, then general.quantization_version = 2 and general.file_type = 2.
     let keys: Vec<_> = f.metadata().map(|kv| kv.key).collect();
@@ -180,7 +180,7 @@ fn quantize_gemma_to_q8_0() {
     assert_eq!(b.get("general.file_type"), Some(ValueRef::U32(7)));
     assert_eq!(b.tensor_count(), a.tensor_count());
     // llama-quantize's order: tensors without a layer first, then by layer, each by name.
-    let names: Vec<&str> = b.tensors().map(|t| t.name).collect();
+    let names: Vec<&str> = b.tensors().map(|t| t.name.to_str().unwrap()).collect();
     assert_eq!(names.len(), 236);
     assert_eq!(
         &names[..4],
@@ -276,8 +276,8 @@ fn quantize_with_an_importance_matrix_as_llama_quantize() {
     let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
     assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
     let f = Gguf::open(dir.join("ours.gguf")).unwrap();
-    assert_eq!(f.get("quantize.imatrix.file"), Some(ValueRef::String("im.gguf")));
-    assert_eq!(f.get("quantize.imatrix.dataset"), Some(ValueRef::String("text.txt")));
+    assert_eq!(f.get("quantize.imatrix.file"), Some(ValueRef::String("im.gguf".into())));
+    assert_eq!(f.get("quantize.imatrix.dataset"), Some(ValueRef::String("text.txt".into())));
     assert_eq!(f.get("quantize.imatrix.chunks_count"), Some(ValueRef::U32(2)));
 }
 

@@ -199,16 +199,20 @@ pub enum FormatError {
         offset: u64,
     },
 
-    /// A key, string value or tensor name that is not valid UTF-8 (all three must be; see the
-    /// container docs).
-    #[error("{item} at offset {offset} is not valid UTF-8{}", key_suffix(.key))]
+    /// A key, string value or tensor name that is not valid UTF-8, asked for as text (`&str`,
+    /// `String`). The file itself is not refused for it (ggml does not check UTF-8): only the
+    /// accessors that hand out text give this error ([`Kv::key_str`](crate::Kv::key_str),
+    /// [`TensorInfo::name_str`](crate::TensorInfo::name_str), [`Gguf::get_str`](crate::Gguf::get_str),
+    /// serde's `&str`/`String`); the bytes are there as a [`GgufStr`](crate::GgufStr).
+    #[error("{item} at offset {offset} is not valid UTF-8{}", owner_suffix(.item, .owner))]
     #[non_exhaustive]
     InvalidUtf8 {
-        /// A key, string or tensor name.
+        /// A key, string (a value or an element of a string array) or tensor name.
         item: Item,
-        /// The key of the value, if it is a value.
-        key: Option<String>,
-        /// Where the bytes start.
+        /// The key (for a key, itself) or the tensor name, with bad bytes as `\xNN`
+        /// ([`GgufStr`](crate::GgufStr)'s `Display`).
+        owner: Option<String>,
+        /// Where the string's bytes start (after its length).
         offset: u64,
     },
 
@@ -585,10 +589,9 @@ impl FormatError {
     pub fn key(&self) -> Option<&str> {
         use FormatError as F;
         match self {
-            F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } => {
+            F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } | F::InvalidUtf8 { item, owner, .. } => {
                 owner.as_deref().filter(|_| !item.owned_by_tensor())
             }
-            F::InvalidUtf8 { key, .. } => key.as_deref(),
             F::DuplicateKey { key, .. }
             | F::UnknownValueType { key, .. }
             | F::TooDeep { key, .. }
@@ -616,7 +619,7 @@ impl FormatError {
     pub fn tensor(&self) -> Option<&str> {
         use FormatError as F;
         match self {
-            F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } => {
+            F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } | F::InvalidUtf8 { item, owner, .. } => {
                 owner.as_deref().filter(|_| item.owned_by_tensor())
             }
             F::TensorNameTooLong { name, .. }
@@ -637,7 +640,6 @@ impl FormatError {
             | F::UnknownValueType { .. }
             | F::TooDeep { .. }
             | F::InvalidBool { .. }
-            | F::InvalidUtf8 { .. }
             | F::BadAlignment { .. } => None,
         }
     }
@@ -785,7 +787,8 @@ mod tests {
             (F::UnknownValueType { key: s("k"), id: 99, in_array: false, offset: 5 }, Some(5), k, None),
             (F::TooDeep { key: s("k"), limit: 1, offset: 6 }, Some(6), k, None),
             (F::InvalidBool { key: s("k"), byte: 2, offset: 7 }, Some(7), k, None),
-            (F::InvalidUtf8 { item: Item::String, key: Some(s("k")), offset: 8 }, Some(8), k, None),
+            (F::InvalidUtf8 { item: Item::String, owner: Some(s("k")), offset: 8 }, Some(8), k, None),
+            (F::InvalidUtf8 { item: Item::TensorName, owner: Some(s("t")), offset: 8 }, Some(8), None, t),
             (F::BadAlignment { problem: AlignmentProblem::Zero, offset: 9 }, Some(9), Some(GENERAL_ALIGNMENT), None),
             (F::TensorNameTooLong { name: s("t"), len: 99, max: 64, offset: 10 }, Some(10), None, t),
             (F::DuplicateTensor { name: s("t"), offset: 11 }, Some(11), None, t),

@@ -15,9 +15,15 @@
 //! - **Byte order**: a version field whose low 16 bits are zero is a byte-swapped small version: the
 //!   file is big-endian and is read as such (every number, length and count, and tensor data is
 //!   handed out as stored). [`Gguf::endian`] tells which.
-//! - **UTF-8**: keys, string values and tensor names must be valid UTF-8, or the file is refused
-//!   with [`FormatError::InvalidUtf8`] naming the offset. (The spec says strings are UTF-8; this
-//!   lets every string be handed out as `&str` without copying.)
+//! - **UTF-8**: keys, string values and tensor names are read as the bytes they are, UTF-8 or not,
+//!   as ggml reads them (the spec says UTF-8, but ggml's `gguf.cpp` never checks, and llama.cpp
+//!   loads such files). They are handed out as [`GgufStr`](crate::GgufStr) (the bytes, with
+//!   `to_str`, a lossy and an escaped display), compared and looked up as bytes, and written back
+//!   unchanged. Only an accessor that hands out text ([`Kv::key_str`], [`TensorInfo::name_str`],
+//!   [`Gguf::get_str`], serde's `&str`/`String`) fails on them, with
+//!   [`FormatError::InvalidUtf8`] naming the key or tensor and the offset. The parser checks
+//!   string arrays for UTF-8 in one SIMD pass as it reads them, so that the strings of a valid
+//!   array (every real vocabulary) are `&str` without a second check.
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
 //!   [`MAX_DIMS`](crate::format::MAX_DIMS) dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
@@ -106,7 +112,7 @@ pub(crate) use write::{array_len as write_array_len, elems_len as write_elems_le
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
 
 use crate::error::{Error, Result};
-use crate::format::{Endian, GgmlType};
+use crate::format::{Endian, GgmlType, GgufStr};
 /// Re-exported here, where [`TensorInfo`] uses them; defined in [`crate::format`].
 pub use crate::format::{Ne, Shape};
 
@@ -207,12 +213,13 @@ impl<'a> Gguf<&'a [u8]> {
         self.layout.kvs.iter().map(move |e| Kv::new(&self.layout, data, e))
     }
 
-    /// Like [`Gguf::tensor_data`], with the lifetime of the slice.
+    /// Like [`Gguf::tensor_data`], with the lifetime of the slice; `name` as for [`Gguf::tensor`].
     ///
     /// # Errors
     /// None for a tensor of this file; [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) for a name it does not have.
-    pub fn tensor_data_borrowed(&self, name: &str) -> Result<&'a [u8]> {
+    pub fn tensor_data_borrowed(&self, name: impl AsRef<[u8]>) -> Result<&'a [u8]> {
         let data: &'a [u8] = self.source;
+        let name = GgufStr::from_bytes(name.as_ref());
         let t = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         if t.nbytes == 0 {
             return Ok(&[]);
@@ -230,7 +237,7 @@ impl Gguf<memmap2::Mmap> {
     ///
     /// // The GGUF spec's test vector, checked into this repository.
     /// let file = Gguf::open("../tests/data/small.gguf")?;
-    /// assert_eq!(file.get("general.architecture"), Some(ValueRef::String("llama")));
+    /// assert_eq!(file.get("general.architecture"), Some(ValueRef::String("llama".into())));
     /// let t = file.tensor("w_q8_0").expect("the test vector has it");
     /// assert_eq!((t.dtype, &*t.shape), (GgmlType::Q8_0, &[4, 64][..]));
     /// // Borrowed from the mapping: 4 rows of 64 elements, 2 blocks of 34 bytes per row.
@@ -405,9 +412,24 @@ impl<S: Source> Gguf<S> {
         self.layout.kvs.iter().map(move |e| Kv::new(&self.layout, data, e))
     }
 
-    /// The value of `key`, if present. Linear in the number of keys (a few dozen in real files).
-    pub fn get(&self, key: &str) -> Option<ValueRef<'_>> {
-        self.metadata().find(|kv| kv.key == key).map(|kv| kv.value)
+    /// The value of `key`, if present. Keys are compared as bytes: `key` is a `&str` for the usual
+    /// UTF-8 key, or the bytes (a [`GgufStr`], a `&[u8]`) of one that is not. Linear in the number
+    /// of keys (a few dozen in real files).
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Option<ValueRef<'_>> {
+        let key = key.as_ref();
+        self.metadata().find(|kv| kv.key.as_bytes() == key).map(|kv| kv.value)
+    }
+
+    /// The text of the string value of `key`: `None` if the file has no such key or its value is
+    /// not a string.
+    ///
+    /// # Errors
+    /// [`FormatError::InvalidUtf8`] (with the key and the offset of the string's bytes) for a
+    /// string that is not UTF-8; its bytes are in [`Gguf::get`]'s [`ValueRef::String`].
+    pub fn get_str(&self, key: impl AsRef<[u8]>) -> Result<Option<&str>> {
+        let key = key.as_ref();
+        let Some(kv) = self.metadata().find(|kv| kv.key.as_bytes() == key) else { return Ok(None) };
+        kv.value_str()
     }
 
     /// The number of tensors.
@@ -427,13 +449,15 @@ impl<S: Source> Gguf<S> {
         self.layout.tensors.get(index).map(|t| TensorInfo::new(&self.layout, data, t))
     }
 
-    /// The tensor info named `name` (binary search over a sorted index).
-    pub fn tensor(&self, name: &str) -> Option<TensorInfo<'_>> {
+    /// The tensor info named `name` (binary search over a sorted index). Names are compared as
+    /// bytes: `name` is a `&str`, or the bytes ([`GgufStr`], `&[u8]`) of a name that is not UTF-8.
+    pub fn tensor(&self, name: impl AsRef<[u8]>) -> Option<TensorInfo<'_>> {
+        let name = name.as_ref();
         let data = self.source.bytes();
         let name_of = |i: u32| -> &[u8] {
             self.layout.tensors.get(i as usize).and_then(|t| data.get(t.name.clone())).unwrap_or_default()
         };
-        let pos = self.layout.tensors_by_name.binary_search_by(|&i| name_of(i).cmp(name.as_bytes())).ok()?;
+        let pos = self.layout.tensors_by_name.binary_search_by(|&i| name_of(i).cmp(name)).ok()?;
         let idx = *self.layout.tensors_by_name.get(pos)?;
         self.layout.tensors.get(idx as usize).map(|t| TensorInfo::new(&self.layout, data, t))
     }
@@ -458,11 +482,12 @@ impl<S: Source> Gguf<S> {
         slice_range(self.source.bytes(), info.data_offset, info.nbytes).ok_or_else(|| Error::data_not_loaded(info.name))
     }
 
-    /// The stored bytes of the tensor named `name`.
+    /// The stored bytes of the tensor named `name` (as for [`Gguf::tensor`]).
     ///
     /// # Errors
     /// [`ErrorKind::NotFound`](crate::ErrorKind::NotFound) if there is no such tensor; otherwise as [`Gguf::tensor_data`].
-    pub fn tensor_data_by_name(&self, name: &str) -> Result<&[u8]> {
+    pub fn tensor_data_by_name(&self, name: impl AsRef<[u8]>) -> Result<&[u8]> {
+        let name = GgufStr::from_bytes(name.as_ref());
         let info = self.tensor(name).ok_or_else(|| Error::not_found("tensor", name))?;
         self.tensor_data(&info)
     }
@@ -473,8 +498,9 @@ impl<S: Source> Gguf<S> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Kv<'a> {
-    /// The key, e.g. `general.architecture`.
-    pub key: &'a str,
+    /// The key as stored, e.g. `general.architecture`: compares equal to a `&str`; its text is
+    /// [`key_str`](Self::key_str) (ggml does not require keys to be UTF-8, see [`GgufStr`]).
+    pub key: GgufStr<'a>,
     /// The value with its stored type.
     pub value: ValueRef<'a>,
     /// Absolute byte offset of the pair (its key length field).
@@ -486,11 +512,36 @@ pub struct Kv<'a> {
 impl<'a> Kv<'a> {
     fn new(layout: &Layout, data: &'a [u8], e: &parse::KvEntry) -> Kv<'a> {
         Kv {
-            key: data.get(e.key.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default(),
+            key: GgufStr::from_bytes(data.get(e.key.clone()).unwrap_or_default()),
             value: layout.value_ref(data, &e.value),
             offset: e.offset,
             value_offset: e.value_offset,
         }
+    }
+
+    /// The key as text.
+    ///
+    /// # Errors
+    /// [`FormatError::InvalidUtf8`] naming the key (bad bytes as `\xNN`) and the offset of its
+    /// bytes, for a key that is not UTF-8.
+    pub fn key_str(&self) -> Result<&'a str> {
+        self.key.to_str().map_err(|_| {
+            let owner = Some(self.key.to_string());
+            FormatError::InvalidUtf8 { item: Item::Key, owner, offset: self.offset.saturating_add(8) }.into()
+        })
+    }
+
+    /// The text of the value, if it is a string (`None` for another type).
+    ///
+    /// # Errors
+    /// [`FormatError::InvalidUtf8`] naming the key and the offset of the string's bytes, for a
+    /// string that is not UTF-8.
+    pub fn value_str(&self) -> Result<Option<&'a str>> {
+        let ValueRef::String(s) = self.value else { return Ok(None) };
+        s.to_str().map(Some).map_err(|_| {
+            let owner = Some(self.key.to_string());
+            FormatError::InvalidUtf8 { item: Item::String, owner, offset: self.value_offset.saturating_add(8) }.into()
+        })
     }
 }
 
@@ -517,8 +568,10 @@ impl<'a> Kv<'a> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct TensorInfo<'a> {
-    /// The tensor's name, e.g. `blk.0.attn_q.weight`.
-    pub name: &'a str,
+    /// The tensor's name as stored, e.g. `blk.0.attn_q.weight`: compares equal to a `&str`; its
+    /// text is [`name_str`](Self::name_str) (ggml does not require names to be UTF-8, see
+    /// [`GgufStr`]).
+    pub name: GgufStr<'a>,
     /// Its ggml type.
     pub dtype: GgmlType,
     /// Canonical shape, outermost first: the stored dims reversed. A tensor stored with one
@@ -542,7 +595,7 @@ impl<'a> TensorInfo<'a> {
     fn new(layout: &Layout, data: &'a [u8], t: &parse::TensorEntry) -> TensorInfo<'a> {
         let ne = t.ne.get(..t.n_dims as usize).unwrap_or_default();
         TensorInfo {
-            name: data.get(t.name.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default(),
+            name: GgufStr::from_bytes(data.get(t.name.clone()).unwrap_or_default()),
             dtype: t.dtype,
             shape: Shape::from_ne(ne).unwrap_or_default(),
             data_offset: layout.data_offset.saturating_add(t.offset),
@@ -557,5 +610,18 @@ impl<'a> TensorInfo<'a> {
     /// reversed, as the file stores them.
     pub fn ne(&self) -> Ne {
         self.shape.ne()
+    }
+
+    /// The name as text.
+    ///
+    /// # Errors
+    /// [`FormatError::InvalidUtf8`] naming the tensor (bad bytes as `\xNN`) and the offset of
+    /// the name's bytes, for a name that is not UTF-8.
+    pub fn name_str(&self) -> Result<&'a str> {
+        self.name.to_str().map_err(|_| {
+            let owner = Some(self.name.to_string());
+            FormatError::InvalidUtf8 { item: Item::TensorName, owner, offset: self.info_offset.saturating_add(8) }
+                .into()
+        })
     }
 }

@@ -170,7 +170,8 @@ pub struct ShardedGguf<S = memmap2::Mmap> {
     shards: Vec<(PathBuf, Gguf<S>)>,
     /// (shard, index in shard) of every tensor, in model order.
     order: Vec<(u32, u32)>,
-    by_name: HashMap<String, u32>,
+    /// Tensor positions by name (bytes: names need not be UTF-8).
+    by_name: HashMap<Vec<u8>, u32>,
 }
 
 /// The value of integer key `key` in `f`, widened to i64 (`None` if absent or not an integer).
@@ -297,7 +298,7 @@ impl<S: Source> ShardedGguf<S> {
     /// Checks the split keys of each shard (when `count > 1`) and indexes the tensors.
     fn from_shards(shards: Vec<(PathBuf, Gguf<S>)>, count: u16) -> Result<Self> {
         let mut order = Vec::new();
-        let mut by_name: HashMap<String, u32> = HashMap::new();
+        let mut by_name: HashMap<Vec<u8>, u32> = HashMap::new();
         let endian = shards.first().map(|(_, f)| f.endian());
         for (s, (path, f)) in shards.iter().enumerate() {
             if Some(f.endian()) != endian {
@@ -313,17 +314,20 @@ impl<S: Source> ShardedGguf<S> {
             }
             for (i, t) in f.tensors().enumerate() {
                 let pos = order.len() as u32;
-                if let Some(&prev) = by_name.get(t.name) {
+                if let Some(&prev) = by_name.get(t.name.as_bytes()) {
                     let first = order
                         .get(prev as usize)
                         .and_then(|&(ps, _): &(u32, u32)| shards.get(ps as usize))
                         .map(|(p, _)| p.clone())
                         .unwrap_or_default();
-                    return Err(
-                        ShardError::TensorInTwoShards { name: t.name.to_owned(), first, second: path.clone() }.into()
-                    );
+                    return Err(ShardError::TensorInTwoShards {
+                        name: t.name.to_string(),
+                        first,
+                        second: path.clone(),
+                    }
+                    .into());
                 }
-                by_name.insert(t.name.to_owned(), pos);
+                by_name.insert(t.name.as_bytes().to_vec(), pos);
                 order.push((s as u32, i as u32));
             }
         }
@@ -372,7 +376,7 @@ impl<S: Source> ShardedGguf<S> {
     /// keys (`split.no`, `split.count`, `split.tensors.count`), so that it is the metadata of the
     /// model as a single file. [`ShardedGguf::shard`]`(0)` shows them.
     pub fn metadata(&self) -> impl Iterator<Item = Kv<'_>> + '_ {
-        self.first().into_iter().flat_map(|f| f.metadata()).filter(|kv| !is_split_key(kv.key))
+        self.first().into_iter().flat_map(|f| f.metadata()).filter(|kv| !kv.key.to_str().is_ok_and(is_split_key))
     }
 
     /// The value of `key` in [`metadata`](Self::metadata) (never a split key).
@@ -405,9 +409,9 @@ impl<S: Source> ShardedGguf<S> {
         (0..self.order.len()).filter_map(move |p| self.at(p))
     }
 
-    /// The tensor named `name` with its shard.
-    pub fn tensor(&self, name: &str) -> Option<ShardTensor<'_>> {
-        self.at(*self.by_name.get(name)? as usize)
+    /// The tensor named `name` with its shard; `name` as for [`Gguf::tensor`] (compared as bytes).
+    pub fn tensor(&self, name: impl AsRef<[u8]>) -> Option<ShardTensor<'_>> {
+        self.at(*self.by_name.get(name.as_ref())? as usize)
     }
 
     /// The stored bytes of a tensor (in its shard's byte order), borrowed from the mapping.

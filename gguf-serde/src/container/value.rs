@@ -4,14 +4,15 @@
 
 use std::fmt;
 
-use crate::format::ValueType;
+use crate::format::{GgufStr, ValueType};
 
 use super::wire::{elements_end, num, string_at};
 use crate::format::Endian;
 
 /// A metadata value borrowed from a file's bytes (already validated when the file was opened).
 ///
-/// Scalars are decoded; strings borrow; arrays are views over their stored bytes
+/// Scalars are decoded; strings borrow ([`GgufStr`]: the stored bytes, which ggml does not
+/// require to be UTF-8, and neither does this crate); arrays are views over their stored bytes
 /// ([`ArrayRef`]), so opening a file costs no allocation per array element.
 ///
 /// ```
@@ -32,10 +33,12 @@ use crate::format::Endian;
 ///     Some(ValueRef::String(arch)) => assert_eq!(arch, "llama"), // borrowed from `bytes`
 ///     other => panic!("not a string: {other:?}"),
 /// }
+/// assert_eq!(file.get("general.architecture").and_then(|v| v.as_str()), Some("llama"));
 /// let tokens = file.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).expect("an array");
 /// assert_eq!((tokens.elem_type(), tokens.len()), (ValueType::String, 3));
 /// // Strings have no fixed size: walk them (`get(i)` is for fixed-size elements).
-/// let all: Vec<&str> = tokens.strings().expect("strings").collect();
+/// // Each string is a `GgufStr`: its bytes, and its text if it is UTF-8 (ggml does not require it).
+/// let all: Vec<&str> = tokens.strings().expect("strings").map(|s| s.to_str().expect("UTF-8")).collect();
 /// assert_eq!(all, ["<s>", "</s>", "hello"]);
 /// # Ok::<(), gguf_serde::Error>(())
 /// ```
@@ -57,8 +60,8 @@ pub enum ValueRef<'a> {
     F32(f32),
     /// bool.
     Bool(bool),
-    /// A UTF-8 string.
-    String(&'a str),
+    /// A string: its stored bytes, UTF-8 or not (see [`GgufStr`]).
+    String(GgufStr<'a>),
     /// An array.
     Array(ArrayRef<'a>),
     /// u64.
@@ -138,8 +141,18 @@ impl<'a> ValueRef<'a> {
         }
     }
 
-    /// The string, if the value is one.
+    /// The string, if the value is one and is valid UTF-8; `None` otherwise (see
+    /// [`as_gguf_str`](Self::as_gguf_str) for the bytes of any string, and
+    /// [`Gguf::get_str`](crate::Gguf::get_str) for an error that says which of the two it was).
     pub fn as_str(&self) -> Option<&'a str> {
+        match *self {
+            Self::String(s) => s.to_str().ok(),
+            _ => None,
+        }
+    }
+
+    /// The string as stored (UTF-8 or not), if the value is one.
+    pub fn as_gguf_str(&self) -> Option<GgufStr<'a>> {
         match *self {
             Self::String(s) => Some(s),
             _ => None,
@@ -162,7 +175,9 @@ impl<'a> ValueRef<'a> {
         }
     }
 
-    /// An owned copy.
+    /// An owned copy. A string that is not UTF-8 is copied with each bad sequence replaced by
+    /// U+FFFD (the owned [`Value`] holds Rust `String`s): to copy a pair exactly, write the
+    /// borrowed value with [`GgufWriter::add_kv_ref`](crate::GgufWriter::add_kv_ref).
     pub fn to_owned_value(&self) -> Value {
         match *self {
             Self::U8(v) => Value::U8(v),
@@ -173,7 +188,7 @@ impl<'a> ValueRef<'a> {
             Self::I32(v) => Value::I32(v),
             Self::F32(v) => Value::F32(v),
             Self::Bool(v) => Value::Bool(v),
-            Self::String(v) => Value::String(v.to_owned()),
+            Self::String(v) => Value::String(v.to_string_lossy().into_owned()),
             Self::Array(a) => Value::Array(a.to_owned_array()),
             Self::U64(v) => Value::U64(v),
             Self::I64(v) => Value::I64(v),
@@ -184,8 +199,8 @@ impl<'a> ValueRef<'a> {
 
 /// An array value borrowed from a file: its element type, its length and its stored bytes.
 ///
-/// The bytes were validated when the file was opened (lengths, UTF-8, bool bytes, nesting), so
-/// iterating never fails. Iterating strings or nested arrays walks the bytes from the start;
+/// The bytes were validated when the file was opened (lengths, bool bytes, nesting), so
+/// iterating never fails; strings come out as [`GgufStr`] (UTF-8 or not, as ggml reads them). Iterating strings or nested arrays walks the bytes from the start;
 /// fixed-size elements can also be read by index with [`get`](Self::get).
 #[derive(Clone, Copy, PartialEq)]
 pub struct ArrayRef<'a> {
@@ -193,6 +208,9 @@ pub struct ArrayRef<'a> {
     pub(crate) len: u64,
     pub(crate) bytes: &'a [u8],
     pub(crate) endian: Endian,
+    /// Every string in the array (at any depth) is UTF-8, as the parser found in one pass when
+    /// the file was opened: [`GgufStr::to_str`] of its strings is then free.
+    pub(crate) utf8: bool,
 }
 
 impl fmt::Debug for ArrayRef<'_> {
@@ -243,8 +261,16 @@ impl<'a> ArrayRef<'a> {
         ArrayIter { array: *self, pos: 0, remaining: self.len }
     }
 
-    /// The strings of a string array, in order; `None` if the elements are not strings.
-    pub fn strings(&self) -> Option<impl ExactSizeIterator<Item = &'a str> + 'a> {
+    /// Whether every string in the array is valid UTF-8 (known since the file was opened; an
+    /// array without strings is). ggml accepts string arrays whose strings are not.
+    pub fn is_utf8(&self) -> bool {
+        self.utf8
+    }
+
+    /// The strings of a string array, in order, as stored; `None` if the elements are not
+    /// strings. [`GgufStr::to_str`] of each is free when the array [`is_utf8`](Self::is_utf8)
+    /// (checked once, in bulk, by the parser).
+    pub fn strings(&self) -> Option<impl ExactSizeIterator<Item = GgufStr<'a>> + 'a> {
         if self.elem != ValueType::String {
             return None;
         }
@@ -289,7 +315,9 @@ impl<'a> ArrayRef<'a> {
             ValueType::U64 => collect!(U64, U64),
             ValueType::I64 => collect!(I64, I64),
             ValueType::F64 => collect!(F64, F64),
-            ValueType::String => Array::String(Strings(self.iter()).map(str::to_owned).collect()),
+            ValueType::String => {
+                Array::String(Strings(self.iter()).map(|s| s.to_string_lossy().into_owned()).collect())
+            }
             ValueType::Array => Array::Array(
                 self.iter()
                     .map(|v| match v {
@@ -324,9 +352,8 @@ pub(crate) fn decode_fixed(t: ValueType, bytes: &[u8], endian: Endian) -> ValueR
 /// Iterator over the elements of an [`ArrayRef`]; the one decoder of array elements (it also
 /// serves [`ArrayRef::strings`], owned copies and the serde deserializer).
 ///
-/// Fixed-size elements are decoded in place; strings are sliced out of the array's bytes without
-/// a second UTF-8 check (the parser checked every string when the file was opened, see
-/// `next_str`); an array of arrays gives each inner array as an [`ArrayRef`], its extent found
+/// Fixed-size elements are decoded in place; strings are sliced out of the array's bytes (with
+/// the parser's verdict on their UTF-8, see `next_str`); an array of arrays gives each inner array as an [`ArrayRef`], its extent found
 /// by the parser's own walk.
 #[derive(Clone)]
 pub struct ArrayIter<'a> {
@@ -371,25 +398,26 @@ impl<'a> ArrayIter<'a> {
 
     /// The next element of a string array (`remaining` is not touched).
     ///
-    /// The string is not checked for UTF-8 again: every [`ArrayRef`] is made by the parser over
-    /// the bytes it validated (`Layout::value_ref`, and `next_array` for the inner arrays of those
-    /// bytes), and the parser refuses a file with a string of a string array that is not UTF-8
-    /// (`parse/array.rs`, `strings`: one SIMD pass over each run of strings, or `Cursor::string` for each).
-    /// The bytes cannot change afterwards: a [`Gguf`](crate::Gguf) holds its source (a slice or
-    /// `Vec` it borrows or owns, a read-only mapping whose file must not change, as
+    /// Where the array's `utf8` flag is set, the string is marked as UTF-8 without a second check:
+    /// every [`ArrayRef`] is made by the parser over the bytes it read (`Layout::value_ref`, and
+    /// `next_array` for the inner arrays of those bytes, which inherit the flag), and the parser
+    /// sets the flag only when every string of the array passed its check (`parse/array.rs`,
+    /// `strings`: one SIMD pass over each run of strings, or one per string). The bytes cannot
+    /// change afterwards: a [`Gguf`](crate::Gguf) holds its source (a slice or `Vec` it borrows
+    /// or owns, a read-only mapping whose file must not change, as
     /// [`Gguf::open`](crate::Gguf::open) documents). Bounds are still checked: a malformed length
     /// gives `None`, never a read outside the array.
     #[inline(always)]
-    fn next_str(&mut self) -> Option<&'a str> {
+    fn next_str(&mut self) -> Option<GgufStr<'a>> {
         let (bytes, end) = string_at(self.array.bytes, self.pos, self.array.endian)?;
         self.pos = end;
-        // The check the parser made, again where release checks are on (`--profile hostile`).
-        debug_assert!(std::str::from_utf8(bytes).is_ok(), "a string array element that is not UTF-8");
-        // SAFETY: `bytes` is one string of an array the parser validated as UTF-8 when the file
-        // was opened, and the bytes have not changed since (see above).
-        #[allow(unsafe_code)]
-        let s = unsafe { std::str::from_utf8_unchecked(bytes) };
-        Some(s)
+        if self.array.utf8 {
+            // The check the parser made, again where release checks are on (`--profile hostile`).
+            debug_assert!(std::str::from_utf8(bytes).is_ok(), "a string array element that is not UTF-8");
+            Some(GgufStr::from_checked(bytes))
+        } else {
+            Some(GgufStr::from_bytes(bytes))
+        }
     }
 
     #[inline(never)]
@@ -401,7 +429,7 @@ impl<'a> ArrayIter<'a> {
         let len = num(head.get(4..)?, endian);
         let end = elements_end(bytes, start, elem, len, endian);
         self.pos = end;
-        Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian })
+        Some(ArrayRef { elem, len, bytes: bytes.get(start..end)?, endian, utf8: self.array.utf8 })
     }
 
     #[inline(always)]
@@ -433,10 +461,10 @@ impl ExactSizeIterator for ArrayIter<'_> {}
 struct Strings<'a>(ArrayIter<'a>);
 
 impl<'a> Iterator for Strings<'a> {
-    type Item = &'a str;
+    type Item = GgufStr<'a>;
 
     #[inline]
-    fn next(&mut self) -> Option<&'a str> {
+    fn next(&mut self) -> Option<GgufStr<'a>> {
         if self.0.remaining == 0 {
             return None;
         }

@@ -7,6 +7,13 @@
 //! and every tensor (the last one too) is followed by zero padding to the alignment. A file read
 //! and written back with the same keys, tensors and version is therefore byte-identical to one
 //! that ggml wrote.
+//!
+//! Strings: keys, string values and tensor names are written as the bytes given. Text given as
+//! `&str`/`String` is UTF-8, as gguf-py writes it (`str.encode("utf-8")`); a key or tensor name
+//! copied from a file is given as its [`GgufStr`] and keeps its bytes, UTF-8 or not, as ggml's
+//! writer keeps any bytes it read (a file that ggml loads is copied, not refused). New keys given
+//! to [`GgufWriter::add_kv`]/[`add_value`](GgufWriter::add_value) must be ASCII (the spec's rule);
+//! [`GgufWriter::add_kv_ref`] copies a pair with its key as stored.
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
@@ -16,10 +23,10 @@ use super::align_up;
 use super::value::{Array, ArrayRef, Value, ValueRef};
 use crate::error::{AlignmentProblem, Error, Result, WriteError};
 use crate::format::keys::GENERAL_ALIGNMENT;
-use crate::format::GgmlType;
 use crate::format::Ne;
 use crate::format::ValueType;
 use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::format::{GgmlType, GgufStr};
 
 /// Options of a [`GgufWriter`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +94,8 @@ impl Default for WriteOptions {
 
 #[derive(Debug)]
 struct Pending {
-    name: String,
+    /// The name's bytes, as given.
+    name: Vec<u8>,
     dtype: GgmlType,
     ne: Ne,
     nbytes: u64,
@@ -131,10 +139,10 @@ pub struct GgufWriter<W: Write> {
     opts: WriteOptions,
     kv_bytes: Vec<u8>,
     kv_count: u64,
-    keys: HashSet<String>,
+    keys: HashSet<Vec<u8>>,
     alignment: u32,
     tensors: Vec<Pending>,
-    names: HashSet<String>,
+    names: HashSet<Vec<u8>>,
     next_offset: u64,
     state: State,
     written: u64,
@@ -218,7 +226,9 @@ impl<W: Write> GgufWriter<W> {
         self.alignment
     }
 
-    fn check_key(&mut self, key: &str) -> Result<()> {
+    /// Checks a key to add; `copied`: the key of a pair copied from a file, any bytes (as ggml
+    /// keeps them), not only ASCII.
+    fn check_key(&mut self, key: GgufStr<'_>, copied: bool) -> Result<()> {
         if self.state != State::Declaring {
             return Err(
                 WriteError::Misuse { reason: format!("key {key:?} added after tensor data was started") }.into()
@@ -228,15 +238,15 @@ impl<W: Write> GgufWriter<W> {
             Some("empty")
         } else if key.len() > 65535 {
             Some("longer than 65,535 bytes")
-        } else if !key.is_ascii() {
+        } else if !copied && !key.as_bytes().is_ascii() {
             Some("not ASCII (the spec requires ASCII keys)")
-        } else if self.keys.contains(key) {
+        } else if self.keys.contains(key.as_bytes()) {
             Some("already added (duplicate key)")
         } else {
             None
         };
         if let Some(reason) = reason {
-            return Err(WriteError::InvalidKey { key: key.to_owned(), reason }.into());
+            return Err(WriteError::InvalidKey { key: key.to_string(), reason }.into());
         }
         Ok(())
     }
@@ -279,37 +289,42 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`].
     pub fn add_value(&mut self, key: &str, value: &Value) -> Result<()> {
-        self.check_key(key).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        self.check_key(key.into(), false).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
         let align = match value {
             Value::U32(a) => Some(*a),
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
         let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
-        enc.string(key);
+        enc.string(key.as_bytes());
         enc.u32(value.value_type().id());
         enc.value(value, key, 1)?;
-        self.push_kv(key, enc.out);
+        self.push_kv(key.as_bytes(), enc.out);
         Ok(())
     }
 
     /// Adds a key/value pair borrowed from another file, copying its stored bytes (re-encoded if
-    /// the byte orders differ). Errors as [`GgufWriter::add_kv`].
+    /// the byte orders differ). The key is a `&str`, or the [`GgufStr`] of a key read from a file:
+    /// its bytes are written as they are, UTF-8 or not, ASCII or not (as ggml copies a key it
+    /// read), and so are the bytes of every string in the value.
     ///
     /// # Errors
-    /// As [`GgufWriter::add_kv`].
-    pub fn add_kv_ref(&mut self, key: &str, value: ValueRef<'_>) -> Result<()> {
-        self.check_key(key).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+    /// As [`GgufWriter::add_kv`], except that a key is not refused for not being ASCII.
+    pub fn add_kv_ref<'k>(&mut self, key: impl Into<GgufStr<'k>>, value: ValueRef<'_>) -> Result<()> {
+        let key_bytes: GgufStr<'k> = key.into();
+        self.check_key(key_bytes, true).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        let key_shown = key_bytes.escaped();
+        let key: &str = &key_shown;
         let align = match value {
             ValueRef::U32(a) => Some(a),
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
         let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
-        enc.string(key);
+        enc.string(key_bytes.as_bytes());
         enc.u32(value.value_type().id());
         enc.value_ref(value, key, 1)?;
-        self.push_kv(key, enc.out);
+        self.push_kv(key_bytes.as_bytes(), enc.out);
         Ok(())
     }
 
@@ -319,7 +334,7 @@ impl<W: Write> GgufWriter<W> {
         (self.kv_bytes.len() as u64).saturating_add(24)
     }
 
-    fn push_kv(&mut self, key: &str, bytes: Vec<u8>) {
+    fn push_kv(&mut self, key: &[u8], bytes: Vec<u8>) {
         if self.kv_bytes.is_empty() {
             self.kv_bytes = bytes;
         } else {
@@ -327,18 +342,20 @@ impl<W: Write> GgufWriter<W> {
         }
         // One per pair held in memory: cannot reach u64::MAX.
         self.kv_count = self.kv_count.saturating_add(1);
-        self.keys.insert(key.to_owned());
+        self.keys.insert(key.to_vec());
     }
 
     /// Declares a tensor by canonical shape (outermost first; stored as `ne` = `shape` reversed).
-    /// An empty `shape` (a scalar) is stored as one dimension of length 1, as ggml does.
+    /// An empty `shape` (a scalar) is stored as one dimension of length 1, as ggml does. The
+    /// name is a `&str`, or the [`GgufStr`] of a name read from a file: its bytes are written as
+    /// they are, UTF-8 or not (ggml's writer takes any bytes).
     ///
     /// # Errors
     /// [`WriteError::InvalidTensor`](crate::WriteError::InvalidTensor) for a name of 64 bytes or
     /// more, an empty name, a duplicate name, more than 4 dims, a last dim that is not a multiple
     /// of the block size, or a size that overflows `i64`;
     /// [`WriteError::Misuse`](crate::WriteError::Misuse) once tensor data has started.
-    pub fn add_tensor(&mut self, name: &str, dtype: GgmlType, shape: &[u64]) -> Result<()> {
+    pub fn add_tensor<'n>(&mut self, name: impl Into<GgufStr<'n>>, dtype: GgmlType, shape: &[u64]) -> Result<()> {
         let mut ne: Vec<u64> = shape.iter().rev().copied().collect();
         if ne.is_empty() {
             ne.push(1);
@@ -350,8 +367,9 @@ impl<W: Write> GgufWriter<W> {
     ///
     /// # Errors
     /// As [`GgufWriter::add_tensor`].
-    pub fn add_tensor_ne(&mut self, name: &str, dtype: GgmlType, ne: &[u64]) -> Result<()> {
-        let bad = |reason: String| Err(WriteError::InvalidTensor { name: name.to_owned(), reason }.into());
+    pub fn add_tensor_ne<'n>(&mut self, name: impl Into<GgufStr<'n>>, dtype: GgmlType, ne: &[u64]) -> Result<()> {
+        let name: GgufStr<'n> = name.into();
+        let bad = |reason: String| Err(WriteError::InvalidTensor { name: name.to_string(), reason }.into());
         if self.state != State::Declaring {
             return Err(WriteError::Misuse {
                 reason: format!("tensor {name:?} declared after tensor data was started"),
@@ -364,7 +382,7 @@ impl<W: Write> GgufWriter<W> {
         if name.len() as u64 >= MAX_TENSOR_NAME {
             return bad(format!("name is {} bytes; ggml keeps at most {}", name.len(), MAX_TENSOR_NAME - 1));
         }
-        if self.names.contains(name) {
+        if self.names.contains(name.as_bytes()) {
             return bad("duplicate tensor name".into());
         }
         if ne.len() > MAX_DIMS {
@@ -395,8 +413,8 @@ impl<W: Write> GgufWriter<W> {
         let Some(ne) = Ne::new(ne) else {
             return bad(format!("{} dimensions, at most {MAX_DIMS}", ne.len()));
         };
-        self.tensors.push(Pending { name: name.to_owned(), dtype, ne, nbytes, offset });
-        self.names.insert(name.to_owned());
+        self.tensors.push(Pending { name: name.as_bytes().to_vec(), dtype, ne, nbytes, offset });
+        self.names.insert(name.as_bytes().to_vec());
         Ok(())
     }
 
@@ -478,7 +496,7 @@ impl<W: Write> GgufWriter<W> {
         }
         match self.state {
             State::Data { next } => match self.tensors.get(next) {
-                Some(t) => Ok((next, t.nbytes, t.name.clone())),
+                Some(t) => Ok((next, t.nbytes, GgufStr::from_bytes(&t.name).to_string())),
                 None => Err(WriteError::Misuse {
                     reason: format!("data given for more tensors than the {} declared", self.tensors.len()),
                 }
@@ -572,7 +590,8 @@ impl<W: Write> GgufWriter<W> {
         }
         if let State::Data { next } = self.state {
             if next != self.tensors.len() {
-                let missing: Vec<&str> = self.tensors.iter().skip(next).map(|t| t.name.as_str()).collect();
+                let missing: Vec<String> =
+                    self.tensors.iter().skip(next).map(|t| GgufStr::from_bytes(&t.name).to_string()).collect();
                 return Err(WriteError::Misuse { reason: format!("no data written for tensors {missing:?}") }.into());
             }
         }
@@ -643,9 +662,9 @@ impl Encoder {
         put!(self, v)
     }
 
-    fn string(&mut self, s: &str) {
+    fn string(&mut self, s: &[u8]) {
         self.u64(s.len() as u64);
-        self.out.extend_from_slice(s.as_bytes());
+        self.out.extend_from_slice(s);
     }
 
     fn value(&mut self, v: &Value, key: &str, depth: usize) -> Result<()> {
@@ -658,7 +677,7 @@ impl Encoder {
             Value::I32(x) => put!(self, x),
             Value::F32(x) => put!(self, x),
             Value::Bool(x) => self.out.push(u8::from(*x)),
-            Value::String(s) => self.string(s),
+            Value::String(s) => self.string(s.as_bytes()),
             Value::U64(x) => put!(self, x),
             Value::I64(x) => put!(self, x),
             Value::F64(x) => put!(self, x),
@@ -689,7 +708,7 @@ impl Encoder {
             Array::I32(v) => each!(v),
             Array::F32(v) => each!(v),
             Array::Bool(v) => self.out.extend(v.iter().map(|&b| u8::from(b))),
-            Array::String(v) => v.iter().for_each(|s| self.string(s)),
+            Array::String(v) => v.iter().for_each(|s| self.string(s.as_bytes())),
             Array::Array(v) => {
                 for inner in v {
                     // depth <= MAX_DEPTH here (checked above).
@@ -713,7 +732,7 @@ impl Encoder {
             ValueRef::I32(x) => put!(self, x),
             ValueRef::F32(x) => put!(self, x),
             ValueRef::Bool(x) => self.out.push(u8::from(x)),
-            ValueRef::String(s) => self.string(s),
+            ValueRef::String(s) => self.string(s.as_bytes()),
             ValueRef::U64(x) => put!(self, x),
             ValueRef::I64(x) => put!(self, x),
             ValueRef::F64(x) => put!(self, x),

@@ -5,6 +5,7 @@
 //! - [`ValueType`]: the 13 metadata value types (`gguf_metadata_value_type`);
 //! - [`Shape`] (canonical, outermost first) and [`Ne`] (stored, fastest first): a tensor's dims
 //!   in its two orders, as distinct types;
+//! - [`GgufStr`]: a key, string value or tensor name as stored (bytes, UTF-8 or not);
 //! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
 //! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
 //!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`], [`MAX_ALIGNMENT`]);
@@ -18,12 +19,14 @@
 
 mod dtype;
 mod error;
+mod gstr;
 pub mod keys;
 mod shape;
 mod value_type;
 
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use error::AlignmentProblem;
+pub use gstr::GgufStr;
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 

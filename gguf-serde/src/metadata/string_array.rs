@@ -134,13 +134,14 @@ impl StringArray {
     }
 
     /// A copy of the strings of a string array read from a file; `None` if the elements of
-    /// `array` are not strings.
+    /// `array` are not strings, or one of them is not UTF-8 (a `StringArray` holds text; the
+    /// bytes are in [`ArrayRef::strings`](crate::ArrayRef::strings)).
     pub fn from_array(array: &crate::ArrayRef<'_>) -> Option<Self> {
         let strings = array.strings()?;
         let total = array.raw_bytes().len().saturating_sub(strings.len().saturating_mul(8));
         let mut out = StringArray::with_capacity(strings.len(), total);
         for s in strings {
-            out.push(s);
+            out.push(s.to_str().ok()?);
         }
         Some(out)
     }

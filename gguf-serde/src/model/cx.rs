@@ -66,9 +66,9 @@ pub struct LoadReport {
 pub struct ReadCx<'a> {
     pub(super) src: &'a (dyn ModelSource + 'a),
     pub(super) opts: MetadataOptions,
-    pub(super) bound: HashSet<&'a str>,
+    pub(super) bound: HashSet<&'a [u8]>,
     /// Each tensor's place in the source's tensor order.
-    pub(super) positions: HashMap<&'a str, usize>,
+    pub(super) positions: HashMap<&'a [u8], usize>,
 }
 
 impl<'a> ReadCx<'a> {
@@ -82,7 +82,9 @@ impl<'a> ReadCx<'a> {
 
     /// Whether any tensor's name starts with `prefix` followed by `.`.
     pub fn has_prefix(&self, prefix: &str) -> bool {
-        self.src.tensor_infos().any(|t| t.name.strip_prefix(prefix).is_some_and(|r| r.starts_with('.')))
+        self.src
+            .tensor_infos()
+            .any(|t| t.name.as_bytes().strip_prefix(prefix.as_bytes()).is_some_and(|r| r.starts_with(b".")))
     }
 
     /// Whether the source has a tensor named `name`.
@@ -99,9 +101,9 @@ impl<'a> ReadCx<'a> {
             _ => e,
         })?;
         spec.check(info.dtype, &info.shape)?;
-        self.bound.insert(info.name);
+        self.bound.insert(info.name.as_bytes());
         let mut view = TensorView::new(&info, bytes, src.endian());
-        view.position = self.positions.get(info.name).copied();
+        view.position = self.positions.get(info.name.as_bytes()).copied();
         Ok(view)
     }
 }

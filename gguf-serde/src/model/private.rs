@@ -156,7 +156,8 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
             let (before, after) = split_template(&full);
             let mut present = BTreeSet::new();
             for t in cx.src.tensor_infos() {
-                let Some(rest) = t.name.strip_prefix(before) else { continue };
+                // A name that is not UTF-8 matches no template (templates are text).
+                let Some(rest) = t.name.to_str().ok().and_then(|n| n.strip_prefix(before)) else { continue };
                 let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
                 let (num, tail) = rest.split_at(digits);
                 if num.is_empty() || (num.len() > 1 && num.starts_with('0')) {

@@ -4,8 +4,8 @@ use super::*;
 use crate::codec::CodecError;
 use crate::container::{Shape, TensorInfo};
 use crate::error::{Error, ModelError, Result, WriteError};
-use crate::format::GgmlType;
 use crate::format::{Endian, MAX_DIMS};
+use crate::format::{GgmlType, GgufStr};
 use std::borrow::Cow;
 
 /// A tensor borrowed from a file: its name, type, canonical shape and stored bytes, without a
@@ -15,8 +15,9 @@ use std::borrow::Cow;
 /// [`position`](Self::position) (where the tensor came from) is not compared.
 #[derive(Clone, Copy, Debug)]
 pub struct TensorView<'a> {
-    /// The full tensor name, e.g. `blk.0.attn_q.weight`.
-    pub name: &'a str,
+    /// The full tensor name as stored, e.g. `blk.0.attn_q.weight` (a [`GgufStr`]: a field's
+    /// tensor, found by its name, always has a UTF-8 one; [`TensorView::new`] takes any).
+    pub name: GgufStr<'a>,
     /// The ggml type.
     pub dtype: GgmlType,
     /// The canonical shape, outermost first (the stored `ne` reversed).
@@ -53,8 +54,8 @@ fn host_endian() -> Endian {
 }
 
 /// The error of a typed view that cannot be made.
-fn no_view(name: &str, reason: String) -> Error {
-    ModelError::Constraint { name: name.to_owned(), reason }.into()
+fn no_view(name: impl std::fmt::Display, reason: String) -> Error {
+    ModelError::Constraint { name: name.to_string(), reason }.into()
 }
 
 impl<'a> TensorView<'a> {
@@ -82,7 +83,7 @@ impl<'a> TensorView<'a> {
     fn typed<E: bytemuck::Pod>(&self, dtype: GgmlType) -> Result<&'a [E]> {
         if self.dtype != dtype {
             return Err(ModelError::WrongDtype {
-                name: self.name.to_owned(),
+                name: self.name.to_string(),
                 expected: vec![dtype],
                 found: self.dtype,
             }
@@ -140,7 +141,7 @@ impl<'a> TensorView<'a> {
     /// An owned copy (with the same name and position).
     pub fn to_tensor(&self) -> Tensor {
         Tensor {
-            name: self.name.to_owned(),
+            name: self.name.to_string(),
             dtype: self.dtype,
             shape: self.shape,
             bytes: self.bytes.to_vec(),
@@ -242,7 +243,7 @@ impl Tensor {
     /// A view of this tensor (under its name, with its position).
     pub fn view(&self) -> TensorView<'_> {
         TensorView {
-            name: &self.name,
+            name: (&self.name).into(),
             dtype: self.dtype,
             shape: self.shape,
             bytes: &self.bytes,
@@ -456,7 +457,7 @@ impl<'a> TensorStorage<'a> for Tensor {
 }
 
 fn same_bytes<'b>(
-    name: &str,
+    name: impl std::fmt::Display,
     have: GgmlType,
     have_endian: Endian,
     bytes: &'b [u8],
@@ -464,7 +465,7 @@ fn same_bytes<'b>(
     endian: Endian,
 ) -> Result<Cow<'b, [u8]>> {
     if have != dtype {
-        return Err(Error::invalid_tensor(name, format!("stored as {have}, not {dtype}")));
+        return Err(Error::invalid_tensor(name.to_string(), format!("stored as {have}, not {dtype}")));
     }
     if have_endian == endian {
         return Ok(Cow::Borrowed(bytes));
@@ -528,7 +529,7 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
 /// first type of the field's `dtype` constraint, else F32.
 impl<'a> TensorStorage<'a> for F32Tensor {
     fn from_view(view: TensorView<'a>) -> Result<Self> {
-        Ok(F32Tensor { name: view.name.to_owned(), shape: view.shape, data: view.to_f32()?, position: view.position })
+        Ok(F32Tensor { name: view.name.to_string(), shape: view.shape, data: view.to_f32()?, position: view.position })
     }
 
     fn layout(&self, spec: &FieldSpec<'_>) -> Result<(GgmlType, Shape)> {

@@ -91,11 +91,11 @@ pub trait GgufModel<'a>: Sized {
     /// # Errors
     /// As [`GgufModel::read`].
     fn read_with<S: ModelSource>(src: &'a S, opts: &ReadOptions) -> Result<(Self, LoadReport)> {
-        let positions = src.tensor_infos().enumerate().map(|(i, t)| (t.name, i)).collect();
+        let positions = src.tensor_infos().enumerate().map(|(i, t)| (t.name.as_bytes(), i)).collect();
         let mut cx = ReadCx { src, opts: opts.serde.clone(), bound: HashSet::new(), positions };
         let model = Self::read_fields(&mut cx, "")?;
         let unbound: Vec<String> =
-            src.tensor_infos().filter(|t| !cx.bound.contains(t.name)).map(|t| t.name.to_owned()).collect();
+            src.tensor_infos().filter(|t| !cx.bound.contains(t.name.as_bytes())).map(|t| t.name.to_string()).collect();
         if !unbound.is_empty() && opts.unbound.unwrap_or(Self::UNBOUND) == Unbound::Error {
             return Err(ModelError::UnboundTensors { names: unbound }.into());
         }

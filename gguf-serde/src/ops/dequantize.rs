@@ -61,7 +61,7 @@ impl<'a> DequantizeOptions<'a> {
         info.dtype != self.target
             && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
             && info.ne().row_len().is_multiple_of(self.target.block_size())
-            && !exclude.is_match(info.name)
+            && !exclude.is_match(&info.name.to_string_lossy())
     }
 }
 
@@ -85,16 +85,16 @@ pub fn dequantize<S: Source>(
         return Err(codec::no_quantizer(opts.target).into());
     }
     let file_type = LlamaFileType::of_tensor_type(opts.target).map(LlamaFileType::number);
-    let mut kvs: Vec<(String, OutKv<'_>)> = Vec::with_capacity(src.kv_count() + 1);
+    let mut kvs: Vec<(Vec<u8>, OutKv<'_>)> = Vec::with_capacity(src.kv_count() + 1);
     for kv in src.metadata() {
-        let v = match (kv.key, file_type) {
-            ("general.file_type", Some(ft)) => OutKv::New(Value::U32(ft)),
+        let v = match (kv.key.as_bytes(), file_type) {
+            (b"general.file_type", Some(ft)) => OutKv::New(Value::U32(ft)),
             _ => OutKv::Src(kv.value),
         };
-        kvs.push((kv.key.to_owned(), v));
+        kvs.push((kv.key.as_bytes().to_vec(), v));
     }
-    if let (false, Some(ft)) = (kvs.iter().any(|(k, _)| k == "general.file_type"), file_type) {
-        kvs.push(("general.file_type".into(), OutKv::New(Value::U32(ft))));
+    if let (false, Some(ft)) = (kvs.iter().any(|(k, _)| k == b"general.file_type"), file_type) {
+        kvs.push((b"general.file_type".to_vec(), OutKv::New(Value::U32(ft))));
     }
     let exclude = NameGlobs::new(&opts.exclude)?;
     let tensors = src

@@ -25,7 +25,7 @@
 //!     Edit::Rename { from: "general.name".into(), to: "general.basename".into() },
 //! ];
 //! let out = apply(&file, &edits, GgufWriter::new(Vec::new()), |w, _| Ok(w))?.finish()?;
-//! assert_eq!(Gguf::from_slice(&out)?.get("general.basename"), Some(ValueRef::String("new")));
+//! assert_eq!(Gguf::from_slice(&out)?.get("general.basename"), Some(ValueRef::String("new".into())));
 //! # Ok::<(), gguf_serde::Error>(())
 //! ```
 
@@ -35,7 +35,7 @@ use crate::container::{Gguf, Source, Value, ValueRef};
 // What the file-level functions use (feature `mmap`).
 use crate::error::{EditError, Error, Result};
 use crate::format::keys::has_empty_segment;
-use crate::format::ValueType;
+use crate::format::{GgufStr, ValueType};
 use crate::GgufWriter;
 #[cfg(feature = "mmap")]
 use {
@@ -80,16 +80,20 @@ enum Item<'a> {
     Owned(Value),
 }
 
+/// A key: the bytes of one read from the file (UTF-8 or not, kept as they are), or one given.
+type Key<'a> = std::borrow::Cow<'a, [u8]>;
+
 /// The key/value pairs of `file` after `edits`, in order.
-fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(String, Item<'a>)>> {
-    let mut kvs: Vec<(String, Item<'a>)> = file.metadata().map(|kv| (kv.key.to_owned(), Item::Ref(kv.value))).collect();
-    let find = |kvs: &[(String, Item<'a>)], k: &str| kvs.iter().position(|(key, _)| key == k);
+fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'a>, Item<'a>)>> {
+    let mut kvs: Vec<(Key<'a>, Item<'a>)> =
+        file.metadata().map(|kv| (Key::Borrowed(kv.key.as_bytes()), Item::Ref(kv.value))).collect();
+    let find = |kvs: &[(Key<'a>, Item<'a>)], k: &str| kvs.iter().position(|(key, _)| **key == *k.as_bytes());
     for e in edits {
         match e {
             Edit::Set { key, value } => match find(&kvs, key).and_then(|i| kvs.get_mut(i)) {
                 Some(slot) => slot.1 = Item::Owned(value.clone()),
                 None if has_empty_segment(key) => return Err(EditError::EmptySegment { key: key.clone() }.into()),
-                None => kvs.push((key.clone(), Item::Owned(value.clone()))),
+                None => kvs.push((Key::Owned(key.clone().into_bytes()), Item::Owned(value.clone()))),
             },
             Edit::Remove { key } => match find(&kvs, key) {
                 Some(i) => {
@@ -109,7 +113,7 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Strin
                         return Err(EditError::EmptySegment { key: to.clone() }.into());
                     }
                     if let Some(slot) = kvs.get_mut(i) {
-                        slot.0 = to.clone();
+                        slot.0 = Key::Owned(to.clone().into_bytes());
                     }
                 }
             }
@@ -139,8 +143,10 @@ pub fn apply<'f, S: Source, W: Write, T>(
 ) -> Result<T> {
     for (key, item) in edited(file, edits)? {
         match item {
-            Item::Ref(v) => w.add_kv_ref(&key, v)?,
-            Item::Owned(v) => w.add_value(&key, &v)?,
+            // A pair of the file: its key's bytes as stored.
+            Item::Ref(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
+            // A value set by an edit: its key is the edit's (text), or equal to it.
+            Item::Owned(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
         }
     }
     for t in file.tensors() {

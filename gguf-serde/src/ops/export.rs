@@ -26,6 +26,10 @@
 //! | `gguf.metadata` | JSON text: an array of `{"key", "type", "value"}` in the file's order, `type` as [`ValueRef::type_name`] gives it (`u32`, `string`, `array<string>`, `array<array<i32>>`), `value` a JSON number, string, bool or array (every item); a non-finite float is the string `"nan"`, `"inf"` or `"-inf"` |
 //! | `gguf.tensors` | JSON text: an array of `{"name", "type"}` in the GGUF file's order, `type` the tensor's ggml type in the GGUF file (`Q4_K`, `F16`) before any conversion |
 //!
+//! JSON and safetensors names are text: a key, string or tensor name that is not UTF-8 (which
+//! ggml accepts) is written with each bad byte as `\xNN`, as [`GgufStr`](crate::GgufStr) shows it,
+//! so such a file does not import back to the same bytes.
+//!
 //! [`import`] reads such a file back: every key with its type and value, the tensors in the GGUF
 //! order of `gguf.tensors` with their safetensors type (a tensor that was quantized comes back as
 //! F32), `general.alignment` honoured. A file exported with [`ExportDtype::Keep`] from a GGUF file
@@ -202,7 +206,8 @@ fn value_json(v: &ValueRef<'_>) -> Json {
         ValueRef::F32(x) => float_json(f64::from(x)),
         ValueRef::F64(x) => float_json(x),
         ValueRef::Bool(x) => json!(x),
-        ValueRef::String(s) => json!(s),
+        // JSON holds text: a string that is not UTF-8 is written with its bad bytes as `\xNN`.
+        ValueRef::String(s) => json!(s.to_string()),
         ValueRef::Array(a) => Json::Array(a.iter().map(|v| value_json(&v)).collect()),
     }
 }
@@ -222,14 +227,14 @@ pub fn export<S: Source + Sync>(
     let out = out.as_ref();
     let excluded = NameGlobs::new(&options.exclude)?;
     let all: Vec<_> = file.tensors().collect();
-    let kept: Vec<_> = all.iter().filter(|t| !excluded.is_match(t.name)).collect();
+    let kept: Vec<_> = all.iter().filter(|t| !excluded.is_match(&t.name.to_string_lossy())).collect();
     for t in &kept {
         let target = out_type(t.dtype, options.dtype);
         if target != t.dtype && !codec::can_dequantize(t.dtype) {
-            return Err(ExportError::Unsupported { tensor: t.name.to_owned(), dtype: t.dtype });
+            return Err(ExportError::Unsupported { tensor: t.name.to_string(), dtype: t.dtype });
         }
         if st_name(target).is_none() {
-            return Err(ExportError::Unsupported { tensor: t.name.to_owned(), dtype: t.dtype });
+            return Err(ExportError::Unsupported { tensor: t.name.to_string(), dtype: t.dtype });
         }
     }
     // Data order: element size, largest first, then the file's order.
@@ -239,9 +244,9 @@ pub fn export<S: Source + Sync>(
     let mut header = Map::new();
     let kvs: Vec<Json> = file
         .metadata()
-        .map(|kv| json!({"key": kv.key, "type": kv.value.type_name(), "value": value_json(&kv.value)}))
+        .map(|kv| json!({"key": kv.key.to_string(), "type": kv.value.type_name(), "value": value_json(&kv.value)}))
         .collect();
-    let tensors: Vec<Json> = kept.iter().map(|t| json!({"name": t.name, "type": t.dtype.name()})).collect();
+    let tensors: Vec<Json> = kept.iter().map(|t| json!({"name": t.name.to_string(), "type": t.dtype.name()})).collect();
     let meta = json!({
         "format": "pt",
         "gguf.version": file.version().to_string(),
@@ -255,7 +260,7 @@ pub fn export<S: Source + Sync>(
         let target = out_type(t.dtype, options.dtype);
         let n = target.row_bytes(t.n_elements).unwrap_or(0);
         header.insert(
-            t.name.to_owned(),
+            t.name.to_string(),
             json!({"dtype": st_name(target), "shape": &*t.shape, "data_offsets": [offset, offset + n]}),
         );
         offset += n;

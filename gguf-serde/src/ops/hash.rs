@@ -243,7 +243,7 @@ pub fn hash_files<S: Source + Sync>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<FileHashes>> {
     // Every tensor's bytes, checked up front so that the tasks cannot fail.
-    let data: Vec<Vec<(&str, &[u8])>> = files
+    let data: Vec<Vec<(crate::GgufStr<'_>, &[u8])>> = files
         .iter()
         .map(|f| f.tensors().map(|t| Ok((t.name, f.tensor_data(&t)?))).collect::<Result<Vec<_>>>())
         .collect::<Result<_>>()?;
@@ -310,7 +310,7 @@ pub fn hash_files<S: Source + Sync>(
             tensors: if tensor_kinds.is_empty() {
                 Vec::new()
             } else {
-                tensors.iter().map(|(n, _)| ((*n).to_owned(), Vec::new())).collect()
+                tensors.iter().map(|(n, _)| (n.to_string(), Vec::new())).collect()
             },
             model: Vec::new(),
         })

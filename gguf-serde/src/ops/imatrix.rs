@@ -128,7 +128,7 @@ impl Imatrix {
             (g.get("imatrix.datasets"), g.get("imatrix.chunk_count"), g.get("imatrix.chunk_size"));
         let mut datasets = Vec::new();
         if let Some(strings) = datasets_v.as_ref().and_then(|v| v.as_array()).and_then(|a| a.strings()) {
-            datasets.extend(strings.map(str::to_owned));
+            datasets.extend(strings.map(|s| s.to_string_lossy().into_owned()));
         }
         let (Some(count_v), Some(size_v), true) = (count_v, size_v, datasets_v.is_some()) else {
             return Err(bad(ImatrixProblem::MissingMetadata));
@@ -141,10 +141,12 @@ impl Imatrix {
         let chunk_size = u32_of("imatrix.chunk_size", size_v)?;
 
         let mut pairs: BTreeMap<&str, (Option<_>, Option<_>)> = BTreeMap::new();
-        for t in g.tensors() {
-            if let Some(name) = t.name.strip_suffix(".in_sum2") {
+        for (i, t) in g.tensors().enumerate() {
+            // Entries are named by text, as in llama.cpp's imatrix files (which it writes).
+            let name = t.name.to_str().map_err(|_| bad(ImatrixProblem::NameNotUtf8 { index: i as u64 }))?;
+            if let Some(name) = name.strip_suffix(".in_sum2") {
                 pairs.entry(name).or_default().0 = Some(t);
-            } else if let Some(name) = t.name.strip_suffix(".counts") {
+            } else if let Some(name) = name.strip_suffix(".counts") {
                 pairs.entry(name).or_default().1 = Some(t);
             }
         }
@@ -155,7 +157,7 @@ impl Imatrix {
             };
             for t in [&sums, &counts] {
                 if t.dtype != GgmlType::F32 {
-                    return Err(bad(ImatrixProblem::NotF32 { tensor: t.name.into(), dtype: t.dtype }));
+                    return Err(bad(ImatrixProblem::NotF32 { tensor: t.name.to_string(), dtype: t.dtype }));
                 }
             }
             let sums_v = f32s(g.tensor_data(&sums)?, g.endian());

@@ -24,7 +24,7 @@ use crate::container::shard_path;
 use crate::container::{AtomicFile, Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
 use crate::error::{Error, QuantizeError, Result, WriteError};
 use crate::format::keys::{SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
-use crate::format::{Endian, GgmlType, Ne};
+use crate::format::{Endian, GgmlType, GgufStr, Ne};
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
 const CHUNK_ELEMS: u64 = 1 << 22;
@@ -283,8 +283,8 @@ fn requantize_shards<S: Source + Sync>(
                     (SPLIT_TENSORS_COUNT, Value::I32(n_tensors)),
                 ];
                 for (key, v) in split {
-                    shard_kvs.retain(|(k, _)| k != key);
-                    shard_kvs.push((key.to_owned(), OutKv::New(v)));
+                    shard_kvs.retain(|(k, _)| k.as_slice() != key.as_bytes());
+                    shard_kvs.push((key.as_bytes().to_vec(), OutKv::New(v)));
                 }
             }
             // Errors name the output shard being written.
@@ -385,8 +385,8 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
     let all = if params.only_copy { llama_tensor_order(src) } else { Vec::new() };
     for (key, v) in llama_quantize_kvs(src, &all, params) {
         match v {
-            OutKv::Src(v) => w.add_kv_ref(&key, v)?,
-            OutKv::New(v) => w.add_value(&key, &v)?,
+            OutKv::Src(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
+            OutKv::New(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
         }
     }
     for t in tensors {
@@ -402,22 +402,22 @@ fn llama_quantize_kvs<'a, S: Source>(
     src: &'a Gguf<S>,
     all: &[TensorInfo<'_>],
     params: &QuantizeParams,
-) -> Vec<(String, OutKv<'a>)> {
+) -> Vec<(Vec<u8>, OutKv<'a>)> {
     const DROPPED: [&str; 5] =
         ["general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count"];
-    let mut kvs: Vec<(String, OutKv<'a>)> = src
+    let mut kvs: Vec<(Vec<u8>, OutKv<'a>)> = src
         .metadata()
-        .filter(|kv| !DROPPED.contains(&kv.key))
-        .map(|kv| (kv.key.to_owned(), OutKv::Src(kv.value)))
+        .filter(|kv| !DROPPED.iter().any(|d| kv.key == *d))
+        .map(|kv| (kv.key.as_bytes().to_vec(), OutKv::Src(kv.value)))
         .collect();
     let file_type =
         if params.only_copy { source_file_type_of(src, all, &params.kv_overrides) } else { params.ftype.number() };
-    kvs.push(("general.quantization_version".into(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
-    kvs.push(("general.file_type".into(), OutKv::New(Value::U32(file_type))));
+    kvs.push((b"general.quantization_version".to_vec(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
+    kvs.push((b"general.file_type".to_vec(), OutKv::New(Value::U32(file_type))));
     let imatrix_kvs = params.active_imatrix().map(Imatrix::kv_overrides).unwrap_or_default();
     for o in params.kv_overrides.iter().chain(&imatrix_kvs) {
-        kvs.retain(|(k, _)| *k != o.key);
-        kvs.push((o.key.clone(), OutKv::New(o.to_value())));
+        kvs.retain(|(k, _)| k.as_slice() != o.key.as_bytes());
+        kvs.push((o.key.clone().into_bytes(), OutKv::New(o.to_value())));
     }
     kvs
 }
@@ -444,7 +444,7 @@ pub(super) struct TensorBytes<'x, 'a> {
 pub(super) fn write_converted<'a>(
     out: &Path,
     wopts: WriteOptions,
-    kvs: Vec<(String, OutKv<'_>)>,
+    kvs: Vec<(Vec<u8>, OutKv<'_>)>,
     tensors: Vec<OutTensor<'a>>,
     bytes: TensorBytes<'_, 'a>,
     progress: Option<Progress<'_>>,
@@ -462,17 +462,19 @@ pub(super) fn write_converted<'a>(
 /// those whose target differs), adding to `state`.
 fn write_body<'a, W: std::io::Write>(
     w: &mut GgufWriter<W>,
-    kvs: Vec<(String, OutKv<'_>)>,
+    kvs: Vec<(Vec<u8>, OutKv<'_>)>,
     tensors: &[OutTensor<'a>],
     src: &TensorBytes<'_, 'a>,
     endian: Endian,
     progress: Option<Progress<'_>>,
     state: &mut Converting,
 ) -> Result<()> {
+    // Keys as bytes: a pair of the source keeps its key as stored (UTF-8 or not); a new pair
+    // has a key of this crate's (text).
     for (key, v) in kvs {
         match v {
-            OutKv::Src(v) => w.add_kv_ref(&key, v)?,
-            OutKv::New(v) => w.add_value(&key, &v)?,
+            OutKv::Src(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
+            OutKv::New(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
         }
     }
     for t in tensors {
@@ -490,7 +492,7 @@ fn write_body<'a, W: std::io::Write>(
                 (src.give_back)(t, part);
             }
             writer.finish()?;
-            report.kept.push(t.info.name.to_owned());
+            report.kept.push(t.info.name.to_string());
             report.bytes_out += t.info.nbytes;
             *done += t.info.nbytes;
         } else {
@@ -505,7 +507,7 @@ fn write_body<'a, W: std::io::Write>(
                 Ok(())
             })?;
             writer.finish()?;
-            report.converted.push(t.info.name.to_owned());
+            report.converted.push(t.info.name.to_string());
             report.bytes_out += bytes_out;
         }
         if let Some(p) = progress {
@@ -537,7 +539,7 @@ fn convert_tensor(
     mut emit: impl FnMut(&[u8], &[u8]) -> Result<()>,
 ) -> Result<u64> {
     let out_bytes = target.nbytes(t.ne().dims()).ok_or_else(|| WriteError::InvalidTensor {
-        name: t.name.to_owned(),
+        name: t.name.to_string(),
         reason: format!("size as {target} overflows"),
     })?;
     // Whole rows of both types per chunk: a multiple of both block sizes.
@@ -564,7 +566,7 @@ fn convert_tensor(
                 let e = (r / rows_per_expert) as usize;
                 let n = row as usize;
                 let slice = w.get(e * n..(e + 1) * n).ok_or_else(|| WriteError::InvalidTensor {
-                    name: t.name.to_owned(),
+                    name: t.name.to_string(),
                     reason: format!("importance weights of {} values for expert {e}", w.len()),
                 })?;
                 codec::quantize_with_importance(target, scratch, outbuf, n, slice)?;

@@ -148,7 +148,7 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
             let (out, pending) = create_temp(&path, None)?;
             let mut w = GgufWriter::with_options(out, wopts)?;
             if i == 0 {
-                for kv in model.metadata().filter(|kv| !is_split_key(kv.key)) {
+                for kv in model.metadata().filter(|kv| !kv.key.to_str().is_ok_and(is_split_key)) {
                     w.add_kv_ref(kv.key, kv.value)?;
                 }
             }

@@ -3,6 +3,7 @@
 
 use super::c_num::leading_int;
 use crate::container::{Gguf, Source, TensorInfo};
+use crate::format::GgufStr;
 
 /// `sscanf(name, "blk.%d.", &layer)`: the layer number after `blk.`, if any.
 pub(super) fn blk_layer(name: &str) -> Option<i32> {
@@ -10,10 +11,13 @@ pub(super) fn blk_layer(name: &str) -> Option<i32> {
     name.strip_prefix("blk.").and_then(leading_int).map(|v| v as i32)
 }
 
-/// llama.cpp's `weight_name_comparer`: by layer number (`blk.N.`; -1 for none), then by name.
-pub(crate) fn llama_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let (la, lb) = (blk_layer(a).unwrap_or(-1), blk_layer(b).unwrap_or(-1));
-    la.cmp(&lb).then_with(|| a.cmp(b))
+/// llama.cpp's `weight_name_comparer`: by layer number (`blk.N.`; -1 for none), then by name
+/// (its bytes, as `std::string` compares; for UTF-8 names the order of `&str`).
+pub(crate) fn llama_order<'a>(a: impl Into<GgufStr<'a>>, b: impl Into<GgufStr<'a>>) -> std::cmp::Ordering {
+    let (a, b): (GgufStr<'a>, GgufStr<'a>) = (a.into(), b.into());
+    // The layer number is ASCII: the lossy text of a name that is not UTF-8 has the same.
+    let layer = |n: GgufStr<'_>| blk_layer(&n.to_string_lossy()).unwrap_or(-1);
+    layer(a).cmp(&layer(b)).then_with(|| a.cmp(&b))
 }
 
 /// The tensors of `src` in llama-quantize's output order: by layer number (`blk.N.`, tensors
@@ -49,7 +53,7 @@ mod tests {
         assert_eq!(blk_layer("blk.x"), None);
         assert_eq!(blk_layer("output.weight"), None);
         let mut v = vec!["blk.10.a", "output.weight", "blk.2.b", "blk.2.a", "token_embd.weight"];
-        v.sort_by(|a, b| llama_order(a, b));
+        v.sort_by(|a, b| llama_order(*a, *b));
         assert_eq!(v, ["output.weight", "token_embd.weight", "blk.2.a", "blk.2.b", "blk.10.a"]);
     }
 }

@@ -342,7 +342,7 @@ fn splits_concatenations_and_row_transforms_follow_numpy() {
     let ab: Vec<f32> = a.iter().copied().chain(b.iter().map(|v| v + 1.0)).collect();
     assert_eq!(f32_data(&g, "ab.weight"), ab);
     // tensors in the order the sources come (names sorted): a, b (the join), gate_up, qkv
-    let order: Vec<String> = g.tensors().map(|t| t.name.to_owned()).collect();
+    let order: Vec<String> = g.tensors().map(|t| t.name.to_string()).collect();
     assert_eq!(order, ["ab.weight", "gate.weight", "up.weight", "k.weight", "qv.weight"]);
 }
 

@@ -38,7 +38,7 @@ fn model(endian: Endian) -> Vec<u8> {
 }
 
 fn keys(bytes: &[u8]) -> Vec<(String, Value)> {
-    Gguf::from_slice(bytes).unwrap().metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect()
+    Gguf::from_slice(bytes).unwrap().metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
 }
 
 fn kv(k: &str, v: impl Into<Value>) -> (String, Value) {

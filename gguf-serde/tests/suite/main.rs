@@ -20,6 +20,7 @@ mod model_derive;
 mod model_props;
 mod model_stream;
 mod model_write;
+mod not_utf8;
 mod props;
 mod remote;
 mod resources;

@@ -256,7 +256,7 @@ fn optional_sub_model_with_prefix() {
     let f = Gguf::from_slice(&bytes).unwrap();
     let m = Loose::<TensorView>::read(&f).unwrap();
     let sub = m.sub.as_ref().unwrap();
-    assert_eq!((sub.norm.name, sub.proj.unwrap().name), ("sub.norm", "sub.proj"));
+    assert_eq!((sub.norm.name, sub.proj.unwrap().name), ("sub.norm".into(), "sub.proj".into()));
     assert_eq!(m.to_vec().unwrap(), file_without_meta(&[("sub.norm", &[2]), ("sub.proj", &[2])]));
 }
 
@@ -374,7 +374,7 @@ fn borrowed_metadata_uses_the_struct_lifetime() {
     let bytes = file(1, 1, None, &[("a", F32, &[1])]);
     let f = Gguf::from_slice(&bytes).unwrap();
     let m = Borrowing::read(&f).unwrap();
-    assert_eq!((m.names.arch, m.a.name), ("toy", "a"));
+    assert_eq!((m.names.arch, m.a.name), ("toy", "a".into()));
 }
 
 #[test]
@@ -423,6 +423,6 @@ fn flattened_sub_model_has_no_prefix() {
     let bytes = file_without_meta(&[("a", &[2]), ("out.weight", &[3])]);
     let f = Gguf::from_slice(&bytes).unwrap();
     let m = Flat::<TensorView>::read(&f).unwrap();
-    assert_eq!((m.a.name, m.head.out.name), ("a", "out.weight"));
+    assert_eq!((m.a.name, m.head.out.name), ("a".into(), "out.weight".into()));
     assert_eq!(m.to_vec().unwrap(), bytes);
 }

@@ -90,7 +90,7 @@ proptest! {
     fn generated_models_round_trip(m in model()) {
         let bytes = m.to_vec().unwrap();
         let file = Gguf::from_slice(&bytes).unwrap();
-        let names: Vec<&str> = file.tensors().map(|t| t.name).collect();
+        let names: Vec<&str> = file.tensors().map(|t| t.name.to_str().unwrap()).collect();
         prop_assert_eq!(names, expected_names(&m));
         prop_assert_eq!(file.get("gen.layers").and_then(|v| v.as_u64()), Some(m.layers.len() as u64));
 

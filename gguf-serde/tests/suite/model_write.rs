@@ -201,7 +201,7 @@ fn a_model_read_from_a_file_writes_back_in_the_file_order() {
     owned.blocks[3] = owned.blocks[3].quantize(GgmlType::F16).unwrap();
     let requantized = owned.to_vec().unwrap();
     let g = Gguf::from_slice(&requantized).unwrap();
-    assert_eq!(g.tensors().map(|t| t.name).collect::<Vec<_>>(), names);
+    assert_eq!(g.tensors().map(|t| t.name.to_str().unwrap()).collect::<Vec<_>>(), names);
     assert_eq!(g.tensor("blk.3.w").unwrap().dtype, GgmlType::F16);
     let typed = Numbered::<F32Tensor>::read(&f).unwrap();
     assert_eq!(typed.to_vec().unwrap(), bytes);
@@ -211,7 +211,7 @@ fn a_model_read_from_a_file_writes_back_in_the_file_order() {
     views.write_with(&mut w, &WriteModelOptions::new().with_order(TensorOrder::Field)).unwrap();
     let field = w.finish().unwrap();
     let g = Gguf::from_slice(&field).unwrap();
-    let order: Vec<&str> = g.tensors().map(|t| t.name).collect();
+    let order: Vec<&str> = g.tensors().map(|t| t.name.to_str().unwrap()).collect();
     let numeric: Vec<String> = (0..12).map(|i| format!("blk.{i}.w")).collect();
     assert_eq!(order, numeric);
     assert_eq!(g.tensor_data_by_name("blk.10.w").unwrap(), f32_bytes(&[2.0, 0.5]).as_slice());
@@ -222,7 +222,7 @@ fn a_model_read_from_a_file_writes_back_in_the_file_order() {
         blocks: (0..3).map(|i| zeros(&format!("b{i}"), &[2])).collect::<Vec<_>>(),
     };
     let b = built.to_vec().unwrap();
-    let order: Vec<String> = Gguf::from_slice(&b).unwrap().tensors().map(|t| t.name.to_owned()).collect();
+    let order: Vec<String> = Gguf::from_slice(&b).unwrap().tensors().map(|t| t.name.to_string()).collect();
     assert_eq!(order, ["blk.0.w", "blk.1.w", "blk.2.w"]);
 }
 

@@ -177,7 +177,7 @@ fn integer_map_keys() {
     }
     let s = S { base_model: [(0, "a".to_owned()), (7, "b".to_owned())].into_iter().collect() };
     let bytes = gguf_serde::to_vec(&s).unwrap();
-    let keys: Vec<String> = Gguf::from_slice(&bytes).unwrap().metadata().map(|kv| kv.key.to_owned()).collect();
+    let keys: Vec<String> = Gguf::from_slice(&bytes).unwrap().metadata().map(|kv| kv.key.to_string()).collect();
     assert_eq!(keys, ["base_model.0", "base_model.7"]);
     assert_eq!(from_slice::<S>(&bytes).unwrap(), s);
 }

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// The keys and values of a file as the container reader (no serde) sees them.
 fn stored(bytes: &[u8]) -> Vec<(String, Value)> {
     let f = Gguf::from_slice(bytes).unwrap();
-    f.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect()
+    f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
 }
 
 /// llama.cpp's layout of named chat templates (`LLM_KV_TOKENIZER_CHAT_TEMPLATE` with a suffix):
@@ -211,7 +211,7 @@ fn maps_of_structs_round_trip() {
     }
     let h = H { blk: (0..12).map(|i| (i, Expert { dim: i, gate: Some(i as f32), kind: format!("k{i}") })).collect() };
     let bytes = to_vec(&h).unwrap();
-    assert_eq!(Gguf::from_slice(&bytes).unwrap().get("blk.11.ffn.kind"), Some(ValueRef::String("k11")));
+    assert_eq!(Gguf::from_slice(&bytes).unwrap().get("blk.11.ffn.kind"), Some(ValueRef::String("k11".into())));
     assert_eq!(from_slice::<H>(&bytes).unwrap(), h);
     let top: BTreeMap<String, Expert> = from_slice(&to_vec(&v.experts).unwrap()).unwrap();
     assert_eq!(top, v.experts);

@@ -262,7 +262,7 @@ fn option_default_rename_skip() {
     let v = S { present: Some(1), file_type: 15, skipped: 9, ..S::default() };
     let bytes = to_vec(&v).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
-    let keys: Vec<&str> = f.metadata().map(|kv| kv.key).collect();
+    let keys: Vec<&str> = f.metadata().map(|kv| kv.key.to_str().unwrap()).collect();
     assert_eq!(keys, ["present", "defaulted", "general.file_type"]);
     assert_eq!(from_slice::<S>(&bytes).unwrap(), S { skipped: 0, ..v });
 }
@@ -320,7 +320,7 @@ fn flatten_and_maps_see_flat_keys() {
     assert_eq!(names, ["tokenizer.ggml.tokens", "{arch}.context_length", "{arch}.rope.scale"]);
     assert_eq!(back.rest["{arch}.rope.scale"], Value::F32(0.5));
     let pairs = |b: &[u8]| -> BTreeMap<String, Value> {
-        Gguf::from_slice(b).unwrap().metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect()
+        Gguf::from_slice(b).unwrap().metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
     };
     assert_eq!(pairs(&to_vec(&back).unwrap()), pairs(&bytes));
     // A map at the top level takes every key.
@@ -382,7 +382,7 @@ fn enums() {
     let v = S { a: Pooling::Mean, b: vec![Pooling::Cls, Pooling::Mean] };
     let bytes = to_vec(&v).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
-    assert_eq!(f.get("a"), Some(ValueRef::String("mean")));
+    assert_eq!(f.get("a"), Some(ValueRef::String("mean".into())));
     assert_eq!(from_slice::<S>(&bytes).unwrap(), v);
 
     #[derive(Serialize)]
@@ -555,7 +555,7 @@ fn architecture_placeholder() {
     for arch in ["llama", "gemma3", "qwen2"] {
         let bytes = to_vec(&M { arch: arch.into(), hp: hp.clone() }).unwrap();
         let f = Gguf::from_slice(&bytes).unwrap();
-        let keys: Vec<&str> = f.metadata().map(|kv| kv.key).collect();
+        let keys: Vec<&str> = f.metadata().map(|kv| kv.key.to_str().unwrap()).collect();
         assert_eq!(
             keys,
             [
@@ -713,11 +713,11 @@ fn internally_tagged_enums_for_variants_with_data() {
     let bytes =
         to_vec(&M { rope: Rope { scaling: Scaling::Yarn { factor: 4.0, original_context_length: 8192 } } }).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
-    let keys: Vec<(&str, ValueRef<'_>)> = f.metadata().map(|kv| (kv.key, kv.value)).collect();
+    let keys: Vec<(&str, ValueRef<'_>)> = f.metadata().map(|kv| (kv.key.to_str().unwrap(), kv.value)).collect();
     assert_eq!(
         keys,
         [
-            ("rope.scaling.type", ValueRef::String("yarn")),
+            ("rope.scaling.type", ValueRef::String("yarn".into())),
             ("rope.scaling.factor", ValueRef::F32(4.0)),
             ("rope.scaling.original_context_length", ValueRef::U32(8192)),
         ]

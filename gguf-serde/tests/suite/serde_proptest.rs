@@ -192,7 +192,7 @@ proptest! {
         let bytes = to_vec(&expected).unwrap();
         let file = Gguf::from_slice(&bytes).unwrap();
         let stored: Vec<(String, Value)> =
-            file.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+            file.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
         prop_assert_eq!(&stored, &expected.clone().into_iter().collect::<Vec<_>>());
         let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
         prop_assert_eq!(back, expected);
@@ -204,10 +204,10 @@ proptest! {
         prop_assert_eq!(from_slice::<Maps>(&bytes).unwrap(), m.clone());
         let file = Gguf::from_slice(&bytes).unwrap();
         for (k, e) in &m.experts {
-            prop_assert_eq!(file.get(&format!("experts.{k}.dim")), Some(gguf_serde::ValueRef::U32(e.dim)));
+            prop_assert_eq!(file.get(format!("experts.{k}.dim")), Some(gguf_serde::ValueRef::U32(e.dim)));
         }
         for (k, t) in &m.named {
-            prop_assert_eq!(file.get(&format!("template.{k}")).and_then(|v| v.as_str()), Some(t.as_str()));
+            prop_assert_eq!(file.get(format!("template.{k}")).and_then(|v| v.as_str()), Some(t.as_str()));
         }
         prop_assert_eq!(file.get("template").and_then(|v| v.as_str()), Some(m.template.as_str()));
         prop_assert_eq!(file.metadata().any(|kv| kv.key.starts_with("extra.")), !m.extra.is_empty());
@@ -225,7 +225,7 @@ proptest! {
         // The container reader (no serde) sees the keys in order with the exact values.
         let file = Gguf::from_slice(&bytes).unwrap();
         let stored: Vec<(String, Value)> =
-            file.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+            file.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
         prop_assert_eq!(&stored, &expected);
         // The deserializer gives them back exactly.
         let back: BTreeMap<String, Value> = from_slice(&bytes).unwrap();

@@ -59,7 +59,7 @@ fn write(path: &Path, bytes: &[u8]) {
 }
 
 fn keys(f: &Gguf<impl gguf_serde::container::Source>) -> Vec<(String, Value)> {
-    f.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect()
+    f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
 }
 
 #[test]
@@ -166,12 +166,12 @@ fn sharded_reads_as_one_model_and_merges_back_identically() {
                 let m = ShardedGguf::open(p).unwrap();
                 assert_eq!(m.shard_count(), paths.len());
                 let mk: Vec<(String, Value)> =
-                    m.metadata().map(|kv| (kv.key.to_owned(), kv.value.to_owned_value())).collect();
+                    m.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
                 assert_eq!(mk, keys(&orig));
                 assert_eq!(m.get("split.count"), None);
-                assert_eq!(m.get("general.name"), Some(ValueRef::String("tiny")));
+                assert_eq!(m.get("general.name"), Some(ValueRef::String("tiny".into())));
                 assert_eq!(m.tensor_count(), 5);
-                let names: Vec<&str> = m.tensors().map(|t| t.info.name).collect();
+                let names: Vec<&str> = m.tensors().map(|t| t.info.name.to_str().unwrap()).collect();
                 assert_eq!(names, TENSORS.map(|t| t.0));
                 for (i, (name, _, shape)) in TENSORS.iter().enumerate() {
                     let (info, data) = m.tensor_bytes(name).unwrap();
@@ -202,7 +202,7 @@ fn single_file_is_a_one_shard_model() {
     let f = Gguf::from_slice(&bytes).unwrap();
     for src in [&f as &dyn TensorSource, &m as &dyn TensorSource] {
         assert_eq!(src.tensor_count(), 5);
-        let names: Vec<&str> = src.tensor_infos().map(|t| t.name).collect();
+        let names: Vec<&str> = src.tensor_infos().map(|t| t.name.to_str().unwrap()).collect();
         assert_eq!(names, TENSORS.map(|t| t.0));
         assert_eq!(src.tensor_bytes("blk.0.ffn_up.weight").unwrap().1, tensor_bytes(3));
         assert_eq!(&*src.tensor_info("blk.0.attn_q.weight").unwrap().shape, &[2, 32]);

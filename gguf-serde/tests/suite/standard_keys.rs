@@ -156,7 +156,7 @@ fn standard_structs_write_registry_types_and_read_back() {
     // llama.cpp reads.
     assert_eq!(file.kv_count(), 50);
     for kv in file.metadata() {
-        let m = keys::lookup(kv.key).unwrap_or_else(|| panic!("{} is not a standard key", kv.key));
+        let m = keys::lookup(kv.key.to_str().unwrap()).unwrap_or_else(|| panic!("{} is not a standard key", kv.key));
         assert_eq!(m.arch, None, "{}", kv.key);
         let elem = kv.value.as_array().map(|a| a.elem_type());
         assert!(
@@ -167,7 +167,7 @@ fn standard_structs_write_registry_types_and_read_back() {
             m.spec.ty
         );
     }
-    assert_eq!(file.get("general.license.name"), Some(ValueRef::String("MIT")));
+    assert_eq!(file.get("general.license.name"), Some(ValueRef::String("MIT".into())));
     assert_eq!(file.get("tokenizer.ggml.seperator_token_id"), Some(ValueRef::U32(0)));
     let back: StandardMetadata<&str> = gguf_serde::from_slice(&bytes).unwrap();
     assert_eq!(back.general, meta.general);

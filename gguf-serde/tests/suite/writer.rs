@@ -176,7 +176,7 @@ fn big_endian_output_reads_back() {
     let bytes = w.finish().unwrap();
     let g = Gguf::from_slice(&bytes).unwrap();
     assert_eq!((g.endian(), g.alignment()), (Endian::Big, 16));
-    assert_eq!(g.get("s"), Some(ValueRef::String("héllo")));
+    assert_eq!(g.get("s"), Some(ValueRef::String("héllo".into())));
     let f: Vec<_> = g.get("f").unwrap().as_array().unwrap().iter().collect();
     assert_eq!(f, [ValueRef::F32(1.5), ValueRef::F32(-2.0)]);
     assert_eq!(g.get("u"), Some(ValueRef::U64(u64::MAX - 5)));
@@ -631,7 +631,7 @@ fn atomic_write_success_replaces_the_file() {
     build(&mut m);
     let new = std::fs::read(&path).unwrap();
     assert_eq!(new, m.finish().unwrap());
-    assert_eq!(Gguf::open(&path).unwrap().get("general.architecture"), Some(ValueRef::String("new")));
+    assert_eq!(Gguf::open(&path).unwrap().get("general.architecture"), Some(ValueRef::String("new".into())));
     assert_eq!(dir_entries(dir.path()), ["model.gguf"]);
 
     // A file that did not exist is created.

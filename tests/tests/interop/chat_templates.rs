@@ -41,7 +41,7 @@ fn command_r_templates_read_and_write_through_serde() {
     let out = gguf_serde::to_vec(&t).unwrap();
     let file = Gguf::from_slice(&bytes).unwrap();
     let written = Gguf::from_slice(&out).unwrap();
-    let keys: Vec<&str> = written.metadata().map(|kv| kv.key).collect();
+    let keys: Vec<&str> = written.metadata().map(|kv| kv.key.to_str().unwrap()).collect();
     assert_eq!(
         keys,
         [

@@ -96,7 +96,7 @@ fn smollm2() {
     let Some(f) = check(SMOLLM) else { return };
     assert_eq!(f.file_len(), 98_362_432);
     assert_eq!(f.version(), 3);
-    assert_eq!(f.get("general.architecture"), Some(ValueRef::String("llama")));
+    assert_eq!(f.get("general.architecture"), Some(ValueRef::String("llama".into())));
     assert_eq!(f.kv_count(), 33);
     assert_eq!(f.tensor_count(), 272);
     let mut counts = BTreeMap::new();

@@ -52,13 +52,16 @@ fn every_tensor_bound_and_rewritten_byte_identical() {
     assert_eq!((m.meta.architecture.as_str(), m.meta.embedding_length, m.meta.block_count), ("gemma3", 640, 18));
     assert_eq!(m.meta.tokenizer.tokens.len(), 262_144);
     assert_eq!(
-        (m.token_embd.name, m.token_embd.dtype, &*m.token_embd.shape),
+        (m.token_embd.name.to_str().unwrap(), m.token_embd.dtype, &*m.token_embd.shape),
         ("token_embd.weight", GgmlType::Q8_0, &[262_144u64, 640][..])
     );
     assert_eq!(m.token_embd.bytes.len(), 178_257_920);
     let b17 = &m.blocks[17];
-    assert_eq!((b17.attn_q.name, &*b17.attn_q.shape), ("blk.17.attn_q.weight", &[1024u64, 640][..]));
-    assert_eq!((b17.ffn_down.name, &*b17.ffn_down.shape), ("blk.17.ffn_down.weight", &[640u64, 2048][..]));
+    assert_eq!((b17.attn_q.name.to_str().unwrap(), &*b17.attn_q.shape), ("blk.17.attn_q.weight", &[1024u64, 640][..]));
+    assert_eq!(
+        (b17.ffn_down.name.to_str().unwrap(), &*b17.ffn_down.shape),
+        ("blk.17.ffn_down.weight", &[640u64, 2048][..])
+    );
     assert_eq!(b17.post_ffw_norm.dtype, GgmlType::F32);
 
     let (hash, len) = written(&m);

@@ -68,7 +68,7 @@ fn tensor_names(head: &[u8], len: u64) -> Vec<String> {
     let mut file = vec![0u8; len as usize];
     file[..head.len()].copy_from_slice(head);
     let g = Gguf::from_slice(&file).unwrap();
-    g.tensors().map(|t| t.name.to_owned()).collect()
+    g.tensors().map(|t| t.name.to_string()).collect()
 }
 
 /// The 33 keys of SmolLM2-135M-Instruct.Q4_1.gguf, in file order with their stored types
@@ -197,7 +197,7 @@ struct SmolLm2<T> {
 fn smollm2_stored_lexicographically_is_rewritten_byte_identical() {
     let Some(path) = model(SMOLLM2) else { return };
     let file = Gguf::open(&path).unwrap();
-    let stored: Vec<&str> = file.tensors().map(|t| t.name).collect();
+    let stored: Vec<&str> = file.tensors().map(|t| t.name.to_str().unwrap()).collect();
     assert_eq!(stored.len(), 272);
     // The file's order (gguf-py lists the same): blk.1 is followed by blk.10.
     assert_eq!(stored[0], "token_embd.weight");
@@ -244,7 +244,7 @@ struct Gemma3Shuffled<T> {
 fn gemma3_in_another_field_order_is_rewritten_byte_identical() {
     let Some(path) = model(GEMMA) else { return };
     let file = Gguf::open(&path).unwrap();
-    let stored: Vec<&str> = file.tensors().map(|t| t.name).collect();
+    let stored: Vec<&str> = file.tensors().map(|t| t.name.to_str().unwrap()).collect();
     assert_eq!((stored[0], stored[1], stored.len()), ("output_norm.weight", "token_embd.weight", 236));
     let m = Gemma3Shuffled::<TensorView>::read(&file).unwrap();
     let (hash, len, _) = written(&m, TensorOrder::Auto, 0);

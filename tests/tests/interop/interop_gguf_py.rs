@@ -86,7 +86,7 @@ fn write_ours(opts: WriteOptions, alignment: Option<u32>) -> (Vec<u8>, Json) {
     let mut tensors = vec![];
     let mut data = vec![];
     for (i, (name, dtype, shape)) in specs.iter().enumerate() {
-        w.add_tensor(name, *dtype, shape).unwrap();
+        w.add_tensor(*name, *dtype, shape).unwrap();
         let n = dtype.nbytes(&shape.iter().rev().copied().collect::<Vec<_>>()).unwrap() as usize;
         let b = bytes(i as u64 + 1, n);
         tensors.push(json!({"name": name, "dtype": dtype.name(), "shape": shape, "nbytes": n, "sha256": sha256(&b)}));

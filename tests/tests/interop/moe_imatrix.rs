@@ -148,7 +148,7 @@ fn check_per_expert(model: &Path, path: &Path, dat: &Path) -> usize {
     assert_eq!(ne, [1]);
     let tokens = tokens[0];
     let (mut experts, mut zero) = (0, 0);
-    for t in m.tensors().filter(|t| is_exps(t.name)) {
+    for t in m.tensors().filter(|t| is_exps(t.name.to_str().unwrap())) {
         let dims = t.ne().dims().to_vec();
         assert_eq!(dims.len(), 3, "{}", t.name);
         assert_eq!(dims[2], N_EXPERT);
@@ -158,8 +158,11 @@ fn check_per_expert(model: &Path, path: &Path, dat: &Path) -> usize {
         assert_eq!(counts_ne, [1, N_EXPERT], "{}.counts", t.name);
         // Each token goes to 2 experts.
         assert_eq!(counts.iter().sum::<f32>(), N_EXPERT_USED * tokens, "{}: counts {counts:?}", t.name);
-        let w = ours.weights_for(t.name, &dims).unwrap().unwrap_or_else(|| panic!("no weights for {}", t.name));
-        let w_dat = ours_dat.weights_for(t.name, &dims).unwrap().unwrap();
+        let w = ours
+            .weights_for(t.name.to_str().unwrap(), &dims)
+            .unwrap()
+            .unwrap_or_else(|| panic!("no weights for {}", t.name));
+        let w_dat = ours_dat.weights_for(t.name.to_str().unwrap(), &dims).unwrap().unwrap();
         assert_eq!(w.len() as u64, dims[0] * N_EXPERT);
         assert_eq!(w_dat.len(), w.len());
         let ne0 = dims[0] as usize;

@@ -537,7 +537,7 @@ fn llama2_checkpoint_without_tokenizer_model_converts_as_reference() {
     let kvs: Vec<(String, Value)> = file
         .metadata()
         .filter(|kv| kv.key.starts_with("tokenizer."))
-        .map(|kv| (kv.key.to_owned(), kv.value.to_owned_value()))
+        .map(|kv| (kv.key.to_string(), kv.value.to_owned_value()))
         .collect();
     compare(&ours_json(&kvs), &reference);
 }

@@ -21,11 +21,14 @@ pub(super) struct Frame {
 pub(super) struct Walk {
     pub(super) frames: [Frame; MAX_DEPTH],
     pub(super) depth: usize,
+    /// Every string of the array read so far is UTF-8 (ggml does not require it, and neither does
+    /// this parser; the flag lets a valid array's strings be handed out as `&str` unchecked).
+    pub(super) utf8: bool,
 }
 
 impl Walk {
     pub(super) fn new() -> Walk {
-        Walk { frames: [Frame { elem: ValueType::U8, len: 0, done: 0, start: 0 }; MAX_DEPTH], depth: 0 }
+        Walk { frames: [Frame { elem: ValueType::U8, len: 0, done: 0, start: 0 }; MAX_DEPTH], depth: 0, utf8: true }
     }
 
     pub(super) fn top(&self) -> Option<Frame> {
@@ -45,16 +48,17 @@ impl Walk {
     }
 
     /// Reads an array value (its header if not read yet, then its elements from the one it
-    /// stopped at), committing each element to `checkpoint`; returns element type, count and
-    /// the byte range of the elements.
+    /// stopped at), committing each element to `checkpoint`; returns element type, count, the
+    /// byte range of the elements and whether all its strings are UTF-8.
     pub(super) fn array(
         &mut self,
         c: &mut Cursor<'_>,
         key: &str,
         checkpoint: &mut usize,
-    ) -> Res<(ValueType, u64, Range<usize>)> {
+    ) -> Res<(ValueType, u64, Range<usize>, bool)> {
         if self.depth == 0 {
             self.push(array_header(c, key, 1)?);
+            self.utf8 = true;
             *checkpoint = c.pos;
         }
         while let Some(top) = self.top() {
@@ -63,7 +67,7 @@ impl Walk {
             if top.done == top.len {
                 self.depth = self.depth.saturating_sub(1);
                 match self.top_mut() {
-                    None => return Ok((top.elem, top.len, top.start..c.pos)),
+                    None => return Ok((top.elem, top.len, top.start..c.pos, self.utf8)),
                     Some(parent) => parent.done = parent.done.saturating_add(1),
                 }
             } else if top.elem == ValueType::Array {
@@ -72,7 +76,7 @@ impl Walk {
             } else {
                 let left = top.len.saturating_sub(top.done);
                 let done = match top.elem {
-                    ValueType::String => strings(c, key, left)?,
+                    ValueType::String => strings(c, key, left, &mut self.utf8)?,
                     elem => fixed_elements(c, key, elem, left)?,
                 };
                 if let Some(t) = self.top_mut() {
@@ -82,7 +86,7 @@ impl Walk {
             *checkpoint = c.pos;
         }
         // Not reached: the loop returns when the outermost array ends.
-        Ok((ValueType::U8, 0, c.pos..c.pos))
+        Ok((ValueType::U8, 0, c.pos..c.pos, self.utf8))
     }
 }
 
@@ -133,26 +137,30 @@ pub(super) fn fixed_elements(c: &mut Cursor<'_>, key: &str, elem: ValueType, len
     Ok(len)
 }
 
-/// Reads at least one of the next `max` strings of an array; returns how many.
+/// Reads at least one of the next `max` strings of an array; returns how many, and clears `utf8`
+/// if one of them is not UTF-8 (accepted, as ggml accepts it).
 ///
-/// A run of strings whose length fields are all ASCII ([`ascii_length_run`]) is validated with one
-/// SIMD UTF-8 pass over the run (262,144 calls fewer for a Gemma vocabulary); a run that fails
-/// it is read again string by string to name the first bad one. The string that ends a run (a
-/// length with a byte ≥ 0x80, or one not wholly in the bytes read so far) is read on its own,
-/// with every check.
-pub(super) fn strings(c: &mut Cursor<'_>, key: &str, max: u64) -> Res<u64> {
+/// A run of strings whose length fields are all ASCII ([`ascii_length_run`]) is checked with one
+/// SIMD UTF-8 pass over the run (262,144 calls fewer for a Gemma vocabulary): the run is valid
+/// exactly when each of its strings is. A run that fails is walked again string by string for
+/// the lengths only. The string that ends a run (a length with a byte ≥ 0x80, or one not wholly
+/// in the bytes read so far) is read on its own, with every check.
+pub(super) fn strings(c: &mut Cursor<'_>, key: &str, max: u64, utf8: &mut bool) -> Res<u64> {
     let (end, n) = ascii_length_run(c.data, c.pos, max.min(RUN_STRINGS), c.endian);
     if n == 0 {
-        c.string(Item::String, Some(key))?;
+        let r = c.string(Item::String, Some(key))?;
+        if *utf8 && c.data.get(r).is_none_or(|b| simdutf8::basic::from_utf8(b).is_err()) {
+            *utf8 = false;
+        }
         return Ok(1);
     }
-    // simdutf8: the same validation as std, several times faster on non-ASCII text.
-    if c.data.get(c.pos..end).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok()) {
+    // simdutf8: the same validation as std, several times faster on non-ASCII text. Once a
+    // string of the array is known not to be UTF-8, the others are not checked.
+    if !*utf8 || c.data.get(c.pos..end).is_some_and(|run| simdutf8::basic::from_utf8(run).is_ok()) {
         c.pos = end;
         return Ok(n);
     }
-    for _ in 0..n {
-        c.string(Item::String, Some(key))?;
-    }
+    *utf8 = false;
+    c.pos = end;
     Ok(n)
 }

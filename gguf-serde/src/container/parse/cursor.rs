@@ -78,25 +78,23 @@ impl<'a> Cursor<'a> {
         Ok(n)
     }
 
-    /// A `u64`-length-prefixed UTF-8 string; returns its byte range.
+    /// A `u64`-length-prefixed string, any bytes (ggml does not check UTF-8 either); returns its
+    /// byte range.
     pub(super) fn string(&mut self, item: Item, key: Option<&str>) -> Res<Range<usize>> {
         let n = self.length(item, key)?;
         let start = self.pos;
-        let bytes = self.take(n, item, key)?;
-        if std::str::from_utf8(bytes).is_err() {
-            return Err(FormatError::InvalidUtf8 { item, key: key.map(str::to_owned), offset: start as u64 }.into());
-        }
+        self.take(n, item, key)?;
         Ok(start..self.pos)
     }
 
-    pub(super) fn str_at(&self, r: &Range<usize>) -> &'a str {
+    pub(super) fn str_at(&self, r: &Range<usize>) -> GgufStr<'a> {
         str_in(self.data, r)
     }
 }
 
-/// The (validated) string at `r` of `data`.
-pub(super) fn str_in<'a>(data: &'a [u8], r: &Range<usize>) -> &'a str {
-    data.get(r.clone()).and_then(|b| std::str::from_utf8(b).ok()).unwrap_or_default()
+/// The string at `r` of `data` (empty past the end; every range comes from the parser).
+pub(super) fn str_in<'a>(data: &'a [u8], r: &Range<usize>) -> GgufStr<'a> {
+    GgufStr::from_bytes(data.get(r.clone()).unwrap_or_default())
 }
 
 pub(super) fn scalar(c: &mut Cursor<'_>, t: ValueType, key: &str) -> Res<ValueRef<'static>> {

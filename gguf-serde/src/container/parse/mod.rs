@@ -29,7 +29,7 @@ use crate::error::{AlignmentProblem, Error, FormatError, Item, Result};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::{alignment_problem, ValueType, DEFAULT_ALIGNMENT};
 use crate::format::{Endian, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
-use crate::format::{GgmlType, REMOVED_TYPE_IDS};
+use crate::format::{GgmlType, GgufStr, REMOVED_TYPE_IDS};
 
 mod array;
 mod cursor;
@@ -54,7 +54,13 @@ const PREALLOC: u64 = 64;
 pub(crate) enum RawValue {
     Scalar(ValueRef<'static>),
     String(Range<usize>),
-    Array { elem: ValueType, len: u64, bytes: Range<usize> },
+    /// `utf8`: every string in the array (at any depth) was found to be UTF-8.
+    Array {
+        elem: ValueType,
+        len: u64,
+        bytes: Range<usize>,
+        utf8: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -286,16 +292,19 @@ impl Parser {
                 pair
             }
         };
-        let key = c.str_at(&pair.key);
+        let key_bytes = c.str_at(&pair.key);
+        // Errors name the key as `Display` shows it (bad bytes as `\xNN`; borrowed when UTF-8).
+        let key_shown = key_bytes.escaped();
+        let key: &str = &key_shown;
         let value = match pair.ty {
             ValueType::String => RawValue::String(c.string(Item::String, Some(key))?),
             ValueType::Array => {
-                let (elem, len, bytes) = self.walk.array(c, key, &mut self.pos)?;
-                RawValue::Array { elem, len, bytes }
+                let (elem, len, bytes, utf8) = self.walk.array(c, key, &mut self.pos)?;
+                RawValue::Array { elem, len, bytes, utf8 }
             }
             t => RawValue::Scalar(scalar(c, t, key)?),
         };
-        if key == GENERAL_ALIGNMENT {
+        if key_bytes == GENERAL_ALIGNMENT {
             let offset = pair.offset;
             self.alignment = match value {
                 RawValue::Scalar(ValueRef::U32(a)) => match alignment_problem(a) {
@@ -321,14 +330,17 @@ impl Parser {
     fn pair_head(&mut self, c: &mut Cursor<'_>) -> Res<Pair> {
         let offset = c.pos as u64;
         let key_range = c.string(Item::Key, None)?;
-        let key = c.str_at(&key_range);
-        if key.is_empty() {
+        // Keys are compared and hashed as bytes, UTF-8 or not (as ggml compares them).
+        let key_bytes = c.str_at(&key_range);
+        if key_bytes.is_empty() {
             return Err(FormatError::EmptyKey { offset }.into());
         }
-        let hash = self.key_hasher.hash_one(key);
-        if self.key_hashes.contains(&hash) && self.kvs.iter().any(|e| c.str_at(&e.key) == key) {
-            return Err(FormatError::DuplicateKey { key: key.to_owned(), offset }.into());
+        let hash = self.key_hasher.hash_one(key_bytes.as_bytes());
+        if self.key_hashes.contains(&hash) && self.kvs.iter().any(|e| c.str_at(&e.key) == key_bytes) {
+            return Err(FormatError::DuplicateKey { key: key_bytes.to_string(), offset }.into());
         }
+        let key_shown = key_bytes.escaped();
+        let key: &str = &key_shown;
         let type_at = c.pos as u64;
         let type_id = c.u32(Item::Value, Some(key))?;
         let ty = ValueType::from_id(type_id).ok_or_else(|| FormatError::UnknownValueType {
@@ -400,11 +412,12 @@ impl Layout {
         match v {
             RawValue::Scalar(s) => *s,
             RawValue::String(r) => ValueRef::String(str_in(data, r)),
-            RawValue::Array { elem, len, bytes } => ValueRef::Array(ArrayRef {
+            RawValue::Array { elem, len, bytes, utf8 } => ValueRef::Array(ArrayRef {
                 elem: *elem,
                 len: *len,
                 bytes: data.get(bytes.clone()).unwrap_or_default(),
                 endian: self.endian,
+                utf8: *utf8,
             }),
         }
     }
@@ -471,8 +484,8 @@ mod tests {
         // Given the rest, it finishes from there.
         let Step::Done(layout) = p.resume(&f).unwrap() else { panic!("not done") };
         assert_eq!((layout.kvs.len(), layout.infos_end), (1, f.len() as u64));
-        let RawValue::Array { elem, len, bytes } = &layout.kvs[0].value else { panic!("not an array") };
-        assert_eq!((*elem, *len, bytes.clone()), (ValueType::String, 3, 49..f.len()));
+        let RawValue::Array { elem, len, bytes, utf8 } = &layout.kvs[0].value else { panic!("not an array") };
+        assert_eq!((*elem, *len, bytes.clone(), *utf8), (ValueType::String, 3, 49..f.len(), true));
         let a = layout.value_ref(&f, &layout.kvs[0].value).as_array().unwrap();
         assert_eq!(a.strings().unwrap().collect::<Vec<_>>(), ["xy", "é", ""]);
     }

@@ -11,7 +11,7 @@ pub(super) fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
         // The name itself (its first 256 bytes).
         let shown = c.take(name_len.min(256), Item::TensorName, None)?;
         return Err(FormatError::TensorNameTooLong {
-            name: String::from_utf8_lossy(shown).into_owned(),
+            name: GgufStr::from_bytes(shown).to_string(),
             len: name_len,
             max: MAX_TENSOR_NAME,
             offset: name_len_at as u64,
@@ -20,7 +20,9 @@ pub(super) fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
     }
     c.pos = name_len_at;
     let name = c.string(Item::TensorName, None)?;
-    let name_str = c.str_at(&name);
+    // Errors name the tensor as `Display` shows it (bad bytes as `\xNN`).
+    let name_shown = c.str_at(&name).escaped();
+    let name_str: &str = &name_shown;
     let dims_at = c.pos as u64;
     let n_dims = c.u32(Item::Dims, Some(name_str))?;
     if n_dims as usize > MAX_DIMS {
@@ -88,7 +90,7 @@ pub(super) fn check_tensors(
             if name_of(a) == name_of(b) {
                 let later = a.max(b) as usize;
                 let (name, offset) =
-                    tensors.get(later).map(|t| (str_in(data, &t.name).to_owned(), t.info_offset)).unwrap_or_default();
+                    tensors.get(later).map(|t| (str_in(data, &t.name).to_string(), t.info_offset)).unwrap_or_default();
                 return Err(FormatError::DuplicateTensor { name, offset }.into());
             }
         }
@@ -111,7 +113,7 @@ pub(super) fn check_tensors(
     let mut prev: Option<(&TensorEntry, u64)> = None;
     for &i in &by_offset {
         let Some(t) = tensors.get(i as usize) else { continue };
-        let name = || str_in(data, &t.name).to_owned();
+        let name = || str_in(data, &t.name).to_string();
         if t.offset.checked_rem(u64::from(alignment)) != Some(0) {
             return Err(FormatError::MisalignedTensor { name: name(), relative_offset: t.offset, alignment }.into());
         }
@@ -122,7 +124,7 @@ pub(super) fn check_tensors(
                 if let Some((p, p_end)) = prev {
                     if start < p_end && t.nbytes > 0 {
                         return Err(FormatError::TensorsOverlap {
-                            first: str_in(data, &p.name).to_owned(),
+                            first: str_in(data, &p.name).to_string(),
                             second: name(),
                             second_start: start,
                             first_end: p_end,

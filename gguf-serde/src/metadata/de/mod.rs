@@ -71,7 +71,7 @@ fn is_found(v: &ValueRef<'_>, found: &Found) -> bool {
         (Found::Int(n), v) => int_of(v) == Some(*n),
         (Found::Float(f), ValueRef::F32(x)) => f64::from(*x) == *f || (x.is_nan() && f.is_nan()),
         (Found::Float(f), ValueRef::F64(x)) => x == f || (x.is_nan() && f.is_nan()),
-        (Found::Str(s), ValueRef::String(x)) => s == x,
+        (Found::Str(s), ValueRef::String(x)) => x == s,
         (Found::Seq, ValueRef::Array(_)) => true,
         _ => false,
     }
@@ -215,7 +215,7 @@ impl MetadataOptions {
     /// As [`from_slice`].
     pub fn from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
         let file = Gguf::from_slice(bytes)?;
-        let entries: Vec<Entry<'de>> = file.metadata_borrowed().map(Entry::from).collect();
+        let entries: Vec<Entry<'de>> = file.metadata_borrowed().filter_map(Entry::of).collect();
         deserialize_entries(&entries, self)
     }
 
@@ -237,7 +237,7 @@ impl MetadataOptions {
         &self,
         kvs: impl IntoIterator<Item = crate::container::Kv<'a>>,
     ) -> Result<T> {
-        let entries: Vec<Entry<'a>> = kvs.into_iter().map(Entry::from).collect();
+        let entries: Vec<Entry<'a>> = kvs.into_iter().filter_map(Entry::of).collect();
         deserialize_entries(&entries, self)
     }
 
@@ -246,7 +246,7 @@ impl MetadataOptions {
     /// # Errors
     /// As [`from_gguf`].
     pub fn from_gguf<'a, T: Deserialize<'a>, S: Source>(&self, file: &'a Gguf<S>) -> Result<T> {
-        let entries: Vec<Entry<'a>> = file.metadata().map(Entry::from).collect();
+        let entries: Vec<Entry<'a>> = file.metadata().filter_map(Entry::of).collect();
         deserialize_entries(&entries, self)
     }
 }
@@ -284,7 +284,7 @@ impl<'de> Gguf<&'de [u8]> {
     /// # Errors
     /// As [`from_gguf`].
     pub fn deserialize_metadata_borrowed_with<T: Deserialize<'de>>(&self, opts: &MetadataOptions) -> Result<T> {
-        let entries: Vec<Entry<'de>> = self.metadata_borrowed().map(Entry::from).collect();
+        let entries: Vec<Entry<'de>> = self.metadata_borrowed().filter_map(Entry::of).collect();
         deserialize_entries(&entries, opts)
     }
 }
@@ -298,9 +298,13 @@ struct Entry<'de> {
     offset: u64,
 }
 
-impl<'de> From<crate::container::Kv<'de>> for Entry<'de> {
-    fn from(kv: crate::container::Kv<'de>) -> Self {
-        Entry { key: kv.key, value: kv.value, offset: kv.value_offset }
+impl<'de> Entry<'de> {
+    /// The entry of a pair whose key is UTF-8; `None` for one that is not. Keys are matched to
+    /// field names and map keys as text: a key that is not UTF-8 can be no field's key, and the
+    /// serde view of the metadata leaves it out (its pair is in [`Gguf::metadata`], with the key
+    /// as a [`GgufStr`](crate::GgufStr)).
+    fn of(kv: crate::container::Kv<'de>) -> Option<Self> {
+        Some(Entry { key: kv.key.to_str().ok()?, value: kv.value, offset: kv.value_offset })
     }
 }
 

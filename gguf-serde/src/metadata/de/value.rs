@@ -2,6 +2,7 @@
 //! enum by name or by its exact stored type), with the path to it for errors.
 
 use super::*;
+use crate::format::GgufStr;
 
 /// Where a value is: a key, or an element of an array at a path. Formatted only for errors.
 #[derive(Clone, Copy)]
@@ -28,8 +29,8 @@ pub(super) struct ValueDe<'p, 'de> {
 
 fn preview(v: &ValueRef<'_>) -> String {
     match v {
-        ValueRef::String(s) if s.chars().count() > 40 => {
-            format!(" {:?}…", s.chars().take(40).collect::<String>())
+        ValueRef::String(s) if s.to_string_lossy().chars().count() > 40 => {
+            format!(" {:?}…", s.to_string_lossy().chars().take(40).collect::<String>())
         }
         ValueRef::String(s) => format!(" {s:?}"),
         ValueRef::Array(a) if a.len() == 1 => " of 1 element".to_string(),
@@ -91,6 +92,27 @@ impl<'p, 'de> ValueDe<'p, 'de> {
         self.fail(format!("invalid type: expected {exp}, found {}{}", self.v.type_name(), preview(&self.v)))
     }
 
+    /// The text of a string value.
+    ///
+    /// # Errors
+    /// [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8) naming the key (with the
+    /// element's index) and the offset of the string's bytes, for one that is not UTF-8.
+    #[inline]
+    fn text(&self, s: GgufStr<'de>) -> Result<&'de str> {
+        s.to_str().map_err(|_| self.not_utf8())
+    }
+
+    #[cold]
+    fn not_utf8(&self) -> Error {
+        crate::FormatError::InvalidUtf8 {
+            item: crate::Item::String,
+            owner: Some(self.path.to_string()).filter(|k| !k.is_empty()),
+            // The offset is that of the string's length; its bytes follow.
+            offset: self.offset.map_or(0, |o| o.saturating_add(8)),
+        }
+        .into()
+    }
+
     fn visit<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
         f().map_err(|e| annotate(e, || self.path.to_string(), self.offset))
     }
@@ -127,7 +149,12 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
             ValueRef::F32(x) => self.visit(|| visitor.visit_f32(x)),
             ValueRef::F64(x) => self.visit(|| visitor.visit_f64(x)),
             ValueRef::Bool(x) => self.visit(|| visitor.visit_bool(x)),
-            ValueRef::String(s) => self.visit(|| visitor.visit_borrowed_str(s)),
+            // A string that is not UTF-8 is handed over as its bytes: nothing is lost, and a
+            // visitor that wants text says so with its own error.
+            ValueRef::String(s) => match s.to_str() {
+                Ok(s) => self.visit(|| visitor.visit_borrowed_str(s)),
+                Err(_) => self.visit(|| visitor.visit_borrowed_bytes(s.as_bytes())),
+            },
             ValueRef::Array(a) => self.seq(a, visitor),
         }
     }
@@ -170,7 +197,10 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.v {
-            ValueRef::String(s) => self.visit(|| visitor.visit_borrowed_str(s)),
+            ValueRef::String(s) => {
+                let s = self.text(s)?;
+                self.visit(|| visitor.visit_borrowed_str(s))
+            }
             _ => Err(self.mismatch(&visitor)),
         }
     }
@@ -185,6 +215,9 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
 
     fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.v {
+            // The stored bytes of a string, UTF-8 or not (`serde_bytes`, `&[u8]`, `Vec<u8>` via
+            // `serde_bytes::ByteBuf`).
+            ValueRef::String(s) => self.visit(|| visitor.visit_borrowed_bytes(s.as_bytes())),
             ValueRef::Array(a) if a.elem_type() == ValueType::U8 => {
                 let b = a.raw_bytes();
                 self.visit(|| visitor.visit_borrowed_bytes(b))
@@ -280,7 +313,10 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
         visitor: V,
     ) -> Result<V::Value> {
         match self.v {
-            ValueRef::String(s) => self.visit(|| visitor.visit_enum(UnitVariant(s))),
+            ValueRef::String(s) => {
+                let s = self.text(s)?;
+                self.visit(|| visitor.visit_enum(UnitVariant(s)))
+            }
             _ => Err(self.mismatch(&visitor)),
         }
     }

@@ -116,7 +116,7 @@ fn check_all_types(g: &Gguf<&[u8]>) {
         ("i32", V::I32(-123_456_789)),
         ("f32", V::F32(-1.25)),
         ("bool", V::Bool(true)),
-        ("string", V::String("héllo")),
+        ("string", V::String("héllo".into())),
         ("u64", V::U64(0x0123_4567_89ab_cdef)),
         ("i64", V::I64(-0x0123_4567_89ab_cdef)),
         ("f64", V::F64(std::f64::consts::PI)),
@@ -133,19 +133,19 @@ fn check_all_types(g: &Gguf<&[u8]>) {
     assert_eq!(arr("a.i32"), [V::I32(-7)]);
     assert_eq!(arr("a.f32"), [V::F32(0.5), V::F32(f32::INFINITY)]);
     assert_eq!(arr("a.bool"), [V::Bool(true), V::Bool(false), V::Bool(true)]);
-    assert_eq!(arr("a.string"), [V::String("a"), V::String(""), V::String("ü")]);
+    assert_eq!(arr("a.string"), [V::String("a".into()), V::String("".into()), V::String("ü".into())]);
     assert_eq!(arr("a.u64"), [V::U64(u64::MAX - 1)]);
     assert_eq!(arr("a.i64"), [V::I64(i64::MIN)]);
     let f = arr("a.f64");
     assert!(matches!(f[..], [V::F64(z)] if z == 0.0 && z.is_sign_negative()));
     let nested = arr("a.array");
     let inner: Vec<Vec<_>> = nested.iter().map(|v| v.as_array().unwrap().iter().collect()).collect();
-    assert_eq!(inner, [vec![V::U16(0x1234)], vec![V::String("in")]]);
+    assert_eq!(inner, [vec![V::U16(0x1234)], vec![V::String("in".into())]]);
     assert_eq!(g.get("a.array").unwrap().type_name(), "array<array<u16>>");
     let empty = g.get("a.empty").unwrap().as_array().unwrap();
     assert_eq!((empty.elem_type(), empty.len()), (ValueType::F32, 0));
     // Key order is file order.
-    let keys: Vec<_> = g.metadata().map(|kv| kv.key).collect();
+    let keys: Vec<_> = g.metadata().map(|kv| kv.key.to_str().unwrap()).collect();
     assert_eq!(keys.len(), 26);
     assert_eq!(keys[..3], ["u8", "i8", "u16"]);
     assert_eq!(keys[25], "a.empty");
@@ -199,7 +199,8 @@ fn sample_reads_with_expected_layout() {
     let s = sample(false);
     let g = parse_ok(&s.bytes);
     assert_eq!((g.tensor_infos_end(), g.data_offset()), (s.infos_end, s.data_offset));
-    let got: Vec<_> = g.tensors().map(|t| (t.name, t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
+    let got: Vec<_> =
+        g.tensors().map(|t| (t.name.to_str().unwrap(), t.dtype, t.shape.to_vec(), t.data_offset, t.nbytes)).collect();
     let d = s.data_offset;
     assert_eq!(
         got,

@@ -222,7 +222,7 @@ fn string_length_longer_than_the_bytes_left() {
     ));
     let mut b = one_kv(ty::STRING);
     b.u64(5).raw(b"short");
-    assert_eq!(parse_ok(&b.buf).get("k"), Some(ValueRef::String("short")));
+    assert_eq!(parse_ok(&b.buf).get("k"), Some(ValueRef::String("short".into())));
 
     // A string inside an array.
     let mut b = one_kv(ty::ARRAY);

@@ -150,52 +150,8 @@ fn bool_byte_other_than_zero_or_one() {
     assert_eq!(f, [ValueRef::Bool(false), ValueRef::Bool(true)]);
 }
 
-#[test]
-fn key_not_utf8() {
-    let mut b = B::le();
-    b.header(3, 0, 1).kv([b'k', 0xff], ty::U8).u8(0);
-    let e = parse_err(&b.buf);
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::Key, key: None, offset: 32, .. })),
-        "{e:?}"
-    );
-    assert_eq!(e.to_string(), "key at offset 32 is not valid UTF-8");
-}
-
-#[test]
-fn string_value_not_utf8() {
-    let mut b = one_kv(ty::STRING);
-    b.str([b'a', 0xc3]); // a cut two-byte sequence
-    let e = parse_err(&b.buf);
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, key: Some(k), offset: 45, .. }) if k == "k"),
-        "{e:?}"
-    );
-    assert_eq!(e.to_string(), r#"string at offset 45 is not valid UTF-8 (key "k")"#);
-
-    let mut b = one_kv(ty::ARRAY);
-    b.arr(ty::STRING, 2).str("ok").str([0xed, 0xa0, 0x80]); // an encoded surrogate
-    let e = parse_err(&b.buf);
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, offset: 67, .. })),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn tensor_name_not_utf8() {
-    let mut b = B::le();
-    b.header(3, 1, 0).tensor([0xff, 0xfe], &[1], gt::F32, 0).pad(32).data(4, 0);
-    let e = parse_err(&b.buf);
-    assert!(
-        matches!(
-            e.kind(),
-            ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::TensorName, key: None, offset: 32, .. })
-        ),
-        "{e:?}"
-    );
-    assert_eq!(e.to_string(), "tensor name at offset 32 is not valid UTF-8");
-}
+// Keys, strings and tensor names that are not UTF-8 are accepted (as ggml accepts them): see
+// `not_utf8.rs`.
 
 // ---------------------------------------------------------------------------------------------
 // general.alignment
