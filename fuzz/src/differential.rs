@@ -173,9 +173,6 @@ pub fn ggml_parse(data: &[u8]) -> Ggml {
 /// that shows one is counted under its name instead of failing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Known {
-    /// A key, string value or tensor name that is not valid UTF-8: ggml accepts, we refuse.
-    /// Until #28 item 1 lands (the `bytes` branch); then delete this entry.
-    NonUtf8,
     /// A BOOL byte other than 0 and 1: ggml reads any non-zero byte as true, we refuse (the spec:
     /// "anything else is invalid").
     BoolByte,
@@ -204,8 +201,7 @@ pub enum Known {
 
 impl Known {
     /// Every entry, in the order of the counters.
-    pub const ALL: [Known; 8] = [
-        Known::NonUtf8,
+    pub const ALL: [Known; 7] = [
         Known::BoolByte,
         Known::AlignmentAbove64K,
         Known::BigEndian,
@@ -217,7 +213,6 @@ impl Known {
 
     fn name(self) -> &'static str {
         match self {
-            Known::NonUtf8 => "non-utf8 (until #28 item 1 lands)",
             Known::BoolByte => "bool byte",
             Known::AlignmentAbove64K => "alignment above 64 KiB",
             Known::BigEndian => "big-endian",
@@ -370,7 +365,6 @@ fn known_refusal(e: &Error, theirs: &View) -> Option<Known> {
         ErrorKind::Format(FormatError::TensorOutOfBounds { .. }) if ggml_size_wrapped(theirs) => {
             Some(Known::GgmlSizeWraps)
         }
-        ErrorKind::Format(FormatError::InvalidUtf8 { .. }) => Some(Known::NonUtf8),
         ErrorKind::Format(FormatError::InvalidBool { .. }) => Some(Known::BoolByte),
         ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::TooLarge(_), .. }) => {
             Some(Known::AlignmentAbove64K)
@@ -398,7 +392,10 @@ fn ggml_size_wrapped(theirs: &View) -> bool {
 
 /// Whether a key is `general.alignment` up to a NUL byte and longer (see [`Known::NulAlignmentKey`]).
 fn nul_alignment_key(f: &Gguf<&[u8]>) -> bool {
-    f.metadata().any(|kv| kv.key.split_once('\0').is_some_and(|(head, _)| head == "general.alignment"))
+    f.metadata().any(|kv| {
+        let key = kv.key.as_bytes();
+        key.len() > 17 && key.starts_with(b"general.alignment\0")
+    })
 }
 
 /// The known difference that explains our acceptance of a file ggml refuses.

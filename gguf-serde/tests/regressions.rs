@@ -219,8 +219,8 @@ fn zero_dim_makes_zero_bytes_before_the_row_size_overflows() {
     );
     let f = Gguf::from_slice(&bytes).unwrap();
     assert_eq!(f.data_offset(), 192);
-    let t: Vec<_> = f.tensors().map(|t| (t.name, t.relative_offset, t.nbytes, t.n_elements)).collect();
-    assert_eq!(t, [("genwral.alignment", 0, 0, 0), ("eenwral.alignment", 0, 0, 0)]);
+    let t: Vec<_> = f.tensors().map(|t| (t.name.as_bytes(), t.relative_offset, t.nbytes, t.n_elements)).collect();
+    assert_eq!(t, [(&b"genwral.alignment"[..], 0, 0, 0), (&b"eenwral.alignment"[..], 0, 0, 0)]);
     let first = f.tensors().next().unwrap();
     assert_eq!(first.ne().dims().to_vec(), [3_238_002_688, 1_677_721_600, 0, 0]);
 }
