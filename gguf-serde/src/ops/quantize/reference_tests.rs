@@ -1,0 +1,107 @@
+//! The rules against llama-quantize itself: `tests/data/quantize-plans.json` holds, for small
+//! synthetic models (metadata and tensor shapes only; see `tests/py/make_quantize_plans.py`,
+//! which writes each with gguf-py and records `llama-quantize --dry-run` for every file type),
+//! the type llama-quantize gives each tensor, in its output order. Each model is rebuilt here
+//! byte by byte (F32 tensors, zero data) and planned for every file type.
+//!
+//! A unit test rather than one of `tests/suite`, so that a mutation run of the rules
+//! (`TESTING.md`) needs only the library's test build.
+
+use serde_json::Value;
+
+use super::{plan_file_type, QuantizeParams};
+use crate::container::Gguf;
+use crate::ops::file_type::LlamaFileType;
+
+const PLANS: &str = include_str!("../../../tests/data/quantize-plans.json");
+
+/// A little-endian GGUF v3 file with `metadata` (`{key: [type, value]}`, types `u32`, `f32`,
+/// `str`) and F32 tensors of the given `ne` (fastest first), data zeros, alignment 32.
+fn model_file(arch: &str, metadata: &serde_json::Map<String, Value>, tensors: &[(String, Vec<u64>)]) -> Vec<u8> {
+    fn s(out: &mut Vec<u8>, v: &str) {
+        out.extend((v.len() as u64).to_le_bytes());
+        out.extend(v.as_bytes());
+    }
+    let mut b = b"GGUF".to_vec();
+    b.extend(3u32.to_le_bytes());
+    b.extend((tensors.len() as u64).to_le_bytes());
+    b.extend((metadata.len() as u64 + 1).to_le_bytes());
+    s(&mut b, "general.architecture");
+    b.extend(8u32.to_le_bytes());
+    s(&mut b, arch);
+    for (k, v) in metadata {
+        s(&mut b, k);
+        let (ty, v) = (v[0].as_str().unwrap(), &v[1]);
+        match ty {
+            "u32" => {
+                b.extend(4u32.to_le_bytes());
+                b.extend((v.as_u64().unwrap() as u32).to_le_bytes());
+            }
+            "f32" => {
+                b.extend(6u32.to_le_bytes());
+                b.extend((v.as_f64().unwrap() as f32).to_le_bytes());
+            }
+            "str" => {
+                b.extend(8u32.to_le_bytes());
+                s(&mut b, v.as_str().unwrap());
+            }
+            t => panic!("metadata type {t}"),
+        }
+    }
+    let mut offset = 0u64;
+    for (name, ne) in tensors {
+        s(&mut b, name);
+        b.extend((ne.len() as u32).to_le_bytes());
+        for d in ne {
+            b.extend(d.to_le_bytes());
+        }
+        b.extend(0u32.to_le_bytes());
+        b.extend(offset.to_le_bytes());
+        offset += (ne.iter().product::<u64>() * 4).next_multiple_of(32);
+    }
+    b.resize(b.len().next_multiple_of(32) + offset as usize, 0);
+    b
+}
+
+#[test]
+fn plans_equal_llama_quantizes_dry_runs() {
+    let refs: Value = serde_json::from_str(PLANS).unwrap();
+    let mut compared = 0;
+    for m in refs["models"].as_array().unwrap() {
+        let name = m["name"].as_str().unwrap();
+        let tensors: Vec<(String, Vec<u64>)> = m["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let ne = t[1].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+                (t[0].as_str().unwrap().to_owned(), ne)
+            })
+            .collect();
+        let file = Gguf::from_vec(model_file(m["arch"].as_str().unwrap(), m["metadata"].as_object().unwrap(), &tensors))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let order: Vec<&str> = m["order"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+        for (key, want) in m["plans"].as_object().unwrap() {
+            let (ft, pure) = match key.strip_suffix("/pure") {
+                Some(ft) => (ft, true),
+                None => (key.as_str(), false),
+            };
+            let mut p = QuantizeParams::new(ft.parse::<LlamaFileType>().unwrap());
+            p.pure = pure;
+            let ours = plan_file_type(&file, &p);
+            let Some(want) = want.as_str() else {
+                assert!(ours.is_err(), "{name} {key}: llama-quantize fails, we do not");
+                continue;
+            };
+            let ours = ours.unwrap_or_else(|e| panic!("{name} {key}: we fail ({e}), llama-quantize does not"));
+            let names: Vec<&str> = ours.iter().map(|t| t.name.as_str()).collect();
+            assert_eq!(names, order, "{name} {key}: tensor order");
+            for (t, want) in ours.iter().zip(want.split(' ')) {
+                assert_eq!(t.target.name(), want, "{name} {key}: {} ({})", t.name, t.rule);
+            }
+            assert_eq!(ours.len(), want.split(' ').count(), "{name} {key}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 7 * 35, "only {compared} plans compared");
+}
