@@ -86,6 +86,14 @@ def models():
         for p in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]:
             t.append([f"blk.{i}.{p}.weight", [E, 2, 8]])
     out.append({"name": "llama8-moe8", "arch": "llama", "metadata": llama_meta("llama", 8, 8, 8, experts=8), "tensors": t})
+    # 8 experts, an expert tensor of layer 4 in a model of 4 layers: llama-quantize fails where a
+    # mix rule needs the layer ("bad layer").
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    for i in range(5):
+        t.append([f"blk.{i}.attn_v.weight", [E, 2]])
+        t.append([f"blk.{i}.ffn_down_exps.weight", [E, 2, 8]])
+    out.append({"name": "llama4-moe8-layer4", "arch": "llama", "metadata": llama_meta("llama", 4, 8, 8, experts=8),
+                "tensors": t})
     # 4 experts, grouped-query factor 2.
     t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
     for i in range(8):
