@@ -86,6 +86,12 @@ def models():
         for p in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]:
             t.append([f"blk.{i}.{p}.weight", [E, 2, 8]])
     out.append({"name": "llama8-moe8", "arch": "llama", "metadata": llama_meta("llama", 8, 8, 8, experts=8), "tensors": t})
+    # No experts, no ffn_down in layer 0: llama-quantize counts the ffn_down tensors it has seen
+    # (the layer number in the name matters only with experts).
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    t += [x for x in dense_layers(16, ["attn_v", "ffn_down"], norm=False) if x[0] != "blk.0.ffn_down.weight"]
+    out.append({"name": "llama16-ffn_down-from-1", "arch": "llama", "metadata": llama_meta("llama", 16, 8, 8),
+                "tensors": t})
     # 8 experts, an expert tensor of layer 4 in a model of 4 layers: llama-quantize fails where a
     # mix rule needs the layer ("bad layer").
     t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
