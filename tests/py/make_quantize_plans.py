@@ -13,7 +13,9 @@ in PURE) and records, in llama-quantize's output order, the type it reports for 
 Output: {"models": [{"name", "arch", "metadata": {KEY: [TYPE, VALUE]},
                      "tensors": [[NAME, NE]],          # ne fastest first, file order
                      "order": [NAME...],               # llama-quantize's output order
-                     "plans": {FTYPE or FTYPE+"/pure": "TYPE TYPE ..." or null}}]}  # null: it failed
+                     "plans": {FTYPE or FTYPE+"/pure": "TYPE TYPE ..." or null},  # null: it failed
+                     "requires_imatrix": {FTYPE...: bool},  # its warning that a real run needs one
+                     "fallbacks": {FTYPE...: N}}]}          # its count of tensors that fell back
 TYPE in metadata is "u32", "f32" or "str".
 """
 import json
@@ -159,7 +161,13 @@ def plan(lq, path, ftype, pure):
         names.append(rest.split()[0])
         types.append(target.upper())
     assert names, o.stdout + o.stderr
-    return names, types
+    log = o.stdout + o.stderr
+    needs_imatrix = "will require an imatrix" in log
+    fallbacks = 0
+    for line in log.splitlines():
+        if "tensor(s) required fallback quantization" in line:
+            fallbacks = int(line.split("WARNING: ", 1)[1].split()[0])
+    return names, types, needs_imatrix, fallbacks
 
 
 def main():
@@ -171,6 +179,8 @@ def main():
             write(m, path)
             m["order"] = None
             m["plans"] = {}
+            m["requires_imatrix"] = {}
+            m["fallbacks"] = {}
             for ft in FTYPES:
                 for pure in [False, True] if m["name"] in PURE else [False]:
                     r = plan(lq, path, ft, pure)
@@ -178,7 +188,9 @@ def main():
                     if r is None:
                         m["plans"][key] = None
                         continue
-                    names, types = r
+                    names, types, needs_imatrix, fallbacks = r
+                    m["requires_imatrix"][key] = needs_imatrix
+                    m["fallbacks"][key] = fallbacks
                     if m["order"] is None:
                         m["order"] = names
                     assert names == m["order"], (m["name"], key)

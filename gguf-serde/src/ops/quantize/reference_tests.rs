@@ -1,7 +1,8 @@
 //! The rules against llama-quantize itself: `tests/data/quantize-plans.json` holds, for small
 //! synthetic models (metadata and tensor shapes only; see `tests/py/make_quantize_plans.py`,
 //! which writes each with gguf-py and records `llama-quantize --dry-run` for every file type),
-//! the type llama-quantize gives each tensor, in its output order. Each model is rebuilt here
+//! the type llama-quantize gives each tensor, in its output order, whether it warns that a real
+//! run needs an importance matrix, and how many tensors it says fell back. Each model is rebuilt here
 //! byte by byte (F32 tensors, zero data) and planned for every file type.
 //!
 //! A unit test rather than one of `tests/suite`, so that a mutation run of the rules
@@ -9,7 +10,7 @@
 
 use serde_json::Value;
 
-use super::{plan_file_type, QuantizeParams};
+use super::{plan_file_type, QuantizeParams, Rule};
 use crate::container::Gguf;
 use crate::ops::file_type::LlamaFileType;
 
@@ -100,6 +101,12 @@ fn plans_equal_llama_quantizes_dry_runs() {
                 assert_eq!(t.target.name(), want, "{name} {key}: {} ({})", t.name, t.rule);
             }
             assert_eq!(ours.len(), want.split(' ').count(), "{name} {key}");
+            // llama-quantize's closing warnings: a real run needs an importance matrix; N
+            // tensors fell back.
+            let needs_imatrix = ours.iter().any(|t| t.requires_imatrix);
+            assert_eq!(Value::Bool(needs_imatrix), m["requires_imatrix"][key], "{name} {key}: requires imatrix");
+            let fallbacks = ours.iter().filter(|t| matches!(t.rule, Rule::Fallback { .. })).count();
+            assert_eq!(Some(fallbacks as u64), m["fallbacks"][key].as_u64(), "{name} {key}: fallbacks");
             compared += 1;
         }
     }
