@@ -8,10 +8,11 @@ layer positions, grouped-query factor, experts, falcon, the 70B shape, tied embe
 tensors and row-length fallbacks all come into play), this script writes the model as an F32
 GGUF with gguf-py (zero data: the rules read only names, shapes and metadata), runs
 `llama-quantize --dry-run MODEL FTYPE` for every file type (and `--pure` for the models listed
-in PURE) and records, in llama-quantize's output order, the type it reports for each tensor.
+in PURE, and the type options of OPTIONS) and records, in llama-quantize's output order, the type it reports for each tensor.
 
 Output: {"models": [{"name", "arch", "metadata": {KEY: [TYPE, VALUE]},
                      "tensors": [[NAME, NE]],          # ne fastest first, file order
+                     "options": {NAME: [ARG...]},      # llama-quantize options of FTYPE/NAME plans
                      "order": [NAME...],               # llama-quantize's output order
                      "plans": {FTYPE or FTYPE+"/pure": "TYPE TYPE ..." or null},  # null: it failed
                      "requires_imatrix": {FTYPE...: bool},  # its warning that a real run needs one
@@ -127,6 +128,20 @@ def models():
 
 PURE = {"llama16"}
 
+# llama-quantize's type options, planned for every file type as FTYPE/NAME.
+OPTIONS = {
+    "llama16": {
+        "types": ["--output-tensor-type", "f16", "--token-embedding-type", "q4_0",
+                  "--tensor-type", "blk\\.1[0-5]\\.ffn_down=iq4_nl", "--tensor-type", "ATTN_K=q8_0"],
+        "leave-output": ["--leave-output-tensor"],
+    },
+    "llama8-gqa4-tied": {
+        "types": ["--token-embedding-type", "q8_0", "--tensor-type", "per_layer_token_embd=q5_0",
+                  "--tensor-type", "attn_v=q6_k"],
+        "embd": ["--token-embedding-type", "q5_1"],
+    },
+}
+
 
 def write(model, path):
     w = gguf.GGUFWriter(path, model["arch"])
@@ -145,8 +160,8 @@ def write(model, path):
     w.close()
 
 
-def plan(lq, path, ftype, pure):
-    args = [lq, "--dry-run"] + (["--pure"] if pure else []) + [path, ftype]
+def plan(lq, path, ftype, opts):
+    args = [lq, "--dry-run"] + opts + [path, ftype]
     o = subprocess.run(args, capture_output=True, text=True, errors="replace")
     if o.returncode != 0:
         return None
@@ -181,10 +196,13 @@ def main():
             m["plans"] = {}
             m["requires_imatrix"] = {}
             m["fallbacks"] = {}
+            m["options"] = OPTIONS.get(m["name"], {})
+            variants = [("", [])] + ([("/pure", ["--pure"])] if m["name"] in PURE else [])
+            variants += [("/" + k, v) for k, v in m["options"].items()]
             for ft in FTYPES:
-                for pure in [False, True] if m["name"] in PURE else [False]:
-                    r = plan(lq, path, ft, pure)
-                    key = ft + ("/pure" if pure else "")
+                for suffix, opts in variants:
+                    r = plan(lq, path, ft, opts)
+                    key = ft + suffix
                     if r is None:
                         m["plans"][key] = None
                         continue

@@ -1,6 +1,7 @@
 //! The rules against llama-quantize itself: `tests/data/quantize-plans.json` holds, for small
 //! synthetic models (metadata and tensor shapes only; see `tests/py/make_quantize_plans.py`,
-//! which writes each with gguf-py and records `llama-quantize --dry-run` for every file type),
+//! which writes each with gguf-py and records `llama-quantize --dry-run` for every file type,
+//! plain, with `--pure` or with some of its type options),
 //! the type llama-quantize gives each tensor, in its output order, whether it warns that a real
 //! run needs an importance matrix, and how many tensors it says fell back. Each model is rebuilt here
 //! byte by byte (F32 tensors, zero data) and planned for every file type.
@@ -10,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::{plan_file_type, QuantizeParams, Rule};
+use super::{plan_file_type, QuantizeParams, Rule, TensorTypeOverride};
 use crate::container::Gguf;
 use crate::ops::file_type::LlamaFileType;
 
@@ -64,6 +65,22 @@ fn model_file(arch: &str, metadata: &serde_json::Map<String, Value>, tensors: &[
     b
 }
 
+/// llama-quantize's type options `args` (`--output-tensor-type T`, `--token-embedding-type T`,
+/// `--tensor-type PATTERN=T`, `--leave-output-tensor`) into `p`.
+fn apply_options(p: &mut QuantizeParams, args: &Value) {
+    let args: Vec<&str> = args.as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a {
+            "--leave-output-tensor" => p.leave_output_tensor = true,
+            "--output-tensor-type" => p.output_tensor_type = Some(it.next().unwrap().parse().unwrap()),
+            "--token-embedding-type" => p.token_embedding_type = Some(it.next().unwrap().parse().unwrap()),
+            "--tensor-type" => p.tensor_types.push(TensorTypeOverride::parse(it.next().unwrap()).unwrap()),
+            other => panic!("option {other}"),
+        }
+    }
+}
+
 #[test]
 fn plans_equal_llama_quantizes_dry_runs() {
     let refs: Value = serde_json::from_str(PLANS).unwrap();
@@ -83,12 +100,13 @@ fn plans_equal_llama_quantizes_dry_runs() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let order: Vec<&str> = m["order"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
         for (key, want) in m["plans"].as_object().unwrap() {
-            let (ft, pure) = match key.strip_suffix("/pure") {
-                Some(ft) => (ft, true),
-                None => (key.as_str(), false),
-            };
+            let (ft, variant) = key.split_once('/').unwrap_or((key, ""));
             let mut p = QuantizeParams::new(ft.parse::<LlamaFileType>().unwrap());
-            p.pure = pure;
+            if variant == "pure" {
+                p.pure = true;
+            } else if !variant.is_empty() {
+                apply_options(&mut p, &m["options"][variant]);
+            }
             let ours = plan_file_type(&file, &p);
             let Some(want) = want.as_str() else {
                 assert!(ours.is_err(), "{name} {key}: llama-quantize fails, we do not");
