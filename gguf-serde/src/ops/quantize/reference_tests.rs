@@ -96,8 +96,9 @@ fn plans_equal_llama_quantizes_dry_runs() {
                 (t[0].as_str().unwrap().to_owned(), ne)
             })
             .collect();
-        let file = Gguf::from_vec(model_file(m["arch"].as_str().unwrap(), m["metadata"].as_object().unwrap(), &tensors))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let file =
+            Gguf::from_vec(model_file(m["arch"].as_str().unwrap(), m["metadata"].as_object().unwrap(), &tensors))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         let order: Vec<&str> = m["order"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
         for (key, want) in m["plans"].as_object().unwrap() {
             let (ft, variant) = key.split_once('/').unwrap_or((key, ""));
