@@ -9,6 +9,7 @@
 //! A unit test rather than one of `tests/suite`, so that a mutation run of the rules
 //! (`TESTING.md`) needs only the library's test build.
 
+use gguf_test_support::{gt, ty, B};
 use serde_json::Value;
 
 use super::{plan_file_type, QuantizeParams, Rule, TensorTypeOverride};
@@ -20,49 +21,26 @@ const PLANS: &str = include_str!("../../../tests/data/quantize-plans.json");
 /// A little-endian GGUF v3 file with `metadata` (`{key: [type, value]}`, types `u32`, `f32`,
 /// `str`) and F32 tensors of the given `ne` (fastest first), data zeros, alignment 32.
 fn model_file(arch: &str, metadata: &serde_json::Map<String, Value>, tensors: &[(String, Vec<u64>)]) -> Vec<u8> {
-    fn s(out: &mut Vec<u8>, v: &str) {
-        out.extend((v.len() as u64).to_le_bytes());
-        out.extend(v.as_bytes());
-    }
-    let mut b = b"GGUF".to_vec();
-    b.extend(3u32.to_le_bytes());
-    b.extend((tensors.len() as u64).to_le_bytes());
-    b.extend((metadata.len() as u64 + 1).to_le_bytes());
-    s(&mut b, "general.architecture");
-    b.extend(8u32.to_le_bytes());
-    s(&mut b, arch);
+    let mut b = B::le();
+    b.header(3, tensors.len() as u64, metadata.len() as u64 + 1);
+    b.kv("general.architecture", ty::STRING).str(arch);
     for (k, v) in metadata {
-        s(&mut b, k);
-        let (ty, v) = (v[0].as_str().unwrap(), &v[1]);
-        match ty {
-            "u32" => {
-                b.extend(4u32.to_le_bytes());
-                b.extend((v.as_u64().unwrap() as u32).to_le_bytes());
-            }
-            "f32" => {
-                b.extend(6u32.to_le_bytes());
-                b.extend((v.as_f64().unwrap() as f32).to_le_bytes());
-            }
-            "str" => {
-                b.extend(8u32.to_le_bytes());
-                s(&mut b, v.as_str().unwrap());
-            }
-            t => panic!("metadata type {t}"),
-        }
+        match (v[0].as_str().unwrap(), &v[1]) {
+            ("u32", v) => b.kv(k, ty::U32).u32(v.as_u64().unwrap() as u32),
+            ("f32", v) => b.kv(k, ty::F32).f32(v.as_f64().unwrap() as f32),
+            ("str", v) => b.kv(k, ty::STRING).str(v.as_str().unwrap()),
+            (t, _) => panic!("metadata type {t}"),
+        };
     }
     let mut offset = 0u64;
     for (name, ne) in tensors {
-        s(&mut b, name);
-        b.extend((ne.len() as u32).to_le_bytes());
-        for d in ne {
-            b.extend(d.to_le_bytes());
-        }
-        b.extend(0u32.to_le_bytes());
-        b.extend(offset.to_le_bytes());
+        b.tensor(name, ne, gt::F32, offset);
         offset += (ne.iter().product::<u64>() * 4).next_multiple_of(32);
     }
-    b.resize(b.len().next_multiple_of(32) + offset as usize, 0);
-    b
+    b.pad(32);
+    let mut bytes = b.bytes();
+    bytes.resize(bytes.len() + offset as usize, 0);
+    bytes
 }
 
 /// llama-quantize's type options `args` (`--output-tensor-type T`, `--token-embedding-type T`,
