@@ -114,8 +114,9 @@ def models():
     # falcon: fused attn_qkv.
     t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
     t += dense_layers(16, ["attn_qkv", "attn_output", "ffn_up", "ffn_down"])
-    out.append({"name": "falcon16", "arch": "falcon",
-                "metadata": llama_meta("falcon", 16, 8, 8, eps_key="layer_norm_epsilon"), "tensors": t})
+    # (with llama's keys too, for the plans with the architecture overridden to llama)
+    meta = llama_meta("falcon", 16, 8, 8, eps_key="layer_norm_epsilon") | llama_meta("llama", 16, 8, 8)
+    out.append({"name": "falcon16", "arch": "falcon", "metadata": meta, "tensors": t})
     # The 70B shapes: llama of 80 layers with grouped-query attention, qwen2 of 80 layers.
     t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
     t += dense_layers(80, ["attn_v", "ffn_down"], norm=False)
@@ -128,12 +129,16 @@ def models():
 
 PURE = {"llama16"}
 
-# llama-quantize's type options, planned for every file type as FTYPE/NAME.
+# llama-quantize's type options and metadata overrides, planned for every file type as FTYPE/NAME.
 OPTIONS = {
     "llama16": {
         "types": ["--output-tensor-type", "f16", "--token-embedding-type", "q4_0",
                   "--tensor-type", "blk\\.1[0-5]\\.ffn_down=iq4_nl", "--tensor-type", "ATTN_K=q8_0"],
         "leave-output": ["--leave-output-tensor"],
+        "kv-int": ["--override-kv", "llama.attention.head_count_kv=int:2"],
+    },
+    "falcon16": {
+        "as-llama": ["--override-kv", "general.architecture=str:llama"],
     },
     "llama8-gqa4-tied": {
         "types": ["--token-embedding-type", "q8_0", "--tensor-type", "per_layer_token_embd=q5_0",

@@ -1,7 +1,7 @@
 //! The rules against llama-quantize itself: `tests/data/quantize-plans.json` holds, for small
 //! synthetic models (metadata and tensor shapes only; see `tests/py/make_quantize_plans.py`,
 //! which writes each with gguf-py and records `llama-quantize --dry-run` for every file type,
-//! plain, with `--pure` or with some of its type options),
+//! plain, with `--pure` or with some of its type options and `--override-kv`),
 //! the type llama-quantize gives each tensor, in its output order, whether it warns that a real
 //! run needs an importance matrix, and how many tensors it says fell back. Each model is rebuilt here
 //! byte by byte (F32 tensors, zero data) and planned for every file type.
@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{plan_file_type, QuantizeParams, Rule, TensorTypeOverride};
 use crate::container::Gguf;
 use crate::ops::file_type::LlamaFileType;
+use crate::ops::kv_override::KvOverride;
 
 const PLANS: &str = include_str!("../../../tests/data/quantize-plans.json");
 
@@ -44,7 +45,7 @@ fn model_file(arch: &str, metadata: &serde_json::Map<String, Value>, tensors: &[
 }
 
 /// llama-quantize's type options `args` (`--output-tensor-type T`, `--token-embedding-type T`,
-/// `--tensor-type PATTERN=T`, `--leave-output-tensor`) into `p`.
+/// `--tensor-type PATTERN=T`, `--leave-output-tensor`) and `--override-kv KEY=TYPE:VALUE` into `p`.
 fn apply_options(p: &mut QuantizeParams, args: &Value) {
     let args: Vec<&str> = args.as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
     let mut it = args.into_iter();
@@ -54,6 +55,7 @@ fn apply_options(p: &mut QuantizeParams, args: &Value) {
             "--output-tensor-type" => p.output_tensor_type = Some(it.next().unwrap().parse().unwrap()),
             "--token-embedding-type" => p.token_embedding_type = Some(it.next().unwrap().parse().unwrap()),
             "--tensor-type" => p.tensor_types.push(TensorTypeOverride::parse(it.next().unwrap()).unwrap()),
+            "--override-kv" => p.kv_overrides.push(KvOverride::parse(it.next().unwrap()).unwrap()),
             other => panic!("option {other}"),
         }
     }
