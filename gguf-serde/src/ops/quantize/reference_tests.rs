@@ -98,6 +98,8 @@ fn plans_equal_llama_quantizes_dry_runs() {
             assert_eq!(names, order, "{name} {key}: tensor order");
             for (t, want) in ours.iter().zip(want.split(' ')) {
                 assert_eq!(t.target.name(), want, "{name} {key}: {} ({})", t.name, t.rule);
+                // Every source tensor is F32: llama-quantize converts those it gives another type.
+                assert_eq!(t.converts(), want != "F32", "{name} {key}: {} converts", t.name);
             }
             assert_eq!(ours.len(), want.split(' ').count(), "{name} {key}");
             // llama-quantize's closing warnings: a real run needs an importance matrix; N
