@@ -320,6 +320,7 @@ mod tests {
         for (id, name, blk, size) in TABLE {
             let t = GgmlType::from_id(id).unwrap_or_else(|| panic!("id {id} missing"));
             assert_eq!((t.id(), t.name(), t.block_size(), t.type_size()), (id, name, blk, size));
+            assert_eq!(t.to_string(), name);
             assert_eq!(name.parse::<GgmlType>(), Ok(t));
             assert_eq!(name.to_lowercase().parse::<GgmlType>(), Ok(t));
         }

@@ -100,3 +100,40 @@ impl Endian {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ggml's `gguf.cpp` refuses a `general.alignment` of 0 or one that is not a power of two;
+    /// ours also refuses one above [`MAX_ALIGNMENT`] (64 KiB).
+    #[test]
+    fn alignment_rules() {
+        assert_eq!(MAX_ALIGNMENT, 65536);
+        assert_eq!(DEFAULT_ALIGNMENT, 32);
+        assert_eq!(alignment_problem(0), Some(AlignmentProblem::Zero));
+        for a in [3, 24, 33, 65535, 65537, u32::MAX] {
+            assert_eq!(alignment_problem(a), Some(AlignmentProblem::NotPowerOfTwo(a)), "{a}");
+        }
+        for a in (0..=16).map(|s| 1u32 << s) {
+            assert_eq!(alignment_problem(a), None, "{a}");
+        }
+        for a in (17..32).map(|s| 1u32 << s) {
+            assert_eq!(alignment_problem(a), Some(AlignmentProblem::TooLarge(a)), "{a}");
+        }
+    }
+
+    /// `gguf.cpp` takes a version whose low 16 bits are zero as written in the other byte order.
+    #[test]
+    fn byte_order_from_the_version_field() {
+        assert_eq!(Endian::detect(3), (3, Endian::Little));
+        assert_eq!(Endian::detect(2), (2, Endian::Little));
+        assert_eq!(Endian::detect(0x0300_0000), (3, Endian::Big));
+        assert_eq!(Endian::detect(0x0001_0000), (256, Endian::Big));
+        assert_eq!(Endian::detect(0), (0, Endian::Little));
+        assert_eq!(Endian::detect(0x0001_0001), (0x0001_0001, Endian::Little));
+        assert_eq!((Endian::Little.name(), Endian::Big.name()), ("little", "big"));
+        assert_eq!(Endian::default(), Endian::Little);
+        assert_eq!((MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME), (32, 4, 64));
+    }
+}

@@ -196,4 +196,25 @@ mod tests {
         assert_eq!((scalar.row_len(), scalar.n_rows(), scalar.n_elements()), (1, Some(1), Some(1)));
         assert_eq!(Ne::new(&[u64::MAX, 2]).unwrap().n_elements(), None);
     }
+
+    /// A 2 × 3 × 5 × 7 tensor (canonical) is ggml's `ne` = [7, 5, 3, 2]: 210 elements in 30
+    /// rows of 7, whichever order it is built from.
+    #[test]
+    fn four_dims_both_ways() {
+        let s = Shape::from_ne(&[7, 5, 3, 2]).unwrap();
+        assert_eq!(s.dims(), &[2, 3, 5, 7]);
+        assert_eq!(&*s, &[2, 3, 5, 7]);
+        assert_eq!(s.as_ref(), &[2, 3, 5, 7]);
+        assert_eq!(s, Shape::from_canonical(&[2, 3, 5, 7]).unwrap());
+        assert_eq!(s.n_elements(), Some(210));
+        let ne = s.ne();
+        assert_eq!(ne.dims(), &[7, 5, 3, 2]);
+        assert_eq!((ne.row_len(), ne.n_rows(), ne.n_elements()), (7, Some(30), Some(210)));
+        assert_eq!(Shape::from_canonical(&[]).unwrap().n_elements(), Some(1));
+        assert_eq!(Shape::from_canonical(&[4, 0]).unwrap().n_elements(), Some(0));
+        assert_eq!(Shape::from_canonical(&[u64::MAX, 2]).unwrap().n_elements(), None);
+        assert_eq!(Ne::new(&[1, u64::MAX, 2]).unwrap().n_rows(), None);
+        assert!(Shape::from_ne(&[1; 5]).is_none());
+        assert_ne!(Shape::from_canonical(&[2, 3]).unwrap(), Shape::from_canonical(&[2, 3, 1]).unwrap());
+    }
 }

@@ -114,3 +114,44 @@ impl fmt::Display for ValueType {
         f.write_str(self.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `gguf_metadata_value_type` as the spec (`docs/gguf.md`) numbers it, with the bytes
+    /// `gguf.cpp` reads for one value (`GGUF_TYPE_SIZE`; 0 for the variable-size STRING and
+    /// ARRAY) and the least bytes a value takes (a STRING's u64 length; an ARRAY's u32 element
+    /// type and u64 count), written out independently of the code above.
+    const TABLE: [(u32, &str, usize, usize); 13] = [
+        (0, "u8", 1, 1),
+        (1, "i8", 1, 1),
+        (2, "u16", 2, 2),
+        (3, "i16", 2, 2),
+        (4, "u32", 4, 4),
+        (5, "i32", 4, 4),
+        (6, "f32", 4, 4),
+        (7, "bool", 1, 1),
+        (8, "string", 0, 8),
+        (9, "array", 0, 12),
+        (10, "u64", 8, 8),
+        (11, "i64", 8, 8),
+        (12, "f64", 8, 8),
+    ];
+
+    #[test]
+    fn every_value_type_of_the_spec() {
+        for (id, name, size, min) in TABLE {
+            let t = ValueType::from_id(id).unwrap_or_else(|| panic!("id {id}"));
+            assert_eq!((t.id(), t.name(), t.to_string()), (id, name, name.to_owned()));
+            assert_eq!(t.fixed_size().unwrap_or(0), size, "{name}");
+            assert_eq!(t.min_size(), min, "{name}");
+            assert_eq!(ValueType::from_name(name), Some(t));
+        }
+        for id in [13, 14, 255, u32::MAX] {
+            assert_eq!(ValueType::from_id(id), None, "id {id}");
+        }
+        assert_eq!(ValueType::from_name("U8"), None);
+        assert_eq!(ValueType::from_name("uint8"), None);
+    }
+}

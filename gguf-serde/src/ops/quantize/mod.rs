@@ -51,6 +51,8 @@
 
 mod params;
 mod plan;
+#[cfg(test)]
+mod reference_tests;
 mod rules;
 
 pub use params::{QuantizeParams, TensorTypeOverride};

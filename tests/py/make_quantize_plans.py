@@ -1,0 +1,229 @@
+"""Record llama-quantize's per-tensor type choices for small synthetic models, as the reference of
+gguf-serde's hermetic quantize-rule test (gguf-serde/tests/suite/quantize_plans.rs).
+
+Usage: python make_quantize_plans.py LLAMA_QUANTIZE OUT_JSON
+
+For each model of MODELS (metadata and tensor shapes chosen so that llama-quantize's mix rules,
+layer positions, grouped-query factor, experts, falcon, the 70B shape, tied embeddings, kept
+tensors and row-length fallbacks all come into play), this script writes the model as an F32
+GGUF with gguf-py (zero data: the rules read only names, shapes and metadata), runs
+`llama-quantize --dry-run MODEL FTYPE` for every file type (and `--pure` for the models listed
+in PURE, and the type options of OPTIONS) and records, in llama-quantize's output order, the type it reports for each tensor.
+
+Output: {"models": [{"name", "arch", "metadata": {KEY: [TYPE, VALUE]},
+                     "tensors": [[NAME, NE]],          # ne fastest first, file order
+                     "options": {NAME: [ARG...]},      # llama-quantize options of FTYPE/NAME plans
+                     "order": [NAME...],               # llama-quantize's output order
+                     "plans": {FTYPE or FTYPE+"/pure": "TYPE TYPE ..." or null},  # null: it failed
+                     "requires_imatrix": {FTYPE...: bool},  # its warning that a real run needs one
+                     "fallbacks": {FTYPE...: N}}]}          # its count of tensors that fell back
+TYPE in metadata is "u32", "f32" or "str".
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import gguf
+
+# llama-quantize's file type names (tools/quantize/quantize.cpp, QUANT_OPTIONS).
+FTYPES = ["F32", "F16", "Q4_0", "Q4_1", "Q8_0", "Q5_0", "Q5_1", "Q2_K", "Q3_K_S", "Q3_K_M", "Q3_K_L",
+          "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ2_XXS", "IQ2_XS", "Q2_K_S", "IQ3_XS",
+          "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ3_M", "IQ2_S", "IQ2_M", "IQ4_XS", "IQ1_M", "BF16",
+          "TQ1_0", "TQ2_0", "MXFP4_MOE", "Q1_0", "Q2_0"]
+
+E = 256  # row length of most weights: a whole number of blocks of every type
+
+
+def llama_meta(arch, layers, head, head_kv, experts=0, eps_key="layer_norm_rms_epsilon"):
+    m = {
+        f"{arch}.context_length": ["u32", 128],
+        f"{arch}.embedding_length": ["u32", E],
+        f"{arch}.feed_forward_length": ["u32", 320],
+        f"{arch}.block_count": ["u32", layers],
+        f"{arch}.attention.head_count": ["u32", head],
+        f"{arch}.attention.head_count_kv": ["u32", head_kv],
+        f"{arch}.attention.{eps_key}": ["f32", 1e-5],
+    }
+    if experts:
+        m[f"{arch}.expert_count"] = ["u32", experts]
+        m[f"{arch}.expert_used_count"] = ["u32", 2]
+    return m
+
+
+def dense_layers(n, names, down_cols=E, norm=True):
+    t = []
+    for i in range(n):
+        for part in names:
+            cols = down_cols if part == "ffn_down" else E
+            t.append([f"blk.{i}.{part}.weight", [cols, 2]])
+        if norm:
+            t.append([f"blk.{i}.attn_norm.weight", [E]])
+    return t
+
+
+LLAMA_PARTS = ["attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"]
+
+
+def models():
+    out = []
+    # 16 layers, no grouped-query attention; ffn_down rows of 320 (not a whole 256-block: the
+    # K-quant fallbacks); a non-weight 2-D tensor, a never-quantized one, a 1-D one.
+    t = [["token_embd.weight", [E, 2]], ["output_norm.weight", [E]], ["output.weight", [E, 2]]]
+    t += dense_layers(16, LLAMA_PARTS, down_cols=320)
+    t += [["blk.0.attn_q.bias", [E, 2]], ["blk.0.ffn_gate_inp.weight", [E, 2]], ["rope_freqs.weight", [E, 1]]]
+    out.append({"name": "llama16", "arch": "llama", "metadata": llama_meta("llama", 16, 8, 8), "tensors": t})
+    # 8 layers, grouped-query factor 4, tied embeddings (no output.weight), a per-layer token
+    # embedding, rows of 96 for the output rule's Q8_0 case.
+    t = [["token_embd.weight", [E, 2]], ["per_layer_token_embd.weight", [96, 2]], ["output_norm.weight", [E]]]
+    t += dense_layers(8, LLAMA_PARTS)
+    out.append({"name": "llama8-gqa4-tied", "arch": "llama", "metadata": llama_meta("llama", 8, 8, 2), "tensors": t})
+    # 8 experts.
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    for i in range(8):
+        for p in ["attn_q", "attn_k", "attn_v", "attn_output"]:
+            t.append([f"blk.{i}.{p}.weight", [E, 2]])
+        t.append([f"blk.{i}.ffn_gate_inp.weight", [E, 8]])
+        for p in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]:
+            t.append([f"blk.{i}.{p}.weight", [E, 2, 8]])
+    out.append({"name": "llama8-moe8", "arch": "llama", "metadata": llama_meta("llama", 8, 8, 8, experts=8), "tensors": t})
+    # No experts, no ffn_down in layer 0: llama-quantize counts the ffn_down tensors it has seen
+    # (the layer number in the name matters only with experts).
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    t += [x for x in dense_layers(16, ["attn_v", "ffn_down"], norm=False) if x[0] != "blk.0.ffn_down.weight"]
+    out.append({"name": "llama16-ffn_down-from-1", "arch": "llama", "metadata": llama_meta("llama", 16, 8, 8),
+                "tensors": t})
+    # 8 experts, an expert tensor of layer 4 in a model of 4 layers: llama-quantize fails where a
+    # mix rule needs the layer ("bad layer").
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    for i in range(5):
+        t.append([f"blk.{i}.attn_v.weight", [E, 2]])
+        t.append([f"blk.{i}.ffn_down_exps.weight", [E, 2, 8]])
+    out.append({"name": "llama4-moe8-layer4", "arch": "llama", "metadata": llama_meta("llama", 4, 8, 8, experts=8),
+                "tensors": t})
+    # 4 experts, grouped-query factor 2.
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    for i in range(8):
+        for p in ["attn_q", "attn_k", "attn_v", "attn_output"]:
+            t.append([f"blk.{i}.{p}.weight", [E, 2]])
+        for p in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]:
+            t.append([f"blk.{i}.{p}.weight", [E, 2, 4]])
+    out.append({"name": "llama8-moe4", "arch": "llama", "metadata": llama_meta("llama", 8, 8, 4, experts=4), "tensors": t})
+    # falcon: fused attn_qkv.
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    t += dense_layers(16, ["attn_qkv", "attn_output", "ffn_up", "ffn_down"])
+    # (with llama's keys too, for the plans with the architecture overridden to llama)
+    meta = llama_meta("falcon", 16, 8, 8, eps_key="layer_norm_epsilon") | llama_meta("llama", 16, 8, 8)
+    out.append({"name": "falcon16", "arch": "falcon", "metadata": meta, "tensors": t})
+    # The 70B shapes: llama of 80 layers with grouped-query attention, qwen2 of 80 layers.
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    t += dense_layers(80, ["attn_v", "ffn_down"], norm=False)
+    out.append({"name": "llama80-gqa2", "arch": "llama", "metadata": llama_meta("llama", 80, 8, 4), "tensors": t})
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
+    t += dense_layers(80, ["attn_v"], norm=False)
+    out.append({"name": "qwen2-80", "arch": "qwen2", "metadata": llama_meta("qwen2", 80, 8, 8), "tensors": t})
+    return out
+
+
+PURE = {"llama16"}
+
+# llama-quantize's type options and metadata overrides, planned for every file type as FTYPE/NAME.
+OPTIONS = {
+    "llama16": {
+        "types": ["--output-tensor-type", "f16", "--token-embedding-type", "q4_0",
+                  "--tensor-type", "blk\\.1[0-5]\\.ffn_down=iq4_nl", "--tensor-type", "ATTN_K=q8_0"],
+        "leave-output": ["--leave-output-tensor"],
+        "kv-int": ["--override-kv", "llama.attention.head_count_kv=int:2"],
+    },
+    "falcon16": {
+        "as-llama": ["--override-kv", "general.architecture=str:llama"],
+    },
+    "llama8-gqa4-tied": {
+        "types": ["--token-embedding-type", "q8_0", "--tensor-type", "per_layer_token_embd=q5_0",
+                  "--tensor-type", "attn_v=q6_k"],
+        "embd": ["--token-embedding-type", "q5_1"],
+    },
+}
+
+
+def write(model, path):
+    w = gguf.GGUFWriter(path, model["arch"])
+    for k, (ty, v) in model["metadata"].items():
+        if ty == "u32":
+            w.add_uint32(k, v)
+        elif ty == "f32":
+            w.add_float32(k, v)
+        else:
+            w.add_string(k, v)
+    for name, ne in model["tensors"]:
+        w.add_tensor(name, np.zeros(list(reversed(ne)), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def plan(lq, path, ftype, opts):
+    args = [lq, "--dry-run"] + opts + [path, ftype]
+    o = subprocess.run(args, capture_output=True, text=True, errors="replace")
+    if o.returncode != 0:
+        return None
+    # "[  12/ 272] blk.0.attn_v.weight - [ 576, 64, 1, 1], type = f32, size = ... -> ... (q5_0)"
+    names, types = [], []
+    for line in (o.stdout + o.stderr).splitlines():
+        if not (line.startswith("[") and "] " in line and "type = " in line):
+            continue
+        rest = line.split("] ", 1)[1]
+        src = rest.split("type = ", 1)[1].split(",")[0].strip()
+        target = rest.rsplit("(", 1)[1].rstrip(")") if rest.endswith(")") else src
+        names.append(rest.split()[0])
+        types.append(target.upper())
+    assert names, o.stdout + o.stderr
+    log = o.stdout + o.stderr
+    needs_imatrix = "will require an imatrix" in log
+    fallbacks = 0
+    for line in log.splitlines():
+        if "tensor(s) required fallback quantization" in line:
+            fallbacks = int(line.split("WARNING: ", 1)[1].split()[0])
+    return names, types, needs_imatrix, fallbacks
+
+
+def main():
+    lq, out_path = sys.argv[1], sys.argv[2]
+    result = {"models": []}
+    with tempfile.TemporaryDirectory() as d:
+        for m in models():
+            path = os.path.join(d, m["name"] + ".gguf")
+            write(m, path)
+            m["order"] = None
+            m["plans"] = {}
+            m["requires_imatrix"] = {}
+            m["fallbacks"] = {}
+            m["options"] = OPTIONS.get(m["name"], {})
+            variants = [("", [])] + ([("/pure", ["--pure"])] if m["name"] in PURE else [])
+            variants += [("/" + k, v) for k, v in m["options"].items()]
+            for ft in FTYPES:
+                for suffix, opts in variants:
+                    r = plan(lq, path, ft, opts)
+                    key = ft + suffix
+                    if r is None:
+                        m["plans"][key] = None
+                        continue
+                    names, types, needs_imatrix, fallbacks = r
+                    m["requires_imatrix"][key] = needs_imatrix
+                    m["fallbacks"][key] = fallbacks
+                    if m["order"] is None:
+                        m["order"] = names
+                    assert names == m["order"], (m["name"], key)
+                    m["plans"][key] = " ".join(types)
+            result["models"].append(m)
+            print(m["name"], sum(v is not None for v in m["plans"].values()), "plans", file=sys.stderr)
+    with open(out_path, "w") as f:
+        json.dump(result, f, indent=None, separators=(",", ":"))
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
