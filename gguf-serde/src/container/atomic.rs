@@ -100,6 +100,7 @@ fn resolve_target(path: &Path) -> Result<PathBuf> {
 /// Creates a temporary file for `target`, in `temp_dir` or else the target's folder. When the
 /// target exists, its permissions are given to the new file at commit. A symbolic link is
 /// followed (the file it points to is replaced); a target that is not a regular file is refused.
+#[cfg(feature = "mmap")]
 pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(BufWriter<File>, PendingFile)> {
     let (file, pending) = create_temp_file(target, temp_dir)?;
     Ok((BufWriter::with_capacity(BUF, file), pending))
@@ -149,6 +150,7 @@ impl PendingFile {
     }
 
     /// [`seal`](Self::seal), then [`SealedFile::persist`].
+    #[cfg(feature = "mmap")]
     pub(crate) fn commit(self, out: BufWriter<File>) -> Result<()> {
         self.seal(out)?.persist()
     }
