@@ -198,9 +198,9 @@ const REGISTERED_TOKENIZER_CLASSES: &[(&str, &str)] = &[
 const INCORRECT_HUB_TOKENIZER_CLASS: &[&str] = &["phi3", "qwen2"];
 
 /// The generic classes of transformers 5.24's `AutoTokenizer` (no pipeline of their own:
-/// `tokenizer.json` as it is).
+/// `tokenizer.json` as it is), `Fast` dropped (`PreTrainedTokenizerFast` is one).
 const GENERIC_TOKENIZER_CLASSES: &[&str] =
-    &["TokenizersBackend", "PythonBackend", "PreTrainedTokenizerFast", "MistralCommonBackend"];
+    &["TokenizersBackend", "PythonBackend", "PreTrainedTokenizer", "MistralCommonBackend"];
 
 /// The tokenizer class `transformers.AutoTokenizer.from_pretrained` (5.24,
 /// `models/auto/tokenization_auto.py`, no `auto_map`) builds for a folder whose `config.json`
@@ -236,6 +236,7 @@ pub(super) fn auto_tokenizer_class(
                 hub
             }
         }
+        (Some(c), _) | (None, Some(c)) if generic(&c) => "TokenizersBackend".to_owned(),
         (Some(hub), _) => hub,
         (None, Some(reg)) => reg,
         (None, None) => "TokenizersBackend".to_owned(),
@@ -307,7 +308,7 @@ pub fn get_vocab_base(dir: &Path, vocab_size: Option<usize>) -> Result<BpeVocab,
 /// their own).
 fn vocab_base_with(dir: &Path, vocab_size: Option<usize>, names: PreNames) -> Result<BpeVocab, VocabError> {
     let mut tok = HfTokenizer::open(dir)?;
-    class_pipeline(dir, &mut tok)?;
+    let imposed = class_pipeline(dir, &mut tok)?;
     let path = tok.path.clone();
     let vocab = tok.inner.get_vocab(true);
     let n = vocab_size.unwrap_or(vocab.len());
@@ -317,7 +318,11 @@ fn vocab_base_with(dir: &Path, vocab_size: Option<usize>, names: PreNames) -> Re
         }
     }
     let hash = pre_tokenizer_hash(&tok)?;
-    let pre = names(&hash).ok_or_else(|| VocabError::UnknownPreTokenizer { path: path.clone(), hash })?;
+    let pre = names(&hash).ok_or_else(|| VocabError::UnknownPreTokenizer {
+        path: path.clone(),
+        hash,
+        imposed: imposed.map(str::to_owned),
+    })?;
 
     // id -> text; two texts of one id (not in a valid tokenizer) keep the smaller, for a
     // deterministic result (the reference's dict keeps whichever the library listed last).
