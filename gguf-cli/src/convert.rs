@@ -74,7 +74,7 @@ pub struct ConvertArgs {
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
-    /// No progress bar.
+    /// No progress bar (notes and warnings are still printed, on stderr).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -220,12 +220,11 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
         ..ConvertOptions::new(outtype)
     };
     let plan = lora::plan_adapter(&adapter, &opts).map_err(|e| in_dir(e, &args.dir))?;
-    if !args.quiet {
-        for name in adapter.base_layer_copies().map_err(|e| in_dir(e, &args.dir))? {
-            eprintln!(
-                "note: {name} (peft's copy of the adapted weight) is left out, as convert_lora_to_gguf.py leaves it out: llama.cpp applies the adapter to the base model's own weight"
-            );
-        }
+    // Notes are printed with -q too: it hides the progress bar only.
+    for name in adapter.base_layer_copies().map_err(|e| in_dir(e, &args.dir))? {
+        eprintln!(
+            "note: {name} (peft's copy of the adapted weight) is left out, as convert_lora_to_gguf.py leaves it out: llama.cpp applies the adapter to the base model's own weight"
+        );
     }
     let default_name = || {
         lora::default_file_name(&plan).map_err(|e| match e {
