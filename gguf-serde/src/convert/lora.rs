@@ -128,7 +128,7 @@ pub enum AdapterError {
     UnexpectedTensor {
         /// The adapter tensor.
         name: String,
-        /// More about it: peft's `modules_to_save`, embeddings, DoRA's magnitude.
+        /// More about it: peft's `modules_to_save`, embeddings, trainable tokens, DoRA's magnitude.
         hint: &'static str,
     },
     /// An adapted weight the base architecture does not have.
@@ -499,6 +499,8 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
                 || n.ends_with("lm_head.weight")
             {
                 " (a whole weight saved with the adapter, as peft's modules_to_save or new tokens save it: merge the adapter instead)"
+            } else if n.contains("trainable_tokens_") {
+                " (peft's trainable tokens, trainable_token_indices: new values for some rows of the embedding, which a GGUF adapter cannot hold: merge the adapter instead)"
             } else if n.ends_with(".bias") {
                 " (a LoRA bias)"
             } else {
