@@ -188,6 +188,9 @@ pub enum AdapterError {
         /// The base model's weight's shape, outermost first.
         base_shape: Vec<u64>,
     },
+    /// `adapter_config.json` is JSON but not an object (`[]`, a number, ...).
+    #[error("adapter_config.json is not a JSON object")]
+    NotAnObject,
     /// One half of a LoRA pair is missing.
     #[error("{base_name}: the adapter has {present} but not {missing}")]
     HalfPair {
@@ -229,6 +232,7 @@ impl LoraConfig {
     /// does.
     ///
     /// # Errors
+    /// [`AdapterError::NotAnObject`] for JSON that is not an object;
     /// [`AdapterError::ConfigField`] for a missing or non-numeric `lora_alpha`, or
     /// `alora_invocation_tokens` that are not token ids; [`AdapterError::UnsupportedPeft`] for a
     /// `peft_type` other than `LORA`, `use_dora`, `use_rslora`, a non-empty `alpha_pattern`,
@@ -236,7 +240,7 @@ impl LoraConfig {
     pub fn from_json(json: &Json) -> Result<LoraConfig, AdapterError> {
         let field = |f: &'static str, problem: String| AdapterError::ConfigField { field: f, problem };
         let Json::Object(m) = json else {
-            return Err(field("lora_alpha", "is missing (the file is not a JSON object)".into()));
+            return Err(AdapterError::NotAnObject);
         };
         let truthy = |k: &str| m.get(k).is_some_and(|v| !matches!(v, Json::Null | Json::Bool(false)));
         let unsupported = |what: String, why| AdapterError::UnsupportedPeft { what, why };

@@ -14,6 +14,11 @@ fn adapter_config_fields() {
         LoraConfig::from_json(&json!({"r": 8})),
         Err(AdapterError::ConfigField { field: "lora_alpha", problem: "is missing".into() })
     );
+    for not_object in [json!([]), json!(16), json!(null), json!("lora")] {
+        let e = LoraConfig::from_json(&not_object).unwrap_err();
+        assert_eq!(e, AdapterError::NotAnObject, "{not_object}");
+        assert_eq!(e.to_string(), "adapter_config.json is not a JSON object");
+    }
     assert!(matches!(
         LoraConfig::from_json(&json!({"lora_alpha": "8"})),
         Err(AdapterError::ConfigField { field: "lora_alpha", .. })
