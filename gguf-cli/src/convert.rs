@@ -131,6 +131,15 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
         (e, _) => in_dir(e, &args.dir),
     })?;
+    for (name, format) in plan.unscaled_fp8() {
+        let format = match format {
+            gguf_serde::convert::quant::Fp8::E4M3 => "F8_E4M3",
+            gguf_serde::convert::quant::Fp8::E5M2 => "F8_E5M2",
+        };
+        eprintln!(
+            "note: {name} is {format} with no {name}_scale_inv beside it: widened to F32 unscaled (scale 1), as convert_hf_to_gguf.py does"
+        );
+    }
     let out = match &args.out {
         Some(o) => {
             let name = o.file_name().and_then(|n| n.to_str()).map(|n| fill_template(n, plan.outtype));
