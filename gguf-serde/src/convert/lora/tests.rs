@@ -182,7 +182,8 @@ fn refusals_name_what_and_where() {
     assert!(matches!(&e, AdapterError::UnexpectedTensor { name, .. } if name.contains("modules_to_save")), "{e}");
     // peft's trainable tokens (trainable_token_indices), as peft 0.18 saves them
     const DELTA: &str = "base_model.model.model.embed_tokens.token_adapter.trainable_tokens_delta";
-    let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &[(Q_A, [8, 64]), (Q_B, [64, 8]), (DELTA, [2, 64])]);
+    let (_t, adapter, base) =
+        case("LlamaForCausalLM", alpha.clone(), &[(Q_A, [8, 64]), (Q_B, [64, 8]), (DELTA, [2, 64])]);
     let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
     assert!(matches!(&e, AdapterError::UnexpectedTensor { name, .. } if name == DELTA), "{e}");
     assert!(e.to_string().contains("trainable tokens") && e.to_string().contains("merge the adapter instead"), "{e}");

@@ -219,9 +219,8 @@ pub(super) fn auto_tokenizer_class(
     declared: Option<&str>,
 ) -> String {
     let strip = |c: &str| c.strip_suffix("Fast").unwrap_or(c).to_owned();
-    let registered = model_type
-        .and_then(|t| REGISTERED_TOKENIZER_CLASSES.iter().find(|(k, _)| *k == t))
-        .map(|(_, c)| strip(c));
+    let registered =
+        model_type.and_then(|t| REGISTERED_TOKENIZER_CLASSES.iter().find(|(k, _)| *k == t)).map(|(_, c)| strip(c));
     let generic = |c: &str| GENERIC_TOKENIZER_CLASSES.contains(&c);
     let hub = declared.or(config_class).map(strip);
     match (hub, registered) {
@@ -474,7 +473,9 @@ mod tests {
     /// under the others as `['3333']`.
     #[test]
     fn tokenizer_class_is_the_one_transformers_builds() {
-        let cases: [(Option<&str>, Option<&str>, Option<&str>, &str); 20] = [
+        // (model_type, config.json's class, tokenizer_config.json's class, transformers' class)
+        type Case = (Option<&'static str>, Option<&'static str>, Option<&'static str>, &'static str);
+        let cases: [Case; 20] = [
             (Some("qwen2"), None, Some("TokenizersBackend"), "Qwen2Tokenizer"),
             (Some("qwen3"), None, Some("TokenizersBackend"), "TokenizersBackend"),
             (Some("qwen2"), None, Some("PreTrainedTokenizerFast"), "Qwen2Tokenizer"),

@@ -188,7 +188,11 @@ fn bpe_unknown_pre_tokenizer_is_an_error_naming_the_hash() {
     // model_type qwen2: transformers 5.24 builds Qwen2Tokenizer (bpe.rs's class test) even when
     // GPT2Tokenizer is declared; the message names the class and that it was imposed.
     let config = r#"{"tokenizer_class": "GPT2Tokenizer"}"#;
-    let dir = folder(&[("tokenizer.json", &json), ("tokenizer_config.json", config.as_bytes()), ("config.json", br#"{"model_type": "qwen2"}"#)]);
+    let dir = folder(&[
+        ("tokenizer.json", &json),
+        ("tokenizer_config.json", config.as_bytes()),
+        ("config.json", br#"{"model_type": "qwen2"}"#),
+    ]);
     match bpe::set_vocab_gpt2(dir.path(), Some(12)) {
         Err(e @ VocabError::UnknownPreTokenizer { .. }) => {
             let VocabError::UnknownPreTokenizer { imposed, .. } = &e else { unreachable!() };
