@@ -74,7 +74,7 @@ pub struct ConvertArgs {
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
-    /// No progress bar.
+    /// No progress bar (notes and warnings are still printed, on stderr).
     #[arg(short, long)]
     quiet: bool,
 }
@@ -131,6 +131,15 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         }
         (e, _) => in_dir(e, &args.dir),
     })?;
+    for (name, format) in plan.unscaled_fp8() {
+        let format = match format {
+            gguf_serde::convert::quant::Fp8::E4M3 => "F8_E4M3",
+            gguf_serde::convert::quant::Fp8::E5M2 => "F8_E5M2",
+        };
+        eprintln!(
+            "note: {name} is {format} with no {name}_scale_inv beside it: widened to F32 unscaled (scale 1), as convert_hf_to_gguf.py does"
+        );
+    }
     let out = match &args.out {
         Some(o) => {
             let name = o.file_name().and_then(|n| n.to_str()).map(|n| fill_template(n, plan.outtype));
@@ -220,12 +229,11 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
         ..ConvertOptions::new(outtype)
     };
     let plan = lora::plan_adapter(&adapter, &opts).map_err(|e| in_dir(e, &args.dir))?;
-    if !args.quiet {
-        for name in adapter.base_layer_copies().map_err(|e| in_dir(e, &args.dir))? {
-            eprintln!(
-                "note: {name} (peft's copy of the adapted weight) is left out, as convert_lora_to_gguf.py leaves it out: llama.cpp applies the adapter to the base model's own weight"
-            );
-        }
+    // Notes are printed with -q too: it hides the progress bar only.
+    for name in adapter.base_layer_copies().map_err(|e| in_dir(e, &args.dir))? {
+        eprintln!(
+            "note: {name} (peft's copy of the adapted weight) is left out, as convert_lora_to_gguf.py leaves it out: llama.cpp applies the adapter to the base model's own weight"
+        );
     }
     let default_name = || {
         lora::default_file_name(&plan).map_err(|e| match e {

@@ -390,8 +390,9 @@ fn convert_without_a_tokenizer_names_no_vocab() {
 }
 
 /// Writes a LoRA adapter folder `my-lora` beside `ckpt` (Python's numpy and `safetensors`): peft's
-/// names for a rank-8 pair on layer 0's `q_proj` (`[8, n_embd]` and `[n_embd, 8]`, F32 random)
-/// and `adapter_config.json` = `config`.
+/// names for a rank-8 pair on layer 0's `q_proj` (`[8, n_embd]` and `[n_embd, 8]`, F32 random),
+/// peft's copy of the adapted weight (`q_proj.base_layer.weight`, zeros) and
+/// `adapter_config.json` = `config`.
 fn write_adapter(ckpt: &std::path::Path, config: &str) -> std::path::PathBuf {
     let dir = ckpt.parent().unwrap().join("my-lora");
     std::fs::create_dir_all(&dir).unwrap();
@@ -401,7 +402,8 @@ fn write_adapter(ckpt: &std::path::Path, config: &str) -> std::path::PathBuf {
     let script = "import sys, numpy as np\nfrom safetensors.numpy import save_file\nn = int(sys.argv[2])\n\
         rng = np.random.default_rng(7)\np = 'base_model.model.model.layers.0.self_attn.q_proj.'\n\
         save_file({p + 'lora_A.weight': rng.standard_normal((8, n), dtype=np.float32),\n\
-        p + 'lora_B.weight': rng.standard_normal((n, 8), dtype=np.float32)}, sys.argv[1], metadata={'format': 'pt'})\n";
+        p + 'lora_B.weight': rng.standard_normal((n, 8), dtype=np.float32),\n\
+        p + 'base_layer.weight': np.zeros((n, n), dtype=np.float32)}, sys.argv[1], metadata={'format': 'pt'})\n";
     let py = python().unwrap();
     let o = std::process::Command::new(py)
         .args(["-c", script, dir.join("adapter_model.safetensors").to_str().unwrap(), &n])
@@ -426,6 +428,9 @@ fn convert_takes_a_lora_adapter_with_its_base() {
     assert!(text(&o.stderr).contains("--base BASE_DIR"), "{}", text(&o.stderr));
     let o = gguf(&["convert", a, "--base", b, "-q"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
+    // -q hides the progress bar only: the note on the copy left out is printed
+    let note = "note: base_model.model.model.layers.0.self_attn.q_proj.base_layer.weight (peft's copy";
+    assert!(text(&o.stderr).contains(note), "{}", text(&o.stderr));
     let out = adapter.join("My-Lora-F32-LoRA.gguf");
     assert!(out.exists(), "{}", text(&o.stdout));
     let listing = text(&gguf(&["inspect", out.to_str().unwrap()]).stdout);

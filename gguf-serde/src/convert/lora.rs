@@ -128,7 +128,7 @@ pub enum AdapterError {
     UnexpectedTensor {
         /// The adapter tensor.
         name: String,
-        /// More about it: peft's `modules_to_save`, embeddings, DoRA's magnitude.
+        /// More about it: peft's `modules_to_save`, embeddings, trainable tokens, DoRA's magnitude.
         hint: &'static str,
     },
     /// An adapted weight the base architecture does not have.
@@ -170,6 +170,27 @@ pub enum AdapterError {
         /// The base weight's shape, outermost first.
         base_shape: Vec<u64>,
     },
+    /// A LoRA pair whose shapes do not fit the base model's weight (known from BASE_DIR's
+    /// safetensors headers): llama.cpp's loader (`llama_adapter_lora_init`, `src/llama-adapter.cpp`)
+    /// wants `lora_A`'s columns (its `ne[0]`) equal to the weight's, `lora_B`'s rows (its `ne[1]`)
+    /// equal to the weight's, and `lora_A`'s rows equal to `lora_B`'s columns (the rank), and
+    /// refuses the adapter otherwise ("has incorrect shape"); `convert_lora_to_gguf.py` writes it
+    /// (`lora_A`/`lora_B` swapped, an adapter of another base model). Refused before anything is
+    /// written. Not checked for embeddings and expert stacks.
+    #[error("{base_name}: the LoRA pair does not fit the base model's weight of shape {base_shape:?}: lora_A is {a_shape:?}, lora_B is {b_shape:?} (llama.cpp wants lora_A [rank, {in_}] and lora_B [{out}, rank]; lora_A and lora_B swapped, or an adapter of another base model?)", in_ = base_shape.get(1).copied().unwrap_or(0), out = base_shape.first().copied().unwrap_or(0))]
+    PairShape {
+        /// The adapted weight (Hugging Face name).
+        base_name: String,
+        /// `lora_A`'s shape, outermost first.
+        a_shape: Vec<u64>,
+        /// `lora_B`'s shape, outermost first.
+        b_shape: Vec<u64>,
+        /// The base model's weight's shape, outermost first.
+        base_shape: Vec<u64>,
+    },
+    /// `adapter_config.json` is JSON but not an object (`[]`, a number, ...).
+    #[error("adapter_config.json is not a JSON object")]
+    NotAnObject,
     /// One half of a LoRA pair is missing.
     #[error("{base_name}: the adapter has {present} but not {missing}")]
     HalfPair {
@@ -211,6 +232,7 @@ impl LoraConfig {
     /// does.
     ///
     /// # Errors
+    /// [`AdapterError::NotAnObject`] for JSON that is not an object;
     /// [`AdapterError::ConfigField`] for a missing or non-numeric `lora_alpha`, or
     /// `alora_invocation_tokens` that are not token ids; [`AdapterError::UnsupportedPeft`] for a
     /// `peft_type` other than `LORA`, `use_dora`, `use_rslora`, a non-empty `alpha_pattern`,
@@ -218,7 +240,7 @@ impl LoraConfig {
     pub fn from_json(json: &Json) -> Result<LoraConfig, AdapterError> {
         let field = |f: &'static str, problem: String| AdapterError::ConfigField { field: f, problem };
         let Json::Object(m) = json else {
-            return Err(field("lora_alpha", "is missing (the file is not a JSON object)".into()));
+            return Err(AdapterError::NotAnObject);
         };
         let truthy = |k: &str| m.get(k).is_some_and(|v| !matches!(v, Json::Null | Json::Bool(false)));
         let unsupported = |what: String, why| AdapterError::UnsupportedPeft { what, why };
@@ -481,6 +503,8 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
                 || n.ends_with("lm_head.weight")
             {
                 " (a whole weight saved with the adapter, as peft's modules_to_save or new tokens save it: merge the adapter instead)"
+            } else if n.contains("trainable_tokens_") {
+                " (peft's trainable tokens, trainable_token_indices: new values for some rows of the embedding, which a GGUF adapter cannot hold: merge the adapter instead)"
             } else if n.ends_with(".bias") {
                 " (a LoRA bias)"
             } else {
@@ -515,6 +539,20 @@ pub fn plan_adapter<'a>(adapter: &'a Adapter, opts: &ConvertOptions<'_>) -> Resu
             }
             (None, None) => continue,
         };
+        let base_shape = adapter.base_tensors.as_ref().and_then(|t| t.get(&base_name));
+        if let (Some(w), false) = (base_shape, pair.embedding) {
+            let fits = |a: &[u64], b: &[u64]| {
+                a.len() != 2 || b.len() != 2 || w.len() != 2 || (a[1] == w[1] && b[0] == w[0] && a[0] == b[1])
+            };
+            if !fits(&a.shape, &b.shape) {
+                return Err(err(AdapterError::PairShape {
+                    base_name,
+                    a_shape: a.shape,
+                    b_shape: b.shape,
+                    base_shape: w.clone(),
+                }));
+            }
+        }
         plan_pair(arch, &cx, a, b, pair.embedding, &base_name, outtype, &mut tensors, &mut stacks)?;
     }
     stacks.check_done()?;

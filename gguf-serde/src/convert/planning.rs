@@ -88,6 +88,28 @@ impl PlannedTensor<'_> {
     }
 }
 
+/// The FP8 sources (`F8_E4M3`/`F8_E5M2`, [`SourceTensor::fp8`]) of `tensors` that have no scale
+/// ([`SourceTensor::scale`]): their Hugging Face names and formats, in order, each once (a source
+/// split into several outputs is named once).
+pub fn unscaled_fp8<'p>(tensors: &'p [PlannedTensor<'_>]) -> Vec<(&'p str, super::quant::Fp8)> {
+    let mut out: Vec<(&'p str, super::quant::Fp8)> = Vec::new();
+    let mut push = |s: &'p SourceTensor<'_>| {
+        if let (Some(f), None) = (s.fp8, &s.scale) {
+            if !out.iter().any(|(n, _)| *n == s.name) {
+                out.push((s.name.as_str(), f));
+            }
+        }
+    };
+    for t in tensors {
+        match &t.data {
+            TensorData::Source(s) => push(s),
+            TensorData::Joined { parts, .. } => parts.iter().for_each(|p| push(&p.source)),
+            TensorData::Generated(_) | TensorData::Mxfp4 { .. } => {}
+        }
+    }
+    out
+}
+
 /// A conversion, planned and checked: every key in order and every tensor with its type.
 #[derive(Clone, Debug)]
 pub struct Plan<'a> {
@@ -118,6 +140,13 @@ impl Plan<'_> {
     /// [`ConvertError::FileNameTooLong`].
     pub fn default_file_name(&self) -> Result<String> {
         default_file_name(&self.name_parts, self.outtype)
+    }
+
+    /// The FP8 weights (`F8_E4M3`/`F8_E5M2`) with no scale (`{name}_scale_inv`) beside them:
+    /// widened to F32 as they are (scale 1), as the reference's `.to(torch.float32)` widens
+    /// them; see [`unscaled_fp8`]. Their Hugging Face names and formats, in file order, each once.
+    pub fn unscaled_fp8(&self) -> Vec<(&str, super::quant::Fp8)> {
+        unscaled_fp8(&self.tensors)
     }
 
     /// Bytes of source data the conversion reads (the progress total).
@@ -478,4 +507,46 @@ fn join_part<'a>(
         ));
     }
     Ok(Some(Joined { name, shape, join, parts, hf_last: done.hf_last }))
+}
+
+#[cfg(test)]
+mod fp8_tests {
+    use super::*;
+    use crate::convert::quant::{Fp8, Scale};
+
+    /// The reference (`dequant_simple` in `conversion/base.py`) scales a weight `X` by the
+    /// `X_scale_inv` beside it and widens any other FP8 tensor unscaled: only the latter are named.
+    #[test]
+    fn fp8_sources_without_a_scale_are_named_once() {
+        let bytes = [0u8; 16];
+        let src = |name: &str, fp8: Option<Fp8>, scaled: bool| SourceTensor {
+            name: name.into(),
+            dtype: GgmlType::F32,
+            fp8,
+            scale: scaled.then(|| Scale {
+                name: format!("{name}_scale_inv"),
+                dtype: GgmlType::F32,
+                shape: vec![1],
+                data: &bytes[..4],
+                block: None,
+            }),
+            shape: vec![4, 4],
+            data: &bytes,
+        };
+        let planned = |name: &str, data| PlannedTensor {
+            name: name.into(),
+            shape: vec![4, 4],
+            dtype: GgmlType::F16,
+            data,
+            transforms: Vec::new(),
+        };
+        let tensors = vec![
+            planned("a", TensorData::Source(src("q.weight", Some(Fp8::E4M3), true))),
+            planned("b", TensorData::Source(src("k.weight", Some(Fp8::E4M3), false))),
+            planned("c", TensorData::Source(src("norm.weight", None, false))),
+            planned("d", TensorData::Source(src("k.weight", Some(Fp8::E4M3), false))),
+            planned("e", TensorData::Source(src("v.weight", Some(Fp8::E5M2), false))),
+        ];
+        assert_eq!(unscaled_fp8(&tensors), [("k.weight", Fp8::E4M3), ("v.weight", Fp8::E5M2)]);
+    }
 }

@@ -336,6 +336,18 @@ fn qwen2_class_imposes_its_split_rule_as_transformers() {
         Err(vocab::VocabError::UnknownPreTokenizer { hash, .. }) => assert_eq!(hash, theirs),
         other => panic!("not refused as the reference refuses: {:?}", other.map(|k| k.len())),
     }
+
+    // `model_type` `qwen2` is in transformers' MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS: its
+    // registered Qwen2Tokenizer is built even when `GPT2Tokenizer` is declared.
+    config["tokenizer_class"] = json!("GPT2Tokenizer");
+    std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    std::fs::write(folder.join("config.json"), r#"{"model_type": "qwen2"}"#).unwrap();
+    let declared_gpt2 = reference(&py);
+    assert_eq!(declared_gpt2, theirs, "transformers did not build Qwen2Tokenizer for model_type qwen2");
+    match vocab::set_vocab_qwen2(&folder, None) {
+        Err(vocab::VocabError::UnknownPreTokenizer { hash, .. }) => assert_eq!(hash, theirs),
+        other => panic!("model_type qwen2: not refused as the reference refuses: {:?}", other.map(|k| k.len())),
+    }
 }
 
 /// `Phi3MiniModel.set_vocab` with `tokenizer_class` `GPT2Tokenizer` (Phi-4) and

@@ -14,6 +14,11 @@ fn adapter_config_fields() {
         LoraConfig::from_json(&json!({"r": 8})),
         Err(AdapterError::ConfigField { field: "lora_alpha", problem: "is missing".into() })
     );
+    for not_object in [json!([]), json!(16), json!(null), json!("lora")] {
+        let e = LoraConfig::from_json(&not_object).unwrap_err();
+        assert_eq!(e, AdapterError::NotAnObject, "{not_object}");
+        assert_eq!(e.to_string(), "adapter_config.json is not a JSON object");
+    }
     assert!(matches!(
         LoraConfig::from_json(&json!({"lora_alpha": "8"})),
         Err(AdapterError::ConfigField { field: "lora_alpha", .. })
@@ -175,6 +180,13 @@ fn refusals_name_what_and_where() {
     let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &saved);
     let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
     assert!(matches!(&e, AdapterError::UnexpectedTensor { name, .. } if name.contains("modules_to_save")), "{e}");
+    // peft's trainable tokens (trainable_token_indices), as peft 0.18 saves them
+    const DELTA: &str = "base_model.model.model.embed_tokens.token_adapter.trainable_tokens_delta";
+    let (_t, adapter, base) =
+        case("LlamaForCausalLM", alpha.clone(), &[(Q_A, [8, 64]), (Q_B, [64, 8]), (DELTA, [2, 64])]);
+    let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
+    assert!(matches!(&e, AdapterError::UnexpectedTensor { name, .. } if name == DELTA), "{e}");
+    assert!(e.to_string().contains("trainable tokens") && e.to_string().contains("merge the adapter instead"), "{e}");
     // DoRA's magnitude vector, if its config does not say so
     let dora = [
         (Q_A, [8, 64]),
@@ -275,4 +287,34 @@ fn peft_copies_of_adapted_weights_are_left_out_unless_resized() {
             base_shape: vec![32, 64],
         }
     );
+}
+
+/// llama.cpp's loader (`llama_adapter_lora_init`) takes a pair over a weight of `ne`
+/// `[in, out]` (shape `[out, in]`) only when `lora_a`'s `ne[0]` is `in`, `lora_b`'s `ne[1]` is
+/// `out` and `lora_a`'s `ne[1]` is `lora_b`'s `ne[0]`: with the base's weights known, the pairs it
+/// would refuse ("has incorrect shape") are refused before writing, the one it takes is planned.
+#[test]
+fn pairs_that_do_not_fit_the_base_weight_are_refused() {
+    const K_A: &str = "base_model.model.model.layers.0.self_attn.k_proj.lora_A.weight";
+    const K_B: &str = "base_model.model.model.layers.0.self_attn.k_proj.lora_B.weight";
+    let base_k = [32, 64]; // 2 KV heads of 16, hidden 64
+    let alpha = json!({"lora_alpha": 8});
+    let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &[(K_A, [8, 64]), (K_B, [32, 8])]);
+    base_weights(&base, &[("model.layers.0.self_attn.k_proj.weight", base_k)]);
+    let a = Adapter::open(&adapter, &base).unwrap();
+    let plan = plan_adapter(&a, &ConvertOptions::new(OutType::F32)).unwrap();
+    assert_eq!(plan.tensors[0].name, "blk.0.attn_k.weight.lora_a");
+    for (a_shape, b_shape) in [([32, 8], [8, 64]), ([8, 48], [32, 8]), ([8, 64], [48, 8]), ([8, 64], [32, 4])] {
+        let (_t, adapter, base) = case("LlamaForCausalLM", alpha.clone(), &[(K_A, a_shape), (K_B, b_shape)]);
+        base_weights(&base, &[("model.layers.0.self_attn.k_proj.weight", base_k)]);
+        let e = adapter_err(plan_err(&adapter, &base, OutType::F32));
+        let want = AdapterError::PairShape {
+            base_name: "model.layers.0.self_attn.k_proj.weight".into(),
+            a_shape: a_shape.iter().map(|&n| n as u64).collect(),
+            b_shape: b_shape.iter().map(|&n| n as u64).collect(),
+            base_shape: vec![32, 64],
+        };
+        assert_eq!(e, want, "{a_shape:?} {b_shape:?}");
+        assert!(e.to_string().contains("lora_A [rank, 64] and lora_B [32, rank]"), "{e}");
+    }
 }

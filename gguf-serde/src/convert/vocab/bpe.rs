@@ -170,24 +170,104 @@ pub(super) type PreNames = fn(&str) -> Option<&'static str>;
 const QWEN2_SPLIT: &str =
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
-/// The pipeline `transformers.AutoTokenizer` imposes by `tokenizer_config.json`'s
-/// `tokenizer_class` (the reference hashes and reads the vocabulary through it): for
-/// `Qwen2Tokenizer`/`Qwen2TokenizerFast`, transformers 5 rebuilds the tokenizer from
+/// `TOKENIZER_MAPPING_NAMES` of transformers 5.24's `models/auto/tokenization_auto.py`: the
+/// tokenizer class registered for a config `model_type`, for the model types this converter
+/// reads (and `gpt2`). A type not listed (`llama`, `smollm3`, `gpt_oss`, `deepseek_v2`,
+/// `deepseek_v3`) has none. `mistral`/`mixtral` are `TokenizersBackend` without the
+/// `mistral_common` package.
+const REGISTERED_TOKENIZER_CLASSES: &[(&str, &str)] = &[
+    ("gemma2", "GemmaTokenizer"),
+    ("gemma3", "GemmaTokenizer"),
+    ("gemma3_text", "GemmaTokenizer"),
+    ("glm4", "TokenizersBackend"),
+    ("gpt2", "GPT2Tokenizer"),
+    ("granite", "TokenizersBackend"),
+    ("mistral", "TokenizersBackend"),
+    ("mixtral", "TokenizersBackend"),
+    ("olmo2", "TokenizersBackend"),
+    ("phi3", "TokenizersBackend"),
+    ("qwen2", "Qwen2Tokenizer"),
+    ("qwen2_moe", "Qwen2Tokenizer"),
+    ("qwen3", "Qwen2Tokenizer"),
+    ("qwen3_moe", "Qwen2Tokenizer"),
+];
+
+/// `MODELS_WITH_INCORRECT_HUB_TOKENIZER_CLASS` of transformers 5.24's
+/// `models/auto/tokenization_auto.py`, the entries among the model types this converter reads:
+/// for these, the registered class is used whatever `tokenizer_class` the folder declares.
+const INCORRECT_HUB_TOKENIZER_CLASS: &[&str] = &["phi3", "qwen2"];
+
+/// The generic classes of transformers 5.24's `AutoTokenizer` (no pipeline of their own:
+/// `tokenizer.json` as it is), `Fast` dropped (`PreTrainedTokenizerFast` is one).
+const GENERIC_TOKENIZER_CLASSES: &[&str] =
+    &["TokenizersBackend", "PythonBackend", "PreTrainedTokenizer", "MistralCommonBackend"];
+
+/// The tokenizer class `transformers.AutoTokenizer.from_pretrained` (5.24,
+/// `models/auto/tokenization_auto.py`, no `auto_map`) builds for a folder whose `config.json`
+/// has `model_type` and `tokenizer_class` `config_class`, and whose `tokenizer_config.json` has
+/// `tokenizer_class` `declared`; a `Fast` suffix is dropped. The declared class is
+/// `tokenizer_config.json`'s, else `config.json`'s. When the type's registered class
+/// ([`REGISTERED_TOKENIZER_CLASSES`]) differs from the declared one: a generic registered class
+/// gives `TokenizersBackend`; otherwise the registered class for a type in
+/// [`INCORRECT_HUB_TOKENIZER_CLASS`] (`qwen2`: `Qwen2Tokenizer` whatever is declared), else the
+/// declared class. Otherwise the declared class, else the registered one, else
+/// `TokenizersBackend`. Not modelled: the `LlamaTokenizer` over a ByteLevel `tokenizer.json`
+/// case (see the private module `vocab::auto_tokenizer`), remote code, Mistral's format.
+pub(super) fn auto_tokenizer_class(
+    model_type: Option<&str>,
+    config_class: Option<&str>,
+    declared: Option<&str>,
+) -> String {
+    let strip = |c: &str| c.strip_suffix("Fast").unwrap_or(c).to_owned();
+    let registered =
+        model_type.and_then(|t| REGISTERED_TOKENIZER_CLASSES.iter().find(|(k, _)| *k == t)).map(|(_, c)| strip(c));
+    let generic = |c: &str| GENERIC_TOKENIZER_CLASSES.contains(&c);
+    let hub = declared.or(config_class).map(strip);
+    match (hub, registered) {
+        (Some(hub), Some(reg)) if hub != reg => {
+            if generic(&reg) {
+                "TokenizersBackend".to_owned()
+            } else if model_type.is_some_and(|t| INCORRECT_HUB_TOKENIZER_CLASS.contains(&t)) {
+                reg
+            } else if generic(&hub) {
+                "TokenizersBackend".to_owned()
+            } else {
+                hub
+            }
+        }
+        (Some(c), _) | (None, Some(c)) if generic(&c) => "TokenizersBackend".to_owned(),
+        (Some(hub), _) => hub,
+        (None, Some(reg)) => reg,
+        (None, None) => "TokenizersBackend".to_owned(),
+    }
+}
+
+/// The pipeline `transformers.AutoTokenizer` imposes by the tokenizer class it builds
+/// ([`auto_tokenizer_class`] of `config.json`'s `model_type` and the declared
+/// `tokenizer_class`; the reference hashes and reads the vocabulary through it): for
+/// `Qwen2Tokenizer`, transformers 5 rebuilds the tokenizer from
 /// `tokenizer.json`'s vocabulary and merges with an `NFC` normalizer and the pre-tokenizer
 /// `Split(Qwen2's rule, isolated)` then `ByteLevel(add_prefix_space, use_regex = false)`
 /// (`add_prefix_space` from `tokenizer_config.json`, false when absent), whatever
 /// `tokenizer.json` declares. A Qwen2 `tokenizer.json` declares that pipeline already (its hash
-/// is `qwen2` either way); another one under Qwen2's class (GPT-2's, say) is tokenized by
-/// transformers with Qwen2's rule, so its hash is that of Qwen2's rule on its vocabulary: unknown
-/// to the reference's table, which refuses it, as we then do. Other classes: `tokenizer.json` as
-/// it is.
-fn class_pipeline(dir: &Path, tok: &mut HfTokenizer) -> Result<(), VocabError> {
+/// is `qwen2` either way); another one under Qwen2's class (GPT-2's, say, even declared
+/// `GPT2Tokenizer` for `model_type` `qwen2`) is tokenized by transformers with Qwen2's rule, so
+/// its hash is that of Qwen2's rule on its vocabulary: unknown to the reference's table, which
+/// refuses it, as we then do. Other classes: `tokenizer.json` as it is (`GPT2Tokenizer`'s own
+/// `ByteLevel` pipeline is not imposed). Returns the class whose pipeline was imposed.
+fn class_pipeline(dir: &Path, tok: &mut HfTokenizer) -> Result<Option<&'static str>, VocabError> {
     use tokenizers::pre_tokenizers::{byte_level::ByteLevel, sequence::Sequence, split::Split};
     let config_path = dir.join("tokenizer_config.json");
-    let Some(config) = super::read_json::<serde_json::Value>(&config_path)? else { return Ok(()) };
-    let class = config.get("tokenizer_class").and_then(serde_json::Value::as_str);
-    if !matches!(class, Some("Qwen2Tokenizer" | "Qwen2TokenizerFast")) {
-        return Ok(());
+    let config = super::read_json::<serde_json::Value>(&config_path)?.unwrap_or(serde_json::Value::Null);
+    let model = super::read_json::<serde_json::Value>(&dir.join("config.json"))?.unwrap_or(serde_json::Value::Null);
+    let str_of = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+    let class = auto_tokenizer_class(
+        str_of(&model, "model_type").as_deref(),
+        str_of(&model, "tokenizer_class").as_deref(),
+        str_of(&config, "tokenizer_class").as_deref(),
+    );
+    if class != "Qwen2Tokenizer" {
+        return Ok(None);
     }
     let add_prefix_space = config.get("add_prefix_space").and_then(serde_json::Value::as_bool).unwrap_or(false);
     let path = tok.path.clone();
@@ -202,7 +282,8 @@ fn class_pipeline(dir: &Path, tok: &mut HfTokenizer) -> Result<(), VocabError> {
         inner.with_pre_tokenizer(Some(pre));
         inner.with_normalizer(Some(tokenizers::normalizers::NFC))?;
         Ok(())
-    })
+    })?;
+    Ok(Some("Qwen2Tokenizer"))
 }
 
 /// The reference's pre-tokenizer name for `chkhsh` ([`PRE_TOKENIZER_HASHES`]), `None` if unknown.
@@ -226,7 +307,7 @@ pub fn get_vocab_base(dir: &Path, vocab_size: Option<usize>) -> Result<BpeVocab,
 /// their own).
 fn vocab_base_with(dir: &Path, vocab_size: Option<usize>, names: PreNames) -> Result<BpeVocab, VocabError> {
     let mut tok = HfTokenizer::open(dir)?;
-    class_pipeline(dir, &mut tok)?;
+    let imposed = class_pipeline(dir, &mut tok)?;
     let path = tok.path.clone();
     let vocab = tok.inner.get_vocab(true);
     let n = vocab_size.unwrap_or(vocab.len());
@@ -236,7 +317,11 @@ fn vocab_base_with(dir: &Path, vocab_size: Option<usize>, names: PreNames) -> Re
         }
     }
     let hash = pre_tokenizer_hash(&tok)?;
-    let pre = names(&hash).ok_or_else(|| VocabError::UnknownPreTokenizer { path: path.clone(), hash })?;
+    let pre = names(&hash).ok_or_else(|| VocabError::UnknownPreTokenizer {
+        path: path.clone(),
+        hash,
+        imposed: imposed.map(str::to_owned),
+    })?;
 
     // id -> text; two texts of one id (not in a valid tokenizer) keep the smaller, for a
     // deterministic result (the reference's dict keeps whichever the library listed last).
@@ -380,6 +465,46 @@ pub(super) fn glm_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The class `transformers.AutoTokenizer.from_pretrained` (5.24) built, printed by
+    /// `type(tok).__name__`, for a folder with GPT-2's `tokenizer.json`, `config.json`'s
+    /// `model_type` (none: no `config.json`) and `tokenizer_class`, and `tokenizer_config.json`'s
+    /// `tokenizer_class`. Under `Qwen2Tokenizer` it tokenized `"3333"` as `['3', '3', '3', '3']`,
+    /// under the others as `['3333']`.
+    #[test]
+    fn tokenizer_class_is_the_one_transformers_builds() {
+        // (model_type, config.json's class, tokenizer_config.json's class, transformers' class)
+        type Case = (Option<&'static str>, Option<&'static str>, Option<&'static str>, &'static str);
+        let cases: [Case; 20] = [
+            (Some("qwen2"), None, Some("TokenizersBackend"), "Qwen2Tokenizer"),
+            (Some("qwen3"), None, Some("TokenizersBackend"), "TokenizersBackend"),
+            (Some("qwen2"), None, Some("PreTrainedTokenizerFast"), "Qwen2Tokenizer"),
+            (Some("qwen3"), None, Some("PreTrainedTokenizerFast"), "TokenizersBackend"),
+            (Some("qwen2"), None, Some("GPT2Tokenizer"), "Qwen2Tokenizer"),
+            (Some("qwen3"), None, Some("GPT2Tokenizer"), "GPT2Tokenizer"),
+            (Some("llama"), None, Some("Qwen2Tokenizer"), "Qwen2Tokenizer"),
+            (Some("mistral"), None, Some("Qwen2Tokenizer"), "TokenizersBackend"),
+            (Some("phi3"), None, Some("GPT2Tokenizer"), "TokenizersBackend"),
+            (Some("qwen2"), Some("GPT2Tokenizer"), None, "Qwen2Tokenizer"),
+            (Some("qwen3"), None, None, "Qwen2Tokenizer"),
+            (None, None, Some("GPT2Tokenizer"), "GPT2Tokenizer"),
+            (Some("qwen2_moe"), None, Some("GPT2TokenizerFast"), "GPT2Tokenizer"),
+            (Some("olmo2"), None, Some("Qwen2Tokenizer"), "TokenizersBackend"),
+            (Some("phi3"), None, Some("Qwen2Tokenizer"), "TokenizersBackend"),
+            (Some("qwen3_moe"), None, Some("Qwen2TokenizerFast"), "Qwen2Tokenizer"),
+            (Some("gemma3_text"), None, Some("Qwen2Tokenizer"), "Qwen2Tokenizer"),
+            (None, None, Some("Qwen2TokenizerFast"), "Qwen2Tokenizer"),
+            (Some("deepseek_v3"), None, Some("Qwen2Tokenizer"), "Qwen2Tokenizer"),
+            (Some("gpt2"), None, Some("Qwen2Tokenizer"), "Qwen2Tokenizer"),
+        ];
+        for (model_type, config_class, declared, theirs) in cases {
+            assert_eq!(
+                auto_tokenizer_class(model_type, config_class, declared),
+                theirs,
+                "{model_type:?} {config_class:?} {declared:?}"
+            );
+        }
+    }
 
     #[test]
     fn ids_are_hashed_as_python_prints_the_list() {

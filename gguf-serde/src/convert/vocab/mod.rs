@@ -105,12 +105,17 @@ pub enum VocabError {
     /// The BPE pre-tokenizer is not one the reference knows: the sha256 of the check text's
     /// token ids is not in its table (the reference raises `NotImplementedError`, "BPE
     /// pre-tokenizer was not recognized - update get_vocab_base_pre()").
-    #[error("{path}: the BPE pre-tokenizer was not recognized (chkhsh {hash}): it is not in the table of llama.cpp's get_vocab_base_pre that this converter follows")]
+    /// When `imposed` names a class, the hash is of that class's pipeline (transformers builds
+    /// it whatever `tokenizer.json` declares), and the message says so.
+    #[error("{path}: the BPE pre-tokenizer was not recognized (chkhsh {hash}): it is not in the table of llama.cpp's get_vocab_base_pre that this converter follows{}", imposed_note(.imposed.as_deref()))]
     UnknownPreTokenizer {
         /// `tokenizer.json`.
         path: PathBuf,
         /// The hash (`chkhsh`), lowercase hex.
         hash: String,
+        /// The tokenizer class whose pre-tokenizer was imposed (`Qwen2Tokenizer`), as
+        /// `transformers.AutoTokenizer` imposes it; `None`: `tokenizer.json`'s own.
+        imposed: Option<String>,
     },
     /// A tokenizer of a kind this crate does not convert.
     #[error("{path}: {what}")]
@@ -136,6 +141,14 @@ impl VocabError {
             | VocabError::Unsupported { path, .. } => path,
         }
     }
+}
+
+fn imposed_note(class: Option<&str>) -> String {
+    class.map_or_else(String::new, |c| {
+        format!(
+            " (hashed through {c}'s pre-tokenizer, which transformers.AutoTokenizer builds for this folder's model_type and tokenizer_class and applies whatever tokenizer.json declares)"
+        )
+    })
 }
 
 /// Keys in write order; setting a key again replaces its value in place (gguf-py's dict).

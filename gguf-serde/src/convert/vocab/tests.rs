@@ -176,10 +176,29 @@ fn bpe_unknown_pre_tokenizer_is_an_error_naming_the_hash() {
     assert_eq!(hash.len(), 64);
     match bpe::set_vocab_gpt2(dir.path(), Some(12)) {
         Err(e @ VocabError::UnknownPreTokenizer { .. }) => {
-            let VocabError::UnknownPreTokenizer { hash: h, path } = &e else { unreachable!() };
+            let VocabError::UnknownPreTokenizer { hash: h, path, imposed } = &e else { unreachable!() };
             assert_eq!(*h, hash);
+            assert_eq!(*imposed, None);
             assert!(path.ends_with("tokenizer.json"));
             assert!(e.to_string().contains(&hash), "{e}");
+            assert!(!e.to_string().contains("AutoTokenizer"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // model_type qwen2: transformers 5.24 builds Qwen2Tokenizer (bpe.rs's class test) even when
+    // GPT2Tokenizer is declared; the message names the class and that it was imposed.
+    let config = r#"{"tokenizer_class": "GPT2Tokenizer"}"#;
+    let dir = folder(&[
+        ("tokenizer.json", &json),
+        ("tokenizer_config.json", config.as_bytes()),
+        ("config.json", br#"{"model_type": "qwen2"}"#),
+    ]);
+    match bpe::set_vocab_gpt2(dir.path(), Some(12)) {
+        Err(e @ VocabError::UnknownPreTokenizer { .. }) => {
+            let VocabError::UnknownPreTokenizer { imposed, .. } = &e else { unreachable!() };
+            assert_eq!(imposed.as_deref(), Some("Qwen2Tokenizer"));
+            let m = e.to_string();
+            assert!(m.contains("Qwen2Tokenizer") && m.contains("whatever tokenizer.json declares"), "{m}");
         }
         other => panic!("{other:?}"),
     }
