@@ -17,7 +17,7 @@
 //!   handed out as stored). [`Gguf::endian`] tells which.
 //! - **UTF-8**: keys, string values and tensor names are read as the bytes they are, UTF-8 or not,
 //!   as ggml reads them (the spec says UTF-8, but ggml's `gguf.cpp` never checks, and llama.cpp
-//!   loads such files). They are handed out as [`GgufStr`](crate::GgufStr) (the bytes, with
+//!   loads such files). They are handed out as [`GgufStr`] (the bytes, with
 //!   `to_str`, a lossy and an escaped display), compared and looked up as bytes, and written back
 //!   unchanged. Only an accessor that hands out text ([`Kv::key_str`], [`TensorInfo::name_str`],
 //!   [`Gguf::get_str`], serde's `&str`/`String`) fails on them, with

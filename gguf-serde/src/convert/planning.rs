@@ -144,7 +144,7 @@ impl Plan<'_> {
 
     /// The FP8 weights (`F8_E4M3`/`F8_E5M2`) with no scale (`{name}_scale_inv`) beside them:
     /// widened to F32 as they are (scale 1), as the reference's `.to(torch.float32)` widens
-    /// them; see [`unscaled_fp8`]. Their Hugging Face names and formats, in file order, each once.
+    /// them. Their Hugging Face names and formats, in file order, each once.
     pub fn unscaled_fp8(&self) -> Vec<(&str, super::quant::Fp8)> {
         unscaled_fp8(&self.tensors)
     }
