@@ -875,8 +875,14 @@ impl AtomicFile {
 
     /// [`new`](Self::new), with direct I/O tried (`direct`) or not.
     pub(crate) fn with_direct_io(path: &Path, direct: bool) -> Result<Self> {
+        AtomicFile::with_options(path, direct, crate::container::atomic::replaces_existing())
+    }
+
+    /// [`new`](Self::new), with direct I/O tried (`direct`) or not, replacing a file at `path`
+    /// at commit (`replace`) or failing if one is there.
+    pub(crate) fn with_options(path: &Path, direct: bool, replace: bool) -> Result<Self> {
         use crate::container::{atomic, direct};
-        let (file, pending) = atomic::create_temp_file(path, None)?;
+        let (file, pending) = atomic::create_temp_file(path, None, replace)?;
         let file = if direct {
             match direct::DirectWriter::new(file) {
                 Ok(d) => return Ok(AtomicFile { sink: Sink::Direct(d), pending }),
