@@ -5,6 +5,14 @@
 //! and synced: a failure at any point (a full disk, an I/O error, a bad edit) leaves whatever was
 //! at the target untouched, and the temporary file is removed.
 //!
+//! On Linux the temporary file has no name (`O_TMPFILE`) where the file system has it: it is
+//! linked into the folder only once complete (`linkat`, through `/proc/self/fd/N` as an
+//! unprivileged process), so a process killed by SIGKILL, or a crash, leaves nothing. Elsewhere
+//! it is a named `.gguf-tmp-*.tmp`, registered for [`remove_temporaries`] (a program's signal
+//! handling) but left behind by SIGKILL. A write that must not replace a file (see
+//! [`replace_existing`]) links the unnamed file to the target itself, or renames the named one
+//! with `RENAME_NOREPLACE`: either fails if the target exists by then.
+//!
 //! [`AtomicFile`](crate::AtomicFile) (a writer of new bytes: conversion, quantization, export)
 //! writes with direct I/O where it can (`super::direct`); the copies below (split, merge, edit)
 //! keep to the page cache.
