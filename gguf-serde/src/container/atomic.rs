@@ -174,8 +174,7 @@ pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>, replace: 
             return Ok((file, PendingFile { temp: Temp::Unnamed, target: target.to_path_buf(), permissions, replace }));
         }
     }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".gguf-tmp-").suffix(".tmp");
+    let mut builder = temp_names();
     // A new file gets the usual mode (0666 less the umask), not the temporary file's 0600.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
@@ -183,6 +182,14 @@ pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>, replace: 
     let (file, temp) = tmp.into_parts();
     let reg = Registered::new(&temp);
     Ok((file, PendingFile { temp: Temp::Named { reg, temp }, target: target.to_path_buf(), permissions, replace }))
+}
+
+/// A builder of this crate's temporary names, `.gguf-tmp-XXXXXX.tmp` (hidden, and recognizable as
+/// ours when a SIGKILL leaves one behind).
+fn temp_names() -> tempfile::Builder<'static, 'static> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".gguf-tmp-").suffix(".tmp");
+    b
 }
 
 /// A new writer of `file` through a buffer of the usual size (the page-cache path of
@@ -289,9 +296,7 @@ impl SealedFile {
                     return Err(rename_err(cancelled_error()));
                 }
                 if replace {
-                    let named = tempfile::Builder::new()
-                        .prefix(".gguf-tmp-")
-                        .suffix(".tmp")
+                    let named = temp_names()
                         .make_in(dir, |p| unnamed::link(&file, p))
                         .map_err(|e| Error::io(format!("linking the new file into {}", dir.display()), e))?;
                     let temp = named.into_temp_path();
@@ -460,11 +465,7 @@ pub(crate) struct ScratchFile {
 impl ScratchFile {
     /// Creates the scratch file in `dir`.
     pub(crate) fn new_in(dir: &Path) -> Result<ScratchFile> {
-        let tmp = tempfile::Builder::new()
-            .prefix(".gguf-tmp-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| temp_create_error(dir, e))?;
+        let tmp = temp_names().tempfile_in(dir).map_err(|e| temp_create_error(dir, e))?;
         let temp = tmp.into_temp_path();
         Ok(ScratchFile { _reg: Registered::new(&temp), temp })
     }
