@@ -109,13 +109,42 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 
 /// `e` with `context` before it unless its text already names one of `names` (an I/O error that
 /// names its file), so that each path appears once.
+///
+/// A file that appeared at an output while the command ran (the library refuses to replace it
+/// at the end, as set by [`crate::outputs::Outputs::check`] without `--force`) gives the same
+/// error as one that was there before: "OUT exists (use --force to replace it)".
 pub fn unless_named(e: impl Into<anyhow::Error>, context: String, names: &[&std::path::Path]) -> anyhow::Error {
     let e = e.into();
     let text = format!("{e:#}");
+    let exists = e
+        .chain()
+        .filter_map(gguf_error)
+        .filter_map(gguf_serde::Error::as_io)
+        .any(|io| io.kind() == std::io::ErrorKind::AlreadyExists);
+    if exists {
+        if let Some(n) = names.iter().find(|n| text.contains(&n.display().to_string())).or(names.last()) {
+            return anyhow::anyhow!("{} exists (use --force to replace it)", n.display());
+        }
+    }
     if names.iter().any(|n| text.contains(&n.display().to_string())) {
         e
     } else {
         e.context(context)
+    }
+}
+
+/// The library's own error in `c`: a [`gguf_serde::Error`], or one wrapped by a conversion or an
+/// export (their `Gguf` variants, which pass it on as it is).
+fn gguf_error<'a>(c: &'a (dyn std::error::Error + 'static)) -> Option<&'a gguf_serde::Error> {
+    if let Some(g) = c.downcast_ref::<gguf_serde::Error>() {
+        return Some(g);
+    }
+    if let Some(gguf_serde::convert::ConvertError::Gguf(g)) = c.downcast_ref() {
+        return Some(g);
+    }
+    match c.downcast_ref() {
+        Some(gguf_serde::ops::export::ExportError::Gguf(g)) => Some(g),
+        _ => None,
     }
 }
 

@@ -93,6 +93,9 @@ impl Outputs<'_> {
     /// Refuses what the policy of the module docs refuses; warns of an earlier split's shards that
     /// `--force` leaves beside the new ones.
     pub fn check(&self) -> anyhow::Result<()> {
+        // The same rule at the end of the write, atomically: a file that appears at an output
+        // while the command runs is not replaced without --force either.
+        gguf_serde::container::replace_existing(self.force);
         let unknown_count = match self.shards {
             Shards::Unknown { prefix } => shard_files(prefix).into_iter().map(|(p, _)| p).collect(),
             _ => Vec::new(),

@@ -5,6 +5,14 @@
 //! and synced: a failure at any point (a full disk, an I/O error, a bad edit) leaves whatever was
 //! at the target untouched, and the temporary file is removed.
 //!
+//! On Linux the temporary file has no name (`O_TMPFILE`) where the file system has it: it is
+//! linked into the folder only once complete (`linkat`, through `/proc/self/fd/N` as an
+//! unprivileged process), so a process killed by SIGKILL, or a crash, leaves nothing. Elsewhere
+//! it is a named `.gguf-tmp-*.tmp`, registered for [`remove_temporaries`] (a program's signal
+//! handling) but left behind by SIGKILL. A write that must not replace a file (see
+//! [`replace_existing`]) links the unnamed file to the target itself, or renames the named one
+//! with `RENAME_NOREPLACE`: either fails if the target exists by then.
+//!
 //! [`AtomicFile`](crate::AtomicFile) (a writer of new bytes: conversion, quantization, export)
 //! writes with direct I/O where it can (`super::direct`); the copies below (split, merge, edit)
 //! keep to the page cache.
@@ -21,6 +29,7 @@ use std::io::BufWriter;
 #[cfg(feature = "mmap")]
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use tempfile::TempPath;
@@ -34,17 +43,44 @@ const BUF: usize = 1 << 20;
 /// [`remove_temporaries`].
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Set by [`remove_temporaries`]: no write of this process may give its file a name any more.
+static CANCELLED: AtomicBool = AtomicBool::new(false);
+
+/// Whether an [`AtomicFile`](crate::AtomicFile) replaces a file that is at its target when it
+/// is committed (see [`replace_existing`]).
+static REPLACE: AtomicBool = AtomicBool::new(true);
+
 /// Removes every temporary file that a write in progress in this process has created (an
 /// [`AtomicFile`](crate::AtomicFile), a shard, a merged or edited model) and not yet renamed into
-/// place. For a program's SIGINT/SIGTERM handling, right before it exits: a write that goes on
-/// afterwards fails when it renames its (removed) file. Not async-signal-safe (it takes a lock
-/// and calls `unlink`): call it from ordinary code, such as a thread woken by the signal (the
-/// `gguf` command uses `signal-hook`'s iterator). Errors (a file already gone) are ignored.
+/// place, and stops every write in progress from naming its file: a write that goes on
+/// afterwards fails when it renames or links its file. (A file written without a name, with
+/// `O_TMPFILE` on Linux, needs no removal: it goes away when the process exits.) For a
+/// program's SIGINT/SIGTERM handling, right before it exits. Not async-signal-safe (it takes a
+/// lock and calls `unlink`): call it from ordinary code, such as a thread woken by the signal
+/// (the `gguf` command uses `signal-hook`'s iterator). Errors (a file already gone) are ignored.
 pub fn remove_temporaries() {
+    CANCELLED.store(true, Ordering::SeqCst);
     let mut live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     for p in live.drain(..) {
         let _ = std::fs::remove_file(p);
     }
+}
+
+/// Sets, for the whole process, whether an [`AtomicFile`](crate::AtomicFile) replaces a file
+/// that is at its target when it is committed (`true`, the default) or fails (`false`): with
+/// `false`, the last step (a `linkat` of the unnamed file to the target, or a rename with
+/// `RENAME_NOREPLACE`) fails atomically if anything is at the target by then, so a file created
+/// there while the write ran (by another program, or a second write to the same path) is never
+/// replaced. The error is [`ErrorKind::Io`](crate::ErrorKind::Io) with an
+/// [`std::io::ErrorKind::AlreadyExists`] source. Takes effect for files created afterwards.
+/// Writes that copy or edit (split, merge, edit) always replace.
+pub fn replace_existing(replace: bool) {
+    REPLACE.store(replace, Ordering::SeqCst);
+}
+
+/// The value of [`replace_existing`].
+pub(crate) fn replaces_existing() -> bool {
+    REPLACE.load(Ordering::SeqCst)
 }
 
 /// A path in [`LIVE`] while this value lives.
@@ -53,7 +89,12 @@ struct Registered(PathBuf);
 
 impl Registered {
     fn new(p: &Path) -> Registered {
-        LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(p.to_path_buf());
+        Registered::new_in(&mut LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner), p)
+    }
+
+    /// [`new`](Self::new) with [`LIVE`] already locked.
+    fn new_in(live: &mut Vec<PathBuf>, p: &Path) -> Registered {
+        live.push(p.to_path_buf());
         Registered(p.to_path_buf())
     }
 }
@@ -67,15 +108,24 @@ impl Drop for Registered {
     }
 }
 
+/// The temporary file of a write: a named one (`.gguf-tmp-*.tmp`, removed when dropped), or on
+/// Linux an unnamed one (`O_TMPFILE`: nothing in the folder, whatever happens to the process,
+/// until it is linked to a name).
+#[derive(Debug)]
+enum Temp {
+    // Declared first, so dropped first: the path leaves the registry before the file is removed
+    // (a signal in between removes nothing that another write has since created).
+    Named { reg: Registered, temp: TempPath },
+    Unnamed,
+}
+
 /// A temporary file waiting to be renamed to its target.
 #[derive(Debug)]
 pub(crate) struct PendingFile {
-    // Declared first, so dropped first: the path leaves the registry before the file is removed
-    // (a signal in between removes nothing that another write has since created).
-    reg: Registered,
-    temp: TempPath,
+    temp: Temp,
     target: PathBuf,
     permissions: Option<std::fs::Permissions>,
+    replace: bool,
 }
 
 /// The file a write to `path` replaces: `path` itself, or the file a symbolic link points to
@@ -100,30 +150,47 @@ fn resolve_target(path: &Path) -> Result<PathBuf> {
 /// Creates a temporary file for `target`, in `temp_dir` or else the target's folder. When the
 /// target exists, its permissions are given to the new file at commit. A symbolic link is
 /// followed (the file it points to is replaced); a target that is not a regular file is refused.
+/// The file replaces whatever is at the target at commit.
 #[cfg(feature = "mmap")]
 pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(BufWriter<File>, PendingFile)> {
-    let (file, pending) = create_temp_file(target, temp_dir)?;
+    let (file, pending) = create_temp_file(target, temp_dir, true)?;
     Ok((BufWriter::with_capacity(BUF, file), pending))
 }
 
-/// [`create_temp`] without the buffer: the new empty file, open for writing at offset 0.
-pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>) -> Result<(File, PendingFile)> {
+/// [`create_temp`] without the buffer: the new empty file, open for writing at offset 0. Without
+/// a `temp_dir`, on Linux, the file has no name (`O_TMPFILE`) until it is committed, where the
+/// file system takes it; elsewhere (and with `GGUF_NO_TMPFILE` set to a value other than empty
+/// or `0`) it is a named `.gguf-tmp-*.tmp`. With `replace` false, the commit fails if anything
+/// is at the target by then.
+pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>, replace: bool) -> Result<(File, PendingFile)> {
     let target = &resolve_target(target)?;
     let dir = match (temp_dir, target.parent()) {
         (Some(d), _) => d.to_path_buf(),
         (None, Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".gguf-tmp-").suffix(".tmp");
+    let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
+    if temp_dir.is_none() {
+        if let Some(file) = unnamed::open(&dir).map_err(|e| temp_create_error(&dir, e))? {
+            return Ok((file, PendingFile { temp: Temp::Unnamed, target: target.to_path_buf(), permissions, replace }));
+        }
+    }
+    let mut builder = temp_names();
     // A new file gets the usual mode (0666 less the umask), not the temporary file's 0600.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let tmp = builder.tempfile_in(&dir).map_err(|e| temp_create_error(&dir, e))?;
-    let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
     let (file, temp) = tmp.into_parts();
     let reg = Registered::new(&temp);
-    Ok((file, PendingFile { reg, temp, target: target.to_path_buf(), permissions }))
+    Ok((file, PendingFile { temp: Temp::Named { reg, temp }, target: target.to_path_buf(), permissions, replace }))
+}
+
+/// A builder of this crate's temporary names, `.gguf-tmp-XXXXXX.tmp` (hidden, and recognizable as
+/// ours when a SIGKILL leaves one behind).
+fn temp_names() -> tempfile::Builder<'static, 'static> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".gguf-tmp-").suffix(".tmp");
+    b
 }
 
 /// A new writer of `file` through a buffer of the usual size (the page-cache path of
@@ -146,7 +213,12 @@ impl PendingFile {
             file.set_permissions(p).map_err(|e| Error::io("setting permissions", e))?;
         }
         file.sync_all().map_err(|e| Error::io("syncing", e))?;
-        Ok(SealedFile { reg: self.reg, temp: self.temp, target: self.target })
+        let temp = match self.temp {
+            Temp::Named { reg, temp } => SealedTemp::Named { reg, temp },
+            // kept open: it is linked to its name through the descriptor
+            Temp::Unnamed => SealedTemp::Unnamed(file),
+        };
+        Ok(SealedFile { temp, target: self.target, replace: self.replace })
     }
 
     /// [`seal`](Self::seal), then [`SealedFile::persist`].
@@ -156,12 +228,33 @@ impl PendingFile {
     }
 }
 
+/// The temporary file of a [`SealedFile`].
+#[derive(Debug)]
+enum SealedTemp {
+    // Declared first, so dropped first (as in `Temp`).
+    Named { reg: Registered, temp: TempPath },
+    Unnamed(File),
+}
+
 /// A complete temporary file; dropped without [`persist`](Self::persist), it is removed.
 #[derive(Debug)]
 pub(crate) struct SealedFile {
-    reg: Registered,
-    temp: TempPath,
+    temp: SealedTemp,
     target: PathBuf,
+    replace: bool,
+}
+
+/// The error of a target that exists when a write that must not replace it is committed.
+fn exists_error(target: &Path) -> Error {
+    Error::io(
+        format!("renaming into {}", target.display()),
+        std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists (created while the file was written)"),
+    )
+}
+
+/// The error of a write stopped by [`remove_temporaries`].
+fn cancelled_error() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::Interrupted, "the write was cancelled (its temporary files removed)")
 }
 
 impl SealedFile {
@@ -171,14 +264,190 @@ impl SealedFile {
         &self.target
     }
 
-    /// Renames the temporary file to the target (atomically replacing a file there), then syncs
-    /// the target's folder, so that the new directory entry is on disk too: a crash right after
-    /// the rename cannot lose the new file (or bring back the old one).
+    /// Gives the file its target's name, then syncs the target's folder, so that the new
+    /// directory entry is on disk too: a crash right after cannot lose the new file (or bring
+    /// back the old one). Replacing: a named temporary is renamed over the target; an unnamed
+    /// one is linked to a fresh `.gguf-tmp-*.tmp` name, then renamed. Not replacing: an unnamed
+    /// file is linked to the target itself, a named one renamed with `RENAME_NOREPLACE` (or,
+    /// where that is not supported, hard-linked and unlinked), which fail if the target exists.
     pub(crate) fn persist(self) -> Result<()> {
-        let SealedFile { reg, temp, target } = self;
-        temp.persist(&target).map_err(|e| Error::io(format!("renaming into {}", target.display()), e.error))?;
-        drop(reg);
+        let SealedFile { temp, target, replace } = self;
+        let rename_err = |e: std::io::Error| Error::io(format!("renaming into {}", target.display()), e);
+        match temp {
+            SealedTemp::Named { reg, temp } => {
+                if replace {
+                    temp.persist(&target).map_err(|e| rename_err(e.error))?;
+                } else {
+                    match rename_noreplace(&temp, &target) {
+                        Ok(()) => {
+                            // the path is the target's now: not removed by the drop
+                            let _ = temp.keep();
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(exists_error(&target)),
+                        Err(e) => return Err(rename_err(e)),
+                    }
+                }
+                drop(reg);
+            }
+            SealedTemp::Unnamed(file) => {
+                let dir = folder(&target);
+                // Under the lock of the registry, so that `remove_temporaries` either sees the
+                // name linked here (and removes it) or has already cancelled this write.
+                let mut live = LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if CANCELLED.load(Ordering::SeqCst) {
+                    return Err(rename_err(cancelled_error()));
+                }
+                if replace {
+                    let named = temp_names()
+                        .make_in(dir, |p| unnamed::link(&file, p))
+                        .map_err(|e| Error::io(format!("linking the new file into {}", dir.display()), e))?;
+                    let temp = named.into_temp_path();
+                    let reg = Registered::new_in(&mut live, &temp);
+                    drop(live);
+                    temp.persist(&target).map_err(|e| rename_err(e.error))?;
+                    drop(reg);
+                } else {
+                    match unnamed::link(&file, &target) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(exists_error(&target)),
+                        Err(e) => return Err(rename_err(e)),
+                    }
+                }
+            }
+        }
         sync_dir(&target)
+    }
+}
+
+/// Renames `from` to `to` unless `to` exists (`AlreadyExists` then): `renameat2` with
+/// `RENAME_NOREPLACE` on Linux; where the file system or platform does not have it, a hard link
+/// (which fails if `to` exists) and the removal of `from`; where hard links are refused too
+/// (some FUSE or FAT file systems), a check then a rename (not atomic: the last resort).
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let (Ok(f), Ok(t)) =
+            (std::ffi::CString::new(from.as_os_str().as_bytes()), std::ffi::CString::new(to.as_os_str().as_bytes()))
+        else {
+            return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        };
+        // SAFETY: both paths are NUL-terminated strings that outlive the call.
+        let rc =
+            unsafe { libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)) {
+            return Err(e);
+        }
+    }
+    match std::fs::hard_link(from, to) {
+        Ok(()) => std::fs::remove_file(from),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) => {
+            if std::fs::symlink_metadata(to).is_ok() {
+                return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists));
+            }
+            std::fs::rename(from, to)
+        }
+    }
+}
+
+/// The folder holding `path` (`.` for a bare name).
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Unnamed files (`O_TMPFILE`, Linux 3.11 and later, on file systems that have it: ext4, XFS,
+/// Btrfs, tmpfs, ...), given a name only once complete.
+mod unnamed {
+    use std::fs::File;
+    use std::io;
+    use std::path::Path;
+
+    /// A new unnamed file in `dir`, open for writing, mode 0666 less the umask; `None` where
+    /// unnamed files are not available (another system, a file system without them, no
+    /// `/proc/self/fd` to link it through, or `GGUF_NO_TMPFILE` set to a value other than empty
+    /// or `0`).
+    ///
+    /// # Errors
+    /// Errors other than "not supported" (a missing folder, no permission).
+    pub(super) fn open(dir: &Path) -> io::Result<Option<File>> {
+        if std::env::var_os("GGUF_NO_TMPFILE").is_some_and(|v| !v.is_empty() && v != "0") {
+            return Ok(None);
+        }
+        #[cfg(test)]
+        if NAMED_ONLY.with(std::cell::Cell::get) {
+            return Ok(None);
+        }
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            if !Path::new("/proc/self/fd").is_dir() {
+                return Ok(None);
+            }
+            match std::fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) {
+                Ok(f) => Ok(Some(f)),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = dir;
+            Ok(None)
+        }
+    }
+
+    #[cfg(test)]
+    thread_local! {
+        /// Set by a test: this thread's writes use named temporary files.
+        pub(super) static NAMED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Gives `file` (from [`open`]) the name `to` (a new link; `AlreadyExists` if `to` exists):
+    /// `linkat` with `AT_EMPTY_PATH` (which needs `CAP_DAC_READ_SEARCH`), else through
+    /// `/proc/self/fd/N` with `AT_SYMLINK_FOLLOW`.
+    pub(super) fn link(file: &File, to: &Path) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::ffi::OsStrExt;
+            let to = std::ffi::CString::new(to.as_os_str().as_bytes())
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            let fd = file.as_raw_fd();
+            // SAFETY: the paths are NUL-terminated strings that outlive the call; the descriptor
+            // stays open for the borrow of `file`.
+            let rc = unsafe { libc::linkat(fd, c"".as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_EMPTY_PATH) };
+            if rc == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if !matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EPERM)) {
+                return Err(e);
+            }
+            let proc = std::ffi::CString::new(format!("/proc/self/fd/{fd}"))
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            // SAFETY: as above.
+            let rc = unsafe {
+                libc::linkat(libc::AT_FDCWD, proc.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+            };
+            if rc == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (file, to);
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
     }
 }
 
@@ -198,11 +467,7 @@ pub(crate) struct ScratchFile {
 impl ScratchFile {
     /// Creates the scratch file in `dir`.
     pub(crate) fn new_in(dir: &Path) -> Result<ScratchFile> {
-        let tmp = tempfile::Builder::new()
-            .prefix(".gguf-tmp-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| temp_create_error(dir, e))?;
+        let tmp = temp_names().tempfile_in(dir).map_err(|e| temp_create_error(dir, e))?;
         let temp = tmp.into_temp_path();
         Ok(ScratchFile { _reg: Registered::new(&temp), temp })
     }
@@ -231,10 +496,7 @@ fn temp_create_error(dir: &Path, e: std::io::Error) -> Error {
 fn sync_dir(path: &Path) -> Result<()> {
     #[cfg(unix)]
     {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let dir = folder(path);
         let d = File::open(dir).map_err(|e| Error::io(format!("opening the folder {}", dir.display()), e))?;
         d.sync_all().map_err(|e| Error::io(format!("syncing the folder {}", dir.display()), e))?;
     }
@@ -309,3 +571,6 @@ pub(crate) fn file_range(file: &File, offset: u64, len: u64) -> Result<std::io::
 pub(crate) fn open_file(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))
 }
+
+#[cfg(test)]
+mod tests;

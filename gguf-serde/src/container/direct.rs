@@ -166,9 +166,9 @@ pub(crate) fn is_refusal(e: &io::Error) -> bool {
 
 /// The direct-I/O alignment of `file` (of offsets, lengths and memory; at least [`MIN_ALIGN`]),
 /// or `None` when the file system says it has no direct I/O, the alignment is over [`MAX_ALIGN`],
-/// the platform is not Linux, or `GGUF_NO_DIRECT_IO` is set.
+/// the platform is not Linux, or `GGUF_NO_DIRECT_IO` is set to a value other than empty or `0`.
 fn dio_alignment(file: &File) -> Option<usize> {
-    if std::env::var_os("GGUF_NO_DIRECT_IO").is_some() {
+    if std::env::var_os("GGUF_NO_DIRECT_IO").is_some_and(|v| !v.is_empty() && v != "0") {
         return None;
     }
     #[cfg(target_os = "linux")]

@@ -826,9 +826,15 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
     }
 }
 
-/// A file written to a temporary name in the target's folder and renamed into place by
+/// A file written as a temporary file in the target's folder and given the target's name by
 /// [`commit`](Self::commit). Dropped without `commit` (an error, a panic), the temporary file is
-/// removed and the target is untouched. A target that exists keeps its permissions; a new one
+/// removed and the target is untouched. On Linux, where the file system has `O_TMPFILE` (ext4,
+/// XFS, Btrfs, tmpfs, ...), the temporary file has no name at all until it is complete, so even a
+/// process killed by SIGKILL (or a crash) leaves nothing in the folder; elsewhere (or with the
+/// environment variable `GGUF_NO_TMPFILE` set to a value other than empty or `0`) it is a named
+/// `.gguf-tmp-*.tmp`, removed on error and by [`remove_temporaries`](crate::container::remove_temporaries)
+/// but left behind by SIGKILL. With [`replace_existing(false)`](crate::container::replace_existing)
+/// the commit fails, atomically, if a file appeared at the target meanwhile. A target that exists keeps its permissions; a new one
 /// gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
 ///
@@ -842,7 +848,7 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// the model) reads it from the disk rather than from memory. Where direct I/O is refused (a file
 /// system without it such as tmpfs before Linux 6.6 or some FUSE ones, `EINVAL` when it is turned
 /// on or at a write; other systems), or when the environment variable `GGUF_NO_DIRECT_IO` is
-/// set, the file is written through the page cache, and the disk starts writing every 32 MiB as
+/// set to a value other than empty or `0`, the file is written through the page cache, and the disk starts writing every 32 MiB as
 /// it reaches the file (`sync_file_range`, Linux), so the sync of [`commit`](Self::commit) mostly
 /// waits for the tail rather than the whole file. Either way the file is synced (`fsync`)
 /// before it is renamed.
@@ -875,8 +881,14 @@ impl AtomicFile {
 
     /// [`new`](Self::new), with direct I/O tried (`direct`) or not.
     pub(crate) fn with_direct_io(path: &Path, direct: bool) -> Result<Self> {
+        AtomicFile::with_options(path, direct, crate::container::atomic::replaces_existing())
+    }
+
+    /// [`new`](Self::new), with direct I/O tried (`direct`) or not, replacing a file at `path`
+    /// at commit (`replace`) or failing if one is there.
+    pub(crate) fn with_options(path: &Path, direct: bool, replace: bool) -> Result<Self> {
         use crate::container::{atomic, direct};
-        let (file, pending) = atomic::create_temp_file(path, None)?;
+        let (file, pending) = atomic::create_temp_file(path, None, replace)?;
         let file = if direct {
             match direct::DirectWriter::new(file) {
                 Ok(d) => return Ok(AtomicFile { sink: Sink::Direct(d), pending }),

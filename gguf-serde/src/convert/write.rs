@@ -70,7 +70,7 @@ pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Res
     }
     let files = match opts.split_max_size {
         None => {
-            write_one(plan, out, opts)?;
+            write_one(plan, GgufWriter::create(out)?, opts)?;
             vec![out.to_path_buf()]
         }
         Some(max) => {
@@ -82,7 +82,9 @@ pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Res
                 _ => Path::new("."),
             };
             let unsplit = crate::container::atomic::ScratchFile::new_in(dir)?;
-            write_one(plan, unsplit.path(), opts)?;
+            // the scratch file's (empty) path is replaced, whatever `replace_existing` says
+            let w = GgufWriter::new(crate::AtomicFile::with_options(unsplit.path(), true, true)?);
+            write_one(plan, w, opts)?;
             split_file(unsplit.path(), &prefix, &SplitOptions::new(SplitBy::MaxBytes(max)))?
         }
     };
@@ -115,15 +117,14 @@ enum Piece {
     End,
 }
 
-/// Writes `plan` to `out` on two threads: this one converts each tensor a chunk at a time
+/// Writes `plan` to `w` (a new file's writer) on two threads: this one converts each tensor a chunk at a time
 /// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (through
 /// [`crate::AtomicFile`]: the copy into its aligned buffer and the direct writes to the disk, or
 /// where direct I/O is refused the `write` system call's copy into the page cache), so converting
 /// and writing overlap instead of taking turns. At most
 /// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. Whichever side fails first
-/// stops the other; the writer is then dropped uncommitted (no file at `out`).
-fn write_one(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<()> {
-    let mut w = GgufWriter::create(out)?;
+/// stops the other; the writer is then dropped uncommitted (no file at its target).
+fn write_one(plan: &Plan<'_>, mut w: GgufWriter<crate::AtomicFile>, opts: &ConvertOptions<'_>) -> Result<()> {
     for (k, v) in &plan.kvs.0 {
         w.add_value(k, v)?;
     }
