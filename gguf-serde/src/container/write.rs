@@ -14,6 +14,11 @@
 //! writer keeps any bytes it read (a file that ggml loads is copied, not refused). New keys given
 //! to [`GgufWriter::add_kv`]/[`add_value`](GgufWriter::add_value) must be ASCII (the spec's rule);
 //! [`GgufWriter::add_kv_ref`] copies a pair with its key as stored.
+//!
+//! Bools: written as 0 or 1, also when copied from a file that stores another byte (read as
+//! true, as ggml reads it): ggml's writer writes 1 for such a value too (`llama-quantize` and
+//! `llama-gguf-split` copy pairs through `gguf_set_kv`), so a copy reads the same with every
+//! reader and no longer holds what the spec forbids.
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
@@ -42,7 +47,8 @@ pub struct WriteOptions {
     /// caller supplies it in this byte order.
     pub endian: Endian,
     /// Whether a file with no tensors gets zero padding after its (empty) tensor infos, up to the
-    /// alignment (at most [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)` - 1` bytes). ggml's
+    /// alignment (at most `alignment - 1` bytes: up to 2 GiB for the largest,
+    /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), written as a stream of zeros). ggml's
     /// `gguf_write_to_file` writes it; gguf-py's `GGUFWriter` writes it from
     /// `write_tensors_to_file`, not when only the header and key/value pairs are written. Readers
     /// ignore it: ggml puts such a file's data offset at the end of the tensor infos, padding or
@@ -275,8 +281,9 @@ impl<W: Write> GgufWriter<W> {
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
     /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a power of
-    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)) sets the alignment of the
-    /// tensor data.
+    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), 2^31, as ggml takes it) sets
+    /// the alignment of the tensor data: the padding after the tensor infos and after each tensor
+    /// is up to `alignment - 1` zero bytes, written in pieces of at most 4 KiB.
     ///
     /// # Errors
     /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
@@ -310,7 +317,8 @@ impl<W: Write> GgufWriter<W> {
     /// Adds a key/value pair borrowed from another file, copying its stored bytes (re-encoded if
     /// the byte orders differ). The key is a `&str`, or the [`GgufStr`] of a key read from a file:
     /// its bytes are written as they are, UTF-8 or not, ASCII or not (as ggml copies a key it
-    /// read), and so are the bytes of every string in the value.
+    /// read), and so are the bytes of every string in the value. A BOOL is written as 0 or 1 (a
+    /// stored byte other than 0 and 1 is true, written 1, as ggml's `gguf_set_kv` copies it).
     ///
     /// # Errors
     /// As [`GgufWriter::add_kv`], except that a key is not refused for not being ASCII.
