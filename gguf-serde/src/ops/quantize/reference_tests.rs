@@ -79,7 +79,7 @@ fn plans_equal_llama_quantizes_dry_runs() {
         let file =
             Gguf::from_vec(model_file(m["arch"].as_str().unwrap(), m["metadata"].as_object().unwrap(), &tensors))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let order: Vec<&str> = m["order"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+        let order: Vec<&[u8]> = m["order"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().as_bytes()).collect();
         for (key, want) in m["plans"].as_object().unwrap() {
             let (ft, variant) = key.split_once('/').unwrap_or((key, ""));
             let mut p = QuantizeParams::new(ft.parse::<LlamaFileType>().unwrap());
@@ -94,12 +94,13 @@ fn plans_equal_llama_quantizes_dry_runs() {
                 continue;
             };
             let ours = ours.unwrap_or_else(|e| panic!("{name} {key}: we fail ({e}), llama-quantize does not"));
-            let names: Vec<&str> = ours.iter().map(|t| t.name.as_str()).collect();
+            let names: Vec<&[u8]> = ours.iter().map(|t| t.name.as_slice()).collect();
             assert_eq!(names, order, "{name} {key}: tensor order");
             for (t, want) in ours.iter().zip(want.split(' ')) {
-                assert_eq!(t.target.name(), want, "{name} {key}: {} ({})", t.name, t.rule);
+                let shown = crate::GgufStr::from(&t.name);
+                assert_eq!(t.target.name(), want, "{name} {key}: {shown} ({})", t.rule);
                 // Every source tensor is F32: llama-quantize converts those it gives another type.
-                assert_eq!(t.converts(), want != "F32", "{name} {key}: {} converts", t.name);
+                assert_eq!(t.converts(), want != "F32", "{name} {key}: {shown} converts");
             }
             assert_eq!(ours.len(), want.split(' ').count(), "{name} {key}");
             // llama-quantize's closing warnings: a real run needs an importance matrix; N
