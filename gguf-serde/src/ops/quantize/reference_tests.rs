@@ -80,11 +80,11 @@ fn model(m: &Value) -> (Vec<u8>, Vec<Tensor>) {
 /// The importance matrix the script wrote for `m` (`m["imatrix"]`: one entry of ones per name,
 /// of its row length), as llama-quantize loads it.
 fn imatrix(m: &Value) -> Imatrix {
-    let entries: BTreeMap<String, Vec<f32>> = m["imatrix"]
+    let entries: BTreeMap<Vec<u8>, Vec<f32>> = m["imatrix"]
         .as_object()
         .unwrap()
         .iter()
-        .map(|(name, n)| (name.clone(), vec![1.0; n.as_u64().unwrap() as usize]))
+        .map(|(name, n)| (name.as_bytes().to_vec(), vec![1.0; n.as_u64().unwrap() as usize]))
         .collect();
     assert!(!entries.is_empty());
     Imatrix {
@@ -132,8 +132,8 @@ fn check_plan(
         return None;
     };
     let ours = ours.unwrap_or_else(|e| panic!("{what}: we fail ({e}), llama-quantize does not"));
-    let names: Vec<&str> = ours.iter().map(|t| t.name.as_str()).collect();
-    let order: Vec<&str> = order.as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let names: Vec<&[u8]> = ours.iter().map(|t| t.name.as_slice()).collect();
+    let order: Vec<&[u8]> = order.as_array().unwrap().iter().map(|n| n.as_str().unwrap().as_bytes()).collect();
     assert_eq!(names, order, "{what}: tensor order");
     let types: Vec<&str> = ours.iter().map(|t| t.target.name()).collect();
     let rules: Vec<String> = ours.iter().map(|t| t.rule.to_string()).collect();
@@ -163,7 +163,12 @@ fn plans_equal_llama_quantizes_dry_runs() {
             };
             for (t, want) in ours.iter().zip(want.as_str().unwrap().split(' ')) {
                 // llama-quantize converts the tensors it gives another type than the file's.
-                assert_eq!(t.converts(), want != sources[t.name.as_str()], "{name} {key}: {} converts", t.name);
+                assert_eq!(
+                    t.converts(),
+                    want != sources[std::str::from_utf8(&t.name).unwrap()],
+                    "{name} {key}: {} converts",
+                    crate::GgufStr::from(&t.name)
+                );
             }
             // llama-quantize's closing warnings: a real run needs an importance matrix (given
             // none); N tensors fell back.
