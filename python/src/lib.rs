@@ -581,7 +581,7 @@ fn quantize_file(
     params.output_tensor_type = output_tensor_type.map(parse_type).transpose()?;
     params.token_embedding_type = token_embedding_type.map(parse_type).transpose()?;
     params.tensor_types =
-        tensor_types.iter().map(|s| TensorTypeOverride::parse(s)).collect::<Result<_, _>>().map_err(to_py)?;
+        tensor_types.iter().map(TensorTypeOverride::parse).collect::<Result<_, _>>().map_err(to_py)?;
     params.kv_overrides = override_kv
         .iter()
         .map(|s| gguf_serde::ops::kv_override::KvOverride::parse(s))

@@ -196,15 +196,18 @@ enum Piece {
     End,
 }
 
-/// Writes `plan` to `files` (new files, the plan's tensors in order) on two threads: this one
-/// converts each tensor a chunk at a time ([`stream_tensor`]) while a writing thread hands the
-/// previous chunk to the file (through [`crate::AtomicFile`]: the copy into its aligned buffer
-/// and the direct writes to the disk, or where direct I/O is refused the `write` system call's
-/// copy into the page cache), so converting and writing overlap instead of taking turns. At most
-/// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. The writing thread creates each
-/// file when it reaches it and seals it when complete; once all are, they are renamed into place
-/// together ([`persist_all`]). Whichever side fails first stops the other; the files are then
-/// dropped uncommitted (nothing at their targets).
+/// Writes `plan` to `files` (new files, the plan's tensors in order) in three stages that
+/// overlap instead of taking turns: this thread converts each tensor a chunk at a time
+/// ([`stream_tensor`]); a writing thread hands the previous chunk to the file being written,
+/// [`crate::AtomicFile`], which copies it into its aligned buffers; and the file's I/O thread
+/// writes each full buffer to the disk with a direct write meanwhile (where direct I/O is
+/// refused, the writing thread's `write` system calls copy into the page cache instead). At most
+/// [`PIPELINE_DEPTH`] chunks are in flight between the first two, their buffers reused, and at
+/// most three 8 MiB buffers between the last two. The writing thread creates each file when it
+/// reaches it and seals it when complete; once all are, they are renamed into place together
+/// ([`persist_all`]). Whichever side fails first stops the other (an error of the disk reaches
+/// the writing thread at its next write); the files are then dropped uncommitted (nothing at
+/// their targets).
 fn write_files(plan: &Plan<'_>, files: &[OutFile], opts: &ConvertOptions<'_>) -> Result<()> {
     let kvs = plan.kvs.0.as_slice();
     let tensors: Vec<(&str, GgmlType, &[u64])> =

@@ -70,7 +70,7 @@ impl<'a> DequantizeOptions<'a> {
         info.dtype != self.target
             && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
             && info.ne().row_len().is_multiple_of(self.target.block_size())
-            && !exclude.is_match(&info.name.to_string_lossy())
+            && !exclude.is_match(info.name.as_bytes())
     }
 }
 

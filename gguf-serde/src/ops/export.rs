@@ -236,7 +236,7 @@ pub fn export<S: Source + Sync>(
     let out = out.as_ref();
     let excluded = NameGlobs::new(&options.exclude)?;
     let all: Vec<_> = file.tensors().collect();
-    let kept: Vec<_> = all.iter().filter(|t| !excluded.is_match(&t.name.to_string_lossy())).collect();
+    let kept: Vec<_> = all.iter().filter(|t| !excluded.is_match(t.name.as_bytes())).collect();
     for t in &kept {
         let target = out_type(t.dtype, options.dtype);
         if target != t.dtype && !codec::can_dequantize(t.dtype) {

@@ -339,14 +339,15 @@ fn requantize_shards<S: Source + Sync>(
 pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<()> {
     if imatrix.is_none() {
         if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-            return Err(Error::from(QuantizeError::ImatrixRequired { tensor: t.name.clone(), target: t.target }));
+            let tensor = GgufStr::from(&t.name).to_string();
+            return Err(Error::from(QuantizeError::ImatrixRequired { tensor, target: t.target }));
         }
     }
     let mut checked: Vec<GgmlType> = Vec::new();
     for t in tensors.iter().filter(|t| t.converts()) {
         if !checked.contains(&t.target) {
             if !codec::can_quantize(t.target) && !codec::can_quantize_with_importance(t.target) {
-                return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(&t.name));
+                return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(GgufStr::from(&t.name)));
             }
             checked.push(t.target);
         }
@@ -358,14 +359,17 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
         };
         if let (Some(_), false, true) = (imatrix, weighted, t.requires_imatrix) {
             return Err(Error::from(QuantizeError::Imatrix {
-                problem: crate::ImatrixProblem::MissingEntry { tensor: t.name.clone(), target: t.target },
+                problem: crate::ImatrixProblem::MissingEntry {
+                    tensor: GgufStr::from(&t.name).to_string(),
+                    target: t.target,
+                },
             }));
         }
         // A tensor without weights (no entry, or one llama-quantize does not require them for,
         // such as token_embd) of a type ggml quantizes only with weights: ggml_quantize_chunk
         // asserts, llama-quantize aborts.
         if !weighted && !codec::can_quantize(t.target) {
-            return Err(Error::from(codec::no_quantizer(t.target)).in_tensor(&t.name));
+            return Err(Error::from(codec::no_quantizer(t.target)).in_tensor(GgufStr::from(&t.name)));
         }
     }
     Ok(())
@@ -395,7 +399,7 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
         }
     }
     for t in tensors {
-        w.add_tensor_ne(&t.name, t.target, t.ne.dims())?;
+        w.add_tensor_ne(GgufStr::from(&t.name), t.target, t.ne.dims())?;
     }
     Ok(())
 }
