@@ -14,20 +14,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; do
-  if [[ -n ${!var+set} ]]; then
-    echo "test.sh: $var is set; it makes tests check less, unset it" >&2
-    exit 1
-  fi
-done
-export CI=true
-scripts/setup.sh
-# The llama.cpp build setup.sh made (a no-op now), for the tests that run llama.cpp.
-GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
-export GGUF_LLAMA_CPP_DIR
-# The C harnesses against that build (tests/harness/; llama_run for tests/interop/llama_run.rs):
-# compiled here so that a compile error shows before the tests (which run it again, a no-op).
-scripts/build-harness.sh >/dev/null
+# The variables refused, CI, scripts/setup.sh, GGUF_LLAMA_CPP_DIR, the C harnesses, `totals`.
+source scripts/suite-env.sh
 scripts/lint.sh
 scripts/package-check.sh
 scripts/fuzz-smoke.sh
@@ -51,9 +39,5 @@ cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast 2>&1 | 
 # The Python package (python/): `pip install ./python` into its own venv, then its pytest suite
 # against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
 scripts/python-test.sh 2>&1 | tee -a "$log" || status=1
-# The totals over every test binary and doc-test run (cargo prints one line per binary). A skipped
-# test passed for libtest: it is counted as skipped, not passed.
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i } }
-     /SKIPPED: / { s++ }
-     END { printf "%d passed, %d failed, %d skipped, %d ignored\n", p - s, f, s, g }' "$log"
+totals "$log"
 exit $status

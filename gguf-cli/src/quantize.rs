@@ -415,7 +415,7 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
 /// Quantizes a model as llama-quantize does.
 pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     let Positional { input, output, ftype, threads } = positional(a)?;
-    let p = params(a, ftype, threads)?;
+    let mut p = params(a, ftype, threads)?;
     if let (Some(path), None) = (&a.imatrix, p.active_imatrix()) {
         // llama-quantize goes on as without a matrix; say so, since a type that needs one is
         // then refused as if none had been given.
@@ -499,7 +499,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         Some(s) => Shards::Of { prefix: &output, count: u16::try_from(s.len()).unwrap_or(u16::MAX) },
         None => Shards::No,
     };
-    Outputs { files: &outputs, shards: set, inputs: &inputs, reads: Reads::Model, force: a.force }.check()?;
+    p.if_exists =
+        Outputs { files: &outputs, shards: set, inputs: &inputs, reads: Reads::Model, force: a.force }.check()?;
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
@@ -577,7 +578,8 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
             a.input.display()
         );
     }
-    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
+    let if_exists =
+        Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
@@ -586,6 +588,7 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = DequantizeOptions::new(a.target);
     opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
+    opts.if_exists = if_exists;
     let run = || {
         dequantize(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))
     };

@@ -664,7 +664,8 @@ fn split(
 /// Merges the split model of which `shard` is a shard into one file at `output`.
 #[pyfunction]
 fn merge(py: Python<'_>, shard: PathBuf, output: PathBuf) -> PyResult<()> {
-    detached(py, || gguf_serde::ops::split::merge_file(&shard, &output))?.map_err(to_py)
+    detached(py, || gguf_serde::ops::split::merge_file(&shard, &output, gguf_serde::container::IfExists::Replace))?
+        .map_err(to_py)
 }
 
 /// The converter's error as `GGUFError`, or `OSError` (`FileNotFoundError`, … by its kind) for

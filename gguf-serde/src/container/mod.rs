@@ -91,7 +91,7 @@
 
 pub(crate) mod atomic;
 mod direct;
-pub use atomic::{remove_temporaries, replace_existing};
+pub use atomic::{remove_temporaries, IfExists};
 mod error;
 mod feed;
 mod parse;

@@ -160,12 +160,16 @@ pub struct GgufWriter<W: Write> {
 
 impl GgufWriter<AtomicFile> {
     /// Writes to a temporary file in the folder of `path`; [`GgufWriter::commit`] renames it into
-    /// place. Dropped or failed before that, the temporary file is removed and any existing file
-    /// at `path` is untouched. On Linux the file is written with direct I/O where the file system
-    /// takes it, so it is not left in the page cache (see [`AtomicFile`]).
+    /// place, replacing a file that is there (to keep one instead, and fail:
+    /// `GgufWriter::new(AtomicFile::create(path, IfExists::Fail)?)`, see [`IfExists`]). Dropped
+    /// or failed before that, the temporary file is removed and any existing file at `path` is
+    /// untouched. On Linux the file is written with direct I/O where the file system takes it, so
+    /// it is not left in the page cache (see [`AtomicFile`]).
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the temporary file cannot be created.
+    ///
+    /// [`IfExists`]: crate::container::IfExists
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         Ok(GgufWriter::new(AtomicFile::new(path)?))
     }
@@ -682,9 +686,11 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// process killed by SIGKILL (or a crash) leaves nothing in the folder; elsewhere (or with the
 /// environment variable `GGUF_NO_TMPFILE` set to a value other than empty or `0`) it is a named
 /// `.gguf-tmp-*.tmp`, removed on error and by [`remove_temporaries`](crate::container::remove_temporaries)
-/// but left behind by SIGKILL. With [`replace_existing(false)`](crate::container::replace_existing)
-/// the commit fails, atomically, if a file appeared at the target meanwhile. A target that exists keeps its permissions; a new one
-/// gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
+/// but left behind by SIGKILL. A file at the target is replaced at the commit
+/// ([`new`](Self::new)), or kept ([`create`](Self::create) with
+/// [`IfExists::Fail`](crate::container::IfExists::Fail): the commit then fails, atomically, if
+/// a file appeared at the target meanwhile). A file replaced gives the new one its permissions;
+/// a new one gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
 ///
 /// On Linux the bytes go to the disk with direct I/O (`O_DIRECT`) where the file system takes
@@ -724,18 +730,30 @@ enum Sink {
 }
 
 impl AtomicFile {
-    /// Creates the temporary file next to `path`.
+    /// Creates the temporary file next to `path`; the commit replaces a file at `path`.
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if it cannot be created, or if `path` exists and is
     /// not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
-        AtomicFile::with_direct_io(path.as_ref(), true)
+        AtomicFile::create(path, crate::container::IfExists::Replace)
+    }
+
+    /// Creates the temporary file next to `path`; the commit replaces a file at `path` or keeps
+    /// it and fails, as `if_exists` says.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); with [`IfExists::Fail`](crate::container::IfExists::Fail),
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) with an [`std::io::ErrorKind::AlreadyExists`]
+    /// source if `path` exists (a link too).
+    pub fn create(path: impl AsRef<Path>, if_exists: crate::container::IfExists) -> Result<Self> {
+        AtomicFile::with_options(path.as_ref(), true, if_exists.replaces())
     }
 
     /// [`new`](Self::new), with direct I/O tried (`direct`) or not.
+    #[cfg(test)]
     pub(crate) fn with_direct_io(path: &Path, direct: bool) -> Result<Self> {
-        AtomicFile::with_options(path, direct, crate::container::atomic::replaces_existing())
+        AtomicFile::with_options(path, direct, true)
     }
 
     /// [`new`](Self::new), with direct I/O tried (`direct`) or not, replacing a file at `path`
@@ -773,8 +791,11 @@ impl AtomicFile {
     /// Flushes, syncs to disk and renames the temporary file to the target path.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched and the temporary file
-    /// removed.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) (with an [`std::io::ErrorKind::AlreadyExists`]
+    /// source for a file that appeared at the target of an [`IfExists::Fail`] write); the target
+    /// is untouched and the temporary file removed.
+    ///
+    /// [`IfExists::Fail`]: crate::container::IfExists::Fail
     pub fn commit(self) -> Result<()> {
         self.seal()?.persist()
     }

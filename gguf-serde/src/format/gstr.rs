@@ -158,6 +158,34 @@ impl fmt::Debug for GgufStr<'_> {
     }
 }
 
+/// A name shown in an error message: in double quotes, escaped as `Debug` escapes a string,
+/// except that each `\xNN` (two lowercase hex digits) is written as it is. The names that errors
+/// hold are [`GgufStr`]'s `Display` form, in which each byte that is not UTF-8 is `\xNN` already:
+/// `Debug` would escape that backslash again (`"w.\\xc3("`), where `GgufStr`'s own `Debug`
+/// shows `"w.\xc3("`. (A valid name that holds the text `\xNN` itself shows the same as the
+/// byte: the ambiguity of the `Display` form.)
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let hex = |c: &u8| matches!(c, b'0'..=b'9' | b'a'..=b'f');
+        let is_escape = |s: &str| matches!(s.as_bytes(), [b'\\', b'x', h, l, ..] if hex(h) && hex(l));
+        f.write_str("\"")?;
+        let mut rest = self.0;
+        while !rest.is_empty() {
+            let at = rest.match_indices('\\').map(|(i, _)| i).find(|&i| is_escape(&rest[i..])).unwrap_or(rest.len());
+            let (plain, tail) = rest.split_at(at);
+            let shown = format!("{plain:?}");
+            f.write_str(shown.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(&shown))?;
+            // `\xNN` is 4 ASCII bytes
+            let (escape, after) = tail.split_at(tail.len().min(4));
+            f.write_str(escape)?;
+            rest = after;
+        }
+        f.write_str("\"")
+    }
+}
+
 impl PartialEq for GgufStr<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.bytes == other.bytes
@@ -264,6 +292,19 @@ impl serde::Serialize for GgufStr<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_shows_bad_bytes_once_escaped_as_debug_does() {
+        // GgufStr's Display form, quoted: its `\xNN` kept, the rest escaped as `Debug` escapes a
+        // string (so as GgufStr's own `Debug` shows the name)
+        for bytes in [&b"w.\xc3("[..], b"test.k\xffey", b"a\"b\n\\c\xe9", b"plain"] {
+            let g = GgufStr::from_bytes(bytes);
+            assert_eq!(Quoted(&g.to_string()).to_string(), format!("{g:?}"), "{bytes:?}");
+        }
+        assert_eq!(Quoted(r"w.\xc3(").to_string(), r#""w.\xc3(""#);
+        // a backslash not followed by two lowercase hex digits is escaped
+        assert_eq!(Quoted(r"a\xZZ\x4").to_string(), r#""a\\xZZ\\x4""#);
+    }
 
     #[test]
     fn display_escapes_only_bad_bytes() {

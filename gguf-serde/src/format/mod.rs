@@ -27,6 +27,7 @@ mod value_type;
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use error::AlignmentProblem;
 pub use gstr::GgufStr;
+pub(crate) use gstr::Quoted;
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 

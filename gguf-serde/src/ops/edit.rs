@@ -40,7 +40,7 @@ use crate::GgufWriter;
 #[cfg(feature = "mmap")]
 use {
     crate::container::atomic::{create_temp, file_range, open_file},
-    crate::container::WriteOptions,
+    crate::container::{IfExists, WriteOptions},
     std::fs::File,
     std::io::BufWriter,
     std::path::Path,
@@ -192,7 +192,7 @@ pub(crate) fn rewrite_with<O: Write>(
     let opts = WriteOptions::like(&file);
     // Check the edits before creating anything.
     edited(&file, edits)?;
-    let (o, pending) = create_temp(out, temp_dir)?;
+    let (o, pending) = create_temp(out, temp_dir, IfExists::Replace)?;
     let w = GgufWriter::with_options(wrap(o)?, opts)?;
     let o = apply(&file, edits, w, |mut w, file| {
         for t in file.tensors() {

@@ -47,7 +47,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value as Json};
 
 use crate::codec::{self, swap_blocks};
-use crate::container::{Array, AtomicFile, Gguf, GgufWriter, Source, Value, ValueRef, WriteOptions};
+use crate::container::{Array, AtomicFile, Gguf, GgufWriter, IfExists, Source, Value, ValueRef, WriteOptions};
 use crate::format::{Endian, GgmlType, ValueType};
 use crate::ops::globs::NameGlobs;
 
@@ -76,6 +76,9 @@ pub struct ExportOptions<'a> {
     pub exclude: Vec<String>,
     /// Called with the number of source bytes converted so far and the total, from any thread.
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// What becomes of a file at the output path: replaced (the default) or kept, the write
+    /// failing ([`IfExists`]).
+    pub if_exists: IfExists,
 }
 
 impl<'a> ExportOptions<'a> {
@@ -93,6 +96,12 @@ impl<'a> ExportOptions<'a> {
     /// Reports progress to `progress`.
     pub fn with_progress(mut self, progress: &'a (dyn Fn(u64, u64) + Sync)) -> Self {
         self.progress = Some(progress);
+        self
+    }
+
+    /// These options with [`if_exists`](Self::if_exists) set to `if_exists`.
+    pub fn with_if_exists(mut self, if_exists: IfExists) -> Self {
+        self.if_exists = if_exists;
         self
     }
 }
@@ -272,7 +281,7 @@ pub fn export<S: Source + Sync>(
 
     let total: u64 = kept.iter().map(|t| t.nbytes).sum();
     let mut done = 0u64;
-    let mut f = AtomicFile::new(out)?;
+    let mut f = AtomicFile::create(out, options.if_exists)?;
     let io = |e: std::io::Error| ExportError::Gguf(crate::Error::io(format!("writing {}", out.display()), e));
     f.write_all(&(text.len() as u64).to_le_bytes()).map_err(io)?;
     f.write_all(&text).map_err(io)?;
@@ -425,8 +434,8 @@ fn json_array(inner: &str, items: &[Json]) -> Result<Array, String> {
     })
 }
 
-/// Writes the safetensors file `input` as a GGUF file at `out` (atomically): see the
-/// [module docs](self).
+/// Writes the safetensors file `input` as a GGUF file at `out` (atomically; a file at `out`
+/// replaced or kept as `if_exists` says): see the [module docs](self).
 ///
 /// # Errors
 /// [`ExportError::Gguf`] with an I/O error naming `input` for a file that cannot be opened or
@@ -435,7 +444,11 @@ fn json_array(inner: &str, items: &[Json]) -> Result<Array, String> {
 /// writes it (naming the key or tensor); [`ExportError::UnsupportedSafetensorsType`];
 /// [`ExportError::Gguf`] for what the GGUF writer refuses or an I/O error writing `out` (the
 /// target is then untouched).
-pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportReport, ExportError> {
+pub fn import(
+    input: impl AsRef<Path>,
+    out: impl AsRef<Path>,
+    if_exists: IfExists,
+) -> Result<ExportReport, ExportError> {
     let input = input.as_ref();
     let st_err = |source| ExportError::SafeTensors { path: input.to_path_buf(), source };
     // A file that cannot be opened or read is an I/O error naming it (not an invalid file).
@@ -453,7 +466,10 @@ pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportRe
         Some(v) => v.parse::<u32>().map_err(|_| bad("gguf.version", format!("{v:?} is not a version")))?,
         None => 3,
     };
-    let mut w = GgufWriter::with_options(AtomicFile::new(out.as_ref())?, WriteOptions::new().with_version(version))?;
+    let mut w = GgufWriter::with_options(
+        AtomicFile::create(out.as_ref(), if_exists)?,
+        WriteOptions::new().with_version(version),
+    )?;
     if let Some(text) = extra.get("gguf.metadata") {
         let kvs: Vec<Json> = serde_json::from_str(text).map_err(|e| bad("gguf.metadata", e.to_string()))?;
         for kv in &kvs {

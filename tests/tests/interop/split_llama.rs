@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_serde::container::{shard_path, Source};
+use gguf_serde::container::{shard_path, IfExists, Source};
 use gguf_serde::ops::split::{merge_file, split_file, SplitBy, SplitOptions};
 use gguf_serde::{GgmlType, Gguf, GgufWriter, ValueRef, WriteOptions};
 use gguf_tests::{llama_tool, model, path_arg as s, run_tool as run, temp_dir, workspace_root};
@@ -99,7 +99,7 @@ fn merge_both(tool: &Path, input: &Path, dir: &Path, theirs: &[PathBuf], ours: &
     for (shards, whose) in [(theirs, "llama's"), (ours, "our")] {
         // Ours: the original, byte for byte.
         let out = dir.join(format!("{tag}-merged-by-us-from-{}.gguf", whose.trim_end_matches("'s")));
-        merge_file(&shards[0], &out).unwrap();
+        merge_file(&shards[0], &out, IfExists::Replace).unwrap();
         assert!(std::fs::read(&out).unwrap() == original, "{tag}: our merge of {whose} shards is not the input");
         std::fs::remove_file(&out).unwrap();
         // The tool's: the original plus its split keys.

@@ -2,6 +2,7 @@
 
 use regex::bytes::{Regex, RegexBuilder};
 
+use crate::container::IfExists;
 use crate::error::{Error, QuantizeError, Result};
 use crate::format::{GgmlType, GgufStr};
 use crate::ops::file_type::LlamaFileType;
@@ -150,6 +151,10 @@ pub struct QuantizeParams {
     /// the order of their input shard and data offset instead of its usual by-layer order). See
     /// [`requantize_sharded`](crate::ops::requant::requantize_sharded) for the files written.
     pub keep_split: bool,
+    /// What becomes of a file at an output path (the output, or with
+    /// [`keep_split`](Self::keep_split) a shard): replaced (the default) or kept, the write
+    /// failing ([`IfExists`]).
+    pub if_exists: IfExists,
 }
 
 impl QuantizeParams {
@@ -173,6 +178,7 @@ impl QuantizeParams {
             threads: None,
             imatrix: None,
             keep_split: false,
+            if_exists: IfExists::Replace,
         }
     }
 }
