@@ -23,7 +23,7 @@
 //!
 //! Entry names are bytes, as llama.cpp keeps them (`std::string`): a name that is not UTF-8 is
 //! kept as it is and matches the tensor of the same bytes, as in llama-quantize. Errors show such
-//! a name escaped, as [`GgufStr`](crate::GgufStr)'s `Display` does.
+//! a name escaped, as [`GgufStr`]'s `Display` does.
 //!
 //! Stricter than llama.cpp (which crashes, reads garbage or silently uses weights of 1 on these):
 //! a truncated `.dat` (its optional trailer included), negative lengths, counts that are NaN,
