@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::out::{outln, Out};
 
 use gguf_serde::container::Source;
-use gguf_serde::format::keys;
+use gguf_serde::format::{keys, MAX_USEFUL_ALIGNMENT};
 use gguf_serde::Gguf;
 
 /// Arguments of `gguf validate`.
@@ -24,8 +24,9 @@ pub struct Args {
     /// tensor names, and standard keys stored with a type llama.cpp's loader refuses (the
     /// registry of standard keys; `{arch}` keys of the file's `general.architecture`). Without it
     /// these are printed as warnings and the file counts as valid. Keys, strings and tensor names
-    /// that are not UTF-8 are warnings with or without it (ggml accepts them), and so are those
-    /// that hold a NUL byte (ggml keeps it, but llama.cpp and its tools cut the name there).
+    /// that are not UTF-8, bool bytes other than 0 and 1, and a `general.alignment` above 64 KiB
+    /// are warnings with or without it (ggml accepts them), and so are keys, strings and tensor
+    /// names that hold a NUL byte (ggml keeps it, but llama.cpp and its tools cut the name there).
     #[arg(long)]
     ggml: bool,
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
@@ -134,6 +135,43 @@ fn nul_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
     out.into_iter().map(|w| format!("{w} {note}")).collect()
 }
 
+/// BOOL bytes other than 0 and 1 (the spec's only values), a warning per key naming the first
+/// and its offset: ggml reads them as true, as gguf-serde does. Warnings, also with --ggml.
+fn bool_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    let note = "(the spec allows 0 and 1; ggml and llama.cpp read any other byte as true, a rewrite writes 1)";
+    f.metadata()
+        .filter_map(|kv| {
+            let odd = kv.odd_bool_bytes()?;
+            Some(match odd.count {
+                1 => format!(
+                    "key {}: bool byte {:#04x} at offset {} is neither 0 nor 1 {note}",
+                    kv.key, odd.first, odd.offset
+                ),
+                n => format!(
+                    "key {}: {n} bool bytes are neither 0 nor 1, the first {:#04x} at offset {} {note}",
+                    kv.key, odd.first, odd.offset
+                ),
+            })
+        })
+        .collect()
+}
+
+/// A `general.alignment` above the largest memory page ([`MAX_USEFUL_ALIGNMENT`], 64 KiB): ggml
+/// reads it, but whoever rewrites the file writes its padding. A warning, also with --ggml.
+fn alignment_warning<S: Source>(f: &Gguf<S>) -> Option<String> {
+    let a = f.alignment();
+    if a <= MAX_USEFUL_ALIGNMENT {
+        return None;
+    }
+    let offset = f.metadata().find(|kv| kv.key == keys::GENERAL_ALIGNMENT).map_or(0, |kv| kv.offset);
+    Some(format!(
+        "general.alignment at offset {offset} is {a}, above {MAX_USEFUL_ALIGNMENT} (the largest memory page): \
+         ggml and llama.cpp read it, but a rewrite pads the tensor infos and each tensor to it \
+         (up to {} zero bytes each)",
+        a - 1
+    ))
+}
+
 /// Prints (or, with --json, collects) the report of one file that parsed; whether it is valid.
 fn report<S: Source>(
     f: &Gguf<S>,
@@ -152,10 +190,12 @@ fn report<S: Source>(
         }
         return Ok(false);
     }
-    let mut odd_bytes = utf8_warnings(f);
-    odd_bytes.extend(nul_warnings(f));
+    let mut warnings = utf8_warnings(f);
+    warnings.extend(nul_warnings(f));
+    warnings.extend(bool_warnings(f));
+    warnings.extend(alignment_warning(f));
     if args.json {
-        let warnings: Vec<&String> = refusals.iter().chain(&odd_bytes).collect();
+        let warnings: Vec<&String> = refusals.iter().chain(&warnings).collect();
         reports.push(json!({"path": p.to_string(), "valid": true, "version": f.version(),
             "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": warnings}));
         return Ok(true);
@@ -164,7 +204,7 @@ fn report<S: Source>(
     for r in refusals {
         outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
     }
-    for w in odd_bytes {
+    for w in warnings {
         outln!(out, "{p}: warning: {w}");
     }
     Ok(true)

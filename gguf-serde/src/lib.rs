@@ -181,8 +181,8 @@ pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quanti
 #[cfg(feature = "mmap")]
 pub use container::ShardedGguf;
 pub use container::{
-    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Source, TensorInfo, TensorSource, Value, ValueRef,
-    WriteOptions,
+    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, OddBoolBytes, Source, TensorInfo, TensorSource,
+    Value, ValueRef, WriteOptions,
 };
 pub use container::{FormatError, Item, ShardError, WriteError};
 pub use error::{Error, ErrorKind, Result};

@@ -10,7 +10,7 @@ use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_read_dump};
 use gguf_tests::support::not_utf8;
 use gguf_tests::{llama_run_harness, temp_dir};
 
-use super::{gguf, gguf_ok, s};
+use super::{gguf, gguf_ok, rewrite_with_every_command, s};
 
 /// ggml's lines for the keys and tensors that hold bytes that are not UTF-8 (the token array by its
 /// hash), tensor lines without their offset (a quantized file orders its tensors by name).
@@ -69,24 +69,14 @@ fn ggml_reads_what_set_split_merge_and_quantize_write() {
     let want = odd_lines(&harness, &src);
     assert_eq!(want.len(), 4, "{want:?}");
 
-    let edited = dir.join("edited.gguf");
-    std::fs::copy(&src, &edited).unwrap();
-    gguf_ok(&["set", s(&edited), "general.architecture", "gemma"]);
-    gguf_ok(&["split", "--split-max-tensors", "1", s(&src), s(&dir.join("part"))]);
-    let merged = dir.join("merged.gguf");
-    gguf_ok(&["merge", s(&dir.join("part-00001-of-00002.gguf")), s(&merged)]);
-    assert_eq!(std::fs::read(&merged).unwrap(), not_utf8(), "merge gives back the file split");
-    let quantized = dir.join("q8.gguf");
-    gguf_ok(&["quantize", s(&src), s(&quantized), "Q8_0"]);
-    for out in [&edited, &merged, &quantized] {
+    let out = rewrite_with_every_command(&src, &dir);
+    assert_eq!(std::fs::read(&out.merged).unwrap(), not_utf8(), "merge gives back the file split");
+    for out in [&out.edited, &out.merged, &out.quantized] {
         assert_ggml_reads_as_we_do(&harness, out);
         assert_eq!(odd_lines(&harness, out), want, "{}", out.display());
     }
     // The shards: the key and the token in the first, each tensor name in its shard.
-    let shards: Vec<String> = ["part-00001-of-00002.gguf", "part-00002-of-00002.gguf"]
-        .iter()
-        .flat_map(|p| odd_lines(&harness, &dir.join(p)))
-        .collect();
+    let shards: Vec<String> = out.shards.iter().flat_map(|p| odd_lines(&harness, p)).collect();
     assert_eq!(shards, want);
 }
 

@@ -187,18 +187,6 @@ pub enum FormatError {
         offset: u64,
     },
 
-    /// A BOOL stored as a byte other than 0 or 1.
-    #[error("invalid bool byte {byte:#04x} for key {key:?} at offset {offset} (expected 0 or 1)")]
-    #[non_exhaustive]
-    InvalidBool {
-        /// The key.
-        key: String,
-        /// The byte.
-        byte: u8,
-        /// Where the byte is.
-        offset: u64,
-    },
-
     /// A key, string value or tensor name that is not valid UTF-8, asked for as text (`&str`,
     /// `String`). The file itself is not refused for it (ggml does not check UTF-8): only the
     /// accessors that hand out text give this error ([`Kv::key_str`](crate::Kv::key_str),
@@ -217,8 +205,8 @@ pub enum FormatError {
         offset: u64,
     },
 
-    /// `general.alignment` of the wrong type, zero, not a power of two, or above
-    /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT).
+    /// `general.alignment` of the wrong type, zero, or not a power of two (what ggml's `gguf.cpp`
+    /// refuses; every power of two a UINT32 holds is read).
     #[error("general.alignment at offset {offset} {problem}")]
     #[non_exhaustive]
     BadAlignment {
@@ -420,9 +408,8 @@ pub enum WriteError {
         found: u64,
     },
 
-    /// A `general.alignment` the writer refuses: of a type other than UINT32, zero, not a power
-    /// of two, or above [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (the reader's
-    /// [`FormatError::BadAlignment`] for a file that holds one).
+    /// A `general.alignment` the writer refuses: of a type other than UINT32, zero, or not a
+    /// power of two (the reader's [`FormatError::BadAlignment`] for a file that holds one).
     #[error("general.alignment {problem} (the key/value pair would start at byte {offset} of the output)")]
     #[non_exhaustive]
     BadAlignment {
@@ -570,7 +557,6 @@ impl FormatError {
             | F::DuplicateKey { offset, .. }
             | F::UnknownValueType { offset, .. }
             | F::TooDeep { offset, .. }
-            | F::InvalidBool { offset, .. }
             | F::InvalidUtf8 { offset, .. }
             | F::BadAlignment { offset, .. }
             | F::TensorNameTooLong { offset, .. }
@@ -593,10 +579,7 @@ impl FormatError {
             F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } | F::InvalidUtf8 { item, owner, .. } => {
                 owner.as_deref().filter(|_| !item.owned_by_tensor())
             }
-            F::DuplicateKey { key, .. }
-            | F::UnknownValueType { key, .. }
-            | F::TooDeep { key, .. }
-            | F::InvalidBool { key, .. } => Some(key),
+            F::DuplicateKey { key, .. } | F::UnknownValueType { key, .. } | F::TooDeep { key, .. } => Some(key),
             F::BadAlignment { .. } => Some(GENERAL_ALIGNMENT),
             F::BadMagic { .. }
             | F::UnsupportedVersion { .. }
@@ -640,7 +623,6 @@ impl FormatError {
             | F::DuplicateKey { .. }
             | F::UnknownValueType { .. }
             | F::TooDeep { .. }
-            | F::InvalidBool { .. }
             | F::BadAlignment { .. } => None,
         }
     }
@@ -787,7 +769,6 @@ mod tests {
             (F::DuplicateKey { key: s("k"), offset: 4 }, Some(4), k, None),
             (F::UnknownValueType { key: s("k"), id: 99, in_array: false, offset: 5 }, Some(5), k, None),
             (F::TooDeep { key: s("k"), limit: 1, offset: 6 }, Some(6), k, None),
-            (F::InvalidBool { key: s("k"), byte: 2, offset: 7 }, Some(7), k, None),
             (F::InvalidUtf8 { item: Item::String, owner: Some(s("k")), offset: 8 }, Some(8), k, None),
             (F::InvalidUtf8 { item: Item::TensorName, owner: Some(s("t")), offset: 8 }, Some(8), None, t),
             (F::BadAlignment { problem: AlignmentProblem::Zero, offset: 9 }, Some(9), Some(GENERAL_ALIGNMENT), None),

@@ -14,6 +14,11 @@
 //! writer keeps any bytes it read (a file that ggml loads is copied, not refused). New keys given
 //! to [`GgufWriter::add_kv`]/[`add_value`](GgufWriter::add_value) must be ASCII (the spec's rule);
 //! [`GgufWriter::add_kv_ref`] copies a pair with its key as stored.
+//!
+//! Bools: written as 0 or 1, also when copied from a file that stores another byte (read as
+//! true, as ggml reads it): ggml's writer writes 1 for such a value too (`llama-quantize` and
+//! `llama-gguf-split` copy pairs through `gguf_set_kv`), so a copy reads the same with every
+//! reader and no longer holds what the spec forbids.
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
@@ -42,7 +47,8 @@ pub struct WriteOptions {
     /// caller supplies it in this byte order.
     pub endian: Endian,
     /// Whether a file with no tensors gets zero padding after its (empty) tensor infos, up to the
-    /// alignment (at most [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)` - 1` bytes). ggml's
+    /// alignment (at most `alignment - 1` bytes: up to 2 GiB for the largest,
+    /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), written as a stream of zeros). ggml's
     /// `gguf_write_to_file` writes it; gguf-py's `GGUFWriter` writes it from
     /// `write_tensors_to_file`, not when only the header and key/value pairs are written. Readers
     /// ignore it: ggml puts such a file's data offset at the end of the tensor infos, padding or
@@ -275,8 +281,9 @@ impl<W: Write> GgufWriter<W> {
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
     /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a power of
-    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)) sets the alignment of the
-    /// tensor data.
+    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), 2^31, as ggml takes it) sets
+    /// the alignment of the tensor data: the padding after the tensor infos and after each tensor
+    /// is up to `alignment - 1` zero bytes, written in pieces of at most 4 KiB.
     ///
     /// # Errors
     /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
@@ -319,7 +326,8 @@ impl<W: Write> GgufWriter<W> {
     /// Adds a key/value pair borrowed from another file, copying its stored bytes (re-encoded if
     /// the byte orders differ). The key is a `&str`, or the [`GgufStr`] of a key read from a file:
     /// its bytes are written as they are, UTF-8 or not, ASCII or not (as ggml copies a key it
-    /// read), and so are the bytes of every string in the value.
+    /// read), and so are the bytes of every string in the value. A BOOL is written as 0 or 1 (a
+    /// stored byte other than 0 and 1 is true, written 1, as ggml's `gguf_set_kv` copies it).
     ///
     /// # Errors
     /// As [`GgufWriter::add_kv`], except that a key is not refused for not being ASCII.
@@ -689,19 +697,24 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
 ///
 /// On Linux the bytes go to the disk with direct I/O (`O_DIRECT`) where the file system takes
-/// it: collected in an aligned buffer of 8 MiB and written a buffer at a time, past the page
-/// cache (no copy into page-cache pages, which on a virtual machine whose free memory goes back
-/// to the host costs seconds per gigabyte of output), the last part of the file that does not
-/// fill a block (the direct-I/O alignment of `statx`, at least 4096 bytes) through the page cache
-/// at [`commit`](Self::commit). The bytes written are the same either way. What a user sees:
-/// the new file is not left in the page cache, so the next program to read it (llama.cpp loading
-/// the model) reads it from the disk rather than from memory. Where direct I/O is refused (a file
-/// system without it such as tmpfs before Linux 6.6 or some FUSE ones, `EINVAL` when it is turned
-/// on or at a write; other systems), or when the environment variable `GGUF_NO_DIRECT_IO` is
-/// set to a value other than empty or `0`, the file is written through the page cache, and the disk starts writing every 32 MiB as
-/// it reaches the file (`sync_file_range`, Linux), so the sync of [`commit`](Self::commit) mostly
-/// waits for the tail rather than the whole file. Either way the file is synced (`fsync`)
-/// before it is renamed.
+/// it: collected in aligned buffers of 8 MiB (at most four, 32 MiB, allocated as needed) and
+/// written a buffer at a time, past the page cache (no copy into page-cache pages, which on a
+/// virtual machine whose free memory goes back to the host costs seconds per gigabyte of output),
+/// by an I/O thread of the file with positioned writes, while [`write`](Write::write) goes on
+/// filling the next buffer (it waits only while every other buffer is being written); the last
+/// part of the file that does not fill a block (the direct-I/O alignment of `statx`, at least
+/// 4096 bytes) goes through the page cache at [`commit`](Self::commit). An error of a write in
+/// flight is returned by the next `write`, [`flush`](Write::flush) (which waits for every write
+/// in flight) or `commit`; dropping the file stops and joins its thread. The bytes written are
+/// the same either way. What a user sees: the new file is not left in the page cache, so the
+/// next program to read it (llama.cpp loading the model) reads it from the disk rather than from
+/// memory. Where direct I/O is refused (a file system without it such as tmpfs before Linux 6.6
+/// or some FUSE ones, `EINVAL` when it is turned on or at a write: the refused writes are then
+/// made again through the page cache, at their offsets; other systems), or when the environment
+/// variable `GGUF_NO_DIRECT_IO` is set to a value other than empty or `0`, the file is written
+/// through the page cache, and the disk starts writing every 32 MiB as it reaches the file
+/// (`sync_file_range`, Linux), so the sync of [`commit`](Self::commit) mostly waits for the tail
+/// rather than the whole file. Either way the file is synced (`fsync`) before it is renamed.
 #[derive(Debug)]
 pub struct AtomicFile {
     sink: Sink,
@@ -757,6 +770,15 @@ impl AtomicFile {
         matches!(self.sink, Sink::Direct(_))
     }
 
+    /// The direct writer, while the bytes go to the disk with direct I/O (for tests).
+    #[cfg(test)]
+    pub(crate) fn direct_writer(&self) -> Option<&crate::container::direct::DirectWriter> {
+        match &self.sink {
+            Sink::Direct(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// Flushes, syncs to disk and renames the temporary file to the target path.
     ///
     /// # Errors
@@ -779,8 +801,9 @@ impl AtomicFile {
         }
     }
 
-    /// Goes on through the page cache after the file system refused a direct write: the bytes
-    /// held are written there, and the file continues from them.
+    /// Goes on through the page cache after the file system refused a direct write: once every
+    /// write in flight is done, the refused ones are made again there, then the bytes held, and
+    /// the file continues from them.
     fn fall_back(&mut self) -> std::io::Result<()> {
         let Sink::Direct(d) = std::mem::replace(&mut self.sink, Sink::Broken) else { return Err(broken_io()) };
         let on_file = d.on_file();
@@ -820,11 +843,12 @@ impl Write for AtomicFile {
         }
     }
 
-    /// Writes what is held to the file; with direct I/O, the whole blocks (the rest, less than a
-    /// block, is written by [`commit`](AtomicFile::commit)).
+    /// Writes what is held to the file; with direct I/O, the whole blocks, and waits until every
+    /// write in flight is done (the rest, less than a block, is written by
+    /// [`commit`](AtomicFile::commit)).
     fn flush(&mut self) -> std::io::Result<()> {
         if let Sink::Direct(d) = &mut self.sink {
-            match d.write_blocks() {
+            match d.flush() {
                 Err(e) if crate::container::direct::is_refusal(&e) => self.fall_back()?,
                 r => return r,
             }

@@ -117,13 +117,15 @@ enum Piece {
     End,
 }
 
-/// Writes `plan` to `w` (a new file's writer) on two threads: this one converts each tensor a chunk at a time
-/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (through
-/// [`crate::AtomicFile`]: the copy into its aligned buffer and the direct writes to the disk, or
-/// where direct I/O is refused the `write` system call's copy into the page cache), so converting
-/// and writing overlap instead of taking turns. At most
-/// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. Whichever side fails first
-/// stops the other; the writer is then dropped uncommitted (no file at its target).
+/// Writes `plan` to `w` (a new file's writer) in three stages that overlap instead of taking
+/// turns: this thread converts each tensor a chunk at a time ([`stream_tensor`]); a writing
+/// thread hands the previous chunk to the file, [`crate::AtomicFile`], which copies it into its
+/// aligned buffers; and the file's I/O thread writes each full buffer to the disk with a direct
+/// write meanwhile (where direct I/O is refused, the writing thread's `write` system calls copy
+/// into the page cache instead). At most [`PIPELINE_DEPTH`] chunks are in flight between the
+/// first two, their buffers reused, and at most three 8 MiB buffers between the last two.
+/// Whichever side fails first stops the other (an error of the disk reaches the writing thread
+/// at its next write); the writer is then dropped uncommitted (no file at its target).
 fn write_one(plan: &Plan<'_>, mut w: GgufWriter<crate::AtomicFile>, opts: &ConvertOptions<'_>) -> Result<()> {
     for (k, v) in &plan.kvs.0 {
         w.add_value(k, v)?;

@@ -223,3 +223,27 @@ fn tensors_larger_than_the_limit() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// BOOL bytes other than 0 and 1 (`support::odd_bools`: 0x02, and 0xff and 0x80 in an array):
+/// `llama-gguf-split` copies the pairs through `gguf_set_kv`, so ggml's reader takes them as true
+/// and its writer writes 1. Our shards are the same bytes as its shards, and both merges give
+/// the input with those bytes as 1 (llama's with its split keys after them).
+#[test]
+fn bool_bytes_other_than_0_and_1_are_written_as_llama_gguf_split_writes_them() {
+    use gguf_tests::support::{odd_bools, ODD_BOOL_ARRAY_AT, ODD_BOOL_SCALAR_AT};
+    let Some(tool) = llama_tool("llama-gguf-split") else { return };
+    let dir = temp_dir("split-llama-odd-bools");
+    let input = dir.join("odd.gguf");
+    std::fs::write(&input, odd_bools()).unwrap();
+    let (theirs, ours) = split_both(&tool, &input, &dir, SplitOptions::new(SplitBy::MaxTensors(1)), "b");
+    assert_eq!(ours.len(), 2);
+    // The input as ggml's writer writes it: merging either tool's shards gives it back.
+    let normalized = dir.join("normalized.gguf");
+    let mut b = odd_bools();
+    for at in [ODD_BOOL_SCALAR_AT, ODD_BOOL_ARRAY_AT, ODD_BOOL_ARRAY_AT + 1] {
+        b[at as usize] = 1;
+    }
+    std::fs::write(&normalized, &b).unwrap();
+    merge_both(&tool, &normalized, &dir, &theirs, &ours, "b");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -42,7 +42,11 @@
 //!
 //! The table is checked against gguf-py by a test that runs it (gguf-tests,
 //! `tests/interop/standard_keys.rs`): the key set, each template and gguf-py name, and the type
-//! gguf-py's writer gives every key it writes, read back from a file by gguf-py's reader.
+//! gguf-py's writer gives every key it writes, read back from a file by gguf-py's reader. The
+//! library's unit tests check the same from a recorded copy (`tests/data/standard-keys.json`:
+//! gguf-py's keys and writer types, and how concrete keys made from gguf-py's templates and
+//! llama.cpp's key and architecture names resolve), and [`KeyType::accepts`] against
+//! `llama_model_loader`'s checks.
 
 use crate::format::ValueType;
 
@@ -122,6 +126,8 @@ macro_rules! value_type {
     };
 }
 
+#[cfg(test)]
+mod reference_tests;
 mod table;
 pub use table::*;
 

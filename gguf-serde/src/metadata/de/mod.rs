@@ -4,7 +4,8 @@
 //! key prefix `P` takes, for each of its fields `f`, the key `P.f` (a value) or the keys under
 //! `P.f.` (a nested struct). Nothing is copied: strings and arrays are read from the file's bytes
 //! as the visitor asks for them, so `&'de str`, `Cow<'de, str>` and `Vec<&'de str>` borrow; a
-//! numeric array read into a `Vec` of its stored type is copied at once (`bulk.rs`).
+//! numeric array read into a `Vec` of its stored type is copied at once, and a string array into
+//! a `Vec<String>` in one pass (`bulk.rs`).
 //! See the [crate docs](crate#the-serde-mapping) for the whole mapping.
 
 use std::borrow::Cow;

@@ -278,7 +278,8 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.v {
             ValueRef::Array(a) => match super::bulk::stored_vec::<V>(a) {
-                // A `Vec` of the stored numeric type: one copy of the stored bytes.
+                // A `Vec` of the stored numeric type: one copy of the stored bytes; a
+                // `Vec<String>`: one pass over the strings.
                 Some(whole) => Ok(whole),
                 None => self.seq(a, visitor),
             },
