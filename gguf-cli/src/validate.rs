@@ -25,7 +25,8 @@ pub struct Args {
     /// registry of standard keys; `{arch}` keys of the file's `general.architecture`). Without it
     /// these are printed as warnings and the file counts as valid. Keys, strings and tensor names
     /// that are not UTF-8, bool bytes other than 0 and 1, and a `general.alignment` above 64 KiB
-    /// are warnings with or without it (ggml accepts them).
+    /// are warnings with or without it (ggml accepts them), and so are keys, strings and tensor
+    /// names that hold a NUL byte (ggml keeps it, but llama.cpp and its tools cut the name there).
     #[arg(long)]
     ggml: bool,
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
@@ -94,6 +95,46 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
     out.into_iter().map(|w| format!("{w} {note}")).collect()
 }
 
+/// Keys, tensor names and strings (values and strings of arrays) that hold a NUL byte: ggml
+/// keeps the bytes, but llama.cpp and its tools take them as C strings, cut at the first NUL, so
+/// they see another name (two names may become one) and llama-gguf-split and llama-quantize write
+/// the cut one where `gguf split` and `gguf quantize` keep every byte. Warnings, also with --ggml.
+fn nul_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    /// `s` up to its first NUL, as llama.cpp reads it.
+    fn cut(s: gguf_serde::GgufStr<'_>) -> gguf_serde::GgufStr<'_> {
+        gguf_serde::GgufStr::from_bytes(s.as_bytes().split(|&b| b == 0).next().unwrap_or_default())
+    }
+    let has_nul = |s: &gguf_serde::GgufStr<'_>| s.as_bytes().contains(&0);
+    let mut out = Vec::new();
+    for kv in f.metadata() {
+        if has_nul(&kv.key) {
+            out.push(format!("key {:?} holds a NUL byte: llama.cpp reads it as {:?}", kv.key, cut(kv.key)));
+        }
+        match kv.value {
+            gguf_serde::ValueRef::String(s) if has_nul(&s) => {
+                out.push(format!("the string of key {} holds a NUL byte: llama.cpp reads it as {:?}", kv.key, cut(s)));
+            }
+            gguf_serde::ValueRef::Array(a) => {
+                let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| has_nul(s));
+                if let Some((i, s)) = bad.next() {
+                    out.push(format!(
+                        "{} string(s) of key {} hold a NUL byte, the first at index {i}: llama.cpp reads {s:?} as {:?}",
+                        1 + bad.count(),
+                        kv.key,
+                        cut(s)
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    for t in f.tensors().filter(|t| has_nul(&t.name)) {
+        out.push(format!("tensor {:?} holds a NUL byte: llama.cpp names it {:?}", t.name, cut(t.name)));
+    }
+    let note = "(ggml keeps the bytes, but llama.cpp and its tools cut C strings at the first NUL)";
+    out.into_iter().map(|w| format!("{w} {note}")).collect()
+}
+
 /// BOOL bytes other than 0 and 1 (the spec's only values), a warning per key naming the first
 /// and its offset: ggml reads them as true, as gguf-serde does. Warnings, also with --ggml.
 fn bool_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
@@ -150,6 +191,7 @@ fn report<S: Source>(
         return Ok(false);
     }
     let mut warnings = utf8_warnings(f);
+    warnings.extend(nul_warnings(f));
     warnings.extend(bool_warnings(f));
     warnings.extend(alignment_warning(f));
     if args.json {

@@ -110,6 +110,8 @@ pub(crate) enum Found {
     Int(i128),
     Float(f64),
     Str(String),
+    /// Bytes: in serde's buffer of a flattened struct, a STRING that is not UTF-8.
+    Bytes(Vec<u8>),
     Seq,
 }
 

@@ -149,6 +149,7 @@
 //! with the context added on the way up; [`Error::offset`], [`Error::key`], [`Error::tensor`] and
 //! [`Error::shard`] look in both. The codecs return [`CodecError`], which converts into [`Error`]
 //! with `?`; parsing a name has its own small error ([`format::UnknownTypeName`] for a ggml type,
+//! [`format::UnescapeError`] for the escaped text of a key or tensor name,
 //! [`ops::file_type::UnknownFileType`] for a llama.cpp file type). Parts of a larger error live beside
 //! the code that makes them: the converter's `VocabError`, `GeneralError` and the SentencePiece
 //! model's `ProtoError`, each a cause inside `ConvertError`.

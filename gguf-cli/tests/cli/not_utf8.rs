@@ -34,13 +34,14 @@ fn inspect_shows_escapes_and_validate_warns() {
     let f = dir.join("odd.gguf");
     std::fs::write(&f, not_utf8()).unwrap();
     let text = gguf_ok(&["inspect", s(&f)]);
-    // Rust's `escape_debug` of the valid part, `\xNN` for each byte that is not UTF-8.
-    for want in [r#""test.k\xffey""#, r#"["a", "\xe2\x96", "▁b"]"#, r#""caf\xe9""#, r#""w.\xc3(""#] {
+    // Rust's `escape_debug` of the valid part, `\xNN` for each byte that is not UTF-8; names
+    // unquoted, string values quoted.
+    for want in [r"  test.k\xffey ", r#"["a", "\xe2\x96", "▁b"]"#, r#""caf\xe9""#, r"  w.\xc3( "] {
         assert!(text.contains(want), "{want} not in:\n{text}");
     }
     let json: serde_json::Value = serde_json::from_str(&gguf_ok(&["inspect", "--json", s(&f)])).unwrap();
     assert_eq!(json["metadata"][1]["key"], r"test.k\xffey");
-    assert_eq!(json["metadata"][3]["value"], r"caf\xe9");
+    assert_eq!(json["metadata"][3]["value"], serde_json::json!({"escaped": r"caf\xe9"}));
     assert_eq!(json["tensors"][0]["name"], r"w.\xc3(");
     for args in [vec!["validate"], vec!["validate", "--ggml"]] {
         let o = gguf(&[&args[..], &[s(&f)]].concat());
@@ -260,4 +261,224 @@ fn tensor_type_patterns_match_bytes_as_llama_quantize() {
         assert_eq!(want.len(), 6, "{}: {want:?}", String::from_utf8_lossy(p));
         assert_eq!(our_dry_run(&mine.stdout), want, "{}", String::from_utf8_lossy(p));
     }
+}
+
+/// A file of `keys` (each a STRING of its index) and F32 `[2]` tensors `names` (tensor `i`
+/// holds `[2i, 2i + 1]`), written to `path`.
+fn odd_file(path: &Path, keys: &[&[u8]], names: &[&[u8]]) {
+    use gguf_serde::{GgmlType, GgufStr, GgufWriter, ValueRef};
+    let mut w = GgufWriter::create(path).unwrap();
+    w.add_kv("general.architecture", "llama").unwrap();
+    for (i, k) in keys.iter().enumerate() {
+        let v = i.to_string();
+        w.add_kv_ref(GgufStr::from_bytes(k), ValueRef::String(GgufStr::from(v.as_str()))).unwrap();
+    }
+    for n in names {
+        w.add_tensor_ne(GgufStr::from_bytes(n), GgmlType::F32, &[2]).unwrap();
+    }
+    for i in 0..names.len() {
+        let data: Vec<u8> = [2 * i, 2 * i + 1].iter().flat_map(|&x| (x as f32).to_le_bytes()).collect();
+        w.write_tensor_data(&data).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+/// Runs `gguf ARGS` (any bytes), with its output.
+fn gguf_os(args: &[&[u8]]) -> std::process::Output {
+    use std::os::unix::ffi::OsStrExt;
+    crate::run(crate::gguf_command().args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a))))
+}
+
+/// The text `\xff` (four characters) and the byte FF never print alike: every command shows keys
+/// and tensor names in one escaped form (a backslash as `\\`, a bad byte as `\xNN`, control
+/// characters as `\n`, `\u{1b}`, `\0`), unquoted, in text and JSON; no raw control byte reaches
+/// the output. The expected texts are the escaping's own definition (Rust's `escape_debug` plus
+/// `\xNN`), written out by hand.
+#[test]
+fn names_print_in_one_reversible_form_everywhere() {
+    let dir = temp_dir("not-utf8-escaped");
+    let (lit, inv, ctl) = (dir.join("lit.gguf"), dir.join("inv.gguf"), dir.join("ctl.gguf"));
+    odd_file(&lit, &[br"zz.a\xffbc", br#""q.a\xffbc""#], &[br"w\xff"]);
+    odd_file(&inv, &[b"zz.a\xffbc", b"q.a\xffbc"], &[b"w\xff"]);
+    odd_file(&ctl, &[b"evil\n\x1b[31mRED", b"n\x00ul"], &[b"t\n\x1b[2J\x00.weight"]);
+    let text = |f: &Path| gguf_ok(&["inspect", s(f)]);
+    let (tl, ti, tc) = (text(&lit), text(&inv), text(&ctl));
+    assert!(tl.contains(r"  zz.a\\xffbc ") && tl.contains(r#"  "q.a\\xffbc" "#) && tl.contains(r"  w\\xff "), "{tl}");
+    assert!(ti.contains(r"  zz.a\xffbc ") && ti.contains(r"  q.a\xffbc ") && ti.contains(r"  w\xff "), "{ti}");
+    assert!(tc.contains(r"  evil\n\u{1b}[31mRED ") && tc.contains(r"  n\0ul "), "{tc}");
+    assert!(tc.contains(r"  t\n\u{1b}[2J\0.weight "), "{tc}");
+    let json =
+        |f: &Path| -> serde_json::Value { serde_json::from_str(&gguf_ok(&["inspect", "--json", s(f)])).unwrap() };
+    let (jl, ji) = (json(&lit), json(&inv));
+    assert_eq!(jl["metadata"][1]["key"], r"zz.a\\xffbc");
+    assert_eq!(ji["metadata"][1]["key"], r"zz.a\xffbc");
+    assert_eq!(jl["tensors"][0]["name"], r"w\\xff");
+    assert_eq!(ji["tensors"][0]["name"], r"w\xff");
+    let o = gguf(&["diff", s(&lit), s(&inv)]);
+    let d = String::from_utf8(o.stdout).unwrap();
+    for line in [r"- key zz.a\\xffbc: ", r"+ key zz.a\xffbc: ", r"- tensor w\\xff: ", r"+ tensor w\xff: "] {
+        assert!(d.lines().any(|l| l.starts_with(line)), "{line} not in:\n{d}");
+    }
+    let dj: serde_json::Value = serde_json::from_slice(&gguf(&["diff", "--json", s(&lit), s(&inv)]).stdout).unwrap();
+    let names: Vec<&str> = dj["changes"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+    assert!(names.contains(&r"zz.a\\xffbc") && names.contains(&r"zz.a\xffbc"), "{names:?}");
+    // Control characters never reach the output raw: one line per change.
+    for args in [
+        vec!["diff", s(&ctl), s(&lit)],
+        vec!["show", s(&ctl), r"t\n\u{1b}[2J\0.weight"],
+        vec!["quantize", "--dry-run", s(&ctl), "Q8_0"],
+        vec!["validate", s(&ctl)],
+        vec!["inspect", s(&ctl)],
+    ] {
+        let o = gguf(&args);
+        assert!(o.status.code() != Some(2), "{args:?}: {o:?}");
+        assert!(!o.stdout.iter().any(|&b| b == 0x1b || b == 0), "{args:?}: {}", String::from_utf8_lossy(&o.stdout));
+        if args[0] == "diff" {
+            // 2 keys and 1 tensor only in ctl, 2 keys and 1 tensor only in lit, the count.
+            assert_eq!(o.stdout.iter().filter(|&&b| b == b'\n').count(), 7, "{}", String::from_utf8_lossy(&o.stdout));
+        }
+    }
+}
+
+/// Every command that takes a key or tensor name takes the escaped form inspect shows (and raw
+/// bytes on Unix): the key whose bytes are not UTF-8 is set in place (no second key), renamed
+/// and removed; `show` reaches the tensor named with the text `w\xff` and the one named with
+/// the byte FF, each its own (their values tell them apart); a bad escape is a usage error.
+#[test]
+fn names_are_taken_back_in_the_form_inspect_shows() {
+    use gguf_serde::{Gguf, GgufStr, ValueRef};
+    let dir = temp_dir("not-utf8-names-in");
+    let f = dir.join("f.gguf");
+    odd_file(&f, &[b"zz.a\xffbc", br"zz.a\xffbc"], &[br"w\xff", b"w\xff", b"n\x00x"]);
+    let keys = || Gguf::open(&f).unwrap().metadata().map(|kv| kv.key.as_bytes().to_vec()).collect::<Vec<_>>();
+    let value = |k: &[u8]| Gguf::open(&f).unwrap().get(k).map(|v| format!("{v:?}"));
+    gguf_ok(&["set", s(&f), r"zz.a\xffbc", "x"]);
+    assert_eq!(keys().len(), 3);
+    assert_eq!(value(b"zz.a\xffbc"), Some(format!("{:?}", ValueRef::String(GgufStr::from("x")))));
+    assert_eq!(value(br"zz.a\xffbc"), Some(format!("{:?}", ValueRef::String(GgufStr::from("1")))));
+    let dry = gguf_ok(&["set", "--dry-run", s(&f), r"zz.a\\xffbc", "y"]);
+    assert!(dry.starts_with(r#"~ key zz.a\\xffbc: string = "1" -> string = "y""#), "{dry}");
+    gguf_ok(&["rename", s(&f), r"zz.a\xffbc", r"zz.b\xfe"]);
+    assert_eq!(keys()[1], b"zz.b\xfe");
+    // Raw bytes on the command line.
+    let o = gguf_os(&[b"rm", f.as_os_str().as_encoded_bytes(), b"zz.b\xfe"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(keys(), [&b"general.architecture"[..], br"zz.a\xffbc"]);
+    gguf_ok(&["rm", s(&f), r"zz.a\\xffbc"]);
+    assert_eq!(keys(), [b"general.architecture"]);
+    let shown = |name: &str| -> (String, String) {
+        let j: serde_json::Value = serde_json::from_str(&gguf_ok(&["show", "--json", s(&f), name])).expect("JSON");
+        (j["name"].as_str().unwrap().to_owned(), j["min"].to_string())
+    };
+    assert_eq!(shown(r"w\\xff"), (r"w\\xff".to_owned(), "0".to_owned()));
+    assert_eq!(shown(r"w\xff"), (r"w\xff".to_owned(), "2".to_owned()));
+    assert_eq!(shown(r"n\0x"), (r"n\0x".to_owned(), "4".to_owned()));
+    assert_eq!(shown(r"n\x00x"), (r"n\0x".to_owned(), "4".to_owned()));
+    for bad in [r"w\q", r"w\x4"] {
+        let o = gguf(&["show", s(&f), bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("TENSOR"), "{o:?}");
+    }
+}
+
+/// In JSON a string value that is UTF-8 is the string itself (backslashes and newlines as JSON
+/// writes them); one that is not is `{"escaped": TEXT}`.
+#[test]
+fn json_string_values_are_unambiguous() {
+    use gguf_serde::{GgufStr, GgufWriter, ValueRef};
+    let dir = temp_dir("not-utf8-json-values");
+    let f = dir.join("v.gguf");
+    let mut w = GgufWriter::create(&f).unwrap();
+    w.add_kv("lit", r"caf\xe9").unwrap();
+    w.add_kv_ref("inv", ValueRef::String(GgufStr::from_bytes(b"caf\xe9"))).unwrap();
+    w.add_kv("tmpl", "{% a %}\n\\").unwrap();
+    w.commit().unwrap();
+    let j: serde_json::Value = serde_json::from_str(&gguf_ok(&["inspect", "--json", s(&f)])).unwrap();
+    assert_eq!(j["metadata"][0]["value"], r"caf\xe9");
+    assert_eq!(j["metadata"][1]["value"], serde_json::json!({"escaped": r"caf\xe9"}));
+    assert_eq!(j["metadata"][2]["value"], "{% a %}\n\\");
+    let text = gguf_ok(&["inspect", s(&f)]);
+    assert!(text.contains(r#""caf\\xe9""#) && text.contains(r#""caf\xe9""#), "{text}");
+}
+
+/// `export` writes keys and tensor names escaped and `import` reads them back: a file with a key
+/// and tensor names that are not UTF-8 (and the text `\xff` beside the byte FF) comes back byte
+/// for byte. A tensor that would take the name `__metadata__` is refused, naming it.
+#[test]
+fn export_and_import_keep_names_that_are_not_utf8() {
+    let dir = temp_dir("not-utf8-export");
+    let (f, st, back) = (dir.join("f.gguf"), dir.join("f.safetensors"), dir.join("back.gguf"));
+    odd_file(&f, &[b"k\xff", br"k\xff", b"tab\there"], &[br"xtra_w.a\xffbc", b"xtra_w.a\xffbc", b"\x01"]);
+    gguf_ok(&["export", s(&f), s(&st)]);
+    gguf_ok(&["import", s(&st), s(&back)]);
+    assert!(std::fs::read(&f).unwrap() == std::fs::read(&back).unwrap(), "import gives other bytes");
+    let m = dir.join("m.gguf");
+    odd_file(&m, &[], &[b"__metadata__"]);
+    let o = gguf(&["export", s(&m), s(&dir.join("m.safetensors"))]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tensor __metadata__") && err.contains("metadata entry"), "{err}");
+    assert!(!dir.join("m.safetensors").exists());
+}
+
+/// `inspect --memory` of a file whose `general.architecture` is not UTF-8 says so, with the key
+/// and the offset of the string's bytes (found in the file), not that the key is missing.
+#[test]
+fn memory_names_an_architecture_that_is_not_utf8() {
+    use gguf_serde::{GgufStr, GgufWriter, ValueRef};
+    let dir = temp_dir("not-utf8-memory");
+    let f = dir.join("a.gguf");
+    let mut w = GgufWriter::create(&f).unwrap();
+    w.add_kv_ref("general.architecture", ValueRef::String(GgufStr::from_bytes(b"ll\xffma"))).unwrap();
+    w.commit().unwrap();
+    let bytes = std::fs::read(&f).unwrap();
+    let at = bytes.windows(5).position(|w| w == b"ll\xffma").unwrap();
+    let o = gguf(&["inspect", "--memory", s(&f)]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("general.architecture") && err.contains(&format!("offset {at}")), "{err}");
+    assert!(err.contains("not valid UTF-8") && !err.contains("has no"), "{err}");
+}
+
+/// `validate` warns about a NUL byte in a key or tensor name, and says what llama.cpp reads
+/// instead: the name ggml's reader gives (the `ggml_read` harness, which prints C strings as
+/// llama.cpp uses them), when the harness is built.
+#[test]
+fn validate_warns_about_nul_bytes_in_names() {
+    let dir = temp_dir("not-utf8-nul");
+    let f = dir.join("nul.gguf");
+    odd_file(&f, &[b"k\x00x"], &[b"x.weight\x00jk"]);
+    for args in [vec!["validate", s(&f)], vec!["validate", "--ggml", s(&f)]] {
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {o:?}");
+        let out = String::from_utf8(o.stdout).unwrap();
+        let warnings: Vec<&str> = out.lines().filter(|l| l.contains("holds a NUL byte")).collect();
+        assert_eq!(warnings.len(), 2, "{out}");
+        assert!(warnings[0].contains(r#"key "k\0x" holds a NUL byte: llama.cpp reads it as "k""#), "{out}");
+        assert!(
+            warnings[1].contains(r#"tensor "x.weight\0jk" holds a NUL byte: llama.cpp names it "x.weight""#),
+            "{out}"
+        );
+    }
+    if let Some(harness) = llama_run_harness() {
+        let lines = ggml_read_dump(&harness, &f);
+        assert!(lines.iter().any(|l| l.starts_with("kv k ")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("tensor x.weight ")), "{lines:?}");
+    }
+}
+
+/// `quantize` takes paths that are not UTF-8, as the other commands do.
+#[test]
+fn quantize_takes_paths_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("not-utf8-paths");
+    let src = dir.join(std::ffi::OsStr::from_bytes(b"in\xff.gguf"));
+    let out = dir.join(std::ffi::OsStr::from_bytes(b"out\xfe.gguf"));
+    tiny_llama(&src);
+    let o = gguf_os(&[b"quantize", b"-q", src.as_os_str().as_bytes(), out.as_os_str().as_bytes(), b"Q8_0"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        gguf_serde::Gguf::open(&out).unwrap().tensor("blk.0.attn_q.weight").unwrap().dtype,
+        gguf_serde::GgmlType::Q8_0
+    );
 }

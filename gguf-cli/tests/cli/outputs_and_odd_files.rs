@@ -106,7 +106,7 @@ fn control_characters_in_keys_are_escaped_in_text_output() {
     let o = gguf(&["inspect", f.to_str().unwrap()]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(!text.contains('\u{1b}'), "{text}");
-    assert!(text.contains(r#""evil\n\u{1b}[31mRED""#), "{text}");
+    assert!(text.contains(r"  evil\n\u{1b}[31mRED "), "{text}");
 }
 
 /// A file whose only tensor sits at offset 64 of the data section (aligned, inside the file: valid

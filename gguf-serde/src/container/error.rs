@@ -197,8 +197,9 @@ pub enum FormatError {
     InvalidUtf8 {
         /// A key, string (a value or an element of a string array) or tensor name.
         item: Item,
-        /// The key (for a key, itself) or the tensor name, with bad bytes as `\xNN`
-        /// ([`GgufStr`](crate::GgufStr)'s `Display`).
+        /// The key (for a key, itself) or the tensor name, escaped as
+        /// [`GgufStr`](crate::GgufStr)'s `Display` shows it (`\xNN` for a bad byte, `\\` for a
+        /// backslash).
         owner: Option<String>,
         /// Where the string's bytes start (after its length).
         offset: u64,

@@ -574,7 +574,7 @@ impl<'a> Kv<'a> {
     /// The key as text.
     ///
     /// # Errors
-    /// [`FormatError::InvalidUtf8`] naming the key (bad bytes as `\xNN`) and the offset of its
+    /// [`FormatError::InvalidUtf8`] naming the key (escaped, as [`GgufStr`]'s `Display` shows it: `\xNN` for a bad byte) and the offset of its
     /// bytes, for a key that is not UTF-8.
     pub fn key_str(&self) -> Result<&'a str> {
         self.key.to_str().map_err(|_| {
@@ -667,7 +667,7 @@ impl<'a> TensorInfo<'a> {
     /// The name as text.
     ///
     /// # Errors
-    /// [`FormatError::InvalidUtf8`] naming the tensor (bad bytes as `\xNN`) and the offset of
+    /// [`FormatError::InvalidUtf8`] naming the tensor (escaped, as [`GgufStr`]'s `Display` shows it) and the offset of
     /// the name's bytes, for a name that is not UTF-8.
     pub fn name_str(&self) -> Result<&'a str> {
         self.name.to_str().map_err(|_| {

@@ -304,17 +304,26 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`].
     pub fn add_value(&mut self, key: &str, value: &Value) -> Result<()> {
-        self.check_key(key.into(), false).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        self.add_value_keyed(key.into(), value, false)
+    }
+
+    /// [`GgufWriter::add_value`] with a key of any bytes; `copied`: a key read from a file (an
+    /// edit of an existing pair, an import of an export), not refused for not being ASCII, as
+    /// [`GgufWriter::add_kv_ref`] takes it.
+    pub(crate) fn add_value_keyed(&mut self, key_bytes: GgufStr<'_>, value: &Value, copied: bool) -> Result<()> {
+        self.check_key(key_bytes, copied).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        let key_shown = key_bytes.escaped();
+        let key: &str = &key_shown;
         let align = match value {
             Value::U32(a) => Some(*a),
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
         let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
-        enc.string(key.as_bytes());
+        enc.string(key_bytes.as_bytes());
         enc.u32(value.value_type().id());
         enc.value(value, key, 1)?;
-        self.push_kv(key.as_bytes(), enc.out);
+        self.push_kv(key_bytes.as_bytes(), enc.out);
         Ok(())
     }
 

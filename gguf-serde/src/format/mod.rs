@@ -5,7 +5,8 @@
 //! - [`ValueType`]: the 13 metadata value types (`gguf_metadata_value_type`);
 //! - [`Shape`] (canonical, outermost first) and [`Ne`] (stored, fastest first): a tensor's dims
 //!   in its two orders, as distinct types;
-//! - [`GgufStr`]: a key, string value or tensor name as stored (bytes, UTF-8 or not);
+//! - [`GgufStr`]: a key, string value or tensor name as stored (bytes, UTF-8 or not), and its
+//!   reversible escaped text ([`GgufStr::escaped`], [`GgufStr::unescape`], [`UnescapeError`]);
 //! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
 //! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
 //!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`], [`MAX_ALIGNMENT`]) and [`MAX_USEFUL_ALIGNMENT`];
@@ -26,7 +27,7 @@ mod value_type;
 
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use error::AlignmentProblem;
-pub use gstr::GgufStr;
+pub use gstr::{GgufStr, UnescapeError, UnescapeProblem};
 pub(crate) use gstr::Quoted;
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;

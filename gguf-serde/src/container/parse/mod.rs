@@ -294,7 +294,8 @@ impl Parser {
             }
         };
         let key_bytes = c.str_at(&pair.key);
-        // Errors name the key as `Display` shows it (bad bytes as `\xNN`; borrowed when UTF-8).
+        // Errors name the key as `Display` shows it (escaped: bad bytes as `\xNN`; borrowed when
+        // nothing needs escaping).
         let key_shown = key_bytes.escaped();
         let key: &str = &key_shown;
         let value = match pair.ty {

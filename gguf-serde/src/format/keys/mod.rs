@@ -350,8 +350,9 @@ fn matches<'k>(template: &str, key: &'k str, arch: &mut Option<&'k str>) -> bool
 /// nested fields. The empty key itself is not counted here (it is refused everywhere).
 ///
 /// [`GgufWriter::add_kv`]: crate::GgufWriter::add_kv
-pub fn has_empty_segment(key: &str) -> bool {
-    !key.is_empty() && key.split('.').any(str::is_empty)
+pub fn has_empty_segment(key: impl AsRef<[u8]>) -> bool {
+    let key = key.as_ref();
+    !key.is_empty() && key.split(|&b| b == b'.').any(<[u8]>::is_empty)
 }
 
 /// Whether `key` is one of the three split keys.

@@ -259,9 +259,10 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
         }
         if name == STRING_ARRAY_TOKEN {
             // A whole string array at once ([`crate::StringArray`]); anything else (an empty
-            // array of another type included) goes through the sequence, as for `Vec<String>`.
+            // array of another type included, or strings that are not all UTF-8, whose first bad
+            // one is then refused naming `key[i]`) goes through the sequence, as for `Vec<String>`.
             if let ValueRef::Array(a) = self.v {
-                if a.elem_type() == ValueType::String {
+                if a.elem_type() == ValueType::String && a.is_utf8() {
                     let key = match a.endian() {
                         Endian::Little => RAW_LE,
                         Endian::Big => RAW_BE,
