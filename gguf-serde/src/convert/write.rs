@@ -123,7 +123,7 @@ enum Piece {
 /// aligned buffers; and the file's I/O thread writes each full buffer to the disk with a direct
 /// write meanwhile (where direct I/O is refused, the writing thread's `write` system calls copy
 /// into the page cache instead). At most [`PIPELINE_DEPTH`] chunks are in flight between the
-/// first two, their buffers reused, and at most three 8 MiB buffers between the last two.
+/// first two, their buffers reused, and at most three 4 MiB buffers between the last two.
 /// Whichever side fails first stops the other (an error of the disk reaches the writing thread
 /// at its next write); the writer is then dropped uncommitted (no file at its target).
 fn write_one(plan: &Plan<'_>, mut w: GgufWriter<crate::AtomicFile>, opts: &ConvertOptions<'_>) -> Result<()> {
