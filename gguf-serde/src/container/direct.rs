@@ -35,14 +35,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 /// Bytes of one buffer, written by one direct write: a multiple of every direct-I/O alignment
-/// accepted ([`MAX_ALIGN`]).
-pub(crate) const CHUNK: usize = 8 << 20;
+/// accepted ([`MAX_ALIGN`]). 4 MiB: as fast as 8 MiB in the MoE benchmark, with half the
+/// memory (BENCHMARKS.md, "Writes in flight").
+pub(crate) const CHUNK: usize = 4 << 20;
 
 /// The most buffers of a writer: the one being filled, the others written meanwhile (at most
-/// `BUFFERS * CHUNK` bytes of memory, 32 MiB).
+/// `BUFFERS * CHUNK` bytes of memory, 16 MiB).
 pub(crate) const BUFFERS: usize = 4;
 
-/// I/O threads of a writer (writes in flight at once).
+/// I/O threads of a writer (writes in flight at once). A second one measured no faster on
+/// ext4, which takes a file's inode lock exclusively for a direct write other than an
+/// overwrite of blocks inside the file: every write of a new file, one at a time.
 const IO_THREADS: usize = 1;
 
 /// The largest direct-I/O alignment used (larger ones leave the file buffered).

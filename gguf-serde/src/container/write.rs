@@ -703,7 +703,7 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
 ///
 /// On Linux the bytes go to the disk with direct I/O (`O_DIRECT`) where the file system takes
-/// it: collected in aligned buffers of 8 MiB (at most four, 32 MiB, allocated as needed) and
+/// it: collected in aligned buffers of 4 MiB (at most four, 16 MiB, allocated as needed) and
 /// written a buffer at a time, past the page cache (no copy into page-cache pages, which on a
 /// virtual machine whose free memory goes back to the host costs seconds per gigabyte of output),
 /// by an I/O thread of the file with positioned writes, while [`write`](Write::write) goes on

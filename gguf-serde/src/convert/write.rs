@@ -203,7 +203,7 @@ enum Piece {
 /// writes each full buffer to the disk with a direct write meanwhile (where direct I/O is
 /// refused, the writing thread's `write` system calls copy into the page cache instead). At most
 /// [`PIPELINE_DEPTH`] chunks are in flight between the first two, their buffers reused, and at
-/// most three 8 MiB buffers between the last two. The writing thread creates each file when it
+/// most three 4 MiB buffers between the last two. The writing thread creates each file when it
 /// reaches it and seals it when complete; once all are, they are renamed into place together
 /// ([`persist_all`]). Whichever side fails first stops the other (an error of the disk reaches
 /// the writing thread at its next write); the files are then dropped uncommitted (nothing at
