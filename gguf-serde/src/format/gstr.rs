@@ -287,7 +287,8 @@ mod tests {
         let (s, same, other) = (GgufStr::from_bytes(b"a.b"), "a.b", "a.c");
         assert!(s == *same && s != *other);
         assert!(s == same && s != other);
-        assert!(s == same.to_owned() && s != other.to_owned());
+        let (same_owned, other_owned) = (same.to_owned(), other.to_owned());
+        assert!(s == same_owned && s != other_owned);
         assert!(*same == s && *other != s);
         assert!(same == s && other != s);
         // Hashing is that of the bytes (whether made from text or bytes), as for `[u8]`.
