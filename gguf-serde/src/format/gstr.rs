@@ -465,5 +465,51 @@ mod tests {
         assert_eq!(GgufStr::from_bytes(b"a.b"), "a.b");
         assert!(GgufStr::from_bytes(b"a\xff") != "a");
         assert!(GgufStr::from("a") < GgufStr::from_bytes(b"a\xff"));
+        assert!(GgufStr::from("a.b") != GgufStr::from("a.c"));
+        // Against text, on either side, as `str`, `&str` and `String`.
+        let (s, same, other) = (GgufStr::from_bytes(b"a.b"), "a.b", "a.c");
+        assert!(s == *same && s != *other);
+        assert!(s == same && s != other);
+        let (same_owned, other_owned) = (same.to_owned(), other.to_owned());
+        assert!(s == same_owned && s != other_owned);
+        assert!(*same == s && *other != s);
+        assert!(same == s && other != s);
+        // Hashing is that of the bytes (whether made from text or bytes), as for `[u8]`.
+        let hash = |h: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            h(&mut hasher);
+            hasher.finish()
+        };
+        let of_bytes = hash(&|h| b"a.b"[..].hash(h));
+        assert_eq!(hash(&|h| GgufStr::from("a.b").hash(h)), of_bytes);
+        assert_eq!(hash(&|h| GgufStr::from_bytes(b"a.b").hash(h)), of_bytes);
+    }
+
+    #[test]
+    fn lengths_affixes_and_validity_are_of_the_bytes() {
+        // "é" is two bytes in UTF-8 (U+00E9 = C3 A9); 0xFF is never UTF-8 (RFC 3629).
+        let s = GgufStr::from("é.x");
+        assert_eq!((s.len(), s.is_empty(), s.is_utf8()), (4, false, true));
+        let empty = GgufStr::from_bytes(b"");
+        assert_eq!((empty.len(), empty.is_empty(), empty.is_utf8()), (0, true, true));
+        let bad = GgufStr::from_bytes(b"blk.\xff.attn_q");
+        assert!(!bad.is_utf8() && !GgufStr::from_bytes(b"\xc3").is_utf8());
+        assert!(bad.starts_with("blk.") && !bad.starts_with("blk.0") && !bad.starts_with("x"));
+        assert!(bad.ends_with(".attn_q") && !bad.ends_with("attn_k") && !bad.ends_with("x"));
+    }
+
+    #[test]
+    fn conversions_keep_the_bytes() {
+        let bytes: &[u8] = b"a\xffb";
+        let vec = bytes.to_vec();
+        for (s, want) in [
+            (GgufStr::from(&"tok"), &b"tok"[..]),
+            (GgufStr::from(&"tok".to_owned()), b"tok"),
+            (GgufStr::from(bytes), bytes),
+            (GgufStr::from(&vec), bytes),
+        ] {
+            assert_eq!((s.as_bytes(), s.as_ref()), (want, want));
+        }
+        assert_eq!(GgufStr::from(&"tok").to_str(), Ok("tok"));
     }
 }
