@@ -2,7 +2,7 @@
 //! llama.cpp loads such files, so every reader path accepts them and keeps the bytes. The file is
 //! `common::not_utf8()`; the oracle is the bytes it was built from (the constants and the file
 //! itself, searched for them), not what this crate reads. ggml's own reading of the same file is
-//! compared in the interop suite (`tests/tests/interop/not_utf8.rs`).
+//! compared in the CLI tests (`gguf-cli/tests/cli/not_utf8.rs`, through the `ggml_read` harness).
 
 use std::borrow::Cow;
 
