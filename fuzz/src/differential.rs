@@ -295,7 +295,7 @@ fn ggml_refusal(f: &Gguf<&[u8]>) -> Option<String> {
 pub fn check_differential(data: &[u8]) {
     bump(&STATS.inputs);
     let n = STATS.inputs.load(Ordering::Relaxed);
-    if n % 20_000 == 0 {
+    if n.is_multiple_of(20_000) {
         print_stats();
     }
     let ours = Gguf::from_slice(data);
