@@ -309,6 +309,25 @@ fn flatten_and_maps_see_flat_keys() {
     rest.insert("llama.context_length".to_owned(), Value::U32(4096));
     rest.insert("llama.rope.scale".to_owned(), Value::F32(0.5));
     rest.insert("tokenizer.ggml.tokens".to_owned(), Value::from(vec!["a", "b"]));
+    // An array of each element type (serde buffers a flattened struct's values: each element is
+    // read on its own, and the array must keep the stored element type).
+    for a in [
+        Array::U8(vec![1, 2]),
+        Array::I8(vec![-1, 2]),
+        Array::U16(vec![1, 2]),
+        Array::I16(vec![-1, 2]),
+        Array::U32(vec![1, 2]),
+        Array::I32(vec![-1, 2]),
+        Array::U64(vec![1, 2]),
+        Array::I64(vec![-1, 2]),
+        Array::F32(vec![0.5, -2.0]),
+        Array::F64(vec![0.25, -2.0]),
+        Array::Bool(vec![true, false]),
+        Array::String(vec!["x".into(), "y".into()]),
+        Array::Array(vec![Array::I32(vec![1, 2]), Array::I32(vec![3])]),
+    ] {
+        rest.insert(format!("arrays.{}", a.elem_type()), Value::Array(a));
+    }
     let v = S { arch: "llama".into(), rest };
     let bytes = to_vec(&v).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
@@ -317,7 +336,7 @@ fn flatten_and_maps_see_flat_keys() {
     // a flattened struct's fields would be); written back, they are the same keys.
     let back = from_slice::<S>(&bytes).unwrap();
     let names: Vec<&str> = back.rest.keys().map(String::as_str).collect();
-    assert_eq!(names, ["tokenizer.ggml.tokens", "{arch}.context_length", "{arch}.rope.scale"]);
+    assert_eq!(names[13..], ["tokenizer.ggml.tokens", "{arch}.context_length", "{arch}.rope.scale"]);
     assert_eq!(back.rest["{arch}.rope.scale"], Value::F32(0.5));
     let pairs = |b: &[u8]| -> BTreeMap<String, Value> {
         Gguf::from_slice(b).unwrap().metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
@@ -325,7 +344,7 @@ fn flatten_and_maps_see_flat_keys() {
     assert_eq!(pairs(&to_vec(&back).unwrap()), pairs(&bytes));
     // A map at the top level takes every key.
     let all: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
-    assert_eq!(all.len(), 4);
+    assert_eq!(all.len(), 17);
     assert_eq!(all["general.architecture"], Value::String("llama".into()));
     // A map nested under a key takes the keys under it.
     #[derive(Deserialize)]
@@ -756,6 +775,11 @@ fn value_and_elem_with_other_formats() {
         "mixed array element types: element 1 differs from element 0 (u64) at line 1 column 7"
     );
     assert!(serde_json::from_str::<Value>("{\"a\":1}").is_err());
+    let e = serde_json::from_str::<Array>("{}").unwrap_err();
+    assert!(
+        e.to_string().starts_with("invalid type: map, expected a GGUF array (a sequence of values of one type)"),
+        "{e}"
+    );
     // The elem:: modules are transparent to other formats.
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct F {
