@@ -808,3 +808,58 @@ fn value_and_elem_with_other_formats() {
         "invalid type: map, expected a GGUF value (number, bool, string or array) at key \"g\""
     );
 }
+
+#[test]
+fn integers_of_every_stored_width_read_into_a_wider_field() {
+    // Each GGUF integer type read into an i64 field gives the stored value.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("u8", Value::U8(200)).unwrap();
+    w.add_kv("i8", Value::I8(-100)).unwrap();
+    w.add_kv("u16", Value::U16(60000)).unwrap();
+    w.add_kv("i16", Value::I16(-30000)).unwrap();
+    w.add_kv("u32", Value::U32(4_000_000_000)).unwrap();
+    w.add_kv("i32", Value::I32(-2_000_000_000)).unwrap();
+    w.add_kv("u64", Value::U64(1 << 40)).unwrap();
+    w.add_kv("i64", Value::I64(-(1 << 40))).unwrap();
+    let bytes = w.finish().unwrap();
+    let m: BTreeMap<String, i64> = from_slice(&bytes).unwrap();
+    let want: BTreeMap<String, i64> = [
+        ("u8", 200),
+        ("i8", -100),
+        ("u16", 60000),
+        ("i16", -30000),
+        ("u32", 4_000_000_000),
+        ("i32", -2_000_000_000),
+        ("u64", 1 << 40),
+        ("i64", -(1 << 40)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    assert_eq!(m, want);
+}
+
+#[test]
+fn a_type_mismatch_shows_the_arrays_length() {
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("one", vec![7u32]).unwrap();
+    w.add_kv("two", vec![7u32, 8]).unwrap();
+    let bytes = w.finish().unwrap();
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct One {
+        one: u32,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Two {
+        two: u32,
+    }
+    // The offset is the value's: `one`'s entry starts at 24 (after the header), its value after
+    // the key (8 + 3) and the type (4) at 39; `two`'s entry follows at 39 + 4 + 8 + 4 = 55, its
+    // value at 70.
+    let e = from_slice::<One>(&bytes).unwrap_err().to_string();
+    assert_eq!(e, "invalid type: expected u32, found array<u32> of 1 element at key \"one\" (offset 39)");
+    let e = from_slice::<Two>(&bytes).unwrap_err().to_string();
+    assert_eq!(e, "invalid type: expected u32, found array<u32> of 2 elements at key \"two\" (offset 70)");
+}
