@@ -863,3 +863,39 @@ fn a_type_mismatch_shows_the_arrays_length() {
     let e = from_slice::<Two>(&bytes).unwrap_err().to_string();
     assert_eq!(e, "invalid type: expected u32, found array<u32> of 2 elements at key \"two\" (offset 70)");
 }
+
+#[test]
+fn map_keys_are_strings_chars_or_integers() {
+    // A map key of each kind serde has; GGUF keys are text, so only these become keys.
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
+    struct Key(u8);
+    impl Serialize for Key {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            match self.0 {
+                0 => s.serialize_bool(true),
+                1 => s.serialize_f32(1.5),
+                2 => s.serialize_f64(1.5),
+                3 => s.serialize_bytes(b"k"),
+                4 => s.serialize_none(),
+                5 => s.serialize_unit(),
+                6 => s.serialize_unit_struct("U"),
+                7 => s.serialize_newtype_variant("E", 0, "V", &1u8),
+                8 => s.serialize_char('c'),
+                9 => s.serialize_i16(-7),
+                10 => s.serialize_unit_variant("E", 1, "W"),
+                _ => s.serialize_some("s"),
+            }
+        }
+    }
+    let found = ["bool", "f32", "f64", "bytes", "None", "unit", "a unit struct", "an enum variant with data"];
+    for (i, what) in found.iter().enumerate() {
+        let m = BTreeMap::from([(Key(i as u8), 1u8)]);
+        let e = to_vec(&m).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("a map key must be a string, char or integer, found {what}")), "{i}: {e}");
+    }
+    let m: BTreeMap<Key, u8> = (8..12).map(|i| (Key(i), i)).collect();
+    let bytes = to_vec(&m).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let keys: Vec<String> = f.metadata().map(|kv| kv.key.to_string()).collect();
+    assert_eq!(keys, ["c", "-7", "W", "s"]);
+}
