@@ -899,3 +899,91 @@ fn map_keys_are_strings_chars_or_integers() {
     let keys: Vec<String> = f.metadata().map(|kv| kv.key.to_string()).collect();
     assert_eq!(keys, ["c", "-7", "W", "s"]);
 }
+
+#[test]
+fn tuples_and_tuple_structs_are_arrays() {
+    // serde's data model: a tuple and a tuple struct are sequences, so GGUF arrays.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Pair(u32, u32);
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct S {
+        p: Pair,
+        t: (i16, i16, i16),
+    }
+    let s = S { p: Pair(1, 2), t: (-1, 0, 1) };
+    let bytes = to_vec(&s).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let got: Vec<(String, Value)> = f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
+    assert_eq!(
+        got,
+        [
+            ("p".to_owned(), Value::Array(Array::U32(vec![1, 2]))),
+            ("t".to_owned(), Value::Array(Array::I16(vec![-1, 0, 1])))
+        ]
+    );
+    assert_eq!(from_slice::<S>(&bytes).unwrap(), s);
+}
+
+#[test]
+fn borrowed_bytes_are_a_string_or_an_array_of_u8_only() {
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("s", "ab").unwrap();
+    w.add_kv("u8", vec![1u8, 2]).unwrap();
+    w.add_kv("u16", vec![1u16, 2]).unwrap();
+    let bytes = w.finish().unwrap();
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct B<'a> {
+        #[serde(borrow)]
+        s: &'a [u8],
+        #[serde(borrow)]
+        u8: &'a [u8],
+    }
+    assert_eq!(from_slice::<B<'_>>(&bytes).unwrap(), B { s: b"ab", u8: &[1, 2] });
+    // An array<u16> is not bytes (its stored bytes are not its elements).
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct W<'a> {
+        #[serde(borrow)]
+        u16: &'a [u8],
+    }
+    let e = from_slice::<W<'_>>(&bytes).unwrap_err().to_string();
+    assert!(e.starts_with("invalid type: sequence, expected a borrowed byte array"), "{e}");
+}
+
+#[test]
+fn a_struct_reports_how_many_keys_it_has_left() {
+    // A struct's keys as serde's MapAccess gives them: its size hint is the keys not yet given
+    // (fields that have a key, then the keys no field names).
+    struct Hints(Vec<Option<usize>>);
+    impl<'de> Deserialize<'de> for Hints {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Hints;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a struct")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
+                    let mut hints = vec![m.size_hint()];
+                    while let Some(k) = m.next_key::<String>()? {
+                        let _: serde::de::IgnoredAny = m.next_value()?;
+                        let _ = k;
+                        hints.push(m.size_hint());
+                    }
+                    Ok(Hints(hints))
+                }
+            }
+            d.deserialize_struct("G", &["a", "b"], V)
+        }
+    }
+    #[derive(Deserialize)]
+    struct Top {
+        g: Hints,
+    }
+    let mut w = GgufWriter::new(Vec::new());
+    for k in ["g.a", "g.x", "g.y", "g.z"] {
+        w.add_kv(k, 1u8).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    assert_eq!(from_slice::<Top>(&bytes).unwrap().g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
+}
