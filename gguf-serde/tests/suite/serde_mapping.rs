@@ -965,9 +965,8 @@ fn a_struct_reports_how_many_keys_it_has_left() {
                 }
                 fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
                     let mut hints = vec![m.size_hint()];
-                    while let Some(k) = m.next_key::<String>()? {
+                    while m.next_key::<String>()?.is_some() {
                         let _: serde::de::IgnoredAny = m.next_value()?;
-                        let _ = k;
                         hints.push(m.size_hint());
                     }
                     Ok(Hints(hints))
