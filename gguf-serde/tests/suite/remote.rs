@@ -242,3 +242,29 @@ fn a_split_model_is_read_from_any_shards_url_as_from_disk() {
     let (one, stats) = ShardedGguf::from_url(&server.url("one.gguf"), &RemoteOptions::default()).unwrap();
     assert_eq!((one.shard_count(), stats.len(), one.tensor_count()), (1, 1, 1));
 }
+
+#[test]
+fn the_range_reader_reads_the_bytes_at_each_position_after_any_seek() {
+    use gguf_serde::container::remote::HttpRangeReader;
+    use std::io::{Read, Seek, SeekFrom};
+    // Bytes that differ at every position of a window (a wrong offset reads other bytes).
+    let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    let server = RangeServer::start(bytes.clone(), Behaviour::Ranges);
+    let opts = RemoteOptions::default().request_sizes(64, 256);
+    let mut r = HttpRangeReader::open(&server.url("m.bin"), &opts).unwrap();
+    assert_eq!(r.file_len(), 5000);
+    // Sequential reads, then jumps back (before, at and inside the window) and forward.
+    let mut at = 0u64;
+    for (to, n) in [(0, 100), (100, 300), (1000, 10), (990, 30), (1000, 5), (0, 64), (4990, 10), (2000, 700)] {
+        if to != at {
+            assert_eq!(r.seek(SeekFrom::Start(to)).unwrap(), to);
+        }
+        let mut buf = vec![0u8; n];
+        r.read_exact(&mut buf).unwrap();
+        assert_eq!(buf, bytes[to as usize..to as usize + n], "{n} bytes at {to}");
+        at = to + n as u64;
+    }
+    // At the end a read gives nothing.
+    r.seek(SeekFrom::End(0)).unwrap();
+    assert_eq!(r.read(&mut [0u8; 4]).unwrap(), 0);
+}

@@ -309,6 +309,25 @@ fn flatten_and_maps_see_flat_keys() {
     rest.insert("llama.context_length".to_owned(), Value::U32(4096));
     rest.insert("llama.rope.scale".to_owned(), Value::F32(0.5));
     rest.insert("tokenizer.ggml.tokens".to_owned(), Value::from(vec!["a", "b"]));
+    // An array of each element type (serde buffers a flattened struct's values: each element is
+    // read on its own, and the array must keep the stored element type).
+    for a in [
+        Array::U8(vec![1, 2]),
+        Array::I8(vec![-1, 2]),
+        Array::U16(vec![1, 2]),
+        Array::I16(vec![-1, 2]),
+        Array::U32(vec![1, 2]),
+        Array::I32(vec![-1, 2]),
+        Array::U64(vec![1, 2]),
+        Array::I64(vec![-1, 2]),
+        Array::F32(vec![0.5, -2.0]),
+        Array::F64(vec![0.25, -2.0]),
+        Array::Bool(vec![true, false]),
+        Array::String(vec!["x".into(), "y".into()]),
+        Array::Array(vec![Array::I32(vec![1, 2]), Array::I32(vec![3])]),
+    ] {
+        rest.insert(format!("arrays.{}", a.elem_type()), Value::Array(a));
+    }
     let v = S { arch: "llama".into(), rest };
     let bytes = to_vec(&v).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
@@ -317,7 +336,7 @@ fn flatten_and_maps_see_flat_keys() {
     // a flattened struct's fields would be); written back, they are the same keys.
     let back = from_slice::<S>(&bytes).unwrap();
     let names: Vec<&str> = back.rest.keys().map(String::as_str).collect();
-    assert_eq!(names, ["tokenizer.ggml.tokens", "{arch}.context_length", "{arch}.rope.scale"]);
+    assert_eq!(names[13..], ["tokenizer.ggml.tokens", "{arch}.context_length", "{arch}.rope.scale"]);
     assert_eq!(back.rest["{arch}.rope.scale"], Value::F32(0.5));
     let pairs = |b: &[u8]| -> BTreeMap<String, Value> {
         Gguf::from_slice(b).unwrap().metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
@@ -325,7 +344,7 @@ fn flatten_and_maps_see_flat_keys() {
     assert_eq!(pairs(&to_vec(&back).unwrap()), pairs(&bytes));
     // A map at the top level takes every key.
     let all: BTreeMap<String, Value> = from_slice(&bytes).unwrap();
-    assert_eq!(all.len(), 4);
+    assert_eq!(all.len(), 17);
     assert_eq!(all["general.architecture"], Value::String("llama".into()));
     // A map nested under a key takes the keys under it.
     #[derive(Deserialize)]
@@ -756,6 +775,11 @@ fn value_and_elem_with_other_formats() {
         "mixed array element types: element 1 differs from element 0 (u64) at line 1 column 7"
     );
     assert!(serde_json::from_str::<Value>("{\"a\":1}").is_err());
+    let e = serde_json::from_str::<Array>("{}").unwrap_err();
+    assert!(
+        e.to_string().starts_with("invalid type: map, expected a GGUF array (a sequence of values of one type)"),
+        "{e}"
+    );
     // The elem:: modules are transparent to other formats.
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct F {
@@ -783,4 +807,182 @@ fn value_and_elem_with_other_formats() {
         from_slice::<R>(&to_vec(&W { g: G { x: 1 } }).unwrap()).unwrap_err().to_string(),
         "invalid type: map, expected a GGUF value (number, bool, string or array) at key \"g\""
     );
+}
+
+#[test]
+fn integers_of_every_stored_width_read_into_a_wider_field() {
+    // Each GGUF integer type read into an i64 field gives the stored value.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("u8", Value::U8(200)).unwrap();
+    w.add_kv("i8", Value::I8(-100)).unwrap();
+    w.add_kv("u16", Value::U16(60000)).unwrap();
+    w.add_kv("i16", Value::I16(-30000)).unwrap();
+    w.add_kv("u32", Value::U32(4_000_000_000)).unwrap();
+    w.add_kv("i32", Value::I32(-2_000_000_000)).unwrap();
+    w.add_kv("u64", Value::U64(1 << 40)).unwrap();
+    w.add_kv("i64", Value::I64(-(1 << 40))).unwrap();
+    let bytes = w.finish().unwrap();
+    let m: BTreeMap<String, i64> = from_slice(&bytes).unwrap();
+    let want: BTreeMap<String, i64> = [
+        ("u8", 200),
+        ("i8", -100),
+        ("u16", 60000),
+        ("i16", -30000),
+        ("u32", 4_000_000_000),
+        ("i32", -2_000_000_000),
+        ("u64", 1 << 40),
+        ("i64", -(1 << 40)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    assert_eq!(m, want);
+}
+
+#[test]
+fn a_type_mismatch_shows_the_arrays_length() {
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("one", vec![7u32]).unwrap();
+    w.add_kv("two", vec![7u32, 8]).unwrap();
+    let bytes = w.finish().unwrap();
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct One {
+        one: u32,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Two {
+        two: u32,
+    }
+    // The offset is the value's: `one`'s entry starts at 24 (after the header), its value after
+    // the key (8 + 3) and the type (4) at 39; `two`'s entry follows at 39 + 4 + 8 + 4 = 55, its
+    // value at 70.
+    let e = from_slice::<One>(&bytes).unwrap_err().to_string();
+    assert_eq!(e, "invalid type: expected u32, found array<u32> of 1 element at key \"one\" (offset 39)");
+    let e = from_slice::<Two>(&bytes).unwrap_err().to_string();
+    assert_eq!(e, "invalid type: expected u32, found array<u32> of 2 elements at key \"two\" (offset 70)");
+}
+
+#[test]
+fn map_keys_are_strings_chars_or_integers() {
+    // A map key of each kind serde has; GGUF keys are text, so only these become keys.
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
+    struct Key(u8);
+    impl Serialize for Key {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            match self.0 {
+                0 => s.serialize_bool(true),
+                1 => s.serialize_f32(1.5),
+                2 => s.serialize_f64(1.5),
+                3 => s.serialize_bytes(b"k"),
+                4 => s.serialize_none(),
+                5 => s.serialize_unit(),
+                6 => s.serialize_unit_struct("U"),
+                7 => s.serialize_newtype_variant("E", 0, "V", &1u8),
+                8 => s.serialize_char('c'),
+                9 => s.serialize_i16(-7),
+                10 => s.serialize_unit_variant("E", 1, "W"),
+                _ => s.serialize_some("s"),
+            }
+        }
+    }
+    let found = ["bool", "f32", "f64", "bytes", "None", "unit", "a unit struct", "an enum variant with data"];
+    for (i, what) in found.iter().enumerate() {
+        let m = BTreeMap::from([(Key(i as u8), 1u8)]);
+        let e = to_vec(&m).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("a map key must be a string, char or integer, found {what}")), "{i}: {e}");
+    }
+    let m: BTreeMap<Key, u8> = (8..12).map(|i| (Key(i), i)).collect();
+    let bytes = to_vec(&m).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let keys: Vec<String> = f.metadata().map(|kv| kv.key.to_string()).collect();
+    assert_eq!(keys, ["c", "-7", "W", "s"]);
+}
+
+#[test]
+fn tuples_and_tuple_structs_are_arrays() {
+    // serde's data model: a tuple and a tuple struct are sequences, so GGUF arrays.
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Pair(u32, u32);
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct S {
+        p: Pair,
+        t: (i16, i16, i16),
+    }
+    let s = S { p: Pair(1, 2), t: (-1, 0, 1) };
+    let bytes = to_vec(&s).unwrap();
+    let f = Gguf::from_slice(&bytes).unwrap();
+    let got: Vec<(String, Value)> = f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
+    assert_eq!(
+        got,
+        [
+            ("p".to_owned(), Value::Array(Array::U32(vec![1, 2]))),
+            ("t".to_owned(), Value::Array(Array::I16(vec![-1, 0, 1])))
+        ]
+    );
+    assert_eq!(from_slice::<S>(&bytes).unwrap(), s);
+}
+
+#[test]
+fn borrowed_bytes_are_a_string_or_an_array_of_u8_only() {
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("s", "ab").unwrap();
+    w.add_kv("u8", vec![1u8, 2]).unwrap();
+    w.add_kv("u16", vec![1u16, 2]).unwrap();
+    let bytes = w.finish().unwrap();
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct B<'a> {
+        #[serde(borrow)]
+        s: &'a [u8],
+        #[serde(borrow)]
+        u8: &'a [u8],
+    }
+    assert_eq!(from_slice::<B<'_>>(&bytes).unwrap(), B { s: b"ab", u8: &[1, 2] });
+    // An array<u16> is not bytes (its stored bytes are not its elements).
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct W<'a> {
+        #[serde(borrow)]
+        u16: &'a [u8],
+    }
+    let e = from_slice::<W<'_>>(&bytes).unwrap_err().to_string();
+    assert!(e.starts_with("invalid type: sequence, expected a borrowed byte array"), "{e}");
+}
+
+#[test]
+fn a_struct_reports_how_many_keys_it_has_left() {
+    // A struct's keys as serde's MapAccess gives them: its size hint is the keys not yet given
+    // (fields that have a key, then the keys no field names).
+    struct Hints(Vec<Option<usize>>);
+    impl<'de> Deserialize<'de> for Hints {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Hints;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a struct")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
+                    let mut hints = vec![m.size_hint()];
+                    while m.next_key::<String>()?.is_some() {
+                        let _: serde::de::IgnoredAny = m.next_value()?;
+                        hints.push(m.size_hint());
+                    }
+                    Ok(Hints(hints))
+                }
+            }
+            d.deserialize_struct("G", &["a", "b"], V)
+        }
+    }
+    #[derive(Deserialize)]
+    struct Top {
+        g: Hints,
+    }
+    let mut w = GgufWriter::new(Vec::new());
+    for k in ["g.a", "g.x", "g.y", "g.z"] {
+        w.add_kv(k, 1u8).unwrap();
+    }
+    let bytes = w.finish().unwrap();
+    assert_eq!(from_slice::<Top>(&bytes).unwrap().g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
 }

@@ -68,6 +68,9 @@ fn shard_names() {
     assert_eq!(shard_path("m", 65534, 65535), PathBuf::from("m-65535-of-65535.gguf"));
     assert_eq!(parse_shard_path("a/b-00003-of-00003.gguf"), Some((PathBuf::from("a/b"), 2, 3)));
     assert_eq!(parse_shard_path("x-y-00001-of-00012.gguf"), Some((PathBuf::from("x-y"), 0, 12)));
+    // `split.count` is a UINT16 (llama.cpp's LLM_KV_SPLIT_COUNT): 65535 shards at most.
+    assert_eq!(parse_shard_path("m-65535-of-65535.gguf"), Some((PathBuf::from("m"), 65534, 65535)));
+    assert_eq!(parse_shard_path("m-00001-of-65536.gguf"), None);
     for bad in [
         "b-00000-of-00003.gguf",
         "b-00004-of-00003.gguf",

@@ -191,6 +191,27 @@ fn standard_structs_write_registry_types_and_read_back() {
 }
 
 #[test]
+fn a_group_with_any_one_key_is_written() {
+    // A file of one standard key (each of the 50 the structs name, written by the container
+    // writer) reads into the structs and writes back as that one key: the group is left out
+    // only when every one of its fields is None.
+    let stored = |bytes: &[u8]| -> Vec<(std::string::String, Value)> {
+        let f = Gguf::from_slice(bytes).unwrap();
+        f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect()
+    };
+    let all = stored(&gguf_serde::to_vec(&full()).unwrap());
+    assert_eq!(all.len(), 50);
+    for (key, value) in all {
+        let mut w = gguf_serde::GgufWriter::new(Vec::new());
+        w.add_kv(&key, value.clone()).unwrap();
+        let one: StandardMetadata = gguf_serde::from_slice(&w.finish().unwrap()).unwrap();
+        assert_eq!(one.general.is_empty(), !key.starts_with("general."), "{key}");
+        assert_eq!(one.tokenizer.is_empty(), !key.starts_with("tokenizer."), "{key}");
+        assert_eq!(stored(&gguf_serde::to_vec(&one).unwrap()), [(key.clone(), value)], "{key}");
+    }
+}
+
+#[test]
 fn standard_structs_refuse_a_wrong_type_naming_the_key() {
     let mut w = gguf_serde::GgufWriter::new(Vec::new());
     w.add_kv("tokenizer.ggml.bos_token_id", "one").unwrap();

@@ -146,7 +146,9 @@ fn round_trips_through_serde_json() {
     // Escaped strings are not borrowed by serde_json: they are copied in all the same.
     let back: StringArray = serde_json::from_str(r#"["a\nb", "\u00e9"]"#).unwrap();
     assert_eq!(back.to_vec(), ["a\nb", "é"]);
-    assert!(serde_json::from_str::<StringArray>("[1]").is_err());
+    // serde's messages: what was found, then what was expected.
+    let e = serde_json::from_str::<StringArray>("[1]").unwrap_err();
+    assert!(e.to_string().starts_with("invalid type: integer `1`, expected a string"), "{e}");
     assert!(serde_json::from_str::<StringArray>(r#"{"a": 1}"#).is_err());
 }
 
@@ -170,6 +172,10 @@ fn raw_elements_from_another_deserializer_are_checked() {
     let split = [&1u64.to_le_bytes()[..], &[0xc3], &1u64.to_le_bytes(), &[0xa9]].concat();
     let e = read(&split).unwrap_err();
     assert!(e.to_string().contains("string 0 of the raw array is not UTF-8"), "{e}");
+    // A value that is not bytes is not the stored elements.
+    let entry = ("\0gguf_serde::StringArray::le", 5u32);
+    let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(entry))).unwrap_err();
+    assert_eq!(e.to_string(), "invalid type: integer `5`, expected the stored elements of a string array");
     // Another key is not the raw entry.
     let other = ("tokens", BytesDeserializer::<DeError>::new(&ok));
     assert!(StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).is_err());

@@ -288,6 +288,12 @@ fn invalid_tensor_declarations() {
             "{name}: {e:?}"
         );
     }
+    // ggml's `ne` is int64 (gguf.cpp refuses a negative one): a dimension of 2^63 is refused
+    // as such, also where its size in bytes would fit in 64 bits.
+    for dtype in [GgmlType::F32, GgmlType::I8] {
+        let e = w.add_tensor_ne("neg", dtype, &[1 << 63]).unwrap_err();
+        assert!(e.to_string().contains("dimension larger than int64 in ne [9223372036854775808]"), "{e}");
+    }
     // The failed declarations left nothing behind.
     w.write_tensor_data(&[0; 4]).unwrap();
     let bytes = w.finish().unwrap();

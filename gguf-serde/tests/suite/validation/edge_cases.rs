@@ -124,6 +124,27 @@ fn check_all_types(g: &Gguf<&[u8]>) {
     for (k, v) in scalars {
         assert_eq!(g.get(k), Some(v), "{k}");
     }
+    // The accessors: an integer type as u64 / i64 where the value fits, a float type as f64,
+    // a string as text; None for every other type.
+    type Accessors<'s> = (Option<u64>, Option<i64>, Option<f64>, Option<&'s str>);
+    let accessors: [(&str, Accessors<'_>); 12] = [
+        ("u8", (Some(200), Some(200), None, None)),
+        ("i8", (None, Some(-100), None, None)),
+        ("u16", (Some(0xbeef), Some(0xbeef), None, None)),
+        ("i16", (None, Some(-12345), None, None)),
+        ("u32", (Some(0xdead_beef), Some(0xdead_beef), None, None)),
+        ("i32", (None, Some(-123_456_789), None, None)),
+        ("f32", (None, None, Some(-1.25), None)),
+        ("bool", (None, None, None, None)),
+        ("string", (None, None, None, Some("héllo"))),
+        ("u64", (Some(0x0123_4567_89ab_cdef), Some(0x0123_4567_89ab_cdef), None, None)),
+        ("i64", (None, Some(-0x0123_4567_89ab_cdef), None, None)),
+        ("f64", (None, None, Some(std::f64::consts::PI), None)),
+    ];
+    for (k, (u, i, f, s)) in accessors {
+        let v = g.get(k).unwrap();
+        assert_eq!((v.as_u64(), v.as_i64(), v.as_f64(), v.as_str()), (u, i, f, s), "{k}");
+    }
     let arr = |k: &str| g.get(k).unwrap().as_array().unwrap().iter().collect::<Vec<_>>();
     assert_eq!(arr("a.u8"), [V::U8(1), V::U8(255)]);
     assert_eq!(arr("a.i8"), [V::I8(-1), V::I8(1)]);
