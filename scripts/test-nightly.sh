@@ -10,7 +10,9 @@
 #      gguf-serde's every-f32-value F16/BF16 check against exhaustive.txt (test.sh: the sampled
 #      vectors and all 65,536 F16 inputs), and the Gemma 3 and whole-SmolLM2 comparisons with
 #      llama-quantize of tests/interop/quantize_llama.rs (test.sh: SmolLM2 at every file type, the
-#      IQ types on its first 4 layers).
+#      IQ types on its first 4 layers), and the matrices moved out of scripts/test.sh (tests/README.md,
+#      "Moved to the nightly run": each keeps one case of each rule there), such as the remaking of
+#      every converter case's inputs (test.sh: one case of each kind).
 #
 # Usage: scripts/test-nightly.sh        (after scripts/setup.sh, which scripts/test.sh runs)
 # Environment as scripts/test.sh: CI is set (a skip fails), GGUF_LLAMA_CPP_DIR is the build of

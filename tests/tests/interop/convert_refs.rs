@@ -3,19 +3,41 @@
 //! every case has the sha256 the manifest recorded, so a converter test compares its output on
 //! exactly the checkpoint llama.cpp's `convert_hf_to_gguf.py` converted. (The other tests take
 //! their checkpoints from `make_convert_case`, copies of ones made once and kept, with the same
-//! sha256s; `inputs_remade_with_the_references_digests` remakes every case in every run.)
+//! sha256s, made again whenever the scripts that make them change;
+//! `inputs_remade_with_the_references_digests` remakes one case of each kind in every run, and
+//! `every_other_case_s_inputs_remade_with_the_references_digests`, nightly, all the others.)
 
 use gguf_tests::convert_refs::{
-    convert_ref, convert_ref_cases, converted_cases, layout_class, make_convert_case, pending_cases,
-    remake_convert_case, OUTTYPES,
+    convert_ref, convert_ref_cases, converted_cases, differs_from_reference, layout_class, make_convert_case,
+    pending_cases, remake_convert_case, OUTTYPES,
 };
 
-#[test]
-fn inputs_remade_with_the_references_digests() {
-    let cases = convert_ref_cases();
-    // 7 hand-written cases and 10 made from transformers layouts
-    assert!(cases.len() >= 17, "manifest has {} cases", cases.len());
-    for case in &cases {
+/// The cases whose inputs `inputs_remade_with_the_references_digests` remakes in every run: one
+/// of each way `tests/py/make_convert_inputs.py` makes a checkpoint (a SentencePiece and a BPE
+/// tokenizer rebuilt from llama.cpp's vocabulary files, Llama 3's tokenizer edits and two shards
+/// with an index, a transformers layout with the `llama3` and with the `glm4` tokenizer edit, the
+/// FP8 E4M3 and E5M2 block quantization, and the MXFP4 derivation of gpt-oss). The other cases
+/// (more architectures through the same paths, and Gemma's 262,144-token tokenizer, the slowest)
+/// are remade by `every_other_case_s_inputs_remade_with_the_references_digests`
+/// (`scripts/test-nightly.sh`); in the suite each is also made and checked by `cached_convert_case`
+/// whenever its kept copy is missing (a fresh target folder, as CI has) or the scripts and
+/// layouts that make it have changed.
+const REMADE_IN_EVERY_RUN: [&str; 8] = [
+    "tiny-Llama-2-chat-hf",
+    "tiny-Qwen2-Instruct",
+    "tiny-Llama-3.2-Instruct",
+    "tiny-SmolLM3",
+    "tiny-GLM-4",
+    "tiny-DeepSeek-V3-FP8",
+    "tiny-Qwen3-FP8",
+    "tiny-gpt-oss-mxfp4",
+];
+
+/// Remakes each of `cases` from nothing and checks its inputs against the manifest
+/// (`remake_convert_case`), and that the manifest has a description of the reference's output at
+/// every output type.
+fn remake_and_check(cases: &[String]) {
+    for case in cases {
         let Some(dir) = remake_convert_case(case) else { return };
         assert!(dir.join("config.json").is_file(), "{case}: no config.json");
         for outtype in OUTTYPES {
@@ -25,6 +47,27 @@ fn inputs_remade_with_the_references_digests() {
             assert!(r["tensors"].as_array().is_some_and(|t| !t.is_empty()), "{case} {outtype}: no tensors");
         }
     }
+}
+
+#[test]
+fn inputs_remade_with_the_references_digests() {
+    let cases = convert_ref_cases();
+    // 7 hand-written cases and 10 made from transformers layouts
+    assert!(cases.len() >= 17, "manifest has {} cases", cases.len());
+    let every_run: Vec<String> = REMADE_IN_EVERY_RUN.iter().map(|c| c.to_string()).collect();
+    for case in &every_run {
+        assert!(cases.contains(case), "{case} is not a case of tests/data/convert-refs.json");
+    }
+    remake_and_check(&every_run);
+}
+
+/// The rest of `inputs_remade_with_the_references_digests`: every other case of the manifest.
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): the cases beyond one of each kind, seconds of Python each"]
+fn every_other_case_s_inputs_remade_with_the_references_digests() {
+    let others: Vec<String> =
+        convert_ref_cases().into_iter().filter(|c| !REMADE_IN_EVERY_RUN.contains(&c.as_str())).collect();
+    remake_and_check(&others);
 }
 
 /// `gguf_serde::convert::general::general_kv` on each case's remade checkpoint gives the
@@ -150,12 +193,11 @@ fn converter_output_equals_the_references() {
             let ot: OutType = outtype.parse().unwrap_or_else(|e| panic!("{outtype}: {e:?}"));
             let opts = ConvertOptions { model_card: card.as_ref(), ..ConvertOptions::new(ot) };
             convert(&*dir, &out, &opts).unwrap_or_else(|e| panic!("{case} {outtype}: {e:?}"));
-            let ours = gguf_tests::convert_refs::describe_gguf(&out).expect("python");
             let theirs = convert_ref(case, outtype);
-            if ours == theirs {
+            let Some(ours) = differs_from_reference(&out, &theirs) else {
                 matched += 1;
                 continue;
-            }
+            };
             let keys = |j: &serde_json::Value| j["keys"].as_array().cloned().unwrap_or_default();
             let (a, b) = (keys(&ours), keys(&theirs));
             let mut diff: Vec<String> = Vec::new();
@@ -199,7 +241,7 @@ fn fp8_as_q8_equals_the_reference() {
         let out = dir.tmp.join("fp8-as-q8.gguf");
         let opts = ConvertOptions { fp8_as_q8: true, ..ConvertOptions::new(OutType::F16) };
         convert(&*dir, &out, &opts).unwrap_or_else(|e| panic!("{case}: {e:?}"));
-        if gguf_tests::convert_refs::describe_gguf(&out).expect("python") != convert_ref(case, FP8_AS_Q8) {
+        if differs_from_reference(&out, &convert_ref(case, FP8_AS_Q8)).is_some() {
             differ.push(format!("{case} --fp8-as-q8"));
         }
         let out = dir.tmp.join("row-by-row.gguf");
@@ -264,8 +306,7 @@ fn the_examples_olmoe_equals_the_reference() {
         let ot: OutType = outtype.parse().unwrap_or_else(|e| panic!("{outtype}: {e:?}"));
         convert_with(&*dir, &out, &gguf_examples::olmoe::Olmoe, &ConvertOptions::new(ot))
             .unwrap_or_else(|e| panic!("{case} {outtype}: {e:?}"));
-        let ours = gguf_tests::convert_refs::describe_gguf(&out).expect("python");
-        if ours != convert_ref(case, outtype) {
+        if differs_from_reference(&out, &convert_ref(case, outtype)).is_some() {
             differ.push(outtype);
         }
     }
