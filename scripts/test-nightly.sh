@@ -19,23 +19,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; do
-  if [[ -n ${!var+set} ]]; then
-    echo "test-nightly.sh: $var is set; it makes tests check less, unset it" >&2
-    exit 1
-  fi
-done
-export CI=true
-scripts/setup.sh
-GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
-export GGUF_LLAMA_CPP_DIR
-scripts/build-harness.sh >/dev/null
+# The start scripts/test.sh makes too: the variables refused, CI, scripts/setup.sh,
+# GGUF_LLAMA_CPP_DIR, the C harnesses, `totals`.
+source scripts/suite-env.sh
 status=0
 scripts/codec-vectors.sh || status=1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --release --tests --no-fail-fast -- --ignored 2>&1 | tee "$log" || status=1
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i } }
-     /SKIPPED: / { s++ }
-     END { printf "%d passed, %d failed, %d skipped, %d ignored\n", p - s, f, s, g }' "$log"
+totals "$log"
 exit $status

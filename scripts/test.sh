@@ -14,13 +14,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; do
-  if [[ -n ${!var+set} ]]; then
-    echo "test.sh: $var is set; it makes tests check less, unset it" >&2
-    exit 1
-  fi
-done
-export CI=true
+# The variables refused, CI, `totals`, `suite_llama` (scripts/suite-env.sh, which scripts/test-nightly.sh
+# sources too); scripts/setup.sh runs below, beside the lints.
+suite_setup=later
+source scripts/suite-env.sh
 # Each phase prints its times when it ends ("test.sh: PHASE: W s wall, U s user + S s system
 # CPU", bash's `time`), and the run its totals. On a shared machine the CPU time is the one to
 # compare (tests/README.md, "Time").
@@ -40,12 +37,9 @@ setup=$!
 phase lint scripts/lint.sh
 phase package-check scripts/package-check.sh
 wait "$setup"
-# The llama.cpp build setup.sh made (a no-op now), for the tests that run llama.cpp.
-GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
-export GGUF_LLAMA_CPP_DIR
-# The C harnesses against that build (tests/harness/; llama_run for tests/interop/llama_run.rs):
-# compiled here so that a compile error shows before the tests (which run it again, a no-op).
-scripts/build-harness.sh >/dev/null
+# GGUF_LLAMA_CPP_DIR (the llama.cpp build setup.sh made, for the tests that run llama.cpp) and
+# the C harnesses against it, compiled here so that a compile error shows before the tests.
+suite_llama
 phase fuzz-smoke scripts/fuzz-smoke.sh
 # The codec reference vectors (gguf-serde/tests/data/codec) regenerate from ggml, byte for byte;
 # all but exhaustive.txt (ggml over all 2^32 f32 inputs, about 45 s of a core), which
@@ -68,11 +62,7 @@ phase cargo-test cargo_tests || status=1
 # against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
 python_tests() { scripts/python-test.sh 2>&1 | tee -a "$log"; }
 phase python-test python_tests || status=1
-# The totals over every test binary and doc-test run (cargo prints one line per binary). A skipped
-# test passed for libtest: it is counted as skipped, not passed.
-awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i } }
-     /SKIPPED: / { s++ }
-     END { printf "%d passed, %d failed, %d skipped, %d ignored\n", p - s, f, s, g }' "$log"
+totals "$log"
 # The totals: this shell's children, all waited for by now (`times`' second line).
 times > "$log"
 echo "test.sh: total: $SECONDS s wall, $(awk 'NR == 2 { print $1 " user + " $2 " system CPU" }' "$log")" >&2

@@ -8,9 +8,12 @@
 //! with `Vec<String>`), `tokens-string-array` (the same with `gguf_serde::StringArray`),
 //! `tokenizer-serde-borrowed` (tokens, `tokenizer.ggml.scores` and `tokenizer.ggml.token_type`
 //! together into `Vec<&str>`, `Vec<f32>`, `Vec<i32>`), `tokenizer-serde-owned` (the same with
-//! `Vec<String>`), `tokenizer-string-array` (the same with `gguf_serde::StringArray`). Prints the median and minimum wall time of one iteration (file already in
-//! the page cache) and the process's peak RSS. Built with `--features mimalloc`, mimalloc is the
-//! global allocator and the reader's name is printed with `+mimalloc`.
+//! `Vec<String>`), `tokenizer-string-array` (the same with `gguf_serde::StringArray`). Prints the
+//! median and minimum wall time of one iteration (file already in the page cache), the process's
+//! peak RSS, and the median CPU time of one iteration (user and system time of the process,
+//! `CLOCK_PROCESS_CPUTIME_ID`: what other processes on a shared machine do not add to). Built
+//! with `--features mimalloc`, mimalloc is the global allocator and the reader's name is printed
+//! with `+mimalloc`.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +24,15 @@ use std::time::{Duration, Instant};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const ALLOCATOR_SUFFIX: &str = if cfg!(feature = "mimalloc") { "+mimalloc" } else { "" };
+
+/// CPU time used by this process so far (user and system), in seconds.
+fn cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant the kernel knows.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -163,22 +175,24 @@ fn main() {
     let (reader, path) = (args[1].as_str(), args[2].as_str());
     let n: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
     let check = open_once(reader, path); // warm-up (page cache, allocator)
-    let mut times: Vec<Duration> = (0..n)
+    let (mut times, mut cpu): (Vec<Duration>, Vec<f64>) = (0..n)
         .map(|_| {
-            let t = Instant::now();
+            let (t, c0) = (Instant::now(), cpu_seconds());
             let c = open_once(reader, path);
-            let e = t.elapsed();
+            let (e, ce) = (t.elapsed(), cpu_seconds() - c0);
             assert_eq!(c, check);
-            e
+            (e, ce)
         })
-        .collect();
+        .unzip();
     times.sort();
+    cpu.sort_by(f64::total_cmp);
     let name = format!("{reader}{ALLOCATOR_SUFFIX}");
     println!(
-        "{name:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  ({} {check})",
+        "{name:18} median {:8.2} ms  min {:8.2} ms  peak RSS {:6.1} MiB  ({} {check})  cpu median {:8.2} ms",
         times[n / 2].as_secs_f64() * 1e3,
         times[0].as_secs_f64() * 1e3,
         peak_rss_kib() as f64 / 1024.0,
-        if reader.starts_with("tokens-") || reader.starts_with("tokenizer-") { "token bytes" } else { "tensors+keys" }
+        if reader.starts_with("tokens-") || reader.starts_with("tokenizer-") { "token bytes" } else { "tensors+keys" },
+        cpu[n / 2] * 1e3
     );
 }

@@ -18,7 +18,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use gguf_serde::{AlignmentProblem, Endian, Error, ErrorKind, FormatError, Gguf, ValueRef};
+use gguf_serde::{Endian, Error, ErrorKind, FormatError, Gguf, ValueRef};
 
 extern "C" {
     fn ggml_diff_parse(data: *const u8, len: usize, out: *mut *mut u8, out_len: *mut usize) -> c_int;
@@ -173,12 +173,6 @@ pub fn ggml_parse(data: &[u8]) -> Ggml {
 /// that shows one is counted under its name instead of failing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Known {
-    /// A BOOL byte other than 0 and 1: ggml reads any non-zero byte as true, we refuse (the spec:
-    /// "anything else is invalid").
-    BoolByte,
-    /// `general.alignment` above 64 KiB (`MAX_ALIGNMENT`, issue 15): ggml accepts powers of two
-    /// up to 2^31, we refuse.
-    AlignmentAbove64K,
     /// A big-endian file: ggml refuses it (version with zero low 16 bits), we read it.
     BigEndian,
     /// An array of arrays: ggml refuses it, we read it (the spec allows it).
@@ -201,20 +195,11 @@ pub enum Known {
 
 impl Known {
     /// Every entry, in the order of the counters.
-    pub const ALL: [Known; 7] = [
-        Known::BoolByte,
-        Known::AlignmentAbove64K,
-        Known::BigEndian,
-        Known::NestedArray,
-        Known::UnpaddedEnd,
-        Known::GgmlSizeWraps,
-        Known::NulAlignmentKey,
-    ];
+    pub const ALL: [Known; 5] =
+        [Known::BigEndian, Known::NestedArray, Known::UnpaddedEnd, Known::GgmlSizeWraps, Known::NulAlignmentKey];
 
     fn name(self) -> &'static str {
         match self {
-            Known::BoolByte => "bool byte",
-            Known::AlignmentAbove64K => "alignment above 64 KiB",
             Known::BigEndian => "big-endian",
             Known::NestedArray => "array of arrays",
             Known::UnpaddedEnd => "unpadded end",
@@ -232,7 +217,7 @@ struct Stats {
     ggml_aborts: AtomicU64,
     worker_died: AtomicU64,
     nul_strings: AtomicU64,
-    known: [AtomicU64; 8],
+    known: [AtomicU64; Known::ALL.len()],
 }
 
 static STATS: Stats = Stats {
@@ -242,7 +227,7 @@ static STATS: Stats = Stats {
     ggml_aborts: AtomicU64::new(0),
     worker_died: AtomicU64::new(0),
     nul_strings: AtomicU64::new(0),
-    known: [const { AtomicU64::new(0) }; 8],
+    known: [const { AtomicU64::new(0) }; Known::ALL.len()],
 };
 
 fn bump(c: &AtomicU64) {
@@ -364,10 +349,6 @@ fn known_refusal(e: &Error, theirs: &View) -> Option<Known> {
     match e.kind() {
         ErrorKind::Format(FormatError::TensorOutOfBounds { .. }) if ggml_size_wrapped(theirs) => {
             Some(Known::GgmlSizeWraps)
-        }
-        ErrorKind::Format(FormatError::InvalidBool { .. }) => Some(Known::BoolByte),
-        ErrorKind::Format(FormatError::BadAlignment { problem: AlignmentProblem::TooLarge(_), .. }) => {
-            Some(Known::AlignmentAbove64K)
         }
         _ => None,
     }

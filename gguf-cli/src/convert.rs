@@ -107,20 +107,9 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     }
     let outtype = parse_outtype(args, "auto")?;
     let ckpt = Checkpoint::open(&args.dir).map_err(|e| in_dir(e, &args.dir))?;
-    let card = model_card(&args.dir)?;
-    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
-    let bar = crate::quantize::progress_bar(args.quiet);
+    let (card, overrides, bar) = side_inputs(args)?;
     let inc = |n: u64| bar.inc(n);
-    let opts = ConvertOptions {
-        progress: Some(&inc),
-        split_max_size: args.split_max_size,
-        vocab: !args.no_vocab,
-        name: args.model_name.as_deref(),
-        model_card: card.as_ref(),
-        metadata_override: overrides.as_ref(),
-        fp8_as_q8: args.fp8_as_q8,
-        ..ConvertOptions::new(outtype)
-    };
+    let mut opts = options(args, outtype, (&card, &overrides), &inc);
     // Everything is checked here, before a file is created.
     let plan = plan(&ckpt, &opts).map_err(|e| match (e, &args.metadata) {
         // A value of the --metadata file: name that file, not the checkpoint.
@@ -169,8 +158,39 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         Some(_) => (Vec::new(), Shards::Unknown { prefix: &prefix }),
     };
     let inputs = inputs(&ckpt);
-    Outputs { files: &files, shards, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }.check()?;
+    opts.if_exists =
+        Outputs { files: &files, shards, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }.check()?;
     write_reporting(&plan, &out, &opts, &bar, "")
+}
+
+/// The model card, the `--metadata` override and the progress bar, which a conversion's options
+/// borrow ([`options`]).
+fn side_inputs(
+    args: &ConvertArgs,
+) -> anyhow::Result<(Option<serde_json::Value>, Option<serde_json::Value>, indicatif::ProgressBar)> {
+    let card = model_card(&args.dir)?;
+    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
+    Ok((card, overrides, crate::quantize::progress_bar(args.quiet)))
+}
+
+/// The options of the conversion `args` asks for: `outtype`, the model card and `--metadata`
+/// override of [`side_inputs`], progress reported to `progress`.
+fn options<'a>(
+    args: &'a ConvertArgs,
+    outtype: OutType,
+    (card, overrides): (&'a Option<serde_json::Value>, &'a Option<serde_json::Value>),
+    progress: &'a (dyn Fn(u64) + Sync),
+) -> ConvertOptions<'a> {
+    ConvertOptions {
+        progress: Some(progress),
+        split_max_size: args.split_max_size,
+        vocab: !args.no_vocab,
+        name: args.model_name.as_deref(),
+        model_card: card.as_ref(),
+        metadata_override: overrides.as_ref(),
+        fp8_as_q8: args.fp8_as_q8,
+        ..ConvertOptions::new(outtype)
+    }
 }
 
 /// Writes `plan` to `out` (its folder must exist), with the progress `bar`, and prints each file
@@ -217,17 +237,10 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
         bail!("--base {}: no config.json (the base model's folder is needed)", base.display());
     }
     let adapter = Adapter::open(&args.dir, base).map_err(|e| in_dir(e, &args.dir))?;
-    let card = model_card(&args.dir)?;
-    let overrides = args.metadata.as_deref().map(metadata_override).transpose()?;
-    let bar = crate::quantize::progress_bar(args.quiet);
+    // (no --split-max-size, --no-vocab or --fp8-as-q8: refused above)
+    let (card, overrides, bar) = side_inputs(args)?;
     let inc = |n: u64| bar.inc(n);
-    let opts = ConvertOptions {
-        progress: Some(&inc),
-        name: args.model_name.as_deref(),
-        model_card: card.as_ref(),
-        metadata_override: overrides.as_ref(),
-        ..ConvertOptions::new(outtype)
-    };
+    let mut opts = options(args, outtype, (&card, &overrides), &inc);
     let plan = lora::plan_adapter(&adapter, &opts).map_err(|e| in_dir(e, &args.dir))?;
     // Notes are printed with -q too: it hides the progress bar only.
     for name in adapter.base_layer_copies().map_err(|e| in_dir(e, &args.dir))? {
@@ -261,8 +274,9 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
         .chain(["config.json"].iter().map(|n| base.join(n)))
         .collect();
     let files = vec![out.clone()];
-    Outputs { files: &files, shards: Shards::No, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }
-        .check()?;
+    opts.if_exists =
+        Outputs { files: &files, shards: Shards::No, inputs: &inputs, reads: Reads::Checkpoint, force: args.force }
+            .check()?;
     write_reporting(&plan, &out, &opts, &bar, "LoRA adapter ")
 }
 

@@ -1,11 +1,12 @@
 //! `gguf set`, `gguf rm`, `gguf rename`
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use gguf_serde::ops::edit::{self, edit_file, parse_value, Edit};
-use gguf_serde::{EditError, Gguf, GgufWriter, ValueRef, ValueType, WriteOptions};
+use gguf_serde::{EditError, Gguf, GgufStr, GgufWriter, ValueRef, ValueType, WriteOptions};
 
 use crate::inspect::show;
 use crate::out::{outln, Out};
@@ -22,9 +23,9 @@ fn parse_type(s: &str) -> Result<ValueType, String> {
 pub struct SetArgs {
     /// The GGUF file, rewritten in place.
     file: PathBuf,
-    /// The key.
-    key: String,
-    /// The value, as text.
+    /// The key, as `gguf inspect` shows it (see "Names" in `gguf --help`).
+    key: OsString,
+    /// The value, as text (taken as it is: no escapes).
     #[arg(allow_hyphen_values = true)]
     value: String,
     /// The value's type: u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool or string. Without
@@ -59,61 +60,62 @@ fn type_hint(e: gguf_serde::Error) -> anyhow::Error {
 }
 
 /// The first existing key that `key` would be a value and a prefix with: `key.…`, or a key
-/// that `key` starts with followed by `.`.
-fn prefix_conflict<'a>(key: &str, mut keys: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+/// that `key` starts with followed by `.` (as bytes).
+fn prefix_conflict<'a>(key: &[u8], mut keys: impl Iterator<Item = GgufStr<'a>>) -> Option<GgufStr<'a>> {
     keys.find(|k| {
-        (k.len() > key.len() && k.starts_with(key) && k.as_bytes().get(key.len()) == Some(&b'.'))
-            || (key.len() > k.len() && key.starts_with(k) && key.as_bytes().get(k.len()) == Some(&b'.'))
+        let k = k.as_bytes();
+        (k.len() > key.len() && k.starts_with(key) && k.get(key.len()) == Some(&b'.'))
+            || (key.len() > k.len() && key.starts_with(k) && key.get(k.len()) == Some(&b'.'))
     })
 }
 
 /// Sets the key.
 pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
+    let key = crate::names::name_arg(&args.key, "KEY")?;
+    let shown_key = GgufStr::from_bytes(&key);
     let value = {
         let f = Gguf::open(&args.file)
             .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
-        let old = f.get(&args.key);
+        let old = f.get(&key);
         if old.is_none() {
-            // A key that is not UTF-8 is never a prefix of a text key, nor has one.
-            if let Some(other) = prefix_conflict(&args.key, f.metadata().filter_map(|kv| kv.key.to_str().ok())) {
+            if let Some(other) = prefix_conflict(&key, f.metadata().map(|kv| kv.key)) {
                 if !args.allow_prefix {
                     anyhow::bail!(
-                        "{}: new key {:?} would be both a value and a prefix with the existing key {other:?}; \
+                        "{}: new key {shown_key:?} would be both a value and a prefix with the existing key {other:?}; \
                          pass --allow-prefix to create this layout (it reads through serde as described in the \
                          serde mapping, \"A key that is also the prefix of other keys\")",
                         args.file.display(),
-                        args.key
                     );
                 }
-                eprintln!("note: {:?} is both a value and a prefix with {other:?} (--allow-prefix)", args.key);
+                eprintln!("note: {shown_key:?} is both a value and a prefix with {other:?} (--allow-prefix)");
             }
         }
-        let value = parse_value(&args.key, &args.value, args.ty, old).map_err(type_hint)?;
+        let value = parse_value(&shown_key.escaped(), &args.value, args.ty, old).map_err(type_hint)?;
         if args.dry_run {
             // Every refusal of the real run (a new key `a..b`, a bad `general.alignment`): the
             // edit applied to a writer that discards its output.
-            let edits = [Edit::Set { key: args.key.clone(), value: value.clone() }];
+            let edits = [Edit::Set { key: key.clone(), value: value.clone() }];
             let sink = GgufWriter::with_options(std::io::sink(), WriteOptions::like(&f))?;
             edit::apply(&f, &edits, sink, |_, _| Ok(()))
                 .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
             // The value as the file would hold it: written to a one-key file and read back.
             let mut w = GgufWriter::new(Vec::new());
-            w.add_value(&args.key, &value)?;
+            w.add_value("k", &value)?;
             let one = w.finish()?;
             let one = Gguf::from_slice(&one)?;
-            let new = one.get(&args.key).context("the new value")?;
+            let new = one.get("k").context("the new value")?;
             let shown = |v: &ValueRef<'_>| format!("{} = {}", v.type_name(), show(v, 8));
             let mut out = Out::stdout();
             match old {
-                Some(o) => outln!(out, "~ key {}: {} -> {}", args.key, shown(&o), shown(&new)),
-                None => outln!(out, "+ key {}: {}", args.key, shown(&new)),
+                Some(o) => outln!(out, "~ key {shown_key}: {} -> {}", shown(&o), shown(&new)),
+                None => outln!(out, "+ key {shown_key}: {}", shown(&new)),
             }
             out.finish()?;
             return Ok(ExitCode::SUCCESS);
         }
         value
     };
-    edit_file(&args.file, &[Edit::Set { key: args.key.clone(), value }])
+    edit_file(&args.file, &[Edit::Set { key, value }])
         .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -123,13 +125,14 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
 pub struct RmArgs {
     /// The GGUF file, rewritten in place.
     file: PathBuf,
-    /// The key to remove.
-    key: String,
+    /// The key to remove, as `gguf inspect` shows it (see "Names" in `gguf --help`).
+    key: OsString,
 }
 
 /// Removes the key.
 pub fn run_rm(args: &RmArgs) -> anyhow::Result<ExitCode> {
-    edit_file(&args.file, &[Edit::Remove { key: args.key.clone() }])
+    let key = crate::names::name_arg(&args.key, "KEY")?;
+    edit_file(&args.file, &[Edit::Remove { key }])
         .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -139,15 +142,16 @@ pub fn run_rm(args: &RmArgs) -> anyhow::Result<ExitCode> {
 pub struct RenameArgs {
     /// The GGUF file, rewritten in place.
     file: PathBuf,
-    /// The key's name.
-    old: String,
-    /// Its new name.
-    new: String,
+    /// The key's name, as `gguf inspect` shows it (see "Names" in `gguf --help`).
+    old: OsString,
+    /// Its new name, in the same form.
+    new: OsString,
 }
 
 /// Renames the key.
 pub fn run_rename(args: &RenameArgs) -> anyhow::Result<ExitCode> {
-    edit_file(&args.file, &[Edit::Rename { from: args.old.clone(), to: args.new.clone() }])
+    let (from, to) = (crate::names::name_arg(&args.old, "OLD")?, crate::names::name_arg(&args.new, "NEW")?);
+    edit_file(&args.file, &[Edit::Rename { from, to }])
         .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -69,7 +69,8 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
             a.input.display()
         );
     }
-    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
+    let if_exists =
+        Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
     let bar = crate::quantize::progress_bar(a.quiet);
     let progress = |done: u64, total: u64| {
         bar.set_length(total);
@@ -81,7 +82,8 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         DtypeArg::F16 => ExportDtype::F16,
         DtypeArg::Bf16 => ExportDtype::BF16,
     };
-    let opts = ExportOptions::new(dtype).with_exclude(a.exclude.clone()).with_progress(&progress);
+    let opts =
+        ExportOptions::new(dtype).with_exclude(a.exclude.clone()).with_progress(&progress).with_if_exists(if_exists);
     let report =
         export(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))?;
     bar.finish_and_clear();
@@ -101,8 +103,9 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes the GGUF file.
 pub fn run_import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
-    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
-    let report = import(&a.input, &a.output)
+    let if_exists =
+        Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
+    let report = import(&a.input, &a.output, if_exists)
         .map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input, &a.output]))?;
     let mut out = Out::stdout();
     outln!(out, "{}: {} tensors, {} bytes", a.output.display(), report.tensors, report.bytes);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gguf_serde::ops::hash::{hash_files, work_bytes, HashKind, HashOptions, Manifest, Verdict};
+use gguf_serde::ops::hash::{ggml_tensor_name, hash_files, work_bytes, HashKind, HashOptions, Manifest, Verdict};
 use gguf_serde::ShardedGguf;
 
 use crate::out::{outln, Out};
@@ -57,21 +57,21 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let manifest = match &a.check {
         None => None,
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading manifest {}", path.display()))?;
+            let text = std::fs::read(path).with_context(|| format!("reading manifest {}", path.display()))?;
             let m = Manifest::parse(&text);
             let kinds = m.kinds();
             if kinds.is_empty() {
                 anyhow::bail!("manifest {}: no line of a known hash kind (xxh64, sha1, sha256, uuid)", path.display());
             }
             // llama-gguf-hash's header: the kinds found, strongest first.
-            let mut header = format!("manifest  {}", path.display());
+            let mut header = [b"manifest  ", path_bytes(path)].concat();
             for k in [HashKind::Sha256, HashKind::Sha1, HashKind::Xxh64, HashKind::Uuid] {
                 if kinds.contains(&k) {
-                    header.push_str("  ");
-                    header.push_str(k.name());
+                    header.extend_from_slice(b"  ");
+                    header.extend_from_slice(k.name().as_bytes());
                 }
             }
-            outln!(out, "{header}");
+            line(&mut out, &header)?;
             Some((path, m))
         }
     };
@@ -93,7 +93,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let model = ShardedGguf::open(&a.file)
         .map_err(|e| crate::out::unless_named(e, a.file.display().to_string(), &[&a.file]))?;
     let shards: Vec<_> = (0..model.shard_count()).filter_map(|i| model.shard(i)).collect();
-    let names: Vec<String> = model.shard_paths().map(|p| p.display().to_string()).collect();
+    let names: Vec<&[u8]> = model.shard_paths().map(path_bytes).collect();
 
     let bar = crate::quantize::progress_bar(false);
     bar.set_length(work_bytes(&shards, &options));
@@ -103,8 +103,8 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
 
     let Some((path, manifest)) = manifest else {
         for (h, name) in hashes.iter().zip(&names) {
-            for line in h.lines(name) {
-                outln!(out, "{line}");
+            for entry in h.lines(name) {
+                line(&mut out, &entry.line())?;
             }
         }
         out.finish()?;
@@ -114,16 +114,16 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     let mut found_any = false;
     for ((h, name), shard) in hashes.iter().zip(&names).zip(&shards) {
-        let tensor_prefix = format!("{name}:");
-        let listed: HashSet<(HashKind, &str)> = manifest
+        let tensor_prefix = [name, &b":"[..]].concat();
+        let listed: HashSet<(HashKind, &[u8])> = manifest
             .entries()
             .iter()
             .filter(|e| e.name.starts_with(&tensor_prefix))
-            .map(|e| (e.kind, e.name.as_str()))
+            .map(|e| (e.kind, e.name.as_slice()))
             .collect();
-        for line in h.lines(name) {
-            let verdict = manifest.verify(&line);
-            let is_tensor = line.name.len() > name.len();
+        for entry in h.lines(name) {
+            let verdict = manifest.verify(&entry);
+            let is_tensor = entry.name.len() > name.len();
             match verdict {
                 Verdict::Ok => found_any = true,
                 Verdict::Mismatch => {
@@ -131,20 +131,20 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
                     failed = true;
                 }
                 // A tensor of the file that the manifest's per-tensor lines of this kind lack.
-                Verdict::NotFound if is_tensor && listed.iter().any(|(k, _)| *k == line.kind) => failed = true,
+                Verdict::NotFound if is_tensor && listed.iter().any(|(k, _)| *k == entry.kind) => failed = true,
                 Verdict::NotFound => {}
             }
-            outln!(out, "{line}  -  {}", verdict.name());
+            line(&mut out, &[&entry.line(), format!("  -  {}", verdict.name()).as_bytes()].concat())?;
         }
         // The manifest's tensors of this file that the file lacks, for the kinds checked.
         if !a.no_layer {
-            let present: HashSet<String> = shard.tensors().map(|t| t.name.to_string()).collect();
+            let present: HashSet<&[u8]> = shard.tensors().map(|t| ggml_tensor_name(t.name.as_bytes())).collect();
             for e in manifest.entries() {
-                let Some(tensor) = e.name.strip_prefix(&tensor_prefix) else { continue };
+                let Some(tensor) = e.name.strip_prefix(tensor_prefix.as_slice()) else { continue };
                 if options.kinds.contains(&e.kind) && e.kind != HashKind::Uuid && !present.contains(tensor) {
                     failed = true;
                     found_any = true;
-                    outln!(out, "{e}  -  Missing");
+                    line(&mut out, &[&e.line(), &b"  -  Missing"[..]].concat())?;
                 }
             }
         }
@@ -155,16 +155,34 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
             "{}: the manifest has no {} line for {}",
             path.display(),
             options.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join("/"),
-            names.join(", ")
+            model.shard_paths().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         ));
     }
     outln!(out, "");
-    outln!(
-        out,
-        "Verification results for {} - {}",
-        Path::new(path).display(),
-        if failed { "Failure" } else { "Success" }
-    );
+    let verdict = if failed { "Failure" } else { "Success" };
+    line(
+        &mut out,
+        &[&b"Verification results for "[..], path_bytes(path), format!(" - {verdict}").as_bytes()].concat(),
+    )?;
     out.finish()?;
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// The bytes of `path` as given, as `llama-gguf-hash` prints its `argv` (on Unix; elsewhere its
+/// text, or `?` where it is not Unicode).
+fn path_bytes(path: &Path) -> &[u8] {
+    #[cfg(unix)]
+    {
+        std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())
+    }
+    #[cfg(not(unix))]
+    {
+        path.to_str().unwrap_or("?").as_bytes()
+    }
+}
+
+/// Writes `bytes` and a newline to `out`.
+fn line(out: &mut Out, bytes: &[u8]) -> Result<(), crate::out::OutputError> {
+    out.bytes(bytes)?;
+    out.bytes(b"\n")
 }

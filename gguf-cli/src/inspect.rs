@@ -281,7 +281,7 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
     writeln!(out, "parameters:   {n} ({})", parameters_short(n))?;
     if split {
         writeln!(out, "\nshards ({}):", f.shards.len())?;
-        let width = f.shards.iter().map(|s| shown(&s.path).len()).max().unwrap_or(4).max(4);
+        let width = f.shards.iter().map(|s| shown(&s.path).chars().count()).max().unwrap_or(4).max(4);
         writeln!(
             out,
             "  {:>5}  {:width$}  {:>12}  {:>12}  {:>7}",
@@ -300,12 +300,12 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
         }
     }
     writeln!(out, "\nmetadata ({} keys):", f.metadata.len())?;
-    let width = f.metadata.iter().map(|kv| shown(kv.key).len()).max().unwrap_or(0);
+    let width = f.metadata.iter().map(|kv| shown(kv.key).chars().count()).max().unwrap_or(0);
     for kv in &f.metadata {
         writeln!(out, "  {:width$}  {:<16}  {}", shown(kv.key), kv.value.type_name(), show(&kv.value, items))?;
     }
     writeln!(out, "\ntensors ({}):", f.tensors.len())?;
-    let width = f.tensors.iter().map(|(_, t)| shown(t.name).len()).max().unwrap_or(4).max(4);
+    let width = f.tensors.iter().map(|(_, t)| shown(t.name).chars().count()).max().unwrap_or(4).max(4);
     let shape_title = if style.stored_order { "ne" } else { "shape" };
     let shard_title = if split { format!("  {:>5}", "shard") } else { String::new() };
     writeln!(
@@ -349,6 +349,9 @@ enum MemoryError {
     /// A key the estimate needs is missing (or not an integer).
     #[error("--memory: the file has no {0}")]
     Missing(String),
+    /// `general.architecture` is a string that is not UTF-8 (the reader's error: key, offset).
+    #[error("--memory: {0}")]
+    NotUtf8(gguf_serde::Error),
     /// `{arch}.attention.head_count` is 0.
     #[error("--memory: {0} is 0")]
     Zero(String),
@@ -389,9 +392,13 @@ fn add(a: u64, b: u64, what: &str, value: u64, size: &'static str) -> Result<u64
 /// # Errors
 /// [`MemoryError`] for a missing key, a head count of 0, or a size above `u64::MAX` bytes.
 fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryError> {
-    let arch = f
-        .get("general.architecture")
-        .and_then(|v| v.as_str().map(str::to_owned))
+    let arch_kv = f.metadata.iter().find(|kv| kv.key == "general.architecture");
+    let arch = arch_kv
+        .map(|kv| kv.value_str())
+        .transpose()
+        .map_err(MemoryError::NotUtf8)?
+        .flatten()
+        .map(str::to_owned)
         .ok_or_else(|| MemoryError::Missing("general.architecture".into()))?;
     let key = |k: &str| format!("{arch}.{k}");
     let num = |k: &str| f.get(&key(k)).and_then(|v| v.as_u64());
@@ -449,7 +456,7 @@ fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryErro
     let kv = add(k, v, &bc, layers, KV)?;
     let mut weights = 0u64;
     for (_, t) in &f.tensors {
-        weights = add(weights, t.nbytes, &format!("the nbytes of tensor {:?}", t.name), t.nbytes, "weights")?;
+        weights = add(weights, t.nbytes, &format!("the nbytes of tensor {}", t.name), t.nbytes, "weights")?;
     }
     let total = add(weights, kv, &bc, layers, "total")?;
     Ok(Memory { ctx, cells, layers, weights, k, v, kv, total })
@@ -472,15 +479,11 @@ pub(crate) fn parameters_short(n: u64) -> String {
     }
 }
 
-/// A key or tensor name as printed: quoted and escaped if it holds control characters, so a file
-/// cannot write escape sequences or fake lines to the terminal, or bytes that are not UTF-8 (which
-/// ggml accepts), each shown as `\xNN`.
+/// A key, tensor name or path as printed: [`GgufStr::escaped`], so that a file cannot write
+/// escape sequences or fake lines to the terminal, and the form reads back (bytes that are not
+/// UTF-8 as `\xNN`, a backslash as `\\`, control characters as `\n`, `\u{1b}`, ...).
 fn shown<'a>(s: impl Into<GgufStr<'a>>) -> std::borrow::Cow<'a, str> {
-    let s: GgufStr<'a> = s.into();
-    match s.to_str() {
-        Ok(t) if !t.chars().any(char::is_control) => t.into(),
-        _ => format!("{s:?}").into(),
-    }
+    s.into().escaped()
 }
 
 pub(crate) fn show(v: &ValueRef<'_>, items: usize) -> String {
@@ -591,7 +594,7 @@ impl Serialize for JsonFile<'_, '_> {
     }
 }
 
-/// A key or tensor name in JSON: its text, with each byte that is not UTF-8 as `\xNN`.
+/// A key or tensor name in JSON: its escaped form ([`GgufStr::escaped`]), as the text shows it.
 fn escaped<S: Serializer>(v: &GgufStr<'_>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&v.escaped())
 }
@@ -644,8 +647,16 @@ impl Serialize for JsonValue<'_> {
             ValueRef::F32(x) => s.serialize_f32(x),
             ValueRef::F64(x) => s.serialize_f64(x),
             ValueRef::Bool(x) => s.serialize_bool(x),
-            // A string that is not UTF-8 as text with each bad byte as `\xNN` (as `inspect` shows it).
-            ValueRef::String(x) => s.serialize_str(&x.escaped()),
+            // A string as it is; one that is not UTF-8 as `{"escaped": TEXT}` (the escaped form
+            // of the text output), so that it cannot pass for a string that is.
+            ValueRef::String(x) => match x.to_str() {
+                Ok(text) => s.serialize_str(text),
+                Err(_) => {
+                    let mut m = s.serialize_map(Some(1))?;
+                    m.serialize_entry("escaped", &x.escaped())?;
+                    m.end()
+                }
+            },
             ValueRef::Array(a) => JsonArray(a).serialize(s),
         }
     }

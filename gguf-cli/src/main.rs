@@ -10,7 +10,12 @@
 //!   outputs there and calls `Outputs::check` before writing;
 //! - `out.rs`: standard output through one writer (never `println!`), and the error texts that
 //!   name a path once;
-//! - `signals.rs`: an interrupt removes the temporary files of writes in progress.
+//! - `signals.rs`: an interrupt removes the temporary files of writes in progress;
+//! - `names.rs`: how a key or tensor name is taken from the command line (the escaped form the
+//!   outputs show, or raw bytes).
+//!
+//! Keys and tensor names are shown everywhere as `GgufStr`'s `Display` shows them (its one
+//! reversible escaped form), and taken back through `names.rs`.
 //!
 //! A new command: its arguments and `run` in a file of its own, a variant of `Command` below, and
 //! a row in the README's command table.
@@ -21,6 +26,7 @@ mod edit;
 mod export;
 mod hash;
 mod inspect;
+mod names;
 mod out;
 mod outputs;
 mod quantize;
@@ -49,7 +55,17 @@ use crate::out::{warn, OutputError};
         cannot be written (and for `diff`, any trouble). A closed pipe (`gguf inspect FILE | head -1`) is not an error: the \
         command stops quietly (for `diff`, with the status of the differences it had found). \
         Interrupted by SIGINT, SIGTERM or SIGHUP, a command that writes a file removes its \
-        temporary files and exits 130, 143 or 129."
+        temporary files and exits 130, 143 or 129.\n\n\
+        Names: keys and tensor names are shown (inspect, diff, show, validate, quantize --dry-run, \
+        and their --json) in one reversible escaped form: the text as it is, but `\\\\` for a \
+        backslash, `\\n`, `\\t`, `\\r`, `\\0` and `\\u{1b}` for control and invisible characters \
+        (Rust's escape_debug), and `\\xNN` for each byte that is not UTF-8 (which ggml accepts), so \
+        that the text `\\xff` (shown `\\\\xff`) and the byte FF (shown `\\xff`) never print alike. \
+        A command that takes a key or tensor name (set, rm, rename, show) takes it in that form, as \
+        inspect shows it; on Unix an argument that is not UTF-8 is taken as its bytes. In text, \
+        string values are shown quoted in the same form (with `\\\"` for a quote); in JSON a string \
+        value that is UTF-8 is the JSON string itself, and one that is not is the object \
+        {\"escaped\": TEXT}, TEXT in the escaped form."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -111,8 +111,8 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
 /// names its file), so that each path appears once.
 ///
 /// A file that appeared at an output while the command ran (the library refuses to replace it
-/// at the end, as set by [`crate::outputs::Outputs::check`] without `--force`) gives the same
-/// error as one that was there before: "OUT exists (use --force to replace it)".
+/// at the end without `--force`: [`crate::outputs::Outputs::if_exists`]) gives the same error as
+/// one that was there before: "OUT exists (use --force to replace it)".
 pub fn unless_named(e: impl Into<anyhow::Error>, context: String, names: &[&std::path::Path]) -> anyhow::Error {
     let e = e.into();
     let text = format!("{e:#}");
@@ -122,7 +122,11 @@ pub fn unless_named(e: impl Into<anyhow::Error>, context: String, names: &[&std:
         .filter_map(gguf_serde::Error::as_io)
         .any(|io| io.kind() == std::io::ErrorKind::AlreadyExists);
     if exists {
-        if let Some(n) = names.iter().find(|n| text.contains(&n.display().to_string())).or(names.last()) {
+        // the output named, else the shard being written (one the command did not list), else
+        // the last output
+        let shard = e.chain().filter_map(gguf_error).find_map(gguf_serde::Error::shard);
+        let named = names.iter().copied().find(|n| text.contains(&n.display().to_string()));
+        if let Some(n) = named.or(shard).or(names.last().copied()) {
             return anyhow::anyhow!("{} exists (use --force to replace it)", n.display());
         }
     }

@@ -13,13 +13,20 @@
 //!    is given (it would replace it rather than write into it);
 //! 4. shards: an existing shard of the output's own set is refused without `--force` (3); a shard
 //!    of an earlier split of the same prefix into another count is refused without `--force`,
-//!    and named in a warning with it (it stays beside the new shards). When the count is known
-//!    only once written (`convert --split-max-size`), any existing shard of the prefix is
-//!    refused without `--force`.
+//!    and named in a warning with it (it stays beside the new shards). When the command does not
+//!    know the count (`convert --split-max-size`: the library plans it), any existing shard of
+//!    the prefix is refused without `--force`.
+//!
+//! The same rule holds at the end of the write, atomically: the command gives the library
+//! [`IfExists::replace_when`]`(--force)` ([`Outputs::if_exists`]), so a file that appears at an
+//! output while the command runs is kept without `--force` (the command fails with the same
+//! error as for a file that was there before, [`crate::out::unless_named`]) and replaced with
+//! it.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
+use gguf_serde::container::IfExists;
 
 use crate::out::warn;
 
@@ -62,7 +69,7 @@ pub enum Shards<'a> {
         /// N.
         count: u16,
     },
-    /// Shards of `PREFIX` whose count is known only once they are written.
+    /// Shards of `PREFIX` whose count the command does not know (the library plans it).
     Unknown {
         /// PREFIX.
         prefix: &'a Path,
@@ -90,12 +97,15 @@ impl Outputs<'_> {
         Outputs { files: file, shards: Shards::No, inputs, reads, force }
     }
 
+    /// What the write does with a file that appears at an output meanwhile (see the module
+    /// docs): replace it with `--force`, else keep it and fail.
+    pub fn if_exists(&self) -> IfExists {
+        IfExists::replace_when(self.force)
+    }
+
     /// Refuses what the policy of the module docs refuses; warns of an earlier split's shards that
-    /// `--force` leaves beside the new ones.
-    pub fn check(&self) -> anyhow::Result<()> {
-        // The same rule at the end of the write, atomically: a file that appears at an output
-        // while the command runs is not replaced without --force either.
-        gguf_serde::container::replace_existing(self.force);
+    /// `--force` leaves beside the new ones. Returns [`Outputs::if_exists`], for the write.
+    pub fn check(&self) -> anyhow::Result<IfExists> {
         let unknown_count = match self.shards {
             Shards::Unknown { prefix } => shard_files(prefix).into_iter().map(|(p, _)| p).collect(),
             _ => Vec::new(),
@@ -130,7 +140,7 @@ impl Outputs<'_> {
                 warn(format_args!("warning: {} of an earlier split is left as it is", old.display()));
             }
         }
-        Ok(())
+        Ok(self.if_exists())
     }
 }
 

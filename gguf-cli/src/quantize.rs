@@ -1,6 +1,7 @@
 //! `gguf quantize IN OUT TYPE` (llama-quantize's file types and options) and
 //! `gguf dequantize IN OUT [--type F32|F16|BF16]`.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,7 +18,7 @@ use gguf_serde::ops::quantize::{
 use gguf_serde::ops::requant::{
     check_header, check_plan, keep_split_paths, keep_split_prefix, requantize, requantize_sharded,
 };
-use gguf_serde::{GgmlType, Gguf};
+use gguf_serde::{GgmlType, Gguf, GgufStr};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::out::{outln, Out, OutputError};
@@ -93,7 +94,7 @@ pub struct QuantizeArgs {
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
     /// the file type (or --type); the number of threads (or --threads).
     #[arg(value_name = "ARGS", num_args = 1..=4, required = true)]
-    args: Vec<String>,
+    args: Vec<OsString>,
     /// The llama.cpp file type (case-insensitive): Q4_K_M, Q8_0, Q5_K_S, IQ4_XS, MXFP4_MOE, F16,
     /// COPY, ... or its number (15); see the list below. A ggml tensor type that is no file type
     /// (MXFP4, Q8_1, ...) is refused: choose tensor types with --tensor-type.
@@ -112,27 +113,31 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
     token_embedding_type: Option<GgmlType>,
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
-    /// (lower-cased) get that type; the first matching option wins (repeatable), e.g.
-    /// --tensor-type attn_v=q8_0.
-    #[arg(long, value_name = "PATTERN=TYPE", value_parser = parse_tensor_type)]
+    /// (its ASCII letters lower-cased) get that type; the first matching option wins
+    /// (repeatable), e.g. --tensor-type attn_v=q8_0. As in llama-quantize (std::regex), the
+    /// pattern matches the name's bytes: `.` is one byte, so a non-ASCII character of two bytes
+    /// is `..`, and a byte that is not UTF-8 is one `.`.
+    #[arg(long, value_name = "PATTERN=TYPE", value_parser = tensor_type_parser())]
     tensor_type: Vec<TensorTypeOverride>,
-    /// A file of PATTERN=TYPE options separated by spaces or newlines.
+    /// A file of PATTERN=TYPE options separated by white space (spaces, tabs, newlines).
     #[arg(long, value_name = "FILE")]
     tensor_type_file: Vec<PathBuf>,
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable).
     #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = parse_override_kv)]
     override_kv: Vec<KvOverride>,
-    /// Use the importance matrix only for tensors whose name contains NAME (repeatable; not
-    /// with --exclude-weights; needs --imatrix).
+    /// Use the importance matrix only for tensors whose name contains NAME (its bytes, as
+    /// given; repeatable; not with --exclude-weights; needs --imatrix).
     #[arg(long, value_name = "NAME", requires = "imatrix")]
-    include_weights: Vec<String>,
-    /// Do not use the importance matrix for tensors whose name contains NAME (repeatable;
-    /// needs --imatrix).
+    include_weights: Vec<OsString>,
+    /// Do not use the importance matrix for tensors whose name contains NAME (its bytes, as
+    /// given; repeatable; needs --imatrix).
     #[arg(long, value_name = "NAME", requires = "imatrix")]
-    exclude_weights: Vec<String>,
+    exclude_weights: Vec<OsString>,
     /// An importance matrix made by llama-imatrix, in its GGUF format or the legacy .dat
-    /// format. Its name is written to quantize.imatrix.file as given here. Needed, as
+    /// format; its entries are matched to tensors by the bytes of their names, UTF-8 or not,
+    /// as llama-quantize matches them. Its name is written to quantize.imatrix.file as given
+    /// here. Needed, as
     /// llama-quantize needs it, for every tensor (but token_embd and output) that the plan gives
     /// IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S or IQ3_XXS, or Q2_K in a Q2_K_S file: so for the
     /// file types IQ1_*, IQ2_*, IQ3_XXS, Q2_K_S, and IQ3_XS where its mix uses IQ3_XXS
@@ -166,7 +171,9 @@ pub struct QuantizeArgs {
     /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable; not a
     /// llama-quantize option). Glob syntax: `*` any run of characters (`.` included), `?` one
     /// character, `[0-3]` / `[!0-9]` one character of a class (or not), `{a,b}` either
-    /// alternative, `\` the next character literally; e.g. `blk.*.ffn_{up,down}.weight`.
+    /// alternative, `\` the next character literally; e.g. `blk.*.ffn_{up,down}.weight`. Names
+    /// are matched as bytes: `?` and a class match one byte, so a non-ASCII character of two
+    /// bytes takes `??`, and a byte that is not UTF-8 one `?`.
     #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
     exclude: Vec<String>,
     /// No progress bar.
@@ -201,7 +208,8 @@ pub struct DequantizeArgs {
     /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable). Glob
     /// syntax: `*` any run of characters (`.` included), `?` one character, `[0-3]` / `[!0-9]`
     /// one character of a class (or not), `{a,b}` either alternative, `\` the next character
-    /// literally; e.g. `blk.*.ffn_{up,down}.weight`.
+    /// literally; e.g. `blk.*.ffn_{up,down}.weight`. Names are matched as bytes (`?` is one
+    /// byte), as `gguf quantize --exclude` matches them.
     #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
     exclude: Vec<String>,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
@@ -242,35 +250,41 @@ struct Positional {
     threads: Option<usize>,
 }
 
+/// A positional argument as text, for a file type or a thread count (a path may be any bytes).
+fn text(s: &OsStr) -> std::borrow::Cow<'_, str> {
+    s.to_string_lossy()
+}
+
 fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
     if a.args.iter().any(|s| s.is_empty()) {
         return Err(crate::out::usage("an empty argument: IN and OUT must name files"));
     }
-    let mut rest = a.args.iter().map(String::as_str);
+    let mut rest = a.args.iter().map(OsString::as_os_str);
     let input = PathBuf::from(rest.next().ok_or_else(|| crate::out::usage("missing the input model"))?);
     let mut output = None;
     let ftype = match &a.ftype {
         Some(t) => {
             output = rest.next().map(PathBuf::from);
-            if let Some(second) = rest.clone().next().filter(|s| parse_file_type(s).is_some()) {
-                return Err(crate::out::usage(format!("two file types: {second} and --type {t}")));
+            if let Some(second) = rest.clone().next().filter(|s| parse_file_type(&text(s)).is_some()) {
+                return Err(crate::out::usage(format!("two file types: {} and --type {t}", text(second))));
             }
             parse_file_type(t).ok_or_else(|| bad_file_type(t))?
         }
         None => {
             let next = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
-            match parse_file_type(next) {
+            match parse_file_type(&text(next)) {
                 Some(t) => t,
                 None => {
                     output = Some(PathBuf::from(next));
-                    let t = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
-                    parse_file_type(t).ok_or_else(|| bad_file_type(t))?
+                    let t = text(rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?);
+                    parse_file_type(&t).ok_or_else(|| bad_file_type(&t))?
                 }
             }
         }
     };
     let mut threads = a.threads;
     if let Some(n) = rest.next() {
+        let n = text(n);
         let n: usize = n.parse().map_err(|e| crate::out::usage(format!("invalid nthread {n:?}: {e}")))?;
         if threads.is_some_and(|t| t != n) {
             return Err(crate::out::usage(format!(
@@ -281,7 +295,7 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
         threads = Some(n);
     }
     if let Some(extra) = rest.next() {
-        return Err(crate::out::usage(format!("unexpected argument {extra:?}")));
+        return Err(crate::out::usage(format!("unexpected argument {:?}", text(extra))));
     }
     Ok(Positional { input, output, ftype, threads: threads.filter(|&n| n > 0) })
 }
@@ -305,8 +319,10 @@ fn params(
     p.keep_split = a.keep_split;
     p.tensor_types.extend(a.tensor_type.iter().cloned());
     for f in &a.tensor_type_file {
-        let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        for t in text.split_whitespace() {
+        let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
+        // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
+        let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        for t in bytes.split(space).filter(|w| !w.is_empty()) {
             let parsed = TensorTypeOverride::parse(t)
                 .map_err(|e| crate::out::usage(format!("--tensor-type-file {}: {}", f.display(), usage_error(e))))?;
             p.tensor_types.push(parsed);
@@ -316,8 +332,9 @@ fn params(
     if let Some(path) = &a.imatrix {
         let mut m = Imatrix::open(path)
             .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", path.display()), &[path]))?;
-        m.exclude(&a.exclude_weights);
-        m.include_only(&a.include_weights);
+        let bytes = |v: &[OsString]| -> Vec<Vec<u8>> { v.iter().map(|s| s.as_encoded_bytes().to_vec()).collect() };
+        m.exclude(&bytes(&a.exclude_weights));
+        m.include_only(&bytes(&a.include_weights));
         p.imatrix = Some(std::sync::Arc::new(m));
     }
     Ok(p)
@@ -330,9 +347,12 @@ pub(crate) fn parse_glob(s: &str) -> Result<String, String> {
 }
 
 /// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a
-/// bad regular expression is a usage error (exit 2), as a bad `--exclude` glob is.
-fn parse_tensor_type(s: &str) -> Result<TensorTypeOverride, String> {
-    TensorTypeOverride::parse(s).map_err(usage_error)
+/// bad regular expression is a usage error (exit 2), as a bad `--exclude` glob is. The option's
+/// bytes are taken as given (on Unix, bytes that are not UTF-8 too), as llama-quantize takes them.
+fn tensor_type_parser() -> impl clap::builder::TypedValueParser<Value = TensorTypeOverride> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new()
+        .try_map(|s: OsString| TensorTypeOverride::parse(s.as_encoded_bytes()).map_err(usage_error))
 }
 
 /// Parses an `--override-kv` option when the arguments are parsed (a usage error, exit 2).
@@ -356,11 +376,12 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// tensors show `-`.
 fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), OutputError> {
     let mut out = Out::stdout();
-    let w = tensors.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    let names: Vec<String> = tensors.iter().map(|t| GgufStr::from(&t.name).to_string()).collect();
+    let w = names.iter().map(|n| n.chars().count()).max().unwrap_or(4).max(4);
     let column = if imatrix.is_some() { "  imatrix   " } else { "" };
     outln!(out, "{:<w$}  {:<20}  {:<7}  {:<7}{column}  rule", "name", "shape", "source", "target");
     let (mut before, mut after) = (0u64, 0u64);
-    for t in tensors {
+    for (t, name) in tensors.iter().zip(&names) {
         let shape: Vec<String> = t.ne.shape().iter().map(u64::to_string).collect();
         let (src, dst) = (t.source.name(), t.target.name());
         let entry = match imatrix {
@@ -375,7 +396,7 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
                 }
             ),
         };
-        outln!(out, "{:<w$}  {:<20}  {src:<7}  {dst:<7}{entry}  {}", t.name, shape.join("x"), t.rule);
+        outln!(out, "{name:<w$}  {:<20}  {src:<7}  {dst:<7}{entry}  {}", shape.join("x"), t.rule);
         before += t.source.nbytes(t.ne.dims()).unwrap_or(0);
         after += t.target.nbytes(t.ne.dims()).unwrap_or(0);
     }
@@ -394,7 +415,7 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
 /// Quantizes a model as llama-quantize does.
 pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     let Positional { input, output, ftype, threads } = positional(a)?;
-    let p = params(a, ftype, threads)?;
+    let mut p = params(a, ftype, threads)?;
     if let (Some(path), None) = (&a.imatrix, p.active_imatrix()) {
         // llama-quantize goes on as without a matrix; say so, since a type that needs one is
         // then refused as if none had been given.
@@ -478,7 +499,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         Some(s) => Shards::Of { prefix: &output, count: u16::try_from(s.len()).unwrap_or(u16::MAX) },
         None => Shards::No,
     };
-    Outputs { files: &outputs, shards: set, inputs: &inputs, reads: Reads::Model, force: a.force }.check()?;
+    p.if_exists =
+        Outputs { files: &outputs, shards: set, inputs: &inputs, reads: Reads::Model, force: a.force }.check()?;
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
@@ -556,7 +578,8 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
             a.input.display()
         );
     }
-    Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
+    let if_exists =
+        Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
     let bar = progress_bar(a.quiet);
     let report_progress = |done: u64, total: u64| {
         bar.set_length(total);
@@ -565,6 +588,7 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut opts = DequantizeOptions::new(a.target);
     opts.exclude = a.exclude.clone();
     opts.progress = Some(&report_progress);
+    opts.if_exists = if_exists;
     let run = || {
         dequantize(&src, &a.output, &opts).map_err(|e| crate::out::writing(e.into(), std::slice::from_ref(&a.output)))
     };

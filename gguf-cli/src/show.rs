@@ -1,10 +1,11 @@
 //! `gguf show FILE TENSOR [--rows R] [--items N] [--json]`
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gguf_serde::{codec, ShardedGguf};
+use gguf_serde::{codec, GgufStr, ShardedGguf};
 use serde_json::{json, Value as Json};
 
 use crate::out::{outln, Out};
@@ -14,9 +15,10 @@ use crate::out::{outln, Out};
 pub struct Args {
     /// The GGUF file (any shard of a split model: the tensor is looked up in every shard).
     file: PathBuf,
-    /// The tensor's name (as `gguf inspect` lists it, e.g. `blk.0.attn_q.weight`; a name that
-    /// is not UTF-8 as inspect shows it, each bad byte as `\xNN`).
-    tensor: String,
+    /// The tensor's name, as `gguf inspect` lists it (e.g. `blk.0.attn_q.weight`): in the escaped
+    /// form of "Names" in `gguf --help` (`\xNN` a byte that is not UTF-8, `\\` a backslash, `\n`,
+    /// `\0`, ...); on Unix an argument that is not UTF-8 is taken as its bytes.
+    tensor: OsString,
     /// How many rows to print: a row is the innermost dimension (the last of the canonical shape,
     /// ggml's `ne[0]`), rows taken from the start of the data; 0 prints the statistics alone.
     #[arg(long, default_value_t = 4, value_name = "R")]
@@ -71,41 +73,18 @@ fn num(v: f32) -> Json {
 }
 
 /// Prints the tensor's values and statistics.
-/// `s` with each `\xNN` (two hex digits) as the byte it names; everything else as it is.
-fn unescape(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex =
-            b.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b.get(i..i + 2), hex) {
-            (Some(b"\\x"), Some(byte)) => {
-                out.push(byte);
-                i += 4;
-            }
-            _ => {
-                out.extend(b.get(i));
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
 pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
+    let name = crate::names::name_arg(&a.tensor, "TENSOR")?;
     let model = ShardedGguf::open(&a.file)
         .map_err(|e| crate::out::unless_named(e, a.file.display().to_string(), &[&a.file]))?;
-    // The name as given, else with its `\xNN` escapes read as bytes (how inspect shows a name
-    // that is not UTF-8).
     let t = model
-        .tensor(&a.tensor)
-        .or_else(|| model.tensor(unescape(&a.tensor)))
-        .with_context(|| format!("{}: no tensor {:?}", a.file.display(), a.tensor))?;
+        .tensor(&name)
+        .with_context(|| format!("{}: no tensor {:?}", a.file.display(), GgufStr::from_bytes(&name)))?;
     let (info, bytes) = (t.info, model.tensor_data(&t).with_context(|| format!("{}", a.file.display()))?);
     let endian = model.shard(0).map(|f| f.endian()).unwrap_or(gguf_serde::Endian::Little);
     let mut values = vec![0f32; usize::try_from(info.n_elements).context("tensor too large for this machine")?];
-    codec::dequantize_endian(info.dtype, endian, bytes, &mut values).with_context(|| format!("tensor {}", a.tensor))?;
+    codec::dequantize_endian(info.dtype, endian, bytes, &mut values)
+        .with_context(|| format!("tensor {}", info.name))?;
     let s = stats(&values);
     let row_len = info.shape.last().copied().unwrap_or(1).max(1) as usize;
     let n_rows = values.len().div_ceil(row_len);

@@ -85,7 +85,7 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
     };
     let opts = SplitOptions::new(by).with_no_tensor_first_split(args.no_tensor_first_split);
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-    {
+    let (paths, if_exists) = {
         let f = Gguf::open(&args.input)
             .map_err(|e| crate::out::unless_named(e, args.input.display().to_string(), &[&args.input]))?;
         let plan = plan_split(&f, &opts)?;
@@ -104,12 +104,16 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         }
         let shards = Shards::Of { prefix: &args.prefix, count };
         let inputs = std::slice::from_ref(&args.input);
-        Outputs { files: &paths, shards, inputs, reads: Reads::SplitInput, force: args.force }.check()?;
-    }
-    // An error writing a shard names that shard; others the input, once.
+        let if_exists =
+            Outputs { files: &paths, shards, inputs, reads: Reads::SplitInput, force: args.force }.check()?;
+        (paths, if_exists)
+    };
+    let opts = opts.with_if_exists(if_exists);
+    // An error writing a shard names that shard (one that appeared meanwhile: "SHARD exists",
+    // as before the write); others the input, once.
     let paths = split_file(&args.input, &args.prefix, &opts).map_err(|e| {
         if e.shard().is_some() {
-            anyhow::Error::new(e)
+            crate::out::writing(e.into(), &paths)
         } else {
             crate::out::unless_named(e, args.input.display().to_string(), &[&args.input])
         }
@@ -143,7 +147,7 @@ pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     };
     let shards: Vec<PathBuf> =
         ShardedGguf::open(&args.shard).map_err(merging)?.shard_paths().map(PathBuf::from).collect();
-    Outputs::one(std::slice::from_ref(&args.out), &shards, Reads::Shards, args.force).check()?;
-    merge_file(&args.shard, &args.out).map_err(merging)?;
+    let if_exists = Outputs::one(std::slice::from_ref(&args.out), &shards, Reads::Shards, args.force).check()?;
+    merge_file(&args.shard, &args.out, if_exists).map_err(merging)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::out::{outln, Out};
 
 use gguf_serde::container::Source;
-use gguf_serde::format::keys;
+use gguf_serde::format::{keys, MAX_USEFUL_ALIGNMENT};
 use gguf_serde::Gguf;
 
 /// Arguments of `gguf validate`.
@@ -24,7 +24,9 @@ pub struct Args {
     /// tensor names, and standard keys stored with a type llama.cpp's loader refuses (the
     /// registry of standard keys; `{arch}` keys of the file's `general.architecture`). Without it
     /// these are printed as warnings and the file counts as valid. Keys, strings and tensor names
-    /// that are not UTF-8 are warnings with or without it (ggml accepts them).
+    /// that are not UTF-8, bool bytes other than 0 and 1, and a `general.alignment` above 64 KiB
+    /// are warnings with or without it (ggml accepts them), and so are keys, strings and tensor
+    /// names that hold a NUL byte (ggml keeps it, but llama.cpp and its tools cut the name there).
     #[arg(long)]
     ggml: bool,
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
@@ -93,6 +95,83 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
     out.into_iter().map(|w| format!("{w} {note}")).collect()
 }
 
+/// Keys, tensor names and strings (values and strings of arrays) that hold a NUL byte: ggml
+/// keeps the bytes, but llama.cpp and its tools take them as C strings, cut at the first NUL, so
+/// they see another name (two names may become one) and llama-gguf-split and llama-quantize write
+/// the cut one where `gguf split` and `gguf quantize` keep every byte. Warnings, also with --ggml.
+fn nul_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    /// `s` up to its first NUL, as llama.cpp reads it.
+    fn cut(s: gguf_serde::GgufStr<'_>) -> gguf_serde::GgufStr<'_> {
+        gguf_serde::GgufStr::from_bytes(s.as_bytes().split(|&b| b == 0).next().unwrap_or_default())
+    }
+    let has_nul = |s: &gguf_serde::GgufStr<'_>| s.as_bytes().contains(&0);
+    let mut out = Vec::new();
+    for kv in f.metadata() {
+        if has_nul(&kv.key) {
+            out.push(format!("key {:?} holds a NUL byte: llama.cpp reads it as {:?}", kv.key, cut(kv.key)));
+        }
+        match kv.value {
+            gguf_serde::ValueRef::String(s) if has_nul(&s) => {
+                out.push(format!("the string of key {} holds a NUL byte: llama.cpp reads it as {:?}", kv.key, cut(s)));
+            }
+            gguf_serde::ValueRef::Array(a) => {
+                let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| has_nul(s));
+                if let Some((i, s)) = bad.next() {
+                    out.push(format!(
+                        "{} string(s) of key {} hold a NUL byte, the first at index {i}: llama.cpp reads {s:?} as {:?}",
+                        1 + bad.count(),
+                        kv.key,
+                        cut(s)
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    for t in f.tensors().filter(|t| has_nul(&t.name)) {
+        out.push(format!("tensor {:?} holds a NUL byte: llama.cpp names it {:?}", t.name, cut(t.name)));
+    }
+    let note = "(ggml keeps the bytes, but llama.cpp and its tools cut C strings at the first NUL)";
+    out.into_iter().map(|w| format!("{w} {note}")).collect()
+}
+
+/// BOOL bytes other than 0 and 1 (the spec's only values), a warning per key naming the first
+/// and its offset: ggml reads them as true, as gguf-serde does. Warnings, also with --ggml.
+fn bool_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    let note = "(the spec allows 0 and 1; ggml and llama.cpp read any other byte as true, a rewrite writes 1)";
+    f.metadata()
+        .filter_map(|kv| {
+            let odd = kv.odd_bool_bytes()?;
+            Some(match odd.count {
+                1 => format!(
+                    "key {}: bool byte {:#04x} at offset {} is neither 0 nor 1 {note}",
+                    kv.key, odd.first, odd.offset
+                ),
+                n => format!(
+                    "key {}: {n} bool bytes are neither 0 nor 1, the first {:#04x} at offset {} {note}",
+                    kv.key, odd.first, odd.offset
+                ),
+            })
+        })
+        .collect()
+}
+
+/// A `general.alignment` above the largest memory page ([`MAX_USEFUL_ALIGNMENT`], 64 KiB): ggml
+/// reads it, but whoever rewrites the file writes its padding. A warning, also with --ggml.
+fn alignment_warning<S: Source>(f: &Gguf<S>) -> Option<String> {
+    let a = f.alignment();
+    if a <= MAX_USEFUL_ALIGNMENT {
+        return None;
+    }
+    let offset = f.metadata().find(|kv| kv.key == keys::GENERAL_ALIGNMENT).map_or(0, |kv| kv.offset);
+    Some(format!(
+        "general.alignment at offset {offset} is {a}, above {MAX_USEFUL_ALIGNMENT} (the largest memory page): \
+         ggml and llama.cpp read it, but a rewrite pads the tensor infos and each tensor to it \
+         (up to {} zero bytes each)",
+        a - 1
+    ))
+}
+
 /// Prints (or, with --json, collects) the report of one file that parsed; whether it is valid.
 fn report<S: Source>(
     f: &Gguf<S>,
@@ -111,9 +190,12 @@ fn report<S: Source>(
         }
         return Ok(false);
     }
-    let not_utf8 = utf8_warnings(f);
+    let mut warnings = utf8_warnings(f);
+    warnings.extend(nul_warnings(f));
+    warnings.extend(bool_warnings(f));
+    warnings.extend(alignment_warning(f));
     if args.json {
-        let warnings: Vec<&String> = refusals.iter().chain(&not_utf8).collect();
+        let warnings: Vec<&String> = refusals.iter().chain(&warnings).collect();
         reports.push(json!({"path": p.to_string(), "valid": true, "version": f.version(),
             "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": warnings}));
         return Ok(true);
@@ -122,7 +204,7 @@ fn report<S: Source>(
     for r in refusals {
         outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
     }
-    for w in not_utf8 {
+    for w in warnings {
         outln!(out, "{p}: warning: {w}");
     }
     Ok(true)

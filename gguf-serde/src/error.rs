@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::codec::CodecError;
 pub(crate) use crate::container::{FormatError, Item, ShardError, WriteError};
 pub(crate) use crate::format::AlignmentProblem;
+use crate::format::Quoted;
 pub(crate) use crate::metadata::MetadataError;
 pub(crate) use crate::model::ModelError;
 pub(crate) use crate::ops::{EditError, ImatrixProblem, QuantizeError};
@@ -109,6 +110,8 @@ pub(crate) enum Found {
     Int(i128),
     Float(f64),
     Str(String),
+    /// Bytes: in serde's buffer of a flattened struct, a STRING that is not UTF-8.
+    Bytes(Vec<u8>),
     Seq,
 }
 
@@ -164,9 +167,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Edit(e) => e.fmt(f),
             ErrorKind::Quantize(e) => e.fmt(f),
             ErrorKind::Io(e) => write!(f, "I/O error: {e}"),
-            ErrorKind::NotFound { what, name } => write!(f, "no {what} named {name:?}"),
+            ErrorKind::NotFound { what, name } => write!(f, "no {what} named {}", Quoted(name)),
             ErrorKind::DataNotLoaded { name } => {
-                write!(f, "tensor {name:?}: data not loaded (the file was opened from a reader, metadata only)")
+                write!(f, "tensor {}: data not loaded (the file was opened from a reader, metadata only)", Quoted(name))
             }
         }
     }
@@ -409,14 +412,14 @@ impl fmt::Display for Error {
             write!(f, "shard {}: ", s.display())?;
         }
         if let Some(t) = &cx.tensor {
-            write!(f, "tensor {t:?}: ")?;
+            write!(f, "tensor {}: ", Quoted(t))?;
         }
         match (kind, &cx.action) {
             (ErrorKind::Io(e), Some(action)) => write!(f, "I/O error {action}: {e}")?,
             (kind, _) => kind.fmt(f)?,
         }
         if let Some(k) = &cx.key {
-            write!(f, " at key {k:?}")?;
+            write!(f, " at key {}", Quoted(k))?;
         }
         if let Some(o) = cx.offset {
             write!(f, " (offset {o})")?;

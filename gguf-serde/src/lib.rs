@@ -149,6 +149,7 @@
 //! with the context added on the way up; [`Error::offset`], [`Error::key`], [`Error::tensor`] and
 //! [`Error::shard`] look in both. The codecs return [`CodecError`], which converts into [`Error`]
 //! with `?`; parsing a name has its own small error ([`format::UnknownTypeName`] for a ggml type,
+//! [`format::UnescapeError`] for the escaped text of a key or tensor name,
 //! [`ops::file_type::UnknownFileType`] for a llama.cpp file type). Parts of a larger error live beside
 //! the code that makes them: the converter's `VocabError`, `GeneralError` and the SentencePiece
 //! model's `ProtoError`, each a cause inside `ConvertError`.
@@ -180,8 +181,8 @@ pub use codec::{dequantize, dequantize_to_vec, quantize, quantize_to_vec, quanti
 #[cfg(feature = "mmap")]
 pub use container::ShardedGguf;
 pub use container::{
-    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, Source, TensorInfo, TensorSource, Value, ValueRef,
-    WriteOptions,
+    Array, ArrayRef, AtomicFile, Gguf, GgufWriter, Kv, MetadataOnly, OddBoolBytes, Source, TensorInfo, TensorSource,
+    Value, ValueRef, WriteOptions,
 };
 pub use container::{FormatError, Item, ShardError, WriteError};
 pub use error::{Error, ErrorKind, Result};

@@ -5,7 +5,7 @@
 use std::io::Cursor;
 
 use gguf_serde::{Error, ErrorKind, Gguf};
-use gguf_test_support::unhex;
+use gguf_test_support::{unhex, Count};
 
 /// Fuzz target `open`, 2026-11-30: a tensor of 0 bytes (`ne = [0]`) whose data starts right at
 /// the end of the tensor infos (alignment 1). `from_reader` holds the file up to there, so its
@@ -56,115 +56,101 @@ fn non_empty_tensor_data_is_not_loaded_from_a_reader() {
 }
 
 /// Found by the fuzz target `serde` (2026-12-01): 57 bytes, version 3, no tensors, one pair
-/// `general.alignment = 2147483648` (UINT32, a power of two, which ggml and gguf-py accept).
-/// The reader accepted it and put its data offset at 2^31; rewriting it (`gguf set`, `to_vec` of
-/// its metadata) padded the empty data section with 2 GiB of zeros. Now an alignment above
-/// `MAX_ALIGNMENT` (64 KiB) is refused on every path with `BadAlignment { TooLarge }` naming the
-/// pair's offset (24, right after the header).
+/// `general.alignment = 2147483648` (UINT32, a power of two). Rewriting it (`gguf set`, `to_vec`
+/// of its metadata) padded the empty data section with 2 GiB of zeros; issue 15 then refused
+/// every alignment above 64 KiB. ggml's `gguf.cpp` and gguf-py take every non-zero power of two
+/// (issue 28: no stricter than the format's consumer), so the file is read as ggml reads it:
+/// alignment 2^31, data offset the end of the tensor infos (`gguf_get_data_offset` of a file
+/// without tensors; ggml's own reading of it: `gguf-cli/tests/cli/outputs_and_odd_files.rs`).
+/// Writing it back costs what its padding costs: none when copied like the file (which has none),
+/// 2^31 bytes in all when padded as ggml's writer pads it, streamed (`suite/writer.rs` checks
+/// that no buffer of that size is allocated).
 #[test]
-fn alignment_of_two_gib_is_refused_on_every_path() {
+fn alignment_of_two_gib_is_read_as_ggml_reads_it() {
     use std::collections::BTreeMap;
 
     use gguf_serde::format::MAX_ALIGNMENT;
-    use gguf_serde::{AlignmentProblem, FormatError, GgufWriter, Value, WriteError};
+    use gguf_serde::ops::edit::{apply, Edit};
+    use gguf_serde::{GgufWriter, Value, ValueRef, WriteOptions};
 
     let bytes = unhex(
         "47475546 03000000 0000000000000000 0100000000000000
          1100000000000000 67656e6572616c2e616c69676e6d656e74 04000000 00000080",
     );
     assert_eq!(bytes.len(), 57);
-    // The reader's refusal, and the writer's (before anything is written): the same problem,
-    // the pair's offset (in the file, in the output), the key.
-    let problem_of = |e: &Error| match e.kind() {
-        ErrorKind::Format(FormatError::BadAlignment { problem, offset, .. }) => {
-            Some(("read", problem.clone(), *offset))
-        }
-        ErrorKind::Write(WriteError::BadAlignment { problem, offset, .. }) => Some(("write", problem.clone(), *offset)),
-        _ => None,
-    };
-    let refused = |e: &Error, side: &str| {
-        problem_of(e) == Some((side, AlignmentProblem::TooLarge(0x8000_0000), 24))
-            && e.offset() == Some(24)
-            && e.key() == Some("general.alignment")
-    };
-    let too_large = |e: &Error| refused(e, "read");
-    let slice = Gguf::from_slice(&bytes).unwrap_err();
-    assert!(too_large(&slice), "{slice:?}");
-    assert_eq!(
-        slice.to_string(),
-        "general.alignment at offset 24 is 2147483648, more than the largest accepted (65536)"
-    );
-    let reader = Gguf::from_reader(Cursor::new(&bytes)).unwrap_err();
-    assert!(too_large(&reader), "{reader:?}");
-    // The serde reader takes the same pair through the same parser.
-    let de = gguf_serde::from_slice::<BTreeMap<String, Value>>(&bytes).unwrap_err();
-    assert!(too_large(&de), "{de:?}");
-    let de = gguf_serde::from_reader::<BTreeMap<String, Value>, _>(&bytes[..]).unwrap_err();
-    assert!(too_large(&de), "{de:?}");
-
-    // The writer and the serde writer refuse the value before anything is written.
-    let too_large = |e: &Error| refused(e, "write");
-    let mut w = GgufWriter::new(Vec::new());
-    let e = w.add_kv("general.alignment", 1u32 << 31).unwrap_err();
-    assert!(too_large(&e), "{e:?}");
-    assert_eq!(w.alignment(), 32);
-    assert_eq!(w.finish().unwrap().len(), 32, "the header, padded to 32");
-    let map = BTreeMap::from([("general.alignment".to_owned(), Value::U32(1 << 31))]);
-    let e = gguf_serde::to_vec(&map).unwrap_err();
-    assert!(too_large(&e), "{e:?}");
-    let e = gguf_serde::to_writer(&map, Vec::new()).unwrap_err();
-    assert!(too_large(&e), "{e:?}");
-    // So does an edit that sets it on a file that has none.
-    let empty = unhex("47475546 03000000 0000000000000000 0000000000000000");
-    let file = Gguf::from_slice(&empty).unwrap();
-    let edits = [gguf_serde::ops::edit::Edit::Set { key: "general.alignment".into(), value: Value::U32(1 << 31) }];
-    let e = gguf_serde::ops::edit::apply(&file, &edits, GgufWriter::new(Vec::new()), |w, _| w.finish()).unwrap_err();
-    assert!(too_large(&e), "{e:?}");
-    // Every power of two above the limit is refused, the limit itself is not.
-    for shift in 17..32 {
-        let mut w = GgufWriter::new(Vec::new());
-        let e = w.add_kv("general.alignment", 1u32 << shift).unwrap_err();
-        assert!(
-            matches!(e.kind(), ErrorKind::Write(WriteError::BadAlignment { problem: AlignmentProblem::TooLarge(a), .. }) if *a == 1 << shift),
-            "{e:?}"
-        );
+    assert_eq!(MAX_ALIGNMENT, 1 << 31);
+    fn check<S: gguf_serde::Source>(f: &Gguf<S>) {
+        assert_eq!(f.alignment(), 1 << 31);
+        assert_eq!((f.tensor_infos_end(), f.data_offset(), f.file_len()), (57, 57, 57));
+        assert!(!WriteOptions::like(f).pad_empty_data, "the file has no padding");
     }
-    assert_eq!(MAX_ALIGNMENT, 1 << 16);
-}
+    check(&Gguf::from_slice(&bytes).unwrap());
+    check(&Gguf::from_reader(Cursor::new(&bytes)).unwrap());
+    // The serde reader takes the same pair through the same parser.
+    let want = BTreeMap::from([("general.alignment".to_owned(), Value::U32(1 << 31))]);
+    assert_eq!(gguf_serde::from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), want);
+    assert_eq!(gguf_serde::from_reader::<BTreeMap<String, Value>, _>(&bytes[..]).unwrap(), want);
 
-/// The same issue, at the limit: a file without tensors declaring the largest alignment costs at
-/// most that alignment to rewrite, and its data offset is the end of its tensor infos, as ggml's
-/// `gguf_get_data_offset` reports it (its reader seeks to the padded offset only when
-/// `n_tensors > 0`).
-#[test]
-fn alignment_at_the_limit_costs_at_most_the_limit_and_reports_ggmls_data_offset() {
-    use gguf_serde::format::MAX_ALIGNMENT;
-    use gguf_serde::{GgufWriter, WriteOptions};
-
-    let bytes = unhex(
-        "47475546 03000000 0000000000000000 0100000000000000
-         1100000000000000 67656e6572616c2e616c69676e6d656e74 04000000 00000100",
-    );
+    // Copied like the file: byte-identical, no padding.
     let f = Gguf::from_slice(&bytes).unwrap();
-    assert_eq!(f.alignment(), MAX_ALIGNMENT);
-    assert_eq!((f.tensor_infos_end(), f.data_offset(), f.file_len()), (57, 57, 57));
-    // Written like the file (which has no padding): byte-identical.
-    let opts = WriteOptions::like(&f);
-    assert!(!opts.pad_empty_data);
-    let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
+    let mut w = GgufWriter::with_options(Vec::new(), WriteOptions::like(&f)).unwrap();
     for kv in f.metadata() {
         w.add_kv_ref(kv.key, kv.value).unwrap();
     }
+    assert_eq!(w.alignment(), 1 << 31);
     assert_eq!(w.finish().unwrap(), bytes);
-    // Padded as ggml's writer pads it: exactly one alignment, and it reads back the same.
-    let mut w = GgufWriter::new(Vec::new());
-    w.add_kv("general.alignment", MAX_ALIGNMENT).unwrap();
-    let padded = w.finish().unwrap();
-    assert_eq!(padded.len() as u64, u64::from(MAX_ALIGNMENT));
-    assert_eq!(padded[..57], bytes[..]);
-    let g = Gguf::from_slice(&padded).unwrap();
-    assert_eq!((g.data_offset(), g.file_len()), (57, u64::from(MAX_ALIGNMENT)));
-    assert!(WriteOptions::like(&g).pad_empty_data);
+    // Padded as ggml's `gguf_write_to_file` pads it: to 2^31 bytes, the file first.
+    let mut w = GgufWriter::new(Count::default());
+    w.add_kv("general.alignment", 1u32 << 31).unwrap();
+    assert_eq!(w.finish().unwrap().0, 1 << 31);
+    // The serde writer and an edit setting it on a file that has none write the same.
+    let mut count = Count::default();
+    gguf_serde::to_writer(&want, &mut count).unwrap();
+    assert_eq!(count.0, 1 << 31);
+    let empty = unhex("47475546 03000000 0000000000000000 0000000000000000");
+    let file = Gguf::from_slice(&empty).unwrap();
+    let edits = [Edit::Set { key: "general.alignment".into(), value: Value::U32(1 << 31) }];
+    let out = apply(&file, &edits, GgufWriter::new(Count::default()), |w, _| w.finish()).unwrap();
+    assert_eq!(out.0, 1 << 31);
+    let out = apply(&file, &edits, GgufWriter::with_options(Vec::new(), WriteOptions::like(&file)).unwrap(), |w, _| {
+        w.finish()
+    })
+    .unwrap();
+    assert_eq!(out, bytes, "the edit, unpadded like its input: the 57 bytes");
+    assert_eq!(Gguf::from_slice(&out).unwrap().get("general.alignment"), Some(ValueRef::U32(1 << 31)));
+
+    // Every power of two is taken by the writer; its padding follows it.
+    for shift in 0..32 {
+        let mut w = GgufWriter::new(Count::default());
+        w.add_kv("general.alignment", 1u32 << shift).unwrap();
+        assert_eq!(w.alignment(), 1 << shift);
+        assert_eq!(w.finish().unwrap().0, 57u64.next_multiple_of(1 << shift), "2^{shift}");
+    }
+}
+
+/// The hostile side of the same alignment: a tensor-carrying file declaring 2^31 has its data
+/// section at 2^31 (ggml's reader seeks there and fails: "failed to seek to beginning of data
+/// section"), past the end of a small file. Refused as ggml refuses it, with a typed error naming
+/// the tensor and where its data would start, without reading or allocating up to there.
+#[test]
+fn tensor_data_aligned_past_the_end_is_refused() {
+    use gguf_serde::FormatError;
+
+    // The 57-byte file with one tensor "t" (1 dim [1], F32, offset 0) and no data.
+    let bytes = unhex(
+        "47475546 03000000 0100000000000000 0100000000000000
+         1100000000000000 67656e6572616c2e616c69676e6d656e74 04000000 00000080
+         0100000000000000 74 01000000 0100000000000000 00000000 0000000000000000",
+    );
+    assert_eq!(bytes.len(), 90);
+    for e in [Gguf::from_slice(&bytes).unwrap_err(), Gguf::from_reader(Cursor::new(&bytes)).unwrap_err()] {
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::TensorOutOfBounds { name, start, end, file_len, .. })
+                if name == "t" && *start == 1 << 31 && *end == (1 << 31) + 4 && *file_len == 90),
+            "{e:?}"
+        );
+        assert_eq!(e.tensor(), Some("t"));
+    }
 }
 
 /// Fuzz target `accessors` with overflow checks on, 2026-12-01: a tensor whose stored dims are

@@ -581,7 +581,7 @@ fn quantize_file(
     params.output_tensor_type = output_tensor_type.map(parse_type).transpose()?;
     params.token_embedding_type = token_embedding_type.map(parse_type).transpose()?;
     params.tensor_types =
-        tensor_types.iter().map(|s| TensorTypeOverride::parse(s)).collect::<Result<_, _>>().map_err(to_py)?;
+        tensor_types.iter().map(TensorTypeOverride::parse).collect::<Result<_, _>>().map_err(to_py)?;
     params.kv_overrides = override_kv
         .iter()
         .map(|s| gguf_serde::ops::kv_override::KvOverride::parse(s))
@@ -664,7 +664,8 @@ fn split(
 /// Merges the split model of which `shard` is a shard into one file at `output`.
 #[pyfunction]
 fn merge(py: Python<'_>, shard: PathBuf, output: PathBuf) -> PyResult<()> {
-    detached(py, || gguf_serde::ops::split::merge_file(&shard, &output))?.map_err(to_py)
+    detached(py, || gguf_serde::ops::split::merge_file(&shard, &output, gguf_serde::container::IfExists::Replace))?
+        .map_err(to_py)
 }
 
 /// The converter's error as `GGUFError`, or `OSError` (`FileNotFoundError`, … by its kind) for

@@ -435,3 +435,62 @@ def test_a_string_that_is_not_utf8_raises_gguf_py_s_unicode_decode_error(tmp_pat
         assert isinstance(ours.value, gguf_serde.GGUFError)
     e, want = ours.value, ref.value
     assert (e.encoding, e.object, e.start, e.end, e.reason) == (want.encoding, want.object, want.start, want.end, want.reason)
+
+
+def _bool_bytes_file() -> bytes:
+    """BOOL bytes other than 0 and 1, which the spec forbids and ggml reads as true: a scalar
+    stored as 0x02, an array as [0x01, 0x00, 0xff, 0x80]."""
+
+    def s(b: bytes) -> bytes:
+        return struct.pack("<Q", len(b)) + b
+
+    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 3)
+    return (
+        head
+        + s(b"t.flag") + struct.pack("<I", 7) + b"\x02"
+        + s(b"t.flags") + struct.pack("<IIQ", 9, 7, 4) + b"\x01\x00\xff\x80"
+        + s(b"t.off") + struct.pack("<I", 7) + b"\x00"
+    )
+
+
+def test_bool_bytes_other_than_0_and_1_read_as_gguf_py_reads_them(tmp_path: Path) -> None:
+    # gguf-py views them as numpy.bool_ and reads any byte other than 0 as True, as ggml does;
+    # so does ours (the Rust reader refused them before issue 28).
+    path = tmp_path / "bools.gguf"
+    path.write_bytes(_bool_bytes_file())
+    compare(path)
+    ref = gguf.GGUFReader(path)
+    assert ref.fields["t.flag"].contents() is True
+    assert ref.fields["t.flags"].contents() == [True, False, True, True]
+    ours = gguf_serde.GGUFReader(path)
+    assert [ours.fields[k].contents() for k in ("t.flag", "t.flags", "t.off")] == [True, [True, False, True, True], False]
+
+
+def _alignment_2gib(tensor: bool) -> bytes:
+    """`general.alignment` = 2^31 (the largest power of two of a UINT32, which gguf-py and ggml
+    take), with one F32 tensor of 4 elements at relative offset 0 or none."""
+    key = b"general.alignment"
+    head = b"GGUF" + struct.pack("<IQQ", 3, int(tensor), 1)
+    meta = head + struct.pack("<Q", len(key)) + key + struct.pack("<II", 4, 2**31)
+    if tensor:
+        meta += struct.pack("<Q", 1) + b"t" + struct.pack("<IQIQ", 1, 4, 0, 0)
+    return meta
+
+
+def test_an_alignment_of_two_gib_reads_as_gguf_py_reads_it(tmp_path: Path) -> None:
+    # Without tensors: 57 bytes; gguf-py's data_offset is the end of the tensor infos rounded up
+    # (2^31), ggml's the end itself.
+    path = tmp_path / "align.gguf"
+    path.write_bytes(_alignment_2gib(False))
+    compare(path)
+    assert gguf_serde.GGUFReader(path).data_offset == 2**31
+    # With a tensor: its data at 2^31, in a sparse file (no 2 GiB on the disk), memory-mapped by
+    # both readers.
+    sparse = tmp_path / "sparse.gguf"
+    with open(sparse, "wb") as f:
+        f.write(_alignment_2gib(True))
+        f.seek(2**31)
+        f.write(struct.pack("<4f", 1.0, -2.0, 0.5, 3.0))
+    compare(sparse)
+    t = gguf_serde.GGUFReader(sparse).tensors[0]
+    assert (t.data_offset, t.data.tolist()) == (2**31, [1.0, -2.0, 0.5, 3.0])

@@ -385,6 +385,40 @@ pub const NOT_UTF8_STRING: &[u8] = b"caf\xe9";
 /// The tensor name of [`not_utf8`] that is not UTF-8 (the first tensor).
 pub const NOT_UTF8_TENSOR: &[u8] = b"w.\xc3(";
 
+/// BOOL bytes other than 0 and 1, which the spec forbids and ggml reads as true (`gguf.cpp`,
+/// `gguf_reader::read(bool &)`: any non-zero byte), little-endian, version 3:
+///
+/// - `general.architecture` = `llama`;
+/// - `test.flag`: a BOOL stored as 0x02, at offset [`ODD_BOOL_SCALAR_AT`];
+/// - `test.flags`: `array<bool>` stored as `[0x01, 0x00, 0xff, 0x80]` (true, false, true, true),
+///   its 0xff at offset [`ODD_BOOL_ARRAY_AT`];
+/// - `test.off`: a BOOL stored as 0x00, `test.on`: one stored as 0x01;
+/// - tensors `a` and `b` (F32 ne [4]), 16 bytes of data each, padded to 32.
+pub fn odd_bools() -> Vec<u8> {
+    let mut b = B::le();
+    b.header(3, 2, 5);
+    b.kv("general.architecture", ty::STRING).str("llama");
+    b.kv("test.flag", ty::BOOL);
+    assert_eq!(b.pos(), ODD_BOOL_SCALAR_AT);
+    b.u8(0x02);
+    b.kv("test.flags", ty::ARRAY).arr(ty::BOOL, 4).u8(0x01).u8(0x00);
+    assert_eq!(b.pos(), ODD_BOOL_ARRAY_AT);
+    b.u8(0xff).u8(0x80);
+    b.kv("test.off", ty::BOOL).u8(0x00);
+    b.kv("test.on", ty::BOOL).u8(0x01);
+    b.tensor("a", &[4], gt::F32, 0).tensor("b", &[4], gt::F32, 32);
+    b.pad(32).data(16, 1).pad(32).data(16, 2).pad(32);
+    b.bytes()
+}
+
+/// The offset of `test.flag`'s byte (0x02) in [`odd_bools`]: the 24-byte header, the pair of
+/// `general.architecture` (8 + 20 + 4 + 8 + 5 bytes), then `test.flag`'s key and type (8 + 9 + 4).
+pub const ODD_BOOL_SCALAR_AT: u64 = 24 + 45 + 21;
+/// The offset of the first byte of `test.flags` that is neither 0 nor 1 (0xff, its third) in
+/// [`odd_bools`]: after `test.flag`'s byte, the key and type of `test.flags` (8 + 10 + 4), its
+/// element type and count (12), and two elements.
+pub const ODD_BOOL_ARRAY_AT: u64 = ODD_BOOL_SCALAR_AT + 1 + 22 + 12 + 2;
+
 /// One key of each of the 13 types (and an array of each), in the given byte order.
 pub fn all_types(big: bool, version: u32) -> Vec<u8> {
     let mut b = if big { B::be() } else { B::le() };
@@ -587,18 +621,25 @@ pub fn seeds() -> Vec<Seed> {
     add("bad-duplicate-key", B::le().header(3, 0, 2).kv("k", ty::U8).u8(1).kv("k", ty::U8).u8(2).bytes());
     add("bad-value-type", B::le().header(3, 0, 1).kv("k", 13).u8(1).bytes());
     add("bad-array-type", B::le().header(3, 0, 1).kv("k", ty::ARRAY).arr(99, 1).u8(1).bytes());
-    add("bad-bool", B::le().header(3, 0, 1).kv("k", ty::BOOL).u8(2).bytes());
+    // ggml reads a BOOL byte other than 0 as true: a file holding such bytes opens.
+    add("ok-bool-bytes", odd_bools());
     // ggml takes keys, strings and names as bytes: a file with bytes that are not UTF-8 opens.
     add("ok-not-utf8", not_utf8());
     add("bad-alignment-zero", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(0).bytes());
     add("bad-alignment-3", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(3).bytes());
     add("bad-alignment-type", B::le().header(3, 0, 1).kv("general.alignment", ty::U64).u64(32).bytes());
-    // Fuzz target `serde`, 2026-12-01: 57 bytes declaring 2^31, a power of two ggml
-    // accepts; rewriting it padded the data section to 2 GiB.
-    add("bad-alignment-2gib", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 31).bytes());
-    add("bad-alignment-128k", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 17).bytes());
-    // The largest alignment accepted (64 KiB), in a file without tensors and without padding.
-    add("ok-alignment-max", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 16).bytes());
+    // Fuzz target `serde`, 2026-12-01: 57 bytes declaring 2^31, the largest alignment (ggml and
+    // gguf-py take every power of two), in a file without tensors and without padding; a rewrite
+    // with padding is 2 GiB.
+    add("ok-alignment-max", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 31).bytes());
+    add("ok-alignment-128k", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 17).bytes());
+    add("ok-alignment-64k", B::le().header(3, 0, 1).kv("general.alignment", ty::U32).u32(1 << 16).bytes());
+    // With a tensor, the data section starts at 2^31, past the end of the file: refused (ggml's
+    // reader cannot seek there either).
+    add(
+        "bad-alignment-max-tensor",
+        B::le().header(3, 1, 1).kv("general.alignment", ty::U32).u32(1 << 31).tensor("t", &[1], gt::F32, 0).bytes(),
+    );
     {
         let mut b = B::le();
         b.header(3, 0, 1).kv("deep", ty::ARRAY);
@@ -648,6 +689,22 @@ impl std::io::Read for Trickle<'_> {
 
 // ---------------------------------------------------------------------------------------------
 // Decoders and a deadline for child processes.
+
+/// A `Write` that counts the bytes written to it and holds none: a writer's output of gigabytes
+/// (the padding of a large `general.alignment`) measured without the memory.
+#[derive(Debug, Default)]
+pub struct Count(pub u64);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// The bytes of hex text, white space and any other non-hex character ignored (`"47475546
 /// 03000000"`). Panics (fails the test) on an odd number of digits.

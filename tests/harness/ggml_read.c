@@ -10,7 +10,9 @@
 //                                      summing their lengths (strlen), then gguf_free; after one
 //                                      untimed warm-up, prints one line:
 //                                      "ggml median <ms> ms min <ms> ms peak RSS <MiB> MiB tokens
-//                                      <n> bytes <sum>" (peak RSS: VmHWM of the process)
+//                                      <n> bytes <sum> cpu median <ms> ms" (peak RSS: VmHWM of
+//                                      the process; cpu: the median of the process's CPU time,
+//                                      user and system, per iteration, CLOCK_PROCESS_CPUTIME_ID)
 //
 // Dump format: one record per line, fields separated by one space, in this order:
 //   version <u32>
@@ -179,10 +181,19 @@ static int dump(const char *path) {
     return 0;
 }
 
-static double now_ms(void) {
+static double clock_ms(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void) {
+    return clock_ms(CLOCK_MONOTONIC);
+}
+
+// CPU time of the process (user and system), which other processes on the machine do not add to.
+static double cpu_ms(void) {
+    return clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 // The process's peak resident set (VmHWM) in KiB, 0 if /proc does not say.
@@ -237,22 +248,26 @@ static int bench_tokens(const char *path, int n) {
         return 1;
     }
     double *ms = malloc(sizeof(double) * (size_t)n);
-    if (!ms) {
+    double *cpu = malloc(sizeof(double) * (size_t)n);
+    if (!ms || !cpu) {
         return 1;
     }
     for (int i = 0; i < n; i++) {
-        double t0 = now_ms();
+        double t0 = now_ms(), c0 = cpu_ms();
         long long got = walk_tokens(path, &count);
         ms[i] = now_ms() - t0;
+        cpu[i] = cpu_ms() - c0;
         if (got != check) {
             fprintf(stderr, "ggml_read: iteration %d saw %lld bytes, not %lld\n", i, got, check);
             return 1;
         }
     }
     qsort(ms, (size_t)n, sizeof(double), cmp_double);
-    printf("ggml median %.2f ms min %.2f ms peak RSS %.1f MiB tokens %zu bytes %lld\n", ms[n / 2], ms[0],
-           peak_rss_kib() / 1024.0, count, check);
+    qsort(cpu, (size_t)n, sizeof(double), cmp_double);
+    printf("ggml median %.2f ms min %.2f ms peak RSS %.1f MiB tokens %zu bytes %lld cpu median %.2f ms\n", ms[n / 2],
+           ms[0], peak_rss_kib() / 1024.0, count, check, cpu[n / 2]);
     free(ms);
+    free(cpu);
     return 0;
 }
 

@@ -1,22 +1,36 @@
 """Record llama-quantize's per-tensor type choices for small synthetic models, as the reference of
-gguf-serde's hermetic quantize-rule test (gguf-serde/tests/suite/quantize_plans.rs).
+gguf-serde's hermetic quantize-rule test (gguf-serde/src/ops/quantize/reference_tests.rs).
 
 Usage: python make_quantize_plans.py LLAMA_QUANTIZE OUT_JSON
 
 For each model of MODELS (metadata and tensor shapes chosen so that llama-quantize's mix rules,
 layer positions, grouped-query factor, experts, falcon, the 70B shape, tied embeddings, kept
-tensors and row-length fallbacks all come into play), this script writes the model as an F32
-GGUF with gguf-py (zero data: the rules read only names, shapes and metadata), runs
-`llama-quantize --dry-run MODEL FTYPE` for every file type (and `--pure` for the models listed
-in PURE, and the type options of OPTIONS) and records, in llama-quantize's output order, the type it reports for each tensor.
+tensors and row-length fallbacks all come into play), this script writes the model as a GGUF
+with gguf-py (F32 tensors unless a tensor says F16; zero data: the rules read only names, shapes
+and metadata), runs `llama-quantize --dry-run MODEL FTYPE` for every file type (and `--pure` for
+the models listed in PURE, and the options of OPTIONS: type options, `--override-kv`, and
+`--imatrix` with an importance matrix written with gguf-py, one entry of ones per 2-D weight)
+and records, in llama-quantize's output order, the type it reports for each tensor.
+
+It also records the `general.file_type` of `llama-quantize MODEL OUT COPY` (what llama.cpp's
+loader makes of the model: its `general.file_type`, or the file type of its most common tensor
+type with bit 1024 set), plain and with the `--override-kv` options of COPY_OPTIONS; and, for
+the models of SPLITS, the plans of the model split by `llama-gguf-split --split-max-tensors N`
+(the program beside LLAMA_QUANTIZE), planned from its first shard, plain and with `--keep-split`.
 
 Output: {"models": [{"name", "arch", "metadata": {KEY: [TYPE, VALUE]},
-                     "tensors": [[NAME, NE]],          # ne fastest first, file order
+                     "tensors": [[NAME, NE] or [NAME, NE, "F16"]],  # ne fastest first, file order
                      "options": {NAME: [ARG...]},      # llama-quantize options of FTYPE/NAME plans
+                     "imatrix": {NAME: NE0},           # the entries of the importance matrix
                      "order": [NAME...],               # llama-quantize's output order
                      "plans": {FTYPE or FTYPE+"/pure": "TYPE TYPE ..." or null},  # null: it failed
                      "requires_imatrix": {FTYPE...: bool},  # its warning that a real run needs one
-                     "fallbacks": {FTYPE...: N}}]}          # its count of tensors that fell back
+                     "fallbacks": {FTYPE...: N},            # its count of tensors that fell back
+                     "copy_options": {NAME: [ARG...]},      # llama-quantize options of COPY
+                     "copy_file_type": {"" or NAME: N},     # general.file_type after COPY
+                     "split": {"max_tensors": N,            # only for the models of SPLITS
+                               "order": [NAME...], "keep_split_order": [NAME...],
+                               "plans": {FTYPE or FTYPE+"/keep-split": "TYPE ..." or null}}}]}
 TYPE in metadata is "u32", "f32" or "str".
 """
 import json
@@ -124,6 +138,20 @@ def models():
     t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]]
     t += dense_layers(80, ["attn_v"], norm=False)
     out.append({"name": "qwen2-80", "arch": "qwen2", "metadata": llama_meta("qwen2", 80, 8, 8), "tensors": t})
+    # F16 weights, F32 norms (sources that are not F32; COPY guesses MOSTLY_F16).
+    t = [["token_embd.weight", [E, 2], "F16"], ["output_norm.weight", [E]], ["output.weight", [E, 2], "F16"]]
+    t += [x + ["F16"] if len(x[1]) == 2 else x for x in dense_layers(8, LLAMA_PARTS)]
+    out.append({"name": "llama8-f16", "arch": "llama", "metadata": llama_meta("llama", 8, 8, 8), "tensors": t})
+    # As many F16 as F32 tensors: COPY's guess takes the type that first reached the largest count
+    # in llama-quantize's order (here by name: attn_k, attn_q, attn_v, ffn_up), F32 ...
+    parts = ["attn_k", "attn_q", "attn_v", "ffn_up"]
+    for name, types in [("tie-f32", ["F16", "F32", "F32", "F16"]), ("tie-f16", ["F32", "F16", "F16", "F32"])]:
+        t = [[f"blk.0.{p}.weight", [E, 2], ty] for p, ty in zip(parts, types)]
+        out.append({"name": name, "arch": "llama", "metadata": llama_meta("llama", 1, 8, 8), "tensors": t})
+    # ... and a general.file_type of its own, which COPY keeps.
+    t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2], "F16"]] + dense_layers(2, ["attn_v", "ffn_down"])
+    meta = llama_meta("llama", 2, 8, 8) | {"general.file_type": ["u32", 7]}
+    out.append({"name": "llama2-file-type7", "arch": "llama", "metadata": meta, "tensors": t})
     return out
 
 
@@ -136,6 +164,7 @@ OPTIONS = {
                   "--tensor-type", "blk\\.1[0-5]\\.ffn_down=iq4_nl", "--tensor-type", "ATTN_K=q8_0"],
         "leave-output": ["--leave-output-tensor"],
         "kv-int": ["--override-kv", "llama.attention.head_count_kv=int:2"],
+        "imatrix": ["--imatrix", "IMATRIX"],
     },
     "falcon16": {
         "as-llama": ["--override-kv", "general.architecture=str:llama"],
@@ -144,8 +173,20 @@ OPTIONS = {
         "types": ["--token-embedding-type", "q8_0", "--tensor-type", "per_layer_token_embd=q5_0",
                   "--tensor-type", "attn_v=q6_k"],
         "embd": ["--token-embedding-type", "q5_1"],
+        "imatrix": ["--imatrix", "IMATRIX"],
     },
 }
+
+# COPY with metadata overrides: of general.file_type itself, and of another integer key.
+COPY_OPTIONS = {
+    "llama16": {
+        "file-type": ["--override-kv", "general.file_type=int:2"],
+        "kv-int": ["--override-kv", "llama.attention.head_count_kv=int:2"],
+    },
+}
+
+# Models also planned split into shards of at most N tensors.
+SPLITS = {"llama16": 40}
 
 
 def write(model, path):
@@ -157,12 +198,45 @@ def write(model, path):
             w.add_float32(k, v)
         else:
             w.add_string(k, v)
-    for name, ne in model["tensors"]:
-        w.add_tensor(name, np.zeros(list(reversed(ne)), dtype=np.float32))
+    for name, ne, *ty in model["tensors"]:
+        w.add_tensor(name, np.zeros(list(reversed(ne)), dtype=np.float16 if ty == ["F16"] else np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def imatrix_entries(model):
+    """The importance matrix's entries: every 2-D weight, by name, with its row length."""
+    return {name: ne[0] for name, ne, *_ in model["tensors"] if len(ne) == 2 and name.endswith(".weight")}
+
+
+def write_imatrix(model, path):
+    """An importance matrix in llama-imatrix's GGUF format (`NAME.in_sum2`, `NAME.counts`, the
+    `imatrix.*` keys), one chunk, all sums 1."""
+    w = gguf.GGUFWriter(path, "")
+    w.kv_data[0].clear()  # no general.architecture
+    w.add_string("general.type", "imatrix")
+    w.add_array("imatrix.datasets", ["synthetic"])
+    w.add_uint32("imatrix.chunk_count", 1)
+    w.add_uint32("imatrix.chunk_size", 512)
+    for name, n in imatrix_entries(model).items():
+        w.add_tensor(name + ".in_sum2", np.ones((1, n), dtype=np.float32))
+        w.add_tensor(name + ".counts", np.ones((1, 1), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def copy_file_type(lq, path, out, opts):
+    """general.file_type of `llama-quantize OPTS MODEL OUT COPY`."""
+    o = subprocess.run([lq] + opts + [path, out, "COPY"], capture_output=True, text=True, errors="replace")
+    assert o.returncode == 0, o.stdout + o.stderr
+    f = gguf.GGUFReader(out).fields["general.file_type"]
+    assert f.types == [gguf.GGUFValueType.UINT32], f.types
+    os.remove(out)
+    return int(f.parts[-1][0])
 
 
 def plan(lq, path, ftype, opts):
@@ -190,6 +264,32 @@ def plan(lq, path, ftype, opts):
     return names, types, needs_imatrix, fallbacks
 
 
+def split_plans(lq, path, d, m):
+    """The plans of `m` split by llama-gguf-split, from its first shard, plain and --keep-split."""
+    n = SPLITS[m["name"]]
+    prefix = os.path.join(d, m["name"] + "-split")
+    gs = os.path.join(os.path.dirname(lq), "llama-gguf-split")
+    o = subprocess.run([gs, "--split", "--split-max-tensors", str(n), path, prefix], capture_output=True, text=True)
+    assert o.returncode == 0, o.stdout + o.stderr
+    shards = sorted(f for f in os.listdir(d) if f.startswith(m["name"] + "-split-"))
+    assert len(shards) > 1, shards
+    first = os.path.join(d, shards[0])
+    split = {"max_tensors": n, "order": None, "keep_split_order": None, "plans": {}}
+    for ft in FTYPES:
+        for suffix, opts, order in [("", [], "order"), ("/keep-split", ["--keep-split"], "keep_split_order")]:
+            r = plan(lq, first, ft, opts)
+            if r is None:
+                split["plans"][ft + suffix] = None
+                continue
+            names, types = r[0], r[1]
+            split[order] = split[order] or names
+            assert names == split[order], (m["name"], ft + suffix)
+            split["plans"][ft + suffix] = " ".join(types)
+    for f in shards:
+        os.remove(os.path.join(d, f))
+    return split
+
+
 def main():
     lq, out_path = sys.argv[1], sys.argv[2]
     result = {"models": []}
@@ -202,8 +302,12 @@ def main():
             m["requires_imatrix"] = {}
             m["fallbacks"] = {}
             m["options"] = OPTIONS.get(m["name"], {})
+            if any("--imatrix" in v for v in m["options"].values()):
+                m["imatrix"] = imatrix_entries(m)
+                write_imatrix(m, os.path.join(d, "imatrix.gguf"))
             variants = [("", [])] + ([("/pure", ["--pure"])] if m["name"] in PURE else [])
-            variants += [("/" + k, v) for k, v in m["options"].items()]
+            variants += [("/" + k, [os.path.join(d, "imatrix.gguf") if a == "IMATRIX" else a for a in v])
+                         for k, v in m["options"].items()]
             for ft in FTYPES:
                 for suffix, opts in variants:
                     r = plan(lq, path, ft, opts)
@@ -218,6 +322,14 @@ def main():
                         m["order"] = names
                     assert names == m["order"], (m["name"], key)
                     m["plans"][key] = " ".join(types)
+            out = os.path.join(d, "copy.gguf")
+            m["copy_file_type"] = {"": copy_file_type(lq, path, out, [])}
+            m["copy_options"] = COPY_OPTIONS.get(m["name"], {})
+            for k, v in m["copy_options"].items():
+                m["copy_file_type"][k] = copy_file_type(lq, path, out, v)
+            if m["name"] in SPLITS:
+                m["split"] = split_plans(lq, path, d, m)
+            os.remove(path)
             result["models"].append(m)
             print(m["name"], sum(v is not None for v in m["plans"].values()), "plans", file=sys.stderr)
     with open(out_path, "w") as f:

@@ -5,6 +5,10 @@
 //! `Mismatch` lines; a split model gives the lines `llama-gguf-hash` prints for each shard, shard
 //! after shard.
 //!
+//! Names that are not UTF-8 (a tensor name, the file's own name, a manifest's name) are printed as
+//! their bytes, as llama-gguf-hash prints them: the same output byte for byte, and each tool checks
+//! the other's manifest.
+//!
 //! Where we differ on purpose (the `gguf hash` help says so): a tensor the manifest lists that the
 //! file lacks is printed `-  Missing` and fails the check (llama-gguf-hash prints nothing for it);
 //! `--uuid` is checked against the manifest's `uuid` line (llama-gguf-hash looks for it under
@@ -191,4 +195,51 @@ fn a_split_model_gives_each_shards_lines_in_turn() {
     std::fs::write(dir.join("m.txt"), &expected).unwrap();
     let o = ours_in(&dir, &["-c", "m.txt", &shards[0]]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// `tests`'s file whose tensor name `w.\xc3(` is not UTF-8, under a file name that is not UTF-8
+/// either (`odd\xe9.gguf`): both tools print the same bytes (the names as they are, not escaped),
+/// and each checks the other's manifest with the same output.
+#[test]
+#[cfg(unix)]
+fn names_not_utf8_are_printed_as_llama_gguf_hash_prints_them() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let Some(tool) = llama_tool("llama-gguf-hash") else { return };
+    let dir = temp_dir("hash-not-utf8");
+    let file = OsStr::from_bytes(b"odd\xe9.gguf");
+    std::fs::write(dir.join(file), gguf_tests::support::not_utf8()).unwrap();
+    let run = |program: Option<&Path>, args: &[&OsStr]| -> Output {
+        let mut cmd = match program {
+            Some(p) => std::process::Command::new(p),
+            None => {
+                let mut c = gguf_command();
+                c.arg("hash");
+                c
+            }
+        };
+        cmd.current_dir(&*dir).args(args);
+        gguf_tests::output_with_deadline(&mut cmd, gguf_tests::TOOL_HANG)
+    };
+    let os = |a: &'static str| OsStr::new(a);
+    for kinds in [&["--all"][..], &["--sha256", "--uuid"], &["--xxh64", "--no-layer"]] {
+        let mut args: Vec<&OsStr> = kinds.iter().map(|k| os(k)).collect();
+        args.push(file);
+        let (theirs, ours) = (run(Some(&tool), &args), run(None, &args));
+        assert!(theirs.status.success(), "llama-gguf-hash {kinds:?}: {}", String::from_utf8_lossy(&theirs.stderr));
+        assert!(ours.status.success(), "gguf hash {kinds:?}: {}", String::from_utf8_lossy(&ours.stderr));
+        assert!(ours.stdout == theirs.stdout, "{kinds:?}:\nours   {:?}\ntheirs {:?}", ours.stdout, theirs.stdout);
+        if !kinds.contains(&"--no-layer") {
+            let needle = b"odd\xe9.gguf:w.\xc3(\n";
+            assert!(ours.stdout.windows(needle.len()).any(|w| w == needle), "{:?}", ours.stdout);
+        }
+    }
+    // Each tool checks the manifest of the other (the same: the outputs above are equal).
+    std::fs::write(dir.join("m.txt"), run(None, &[os("--all"), file]).stdout).unwrap();
+    let a = [os("--check"), os("m.txt"), file];
+    let (t, o) = (run(Some(&tool), &a), run(None, &a));
+    assert_eq!(t.status.code(), Some(0), "{}", String::from_utf8_lossy(&t.stdout));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(o.stdout == t.stdout, "ours   {:?}\ntheirs {:?}", o.stdout, t.stdout);
+    assert!(o.stdout.ends_with(b"\nVerification results for m.txt - Success\n"));
 }

@@ -1,5 +1,9 @@
 //! SIGTERM, SIGINT or SIGHUP during a write: the command removes its temporary file and exits
-//! 143, 130 or 129 (128 + the signal), leaving the folder as it was.
+//! 143, 130 or 129 (128 + the signal), leaving the folder as it was. SIGKILL during a write
+//! (`quantize`, a split `convert`) leaves nothing where the files have no name (`O_TMPFILE`). A
+//! file that appears at an output while the command writes it (`quantize`, `split`, `merge`,
+//! `quantize --keep-split`) is kept without `--force`, none of the command's files left beside
+//! it, and replaced with it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use gguf_serde::{GgmlType, GgufWriter};
 use gguf_tests::support::file_names as names;
-use gguf_tests::temp_dir;
+use gguf_tests::{temp_dir, HfLayout};
 
 /// An F32 model of 48 tensors of 1024 × 1024 (192 MiB), written by the library: big enough that
 /// quantizing it takes a while.
@@ -33,13 +37,10 @@ fn big_model(dir: &Path) -> PathBuf {
     p
 }
 
-/// Starts `gguf quantize INPUT OUT Q4_K_M` (with `extra` arguments and the environment `env`),
-/// writing in `dir`.
-fn start_quantize(input: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+/// Starts `gguf ARGS` with the environment `env`, its standard error piped.
+fn start(args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
     super::gguf_command()
-        .args(["quantize", "-q"])
-        .args(extra)
-        .args([input.to_str().unwrap(), out.to_str().unwrap(), "Q4_K_M"])
+        .args(args)
         .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -47,25 +48,43 @@ fn start_quantize(input: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]
         .unwrap()
 }
 
-/// Whether process `pid` has a file open in `dir` that has no name (an `O_TMPFILE` file: its
-/// `/proc/PID/fd` link reads `DIR/#INODE (deleted)`).
-fn has_unnamed_file_in(pid: u32, dir: &Path) -> bool {
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
-    fds.flatten().filter_map(|e| std::fs::read_link(e.path()).ok()).any(|t| {
-        let t = t.to_string_lossy().into_owned();
-        t.starts_with(&format!("{}/", dir.display())) && t.ends_with(" (deleted)")
-    })
+/// Starts `gguf quantize INPUT OUT Q4_K_M` (with `extra` arguments and the environment `env`),
+/// writing in `dir`.
+fn start_quantize(input: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    let mut args = vec!["quantize", "-q"];
+    args.extend(extra);
+    args.extend([input.to_str().unwrap(), out.to_str().unwrap(), "Q4_K_M"]);
+    start(&args, env)
+}
+
+/// How many files process `pid` has open in `dir` that have no name (`O_TMPFILE` files: their
+/// `/proc/PID/fd` links read `DIR/#INODE (deleted)`).
+fn unnamed_files_in(pid: u32, dir: &Path) -> usize {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return 0 };
+    fds.flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter(|t| {
+            let t = t.to_string_lossy().into_owned();
+            t.starts_with(&format!("{}/", dir.display())) && t.ends_with(" (deleted)")
+        })
+        .count()
 }
 
 /// Waits until `child` (writing in `dir`) has its output file open: a named temporary file in
 /// `dir`, or an unnamed one.
 fn wait_for_output_file(child: &mut std::process::Child, dir: &Path) {
+    wait_for_output_files(child, dir, 1);
+}
+
+/// Waits until `child` (writing in `dir`) has `n` output files open (named temporary files in
+/// `dir` and unnamed ones).
+fn wait_for_output_files(child: &mut std::process::Child, dir: &Path, n: usize) {
     let start = Instant::now();
     loop {
-        if names(dir).iter().any(|n| n.ends_with(".tmp")) || has_unnamed_file_in(child.id(), dir) {
+        if names(dir).iter().filter(|n| n.ends_with(".tmp")).count() + unnamed_files_in(child.id(), dir) >= n {
             return;
         }
-        assert!(child.try_wait().unwrap().is_none(), "gguf quantize ended before its output file was seen");
+        assert!(child.try_wait().unwrap().is_none(), "gguf ended before its output file was seen");
         assert!(start.elapsed() < Duration::from_secs(120), "no output file appeared");
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -166,4 +185,114 @@ fn a_file_created_during_the_write_is_replaced_only_with_force() {
         std::fs::remove_file(&out).unwrap();
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `gguf ARGS` (environment `env`, writing in `dir`) and writes `precious` to `victim` once
+/// the command has `n` output files open; returns the command's output.
+fn race_at(args: &[&str], dir: &Path, (victim, n): (&Path, usize), env: &[(&str, &str)]) -> std::process::Output {
+    let mut child = start(args, env);
+    wait_for_output_files(&mut child, dir, n);
+    std::fs::write(victim, "precious").unwrap();
+    super::wait(child)
+}
+
+/// [`race_at`] without `--force`, then with it: without, the command fails as for a file that was
+/// there before, `victim` is kept, and the folder is as it was but for `victim` (no file of the
+/// set written, not even those renamed into place before `victim`'s turn); with it, the command
+/// succeeds and `victim` is its file. Returns the folder's listing after the second run.
+fn kept_then_replaced(args: &[&str], dir: &Path, (victim, n): (&Path, usize), env: &[(&str, &str)]) -> Vec<String> {
+    let before = names(dir);
+    let o = race_at(args, dir, (victim, n), env);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{args:?} {env:?}: {err}");
+    assert!(
+        err.contains(&format!("{} exists (use --force to replace it)", victim.display())),
+        "{args:?} {env:?}: {err}"
+    );
+    assert_eq!(std::fs::read(victim).unwrap(), b"precious", "{args:?} {env:?}");
+    let mut want = before.clone();
+    want.push(victim.file_name().unwrap().to_string_lossy().into_owned());
+    want.sort();
+    assert_eq!(names(dir), want, "{args:?} {env:?}: a file of the command's is left");
+    std::fs::remove_file(victim).unwrap();
+
+    let forced = [args, &["--force"]].concat();
+    let o = race_at(&forced, dir, (victim, n), env);
+    assert!(o.status.success(), "{forced:?} {env:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(victim).unwrap().get(..4), Some(&b"GGUF"[..]), "{forced:?} {env:?}");
+    let after = names(dir);
+    assert!(after.iter().all(|n| !n.ends_with(".tmp")), "{forced:?} {env:?}: {after:?}");
+    after
+}
+
+/// `split`, `merge` and `quantize --keep-split` keep a file that appears at one of their outputs
+/// while they write unless `--force`, as `quantize` does for its one file: the second shard of a
+/// split, made once that shard's temporary file is open (so that the first shard is renamed into
+/// place, then removed again when the second is refused), the merged file; with the unnamed and
+/// the named temporary files.
+#[test]
+fn a_shard_or_merged_file_created_during_the_write_is_replaced_only_with_force() {
+    let dir = temp_dir("cli_race_shards");
+    let input = big_model(&dir);
+    let (d, i) = (dir.to_str().unwrap(), input.to_str().unwrap());
+    let part = format!("{d}/part");
+    let second = dir.join("part-00002-of-00006.gguf");
+    for env in [&[][..], &[("GGUF_NO_TMPFILE", "1")][..]] {
+        let split = ["split", "--split-max-tensors", "8", i, &part];
+        let listed = kept_then_replaced(&split, &dir, (&second, 2), env);
+        let shards: Vec<String> = (1..=6).map(|n| format!("part-{n:05}-of-00006.gguf")).collect();
+        assert_eq!(listed, [&["big.gguf".to_owned()][..], &shards].concat(), "{env:?}");
+
+        let first = dir.join("part-00001-of-00006.gguf");
+        let merged = dir.join("merged.gguf");
+        kept_then_replaced(&["merge", first.to_str().unwrap(), merged.to_str().unwrap()], &dir, (&merged, 1), env);
+        // the split merges back to the file split (the shards are whole)
+        assert!(std::fs::read(&merged).unwrap() == std::fs::read(&input).unwrap(), "{env:?}");
+        std::fs::remove_file(&merged).unwrap();
+        if env.is_empty() {
+            // --keep-split: one output shard per input shard
+            let q = format!("{d}/q");
+            let args = ["quantize", "-q", "--keep-split", first.to_str().unwrap(), &q, "Q4_K_M"];
+            let listed = kept_then_replaced(&args, &dir, (&dir.join("q-00002-of-00006.gguf"), 2), env);
+            assert_eq!(listed.iter().filter(|n| n.starts_with("q-")).count(), 6, "{listed:?}");
+            for n in 1..=6 {
+                std::fs::remove_file(dir.join(format!("q-{n:05}-of-00006.gguf"))).unwrap();
+            }
+        }
+        for s in shards {
+            std::fs::remove_file(dir.join(s)).unwrap();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGKILL during `convert --split-max-size`, once a shard is complete and the next one is being
+/// written: the shards are written straight from the conversion and kept without a name until all
+/// are complete (`O_TMPFILE`), so nothing is left beside the checkpoint (no shard, no unsplit
+/// file, no temporary).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_killed_split_conversion_leaves_nothing() {
+    // About 110 M parameters: a conversion that lasts long enough to be killed in the middle.
+    let sizes = ["--sizes", "1024,8,4,4,2816,32000"];
+    let Some(ckpt) = gguf_tests::make_hf_checkpoint_with("cli_killed_convert", "llama", HfLayout::Sharded, 36, &sizes)
+    else {
+        return;
+    };
+    let dir = ckpt.parent().unwrap();
+    let before = names(dir);
+    let out = dir.join("killed.gguf");
+    let args = ["convert", ckpt.to_str().unwrap(), "-q", "--no-vocab", "--outtype", "q8_0"];
+    let mut child = start(&[&args[..], &["--split-max-size", "20M", "-o", out.to_str().unwrap()]].concat(), &[]);
+    let started = Instant::now();
+    // a shard complete (sealed, still without a name) and the next one open
+    while unnamed_files_in(child.id(), dir) < 2 {
+        assert!(child.try_wait().unwrap().is_none(), "gguf convert ended before its second shard was seen");
+        assert!(started.elapsed() < Duration::from_secs(300), "no second shard appeared");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap();
+    let o = super::wait(child);
+    assert_eq!(o.status.code(), None, "not killed: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(names(dir), before, "the killed conversion left a file");
 }

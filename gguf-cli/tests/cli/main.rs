@@ -2,7 +2,7 @@
 //! checks its output and files, against gguf-py or the spec where a reference exists (helpers
 //! from the `gguf-tests` crate; `tests/README.md` says what needs Python or models).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ mod json_and_options;
 mod keep_split;
 mod memory_limits;
 mod not_utf8;
+mod odd_bools;
 mod output_errors;
 mod output_policy;
 mod outputs_and_odd_files;
@@ -76,3 +77,31 @@ pub fn small() -> String {
 
 /// `p` as an argument.
 pub use gguf_tests::path_arg as s;
+
+/// What the commands that write a file back made of `src` (a file of two tensors) in `dir`:
+/// [`rewrite_with_every_command`].
+pub struct Rewritten {
+    /// A copy of `src` after `set general.architecture gemma`.
+    pub edited: PathBuf,
+    /// `split --split-max-tensors 1`: its two shards.
+    pub shards: [PathBuf; 2],
+    /// The first shard given to `merge`.
+    pub merged: PathBuf,
+    /// `quantize` to Q8_0.
+    pub quantized: PathBuf,
+}
+
+/// Runs on `src` (a file of two tensors) every command that writes a file back: `set` on a
+/// copy, `split` + `merge`, `quantize`; their outputs go to `dir`.
+pub fn rewrite_with_every_command(src: &Path, dir: &Path) -> Rewritten {
+    let edited = dir.join("edited.gguf");
+    std::fs::copy(src, &edited).unwrap();
+    gguf_ok(&["set", s(&edited), "general.architecture", "gemma"]);
+    gguf_ok(&["split", "--split-max-tensors", "1", s(src), s(&dir.join("part"))]);
+    let shards = [dir.join("part-00001-of-00002.gguf"), dir.join("part-00002-of-00002.gguf")];
+    let merged = dir.join("merged.gguf");
+    gguf_ok(&["merge", s(&shards[0]), s(&merged)]);
+    let quantized = dir.join("q8.gguf");
+    gguf_ok(&["quantize", s(src), s(&quantized), "Q8_0"]);
+    Rewritten { edited, shards, merged, quantized }
+}

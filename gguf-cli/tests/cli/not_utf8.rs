@@ -10,7 +10,7 @@ use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_read_dump};
 use gguf_tests::support::not_utf8;
 use gguf_tests::{llama_run_harness, temp_dir};
 
-use super::{gguf, gguf_ok, s};
+use super::{gguf, gguf_ok, rewrite_with_every_command, s};
 
 /// ggml's lines for the keys and tensors that hold bytes that are not UTF-8 (the token array by its
 /// hash), tensor lines without their offset (a quantized file orders its tensors by name).
@@ -34,13 +34,14 @@ fn inspect_shows_escapes_and_validate_warns() {
     let f = dir.join("odd.gguf");
     std::fs::write(&f, not_utf8()).unwrap();
     let text = gguf_ok(&["inspect", s(&f)]);
-    // Rust's `escape_debug` of the valid part, `\xNN` for each byte that is not UTF-8.
-    for want in [r#""test.k\xffey""#, r#"["a", "\xe2\x96", "▁b"]"#, r#""caf\xe9""#, r#""w.\xc3(""#] {
+    // Rust's `escape_debug` of the valid part, `\xNN` for each byte that is not UTF-8; names
+    // unquoted, string values quoted.
+    for want in [r"  test.k\xffey ", r#"["a", "\xe2\x96", "▁b"]"#, r#""caf\xe9""#, r"  w.\xc3( "] {
         assert!(text.contains(want), "{want} not in:\n{text}");
     }
     let json: serde_json::Value = serde_json::from_str(&gguf_ok(&["inspect", "--json", s(&f)])).unwrap();
     assert_eq!(json["metadata"][1]["key"], r"test.k\xffey");
-    assert_eq!(json["metadata"][3]["value"], r"caf\xe9");
+    assert_eq!(json["metadata"][3]["value"], serde_json::json!({"escaped": r"caf\xe9"}));
     assert_eq!(json["tensors"][0]["name"], r"w.\xc3(");
     for args in [vec!["validate"], vec!["validate", "--ggml"]] {
         let o = gguf(&[&args[..], &[s(&f)]].concat());
@@ -68,23 +69,416 @@ fn ggml_reads_what_set_split_merge_and_quantize_write() {
     let want = odd_lines(&harness, &src);
     assert_eq!(want.len(), 4, "{want:?}");
 
-    let edited = dir.join("edited.gguf");
-    std::fs::copy(&src, &edited).unwrap();
-    gguf_ok(&["set", s(&edited), "general.architecture", "gemma"]);
-    gguf_ok(&["split", "--split-max-tensors", "1", s(&src), s(&dir.join("part"))]);
-    let merged = dir.join("merged.gguf");
-    gguf_ok(&["merge", s(&dir.join("part-00001-of-00002.gguf")), s(&merged)]);
-    assert_eq!(std::fs::read(&merged).unwrap(), not_utf8(), "merge gives back the file split");
-    let quantized = dir.join("q8.gguf");
-    gguf_ok(&["quantize", s(&src), s(&quantized), "Q8_0"]);
-    for out in [&edited, &merged, &quantized] {
+    let out = rewrite_with_every_command(&src, &dir);
+    assert_eq!(std::fs::read(&out.merged).unwrap(), not_utf8(), "merge gives back the file split");
+    for out in [&out.edited, &out.merged, &out.quantized] {
         assert_ggml_reads_as_we_do(&harness, out);
         assert_eq!(odd_lines(&harness, out), want, "{}", out.display());
     }
     // The shards: the key and the token in the first, each tensor name in its shard.
-    let shards: Vec<String> = ["part-00001-of-00002.gguf", "part-00002-of-00002.gguf"]
-        .iter()
-        .flat_map(|p| odd_lines(&harness, &dir.join(p)))
-        .collect();
+    let shards: Vec<String> = out.shards.iter().flat_map(|p| odd_lines(&harness, p)).collect();
     assert_eq!(shards, want);
+}
+
+/// The tensors of [`tiny_llama`] that are not ASCII: not UTF-8 (a lone `FF`, a cut 3-byte
+/// sequence) and UTF-8 (`é`, two bytes).
+const ODD_NAMES: [&[u8]; 3] = [b"x\xff.weight", b"x\xe2\x82.weight", "x\u{e9}.weight".as_bytes()];
+
+/// A one-layer llama model that llama-quantize takes (F32, 256 wide): `token_embd.weight`,
+/// `blk.0.attn_q.weight`, `blk.0.ffn_down.weight` and the [`ODD_NAMES`], written to `path`.
+fn tiny_llama(path: &Path) -> Vec<Vec<u8>> {
+    use gguf_serde::{GgmlType, GgufStr, GgufWriter};
+    let mut w = GgufWriter::create(path).unwrap();
+    w.add_kv("general.architecture", "llama").unwrap();
+    for (k, v) in [("context_length", 128u32), ("embedding_length", 256), ("block_count", 1)] {
+        w.add_kv(&format!("llama.{k}"), v).unwrap();
+    }
+    for (k, v) in [("feed_forward_length", 256u32), ("attention.head_count", 4), ("attention.head_count_kv", 4)] {
+        w.add_kv(&format!("llama.{k}"), v).unwrap();
+    }
+    w.add_kv("llama.attention.layer_norm_rms_epsilon", 1e-5f32).unwrap();
+    let mut names: Vec<Vec<u8>> =
+        ["token_embd.weight", "blk.0.attn_q.weight", "blk.0.ffn_down.weight"].map(|n| n.as_bytes().to_vec()).into();
+    names.extend(ODD_NAMES.map(<[u8]>::to_vec));
+    for n in &names {
+        let rows = if n.as_slice() == b"token_embd.weight" { 16 } else { 256 };
+        w.add_tensor_ne(GgufStr::from_bytes(n), GgmlType::F32, &[256, rows]).unwrap();
+    }
+    for (i, n) in names.iter().enumerate() {
+        let rows = if n.as_slice() == b"token_embd.weight" { 16 } else { 256 };
+        let data: Vec<u8> = (0..256 * rows)
+            .flat_map(|j| (((j * 7919 + i * 104729) % 2003) as f32 / 1000.0 - 1.0).to_le_bytes())
+            .collect();
+        w.write_tensor_data(&data).unwrap();
+    }
+    w.commit().unwrap();
+    names
+}
+
+/// An importance matrix of `names` (256 weights each, one expert) in llama-imatrix's GGUF
+/// format and in its legacy `.dat` format.
+fn imatrices(dir: &Path, names: &[Vec<u8>]) {
+    use gguf_serde::{GgmlType, GgufStr, GgufWriter};
+    let sums = |i: usize| -> Vec<f32> { (0..256).map(|j| 0.01 + ((j * 31 + i * 17) % 97) as f32).collect() };
+    let mut w = GgufWriter::create(dir.join("im.gguf")).unwrap();
+    w.add_kv("general.type", "imatrix").unwrap();
+    w.add_kv("imatrix.datasets", vec!["text.txt".to_owned()]).unwrap();
+    w.add_kv("imatrix.chunk_count", 1u32).unwrap();
+    w.add_kv("imatrix.chunk_size", 64u32).unwrap();
+    for n in names {
+        for (suffix, ne) in [(&b".in_sum2"[..], [256u64, 1]), (b".counts", [1, 1])] {
+            let name = [n.as_slice(), suffix].concat();
+            w.add_tensor_ne(GgufStr::from_bytes(&name), GgmlType::F32, &ne).unwrap();
+        }
+    }
+    for i in 0..names.len() {
+        w.write_tensor_data(&sums(i).iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
+        w.write_tensor_data(&2f32.to_le_bytes()).unwrap();
+    }
+    w.commit().unwrap();
+    // .dat: entry count, then per entry the name, ncall and the values (already times ncall).
+    let mut dat = (names.len() as i32).to_le_bytes().to_vec();
+    for (i, n) in names.iter().enumerate() {
+        dat.extend((n.len() as i32).to_le_bytes());
+        dat.extend(n);
+        dat.extend(2i32.to_le_bytes());
+        dat.extend(256i32.to_le_bytes());
+        dat.extend(sums(i).iter().flat_map(|x| x.to_le_bytes()));
+    }
+    dat.extend(1i32.to_le_bytes());
+    dat.extend(8i32.to_le_bytes());
+    dat.extend(b"text.txt");
+    std::fs::write(dir.join("im.dat"), dat).unwrap();
+}
+
+/// Runs `program ARGS` in `dir`, asserting success.
+fn run_in(dir: &Path, program: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let o =
+        gguf_tests::output_with_deadline(std::process::Command::new(program).current_dir(dir).args(args), crate::HANG);
+    assert!(o.status.success(), "{} {args:?}: {}", program.display(), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// An importance matrix whose entry names are not UTF-8 (GGUF and `.dat`) is used as
+/// llama-quantize uses it, matching entries to tensors by bytes: the files are byte-identical
+/// (both run in the same folder with the same relative names, which go into
+/// `quantize.imatrix.file`), and the weights did change the odd tensors' data.
+#[test]
+fn importance_matrix_entries_that_are_not_utf8_are_used_as_llama_quantize_uses_them() {
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("not-utf8-imatrix");
+    let names = tiny_llama(&dir.join("m.gguf"));
+    imatrices(&dir, &names);
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    let os = |s: &str| std::ffi::OsString::from(s);
+    run_in(&dir, &ours, &[&os("quantize"), &os("-q"), &os("m.gguf"), &os("plain.gguf"), &os("Q4_K_M")]);
+    let plain = gguf_serde::Gguf::open(dir.join("plain.gguf")).unwrap();
+    for im in ["im.gguf", "im.dat"] {
+        let args = |out: &str| [os("--imatrix"), os(im), os("m.gguf"), os(out), os("Q4_K_M"), os("2")];
+        let theirs = run_in(&dir, &lq, &args("theirs.gguf").iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+        let log = String::from_utf8_lossy(&theirs.stdout);
+        assert!(log.contains(&format!("loaded {} importance matrix entries", names.len())), "{im}: {log}");
+        let mut ours_args = vec![os("quantize"), os("-q")];
+        ours_args.extend(args("ours.gguf"));
+        run_in(&dir, &ours, &ours_args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+        let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+        assert!(a == b, "{im}: files differ (sizes {} and {})", a.len(), b.len());
+        let with = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
+        for n in ODD_NAMES {
+            let (x, y) = (with.tensor(n).unwrap(), plain.tensor(n).unwrap());
+            assert_eq!(x.dtype, gguf_serde::GgmlType::Q4_K);
+            assert_ne!(with.tensor_data(&x).unwrap(), plain.tensor_data(&y).unwrap(), "{im}: {n:?} used no weights");
+        }
+        drop(with);
+        std::fs::remove_file(dir.join("ours.gguf")).unwrap();
+    }
+}
+
+/// `(name as inspect shows it, target type upper-cased)` of each tensor in llama-quantize's
+/// `--dry-run` log (`[   4/  14] NAME   - [...], type = f32, size = ... (q4_K)`; a kept tensor
+/// has no `(TYPE)`), its names read as bytes.
+fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for line in log.split(|&b| b == b'\n').filter(|l| l.starts_with(b"[")) {
+        let Some(at) = line.windows(2).position(|w| w == b"] ") else { continue };
+        let rest = &line[at + 2..];
+        let name = rest.split(|&b| b == b' ').next().unwrap();
+        let text = String::from_utf8_lossy(rest);
+        let src = text.split_once("type = ").map(|(_, t)| t.split(',').next().unwrap().trim().to_owned()).unwrap();
+        let target = match text.trim_end().rsplit_once('(') {
+            Some((_, t)) if text.trim_end().ends_with(')') => t.trim_end_matches(')').to_owned(),
+            _ => src,
+        };
+        v.push((gguf_serde::GgufStr::from_bytes(name).to_string(), target.to_ascii_uppercase()));
+    }
+    v.sort();
+    v
+}
+
+/// `(name, target)` of each tensor in `gguf quantize --dry-run`'s table.
+fn our_dry_run(out: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8(out.to_vec()).unwrap();
+    let mut v: Vec<(String, String)> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() >= 5 && !l.contains(" tensors: ")).then(|| (w[0].to_owned(), w[3].to_owned()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `--tensor-type` patterns match bytes as llama-quantize's std::regex does: the type each
+/// tensor gets is llama-quantize's `--dry-run` choice, for patterns where matching characters
+/// would differ (`.` over a two-byte character or a bad byte, classes, counted lengths, a
+/// pattern whose own bytes are not UTF-8 or not ASCII).
+#[test]
+fn tensor_type_patterns_match_bytes_as_llama_quantize() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("not-utf8-tensor-type");
+    tiny_llama(&dir.join("m.gguf"));
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    let patterns: [&[u8]; 9] = [
+        br"x.\.weight=q8_0",
+        br"x..\.weight=q8_0",
+        br"x[^a]\.weight=q8_0",
+        b"^.{9}$=q8_0",
+        b"^.{10}$=q8_0",
+        b"x\xff=q5_0",
+        b"X\xe2\x82=q5_0",
+        "X\u{c9}=q5_0".as_bytes(),
+        "x\u{e9}=q5_0".as_bytes(),
+    ];
+    for p in patterns {
+        let os = std::ffi::OsStr::from_bytes;
+        let args = [os(b"--tensor-type"), os(p), os(b"m.gguf"), os(b"Q4_K_M")];
+        let theirs = run_in(&dir, &lq, &[&[os(b"--dry-run")][..], &args].concat());
+        let mine = run_in(&dir, &ours, &[&[os(b"quantize"), os(b"--dry-run")][..], &args].concat());
+        let want = llama_dry_run(&[theirs.stdout, theirs.stderr].concat());
+        assert_eq!(want.len(), 6, "{}: {want:?}", String::from_utf8_lossy(p));
+        assert_eq!(our_dry_run(&mine.stdout), want, "{}", String::from_utf8_lossy(p));
+    }
+}
+
+/// A file of `keys` (each a STRING of its index) and F32 `[2]` tensors `names` (tensor `i`
+/// holds `[2i, 2i + 1]`), written to `path`.
+fn odd_file(path: &Path, keys: &[&[u8]], names: &[&[u8]]) {
+    use gguf_serde::{GgmlType, GgufStr, GgufWriter, ValueRef};
+    let mut w = GgufWriter::create(path).unwrap();
+    w.add_kv("general.architecture", "llama").unwrap();
+    for (i, k) in keys.iter().enumerate() {
+        let v = i.to_string();
+        w.add_kv_ref(GgufStr::from_bytes(k), ValueRef::String(GgufStr::from(v.as_str()))).unwrap();
+    }
+    for n in names {
+        w.add_tensor_ne(GgufStr::from_bytes(n), GgmlType::F32, &[2]).unwrap();
+    }
+    for i in 0..names.len() {
+        let data: Vec<u8> = [2 * i, 2 * i + 1].iter().flat_map(|&x| (x as f32).to_le_bytes()).collect();
+        w.write_tensor_data(&data).unwrap();
+    }
+    w.commit().unwrap();
+}
+
+/// Runs `gguf ARGS` (any bytes), with its output.
+fn gguf_os(args: &[&[u8]]) -> std::process::Output {
+    use std::os::unix::ffi::OsStrExt;
+    crate::run(crate::gguf_command().args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a))))
+}
+
+/// The text `\xff` (four characters) and the byte FF never print alike: every command shows keys
+/// and tensor names in one escaped form (a backslash as `\\`, a bad byte as `\xNN`, control
+/// characters as `\n`, `\u{1b}`, `\0`), unquoted, in text and JSON; no raw control byte reaches
+/// the output. The expected texts are the escaping's own definition (Rust's `escape_debug` plus
+/// `\xNN`), written out by hand.
+#[test]
+fn names_print_in_one_reversible_form_everywhere() {
+    let dir = temp_dir("not-utf8-escaped");
+    let (lit, inv, ctl) = (dir.join("lit.gguf"), dir.join("inv.gguf"), dir.join("ctl.gguf"));
+    odd_file(&lit, &[br"zz.a\xffbc", br#""q.a\xffbc""#], &[br"w\xff"]);
+    odd_file(&inv, &[b"zz.a\xffbc", b"q.a\xffbc"], &[b"w\xff"]);
+    odd_file(&ctl, &[b"evil\n\x1b[31mRED", b"n\x00ul"], &[b"t\n\x1b[2J\x00.weight"]);
+    let text = |f: &Path| gguf_ok(&["inspect", s(f)]);
+    let (tl, ti, tc) = (text(&lit), text(&inv), text(&ctl));
+    assert!(tl.contains(r"  zz.a\\xffbc ") && tl.contains(r#"  "q.a\\xffbc" "#) && tl.contains(r"  w\\xff "), "{tl}");
+    assert!(ti.contains(r"  zz.a\xffbc ") && ti.contains(r"  q.a\xffbc ") && ti.contains(r"  w\xff "), "{ti}");
+    assert!(tc.contains(r"  evil\n\u{1b}[31mRED ") && tc.contains(r"  n\0ul "), "{tc}");
+    assert!(tc.contains(r"  t\n\u{1b}[2J\0.weight "), "{tc}");
+    let json =
+        |f: &Path| -> serde_json::Value { serde_json::from_str(&gguf_ok(&["inspect", "--json", s(f)])).unwrap() };
+    let (jl, ji) = (json(&lit), json(&inv));
+    assert_eq!(jl["metadata"][1]["key"], r"zz.a\\xffbc");
+    assert_eq!(ji["metadata"][1]["key"], r"zz.a\xffbc");
+    assert_eq!(jl["tensors"][0]["name"], r"w\\xff");
+    assert_eq!(ji["tensors"][0]["name"], r"w\xff");
+    let o = gguf(&["diff", s(&lit), s(&inv)]);
+    let d = String::from_utf8(o.stdout).unwrap();
+    for line in [r"- key zz.a\\xffbc: ", r"+ key zz.a\xffbc: ", r"- tensor w\\xff: ", r"+ tensor w\xff: "] {
+        assert!(d.lines().any(|l| l.starts_with(line)), "{line} not in:\n{d}");
+    }
+    let dj: serde_json::Value = serde_json::from_slice(&gguf(&["diff", "--json", s(&lit), s(&inv)]).stdout).unwrap();
+    let names: Vec<&str> = dj["changes"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+    assert!(names.contains(&r"zz.a\\xffbc") && names.contains(&r"zz.a\xffbc"), "{names:?}");
+    // Control characters never reach the output raw: one line per change.
+    for args in [
+        vec!["diff", s(&ctl), s(&lit)],
+        vec!["show", s(&ctl), r"t\n\u{1b}[2J\0.weight"],
+        vec!["quantize", "--dry-run", s(&ctl), "Q8_0"],
+        vec!["validate", s(&ctl)],
+        vec!["inspect", s(&ctl)],
+    ] {
+        let o = gguf(&args);
+        assert!(o.status.code() != Some(2), "{args:?}: {o:?}");
+        assert!(!o.stdout.iter().any(|&b| b == 0x1b || b == 0), "{args:?}: {}", String::from_utf8_lossy(&o.stdout));
+        if args[0] == "diff" {
+            // 2 keys and 1 tensor only in ctl, 2 keys and 1 tensor only in lit, the count.
+            assert_eq!(o.stdout.iter().filter(|&&b| b == b'\n').count(), 7, "{}", String::from_utf8_lossy(&o.stdout));
+        }
+    }
+}
+
+/// Every command that takes a key or tensor name takes the escaped form inspect shows (and raw
+/// bytes on Unix): the key whose bytes are not UTF-8 is set in place (no second key), renamed
+/// and removed; `show` reaches the tensor named with the text `w\xff` and the one named with
+/// the byte FF, each its own (their values tell them apart); a bad escape is a usage error.
+#[test]
+fn names_are_taken_back_in_the_form_inspect_shows() {
+    use gguf_serde::{Gguf, GgufStr, ValueRef};
+    let dir = temp_dir("not-utf8-names-in");
+    let f = dir.join("f.gguf");
+    odd_file(&f, &[b"zz.a\xffbc", br"zz.a\xffbc"], &[br"w\xff", b"w\xff", b"n\x00x"]);
+    let keys = || Gguf::open(&f).unwrap().metadata().map(|kv| kv.key.as_bytes().to_vec()).collect::<Vec<_>>();
+    let value = |k: &[u8]| Gguf::open(&f).unwrap().get(k).map(|v| format!("{v:?}"));
+    gguf_ok(&["set", s(&f), r"zz.a\xffbc", "x"]);
+    assert_eq!(keys().len(), 3);
+    assert_eq!(value(b"zz.a\xffbc"), Some(format!("{:?}", ValueRef::String(GgufStr::from("x")))));
+    assert_eq!(value(br"zz.a\xffbc"), Some(format!("{:?}", ValueRef::String(GgufStr::from("1")))));
+    let dry = gguf_ok(&["set", "--dry-run", s(&f), r"zz.a\\xffbc", "y"]);
+    assert!(dry.starts_with(r#"~ key zz.a\\xffbc: string = "1" -> string = "y""#), "{dry}");
+    gguf_ok(&["rename", s(&f), r"zz.a\xffbc", r"zz.b\xfe"]);
+    assert_eq!(keys()[1], b"zz.b\xfe");
+    // Raw bytes on the command line.
+    let o = gguf_os(&[b"rm", f.as_os_str().as_encoded_bytes(), b"zz.b\xfe"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(keys(), [&b"general.architecture"[..], br"zz.a\xffbc"]);
+    gguf_ok(&["rm", s(&f), r"zz.a\\xffbc"]);
+    assert_eq!(keys(), [b"general.architecture"]);
+    let shown = |name: &str| -> (String, String) {
+        let j: serde_json::Value = serde_json::from_str(&gguf_ok(&["show", "--json", s(&f), name])).expect("JSON");
+        (j["name"].as_str().unwrap().to_owned(), j["min"].to_string())
+    };
+    assert_eq!(shown(r"w\\xff"), (r"w\\xff".to_owned(), "0".to_owned()));
+    assert_eq!(shown(r"w\xff"), (r"w\xff".to_owned(), "2".to_owned()));
+    assert_eq!(shown(r"n\0x"), (r"n\0x".to_owned(), "4".to_owned()));
+    assert_eq!(shown(r"n\x00x"), (r"n\0x".to_owned(), "4".to_owned()));
+    for bad in [r"w\q", r"w\x4"] {
+        let o = gguf(&["show", s(&f), bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {o:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("TENSOR"), "{o:?}");
+    }
+}
+
+/// In JSON a string value that is UTF-8 is the string itself (backslashes and newlines as JSON
+/// writes them); one that is not is `{"escaped": TEXT}`.
+#[test]
+fn json_string_values_are_unambiguous() {
+    use gguf_serde::{GgufStr, GgufWriter, ValueRef};
+    let dir = temp_dir("not-utf8-json-values");
+    let f = dir.join("v.gguf");
+    let mut w = GgufWriter::create(&f).unwrap();
+    w.add_kv("lit", r"caf\xe9").unwrap();
+    w.add_kv_ref("inv", ValueRef::String(GgufStr::from_bytes(b"caf\xe9"))).unwrap();
+    w.add_kv("tmpl", "{% a %}\n\\").unwrap();
+    w.commit().unwrap();
+    let j: serde_json::Value = serde_json::from_str(&gguf_ok(&["inspect", "--json", s(&f)])).unwrap();
+    assert_eq!(j["metadata"][0]["value"], r"caf\xe9");
+    assert_eq!(j["metadata"][1]["value"], serde_json::json!({"escaped": r"caf\xe9"}));
+    assert_eq!(j["metadata"][2]["value"], "{% a %}\n\\");
+    let text = gguf_ok(&["inspect", s(&f)]);
+    assert!(text.contains(r#""caf\\xe9""#) && text.contains(r#""caf\xe9""#), "{text}");
+}
+
+/// `export` writes keys and tensor names escaped and `import` reads them back: a file with a key
+/// and tensor names that are not UTF-8 (and the text `\xff` beside the byte FF) comes back byte
+/// for byte. A tensor that would take the name `__metadata__` is refused, naming it.
+#[test]
+fn export_and_import_keep_names_that_are_not_utf8() {
+    let dir = temp_dir("not-utf8-export");
+    let (f, st, back) = (dir.join("f.gguf"), dir.join("f.safetensors"), dir.join("back.gguf"));
+    odd_file(&f, &[b"k\xff", br"k\xff", b"tab\there"], &[br"xtra_w.a\xffbc", b"xtra_w.a\xffbc", b"\x01"]);
+    gguf_ok(&["export", s(&f), s(&st)]);
+    gguf_ok(&["import", s(&st), s(&back)]);
+    assert!(std::fs::read(&f).unwrap() == std::fs::read(&back).unwrap(), "import gives other bytes");
+    let m = dir.join("m.gguf");
+    odd_file(&m, &[], &[b"__metadata__"]);
+    let o = gguf(&["export", s(&m), s(&dir.join("m.safetensors"))]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tensor __metadata__") && err.contains("metadata entry"), "{err}");
+    assert!(!dir.join("m.safetensors").exists());
+}
+
+/// `inspect --memory` of a file whose `general.architecture` is not UTF-8 says so, with the key
+/// and the offset of the string's bytes (found in the file), not that the key is missing.
+#[test]
+fn memory_names_an_architecture_that_is_not_utf8() {
+    use gguf_serde::{GgufStr, GgufWriter, ValueRef};
+    let dir = temp_dir("not-utf8-memory");
+    let f = dir.join("a.gguf");
+    let mut w = GgufWriter::create(&f).unwrap();
+    w.add_kv_ref("general.architecture", ValueRef::String(GgufStr::from_bytes(b"ll\xffma"))).unwrap();
+    w.commit().unwrap();
+    let bytes = std::fs::read(&f).unwrap();
+    let at = bytes.windows(5).position(|w| w == b"ll\xffma").unwrap();
+    let o = gguf(&["inspect", "--memory", s(&f)]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("general.architecture") && err.contains(&format!("offset {at}")), "{err}");
+    assert!(err.contains("not valid UTF-8") && !err.contains("has no"), "{err}");
+}
+
+/// `validate` warns about a NUL byte in a key or tensor name, and says what llama.cpp reads
+/// instead: the name ggml's reader gives (the `ggml_read` harness, which prints C strings as
+/// llama.cpp uses them), when the harness is built.
+#[test]
+fn validate_warns_about_nul_bytes_in_names() {
+    let dir = temp_dir("not-utf8-nul");
+    let f = dir.join("nul.gguf");
+    odd_file(&f, &[b"k\x00x"], &[b"x.weight\x00jk"]);
+    for args in [vec!["validate", s(&f)], vec!["validate", "--ggml", s(&f)]] {
+        let o = gguf(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {o:?}");
+        let out = String::from_utf8(o.stdout).unwrap();
+        let warnings: Vec<&str> = out.lines().filter(|l| l.contains("holds a NUL byte")).collect();
+        assert_eq!(warnings.len(), 2, "{out}");
+        assert!(warnings[0].contains(r#"key "k\0x" holds a NUL byte: llama.cpp reads it as "k""#), "{out}");
+        assert!(
+            warnings[1].contains(r#"tensor "x.weight\0jk" holds a NUL byte: llama.cpp names it "x.weight""#),
+            "{out}"
+        );
+    }
+    if let Some(harness) = llama_run_harness() {
+        let lines = ggml_read_dump(&harness, &f);
+        assert!(lines.iter().any(|l| l.starts_with("kv k ")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("tensor x.weight ")), "{lines:?}");
+    }
+}
+
+/// `quantize` takes paths that are not UTF-8, as the other commands do.
+#[test]
+fn quantize_takes_paths_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("not-utf8-paths");
+    let src = dir.join(std::ffi::OsStr::from_bytes(b"in\xff.gguf"));
+    let out = dir.join(std::ffi::OsStr::from_bytes(b"out\xfe.gguf"));
+    tiny_llama(&src);
+    let o = gguf_os(&[b"quantize", b"-q", src.as_os_str().as_bytes(), out.as_os_str().as_bytes(), b"Q8_0"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        gguf_serde::Gguf::open(&out).unwrap().tensor("blk.0.attn_q.weight").unwrap().dtype,
+        gguf_serde::GgmlType::Q8_0
+    );
 }

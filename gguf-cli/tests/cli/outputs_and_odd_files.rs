@@ -5,7 +5,8 @@ use std::os::unix::fs::FileTypeExt;
 use std::process::Command;
 
 use gguf_serde::{Gguf, GgufWriter, ValueRef};
-use gguf_tests::temp_dir;
+use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_read_dump};
+use gguf_tests::{llama_run_harness, temp_dir};
 
 use super::{gguf, small};
 
@@ -105,7 +106,7 @@ fn control_characters_in_keys_are_escaped_in_text_output() {
     let o = gguf(&["inspect", f.to_str().unwrap()]);
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(!text.contains('\u{1b}'), "{text}");
-    assert!(text.contains(r#""evil\n\u{1b}[31mRED""#), "{text}");
+    assert!(text.contains(r"  evil\n\u{1b}[31mRED "), "{text}");
 }
 
 /// A file whose only tensor sits at offset 64 of the data section (aligned, inside the file: valid
@@ -152,89 +153,94 @@ fn validate_warns_about_what_ggml_refuses_and_ggml_flag_refuses_it() {
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
 }
 
-/// Found by the `serde` fuzz target: 57 bytes declaring `general.alignment = 2^31` (a power of two ggml accepts). `gguf
-/// validate` said OK, `inspect` gave a data offset of 2 GiB and `set` started writing 2 GiB of
-/// zeros, leaving its temporary file behind when stopped. Every command now refuses the file
-/// with the reader's error naming the key and its offset, writes nothing and leaves no temporary.
+/// Found by the `serde` fuzz target: 57 bytes declaring `general.alignment = 2^31`, a power of
+/// two. `set` wrote 2 GiB of zeros (the padding after empty tensor infos) and left its temporary
+/// file behind when stopped; issue 15 then refused the file. ggml and gguf-py read it (issue 28:
+/// no stricter than them; `ggml_read`: alignment 2147483648, data offset 57), and so does every
+/// command: `validate` warns about what a rewrite costs, with and without `--ggml`; `inspect`
+/// reports the data offset of a file without tensors as ggml does (the end of its tensor infos);
+/// `set`, `rm`, `rename`, `split`, `merge` and `dequantize` write files a few bytes longer or
+/// shorter, not padded to the alignment (the input has no padding; `quantize` pads the empty
+/// data section to the alignment, as ggml's `gguf_write_to_file` does, and so writes 2 GiB),
+/// which ggml reads as we do.
 #[test]
-fn an_alignment_of_two_gib_is_refused_by_every_command_without_writing() {
-    let bytes: Vec<u8> = [
-        &b"GGUF"[..],
-        &3u32.to_le_bytes(),
-        &0u64.to_le_bytes(),
-        &1u64.to_le_bytes(),
-        &17u64.to_le_bytes(),
-        b"general.alignment",
-        &4u32.to_le_bytes(),
-        &(1u32 << 31).to_le_bytes(),
-    ]
-    .concat();
+fn an_alignment_of_two_gib_is_read_and_edited_for_a_few_bytes() {
+    let pair = |key: &[u8], ty: u32, value: &[u8]| {
+        [&(key.len() as u64).to_le_bytes()[..], key, &ty.to_le_bytes(), value].concat()
+    };
+    let head = |kvs: u64| [&b"GGUF"[..], &3u32.to_le_bytes(), &0u64.to_le_bytes(), &kvs.to_le_bytes()].concat();
+    let alignment = pair(b"general.alignment", 4, &(1u32 << 31).to_le_bytes());
+    let bytes = [head(1), alignment.clone()].concat();
     assert_eq!(bytes.len(), 57);
     let dir = temp_dir("cli_alignment_2gib");
     let file = dir.join("a.gguf");
     std::fs::write(&file, &bytes).unwrap();
     let f = file.to_str().unwrap();
-    let out = |name: &str| dir.join(name).to_str().unwrap().to_owned();
-    let (o1, o2, o3) = (out("out.gguf"), out("shard"), out("q.gguf"));
-    let commands: [Vec<&str>; 10] = [
-        vec!["validate", f],
-        vec!["inspect", f],
-        vec!["inspect", "--json", f],
-        vec!["set", f, "general.name", "x"],
-        vec!["rm", f, "general.alignment"],
-        vec!["rename", f, "general.alignment", "general.other"],
-        vec!["split", f, &o2],
-        vec!["merge", f, &o1],
-        vec!["quantize", f, &o3, "Q8_0"],
-        vec!["dequantize", f, &o1],
-    ];
-    for args in &commands {
-        let o = gguf(args);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let stdout = String::from_utf8_lossy(&o.stdout);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {stdout} {stderr}");
-        assert!(
-            format!("{stdout}{stderr}")
-                .contains("general.alignment at offset 24 is 2147483648, more than the largest accepted (65536)"),
-            "{args:?}: {stdout} {stderr}"
-        );
-        let mut left: Vec<String> =
-            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-        left.sort();
-        assert_eq!(left, ["a.gguf"], "{args:?} left files behind");
-        assert_eq!(std::fs::read(&file).unwrap(), bytes, "{args:?} changed the file");
+    let harness = llama_run_harness();
+    if let Some(h) = &harness {
+        let dump = ggml_read_dump(h, &file);
+        assert_eq!(dump[1..3], ["alignment 2147483648", "data_offset 57"]);
+        assert_ggml_reads_as_we_do(h, &file);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
-}
 
-/// The same file at the largest alignment accepted (64 KiB): `set` writes a file that is a few
-/// bytes longer, not one padded to the alignment (the input has no padding), and `inspect`
-/// reports the data offset of a file without tensors as ggml does: the end of the tensor infos.
-#[test]
-fn editing_a_file_at_the_largest_alignment_costs_a_few_bytes() {
-    let mut bytes: Vec<u8> = [
-        &b"GGUF"[..],
-        &3u32.to_le_bytes(),
-        &0u64.to_le_bytes(),
-        &1u64.to_le_bytes(),
-        &17u64.to_le_bytes(),
-        b"general.alignment",
-        &4u32.to_le_bytes(),
-        &(1u32 << 16).to_le_bytes(),
-    ]
-    .concat();
-    let dir = temp_dir("cli_alignment_max");
-    let file = dir.join("a.gguf");
-    std::fs::write(&file, &bytes).unwrap();
-    let f = file.to_str().unwrap();
+    let warning = "warning: general.alignment at offset 24 is 2147483648, above 65536 (the largest memory page): \
+                   ggml and llama.cpp read it, but a rewrite pads the tensor infos and each tensor to it \
+                   (up to 2147483647 zero bytes each)";
+    for args in [vec!["validate", f], vec!["validate", "--ggml", f]] {
+        let o = gguf(&args);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {stdout}");
+        assert!(stdout.contains(warning), "{args:?}: {stdout}");
+    }
     let o = gguf(&["inspect", f]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success() && text.contains("data offset:  57\n"), "{text}");
-    let o = gguf(&["set", f, "general.name", "x"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // The pair appended: key length, "general.name", type STRING, value length, "x".
-    bytes[16..24].copy_from_slice(&2u64.to_le_bytes());
-    bytes.extend([&12u64.to_le_bytes()[..], b"general.name", &8u32.to_le_bytes(), &1u64.to_le_bytes(), b"x"].concat());
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("alignment:    2147483648\n") && text.contains("data offset:  57\n"), "{text}");
+
+    // Each edit on a copy: the exact bytes, unpadded as the input.
+    let name = pair(b"general.name", 8, &[&1u64.to_le_bytes()[..], b"x"].concat());
+    let other = pair(b"general.other", 4, &(1u32 << 31).to_le_bytes());
+    let edits: [(&[&str], Vec<u8>); 3] = [
+        (&["set", "general.name", "x"], [head(2), alignment.clone(), name].concat()),
+        (&["rm", "general.alignment"], head(0)),
+        (&["rename", "general.alignment", "general.other"], [head(1), other].concat()),
+    ];
+    for (i, (args, want)) in edits.iter().enumerate() {
+        let out = dir.join(format!("edit{i}.gguf"));
+        std::fs::copy(&file, &out).unwrap();
+        let cmd = [&args[..1], &[out.to_str().unwrap()], &args[1..]].concat();
+        let o = gguf(&cmd);
+        assert!(o.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read(&out).unwrap(), *want, "{cmd:?}");
+        if let Some(h) = &harness {
+            assert_ggml_reads_as_we_do(h, &out);
+        }
+    }
+    // Split into one shard (the split keys added, unpadded), merged back to the file itself;
+    // dequantized (no tensors to convert, `general.file_type` added): none padded.
+    let (shard, merged, deq) = (dir.join("s-00001-of-00001.gguf"), dir.join("m.gguf"), dir.join("d.gguf"));
+    for args in [
+        vec!["split", "--split-max-tensors", "1", f, dir.join("s").to_str().unwrap()],
+        vec!["merge", shard.to_str().unwrap(), merged.to_str().unwrap()],
+        vec!["dequantize", "-q", f, deq.to_str().unwrap()],
+    ] {
+        let o = gguf(&args);
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(std::fs::read(&merged).unwrap(), bytes);
+    for out in [&shard, &deq] {
+        let len = std::fs::metadata(out).unwrap().len();
+        assert!(len < 200, "{}: {len} bytes", out.display());
+        assert_eq!(Gguf::open(out).unwrap().alignment(), 1 << 31);
+        if let Some(h) = &harness {
+            assert_ggml_reads_as_we_do(h, out);
+        }
+    }
+    let mut left: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    let made = ["a.gguf", "d.gguf", "edit0.gguf", "edit1.gguf", "edit2.gguf", "m.gguf", "s-00001-of-00001.gguf"];
+    assert_eq!(left, made, "a temporary file was left behind");
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
     std::fs::remove_dir_all(&dir).unwrap();
 }

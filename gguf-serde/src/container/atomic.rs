@@ -9,8 +9,8 @@
 //! linked into the folder only once complete (`linkat`, through `/proc/self/fd/N` as an
 //! unprivileged process), so a process killed by SIGKILL, or a crash, leaves nothing. Elsewhere
 //! it is a named `.gguf-tmp-*.tmp`, registered for [`remove_temporaries`] (a program's signal
-//! handling) but left behind by SIGKILL. A write that must not replace a file (see
-//! [`replace_existing`]) links the unnamed file to the target itself, or renames the named one
+//! handling) but left behind by SIGKILL. A write that must not replace a file
+//! ([`IfExists::Fail`]) links the unnamed file to the target itself, or renames the named one
 //! with `RENAME_NOREPLACE`: either fails if the target exists by then.
 //!
 //! [`AtomicFile`](crate::AtomicFile) (a writer of new bytes: conversion, quantization, export)
@@ -46,10 +46,6 @@ static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Set by [`remove_temporaries`]: no write of this process may give its file a name any more.
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 
-/// Whether an [`AtomicFile`](crate::AtomicFile) replaces a file that is at its target when it
-/// is committed (see [`replace_existing`]).
-static REPLACE: AtomicBool = AtomicBool::new(true);
-
 /// Removes every temporary file that a write in progress in this process has created (an
 /// [`AtomicFile`](crate::AtomicFile), a shard, a merged or edited model) and not yet renamed into
 /// place, and stops every write in progress from naming its file: a write that goes on
@@ -66,21 +62,43 @@ pub fn remove_temporaries() {
     }
 }
 
-/// Sets, for the whole process, whether an [`AtomicFile`](crate::AtomicFile) replaces a file
-/// that is at its target when it is committed (`true`, the default) or fails (`false`): with
-/// `false`, the last step (a `linkat` of the unnamed file to the target, or a rename with
-/// `RENAME_NOREPLACE`) fails atomically if anything is at the target by then, so a file created
-/// there while the write ran (by another program, or a second write to the same path) is never
-/// replaced. The error is [`ErrorKind::Io`](crate::ErrorKind::Io) with an
-/// [`std::io::ErrorKind::AlreadyExists`] source. Takes effect for files created afterwards.
-/// Writes that copy or edit (split, merge, edit) always replace.
-pub fn replace_existing(replace: bool) {
-    REPLACE.store(replace, Ordering::SeqCst);
+/// What a write to a path does with a file that is at the path when the new file is complete
+/// (an [`AtomicFile`](crate::AtomicFile), and through their options every operation of
+/// [`crate::ops`] and `crate::convert` that writes a new file; an edit in place always
+/// replaces).
+///
+/// The check is the last step of the write itself, atomic: with [`Fail`](IfExists::Fail), the
+/// new file is given its name by a `linkat` of the unnamed file, or a rename with
+/// `RENAME_NOREPLACE` of the named one, which fails if anything is at the target by then, so a
+/// file created there while the write ran (by another program, or a second write to the same
+/// path) is never replaced. A target that is there already when the write starts is refused
+/// then, before anything is written. The error is [`ErrorKind::Io`](crate::ErrorKind::Io) with
+/// an [`std::io::ErrorKind::AlreadyExists`] source, naming the target.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IfExists {
+    /// Replace it (the file it replaces gives the new file its permissions). The default, as
+    /// `std::fs::File::create` and `rename` replace.
+    #[default]
+    Replace,
+    /// Keep it, and fail.
+    Fail,
 }
 
-/// The value of [`replace_existing`].
-pub(crate) fn replaces_existing() -> bool {
-    REPLACE.load(Ordering::SeqCst)
+impl IfExists {
+    /// [`Replace`](IfExists::Replace) when `replace` (a command's `--force`), else
+    /// [`Fail`](IfExists::Fail).
+    pub fn replace_when(replace: bool) -> IfExists {
+        if replace {
+            IfExists::Replace
+        } else {
+            IfExists::Fail
+        }
+    }
+
+    /// Whether it is [`Replace`](IfExists::Replace).
+    pub(crate) fn replaces(self) -> bool {
+        self == IfExists::Replace
+    }
 }
 
 /// A path in [`LIVE`] while this value lives.
@@ -150,20 +168,25 @@ fn resolve_target(path: &Path) -> Result<PathBuf> {
 /// Creates a temporary file for `target`, in `temp_dir` or else the target's folder. When the
 /// target exists, its permissions are given to the new file at commit. A symbolic link is
 /// followed (the file it points to is replaced); a target that is not a regular file is refused.
-/// The file replaces whatever is at the target at commit.
+/// What is at the target at commit is replaced or kept as `if_exists` says (kept: the commit
+/// fails; a target there already is refused here).
 #[cfg(feature = "mmap")]
-pub(crate) fn create_temp(target: &Path, temp_dir: Option<&Path>) -> Result<(BufWriter<File>, PendingFile)> {
-    let (file, pending) = create_temp_file(target, temp_dir, true)?;
+pub(crate) fn create_temp(
+    target: &Path,
+    temp_dir: Option<&Path>,
+    if_exists: IfExists,
+) -> Result<(BufWriter<File>, PendingFile)> {
+    let (file, pending) = create_temp_file(target, temp_dir, if_exists.replaces())?;
     Ok((BufWriter::with_capacity(BUF, file), pending))
 }
 
 /// [`create_temp`] without the buffer: the new empty file, open for writing at offset 0. Without
 /// a `temp_dir`, on Linux, the file has no name (`O_TMPFILE`) until it is committed, where the
 /// file system takes it; elsewhere (and with `GGUF_NO_TMPFILE` set to a value other than empty
-/// or `0`) it is a named `.gguf-tmp-*.tmp`. With `replace` false, the commit fails if anything
-/// is at the target by then.
+/// or `0`) it is a named `.gguf-tmp-*.tmp`. With `replace` false, a target that exists is refused
+/// here ([`check_target`]), and the commit fails if anything is at the target by then.
 pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>, replace: bool) -> Result<(File, PendingFile)> {
-    let target = &resolve_target(target)?;
+    let target = &check_target(target, IfExists::replace_when(replace))?;
     let dir = match (temp_dir, target.parent()) {
         (Some(d), _) => d.to_path_buf(),
         (None, Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -183,6 +206,24 @@ pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>, replace: 
     let (file, temp) = tmp.into_parts();
     let reg = Registered::new(&temp);
     Ok((file, PendingFile { temp: Temp::Named { reg, temp }, target: target.to_path_buf(), permissions, replace }))
+}
+
+/// The file a write to `path` gives its name to ([`resolve_target`], with its refusals), checked
+/// before anything is written: with [`IfExists::Fail`], refused where something is there (a link
+/// too).
+///
+/// # Errors
+/// As [`resolve_target`]; with [`IfExists::Fail`], [`ErrorKind::Io`](crate::ErrorKind::Io) with
+/// an [`std::io::ErrorKind::AlreadyExists`] source, naming `path`, for a path that exists.
+pub(crate) fn check_target(path: &Path, if_exists: IfExists) -> Result<PathBuf> {
+    let target = resolve_target(path)?;
+    if if_exists == IfExists::Fail && std::fs::symlink_metadata(path).is_ok() {
+        return Err(Error::io(
+            format!("writing {}", path.display()),
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists"),
+        ));
+    }
+    Ok(target)
 }
 
 /// A builder of this crate's temporary names, `.gguf-tmp-XXXXXX.tmp` (hidden, and recognizable as
@@ -213,12 +254,13 @@ impl PendingFile {
             file.set_permissions(p).map_err(|e| Error::io("setting permissions", e))?;
         }
         file.sync_all().map_err(|e| Error::io("syncing", e))?;
+        let id = file_id(file.metadata());
         let temp = match self.temp {
             Temp::Named { reg, temp } => SealedTemp::Named { reg, temp },
             // kept open: it is linked to its name through the descriptor
             Temp::Unnamed => SealedTemp::Unnamed(file),
         };
-        Ok(SealedFile { temp, target: self.target, replace: self.replace })
+        Ok(SealedFile { temp, target: self.target, replace: self.replace, id })
     }
 
     /// [`seal`](Self::seal), then [`SealedFile::persist`].
@@ -242,6 +284,57 @@ pub(crate) struct SealedFile {
     temp: SealedTemp,
     target: PathBuf,
     replace: bool,
+    /// The file's identity (device and inode, Unix), to know it again at its target.
+    id: Option<(u64, u64)>,
+}
+
+/// The device and inode of a file (Unix; `None` elsewhere, or if its metadata cannot be read):
+/// `file.metadata()`, or `symlink_metadata` of its path.
+fn file_id(metadata: std::io::Result<std::fs::Metadata>) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        metadata.ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        None
+    }
+}
+
+/// Gives each of `files` its target's name, in order ([`SealedFile::persist`]); returns the
+/// targets. `context` adds to the error of a file what names it (its shard).
+///
+/// When one fails, the files already given a name by this call that were written not to replace
+/// anything ([`IfExists::Fail`]) are removed again, those that are still this call's own files
+/// (the same device and inode, Unix): the targets were free, so nothing of the set is left and
+/// nothing the user had is lost (a target that appeared meanwhile is the usual cause, and is
+/// kept). Files written to replace are left in place: what they replaced is gone already.
+pub(crate) fn persist_all(files: Vec<SealedFile>, context: impl FnOnce(Error, &Path) -> Error) -> Result<Vec<PathBuf>> {
+    /// A file given its name by this call.
+    struct Named {
+        path: PathBuf,
+        replace: bool,
+        id: Option<(u64, u64)>,
+    }
+    let mut done: Vec<Named> = Vec::with_capacity(files.len());
+    for f in files {
+        let named = Named { path: f.target.clone(), replace: f.replace, id: f.id };
+        if let Err(e) = f.persist() {
+            for n in done.iter().filter(|n| !n.replace) {
+                if n.id.is_some() && file_id(std::fs::symlink_metadata(&n.path)) == n.id {
+                    let _ = std::fs::remove_file(&n.path);
+                }
+            }
+            if let Some(n) = done.first() {
+                let _ = sync_dir(&n.path);
+            }
+            return Err(context(e, &named.path));
+        }
+        done.push(named);
+    }
+    Ok(done.into_iter().map(|n| n.path).collect())
 }
 
 /// The error of a target that exists when a write that must not replace it is committed.
@@ -258,12 +351,6 @@ fn cancelled_error() -> std::io::Error {
 }
 
 impl SealedFile {
-    /// The target path.
-    #[cfg(feature = "mmap")]
-    pub(crate) fn target(&self) -> &Path {
-        &self.target
-    }
-
     /// Gives the file its target's name, then syncs the target's folder, so that the new
     /// directory entry is on disk too: a crash right after cannot lose the new file (or bring
     /// back the old one). Replacing: a named temporary is renamed over the target; an unnamed
@@ -271,7 +358,7 @@ impl SealedFile {
     /// file is linked to the target itself, a named one renamed with `RENAME_NOREPLACE` (or,
     /// where that is not supported, hard-linked and unlinked), which fail if the target exists.
     pub(crate) fn persist(self) -> Result<()> {
-        let SealedFile { temp, target, replace } = self;
+        let SealedFile { temp, target, replace, .. } = self;
         let rename_err = |e: std::io::Error| Error::io(format!("renaming into {}", target.display()), e);
         match temp {
             SealedTemp::Named { reg, temp } => {
@@ -448,33 +535,6 @@ mod unnamed {
             let _ = (file, to);
             Err(io::Error::from(io::ErrorKind::Unsupported))
         }
-    }
-}
-
-/// A scratch file of a write in progress (such as the unsplit file that a split conversion then
-/// splits): an empty file with a fresh `.gguf-tmp-*.tmp` name in `dir`, registered for
-/// [`remove_temporaries`] and removed when this value is dropped, whatever is written to its path
-/// meanwhile (including a file renamed onto it).
-#[cfg(feature = "convert")]
-#[derive(Debug)]
-pub(crate) struct ScratchFile {
-    // Declared first, so dropped first (as in `PendingFile`).
-    _reg: Registered,
-    temp: TempPath,
-}
-
-#[cfg(feature = "convert")]
-impl ScratchFile {
-    /// Creates the scratch file in `dir`.
-    pub(crate) fn new_in(dir: &Path) -> Result<ScratchFile> {
-        let tmp = temp_names().tempfile_in(dir).map_err(|e| temp_create_error(dir, e))?;
-        let temp = tmp.into_temp_path();
-        Ok(ScratchFile { _reg: Registered::new(&temp), temp })
-    }
-
-    /// Its path.
-    pub(crate) fn path(&self) -> &Path {
-        &self.temp
     }
 }
 

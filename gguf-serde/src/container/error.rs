@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::format::keys::GENERAL_ALIGNMENT;
-use crate::format::{AlignmentProblem, GgmlType};
+use crate::format::{AlignmentProblem, GgmlType, Quoted};
 
 /// What a length or count that did not fit belonged to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +70,7 @@ impl fmt::Display for Item {
 }
 fn key_suffix(key: &Option<String>) -> String {
     match key {
-        Some(k) => format!(" (key {k:?})"),
+        Some(k) => format!(" (key {})", Quoted(k)),
         None => String::new(),
     }
 }
@@ -78,7 +78,7 @@ fn key_suffix(key: &Option<String>) -> String {
 /// ` (key "K")` or, for the fields of a tensor info, ` (tensor "T")`.
 fn owner_suffix(item: &Item, owner: &Option<String>) -> String {
     match owner {
-        Some(t) if item.owned_by_tensor() => format!(" (tensor {t:?})"),
+        Some(t) if item.owned_by_tensor() => format!(" (tensor {})", Quoted(t)),
         _ => key_suffix(owner),
     }
 }
@@ -152,7 +152,7 @@ pub enum FormatError {
     },
 
     /// A key that occurs twice.
-    #[error("duplicate key {key:?} at offset {offset}")]
+    #[error("duplicate key {} at offset {offset}", Quoted(.key))]
     #[non_exhaustive]
     DuplicateKey {
         /// The key.
@@ -162,7 +162,7 @@ pub enum FormatError {
     },
 
     /// A value type id that is not one of GGUF's 13 (0–12).
-    #[error("unknown {} type {id} for key {key:?} at offset {offset}", if *.in_array { "array element" } else { "value" })]
+    #[error("unknown {} type {id} for key {} at offset {offset}", if *.in_array { "array element" } else { "value" }, Quoted(.key))]
     #[non_exhaustive]
     UnknownValueType {
         /// The key.
@@ -176,7 +176,7 @@ pub enum FormatError {
     },
 
     /// Arrays of arrays nested deeper than [`MAX_DEPTH`](crate::format::MAX_DEPTH).
-    #[error("arrays nested deeper than {limit} levels for key {key:?} at offset {offset}")]
+    #[error("arrays nested deeper than {limit} levels for key {} at offset {offset}", Quoted(.key))]
     #[non_exhaustive]
     TooDeep {
         /// The key.
@@ -184,18 +184,6 @@ pub enum FormatError {
         /// The limit.
         limit: usize,
         /// Where the array that went past the limit starts.
-        offset: u64,
-    },
-
-    /// A BOOL stored as a byte other than 0 or 1.
-    #[error("invalid bool byte {byte:#04x} for key {key:?} at offset {offset} (expected 0 or 1)")]
-    #[non_exhaustive]
-    InvalidBool {
-        /// The key.
-        key: String,
-        /// The byte.
-        byte: u8,
-        /// Where the byte is.
         offset: u64,
     },
 
@@ -209,15 +197,16 @@ pub enum FormatError {
     InvalidUtf8 {
         /// A key, string (a value or an element of a string array) or tensor name.
         item: Item,
-        /// The key (for a key, itself) or the tensor name, with bad bytes as `\xNN`
-        /// ([`GgufStr`](crate::GgufStr)'s `Display`).
+        /// The key (for a key, itself) or the tensor name, escaped as
+        /// [`GgufStr`](crate::GgufStr)'s `Display` shows it (`\xNN` for a bad byte, `\\` for a
+        /// backslash).
         owner: Option<String>,
         /// Where the string's bytes start (after its length).
         offset: u64,
     },
 
-    /// `general.alignment` of the wrong type, zero, not a power of two, or above
-    /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT).
+    /// `general.alignment` of the wrong type, zero, or not a power of two (what ggml's `gguf.cpp`
+    /// refuses; every power of two a UINT32 holds is read).
     #[error("general.alignment at offset {offset} {problem}")]
     #[non_exhaustive]
     BadAlignment {
@@ -228,7 +217,7 @@ pub enum FormatError {
     },
 
     /// A tensor name longer than the spec's 64 bytes.
-    #[error("tensor name {name:?} at offset {offset} is {len} bytes, more than the {max} allowed")]
+    #[error("tensor name {} at offset {offset} is {len} bytes, more than the {max} allowed", Quoted(.name))]
     #[non_exhaustive]
     TensorNameTooLong {
         /// The name (lossily decoded; the first 256 bytes of a longer one).
@@ -242,7 +231,7 @@ pub enum FormatError {
     },
 
     /// Two tensors with one name.
-    #[error("duplicate tensor name {name:?} at offset {offset}")]
+    #[error("duplicate tensor name {} at offset {offset}", Quoted(.name))]
     #[non_exhaustive]
     DuplicateTensor {
         /// The name.
@@ -252,7 +241,7 @@ pub enum FormatError {
     },
 
     /// More than four dimensions (ggml's `GGML_MAX_DIMS`).
-    #[error("tensor {name:?} at offset {offset} has {n_dims} dimensions, at most 4 are allowed")]
+    #[error("tensor {} at offset {offset} has {n_dims} dimensions, at most 4 are allowed", Quoted(.name))]
     #[non_exhaustive]
     TooManyDims {
         /// The tensor.
@@ -264,7 +253,7 @@ pub enum FormatError {
     },
 
     /// A dimension that is negative as ggml's `int64_t`.
-    #[error("tensor {name:?}: stored dimension ne[{index}] = {value} at offset {offset} is negative as int64")]
+    #[error("tensor {}: stored dimension ne[{index}] = {value} at offset {offset} is negative as int64", Quoted(.name))]
     #[non_exhaustive]
     BadDim {
         /// The tensor.
@@ -278,7 +267,7 @@ pub enum FormatError {
     },
 
     /// A ggml type id that ggml removed (4, 5, 31–33, 36–38).
-    #[error("tensor {name:?} at offset {offset} has type id {id}, which ggml removed")]
+    #[error("tensor {} at offset {offset} has type id {id}, which ggml removed", Quoted(.name))]
     #[non_exhaustive]
     RemovedTensorType {
         /// The tensor.
@@ -290,7 +279,7 @@ pub enum FormatError {
     },
 
     /// A ggml type id that is not known.
-    #[error("tensor {name:?} at offset {offset} has unknown type id {id}")]
+    #[error("tensor {} at offset {offset} has unknown type id {id}", Quoted(.name))]
     #[non_exhaustive]
     UnknownTensorType {
         /// The tensor.
@@ -302,7 +291,7 @@ pub enum FormatError {
     },
 
     /// The element count or byte size of a tensor overflows `i64` (ggml's `int64_t` sizes).
-    #[error("tensor {name:?}: element count or byte size of stored dims {ne:?} overflows int64")]
+    #[error("tensor {}: element count or byte size of stored dims {ne:?} overflows int64", Quoted(.name))]
     #[non_exhaustive]
     SizeOverflow {
         /// The tensor.
@@ -312,7 +301,7 @@ pub enum FormatError {
     },
 
     /// `ne[0]` (the last canonical dimension) is not a multiple of the type's block size.
-    #[error("tensor {name:?}: row length ne[0] = {ne0} is not a multiple of the {dtype} block size {block_size}")]
+    #[error("tensor {}: row length ne[0] = {ne0} is not a multiple of the {dtype} block size {block_size}", Quoted(.name))]
     #[non_exhaustive]
     NotBlockMultiple {
         /// The tensor.
@@ -326,7 +315,7 @@ pub enum FormatError {
     },
 
     /// A tensor data offset that is not a multiple of the alignment.
-    #[error("tensor {name:?}: data offset {relative_offset} (relative to the data section) is not a multiple of the alignment {alignment}")]
+    #[error("tensor {}: data offset {relative_offset} (relative to the data section) is not a multiple of the alignment {alignment}", Quoted(.name))]
     #[non_exhaustive]
     MisalignedTensor {
         /// The tensor.
@@ -338,7 +327,7 @@ pub enum FormatError {
     },
 
     /// Two tensors whose data overlap.
-    #[error("tensors {first:?} and {second:?} overlap: bytes {second_start}..{first_end} (absolute) belong to both")]
+    #[error("tensors {} and {} overlap: bytes {second_start}..{first_end} (absolute) belong to both", Quoted(.first), Quoted(.second))]
     #[non_exhaustive]
     TensorsOverlap {
         /// The tensor that starts first.
@@ -353,7 +342,8 @@ pub enum FormatError {
 
     /// Tensor data that extends past the end of the file.
     #[error(
-        "tensor {name:?}: data at bytes {start}..{end} (absolute) lies past the end of the file ({file_len} bytes)"
+        "tensor {}: data at bytes {start}..{end} (absolute) lies past the end of the file ({file_len} bytes)",
+        Quoted(.name)
     )]
     #[non_exhaustive]
     TensorOutOfBounds {
@@ -373,7 +363,7 @@ fn tensor_label(name: &str) -> String {
     if name.is_empty() {
         "(unnamed)".to_owned()
     } else {
-        format!("{name:?}")
+        Quoted(name).to_string()
     }
 }
 
@@ -383,7 +373,7 @@ fn tensor_label(name: &str) -> String {
 #[non_exhaustive]
 pub enum WriteError {
     /// A key the writer refuses: empty, longer than 65,535 bytes, not ASCII, or added twice.
-    #[error("invalid key {key:?}: {reason}")]
+    #[error("invalid key {}: {reason}", Quoted(.key))]
     #[non_exhaustive]
     InvalidKey {
         /// The key.
@@ -419,9 +409,8 @@ pub enum WriteError {
         found: u64,
     },
 
-    /// A `general.alignment` the writer refuses: of a type other than UINT32, zero, not a power
-    /// of two, or above [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (the reader's
-    /// [`FormatError::BadAlignment`] for a file that holds one).
+    /// A `general.alignment` the writer refuses: of a type other than UINT32, zero, or not a
+    /// power of two (the reader's [`FormatError::BadAlignment`] for a file that holds one).
     #[error("general.alignment {problem} (the key/value pair would start at byte {offset} of the output)")]
     #[non_exhaustive]
     BadAlignment {
@@ -433,7 +422,7 @@ pub enum WriteError {
 
     /// A value whose arrays of arrays nest deeper than [`MAX_DEPTH`](crate::format::MAX_DEPTH)
     /// (the reader's [`FormatError::TooDeep`] for a file that holds one).
-    #[error("arrays nested deeper than {limit} levels for key {key:?} (the array would start at byte {offset} of the output)")]
+    #[error("arrays nested deeper than {limit} levels for key {} (the array would start at byte {offset} of the output)", Quoted(.key))]
     #[non_exhaustive]
     TooDeep {
         /// The key.
@@ -514,7 +503,7 @@ pub enum ShardError {
     },
 
     /// A tensor name that occurs in two shards.
-    #[error("tensor {name:?} is in two shards: {} and {}", .first.display(), .second.display())]
+    #[error("tensor {} is in two shards: {} and {}", Quoted(.name), .first.display(), .second.display())]
     #[non_exhaustive]
     TensorInTwoShards {
         /// The tensor.
@@ -569,7 +558,6 @@ impl FormatError {
             | F::DuplicateKey { offset, .. }
             | F::UnknownValueType { offset, .. }
             | F::TooDeep { offset, .. }
-            | F::InvalidBool { offset, .. }
             | F::InvalidUtf8 { offset, .. }
             | F::BadAlignment { offset, .. }
             | F::TensorNameTooLong { offset, .. }
@@ -592,10 +580,7 @@ impl FormatError {
             F::Truncated { item, owner, .. } | F::TooLong { item, owner, .. } | F::InvalidUtf8 { item, owner, .. } => {
                 owner.as_deref().filter(|_| !item.owned_by_tensor())
             }
-            F::DuplicateKey { key, .. }
-            | F::UnknownValueType { key, .. }
-            | F::TooDeep { key, .. }
-            | F::InvalidBool { key, .. } => Some(key),
+            F::DuplicateKey { key, .. } | F::UnknownValueType { key, .. } | F::TooDeep { key, .. } => Some(key),
             F::BadAlignment { .. } => Some(GENERAL_ALIGNMENT),
             F::BadMagic { .. }
             | F::UnsupportedVersion { .. }
@@ -639,7 +624,6 @@ impl FormatError {
             | F::DuplicateKey { .. }
             | F::UnknownValueType { .. }
             | F::TooDeep { .. }
-            | F::InvalidBool { .. }
             | F::BadAlignment { .. } => None,
         }
     }
@@ -786,7 +770,6 @@ mod tests {
             (F::DuplicateKey { key: s("k"), offset: 4 }, Some(4), k, None),
             (F::UnknownValueType { key: s("k"), id: 99, in_array: false, offset: 5 }, Some(5), k, None),
             (F::TooDeep { key: s("k"), limit: 1, offset: 6 }, Some(6), k, None),
-            (F::InvalidBool { key: s("k"), byte: 2, offset: 7 }, Some(7), k, None),
             (F::InvalidUtf8 { item: Item::String, owner: Some(s("k")), offset: 8 }, Some(8), k, None),
             (F::InvalidUtf8 { item: Item::TensorName, owner: Some(s("t")), offset: 8 }, Some(8), None, t),
             (F::BadAlignment { problem: AlignmentProblem::Zero, offset: 9 }, Some(9), Some(GENERAL_ALIGNMENT), None),

@@ -27,14 +27,25 @@
 //! - **Limits**: arrays of arrays nest at most [`MAX_DEPTH`](crate::format::MAX_DEPTH) levels; tensors have at most
 //!   [`MAX_DIMS`](crate::format::MAX_DIMS) dimensions; tensor names are at most [`MAX_TENSOR_NAME`](crate::format::MAX_TENSOR_NAME) bytes on read (the spec's
 //!   limit) and at most 63 on write (what ggml keeps).
-//! - **Alignment**: `general.alignment` must be a UINT32 power of two of at most
-//!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (64 KiB), on read and on write, or the file
-//!   is refused: by the reader with [`FormatError::BadAlignment`]
-//!   naming the pair's offset, by the writer with
-//!   [`WriteError::BadAlignment`]. ggml and gguf-py
-//!   accept any power of two up to 2^31; the limit keeps the padding a rewrite adds small (see
-//!   the constant). A file without tensors has its data offset at the end of its tensor infos, as
-//!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says.
+//! - **Bools**: a BOOL byte other than 0 and 1 (the spec allows only those) is read as true, as
+//!   ggml's `gguf.cpp` reads it (`gguf_reader::read(bool &)`: any non-zero byte), in scalars and
+//!   arrays, by every reader of the crate (and so by serde, the derive and the Python package).
+//!   [`Kv::odd_bool_bytes`] finds such bytes (`gguf validate` warns about them, naming the key
+//!   and the offset); the writer writes every bool as 0 or 1, also one copied from a file with
+//!   [`GgufWriter::add_kv_ref`], as ggml's writer does (`llama-quantize` and `llama-gguf-split`
+//!   copy pairs through `gguf_set_kv`): a copy reads the same everywhere.
+//! - **Alignment**: `general.alignment` must be a UINT32 power of two, on read and on write, as
+//!   ggml and gguf-py require; every one a UINT32 holds is taken, up to
+//!   [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (2^31). Another value is refused by the
+//!   reader with [`FormatError::BadAlignment`] naming the pair's offset, by the writer with
+//!   [`WriteError::BadAlignment`]. A large alignment costs a reader nothing (a file with tensors
+//!   must hold the padding up to its aligned data offset, or its tensors are out of bounds), but a
+//!   writer up to `alignment - 1` zero bytes after the tensor infos and after each tensor: the
+//!   writer streams them in pieces of at most 4 KiB (no buffer of their size), and
+//!   `gguf validate` warns above [`MAX_USEFUL_ALIGNMENT`](crate::format::MAX_USEFUL_ALIGNMENT)
+//!   (64 KiB). A file without tensors has its data offset at the end of its tensor infos, as
+//!   ggml reports it; the writer pads it (or not) as [`WriteOptions::pad_empty_data`] says, and
+//!   a copy made with [`WriteOptions::like`] pads it only if the file was.
 //! - **Tensor data**: each offset must be a multiple of the alignment, tensors must not overlap, and
 //!   every tensor must lie inside the file. ggml additionally requires offsets to be the running sum
 //!   of padded sizes; the spec does not, and neither does this reader.
@@ -80,7 +91,7 @@
 
 pub(crate) mod atomic;
 mod direct;
-pub use atomic::{remove_temporaries, replace_existing};
+pub use atomic::{remove_temporaries, IfExists};
 mod error;
 mod feed;
 mod parse;
@@ -106,7 +117,7 @@ pub use sharded::ShardedGguf;
 #[cfg(all(feature = "mmap", feature = "remote"))]
 pub use sharded::PARALLEL_SHARD_FETCHES;
 pub use sharded::{parse_shard_path, shard_path, ShardTensor, TensorSource};
-pub use value::{Array, ArrayIter, ArrayRef, Value, ValueRef};
+pub use value::{Array, ArrayIter, ArrayRef, OddBoolBytes, Value, ValueRef};
 pub(crate) use write::encoded_len as write_encoded_len;
 pub(crate) use write::{array_len as write_array_len, elems_len as write_elems_len};
 pub use write::{AtomicFile, GgufWriter, TensorDataWriter, WriteOptions};
@@ -507,22 +518,63 @@ pub struct Kv<'a> {
     pub offset: u64,
     /// Absolute byte offset of the value (after its type id).
     pub value_offset: u64,
+    /// The stored byte of a BOOL value (which [`ValueRef::Bool`] reads as ggml does); 0 for
+    /// other types.
+    bool_byte: u8,
 }
 
 impl<'a> Kv<'a> {
     fn new(layout: &Layout, data: &'a [u8], e: &parse::KvEntry) -> Kv<'a> {
+        let value = layout.value_ref(data, &e.value);
+        let bool_byte = match value {
+            ValueRef::Bool(_) => {
+                usize::try_from(e.value_offset).ok().and_then(|i| data.get(i)).copied().unwrap_or_default()
+            }
+            _ => 0,
+        };
         Kv {
             key: GgufStr::from_bytes(data.get(e.key.clone()).unwrap_or_default()),
-            value: layout.value_ref(data, &e.value),
+            value,
             offset: e.offset,
             value_offset: e.value_offset,
+            bool_byte,
         }
+    }
+
+    /// The value's BOOL bytes (a BOOL, or the elements of an `array<bool>` at any depth of an
+    /// array of arrays) that are neither 0 nor 1: how many, and the first with its absolute
+    /// offset; `None` if there are none (always for other types). ggml reads such a byte as
+    /// true, and so does this crate ([`ValueRef::Bool`]); the spec allows only 0 and 1, which is
+    /// what the writer writes back. `gguf validate` warns with this.
+    ///
+    /// ```
+    /// use gguf_serde::{Gguf, GgufWriter, ValueRef};
+    ///
+    /// let mut w = GgufWriter::new(Vec::new());
+    /// w.add_kv("a.flag", true)?;
+    /// let mut bytes = w.finish()?;
+    /// let at = Gguf::from_slice(&bytes)?.metadata().next().expect("one pair").value_offset;
+    /// bytes[at as usize] = 0x02; // stored as 2: true for ggml
+    /// let file = Gguf::from_slice(&bytes)?;
+    /// let kv = file.metadata().next().expect("one pair");
+    /// assert_eq!(kv.value, ValueRef::Bool(true));
+    /// let odd = kv.odd_bool_bytes().expect("one odd byte");
+    /// assert_eq!((odd.count, odd.first, odd.offset), (1, 0x02, at));
+    /// # Ok::<(), gguf_serde::Error>(())
+    /// ```
+    pub fn odd_bool_bytes(&self) -> Option<OddBoolBytes> {
+        // An array's elements follow its element type (4 bytes) and count (8).
+        let start = match self.value {
+            ValueRef::Array(_) => self.value_offset.saturating_add(12),
+            _ => self.value_offset,
+        };
+        value::odd_bool_bytes(self.value, self.bool_byte, start)
     }
 
     /// The key as text.
     ///
     /// # Errors
-    /// [`FormatError::InvalidUtf8`] naming the key (bad bytes as `\xNN`) and the offset of its
+    /// [`FormatError::InvalidUtf8`] naming the key (escaped, as [`GgufStr`]'s `Display` shows it: `\xNN` for a bad byte) and the offset of its
     /// bytes, for a key that is not UTF-8.
     pub fn key_str(&self) -> Result<&'a str> {
         self.key.to_str().map_err(|_| {
@@ -615,7 +667,7 @@ impl<'a> TensorInfo<'a> {
     /// The name as text.
     ///
     /// # Errors
-    /// [`FormatError::InvalidUtf8`] naming the tensor (bad bytes as `\xNN`) and the offset of
+    /// [`FormatError::InvalidUtf8`] naming the tensor (escaped, as [`GgufStr`]'s `Display` shows it) and the offset of
     /// the name's bytes, for a name that is not UTF-8.
     pub fn name_str(&self) -> Result<&'a str> {
         self.name.to_str().map_err(|_| {

@@ -379,9 +379,11 @@ impl<S: Source> ShardedGguf<S> {
         self.first().into_iter().flat_map(|f| f.metadata()).filter(|kv| !kv.key.to_str().is_ok_and(is_split_key))
     }
 
-    /// The value of `key` in [`metadata`](Self::metadata) (never a split key).
-    pub fn get(&self, key: &str) -> Option<ValueRef<'_>> {
-        if is_split_key(key) {
+    /// The value of `key` in [`metadata`](Self::metadata) (never a split key); `key` as for
+    /// [`Gguf::get`] (a `&str`, or the bytes of a key that is not UTF-8; compared as bytes).
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Option<ValueRef<'_>> {
+        let key = key.as_ref();
+        if std::str::from_utf8(key).is_ok_and(is_split_key) {
             return None;
         }
         self.first()?.get(key)

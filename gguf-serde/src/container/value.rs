@@ -58,7 +58,8 @@ pub enum ValueRef<'a> {
     I32(i32),
     /// f32.
     F32(f32),
-    /// bool.
+    /// bool: a stored byte of 0 is false, any other byte true (as ggml reads it; the spec
+    /// allows only 0 and 1).
     Bool(bool),
     /// A string: its stored bytes, UTF-8 or not (see [`GgufStr`]).
     String(GgufStr<'a>),
@@ -199,7 +200,7 @@ impl<'a> ValueRef<'a> {
 
 /// An array value borrowed from a file: its element type, its length and its stored bytes.
 ///
-/// The bytes were validated when the file was opened (lengths, bool bytes, nesting), so
+/// The bytes were validated when the file was opened (lengths, nesting), so
 /// iterating never fails; strings come out as [`GgufStr`] (UTF-8 or not, as ggml reads them). Iterating strings or nested arrays walks the bytes from the start;
 /// fixed-size elements can also be read by index with [`get`](Self::get).
 #[derive(Clone, Copy, PartialEq)]
@@ -235,7 +236,9 @@ impl<'a> ArrayRef<'a> {
         self.len == 0
     }
 
-    /// The stored bytes of the elements, in the file's byte order.
+    /// The stored bytes of the elements, in the file's byte order (for an `array<bool>`, the
+    /// bytes as stored, which may be other than 0 and 1: [`iter`](Self::iter) reads them as
+    /// ggml does, non-zero as true).
     pub fn raw_bytes(&self) -> &'a [u8] {
         self.bytes
     }
@@ -327,6 +330,66 @@ impl<'a> ArrayRef<'a> {
                     .collect(),
             ),
         }
+    }
+}
+
+/// The BOOL bytes of one value that are neither 0 nor 1 ([`Kv::odd_bool_bytes`](crate::Kv::odd_bool_bytes)).
+///
+/// The spec allows 0 (false) and 1 (true) and calls anything else invalid; ggml's reader
+/// (`gguf_reader::read(bool &)`) takes any byte other than 0 as true, and so do this crate's
+/// readers. The writer writes such a value back as 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OddBoolBytes {
+    /// How many of the value's BOOL bytes (1 for a scalar) are neither 0 nor 1.
+    pub count: u64,
+    /// The first of them.
+    pub first: u8,
+    /// The absolute byte offset of the first in the file.
+    pub offset: u64,
+}
+
+/// The BOOL bytes other than 0 and 1 of `v`, a BOOL or an array (at any depth) stored from
+/// absolute offset `start` (for an array, the offset of its elements, after the element type and
+/// count); `None` if it has none.
+pub(crate) fn odd_bool_bytes(v: ValueRef<'_>, raw_bool: u8, start: u64) -> Option<OddBoolBytes> {
+    let mut found = None;
+    match v {
+        ValueRef::Bool(_) => note_odd(&mut found, raw_bool, start),
+        ValueRef::Array(a) => odd_in_array(a, start, &mut found),
+        _ => {}
+    }
+    found
+}
+
+fn note_odd(found: &mut Option<OddBoolBytes>, byte: u8, offset: u64) {
+    if byte > 1 {
+        match found {
+            Some(f) => f.count = f.count.saturating_add(1),
+            None => *found = Some(OddBoolBytes { count: 1, first: byte, offset }),
+        }
+    }
+}
+
+/// Walks `a` (its elements stored from `start`) for [`odd_bool_bytes`]; nested at most
+/// `MAX_DEPTH` levels (the parser's limit), so the recursion is bounded.
+fn odd_in_array(a: ArrayRef<'_>, start: u64, found: &mut Option<OddBoolBytes>) {
+    match a.elem {
+        ValueType::Bool => {
+            for (i, &b) in a.bytes.iter().enumerate() {
+                note_odd(found, b, start.saturating_add(i as u64));
+            }
+        }
+        ValueType::Array => {
+            let mut it = a.iter();
+            while let Some((v, at)) = it.next_at() {
+                if let ValueRef::Array(inner) = v {
+                    // Inner elements start after the inner array's type (4 bytes) and count (8).
+                    odd_in_array(inner, start.saturating_add(at as u64).saturating_add(12), found);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

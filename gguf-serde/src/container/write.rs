@@ -14,6 +14,11 @@
 //! writer keeps any bytes it read (a file that ggml loads is copied, not refused). New keys given
 //! to [`GgufWriter::add_kv`]/[`add_value`](GgufWriter::add_value) must be ASCII (the spec's rule);
 //! [`GgufWriter::add_kv_ref`] copies a pair with its key as stored.
+//!
+//! Bools: written as 0 or 1, also when copied from a file that stores another byte (read as
+//! true, as ggml reads it): ggml's writer writes 1 for such a value too (`llama-quantize` and
+//! `llama-gguf-split` copy pairs through `gguf_set_kv`), so a copy reads the same with every
+//! reader and no longer holds what the spec forbids.
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Read, Write};
@@ -42,7 +47,8 @@ pub struct WriteOptions {
     /// caller supplies it in this byte order.
     pub endian: Endian,
     /// Whether a file with no tensors gets zero padding after its (empty) tensor infos, up to the
-    /// alignment (at most [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)` - 1` bytes). ggml's
+    /// alignment (at most `alignment - 1` bytes: up to 2 GiB for the largest,
+    /// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), written as a stream of zeros). ggml's
     /// `gguf_write_to_file` writes it; gguf-py's `GGUFWriter` writes it from
     /// `write_tensors_to_file`, not when only the header and key/value pairs are written. Readers
     /// ignore it: ggml puts such a file's data offset at the end of the tensor infos, padding or
@@ -154,12 +160,16 @@ pub struct GgufWriter<W: Write> {
 
 impl GgufWriter<AtomicFile> {
     /// Writes to a temporary file in the folder of `path`; [`GgufWriter::commit`] renames it into
-    /// place. Dropped or failed before that, the temporary file is removed and any existing file
-    /// at `path` is untouched. On Linux the file is written with direct I/O where the file system
-    /// takes it, so it is not left in the page cache (see [`AtomicFile`]).
+    /// place, replacing a file that is there (to keep one instead, and fail:
+    /// `GgufWriter::new(AtomicFile::create(path, IfExists::Fail)?)`, see [`IfExists`]). Dropped
+    /// or failed before that, the temporary file is removed and any existing file at `path` is
+    /// untouched. On Linux the file is written with direct I/O where the file system takes it, so
+    /// it is not left in the page cache (see [`AtomicFile`]).
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if the temporary file cannot be created.
+    ///
+    /// [`IfExists`]: crate::container::IfExists
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         Ok(GgufWriter::new(AtomicFile::new(path)?))
     }
@@ -275,8 +285,9 @@ impl<W: Write> GgufWriter<W> {
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,
     /// `&str` STRING, `Vec<f32>` ARRAY of FLOAT32, …). `general.alignment` (UINT32, a power of
-    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT)) sets the alignment of the
-    /// tensor data.
+    /// two from 1 to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), 2^31, as ggml takes it) sets
+    /// the alignment of the tensor data: the padding after the tensor infos and after each tensor
+    /// is up to `alignment - 1` zero bytes, written in pieces of at most 4 KiB.
     ///
     /// # Errors
     /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, over-long (> 65,535
@@ -293,24 +304,34 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`].
     pub fn add_value(&mut self, key: &str, value: &Value) -> Result<()> {
-        self.check_key(key.into(), false).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        self.add_value_keyed(key.into(), value, false)
+    }
+
+    /// [`GgufWriter::add_value`] with a key of any bytes; `copied`: a key read from a file (an
+    /// edit of an existing pair, an import of an export), not refused for not being ASCII, as
+    /// [`GgufWriter::add_kv_ref`] takes it.
+    pub(crate) fn add_value_keyed(&mut self, key_bytes: GgufStr<'_>, value: &Value, copied: bool) -> Result<()> {
+        self.check_key(key_bytes, copied).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        let key_shown = key_bytes.escaped();
+        let key: &str = &key_shown;
         let align = match value {
             Value::U32(a) => Some(*a),
             _ => None,
         };
         self.set_alignment(key, align, value.value_type().name())?;
         let mut enc = Encoder { out: Vec::new(), endian: self.opts.endian, base: self.next_kv_offset() };
-        enc.string(key.as_bytes());
+        enc.string(key_bytes.as_bytes());
         enc.u32(value.value_type().id());
         enc.value(value, key, 1)?;
-        self.push_kv(key.as_bytes(), enc.out);
+        self.push_kv(key_bytes.as_bytes(), enc.out);
         Ok(())
     }
 
     /// Adds a key/value pair borrowed from another file, copying its stored bytes (re-encoded if
     /// the byte orders differ). The key is a `&str`, or the [`GgufStr`] of a key read from a file:
     /// its bytes are written as they are, UTF-8 or not, ASCII or not (as ggml copies a key it
-    /// read), and so are the bytes of every string in the value.
+    /// read), and so are the bytes of every string in the value. A BOOL is written as 0 or 1 (a
+    /// stored byte other than 0 and 1 is true, written 1, as ggml's `gguf_set_kv` copies it).
     ///
     /// # Errors
     /// As [`GgufWriter::add_kv`], except that a key is not refused for not being ASCII.
@@ -674,25 +695,32 @@ impl<W: Write> Drop for TensorDataWriter<'_, W> {
 /// process killed by SIGKILL (or a crash) leaves nothing in the folder; elsewhere (or with the
 /// environment variable `GGUF_NO_TMPFILE` set to a value other than empty or `0`) it is a named
 /// `.gguf-tmp-*.tmp`, removed on error and by [`remove_temporaries`](crate::container::remove_temporaries)
-/// but left behind by SIGKILL. With [`replace_existing(false)`](crate::container::replace_existing)
-/// the commit fails, atomically, if a file appeared at the target meanwhile. A target that exists keeps its permissions; a new one
-/// gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
+/// but left behind by SIGKILL. A file at the target is replaced at the commit
+/// ([`new`](Self::new)), or kept ([`create`](Self::create) with
+/// [`IfExists::Fail`](crate::container::IfExists::Fail): the commit then fails, atomically, if
+/// a file appeared at the target meanwhile). A file replaced gives the new one its permissions;
+/// a new one gets 0666 less the umask. A symbolic link is followed (the file it points to is replaced, the
 /// link stays); a target that is not a regular file (`/dev/null`, a FIFO, a folder) is refused.
 ///
 /// On Linux the bytes go to the disk with direct I/O (`O_DIRECT`) where the file system takes
-/// it: collected in an aligned buffer of 8 MiB and written a buffer at a time, past the page
-/// cache (no copy into page-cache pages, which on a virtual machine whose free memory goes back
-/// to the host costs seconds per gigabyte of output), the last part of the file that does not
-/// fill a block (the direct-I/O alignment of `statx`, at least 4096 bytes) through the page cache
-/// at [`commit`](Self::commit). The bytes written are the same either way. What a user sees:
-/// the new file is not left in the page cache, so the next program to read it (llama.cpp loading
-/// the model) reads it from the disk rather than from memory. Where direct I/O is refused (a file
-/// system without it such as tmpfs before Linux 6.6 or some FUSE ones, `EINVAL` when it is turned
-/// on or at a write; other systems), or when the environment variable `GGUF_NO_DIRECT_IO` is
-/// set to a value other than empty or `0`, the file is written through the page cache, and the disk starts writing every 32 MiB as
-/// it reaches the file (`sync_file_range`, Linux), so the sync of [`commit`](Self::commit) mostly
-/// waits for the tail rather than the whole file. Either way the file is synced (`fsync`)
-/// before it is renamed.
+/// it: collected in aligned buffers of 4 MiB (at most four, 16 MiB, allocated as needed) and
+/// written a buffer at a time, past the page cache (no copy into page-cache pages, which on a
+/// virtual machine whose free memory goes back to the host costs seconds per gigabyte of output),
+/// by an I/O thread of the file with positioned writes, while [`write`](Write::write) goes on
+/// filling the next buffer (it waits only while every other buffer is being written); the last
+/// part of the file that does not fill a block (the direct-I/O alignment of `statx`, at least
+/// 4096 bytes) goes through the page cache at [`commit`](Self::commit). An error of a write in
+/// flight is returned by the next `write`, [`flush`](Write::flush) (which waits for every write
+/// in flight) or `commit`; dropping the file stops and joins its thread. The bytes written are
+/// the same either way. What a user sees: the new file is not left in the page cache, so the
+/// next program to read it (llama.cpp loading the model) reads it from the disk rather than from
+/// memory. Where direct I/O is refused (a file system without it such as tmpfs before Linux 6.6
+/// or some FUSE ones, `EINVAL` when it is turned on or at a write: the refused writes are then
+/// made again through the page cache, at their offsets; other systems), or when the environment
+/// variable `GGUF_NO_DIRECT_IO` is set to a value other than empty or `0`, the file is written
+/// through the page cache, and the disk starts writing every 32 MiB as it reaches the file
+/// (`sync_file_range`, Linux), so the sync of [`commit`](Self::commit) mostly waits for the tail
+/// rather than the whole file. Either way the file is synced (`fsync`) before it is renamed.
 #[derive(Debug)]
 pub struct AtomicFile {
     sink: Sink,
@@ -711,18 +739,30 @@ enum Sink {
 }
 
 impl AtomicFile {
-    /// Creates the temporary file next to `path`.
+    /// Creates the temporary file next to `path`; the commit replaces a file at `path`.
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) if it cannot be created, or if `path` exists and is
     /// not a regular file.
     pub fn new(path: impl AsRef<Path>) -> Result<Self> {
-        AtomicFile::with_direct_io(path.as_ref(), true)
+        AtomicFile::create(path, crate::container::IfExists::Replace)
+    }
+
+    /// Creates the temporary file next to `path`; the commit replaces a file at `path` or keeps
+    /// it and fails, as `if_exists` says.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new); with [`IfExists::Fail`](crate::container::IfExists::Fail),
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) with an [`std::io::ErrorKind::AlreadyExists`]
+    /// source if `path` exists (a link too).
+    pub fn create(path: impl AsRef<Path>, if_exists: crate::container::IfExists) -> Result<Self> {
+        AtomicFile::with_options(path.as_ref(), true, if_exists.replaces())
     }
 
     /// [`new`](Self::new), with direct I/O tried (`direct`) or not.
+    #[cfg(test)]
     pub(crate) fn with_direct_io(path: &Path, direct: bool) -> Result<Self> {
-        AtomicFile::with_options(path, direct, crate::container::atomic::replaces_existing())
+        AtomicFile::with_options(path, direct, true)
     }
 
     /// [`new`](Self::new), with direct I/O tried (`direct`) or not, replacing a file at `path`
@@ -748,11 +788,23 @@ impl AtomicFile {
         matches!(self.sink, Sink::Direct(_))
     }
 
+    /// The direct writer, while the bytes go to the disk with direct I/O (for tests).
+    #[cfg(test)]
+    pub(crate) fn direct_writer(&self) -> Option<&crate::container::direct::DirectWriter> {
+        match &self.sink {
+            Sink::Direct(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// Flushes, syncs to disk and renames the temporary file to the target path.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched and the temporary file
-    /// removed.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) (with an [`std::io::ErrorKind::AlreadyExists`]
+    /// source for a file that appeared at the target of an [`IfExists::Fail`] write); the target
+    /// is untouched and the temporary file removed.
+    ///
+    /// [`IfExists::Fail`]: crate::container::IfExists::Fail
     pub fn commit(self) -> Result<()> {
         self.seal()?.persist()
     }
@@ -770,8 +822,9 @@ impl AtomicFile {
         }
     }
 
-    /// Goes on through the page cache after the file system refused a direct write: the bytes
-    /// held are written there, and the file continues from them.
+    /// Goes on through the page cache after the file system refused a direct write: once every
+    /// write in flight is done, the refused ones are made again there, then the bytes held, and
+    /// the file continues from them.
     fn fall_back(&mut self) -> std::io::Result<()> {
         let Sink::Direct(d) = std::mem::replace(&mut self.sink, Sink::Broken) else { return Err(broken_io()) };
         let on_file = d.on_file();
@@ -811,11 +864,12 @@ impl Write for AtomicFile {
         }
     }
 
-    /// Writes what is held to the file; with direct I/O, the whole blocks (the rest, less than a
-    /// block, is written by [`commit`](AtomicFile::commit)).
+    /// Writes what is held to the file; with direct I/O, the whole blocks, and waits until every
+    /// write in flight is done (the rest, less than a block, is written by
+    /// [`commit`](AtomicFile::commit)).
     fn flush(&mut self) -> std::io::Result<()> {
         if let Sink::Direct(d) = &mut self.sink {
-            match d.write_blocks() {
+            match d.flush() {
                 Err(e) if crate::container::direct::is_refusal(&e) => self.fall_back()?,
                 r => return r,
             }

@@ -52,7 +52,9 @@
 //!   tensor is written part by part into its place; the mapped source pages of
 //!   each chunk are released once it is converted, [`Checkpoint::release`], so they do not pile
 //!   up in the resident size either), written to a temporary file renamed into place
-//!   ([`GgufWriter::create`](crate::GgufWriter::create)): a failure leaves no partial file.
+//!   ([`AtomicFile`](crate::AtomicFile)): a failure leaves no partial file. Split
+//!   ([`ConvertOptions::split_max_size`]), the shards are written straight from the conversion and
+//!   renamed into place together once all are complete ([`write_plan`]).
 //!   Converting and writing overlap: a second thread hands each converted chunk to the file
 //!   while the next is converted (two chunks in flight at most, so memory is three chunks of
 //!   output bytes beside the `f32` chunk).
@@ -298,6 +300,10 @@ pub struct ConvertOptions<'p> {
     /// whole Q8_0 blocks; 1-D tensors and norms stay F32) instead of the output type, unless the
     /// architecture forces a type itself ([`Architecture::force_type`]).
     pub fp8_as_q8: bool,
+    /// What becomes of a file at the output path (or with [`split_max_size`](Self::split_max_size)
+    /// a shard's): replaced (the default) or kept, the write failing
+    /// ([`IfExists`](crate::container::IfExists)).
+    pub if_exists: crate::container::IfExists,
 }
 
 impl ConvertOptions<'_> {
@@ -313,6 +319,7 @@ impl ConvertOptions<'_> {
             metadata_override: None,
             vocab: true,
             fp8_as_q8: false,
+            if_exists: crate::container::IfExists::Replace,
         }
     }
 }

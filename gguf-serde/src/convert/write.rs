@@ -1,6 +1,7 @@
 //! Writing a planned conversion: [`convert`], [`write_plan`], and the chunked streaming of each
 //! tensor's values through the codecs.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::naming::check_name_length;
@@ -10,8 +11,11 @@ use super::{
     plan, plan_with, Architecture, Checkpoint, ConvertOptions, OutType, Plan, PlannedTensor, Result, SourceTensor,
     TensorData, Transform,
 };
-use crate::ops::split::{split_file, SplitBy, SplitOptions};
-use crate::{codec, Endian, GgmlType, GgufWriter};
+use crate::container::atomic::{check_target, persist_all, SealedFile};
+use crate::container::{shard_path, IfExists};
+use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
+use crate::ops::split::{plan_split_sizes, SplitBy, SplitOptions};
+use crate::{codec, AtomicFile, Endian, GgmlType, GgufWriter, ShardError};
 
 /// What [`convert`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,11 +59,24 @@ pub fn convert_with(
 
 /// Writes a planned conversion to `out` (see [`convert`]).
 ///
+/// With [`ConvertOptions::split_max_size`], the shards are written straight from the conversion,
+/// cut and named as [`split_file`](crate::ops::split::split_file) cuts and names a file of the
+/// whole model at that limit (`llama-gguf-split --split-max-size`'s layout): the first shard has
+/// the keys, every shard the split keys. Each shard is a temporary file (on Linux an unnamed one,
+/// where the file system has `O_TMPFILE`) until all are complete; they are then renamed into
+/// place together, so a failure (or a process killed by SIGKILL, where the files have no name)
+/// leaves none of them. A file at an output path is replaced or kept as
+/// [`ConvertOptions::if_exists`] says (kept: refused before anything is written, and at the
+/// renaming for one that appeared meanwhile, the shards renamed before it then removed again).
+///
 /// # Errors
 /// [`ConvertError::FileNameTooLong`](super::ConvertError::FileNameTooLong) before anything is written when a file name to create (`out`,
 /// or with [`ConvertOptions::split_max_size`] the shards) is longer than
-/// [`FILE_NAME_MAX`](super::FILE_NAME_MAX) bytes; [`ConvertError::Gguf`](super::ConvertError::Gguf) (I/O, and data that does not match its
-/// declared size). On error no file is left at `out`.
+/// [`FILE_NAME_MAX`](super::FILE_NAME_MAX) bytes; [`ConvertError::Gguf`](super::ConvertError::Gguf) (a split limit of 0
+/// or into more than 65,535 shards, [`ShardError::CannotSplit`](crate::ShardError::CannotSplit);
+/// a file at an output path kept by [`IfExists::Fail`]; I/O, and data that does not match its
+/// declared size; an error writing a shard names it, [`Error::shard`](crate::Error::shard)). On
+/// error no file is left at `out` (or at a shard's path).
 pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Result<ConvertReport> {
     let file_name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     check_name_length(&file_name)?;
@@ -69,35 +86,97 @@ pub fn write_plan(plan: &Plan<'_>, out: &Path, opts: &ConvertOptions<'_>) -> Res
         check_name_length(&format!("{stem}-00001-of-00001.gguf"))?;
     }
     let files = match opts.split_max_size {
-        None => {
-            write_one(plan, GgufWriter::create(out)?, opts)?;
-            vec![out.to_path_buf()]
-        }
-        Some(max) => {
-            let prefix = out.with_extension("");
-            // The unsplit file, under a fresh `.gguf-tmp-*` name beside the shards: removed when
-            // this scope ends (also on error) and by `remove_temporaries` on an interrupt.
-            let dir = match out.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
-            let unsplit = crate::container::atomic::ScratchFile::new_in(dir)?;
-            // the scratch file's (empty) path is replaced, whatever `replace_existing` says
-            let w = GgufWriter::new(crate::AtomicFile::with_options(unsplit.path(), true, true)?);
-            write_one(plan, w, opts)?;
-            split_file(unsplit.path(), &prefix, &SplitOptions::new(SplitBy::MaxBytes(max)))?
-        }
+        None => vec![OutFile { path: out.to_path_buf(), tensors: 0..plan.tensors.len(), split: None }],
+        Some(max) => shards(plan, out, max)?,
     };
+    for f in &files {
+        check_target(&f.path, opts.if_exists).map_err(|e| if f.split.is_some() { e.in_shard(&f.path) } else { e })?;
+    }
+    write_files(plan, &files, opts)?;
     Ok(ConvertReport {
         tensors: plan.tensors.iter().map(|t| (t.name.clone(), t.dtype, t.shape.clone())).collect(),
         source_bytes: plan.source_bytes(),
-        files,
+        files: files.into_iter().map(|f| f.path).collect(),
         outtype: plan.outtype,
     })
 }
 
+/// A file a conversion writes: its path, its tensors (indices into the plan's), and when it is
+/// a shard, its split keys.
+struct OutFile {
+    path: PathBuf,
+    tensors: Range<usize>,
+    split: Option<SplitKeys>,
+}
+
+/// The split keys of a shard: `split.no`, `split.count`, `split.tensors.count`.
+#[derive(Clone, Copy)]
+struct SplitKeys {
+    no: u16,
+    count: u16,
+    tensors: i32,
+}
+
+/// The shards of `plan` at `max` bytes of tensor data a shard, as [`plan_split`] cuts a file of
+/// the whole plan: each tensor counted by its size in the output (ggml's `ggml_nbytes`, from the
+/// stored `ne`), named after `out` without its extension ([`shard_path`]).
+///
+/// [`plan_split`]: crate::ops::split::plan_split
+fn shards(plan: &Plan<'_>, out: &Path, max: u64) -> Result<Vec<OutFile>> {
+    let sizes = plan.tensors.iter().map(|t| {
+        let mut ne: Vec<u64> = t.shape.iter().rev().copied().collect();
+        if ne.is_empty() {
+            ne.push(1);
+        }
+        // an overflow is refused when the tensor is declared
+        t.dtype.nbytes(&ne).unwrap_or(u64::MAX)
+    });
+    let ranges = plan_split_sizes(sizes, &SplitOptions::new(SplitBy::MaxBytes(max)))?;
+    let cannot = |reason: &str| crate::Error::from(ShardError::CannotSplit { reason: reason.into() });
+    let count = u16::try_from(ranges.len()).map_err(|_| cannot("too many shards"))?;
+    let tensors = i32::try_from(plan.tensors.len())
+        .map_err(|_| cannot("more tensors than split.tensors.count (i32) can hold"))?;
+    let prefix = out.with_extension("");
+    Ok((0..count)
+        .zip(ranges)
+        .map(|(no, range)| OutFile {
+            path: shard_path(&prefix, no, count),
+            tensors: range,
+            split: Some(SplitKeys { no, count, tensors }),
+        })
+        .collect())
+}
+
+/// A new file's writer for `f`, with its keys and tensors declared: the plan's keys (`kvs`) in
+/// the one file or the first shard, then a shard's split keys (in
+/// [`split_file`](crate::ops::split::split_file)'s order: `split.no`, `split.tensors.count`,
+/// `split.count`), then its tensors (`tensors`: the plan's, as name, type and canonical shape).
+fn declare(
+    f: &OutFile,
+    kvs: &[(String, crate::Value)],
+    tensors: &[(&str, GgmlType, &[u64])],
+    if_exists: IfExists,
+) -> crate::Result<GgufWriter<AtomicFile>> {
+    let mut w = GgufWriter::new(AtomicFile::create(&f.path, if_exists)?);
+    match f.split {
+        None => kvs.iter().try_for_each(|(k, v)| w.add_value(k, v))?,
+        Some(s) => {
+            if s.no == 0 {
+                kvs.iter().filter(|(k, _)| !is_split_key(k)).try_for_each(|(k, v)| w.add_value(k, v))?;
+            }
+            w.add_kv(SPLIT_NO, s.no)?;
+            w.add_kv(SPLIT_TENSORS_COUNT, s.tensors)?;
+            w.add_kv(SPLIT_COUNT, s.count)?;
+        }
+    }
+    for &(name, dtype, shape) in tensors.get(f.tensors.clone()).unwrap_or_default() {
+        w.add_tensor(name, dtype, shape)?;
+    }
+    Ok(w)
+}
+
 /// Chunks of output bytes in flight between the converting thread and the writing thread of
-/// [`write_one`]: the converted chunk waiting to be written while the next is converted.
+/// [`write_files`]: the converted chunk waiting to be written while the next is converted.
 const PIPELINE_DEPTH: usize = 2;
 
 /// A chunk of a tensor's output bytes from [`stream_tensor`].
@@ -109,7 +188,7 @@ enum Chunk<'a> {
     Owned(&'a mut Vec<u8>),
 }
 
-/// What the converting thread of [`write_one`] hands the writing thread.
+/// What the converting thread of [`write_files`] hands the writing thread.
 enum Piece {
     /// The next bytes of the current tensor's data.
     Bytes(Vec<u8>),
@@ -117,42 +196,59 @@ enum Piece {
     End,
 }
 
-/// Writes `plan` to `w` (a new file's writer) on two threads: this one converts each tensor a chunk at a time
-/// ([`stream_tensor`]) while a writing thread hands the previous chunk to the file (through
-/// [`crate::AtomicFile`]: the copy into its aligned buffer and the direct writes to the disk, or
-/// where direct I/O is refused the `write` system call's copy into the page cache), so converting
-/// and writing overlap instead of taking turns. At most
-/// [`PIPELINE_DEPTH`] chunks are in flight, their buffers reused. Whichever side fails first
-/// stops the other; the writer is then dropped uncommitted (no file at its target).
-fn write_one(plan: &Plan<'_>, mut w: GgufWriter<crate::AtomicFile>, opts: &ConvertOptions<'_>) -> Result<()> {
-    for (k, v) in &plan.kvs.0 {
-        w.add_value(k, v)?;
-    }
-    for t in &plan.tensors {
-        w.add_tensor(&t.name, t.dtype, &t.shape)?;
-    }
-    let n_tensors = plan.tensors.len();
+/// Writes `plan` to `files` (new files, the plan's tensors in order) in three stages that
+/// overlap instead of taking turns: this thread converts each tensor a chunk at a time
+/// ([`stream_tensor`]); a writing thread hands the previous chunk to the file being written,
+/// [`crate::AtomicFile`], which copies it into its aligned buffers; and the file's I/O thread
+/// writes each full buffer to the disk with a direct write meanwhile (where direct I/O is
+/// refused, the writing thread's `write` system calls copy into the page cache instead). At most
+/// [`PIPELINE_DEPTH`] chunks are in flight between the first two, their buffers reused, and at
+/// most three 4 MiB buffers between the last two. The writing thread creates each file when it
+/// reaches it and seals it when complete; once all are, they are renamed into place together
+/// ([`persist_all`]). Whichever side fails first stops the other (an error of the disk reaches
+/// the writing thread at its next write); the files are then dropped uncommitted (nothing at
+/// their targets).
+fn write_files(plan: &Plan<'_>, files: &[OutFile], opts: &ConvertOptions<'_>) -> Result<()> {
+    let kvs = plan.kvs.0.as_slice();
+    let tensors: Vec<(&str, GgmlType, &[u64])> =
+        plan.tensors.iter().map(|t| (t.name.as_str(), t.dtype, t.shape.as_slice())).collect();
+    let tensors = tensors.as_slice();
+    let if_exists = opts.if_exists;
+    // Errors name the shard being written.
+    let split = files.iter().any(|f| f.split.is_some());
+    let in_file = |e: crate::Error, f: &Path| if split { e.in_shard(f) } else { e };
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(PIPELINE_DEPTH);
     let (free_tx, free_rx) = std::sync::mpsc::channel::<Vec<u8>>();
     std::thread::scope(|s| {
-        let writer = s.spawn(move || -> Result<Option<GgufWriter<crate::AtomicFile>>> {
-            for _ in 0..n_tensors {
-                let mut dw = w.tensor_data_writer()?;
-                loop {
-                    match full_rx.recv() {
-                        Ok(Piece::Bytes(b)) => {
-                            dw.write(&b)?;
-                            // the converting thread may be gone (it failed): the buffer is dropped
-                            let _ = free_tx.send(b);
+        let writer = s.spawn(move || -> crate::Result<Option<Vec<SealedFile>>> {
+            let mut sealed = Vec::with_capacity(files.len());
+            for f in files {
+                let write = || -> crate::Result<Option<SealedFile>> {
+                    let mut w = declare(f, kvs, tensors, if_exists)?;
+                    for _ in f.tensors.clone() {
+                        let mut dw = w.tensor_data_writer()?;
+                        loop {
+                            match full_rx.recv() {
+                                Ok(Piece::Bytes(b)) => {
+                                    dw.write(&b)?;
+                                    // the converting thread may be gone (it failed): the buffer is dropped
+                                    let _ = free_tx.send(b);
+                                }
+                                Ok(Piece::End) => break,
+                                // the converting thread failed and says why
+                                Err(_) => return Ok(None),
+                            }
                         }
-                        Ok(Piece::End) => break,
-                        // the converting thread failed and says why
-                        Err(_) => return Ok(None),
+                        dw.finish()?;
                     }
+                    w.finish()?.seal().map(Some)
+                };
+                match write().map_err(|e| in_file(e, &f.path))? {
+                    Some(file) => sealed.push(file),
+                    None => return Ok(None),
                 }
-                dw.finish()?;
             }
-            Ok(Some(w))
+            Ok(Some(sealed))
         });
         let converted = (|| -> Result<()> {
             let release = |done: &[u8]| plan.checkpoint.release(done);
@@ -178,12 +274,12 @@ fn write_one(plan: &Plan<'_>, mut w: GgufWriter<crate::AtomicFile>, opts: &Conve
         drop(full_tx);
         let written = writer.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         match (converted, written) {
-            (Ok(()), Ok(Some(w))) => {
-                w.commit()?;
+            (Ok(()), Ok(Some(sealed))) => {
+                persist_all(sealed, in_file)?;
                 Ok(())
             }
             // the writing thread's own error comes first: the converting side then only saw it stop
-            (_, Err(e)) => Err(e),
+            (_, Err(e)) => Err(e.into()),
             (Err(e), Ok(_)) => Err(e),
             (Ok(()), Ok(None)) => Err(writer_gone().into()),
         }

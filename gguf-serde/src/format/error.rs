@@ -7,7 +7,9 @@
 
 use std::fmt;
 
-/// Why `general.alignment` was refused.
+/// Why `general.alignment` was refused: what ggml's `gguf.cpp` refuses too (a type other than
+/// UINT32, 0, a value that is not a power of two). Every power of two a UINT32 holds, up to
+/// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (2^31), is taken.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AlignmentProblem {
@@ -17,9 +19,6 @@ pub enum AlignmentProblem {
     Zero,
     /// Not a power of two (the value is given).
     NotPowerOfTwo(u32),
-    /// A power of two above [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (the value is given),
-    /// which ggml accepts but which would make a small file cost gigabytes of padding to rewrite.
-    TooLarge(u32),
 }
 
 impl fmt::Display for AlignmentProblem {
@@ -28,9 +27,6 @@ impl fmt::Display for AlignmentProblem {
             AlignmentProblem::WrongType(t) => write!(f, "has type {t}, expected u32"),
             AlignmentProblem::Zero => f.write_str("is 0"),
             AlignmentProblem::NotPowerOfTwo(v) => write!(f, "is {v}, not a power of two"),
-            AlignmentProblem::TooLarge(v) => {
-                write!(f, "is {v}, more than the largest accepted ({})", crate::format::MAX_ALIGNMENT)
-            }
         }
     }
 }

@@ -1,8 +1,9 @@
 //! [`GgufStr`]: a key, string value or tensor name as the file stores it, bytes that are usually,
-//! but not always, UTF-8.
+//! but not always, UTF-8; its one reversible text form ([`GgufStr::escaped`],
+//! [`GgufStr::unescape`]).
 
 use std::borrow::Cow;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::hash::{Hash, Hasher};
 
 /// A GGUF string (a key, a string value, a tensor name) borrowed from a file: its stored bytes.
@@ -16,9 +17,14 @@ use std::hash::{Hash, Hasher};
 /// - [`to_str`](Self::to_str) gives the `&str` (free when the parser already checked the bytes, as
 ///   it does in one SIMD pass over a whole string array) or the UTF-8 error.
 /// - [`to_string_lossy`](Self::to_string_lossy) replaces bad bytes with U+FFFD.
-/// - `Display` writes a valid string as it is and each byte of an invalid sequence as `\xNN`
-///   (Rust's [`u8::escape_ascii`] form), so that nothing is lost in what is shown; `Debug` is
-///   `Debug` of the `&str` with the same escapes for the bad bytes.
+/// - `Display` writes the escaped form ([`escaped`](Self::escaped)): the text as it is, but for
+///   a backslash (`\\`), control and invisible characters (`\n`, `\t`, `\r`, `\0`, `\u{1b}`,
+///   as Rust's [`char::escape_debug`] writes them) and each byte of a sequence that is not
+///   UTF-8 (`\xNN`). The form is reversible ([`unescape`](Self::unescape) gives the bytes back):
+///   the text `\xff` (4 characters) is shown `\\xff`, the byte FF `\xff`. A name of plain
+///   printable text (every standard key and tensor name) is shown as it is. `Debug` is the same
+///   between double quotes, with `"` escaped (`\"`): Rust's `Debug` of the `&str` when the bytes
+///   are UTF-8.
 /// - Equality, ordering and hashing are those of the bytes; a `GgufStr` compares equal to a
 ///   `&str` with the same bytes.
 /// - `Serialize`: a string when UTF-8, else bytes.
@@ -35,6 +41,10 @@ use std::hash::{Hash, Hasher};
 /// assert_eq!(bad.as_bytes(), b"ab\xffc");
 /// assert_eq!(bad.to_string(), r"ab\xffc");
 /// assert_eq!(bad.to_string_lossy(), "ab\u{fffd}c");
+/// // The text `\xff` is not the byte FF: the backslash is escaped.
+/// assert_eq!(GgufStr::from(r"ab\xffc").to_string(), r"ab\\xffc");
+/// assert_eq!(GgufStr::unescape(r"ab\xffc").unwrap(), b"ab\xffc");
+/// assert_eq!(GgufStr::unescape(r"ab\\xffc").unwrap(), br"ab\xffc");
 /// ```
 #[derive(Clone, Copy, Default)]
 pub struct GgufStr<'a> {
@@ -105,13 +115,85 @@ impl<'a> GgufStr<'a> {
         }
     }
 
-    /// The string as shown by `Display` (valid text as is, bad bytes as `\xNN`), borrowed when
-    /// valid: for error messages and names in reports.
+    /// The escaped form `Display` writes (see the [type docs](Self)): the text as it is, but
+    /// `\\` for a backslash, `\n`, `\t`, `\r`, `\0` and `\u{…}` for control and invisible
+    /// characters ([`char::escape_debug`]), `\xNN` for each byte of a sequence that is not UTF-8.
+    /// Borrowed when nothing needs escaping. Reversed by [`GgufStr::unescape`]: the form in which
+    /// text outputs show keys and tensor names, and in which the `gguf` commands take them.
     pub fn escaped(&self) -> Cow<'a, str> {
-        match self.to_str() {
-            Ok(s) => Cow::Borrowed(s),
-            Err(_) => Cow::Owned(self.to_string()),
+        // Printable ASCII but the backslash (every standard key and tensor name): as it is.
+        if self.bytes.iter().all(|&b| matches!(b, 0x20..=0x7e) && b != b'\\') {
+            if let Ok(s) = self.to_str() {
+                return Cow::Borrowed(s);
+            }
         }
+        match self.to_str() {
+            Ok(s) if !s.chars().any(needs_escape) => Cow::Borrowed(s),
+            _ => {
+                let mut out = String::with_capacity(self.bytes.len());
+                // Writing to a `String` cannot fail.
+                let _ = write_escaped(&mut out, self.bytes, false);
+                Cow::Owned(out)
+            }
+        }
+    }
+
+    /// The bytes of `text` in the escaped form of [`GgufStr::escaped`]: `\\` is a backslash,
+    /// `\xNN` (two hex digits) the byte NN, `\u{H…}` (1 to 6 hex digits) that character in
+    /// UTF-8, `\n`, `\t`, `\r`, `\0`, `\"` and `\'` as in Rust; every other character is
+    /// itself. So `unescape(s.escaped())` is `s`'s bytes, and Rust's `Debug` of a string (without
+    /// its quotes) reads back too.
+    ///
+    /// # Errors
+    /// [`UnescapeError`] (with the byte offset of the backslash in `text`) for a backslash
+    /// followed by anything else, `\x` without two hex digits, or a `\u{…}` that is not a
+    /// character.
+    pub fn unescape(text: &str) -> Result<Vec<u8>, UnescapeError> {
+        let mut out = Vec::with_capacity(text.len());
+        let mut chars = text.char_indices();
+        while let Some((at, c)) = chars.next() {
+            if c != '\\' {
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
+            }
+            let bad = |problem| UnescapeError { text: text.to_owned(), at, problem };
+            match chars.next().map(|(_, c)| c) {
+                Some('\\') => out.push(b'\\'),
+                Some('"') => out.push(b'"'),
+                Some('\'') => out.push(b'\''),
+                Some('0') => out.push(0),
+                Some('t') => out.push(b'\t'),
+                Some('n') => out.push(b'\n'),
+                Some('r') => out.push(b'\r'),
+                Some('x') => {
+                    let hex: String = chars.by_ref().take(2).map(|(_, c)| c).collect();
+                    let byte = Some(&hex)
+                        .filter(|h| h.len() == 2 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                        .ok_or_else(|| bad(UnescapeProblem::Hex))?;
+                    out.push(byte);
+                }
+                Some('u') => {
+                    let mut hex = String::new();
+                    let mut open = chars.next().map(|(_, c)| c) == Some('{');
+                    while open {
+                        match chars.next().map(|(_, c)| c) {
+                            Some('}') => open = false,
+                            Some(c) if c.is_ascii_hexdigit() && hex.len() < 6 => hex.push(c),
+                            _ => return Err(bad(UnescapeProblem::Unicode)),
+                        }
+                    }
+                    let c = Some(&hex)
+                        .filter(|h| !h.is_empty())
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                        .and_then(char::from_u32)
+                        .ok_or_else(|| bad(UnescapeProblem::Unicode))?;
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                }
+                other => return Err(bad(UnescapeProblem::Unknown(other))),
+            }
+        }
+        Ok(out)
     }
 
     /// Whether the bytes start with `prefix`.
@@ -125,37 +207,88 @@ impl<'a> GgufStr<'a> {
     }
 }
 
-impl fmt::Display for GgufStr<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Ok(s) = self.to_str() {
-            return f.pad(s);
-        }
-        for chunk in self.bytes.utf8_chunks() {
-            f.write_str(chunk.valid())?;
-            for b in chunk.invalid() {
-                write!(f, "\\x{b:02x}")?;
+/// Whether `c` is escaped in the form of [`GgufStr::escaped`] (quotes are not).
+fn needs_escape(c: char) -> bool {
+    c != '"' && c != '\'' && c.escape_debug().len() != 1
+}
+
+/// Writes the escaped form of `bytes` (see [`GgufStr::escaped`]); `quoted`: inside double
+/// quotes, with `"` escaped as well.
+fn write_escaped(out: &mut impl fmt::Write, bytes: &[u8], quoted: bool) -> fmt::Result {
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' if quoted => out.write_str("\\\"")?,
+                '"' | '\'' => out.write_char(c)?,
+                c => write!(out, "{}", c.escape_debug())?,
             }
         }
-        Ok(())
+        for b in chunk.invalid() {
+            write!(out, "\\x{b:02x}")?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for GgufStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.escaped())
     }
 }
 
 impl fmt::Debug for GgufStr<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Ok(s) = self.to_str() {
-            return fmt::Debug::fmt(s, f);
-        }
-        f.write_str("\"")?;
-        for chunk in self.bytes.utf8_chunks() {
-            for c in chunk.valid().chars() {
-                write!(f, "{}", c.escape_debug())?;
-            }
-            for b in chunk.invalid() {
-                write!(f, "\\x{b:02x}")?;
-            }
-        }
-        f.write_str("\"")
+        f.write_char('"')?;
+        write_escaped(f, self.bytes, true)?;
+        f.write_char('"')
     }
+}
+
+/// A name shown in an error message: the escaped form ([`GgufStr::escaped`]) that errors hold,
+/// between double quotes with `"` escaped, so the same text as [`GgufStr`]'s `Debug` of the
+/// name's bytes. (`Debug` of the escaped `String` would escape its backslashes a second time:
+/// `"w.\\xc3("` for the name that `GgufStr` shows as `"w.\xc3("`.)
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_char('"')?;
+        for c in self.0.chars() {
+            match c {
+                '"' => f.write_str("\\\"")?,
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_char('"')
+    }
+}
+
+/// Why [`GgufStr::unescape`] refused a text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}`: {problem} at byte {at} (a backslash is written `\\\\`)")]
+#[non_exhaustive]
+pub struct UnescapeError {
+    /// The text.
+    pub text: String,
+    /// The byte offset of the backslash that starts the bad escape.
+    pub at: usize,
+    /// What is wrong.
+    pub problem: UnescapeProblem,
+}
+
+/// What is wrong with an escape ([`UnescapeError`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UnescapeProblem {
+    /// `\x` without two hex digits after it.
+    #[error("`\\x` takes two hex digits")]
+    Hex,
+    /// `\u` without `{`, 1 to 6 hex digits and `}` that make a character.
+    #[error("`\\u` takes `{{H}}`, 1 to 6 hex digits naming a character")]
+    Unicode,
+    /// A backslash before another character (or at the end of the text: `None`).
+    #[error("unknown escape `\\{}`", .0.map(String::from).unwrap_or_default())]
+    Unknown(Option<char>),
 }
 
 impl PartialEq for GgufStr<'_> {
@@ -266,14 +399,64 @@ mod tests {
     use super::*;
 
     #[test]
-    fn display_escapes_only_bad_bytes() {
+    fn quoted_shows_a_name_as_gguf_str_debug_does() {
+        // the escaped form quoted, `"` escaped: GgufStr's own `Debug` of the bytes
+        for bytes in [&b"w.\xc3("[..], b"test.k\xffey", b"a\"b\n\\c\xe9", b"plain", br"lit\xff"] {
+            let g = GgufStr::from_bytes(bytes);
+            assert_eq!(Quoted(&g.to_string()).to_string(), format!("{g:?}"), "{bytes:?}");
+        }
+        assert_eq!(Quoted(r"w.\xc3(").to_string(), r#""w.\xc3(""#);
+    }
+
+    #[test]
+    fn display_escapes_bad_bytes_backslashes_and_controls() {
         let s = GgufStr::from_bytes(b"\xe2\x96\x81hi\xc3(\\");
-        assert_eq!(s.to_string(), "\u{2581}hi\\xc3(\\");
+        assert_eq!(s.to_string(), "\u{2581}hi\\xc3(\\\\");
         assert_eq!(format!("{s:?}"), "\"\u{2581}hi\\xc3(\\\\\"");
         assert_eq!(s.to_string_lossy(), "\u{2581}hi\u{fffd}(\\");
         assert_eq!(s.to_str().map_err(|e| e.valid_up_to()), Err(5));
         let ok = GgufStr::from_bytes("é".as_bytes());
         assert_eq!((ok.to_string(), format!("{ok:?}")), ("é".to_owned(), "\"é\"".to_owned()));
+        assert!(matches!(ok.escaped(), Cow::Borrowed(_)));
+        // Controls as Rust's escape_debug writes them; quotes only in Debug.
+        let c = GgufStr::from("a\nb\0\u{1b}[\"'");
+        assert_eq!(c.to_string(), r#"a\nb\0\u{1b}["'"#);
+        assert_eq!(format!("{c:?}"), format!("{:?}", "a\nb\0\u{1b}[\"'"));
+        assert_eq!(format!("[{:>6}]", GgufStr::from("a\n")), r"[   a\n]");
+    }
+
+    /// `unescape` reverses `escaped` for any bytes, and reads Rust's `Debug` of a string.
+    #[test]
+    fn unescape_reverses_escaped() {
+        let cases: [&[u8]; 9] = [
+            b"plain.name",
+            b"a\\xffb",
+            b"a\xffb",
+            b"\xe2\x82",
+            b"\x00\x01\x7f\n\t\r\"'",
+            "\u{2581}\u{301}\u{200b}\u{9b}é".as_bytes(),
+            b"\\\\\\",
+            b"",
+            b"\xc3(\xed\xa0\x80",
+        ];
+        for bytes in cases {
+            let s = GgufStr::from_bytes(bytes);
+            assert_eq!(GgufStr::unescape(&s.escaped()).unwrap(), bytes, "{s}");
+            let debug = format!("{s:?}");
+            let inner = debug.strip_prefix('"').and_then(|d| d.strip_suffix('"')).unwrap();
+            assert_eq!(GgufStr::unescape(inner).unwrap(), bytes, "{s:?}");
+        }
+        assert_eq!(GgufStr::unescape(r"\x41\u{42}\'").unwrap(), b"AB'");
+        let problem = |t: &str| GgufStr::unescape(t).unwrap_err().problem;
+        assert_eq!(problem(r"a\q"), UnescapeProblem::Unknown(Some('q')));
+        assert_eq!(problem("a\\"), UnescapeProblem::Unknown(None));
+        for t in [r"\x4", r"\x+f", r"\xg0"] {
+            assert_eq!(problem(t), UnescapeProblem::Hex, "{t}");
+        }
+        for t in [r"\u41", r"\u{}", r"\u{110000}", r"\u{d800}", r"\u{1234567}", r"\u{41"] {
+            assert_eq!(problem(t), UnescapeProblem::Unicode, "{t}");
+        }
+        assert_eq!(GgufStr::unescape(r"ab\q").unwrap_err().at, 2);
     }
 
     #[test]
@@ -282,5 +465,51 @@ mod tests {
         assert_eq!(GgufStr::from_bytes(b"a.b"), "a.b");
         assert!(GgufStr::from_bytes(b"a\xff") != "a");
         assert!(GgufStr::from("a") < GgufStr::from_bytes(b"a\xff"));
+        assert!(GgufStr::from("a.b") != GgufStr::from("a.c"));
+        // Against text, on either side, as `str`, `&str` and `String`.
+        let (s, same, other) = (GgufStr::from_bytes(b"a.b"), "a.b", "a.c");
+        assert!(s == *same && s != *other);
+        assert!(s == same && s != other);
+        let (same_owned, other_owned) = (same.to_owned(), other.to_owned());
+        assert!(s == same_owned && s != other_owned);
+        assert!(*same == s && *other != s);
+        assert!(same == s && other != s);
+        // Hashing is that of the bytes (whether made from text or bytes), as for `[u8]`.
+        let hash = |h: &dyn Fn(&mut std::collections::hash_map::DefaultHasher)| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            h(&mut hasher);
+            hasher.finish()
+        };
+        let of_bytes = hash(&|h| b"a.b"[..].hash(h));
+        assert_eq!(hash(&|h| GgufStr::from("a.b").hash(h)), of_bytes);
+        assert_eq!(hash(&|h| GgufStr::from_bytes(b"a.b").hash(h)), of_bytes);
+    }
+
+    #[test]
+    fn lengths_affixes_and_validity_are_of_the_bytes() {
+        // "é" is two bytes in UTF-8 (U+00E9 = C3 A9); 0xFF is never UTF-8 (RFC 3629).
+        let s = GgufStr::from("é.x");
+        assert_eq!((s.len(), s.is_empty(), s.is_utf8()), (4, false, true));
+        let empty = GgufStr::from_bytes(b"");
+        assert_eq!((empty.len(), empty.is_empty(), empty.is_utf8()), (0, true, true));
+        let bad = GgufStr::from_bytes(b"blk.\xff.attn_q");
+        assert!(!bad.is_utf8() && !GgufStr::from_bytes(b"\xc3").is_utf8());
+        assert!(bad.starts_with("blk.") && !bad.starts_with("blk.0") && !bad.starts_with("x"));
+        assert!(bad.ends_with(".attn_q") && !bad.ends_with("attn_k") && !bad.ends_with("x"));
+    }
+
+    #[test]
+    fn conversions_keep_the_bytes() {
+        let bytes: &[u8] = b"a\xffb";
+        let vec = bytes.to_vec();
+        for (s, want) in [
+            (GgufStr::from(&"tok"), &b"tok"[..]),
+            (GgufStr::from(&"tok".to_owned()), b"tok"),
+            (GgufStr::from(bytes), bytes),
+            (GgufStr::from(&vec), bytes),
+        ] {
+            assert_eq!((s.as_bytes(), s.as_ref()), (want, want));
+        }
+        assert_eq!(GgufStr::from(&"tok").to_str(), Ok("tok"));
     }
 }

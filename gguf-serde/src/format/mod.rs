@@ -5,10 +5,11 @@
 //! - [`ValueType`]: the 13 metadata value types (`gguf_metadata_value_type`);
 //! - [`Shape`] (canonical, outermost first) and [`Ne`] (stored, fastest first): a tensor's dims
 //!   in its two orders, as distinct types;
-//! - [`GgufStr`]: a key, string value or tensor name as stored (bytes, UTF-8 or not);
+//! - [`GgufStr`]: a key, string value or tensor name as stored (bytes, UTF-8 or not), and its
+//!   reversible escaped text ([`GgufStr::escaped`], [`GgufStr::unescape`], [`UnescapeError`]);
 //! - [`Endian`]: a file's byte order, and where it is detected ([`Endian::detect`]);
 //! - the limits the reader and the writer share ([`MAX_DEPTH`], [`MAX_DIMS`],
-//!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`], [`MAX_ALIGNMENT`]);
+//!   [`MAX_TENSOR_NAME`], [`DEFAULT_ALIGNMENT`], [`MAX_ALIGNMENT`]) and [`MAX_USEFUL_ALIGNMENT`];
 //! - [`keys`]: the standard metadata keys (every key gguf-py defines), each with the GGUF type
 //!   llama.cpp reads it as, and [`keys::lookup`] to resolve a concrete key.
 //!
@@ -26,35 +27,44 @@ mod value_type;
 
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use error::AlignmentProblem;
-pub use gstr::GgufStr;
+pub use gstr::{GgufStr, UnescapeError, UnescapeProblem};
+pub(crate) use gstr::Quoted;
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 
 /// Default `general.alignment`, in bytes (the spec's and ggml's `GGUF_DEFAULT_ALIGNMENT`).
 pub const DEFAULT_ALIGNMENT: u32 = 32;
 
-/// Largest `general.alignment` accepted on read and write, in bytes: 64 KiB (2^16).
+/// Largest `general.alignment`, in bytes: 2^31, the largest power of two a UINT32 holds. ggml's
+/// `gguf.cpp` and gguf-py's `GGUFReader` / `GGUFWriter.add_custom_alignment` accept any non-zero
+/// power of two, and so does this crate, on read and on write ([`AlignmentProblem`] lists what
+/// is refused).
 ///
-/// ggml's `gguf.cpp` and gguf-py's `GGUFReader` / `GGUFWriter.add_custom_alignment` accept any
-/// non-zero power of two that fits the UINT32 (up to 2^31). Alignment exists so that tensor data
-/// can be mapped and loaded on aligned addresses: ggml and gguf-py write 32 unless told otherwise,
-/// and the largest value with a use is a memory page, at most 64 KiB on the platforms ggml runs
-/// on (4 KiB on x86-64, 16 or 64 KiB on arm64 and ppc64le kernels). A larger alignment is refused
-/// ([`AlignmentProblem::TooLarge`]) because its padding is paid
-/// by whoever writes the file, not by the file: a 57-byte file declaring 2^31 would otherwise be
-/// rewritten as 2 GiB of zeros. With this limit, the padding a writer adds beyond what the file
-/// it copies holds is less than 64 KiB.
-pub const MAX_ALIGNMENT: u32 = 1 << 16;
+/// Alignment exists so that tensor data can be mapped and loaded at aligned addresses: ggml and
+/// gguf-py write 32 unless told otherwise, and the largest value with a use is a memory page
+/// ([`MAX_USEFUL_ALIGNMENT`]). A larger one costs nothing to read, but its padding is paid by
+/// whoever writes the file: up to `alignment - 1` zero bytes after the tensor infos and after
+/// each tensor (issue 15: a 57-byte file without tensors declaring 2^31, rewritten with the
+/// padding ggml's writer adds, is 2 GiB of zeros). The writer writes padding as a stream of
+/// zeros in pieces of at most 4 KiB, never a buffer of the padding's size; a file copied with
+/// [`WriteOptions::like`](crate::WriteOptions::like) gets padding after empty tensor infos only
+/// if it had it; `gguf validate` warns about an alignment above [`MAX_USEFUL_ALIGNMENT`].
+pub const MAX_ALIGNMENT: u32 = 1 << 31;
+
+/// The largest alignment with a use, in bytes: 64 KiB (2^16), the largest memory page of the
+/// platforms ggml runs on (4 KiB on x86-64, 16 or 64 KiB on arm64 and ppc64le kernels). Not a
+/// limit: a larger alignment (up to [`MAX_ALIGNMENT`]) is read and written, as ggml does, but
+/// only makes the padding a rewrite writes larger; `gguf validate` warns about one.
+pub const MAX_USEFUL_ALIGNMENT: u32 = 1 << 16;
 
 /// What is wrong with a UINT32 `general.alignment` of `a`, if anything: the one rule the reader
-/// and the writer apply (a power of two from 1 to [`MAX_ALIGNMENT`]).
+/// and the writer apply, ggml's (`gguf.cpp`: a non-zero power of two; every one a UINT32 holds is
+/// at most [`MAX_ALIGNMENT`]).
 pub(crate) fn alignment_problem(a: u32) -> Option<AlignmentProblem> {
     if a == 0 {
         Some(AlignmentProblem::Zero)
     } else if !a.is_power_of_two() {
         Some(AlignmentProblem::NotPowerOfTwo(a))
-    } else if a > MAX_ALIGNMENT {
-        Some(AlignmentProblem::TooLarge(a))
     } else {
         None
     }
@@ -105,21 +115,18 @@ impl Endian {
 mod tests {
     use super::*;
 
-    /// ggml's `gguf.cpp` refuses a `general.alignment` of 0 or one that is not a power of two;
-    /// ours also refuses one above [`MAX_ALIGNMENT`] (64 KiB).
+    /// ggml's `gguf.cpp` refuses a `general.alignment` of 0 or one that is not a power of two,
+    /// and takes every other UINT32 (up to 2^31): so does ours.
     #[test]
     fn alignment_rules() {
-        assert_eq!(MAX_ALIGNMENT, 65536);
+        assert_eq!((MAX_ALIGNMENT, MAX_USEFUL_ALIGNMENT), (1 << 31, 65536));
         assert_eq!(DEFAULT_ALIGNMENT, 32);
         assert_eq!(alignment_problem(0), Some(AlignmentProblem::Zero));
-        for a in [3, 24, 33, 65535, 65537, u32::MAX] {
+        for a in [3, 24, 33, 65535, 65537, (1 << 31) + 1, (1 << 31) - 1, u32::MAX] {
             assert_eq!(alignment_problem(a), Some(AlignmentProblem::NotPowerOfTwo(a)), "{a}");
         }
-        for a in (0..=16).map(|s| 1u32 << s) {
+        for a in (0..32).map(|s| 1u32 << s) {
             assert_eq!(alignment_problem(a), None, "{a}");
-        }
-        for a in (17..32).map(|s| 1u32 << s) {
-            assert_eq!(alignment_problem(a), Some(AlignmentProblem::TooLarge(a)), "{a}");
         }
     }
 

@@ -22,7 +22,8 @@ pub enum ValueType {
     I32 = 5,
     /// 6: `f32`.
     F32 = 6,
-    /// 7: bool, one byte that must be 0 or 1.
+    /// 7: bool, one byte: the spec allows 0 (false) and 1 (true); ggml reads any other byte as
+    /// true, and so does this crate (written back as 1).
     Bool = 7,
     /// 8: string, a `u64` byte length and UTF-8 bytes, no NUL.
     String = 8,

@@ -18,9 +18,20 @@ pub enum MetadataError {
     },
 
     /// A struct field with no key of its name nor under it: the key is [`Error::key`](crate::Error::key).
-    #[error("missing (no key of this name, nor under it)")]
+    #[error(
+        "missing (no key of this name, nor under it{})",
+        not_utf8.as_ref().map(|(k, o)| format!(
+            " that is UTF-8: the key \"{k}\" at offset {o} is not, and the serde view skips it; read it \
+             through Gguf::metadata"
+        )).unwrap_or_default()
+    )]
     #[non_exhaustive]
-    MissingKey,
+    MissingKey {
+        /// A key under the missing one that is not UTF-8, which the serde view leaves out (shown
+        /// escaped, as [`GgufStr`](crate::GgufStr) shows it), and the offset of its value: a map
+        /// of byte keys (`BTreeMap<ByteBuf, _>`) does not see it either.
+        not_utf8: Option<(String, u64)>,
+    },
 
     /// serde's missing field, where the deserializer could not name the key (a map read by a
     /// custom `Deserialize` impl).

@@ -58,9 +58,9 @@ pub(crate) const RAW_BE: &str = "\0gguf_serde::StringArray::be";
 /// string, and the allocator's overhead of each of its allocations).
 ///
 /// Time: reading into a `StringArray` makes two allocations for the whole array, where a
-/// `Vec<String>` makes one `malloc` and one `free` per string (which serde's `String` makes
-/// whatever the format); BENCHMARKS.md ("Metadata walk vs ggml") has the measurements beside
-/// ggml's own walk.
+/// `Vec<String>` makes one `malloc` and one `free` per string (each `String` owns its bytes,
+/// whatever the format and however it is filled); BENCHMARKS.md ("Metadata walk vs ggml") has
+/// the measurements beside ggml's own walk.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct StringArray {
     /// Every string's bytes, one after the other.

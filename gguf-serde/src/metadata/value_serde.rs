@@ -5,8 +5,11 @@
 //! the type that is stored. With other formats, a `Value` is its plain content (`5`, `"text"`,
 //! `[1, 2]`); read back from them, integers and floats take the width the format reports (serde
 //! JSON: `u64`, `i64`, `f64`), an array takes the type of its elements, and an empty array
-//! (whose element type is not known) is `array<u8>`. The same holds for a `Value` inside a struct
-//! with `#[serde(flatten)]`, which serde buffers through its own format-neutral representation.
+//! (whose element type is not known) is `array<u8>`; bytes (a format's byte string) are refused,
+//! since no `Value` holds them. The same holds for a `Value` inside a struct with
+//! `#[serde(flatten)]`, which serde buffers through its own format-neutral representation: a
+//! STRING that is not UTF-8 there is [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8),
+//! as for a `Value` field.
 
 use std::fmt;
 
@@ -117,8 +120,13 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(Value::String(x.to_string()))
     }
 
+    /// Refused: a `Value` holds no bytes (GGUF has none; an `array<u8>` is a sequence). From this
+    /// crate's deserializer bytes come only from a STRING that is not UTF-8 in serde's buffer of
+    /// a flattened struct, which then gives [`FormatError::InvalidUtf8`](crate::FormatError::InvalidUtf8)
+    /// naming the key, as a `Value` field does; read such a key as bytes or through
+    /// [`Gguf::metadata`](crate::Gguf::metadata).
     fn visit_bytes<E: de::Error>(self, x: &[u8]) -> Result<Value, E> {
-        Ok(Value::Array(Array::U8(x.to_vec())))
+        Err(E::invalid_type(de::Unexpected::Bytes(x), &self))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {

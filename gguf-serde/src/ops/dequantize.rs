@@ -12,7 +12,7 @@ use crate::codec;
 // Named in the docs.
 #[cfg(doc)]
 use crate::codec::CodecError;
-use crate::container::{Gguf, Source, TensorInfo, Value, WriteOptions};
+use crate::container::{Gguf, IfExists, Source, TensorInfo, Value, WriteOptions};
 use crate::error::Result;
 use crate::format::GgmlType;
 
@@ -25,12 +25,15 @@ pub struct DequantizeOptions<'a> {
     pub exclude: Vec<String>,
     /// Called after each chunk with (bytes of source tensor data done, total).
     pub progress: Option<Progress<'a>>,
+    /// What becomes of a file at the output path: replaced (the default) or kept, the write
+    /// failing ([`IfExists`]).
+    pub if_exists: IfExists,
 }
 
 impl<'a> DequantizeOptions<'a> {
     /// Options converting to `target`, excluding nothing, without progress reports.
     pub fn new(target: GgmlType) -> Self {
-        DequantizeOptions { target, exclude: Vec::new(), progress: None }
+        DequantizeOptions { target, exclude: Vec::new(), progress: None, if_exists: IfExists::Replace }
     }
 
     /// These options leaving the tensors whose names match one of the globs `exclude` as they are.
@@ -42,6 +45,12 @@ impl<'a> DequantizeOptions<'a> {
     /// These options reporting progress to `progress`.
     pub fn with_progress(mut self, progress: Progress<'a>) -> Self {
         self.progress = Some(progress);
+        self
+    }
+
+    /// These options with [`if_exists`](Self::if_exists) set to `if_exists`.
+    pub fn with_if_exists(mut self, if_exists: IfExists) -> Self {
+        self.if_exists = if_exists;
         self
     }
 
@@ -61,7 +70,7 @@ impl<'a> DequantizeOptions<'a> {
         info.dtype != self.target
             && (if float_target { !float_source || info.shape.len() >= 2 } else { info.shape.len() >= 2 })
             && info.ne().row_len().is_multiple_of(self.target.block_size())
-            && !exclude.is_match(&info.name.to_string_lossy())
+            && !exclude.is_match(info.name.as_bytes())
     }
 }
 
@@ -107,5 +116,5 @@ pub fn dequantize<S: Source>(
     let data = |t: &OutTensor<'_>| src.tensor_data(&t.info);
     let give_back = |_: &OutTensor<'_>, part: &[u8]| release(src, part);
     let bytes = TensorBytes { data: &data, give_back: &give_back };
-    write_converted(out.as_ref(), WriteOptions::like(src), kvs, tensors, bytes, opts.progress)
+    write_converted(out.as_ref(), opts.if_exists, WriteOptions::like(src), kvs, tensors, bytes, opts.progress)
 }

@@ -40,13 +40,19 @@ use crate::GgufWriter;
 #[cfg(feature = "mmap")]
 use {
     crate::container::atomic::{create_temp, file_range, open_file},
-    crate::container::WriteOptions,
+    crate::container::{IfExists, WriteOptions},
     std::fs::File,
     std::io::BufWriter,
     std::path::Path,
 };
 
-/// One change to a file's metadata.
+/// One change to a file's metadata. Keys are bytes, matched as bytes: `"general.name".into()`
+/// for text, or the bytes of a key that is not UTF-8 (as [`Kv::key`](crate::Kv::key) gives
+/// them, or [`GgufStr::unescape`] reads them from the escaped form `gguf inspect` shows), so
+/// that every key of a file can be set, removed and renamed. A new key (set, or the new name of
+/// a rename) is written as given; the writer refuses one that is not ASCII when it is set
+/// ([`WriteError::InvalidKey`](crate::WriteError::InvalidKey)), and keeps any bytes when it
+/// renames (as ggml copies keys). Errors show keys escaped ([`GgufStr`]'s `Display`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Edit {
@@ -54,24 +60,24 @@ pub enum Edit {
     /// else appended after the last key (a new key with an empty segment, `a..b`, is refused:
     /// [`EditError::EmptySegment`]).
     Set {
-        /// The key.
-        key: String,
+        /// The key's bytes.
+        key: Vec<u8>,
         /// The new value, with its type.
         value: Value,
     },
     /// Removes `key`, which must exist.
     Remove {
-        /// The key.
-        key: String,
+        /// The key's bytes.
+        key: Vec<u8>,
     },
     /// Renames `from`, which must exist, to `to`, which must not exist nor have an empty segment
     /// ([`EditError::EmptySegment`]); the pair keeps its position and value. Renaming a key to
     /// itself does nothing.
     Rename {
-        /// The old name.
-        from: String,
-        /// The new name.
-        to: String,
+        /// The old name's bytes.
+        from: Vec<u8>,
+        /// The new name's bytes.
+        to: Vec<u8>,
     },
 }
 
@@ -87,33 +93,35 @@ type Key<'a> = std::borrow::Cow<'a, [u8]>;
 fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'a>, Item<'a>)>> {
     let mut kvs: Vec<(Key<'a>, Item<'a>)> =
         file.metadata().map(|kv| (Key::Borrowed(kv.key.as_bytes()), Item::Ref(kv.value))).collect();
-    let find = |kvs: &[(Key<'a>, Item<'a>)], k: &str| kvs.iter().position(|(key, _)| **key == *k.as_bytes());
+    let find = |kvs: &[(Key<'a>, Item<'a>)], k: &[u8]| kvs.iter().position(|(key, _)| **key == *k);
+    // Keys in errors: escaped, as `GgufStr` shows them.
+    let shown = |k: &[u8]| GgufStr::from_bytes(k).to_string();
     for e in edits {
         match e {
             Edit::Set { key, value } => match find(&kvs, key).and_then(|i| kvs.get_mut(i)) {
                 Some(slot) => slot.1 = Item::Owned(value.clone()),
-                None if has_empty_segment(key) => return Err(EditError::EmptySegment { key: key.clone() }.into()),
-                None => kvs.push((Key::Owned(key.clone().into_bytes()), Item::Owned(value.clone()))),
+                None if has_empty_segment(key) => return Err(EditError::EmptySegment { key: shown(key) }.into()),
+                None => kvs.push((Key::Owned(key.clone()), Item::Owned(value.clone()))),
             },
             Edit::Remove { key } => match find(&kvs, key) {
                 Some(i) => {
                     kvs.remove(i);
                 }
-                None => return Err(EditError::NoSuchKey { key: key.clone(), action: "remove" }.into()),
+                None => return Err(EditError::NoSuchKey { key: shown(key), action: "remove" }.into()),
             },
             Edit::Rename { from, to } => {
                 let Some(i) = find(&kvs, from) else {
-                    return Err(EditError::NoSuchKey { key: from.clone(), action: "rename" }.into());
+                    return Err(EditError::NoSuchKey { key: shown(from), action: "rename" }.into());
                 };
                 if from != to {
                     if find(&kvs, to).is_some() {
-                        return Err(EditError::KeyExists { key: from.clone(), to: to.clone() }.into());
+                        return Err(EditError::KeyExists { key: shown(from), to: shown(to) }.into());
                     }
                     if has_empty_segment(to) {
-                        return Err(EditError::EmptySegment { key: to.clone() }.into());
+                        return Err(EditError::EmptySegment { key: shown(to) }.into());
                     }
                     if let Some(slot) = kvs.get_mut(i) {
-                        slot.0 = Key::Owned(to.clone().into_bytes());
+                        slot.0 = Key::Owned(to.clone());
                     }
                 }
             }
@@ -145,8 +153,11 @@ pub fn apply<'f, S: Source, W: Write, T>(
         match item {
             // A pair of the file: its key's bytes as stored.
             Item::Ref(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
-            // A value set by an edit: its key is the edit's (text), or equal to it.
-            Item::Owned(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
+            // A value set by an edit: the file's key (any bytes, as stored), or a new key (ASCII).
+            Item::Owned(v) => {
+                let copied = matches!(key, Key::Borrowed(_));
+                w.add_value_keyed(GgufStr::from_bytes(&key), &v, copied)?;
+            }
         }
     }
     for t in file.tensors() {
@@ -192,7 +203,7 @@ pub(crate) fn rewrite_with<O: Write>(
     let opts = WriteOptions::like(&file);
     // Check the edits before creating anything.
     edited(&file, edits)?;
-    let (o, pending) = create_temp(out, temp_dir)?;
+    let (o, pending) = create_temp(out, temp_dir, IfExists::Replace)?;
     let w = GgufWriter::with_options(wrap(o)?, opts)?;
     let o = apply(&file, edits, w, |mut w, file| {
         for t in file.tensors() {

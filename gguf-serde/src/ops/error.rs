@@ -40,7 +40,9 @@ pub enum QuantizeError {
     },
 }
 
-/// What is wrong with an importance matrix ([`QuantizeError::Imatrix`]).
+/// What is wrong with an importance matrix ([`QuantizeError::Imatrix`]). Entry and tensor
+/// names are shown as [`GgufStr`](crate::GgufStr)'s `Display` shows them (escaped, so that a name
+/// that is not UTF-8 is shown losslessly).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ImatrixProblem {
@@ -81,13 +83,6 @@ pub enum ImatrixProblem {
         item: String,
         /// The stored length.
         len: i64,
-    },
-    /// An entry name that is not UTF-8 (no tensor can have it).
-    #[error("the name of entry {index} is not UTF-8")]
-    #[non_exhaustive]
-    NameNotUtf8 {
-        /// The entry, counting from 1.
-        index: u64,
     },
     /// A GGUF importance matrix without `imatrix.datasets`, `imatrix.chunk_count` and
     /// `imatrix.chunk_size` (llama-quantize: "missing imatrix metadata").
@@ -344,9 +339,7 @@ impl ImatrixProblem {
             P::NotF32 { tensor, .. } | P::SizeMismatch { tensor, .. } | P::MissingEntry { tensor, .. } => {
                 (None, None, Some(tensor))
             }
-            P::NotImatrix { .. } | P::NoEntries | P::BadLength { .. } | P::NameNotUtf8 { .. } | P::MissingMetadata => {
-                (None, None, None)
-            }
+            P::NotImatrix { .. } | P::NoEntries | P::BadLength { .. } | P::MissingMetadata => (None, None, None),
         }
     }
 }
@@ -412,7 +405,6 @@ mod tests {
             (P::NotImatrix { count: 9, len: 4 }, None, None, None),
             (P::NoEntries, None, None, None),
             (P::BadLength { item: s("entry count"), len: -1 }, None, None, None),
-            (P::NameNotUtf8 { index: 1 }, None, None, None),
             (P::MissingMetadata, None, None, None),
             (
                 P::KeyType { key: s("imatrix.chunk_size"), found: s("i32"), expected: "u32" },

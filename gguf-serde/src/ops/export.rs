@@ -26,15 +26,22 @@
 //! | `gguf.metadata` | JSON text: an array of `{"key", "type", "value"}` in the file's order, `type` as [`ValueRef::type_name`] gives it (`u32`, `string`, `array<string>`, `array<array<i32>>`), `value` a JSON number, string, bool or array (every item); a non-finite float is the string `"nan"`, `"inf"` or `"-inf"` |
 //! | `gguf.tensors` | JSON text: an array of `{"name", "type"}` in the GGUF file's order, `type` the tensor's ggml type in the GGUF file (`Q4_K`, `F16`) before any conversion |
 //!
-//! JSON and safetensors names are text: a key, string or tensor name that is not UTF-8 (which
-//! ggml accepts) is written with each bad byte as `\xNN`, as [`GgufStr`](crate::GgufStr) shows it,
-//! so such a file does not import back to the same bytes.
+//! JSON and safetensors names are text. Keys and tensor names are written in the reversible
+//! escaped form of [`GgufStr::escaped`](crate::GgufStr::escaped) (the text as it is, but `\xNN`
+//! for a byte that is not UTF-8, `\\` for a backslash, `\n`, `\u{…}` for control characters),
+//! which [`import`] reads back to the same bytes; no two tensors get one safetensors name
+//! (a tensor that would take the name `__metadata__` is refused, [`ExportError::DuplicateName`]).
+//! A string value that is UTF-8 is written as it is; one that is not (which ggml accepts) is
+//! written as its escaped text, and imports as that text (valid UTF-8): it does not come back
+//! as the same bytes.
 //!
 //! [`import`] reads such a file back: every key with its type and value, the tensors in the GGUF
 //! order of `gguf.tensors` with their safetensors type (a tensor that was quantized comes back as
-//! F32), `general.alignment` honoured. A file exported with [`ExportDtype::Keep`] from a GGUF file
-//! without quantized tensors imports to the same bytes (little-endian files). A safetensors file
-//! without these keys imports with no metadata and its tensors in data order.
+//! F32), `general.alignment` honoured, keys and tensor names unescaped to their bytes. A file
+//! exported with [`ExportDtype::Keep`] from a GGUF file without quantized tensors imports to the
+//! same bytes (little-endian files; keys and names that are not UTF-8 included, string values
+//! that are not UTF-8 excepted). A safetensors file without these keys imports with no metadata
+//! and its tensors in data order, named as they are.
 //!
 //! Output is atomic ([`AtomicFile`]: a temporary file renamed into place; nothing is left after an
 //! error) and streamed: a tensor is converted a chunk of whole blocks at a time and the mapped
@@ -47,8 +54,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Map, Value as Json};
 
 use crate::codec::{self, swap_blocks};
-use crate::container::{Array, AtomicFile, Gguf, GgufWriter, Source, Value, ValueRef, WriteOptions};
-use crate::format::{Endian, GgmlType, ValueType};
+use crate::container::{Array, AtomicFile, Gguf, GgufWriter, IfExists, Source, Value, ValueRef, WriteOptions};
+use crate::format::{Endian, GgmlType, GgufStr, ValueType};
 use crate::ops::globs::NameGlobs;
 
 /// The type [`export`] writes tensors in.
@@ -76,6 +83,9 @@ pub struct ExportOptions<'a> {
     pub exclude: Vec<String>,
     /// Called with the number of source bytes converted so far and the total, from any thread.
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// What becomes of a file at the output path: replaced (the default) or kept, the write
+    /// failing ([`IfExists`]).
+    pub if_exists: IfExists,
 }
 
 impl<'a> ExportOptions<'a> {
@@ -93,6 +103,12 @@ impl<'a> ExportOptions<'a> {
     /// Reports progress to `progress`.
     pub fn with_progress(mut self, progress: &'a (dyn Fn(u64, u64) + Sync)) -> Self {
         self.progress = Some(progress);
+        self
+    }
+
+    /// These options with [`if_exists`](Self::if_exists) set to `if_exists`.
+    pub fn with_if_exists(mut self, if_exists: IfExists) -> Self {
+        self.if_exists = if_exists;
         self
     }
 }
@@ -130,6 +146,19 @@ pub enum ExportError {
         tensor: String,
         /// The safetensors type's name.
         dtype: String,
+    },
+    /// Two entries of the safetensors header would have the same name: the safetensors name of
+    /// a tensor (its escaped GGUF name) is `__metadata__`, the header's metadata entry. (The
+    /// escaped form is reversible, so two GGUF names never give one safetensors name.)
+    #[error("tensor {second}: its safetensors name {name:?} is taken by {first}")]
+    #[non_exhaustive]
+    DuplicateName {
+        /// The safetensors name.
+        name: String,
+        /// What has it first (`the safetensors metadata entry`, or a tensor).
+        first: String,
+        /// The tensor refused (its GGUF name, escaped).
+        second: String,
     },
     /// The `__metadata__` entry `entry` of the safetensors file is not what [`export`] writes.
     #[error("__metadata__ {entry}: {reason}")]
@@ -206,8 +235,9 @@ fn value_json(v: &ValueRef<'_>) -> Json {
         ValueRef::F32(x) => float_json(f64::from(x)),
         ValueRef::F64(x) => float_json(x),
         ValueRef::Bool(x) => json!(x),
-        // JSON holds text: a string that is not UTF-8 is written with its bad bytes as `\xNN`.
-        ValueRef::String(s) => json!(s.to_string()),
+        // JSON holds text: a string that is not UTF-8 is written as its escaped text (`\xNN` for
+        // each bad byte), and imports as that text.
+        ValueRef::String(s) => json!(s.to_str().map_or_else(|_| s.escaped(), std::borrow::Cow::Borrowed)),
         ValueRef::Array(a) => Json::Array(a.iter().map(|v| value_json(&v)).collect()),
     }
 }
@@ -216,7 +246,8 @@ fn value_json(v: &ValueRef<'_>) -> Json {
 ///
 /// # Errors
 /// [`ExportError::Unsupported`] for a tensor of a type that has neither a safetensors type nor a
-/// dequantization (checked before anything is written); [`ExportError::Gguf`] for a glob that is
+/// dequantization, [`ExportError::DuplicateName`] for a tensor named `__metadata__` (both
+/// checked before anything is written); [`ExportError::Gguf`] for a glob that is
 /// not valid ([`NameGlobs::new`]), a tensor whose data cannot be read, or an I/O error writing
 /// `out` (the target is then untouched).
 pub fn export<S: Source + Sync>(
@@ -227,7 +258,7 @@ pub fn export<S: Source + Sync>(
     let out = out.as_ref();
     let excluded = NameGlobs::new(&options.exclude)?;
     let all: Vec<_> = file.tensors().collect();
-    let kept: Vec<_> = all.iter().filter(|t| !excluded.is_match(&t.name.to_string_lossy())).collect();
+    let kept: Vec<_> = all.iter().filter(|t| !excluded.is_match(t.name.as_bytes())).collect();
     for t in &kept {
         let target = out_type(t.dtype, options.dtype);
         if target != t.dtype && !codec::can_dequantize(t.dtype) {
@@ -244,9 +275,9 @@ pub fn export<S: Source + Sync>(
     let mut header = Map::new();
     let kvs: Vec<Json> = file
         .metadata()
-        .map(|kv| json!({"key": kv.key.to_string(), "type": kv.value.type_name(), "value": value_json(&kv.value)}))
+        .map(|kv| json!({"key": kv.key.escaped(), "type": kv.value.type_name(), "value": value_json(&kv.value)}))
         .collect();
-    let tensors: Vec<Json> = kept.iter().map(|t| json!({"name": t.name.to_string(), "type": t.dtype.name()})).collect();
+    let tensors: Vec<Json> = kept.iter().map(|t| json!({"name": t.name.escaped(), "type": t.dtype.name()})).collect();
     let meta = json!({
         "format": "pt",
         "gguf.version": file.version().to_string(),
@@ -259,10 +290,16 @@ pub fn export<S: Source + Sync>(
         let t = kept[i];
         let target = out_type(t.dtype, options.dtype);
         let n = target.row_bytes(t.n_elements).unwrap_or(0);
-        header.insert(
-            t.name.to_string(),
-            json!({"dtype": st_name(target), "shape": &*t.shape, "data_offsets": [offset, offset + n]}),
-        );
+        let name = t.name.escaped().into_owned();
+        if header.contains_key(&name) {
+            let first = match kept.iter().find(|u| u.name.escaped() == name.as_str()) {
+                Some(u) if u.name != t.name => format!("tensor {}", u.name),
+                _ => "the safetensors metadata entry".to_owned(),
+            };
+            return Err(ExportError::DuplicateName { name, first, second: t.name.to_string() });
+        }
+        header
+            .insert(name, json!({"dtype": st_name(target), "shape": &*t.shape, "data_offsets": [offset, offset + n]}));
         offset += n;
     }
     let mut text = Json::Object(header).to_string().into_bytes();
@@ -272,7 +309,7 @@ pub fn export<S: Source + Sync>(
 
     let total: u64 = kept.iter().map(|t| t.nbytes).sum();
     let mut done = 0u64;
-    let mut f = AtomicFile::new(out)?;
+    let mut f = AtomicFile::create(out, options.if_exists)?;
     let io = |e: std::io::Error| ExportError::Gguf(crate::Error::io(format!("writing {}", out.display()), e));
     f.write_all(&(text.len() as u64).to_le_bytes()).map_err(io)?;
     f.write_all(&text).map_err(io)?;
@@ -425,8 +462,8 @@ fn json_array(inner: &str, items: &[Json]) -> Result<Array, String> {
     })
 }
 
-/// Writes the safetensors file `input` as a GGUF file at `out` (atomically): see the
-/// [module docs](self).
+/// Writes the safetensors file `input` as a GGUF file at `out` (atomically; a file at `out`
+/// replaced or kept as `if_exists` says): see the [module docs](self).
 ///
 /// # Errors
 /// [`ExportError::Gguf`] with an I/O error naming `input` for a file that cannot be opened or
@@ -435,7 +472,11 @@ fn json_array(inner: &str, items: &[Json]) -> Result<Array, String> {
 /// writes it (naming the key or tensor); [`ExportError::UnsupportedSafetensorsType`];
 /// [`ExportError::Gguf`] for what the GGUF writer refuses or an I/O error writing `out` (the
 /// target is then untouched).
-pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportReport, ExportError> {
+pub fn import(
+    input: impl AsRef<Path>,
+    out: impl AsRef<Path>,
+    if_exists: IfExists,
+) -> Result<ExportReport, ExportError> {
     let input = input.as_ref();
     let st_err = |source| ExportError::SafeTensors { path: input.to_path_buf(), source };
     // A file that cannot be opened or read is an I/O error naming it (not an invalid file).
@@ -453,7 +494,10 @@ pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportRe
         Some(v) => v.parse::<u32>().map_err(|_| bad("gguf.version", format!("{v:?} is not a version")))?,
         None => 3,
     };
-    let mut w = GgufWriter::with_options(AtomicFile::new(out.as_ref())?, WriteOptions::new().with_version(version))?;
+    let mut w = GgufWriter::with_options(
+        AtomicFile::create(out.as_ref(), if_exists)?,
+        WriteOptions::new().with_version(version),
+    )?;
     if let Some(text) = extra.get("gguf.metadata") {
         let kvs: Vec<Json> = serde_json::from_str(text).map_err(|e| bad("gguf.metadata", e.to_string()))?;
         for kv in &kvs {
@@ -461,10 +505,14 @@ pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportRe
                 return Err(bad("gguf.metadata", format!("{kv} is not {{\"key\", \"type\", \"value\"}}")));
             };
             let value = json_value(ty, v).map_err(|r| bad("gguf.metadata", format!("key {key}: {r}")))?;
-            w.add_value(key, &value)?;
+            // The key's bytes (escaped by `export`), as a key copied from a file: any bytes.
+            let raw = GgufStr::unescape(key).map_err(|e| bad("gguf.metadata", e.to_string()))?;
+            w.add_value_keyed(GgufStr::from_bytes(&raw), &value, true)?;
         }
     }
-    // Tensor order: gguf.tensors, else the data order.
+    // Tensor order: gguf.tensors (names escaped by `export`), else the data order (names as
+    // they are).
+    let escaped = extra.contains_key("gguf.tensors");
     let names: Vec<String> = match extra.get("gguf.tensors") {
         Some(text) => {
             let list: Vec<Json> = serde_json::from_str(text).map_err(|e| bad("gguf.tensors", e.to_string()))?;
@@ -497,7 +545,11 @@ pub fn import(input: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<ExportRe
             }
         };
         let shape: Vec<u64> = view.shape().iter().map(|&d| d as u64).collect();
-        w.add_tensor(name, dtype, &shape)?;
+        let raw = match escaped {
+            true => GgufStr::unescape(name).map_err(|e| bad("gguf.tensors", e.to_string()))?,
+            false => name.as_bytes().to_vec(),
+        };
+        w.add_tensor(GgufStr::from_bytes(&raw), dtype, &shape)?;
         views.push(view);
     }
     for view in &views {

@@ -1,7 +1,7 @@
 //! The tensor-name globs of `--exclude` ([`NameGlobs`]), shared by planning, requantizing and
 //! dequantizing.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{QuantizeError, Result};
 
@@ -11,14 +11,19 @@ use crate::error::{QuantizeError, Result};
 ///
 /// | pattern | matches |
 /// |---|---|
-/// | `*` | any run of characters, none included (`.` too: `blk.*.ffn_up.weight`) |
-/// | `?` | exactly one character |
-/// | `[abc]`, `[a-z]`, `[!0-9]` | one character in the class (or, with `!`, not in it) |
+/// | `*` | any run of bytes, none included (`.` too: `blk.*.ffn_up.weight`) |
+/// | `?` | exactly one byte |
+/// | `[abc]`, `[a-z]`, `[!0-9]` | one ASCII byte in the class (or, with `!`, one byte not in it) |
 /// | `{a,b}` | either alternative (`*.{weight,bias}`) |
 /// | `\` | takes the next character literally (`\*`, `\?`, `\[`) |
 ///
 /// Anything else matches itself, case-sensitively. A pattern that is not a valid glob (an
 /// unclosed `[` or `{`, a reversed range `[z-a]`) is refused, not read literally.
+///
+/// Names are matched as bytes (on Unix; elsewhere a name that is not UTF-8 is matched in its
+/// lossy form, each bad sequence as U+FFFD): `?` and a class are one byte, so a non-ASCII
+/// character of n bytes takes n of them (`x??.weight` matches `xé.weight`), a byte that is not
+/// UTF-8 takes one (`x?.weight` matches `x\xff.weight`), and `*` matches either.
 #[derive(Clone, Debug)]
 pub struct NameGlobs {
     patterns: Vec<String>,
@@ -39,16 +44,32 @@ impl NameGlobs {
         Ok(NameGlobs { patterns: patterns.iter().map(|p| p.as_ref().to_owned()).collect(), set })
     }
 
-    /// The first pattern (in the order given) that matches all of `name`, if any.
-    pub fn first_match(&self, name: &str) -> Option<&str> {
-        let first = self.set.matches(name).into_iter().min()?;
+    /// The first pattern (in the order given) that matches all of `name` (its bytes: a `&str`,
+    /// or the bytes of a name that is not UTF-8), if any.
+    pub fn first_match(&self, name: impl AsRef<[u8]>) -> Option<&str> {
+        let first = with_candidate(name.as_ref(), |c| self.set.matches_candidate(c)).into_iter().min()?;
         self.patterns.get(first).map(String::as_str)
     }
 
-    /// Whether some pattern matches all of `name`.
-    pub fn is_match(&self, name: &str) -> bool {
-        self.set.is_match(name)
+    /// Whether some pattern matches all of `name` (its bytes).
+    pub fn is_match(&self, name: impl AsRef<[u8]>) -> bool {
+        with_candidate(name.as_ref(), |c| self.set.is_match_candidate(c))
     }
+}
+
+/// `f` of `name` as globset matches it: its bytes on Unix (a path of any bytes), else its lossy
+/// text.
+fn with_candidate<R>(name: &[u8], f: impl FnOnce(&Candidate<'_>) -> R) -> R {
+    #[cfg(unix)]
+    let c = {
+        use std::os::unix::ffi::OsStrExt;
+        Candidate::new(std::ffi::OsStr::from_bytes(name))
+    };
+    #[cfg(not(unix))]
+    let lossy = String::from_utf8_lossy(name);
+    #[cfg(not(unix))]
+    let c = Candidate::new(&*lossy);
+    f(&c)
 }
 
 impl Default for NameGlobs {
@@ -87,6 +108,11 @@ mod tests {
         assert!(glob("*", "anything"));
         assert!(glob("*.weight", "output.weight"));
         assert!(!glob("*.bias", "output.weight"));
+        // Bytes: `?` is one byte, whatever UTF-8 says of it.
+        assert!(!glob("x?.weight", "x\u{fffd}.weight"));
+        assert!(NameGlobs::new(&["x?.weight"]).unwrap().is_match(b"x\xff.weight"));
+        assert!(NameGlobs::new(&["x??.weight"]).unwrap().is_match("x\u{e9}.weight"));
+        assert!(NameGlobs::new(&["x*.weight"]).unwrap().is_match(b"x\xe2\x82.weight"));
         // Case-sensitive, whole-name.
         assert!(!glob("*.WEIGHT", "output.weight"));
         assert!(!glob("output", "output.weight"));

@@ -14,6 +14,12 @@
 //! `llama-gguf-hash`'s output, check mode included) as `llama-gguf-hash -c` does: the first three
 //! whitespace-separated words of each line, lines of another kind ignored.
 //!
+//! Names are bytes, as `llama-gguf-hash` prints them (`printf("%s")` of the path and of ggml's
+//! tensor name): a tensor name that is not UTF-8 is printed as its bytes, not escaped, so that a
+//! manifest of either tool checks against the other's. ggml's name of a tensor is its stored
+//! bytes up to the first NUL (`gguf_init_from_file` names the tensor with `ggml_set_name` of the
+//! C string), and so is the name in a line here ([`ggml_tensor_name`]).
+//!
 //! Tensors are hashed in parallel (feature `parallel`): one task per tensor for the per-tensor
 //! hashes and one per whole-model stream, with identical results on one thread.
 
@@ -100,35 +106,47 @@ impl HashOptions {
     }
 }
 
+/// Hashes of one tensor or model: each kind with its hash as a manifest writes it, kinds in
+/// [`HashKind::ALL`]'s order.
+pub type Hashes = Vec<(HashKind, String)>;
+
 /// The hashes of one file: per tensor in file order, then the whole model's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FileHashes {
-    /// Each tensor's name and its hashes (kinds in [`HashKind::ALL`]'s order); empty with
+    /// Each tensor's name as ggml names it ([`ggml_tensor_name`]: its bytes, UTF-8 or not, up to
+    /// the first NUL) and its hashes (kinds in [`HashKind::ALL`]'s order); empty with
     /// [`HashOptions::no_layer`].
-    pub tensors: Vec<(String, Vec<(HashKind, String)>)>,
+    pub tensors: Vec<(Vec<u8>, Hashes)>,
     /// The whole model's hashes, kinds in [`HashKind::ALL`]'s order.
-    pub model: Vec<(HashKind, String)>,
+    pub model: Hashes,
 }
 
 impl FileHashes {
     /// The manifest lines of this file as `llama-gguf-hash FILE` prints them, `file` being the
-    /// path as given: every tensor's lines (`FILE:TENSOR`), then the model's (`FILE`).
-    pub fn lines<'a>(&'a self, file: &'a str) -> impl Iterator<Item = ManifestEntry> + 'a {
+    /// path as given (its bytes): every tensor's lines (`FILE:TENSOR`), then the model's
+    /// (`FILE`).
+    pub fn lines<'a>(&'a self, file: &'a [u8]) -> impl Iterator<Item = ManifestEntry> + 'a {
         let tensors = self.tensors.iter().flat_map(move |(name, hashes)| {
             hashes.iter().map(move |(kind, hash)| ManifestEntry {
                 kind: *kind,
                 hash: hash.clone(),
-                name: format!("{file}:{name}"),
+                name: [file, b":", name].concat(),
             })
         });
         let model = self.model.iter().map(move |(kind, hash)| ManifestEntry {
             kind: *kind,
             hash: hash.clone(),
-            name: file.to_owned(),
+            name: file.to_vec(),
         });
         tensors.chain(model)
     }
+}
+
+/// A tensor's name as ggml names it, and so as `llama-gguf-hash` prints it: the stored bytes up
+/// to the first NUL (all of them when there is none).
+pub fn ggml_tensor_name(stored: &[u8]) -> &[u8] {
+    stored.split(|&b| b == 0).next().unwrap_or_default()
 }
 
 /// A line of a manifest: a kind, its hash, and what was hashed (`FILE:TENSOR` or `FILE`).
@@ -139,21 +157,31 @@ pub struct ManifestEntry {
     pub kind: HashKind,
     /// The hash in lowercase hex (a UUID in its hyphenated form).
     pub hash: String,
-    /// `FILE:TENSOR` or `FILE`.
-    pub name: String,
+    /// `FILE:TENSOR` or `FILE`, bytes as the line has them (UTF-8 or not).
+    pub name: Vec<u8>,
+}
+
+impl ManifestEntry {
+    /// The line as `llama-gguf-hash` prints it, without the newline: [`manifest_line`].
+    pub fn line(&self) -> Vec<u8> {
+        manifest_line(self.kind, &self.hash, &self.name)
+    }
 }
 
 impl fmt::Display for ManifestEntry {
-    /// The line as `llama-gguf-hash` prints it (without the newline): [`manifest_line`].
+    /// The line with the name's bytes that are not UTF-8 as `\xNN` ([`GgufStr`]'s `Display`):
+    /// for messages. [`ManifestEntry::line`] has the bytes.
+    ///
+    /// [`GgufStr`]: crate::GgufStr
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&manifest_line(self.kind, &self.hash, &self.name))
+        write!(f, "{:<8}  {}  {}", self.kind.name(), self.hash, crate::GgufStr::from_bytes(&self.name))
     }
 }
 
 /// `{kind:<8}  {hash}  {name}`: a manifest line as `llama-gguf-hash` prints it (its
-/// `"%-8s  %-s  %s"`), without the newline.
-pub fn manifest_line(kind: HashKind, hash: &str, name: &str) -> String {
-    format!("{:<8}  {hash}  {name}", kind.name())
+/// `"%-8s  %-s  %s"`: the name's bytes as they are), without the newline.
+pub fn manifest_line(kind: HashKind, hash: &str, name: &[u8]) -> Vec<u8> {
+    [format!("{:<8}  {hash}  ", kind.name()).as_bytes(), name].concat()
 }
 
 /// The bytes hashed between two progress reports: big tensors report as they go.
@@ -310,7 +338,7 @@ pub fn hash_files<S: Source + Sync>(
             tensors: if tensor_kinds.is_empty() {
                 Vec::new()
             } else {
-                tensors.iter().map(|(n, _)| (n.to_string(), Vec::new())).collect()
+                tensors.iter().map(|(n, _)| (ggml_tensor_name(n.as_bytes()).to_vec(), Vec::new())).collect()
             },
             model: Vec::new(),
         })
@@ -331,7 +359,7 @@ pub fn hash_files<S: Source + Sync>(
 #[derive(Clone, Debug, Default)]
 pub struct Manifest {
     entries: Vec<ManifestEntry>,
-    index: HashMap<(HashKind, String), usize>,
+    index: HashMap<(HashKind, Vec<u8>), usize>,
 }
 
 /// How an entry compares with a manifest ([`Manifest::verify`]): `llama-gguf-hash -c`'s three
@@ -358,23 +386,28 @@ impl Verdict {
 }
 
 impl Manifest {
-    /// Reads a manifest as `llama-gguf-hash -c` does: each line's first three words
-    /// (whitespace-separated) are kind, hash and name; a line with fewer words or a first word
-    /// that is no [`HashKind`] name is skipped (so `llama-gguf-hash`'s check-mode output, whose
-    /// lines end in `-  Ok`, reads as a manifest too). For a kind and name given twice, the first
-    /// line counts, as in `llama-gguf-hash`.
-    pub fn parse(text: &str) -> Manifest {
+    /// Reads a manifest as `llama-gguf-hash -c` does (`getline`, then `>>` three times): each
+    /// line's first three words (separated by C's `isspace` bytes: space, tab, newline, vertical
+    /// tab, form feed, carriage return) are kind, hash and name, bytes as they are (a name need
+    /// not be UTF-8); a line with fewer words or a first word that is no [`HashKind`] name is
+    /// skipped (so `llama-gguf-hash`'s check-mode output, whose lines end in `-  Ok`, reads as a
+    /// manifest too). For a kind and name given twice, the first line counts, as in
+    /// `llama-gguf-hash`.
+    pub fn parse(text: &[u8]) -> Manifest {
+        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
         let mut m = Manifest::default();
-        for line in text.lines() {
-            let mut words = line.split_whitespace();
+        for line in text.split(|&b| b == b'\n') {
+            let mut words = line.split(is_space).filter(|w| !w.is_empty());
             let (Some(kind), Some(hash), Some(name)) = (words.next(), words.next(), words.next()) else {
                 continue;
             };
-            let Some(kind) = HashKind::from_name(kind) else { continue };
-            let key = (kind, name.to_owned());
+            let Some(kind) = std::str::from_utf8(kind).ok().and_then(HashKind::from_name) else { continue };
+            // a hash that is not UTF-8 matches none of ours: kept lossily, it still says Mismatch
+            let hash = String::from_utf8_lossy(hash).into_owned();
+            let key = (kind, name.to_vec());
             if !m.index.contains_key(&key) {
                 m.index.insert(key, m.entries.len());
-                m.entries.push(ManifestEntry { kind, hash: hash.to_owned(), name: name.to_owned() });
+                m.entries.push(ManifestEntry { kind, hash, name: name.to_vec() });
             }
         }
         m
@@ -414,7 +447,7 @@ mod tests {
     #[test]
     fn manifest_reads_check_output_and_keeps_the_first_line() {
         let m = Manifest::parse(
-            "manifest  m.txt  sha256  xxh64\n\
+            b"manifest  m.txt  sha256  xxh64\n\
              xxh64     00000000000000aa  f.gguf:a  -  Ok\n\
              xxh64     00000000000000bb  f.gguf:a\n\
              sha256    ff  f.gguf\n\
@@ -424,17 +457,38 @@ mod tests {
         );
         assert_eq!(m.kinds(), vec![HashKind::Xxh64, HashKind::Sha256]);
         assert_eq!(m.strongest_kind(), Some(HashKind::Sha256));
-        let e = |kind, hash: &str, name: &str| ManifestEntry { kind, hash: hash.into(), name: name.into() };
-        assert_eq!(m.verify(&e(HashKind::Xxh64, "00000000000000aa", "f.gguf:a")), Verdict::Ok);
-        assert_eq!(m.verify(&e(HashKind::Xxh64, "00000000000000bb", "f.gguf:a")), Verdict::Mismatch);
-        assert_eq!(m.verify(&e(HashKind::Sha1, "ff", "f.gguf")), Verdict::NotFound);
+        let e = |kind, hash: &str, name: &[u8]| ManifestEntry { kind, hash: hash.into(), name: name.into() };
+        assert_eq!(m.verify(&e(HashKind::Xxh64, "00000000000000aa", b"f.gguf:a")), Verdict::Ok);
+        assert_eq!(m.verify(&e(HashKind::Xxh64, "00000000000000bb", b"f.gguf:a")), Verdict::Mismatch);
+        assert_eq!(m.verify(&e(HashKind::Sha1, "ff", b"f.gguf")), Verdict::NotFound);
         assert_eq!(m.entries().len(), 2);
+    }
+
+    /// Words as C++'s `>>` reads them: separated by any `isspace` byte (a vertical tab and a
+    /// carriage return too), not by Unicode spaces; a name's bytes kept as they are.
+    #[test]
+    fn manifest_words_are_cpp_words_of_bytes() {
+        let m = Manifest::parse(b"xxh64\x0baa\tf.gguf:w.\xc3(\r\nsha1 bb f\xc2\xa0g\n");
+        let names: Vec<&[u8]> = m.entries().iter().map(|e| e.name.as_slice()).collect();
+        assert_eq!(names, [&b"f.gguf:w.\xc3("[..], b"f\xc2\xa0g"]);
+        assert_eq!(m.entries()[0].hash, "aa");
     }
 
     #[test]
     fn line_layout_is_llama_gguf_hash_printf() {
-        // "%-8s  %-s  %s"
-        assert_eq!(manifest_line(HashKind::Xxh64, "ab", "f:t"), "xxh64     ab  f:t");
-        assert_eq!(manifest_line(HashKind::Sha256, "ab", "f"), "sha256    ab  f");
+        // "%-8s  %-s  %s", the name's bytes as they are
+        assert_eq!(manifest_line(HashKind::Xxh64, "ab", b"f:t"), b"xxh64     ab  f:t");
+        assert_eq!(manifest_line(HashKind::Sha256, "ab", b"f"), b"sha256    ab  f");
+        let e = ManifestEntry { kind: HashKind::Sha1, hash: "ab".into(), name: b"f:w.\xc3(".to_vec() };
+        assert_eq!(e.line(), b"sha1      ab  f:w.\xc3(");
+        assert_eq!(e.to_string(), r"sha1      ab  f:w.\xc3(");
+    }
+
+    /// ggml's name of a tensor: `ggml_set_name(&t, name.c_str())`, the bytes before a NUL.
+    #[test]
+    fn a_tensor_name_ends_at_a_nul_as_in_ggml() {
+        assert_eq!(ggml_tensor_name(b"a\0b"), b"a");
+        assert_eq!(ggml_tensor_name(b"w.\xc3("), b"w.\xc3(");
+        assert_eq!(ggml_tensor_name(b""), b"");
     }
 }

@@ -21,9 +21,13 @@
 //! optionally, `i32` chunk count, `i32` dataset-name length and the dataset name (bytes after it
 //! are ignored, as llama.cpp does). The weights are `value / ncall`.
 //!
+//! Entry names are bytes, as llama.cpp keeps them (`std::string`): a name that is not UTF-8 is
+//! kept as it is and matches the tensor of the same bytes, as in llama-quantize. Errors show such
+//! a name escaped, as [`GgufStr`]'s `Display` does.
+//!
 //! Stricter than llama.cpp (which crashes, reads garbage or silently uses weights of 1 on these):
-//! a truncated `.dat` (its optional trailer included), negative lengths, names that are not
-//! UTF-8, counts that are NaN, infinite or negative, count tensors that do not split the sums
+//! a truncated `.dat` (its optional trailer included), negative lengths, counts that are NaN,
+//! infinite or negative, count tensors that do not split the sums
 //! into whole slices, entries whose counts are all zero (a `.dat` `ncall` ≤ 0; llama-imatrix
 //! writes neither), and non-finite weights anywhere in the file (llama-quantize refuses them only
 //! in the entries it keeps) are each a [`QuantizeError::Imatrix`] with its [`ImatrixProblem`].
@@ -37,7 +41,7 @@ use super::kv_override::{KvOverride, KvOverrideValue};
 use crate::container::wire::{num, num_at, MAGIC};
 use crate::container::{Gguf, Source, ValueRef};
 use crate::error::{Error, ImatrixProblem, QuantizeError, Result};
-use crate::format::{Endian, GgmlType};
+use crate::format::{Endian, GgmlType, GgufStr};
 
 /// The key llama-quantize writes the imatrix file name to (as given on its command line).
 pub const KEY_FILE: &str = "quantize.imatrix.file";
@@ -65,10 +69,10 @@ pub struct Imatrix {
     /// The file name written as `quantize.imatrix.file` (llama-quantize writes its argument as
     /// given, cut to 127 bytes): the path given to [`Imatrix::open`].
     pub file: String,
-    /// Tensor name (e.g. `blk.0.attn_q.weight`) → weights, `ne[0] × ne[2]` values: one per
-    /// column for each expert (expert-major: expert `j`'s columns at `j × ne[0]..`). Each value
-    /// is finite.
-    pub entries: BTreeMap<String, Vec<f32>>,
+    /// Tensor name (e.g. `blk.0.attn_q.weight`), as bytes (UTF-8 or not, as llama.cpp keeps
+    /// it) → weights, `ne[0] × ne[2]` values: one per column for each expert (expert-major:
+    /// expert `j`'s columns at `j × ne[0]..`). Each value is finite.
+    pub entries: BTreeMap<Vec<u8>, Vec<f32>>,
     /// The dataset names (`imatrix.datasets`; a `.dat` file has at most one).
     pub datasets: Vec<String>,
     /// The number of chunks it was computed on (`imatrix.chunk_count`; 0 if unknown).
@@ -140,18 +144,21 @@ impl Imatrix {
         let chunk_count = u32_of("imatrix.chunk_count", count_v)?;
         let chunk_size = u32_of("imatrix.chunk_size", size_v)?;
 
-        let mut pairs: BTreeMap<&str, (Option<_>, Option<_>)> = BTreeMap::new();
-        for (i, t) in g.tensors().enumerate() {
-            // Entries are named by text, as in llama.cpp's imatrix files (which it writes).
-            let name = t.name.to_str().map_err(|_| bad(ImatrixProblem::NameNotUtf8 { index: i as u64 }))?;
-            if let Some(name) = name.strip_suffix(".in_sum2") {
+        // Entries are named by bytes, as llama.cpp's `std::string` keeps them.
+        let mut pairs: BTreeMap<&[u8], (Option<_>, Option<_>)> = BTreeMap::new();
+        for t in g.tensors() {
+            let name = t.name.as_bytes();
+            if let Some(name) = name.strip_suffix(b".in_sum2") {
                 pairs.entry(name).or_default().0 = Some(t);
-            } else if let Some(name) = name.strip_suffix(".counts") {
+            } else if let Some(name) = name.strip_suffix(b".counts") {
                 pairs.entry(name).or_default().1 = Some(t);
             }
         }
         let mut entries = BTreeMap::new();
-        for (name, pair) in pairs {
+        for (raw, pair) in pairs {
+            // For errors: escaped as `GgufStr` shows it.
+            let shown = GgufStr::from_bytes(raw).to_string();
+            let name = shown.as_str();
             let (Some(sums), Some(counts)) = pair else {
                 return Err(bad(ImatrixProblem::Unpaired { entry: name.into() }));
             };
@@ -194,7 +201,7 @@ impl Imatrix {
                 }
             }
             check_finite(name, &w)?;
-            entries.insert(name.to_owned(), w);
+            entries.insert(raw.to_vec(), w);
         }
         Ok(Imatrix {
             file: file.into(),
@@ -213,7 +220,7 @@ impl Imatrix {
     /// [`QuantizeError::Imatrix`]: [`Truncated`](ImatrixProblem::Truncated),
     /// [`NoEntries`](ImatrixProblem::NoEntries) (an entry count of 0),
     /// [`BadLength`](ImatrixProblem::BadLength) (a negative entry count or name length, a value
-    /// count below 1), [`NameNotUtf8`](ImatrixProblem::NameNotUtf8), [`BadCount`](ImatrixProblem::BadCount) (a
+    /// count below 1), [`BadCount`](ImatrixProblem::BadCount) (a
     /// negative `ncall`), [`ZeroCounts`](ImatrixProblem::ZeroCounts) (`ncall` = 0),
     /// [`NonFinite`](ImatrixProblem::NonFinite).
     pub fn from_legacy(bytes: &[u8], file: impl Into<String>) -> Result<Imatrix> {
@@ -240,7 +247,7 @@ impl Imatrix {
                 .map_err(|_| bad(ImatrixProblem::BadLength { item: what.clone(), len: len.into() }))?;
             let raw = r.take(len, &what)?;
             let raw = raw.split(|&b| b == 0).next().unwrap_or_default();
-            let name = std::str::from_utf8(raw).map_err(|_| bad(ImatrixProblem::NameNotUtf8 { index: i }))?.to_owned();
+            let name = GgufStr::from_bytes(raw).to_string();
             let ncall = r.i32(&format!("call count of entry {i}"))?;
             let what = format!("values of entry {i}");
             let nval = r.i32(&what)?;
@@ -258,7 +265,7 @@ impl Imatrix {
             let d = ncall as f32;
             let w: Vec<f32> = sums.iter().map(|&s| s / d).collect();
             check_finite(&name, &w)?;
-            entries.insert(name, w);
+            entries.insert(raw.to_vec(), w);
         }
         let (mut chunk_count, mut datasets) = (0i64, Vec::new());
         if r.at < bytes.len() {
@@ -276,27 +283,28 @@ impl Imatrix {
     }
 
     /// `--exclude-weights`: drops every entry whose name contains one of `patterns` (plain
-    /// substrings, not globs).
-    pub fn exclude(&mut self, patterns: &[String]) {
-        self.entries.retain(|name, _| !patterns.iter().any(|p| name.contains(p.as_str())));
+    /// substrings, not globs, matched as bytes as llama-quantize's `std::string::find`).
+    pub fn exclude(&mut self, patterns: &[impl AsRef<[u8]>]) {
+        self.entries.retain(|name, _| !patterns.iter().any(|p| contains(name, p.as_ref())));
     }
 
     /// `--include-weights`: keeps only the entries whose name contains one of `patterns`
-    /// (substrings); with no patterns, keeps everything.
-    pub fn include_only(&mut self, patterns: &[String]) {
+    /// (substrings, matched as bytes); with no patterns, keeps everything.
+    pub fn include_only(&mut self, patterns: &[impl AsRef<[u8]>]) {
         if !patterns.is_empty() {
-            self.entries.retain(|name, _| patterns.iter().any(|p| name.contains(p.as_str())));
+            self.entries.retain(|name, _| patterns.iter().any(|p| contains(name, p.as_ref())));
         }
     }
 
-    /// The weights of tensor `name` for a tensor of stored dims `ne`, as llama-quantize looks
-    /// them up: `None` if there is no entry, or if the entry's length is not `ne[0] × ne[2]` for
-    /// `token_embd.weight` / `per_layer_token_embd.weight` (llama-quantize warns and quantizes
-    /// those without).
+    /// The weights of tensor `name` (its bytes: a `&str`, or the bytes of a name that is not
+    /// UTF-8) for a tensor of stored dims `ne`, as llama-quantize looks them up: `None` if there
+    /// is no entry, or if the entry's length is not `ne[0] × ne[2]` for `token_embd.weight` /
+    /// `per_layer_token_embd.weight` (llama-quantize warns and quantizes those without).
     ///
     /// # Errors
     /// [`ImatrixProblem::SizeMismatch`] for another tensor whose entry has the wrong length.
-    pub fn weights_for(&self, name: &str, ne: &[u64]) -> Result<Option<&[f32]>> {
+    pub fn weights_for(&self, name: impl AsRef<[u8]>, ne: &[u64]) -> Result<Option<&[f32]>> {
+        let name = name.as_ref();
         let Some(w) = self.entries.get(name) else { return Ok(None) };
         let ne0 = ne.first().copied().unwrap_or(1);
         let ne2 = ne.get(2).copied().unwrap_or(1);
@@ -304,10 +312,11 @@ impl Imatrix {
         if w.len() as u64 == expected {
             return Ok(Some(w));
         }
-        if matches!(name, "token_embd.weight" | "per_layer_token_embd.weight") {
+        if matches!(name, b"token_embd.weight" | b"per_layer_token_embd.weight") {
             return Ok(None);
         }
-        Err(bad(ImatrixProblem::SizeMismatch { tensor: name.into(), found: w.len() as u64, expected }))
+        let tensor = GgufStr::from_bytes(name).to_string();
+        Err(bad(ImatrixProblem::SizeMismatch { tensor, found: w.len() as u64, expected }))
     }
 
     /// The `--override-kv` entries llama-quantize appends for this matrix, after the user's, in
@@ -333,6 +342,11 @@ impl Imatrix {
         }
         v
     }
+}
+
+/// Whether `needle` occurs in `haystack` (an empty needle does, as `std::string::find("")`).
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// `s` cut to at most `n` bytes at a character boundary.

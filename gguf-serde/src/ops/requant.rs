@@ -19,9 +19,9 @@ use crate::codec::{self, CodecError};
 // Named in the docs.
 #[cfg(doc)]
 use super::quantize::{plan_file_type, source_file_type};
-use crate::container::atomic::SealedFile;
+use crate::container::atomic::{check_target, persist_all, SealedFile};
 use crate::container::shard_path;
-use crate::container::{AtomicFile, Gguf, GgufWriter, Source, TensorInfo, Value, ValueRef, WriteOptions};
+use crate::container::{AtomicFile, Gguf, GgufWriter, IfExists, Source, TensorInfo, Value, ValueRef, WriteOptions};
 use crate::error::{Error, QuantizeError, Result, WriteError};
 use crate::format::keys::{SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::format::{Endian, GgmlType, GgufStr, Ne};
@@ -139,8 +139,10 @@ pub fn requantize<S: Source + Sync>(
 ///
 /// Every shard is written to a temporary file; they are renamed into place together once all are
 /// complete (as [`split_file`](super::split::split_file) does), so a failure before that leaves
-/// no shard behind and no existing file replaced. Existing files of the same names are replaced:
-/// refusing them is the caller's policy (`gguf quantize` refuses them without `--force`).
+/// no shard behind and no existing file replaced. Existing files of the same names are replaced,
+/// or with [`IfExists::Fail`] ([`QuantizeParams::if_exists`]) kept: refused before anything is
+/// written, and atomically at the rename of each shard for one that appears meanwhile (the
+/// shards renamed before it are removed again).
 ///
 /// # Errors
 /// As [`requantize`]; [`QuantizeError::Refused`] for an input shard without tensors (see above)
@@ -251,6 +253,7 @@ fn requantize_shards<S: Source + Sync>(
         if !params.keep_split {
             return write_converted(
                 out,
+                params.if_exists,
                 wopts,
                 kvs,
                 out_tensors,
@@ -269,6 +272,10 @@ fn requantize_shards<S: Source + Sync>(
         for t in out_tensors {
             let i = t.shard;
             groups.get_mut(i).ok_or_else(|| Error::data_not_loaded(t.info.name))?.push(t);
+        }
+        for i in 0..n {
+            let path = shard_path(out, i, n);
+            check_target(&path, params.if_exists).map_err(|e| e.in_shard(&path))?;
         }
         let mut kvs = Some(kvs);
         let mut sealed: Vec<SealedFile> = Vec::with_capacity(groups.len());
@@ -289,7 +296,7 @@ fn requantize_shards<S: Source + Sync>(
             }
             // Errors name the output shard being written.
             let write = |state: &mut Converting| -> Result<SealedFile> {
-                let mut w = GgufWriter::with_options(AtomicFile::new(&path)?, wopts)?;
+                let mut w = GgufWriter::with_options(AtomicFile::create(&path, params.if_exists)?, wopts)?;
                 let bytes = TensorBytes { data: &data, give_back: &give_back };
                 write_body(&mut w, shard_kvs, &group, &bytes, meta.endian(), progress, state)?;
                 w.finish()?.seal()
@@ -297,9 +304,7 @@ fn requantize_shards<S: Source + Sync>(
             sealed.push(write(&mut state).map_err(|e| e.in_shard(&path))?);
             state.report.paths.push(path);
         }
-        for (s, path) in sealed.into_iter().zip(&state.report.paths) {
-            s.persist().map_err(|e| e.in_shard(path))?;
-        }
+        persist_all(sealed, Error::in_shard)?;
         Ok(state.report)
     };
     #[cfg(feature = "parallel")]
@@ -334,14 +339,15 @@ fn requantize_shards<S: Source + Sync>(
 pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<()> {
     if imatrix.is_none() {
         if let Some(t) = tensors.iter().find(|t| t.requires_imatrix) {
-            return Err(Error::from(QuantizeError::ImatrixRequired { tensor: t.name.clone(), target: t.target }));
+            let tensor = GgufStr::from(&t.name).to_string();
+            return Err(Error::from(QuantizeError::ImatrixRequired { tensor, target: t.target }));
         }
     }
     let mut checked: Vec<GgmlType> = Vec::new();
     for t in tensors.iter().filter(|t| t.converts()) {
         if !checked.contains(&t.target) {
             if !codec::can_quantize(t.target) && !codec::can_quantize_with_importance(t.target) {
-                return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(&t.name));
+                return Err(Error::from(CodecError::UnsupportedQuantize(t.target)).in_tensor(GgufStr::from(&t.name)));
             }
             checked.push(t.target);
         }
@@ -353,14 +359,17 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
         };
         if let (Some(_), false, true) = (imatrix, weighted, t.requires_imatrix) {
             return Err(Error::from(QuantizeError::Imatrix {
-                problem: crate::ImatrixProblem::MissingEntry { tensor: t.name.clone(), target: t.target },
+                problem: crate::ImatrixProblem::MissingEntry {
+                    tensor: GgufStr::from(&t.name).to_string(),
+                    target: t.target,
+                },
             }));
         }
         // A tensor without weights (no entry, or one llama-quantize does not require them for,
         // such as token_embd) of a type ggml quantizes only with weights: ggml_quantize_chunk
         // asserts, llama-quantize aborts.
         if !weighted && !codec::can_quantize(t.target) {
-            return Err(Error::from(codec::no_quantizer(t.target)).in_tensor(&t.name));
+            return Err(Error::from(codec::no_quantizer(t.target)).in_tensor(GgufStr::from(&t.name)));
         }
     }
     Ok(())
@@ -390,7 +399,7 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
         }
     }
     for t in tensors {
-        w.add_tensor_ne(&t.name, t.target, t.ne.dims())?;
+        w.add_tensor_ne(GgufStr::from(&t.name), t.target, t.ne.dims())?;
     }
     Ok(())
 }
@@ -440,9 +449,11 @@ pub(super) struct TensorBytes<'x, 'a> {
 }
 
 /// Writes the key/value pairs and the tensors (converting those whose target differs) to a new
-/// file at `out`, renamed into place when complete; `data` gives each tensor's source bytes.
+/// file at `out`, renamed into place when complete (a file there replaced or kept as
+/// `if_exists` says); `data` gives each tensor's source bytes.
 pub(super) fn write_converted<'a>(
     out: &Path,
+    if_exists: IfExists,
     wopts: WriteOptions,
     kvs: Vec<(Vec<u8>, OutKv<'_>)>,
     tensors: Vec<OutTensor<'a>>,
@@ -451,7 +462,7 @@ pub(super) fn write_converted<'a>(
 ) -> Result<RequantizeReport> {
     let total: u64 = tensors.iter().map(|t| t.info.nbytes).sum();
     let mut state = Converting { report: RequantizeReport::default(), done: 0, total, bufs: (Vec::new(), Vec::new()) };
-    let mut w = GgufWriter::create_with_options(out, wopts)?;
+    let mut w = GgufWriter::with_options(AtomicFile::create(out, if_exists)?, wopts)?;
     write_body(&mut w, kvs, &tensors, &bytes, wopts.endian, progress, &mut state)?;
     w.commit()?;
     state.report.paths.push(out.to_path_buf());

@@ -3,12 +3,12 @@
 
 use std::ops::Range;
 
-use crate::container::{Gguf, Source};
+use crate::container::{Gguf, IfExists, Source};
 use crate::error::{Error, Result, ShardError};
 // What `split_file` and `merge_file` use (feature `mmap`).
 #[cfg(feature = "mmap")]
 use {
-    crate::container::atomic::{create_temp, file_range, open_file, SealedFile},
+    crate::container::atomic::{check_target, create_temp, file_range, open_file, persist_all, SealedFile},
     crate::container::sharded::shard_path,
     crate::container::{ShardedGguf, TensorInfo, WriteOptions},
     crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT},
@@ -40,12 +40,14 @@ pub struct SplitOptions {
     /// Put no tensors in the first shard: it holds the metadata only
     /// (`llama-gguf-split --no-tensor-first-split`).
     pub no_tensor_first_split: bool,
+    /// What becomes of a file at a shard's path ([`IfExists::Replace`] by default).
+    pub if_exists: IfExists,
 }
 
 impl SplitOptions {
-    /// Options cutting by `by`, with tensors in the first shard.
+    /// Options cutting by `by`, with tensors in the first shard, replacing existing shards.
     pub fn new(by: SplitBy) -> Self {
-        SplitOptions { by, no_tensor_first_split: false }
+        SplitOptions { by, no_tensor_first_split: false, if_exists: IfExists::Replace }
     }
 
     /// These options with [`no_tensor_first_split`](Self::no_tensor_first_split) set to `empty`.
@@ -53,12 +55,18 @@ impl SplitOptions {
         self.no_tensor_first_split = empty;
         self
     }
+
+    /// These options with [`if_exists`](Self::if_exists) set to `if_exists`.
+    pub fn with_if_exists(mut self, if_exists: IfExists) -> Self {
+        self.if_exists = if_exists;
+        self
+    }
 }
 
 impl Default for SplitOptions {
     /// 128 tensors per shard, tensors in the first shard: `llama-gguf-split`'s defaults.
     fn default() -> Self {
-        SplitOptions { by: SplitBy::MaxTensors(128), no_tensor_first_split: false }
+        SplitOptions::new(SplitBy::MaxTensors(128))
     }
 }
 
@@ -68,20 +76,27 @@ impl Default for SplitOptions {
 /// # Errors
 /// [`ShardError::CannotSplit`] for a limit of 0 or a split into more than 65,535 shards.
 pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec<Range<usize>>> {
+    plan_split_sizes(model.tensors().map(|t| t.nbytes), opts)
+}
+
+/// [`plan_split`] of tensors of `sizes` bytes each, in file order (a model not written yet: a
+/// conversion straight to shards).
+pub(crate) fn plan_split_sizes(sizes: impl Iterator<Item = u64>, opts: &SplitOptions) -> Result<Vec<Range<usize>>> {
     let bad = |reason: String| Error::from(ShardError::CannotSplit { reason });
-    let n = model.tensor_count();
+    let mut n = 0usize;
     let mut shards = Vec::new();
     if opts.no_tensor_first_split {
         shards.push(0..0);
     }
     let mut start = 0usize;
     let mut size = 0u64;
-    for (i, t) in model.tensors().enumerate() {
+    for (i, nbytes) in sizes.enumerate() {
+        n = i + 1;
         let cut = match opts.by {
             SplitBy::MaxTensors(0) | SplitBy::MaxBytes(0) => return Err(bad("the limit per shard is 0".into())),
             SplitBy::MaxTensors(max) => i > start && i - start >= max,
             SplitBy::MaxBytes(max) => {
-                let padded = t.nbytes.div_ceil(32).saturating_mul(32);
+                let padded = nbytes.div_ceil(32).saturating_mul(32);
                 let cut = i > start && size.saturating_add(padded) > max;
                 size = if cut { padded } else { size.saturating_add(padded) };
                 cut
@@ -109,14 +124,18 @@ pub fn plan_split<S: Source>(model: &Gguf<S>, opts: &SplitOptions) -> Result<Vec
 /// is copied by the kernel, shard by shard (memory use does not depend on the model's size).
 /// Every shard is written to a temporary file; they are renamed into place together once all are
 /// complete, so a failure leaves no shard of this split behind (and no existing file replaced).
-/// On success, shards of the same names that existed are replaced, and shards of an earlier split
-/// of the same prefix into another count are left as they are: refusing either is the caller's
-/// policy (`gguf split` refuses both without `--force`).
+/// Shards of the same names that exist are replaced, or with [`IfExists::Fail`]
+/// ([`SplitOptions::if_exists`]) refused: before anything is written, and atomically at the
+/// rename of each shard for one that appears meanwhile (the shards already renamed are then
+/// removed again, so that none of this split is left). Shards of an earlier split of the same
+/// prefix into another count are left as they are: refusing them is the caller's policy
+/// (`gguf split` refuses them without `--force`).
 /// [`merge_file`] gives back the input byte for byte (when it had no split keys of its own).
 ///
 /// # Errors
 /// [`ShardError::CannotSplit`] (see [`plan_split`]; also when a shard's path is the input file
-/// itself, which the rename would replace); [`ErrorKind::Io`](crate::ErrorKind::Io); any
+/// itself, which the rename would replace); [`ErrorKind::Io`](crate::ErrorKind::Io) (with an
+/// [`std::io::ErrorKind::AlreadyExists`] source for a shard kept by [`IfExists::Fail`]); any
 /// validation error of the input.
 #[cfg(feature = "mmap")]
 pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &SplitOptions) -> Result<Vec<PathBuf>> {
@@ -139,13 +158,17 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
             .into());
         }
     }
+    for i in 0..count {
+        let path = shard_path(prefix.as_ref(), i, count);
+        check_target(&path, opts.if_exists).map_err(|e| e.in_shard(&path))?;
+    }
     let wopts = WriteOptions::like(&model);
     let mut sealed: Vec<SealedFile> = Vec::with_capacity(plan.len());
     for (i, range) in plan.iter().enumerate() {
         let path = shard_path(prefix.as_ref(), i as u16, count);
         // Errors name the shard being written.
         let write = || -> Result<SealedFile> {
-            let (out, pending) = create_temp(&path, None)?;
+            let (out, pending) = create_temp(&path, None, opts.if_exists)?;
             let mut w = GgufWriter::with_options(out, wopts)?;
             if i == 0 {
                 for kv in model.metadata().filter(|kv| !kv.key.to_str().is_ok_and(is_split_key)) {
@@ -166,19 +189,14 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
         };
         sealed.push(write().map_err(|e| e.in_shard(&path))?);
     }
-    let mut paths = Vec::with_capacity(sealed.len());
-    for s in sealed {
-        let path = s.target().to_path_buf();
-        s.persist().map_err(|e| e.in_shard(&path))?;
-        paths.push(path);
-    }
-    Ok(paths)
+    persist_all(sealed, Error::in_shard)
 }
 
 /// Merges a split model (given the path of any shard) into one GGUF file at `out`: the first
 /// shard's metadata without the split keys, every tensor in order, with the first shard's
-/// version, byte order and alignment. Written to a temporary file and renamed into place; tensor
-/// data is copied by the kernel.
+/// version, byte order and alignment. Written to a temporary file and renamed into place,
+/// replacing a file at `out` or keeping it as `if_exists` says; tensor data is copied by the
+/// kernel.
 ///
 /// Unlike `llama-gguf-split --merge`, which keeps the split keys (with `split.count` set to 0),
 /// the split keys are dropped, so a file split by [`split_file`] merges back byte for byte.
@@ -186,9 +204,10 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
 /// # Errors
 /// As [`ShardedGguf::open`]; [`ShardError::CannotMerge`] when `shard` has no `split.count` or
 /// one of 0 (not a shard, as `llama-gguf-split --merge` refuses it) or `out` is one of the
-/// shards; [`ErrorKind::Io`](crate::ErrorKind::Io).
+/// shards; [`ErrorKind::Io`](crate::ErrorKind::Io) (with an
+/// [`std::io::ErrorKind::AlreadyExists`] source for a file at `out` kept by [`IfExists::Fail`]).
 #[cfg(feature = "mmap")]
-pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> {
+pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>, if_exists: IfExists) -> Result<()> {
     let model = ShardedGguf::open(shard.as_ref())?;
     let first = model.first().ok_or_else(|| ShardError::CannotMerge { reason: "no shards".into() })?;
     // As llama-gguf-split --merge: a file without split.count, or with a count of 0 (what
@@ -213,7 +232,7 @@ pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<()> 
     }
     let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;
     let wopts = WriteOptions::like(first);
-    let (o, pending) = create_temp(out.as_ref(), None)?;
+    let (o, pending) = create_temp(out.as_ref(), None, if_exists)?;
     // I/O errors of writing name the output.
     let write = || -> Result<()> {
         let mut w = GgufWriter::with_options(o, wopts)?;

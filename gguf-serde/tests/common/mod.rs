@@ -23,7 +23,6 @@ pub fn in_kv_block(e: &gguf_serde::Error) -> bool {
             | F::EmptyKey { .. }
             | F::DuplicateKey { .. }
             | F::UnknownValueType { .. }
-            | F::InvalidBool { .. }
             | F::TooDeep { .. }
             | F::BadAlignment { .. },
         ) => true,

@@ -21,6 +21,7 @@ mod model_props;
 mod model_stream;
 mod model_write;
 mod not_utf8;
+mod odd_bools;
 mod props;
 mod remote;
 mod resources;

@@ -67,7 +67,9 @@ fn text_accessors_name_the_key_or_tensor_and_the_offset() {
             if k == r"test.k\xffey" && *offset == at),
         "{e:?}"
     );
-    assert_eq!(e.to_string(), format!(r#"key at offset {at} is not valid UTF-8 (key "test.k\\xffey")"#));
+    // the bad byte escaped once, as the key's own `Debug` shows it
+    assert_eq!(e.to_string(), format!(r#"key at offset {at} is not valid UTF-8 (key "test.k\xffey")"#));
+    assert!(e.to_string().ends_with(&format!("(key {:?})", kv.key)), "{e}");
     assert_eq!(e.key(), Some(r"test.k\xffey"));
 
     let e = g.get_str("general.name").unwrap_err();
@@ -89,6 +91,7 @@ fn text_accessors_name_the_key_or_tensor_and_the_offset() {
         "{e:?}"
     );
     assert_eq!(e.tensor(), Some(r"w.\xc3("));
+    assert_eq!(e.to_string(), format!(r#"tensor name at offset {at} is not valid UTF-8 (tensor "w.\xc3(")"#));
     assert_eq!(g.tensor_at(1).unwrap().name_str().unwrap(), "ok");
 }
 
@@ -120,6 +123,15 @@ struct Text<'a> {
     tokens: Vec<Cow<'a, str>>,
 }
 
+/// The same text target as an owned `Vec<String>` (which a string array of UTF-8 strings fills in
+/// one pass, `metadata/de/bulk.rs`; one of these is not).
+#[derive(Deserialize, Debug)]
+struct Owned {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    #[allow(dead_code)]
+    tokens: Vec<String>,
+}
+
 #[derive(Deserialize, Debug)]
 struct Name {
     #[serde(rename = "general.name")]
@@ -134,14 +146,17 @@ fn serde_bytes_targets_read_them_and_text_targets_name_key_and_offset() {
     assert_eq!(b.tokens, [b"a", NOT_UTF8_TOKEN, "\u{2581}b".as_bytes()]);
     assert_eq!((b.name, b.arch), (NOT_UTF8_STRING, "llama"));
 
-    let e = gguf_serde::from_slice::<Text<'_>>(&bytes).unwrap_err();
     // The element's length field, then its bytes.
     let at = find(&bytes, &[&2u64.to_le_bytes()[..], NOT_UTF8_TOKEN].concat()) + 8;
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, owner: Some(k), offset, .. })
-            if k == "tokenizer.ggml.tokens[1]" && *offset == at),
-        "{e:?}"
-    );
+    for e in
+        [gguf_serde::from_slice::<Text<'_>>(&bytes).unwrap_err(), gguf_serde::from_slice::<Owned>(&bytes).unwrap_err()]
+    {
+        assert!(
+            matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, owner: Some(k), offset, .. })
+                if k == "tokenizer.ggml.tokens[1]" && *offset == at),
+            "{e:?}"
+        );
+    }
     let e = gguf_serde::from_slice::<Name>(&bytes).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, owner: Some(k), offset, .. })
@@ -176,4 +191,197 @@ fn copies_keep_the_bytes() {
     let at = find(&want, b"llama") as usize;
     want.splice(at - 8..at + 5, [&5u64.to_le_bytes()[..], b"gemma"].concat());
     assert_eq!(edited, want);
+}
+
+/// A file for the serde paths: `a` (u32 1), `b\xff` (u32 2), `zz.\xff` (u32 3), `n.ok` (u32 4),
+/// `n.\xfe` (u32 5), `t` = STRING `caf\xe9`, `tok` = `["x", "y", "\xe2\x96"]`; no tensors.
+fn serde_file() -> Vec<u8> {
+    use crate::common::{ty, B};
+    let mut b = B::le();
+    b.header(3, 0, 7);
+    b.kv("a", ty::U32).u32(1);
+    b.kv(b"b\xff", ty::U32).u32(2);
+    b.kv(b"zz.\xff", ty::U32).u32(3);
+    b.kv("n.ok", ty::U32).u32(4);
+    b.kv(b"n.\xfe", ty::U32).u32(5);
+    b.kv("t", ty::STRING).str(NOT_UTF8_STRING);
+    b.kv("tok", ty::ARRAY).arr(ty::STRING, 3).str("x").str("y").str(NOT_UTF8_TOKEN);
+    b.bytes()
+}
+
+/// The `InvalidUtf8` error of `e` as `(owner, offset)`.
+fn invalid_utf8(e: &gguf_serde::Error) -> (String, u64) {
+    match e.kind() {
+        ErrorKind::Format(FormatError::InvalidUtf8 { item: Item::String, owner: Some(k), offset, .. }) => {
+            (k.clone(), *offset)
+        }
+        _ => panic!("not InvalidUtf8 of a string: {e:?}"),
+    }
+}
+
+/// `deny_unknown_fields` refuses a key that is not UTF-8 as it refuses any unknown key (naming
+/// it escaped, at its value's offset); without it the key is ignored.
+#[test]
+fn deny_unknown_fields_refuses_a_key_that_is_not_utf8() {
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        a: u32,
+        t: serde_bytes_like::Bytes,
+        tok: Vec<serde_bytes_like::Bytes>,
+        zz: std::collections::BTreeMap<String, u32>,
+        n: std::collections::BTreeMap<String, u32>,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Lax {
+        a: u32,
+    }
+    let bytes = serde_file();
+    assert_eq!(gguf_serde::from_slice::<Lax>(&bytes).unwrap().a, 1);
+    let e = gguf_serde::from_slice::<Strict>(&bytes).unwrap_err();
+    let value_at = find(&bytes, b"b\xff") + 2 + 4;
+    assert_eq!(e.key(), Some(r"b\xff"), "{e}");
+    assert_eq!(e.offset(), Some(value_at), "{e}");
+    assert!(e.to_string().contains("unknown field"), "{e}");
+    // Under a nested struct too: `n.\xfe` is unknown to a struct at `n`.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Outer {
+        n: Inner,
+    }
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        ok: u32,
+    }
+    let e = gguf_serde::from_slice::<Outer>(&bytes).unwrap_err();
+    assert_eq!(e.key(), Some(r"n.\xfe"), "{e}");
+    assert!(e.to_string().contains("unknown field"), "{e}");
+}
+
+/// A minimal `serde_bytes`: the stored bytes of a STRING.
+mod serde_bytes_like {
+    #[derive(Debug, PartialEq)]
+    pub struct Bytes(pub Vec<u8>);
+    impl<'de> serde::Deserialize<'de> for Bytes {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl serde::de::Visitor<'_> for V {
+                type Value = Bytes;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                    Ok(Bytes(v.to_vec()))
+                }
+                fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Bytes, E> {
+                    Ok(Bytes(v.as_bytes().to_vec()))
+                }
+            }
+            d.deserialize_bytes(V)
+        }
+    }
+}
+
+/// A STRING that is not UTF-8 under `#[serde(flatten)]` (serde buffers it): a `Value` there
+/// gives the `InvalidUtf8` a `Value` field gives (key and offset of its bytes, which are found in
+/// the file), not an `array<u8>`; bytes there are its bytes.
+#[test]
+fn a_flattened_value_refuses_a_string_that_is_not_utf8_as_a_value_field_does() {
+    use std::collections::BTreeMap;
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Plain {
+        t: Value,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Flat {
+        a: u32,
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+    #[derive(Deserialize, Debug)]
+    struct FlatBytes {
+        #[serde(flatten)]
+        rest: BTreeMap<String, serde_bytes_like::Bytes>,
+    }
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct FlatTokens {
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+    let mut bytes = serde_file();
+    let want = ("t".to_owned(), find(&bytes, NOT_UTF8_STRING));
+    assert_eq!(invalid_utf8(&gguf_serde::from_slice::<Plain>(&bytes).unwrap_err()), want);
+    assert_eq!(invalid_utf8(&gguf_serde::from_slice::<Flat>(&bytes).unwrap_err()), want);
+    let b = gguf_serde::from_slice::<FlatBytes>(&only(&bytes, &["t"])).unwrap();
+    assert_eq!(b.rest["t"].0, NOT_UTF8_STRING);
+    // An element of an array: `key[i]`, as `Vec<String>` names it.
+    let tok = only(&bytes, &["tok"]);
+    let want = ("tok[2]".to_owned(), find(&tok, NOT_UTF8_TOKEN));
+    assert_eq!(invalid_utf8(&gguf_serde::from_slice::<FlatTokens>(&tok).unwrap_err()), want);
+    // With the bad string made valid, the flattened map reads it as a STRING.
+    let at = find(&bytes, NOT_UTF8_STRING) as usize;
+    bytes[at + 3] = b'e';
+    let f = gguf_serde::from_slice::<Flat>(&only(&bytes, &["a", "t"])).unwrap();
+    assert_eq!(f.rest.get("t"), Some(&Value::from("cafe")));
+}
+
+/// The file of `serde_file` with only the keys `keep` (and their values).
+fn only(bytes: &[u8], keep: &[&str]) -> Vec<u8> {
+    let g = Gguf::from_slice(bytes).unwrap();
+    let mut w = GgufWriter::new(Vec::new());
+    for kv in g.metadata().filter(|kv| keep.iter().any(|k| kv.key == *k)) {
+        w.add_kv_ref(kv.key, kv.value).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+/// A `StringArray` refuses a string that is not UTF-8 with the error `Vec<String>` gives: the
+/// element (`tok[2]`) and the offset of its bytes.
+#[test]
+fn a_string_array_names_the_element_that_is_not_utf8() {
+    use std::collections::BTreeMap;
+    let bytes = only(&serde_file(), &["tok"]);
+    let want = ("tok[2]".to_owned(), find(&bytes, NOT_UTF8_TOKEN));
+    let e = gguf_serde::from_slice::<BTreeMap<String, gguf_serde::StringArray>>(&bytes).unwrap_err();
+    assert_eq!(invalid_utf8(&e), want);
+    let e = gguf_serde::from_slice::<BTreeMap<String, Vec<String>>>(&bytes).unwrap_err();
+    assert_eq!(invalid_utf8(&e), want);
+}
+
+/// A field whose only key under it is not UTF-8 is missing, and the error says which key the
+/// serde view skipped.
+#[test]
+fn a_missing_field_names_the_key_that_is_not_utf8_under_it() {
+    use std::collections::BTreeMap;
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Zz {
+        zz: BTreeMap<String, u32>,
+    }
+    let bytes = serde_file();
+    let e = gguf_serde::from_slice::<Zz>(&bytes).unwrap_err();
+    assert!(matches!(e.as_metadata(), Some(gguf_serde::MetadataError::MissingKey { not_utf8: Some(_), .. })), "{e:?}");
+    assert_eq!(e.key(), Some("zz"));
+    let at = find(&bytes, b"zz.\xff") + 4 + 4;
+    assert!(e.to_string().contains(&format!(r#"the key "zz.\xff" at offset {at} is not"#)), "{e}");
+}
+
+/// `ShardedGguf::get` looks keys up by bytes, as `Gguf::get` does (a key that is not UTF-8
+/// included).
+#[test]
+fn a_sharded_model_gets_keys_by_bytes() {
+    let dir = temp_dir();
+    let p = dir.path().join("m.gguf");
+    std::fs::write(&p, not_utf8()).unwrap();
+    let m = gguf_serde::ShardedGguf::open(&p).unwrap();
+    assert_eq!(m.get(NOT_UTF8_KEY), Some(ValueRef::U32(7)));
+    assert_eq!(m.get(b"general.architecture").and_then(|v| v.as_str()), Some("llama"));
+    assert_eq!(m.get("general.architecture").and_then(|v| v.as_str()), Some("llama"));
 }

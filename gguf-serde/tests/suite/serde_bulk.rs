@@ -1,6 +1,7 @@
 //! Numeric arrays into `Vec`s of their stored type (one copy of the stored bytes, see
-//! `metadata/de/bulk.rs`) and into every other sequence target (element by element), from files
-//! laid out byte by byte in both byte orders: the values written into the file, bit for bit.
+//! `metadata/de/bulk.rs`), string arrays into `Vec<String>` (one pass, no visit per string), and
+//! both into every other sequence target (element by element), from files laid out byte by byte
+//! in both byte orders: the values written into the file, bit for bit.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -199,4 +200,99 @@ fn a_vec_of_the_stored_type_is_one_allocation_of_its_size() {
     let (d, allocs) = measure(|| file.deserialize_metadata::<D>().unwrap());
     assert!(d.s.iter().eq(s.s.iter()));
     assert!(allocs.total > N * 4 + 1024, "{allocs:?}");
+}
+
+/// Strings of the kinds a vocabulary holds: ASCII, empty, 2-, 3- and 4-byte UTF-8, the
+/// SentencePiece word marker, a NUL inside.
+const WORDS: [&str; 7] = ["<pad>", "", "é", "▁the", "日本", "🙂x", "a\0b"];
+
+/// `s.words` = WORDS, `s.nested` = `[["a", ""], ["é"]]`, `s.empty` = an empty `array<string>`, in
+/// the byte order of `b`.
+fn strings_file(mut b: B) -> Vec<u8> {
+    b.header(3, 0, 3).kv("s.words", ty::ARRAY).arr(ty::STRING, WORDS.len() as u64);
+    for w in WORDS {
+        b.str(w);
+    }
+    b.kv("s.nested", ty::ARRAY).arr(ty::ARRAY, 2);
+    b.arr(ty::STRING, 2).str("a").str("").arr(ty::STRING, 1).str("é");
+    b.kv("s.empty", ty::ARRAY).arr(ty::STRING, 0);
+    b.bytes()
+}
+
+/// Every string array as `Vec<String>` (the one-pass path, inner arrays included) or as a
+/// `Box<[String]>`, which serde reads through `Vec<String>`.
+#[derive(Deserialize, Debug, PartialEq)]
+struct OwnedStrings {
+    #[serde(rename = "s.words")]
+    words: Vec<String>,
+    #[serde(rename = "s.nested")]
+    nested: Vec<Vec<String>>,
+    #[serde(rename = "s.empty")]
+    empty: Box<[String]>,
+}
+
+/// The same arrays through targets that are visited element by element.
+#[derive(Deserialize, Debug)]
+struct VisitedStrings {
+    #[serde(rename = "s.words")]
+    words: VecDeque<String>,
+    #[serde(rename = "s.nested")]
+    nested: Vec<VecDeque<Box<str>>>,
+    #[serde(rename = "s.empty")]
+    empty: Vec<Box<str>>,
+}
+
+#[test]
+fn vec_of_string_reads_every_string_in_both_byte_orders() {
+    let want = OwnedStrings {
+        words: WORDS.map(String::from).to_vec(),
+        nested: vec![vec!["a".into(), String::new()], vec!["é".into()]],
+        empty: Box::new([]),
+    };
+    for (b, order) in [(B::le(), "little-endian"), (B::be(), "big-endian")] {
+        let bytes = strings_file(b);
+        assert_eq!(from_slice::<OwnedStrings>(&bytes).unwrap(), want, "{order}");
+        let g = Gguf::from_slice(&bytes).unwrap();
+        assert_eq!(g.deserialize_metadata::<OwnedStrings>().unwrap(), want, "{order}");
+        assert_eq!(gguf_serde::from_reader::<OwnedStrings, _>(bytes.as_slice()).unwrap(), want, "{order}");
+        let v: VisitedStrings = from_slice(&bytes).unwrap();
+        assert!(v.words.iter().eq(WORDS.iter()), "{order}");
+        assert_eq!(v.nested, [VecDeque::from(["a".into(), "".into()]), VecDeque::from(["é".into()])], "{order}");
+        assert!(v.empty.is_empty(), "{order}");
+    }
+}
+
+#[test]
+fn a_vec_of_string_is_one_allocation_of_its_length_and_one_per_string() {
+    // 50,000 strings is more than serde's `Vec` reserves from a size hint (1 MiB, 43,690
+    // `String`s): a vector filled element by element would grow; the one pass allocates the
+    // vector once at 50,000 `String`s, and each non-empty string once at its length.
+    const N: usize = 50_000;
+    let words: Vec<String> = (0..N).map(|i| if i % 7 == 0 { String::new() } else { format!("t{i}") }).collect();
+    let text: usize = words.iter().map(String::len).sum();
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("s", ty::ARRAY).arr(ty::STRING, N as u64);
+    for w in &words {
+        b.str(w);
+    }
+    let bytes = b.bytes();
+    let file = Gguf::from_slice(&bytes).unwrap();
+    #[derive(Deserialize)]
+    struct S {
+        s: Vec<String>,
+    }
+    let vec = N * std::mem::size_of::<String>();
+    let (s, allocs) = measure(|| file.deserialize_metadata::<S>().unwrap());
+    assert!(s.s == words);
+    assert_eq!(allocs.largest, vec);
+    // The deserializer's own bookkeeping (the list of entries) is small beside it.
+    assert!(allocs.total >= vec + text && allocs.total < vec + text + 1024, "{allocs:?}");
+    // Element by element (a `VecDeque`), the same strings, with the growth.
+    #[derive(Deserialize)]
+    struct D {
+        s: VecDeque<String>,
+    }
+    let (d, allocs) = measure(|| file.deserialize_metadata::<D>().unwrap());
+    assert!(d.s.iter().eq(words.iter()));
+    assert!(allocs.total > vec + text + 1024, "{allocs:?}");
 }

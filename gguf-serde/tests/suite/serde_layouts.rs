@@ -406,6 +406,50 @@ fn flattened_structs_with_arch_keys_read_back() {
     assert_eq!(e.key(), Some("llama.attention.head_count"), "{e}");
 }
 
+/// `general.architecture` and a flattened struct of the architecture's keys.
+#[derive(Deserialize, Debug)]
+#[allow(dead_code)]
+struct WithArch<H> {
+    #[serde(rename = "general.architecture")]
+    arch: String,
+    #[serde(flatten)]
+    hp: H,
+}
+
+#[test]
+fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Hp {
+        #[serde(rename = "{arch}.rope.freq_base")]
+        freq_base: u32,
+    }
+    type M = WithArch<Hp>;
+    // serde buffers the values of a struct with a flattened field and reports a float as a
+    // 64-bit one: the key is the one holding that value, as f32 or f64, NaN included. Its value
+    // is at 101: header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to 69;
+    // llama.rope.freq_base: key 8 + 20, type 4.
+    for (value, shown) in [
+        (Value::F32(1.5), "1.5"),
+        (Value::F64(2.5), "2.5"),
+        (Value::F32(f32::NAN), "NaN"),
+        (Value::F64(f64::NAN), "NaN"),
+    ] {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("general.architecture", "llama").unwrap();
+        w.add_kv("llama.rope.freq_base", value.clone()).unwrap();
+        let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
+        assert_eq!(e.key(), Some("llama.rope.freq_base"), "{value:?}: {e}");
+        assert_eq!(e.offset(), Some(101), "{value:?}: {e}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "invalid type: floating point `{shown}`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
+            )
+        );
+    }
+}
+
 #[test]
 fn an_array_element_error_inside_a_flattened_struct_names_the_element() {
     #[derive(Deserialize, Debug)]
@@ -416,14 +460,7 @@ fn an_array_element_error_inside_a_flattened_struct_names_the_element() {
         #[serde(rename = "{arch}.grid")]
         grid: Option<Vec<Vec<u8>>>,
     }
-    #[derive(Deserialize, Debug)]
-    #[allow(dead_code)]
-    struct M {
-        #[serde(rename = "general.architecture")]
-        arch: String,
-        #[serde(flatten)]
-        hp: Hp,
-    }
+    type M = WithArch<Hp>;
     // header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to 69; llama.layers: key
     // 8 + 12, type 4, then the value at 93: element type 4, count 8, elements from 105.
     let mut w = GgufWriter::new(Vec::new());

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_serde::container::{parse_shard_path, shard_path, ShardedGguf, TensorSource};
+use gguf_serde::container::{parse_shard_path, shard_path, IfExists, ShardedGguf, TensorSource};
 use gguf_serde::ops::split::{merge_file, plan_split, split_file, SplitBy, SplitOptions};
 use gguf_serde::{
     Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, ShardError, Value, ValueRef, WriteOptions,
@@ -180,7 +180,7 @@ fn sharded_reads_as_one_model_and_merges_back_identically() {
                 assert!(matches!(m.tensor_bytes("nope").map_err(Error::into_kind), Err(ErrorKind::NotFound { .. })));
             }
             let merged = d.join("merged.gguf");
-            merge_file(&paths[paths.len() - 1], &merged).unwrap();
+            merge_file(&paths[paths.len() - 1], &merged, IfExists::Replace).unwrap();
             assert!(std::fs::read(&merged).unwrap() == original, "{by:?}: merge differs from the original");
             for p in paths {
                 std::fs::remove_file(p).unwrap();
@@ -364,7 +364,7 @@ fn errors() {
     shard(&plain, &[], &[0, 1]);
     let out = d.join("out.gguf");
     for (input, why) in [(&plain, "it has no split.count"), (&merged, "its split.count is 0")] {
-        let e = merge_file(input, &out).unwrap_err();
+        let e = merge_file(input, &out, IfExists::Replace).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::CannotMerge { .. })), "{e:?}");
         assert!(e.to_string().starts_with("cannot merge: ") && e.to_string().contains(why), "{e}");
         assert!(!out.exists());

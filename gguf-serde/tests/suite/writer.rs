@@ -6,7 +6,7 @@
 use std::io::{Cursor, Read};
 use std::path::Path;
 
-use crate::common::{all_types, gt, largest_alloc, sample, ty, B};
+use crate::common::{all_types, gt, largest_alloc, sample, ty, Count, B};
 use gguf_serde::AlignmentProblem;
 use gguf_serde::{
     Array, Endian, Error, ErrorKind, GgmlType, Gguf, GgufWriter, Value, ValueRef, WriteError, WriteOptions,
@@ -485,16 +485,46 @@ fn an_io_error_poisons_the_writer() {
 
 #[test]
 fn padding_does_not_allocate_the_alignment() {
-    // The largest alignment accepted (64 KiB; 2^31 is refused, see regressions.rs): about
-    // 128 KiB of padding go to the sink, in pieces of at most 4 KiB, none allocated.
-    let ((), big) = largest_alloc(|| {
-        let mut w = GgufWriter::new(std::io::sink());
-        w.add_kv("general.alignment", gguf_serde::format::MAX_ALIGNMENT).unwrap();
+    use gguf_serde::format::MAX_ALIGNMENT;
+    // The largest alignment (2^31, which ggml takes): the header padded to 2^31, one byte of
+    // tensor data padded to 2^32, as ggml's `gguf_write_to_file` lays it out. 4 GiB of zeros go
+    // to the counting sink in pieces of at most 4 KiB, none of them allocated.
+    let (written, big) = largest_alloc(|| {
+        let mut w = GgufWriter::new(Count::default());
+        w.add_kv("general.alignment", MAX_ALIGNMENT).unwrap();
         w.add_tensor("t", GgmlType::I8, &[1]).unwrap();
         w.write_tensor_data(&[1]).unwrap();
-        w.finish().unwrap();
+        w.finish().unwrap().0
     });
+    assert_eq!(written, 2 * u64::from(MAX_ALIGNMENT));
     assert!(big < 4096, "largest allocation {big} bytes");
+}
+
+/// The same through a file: [`GgufWriter::create`] (an `AtomicFile`, with direct I/O where the
+/// file system takes it, which holds the bytes in an 8 MiB buffer) at an alignment of 32 MiB.
+/// The padding streams through that buffer: no allocation near the alignment's size, and the
+/// file is ggml's layout (data at 32 MiB, the tensor padded to 64 MiB).
+#[test]
+fn padding_to_a_file_does_not_allocate_the_alignment() {
+    let align = 1u32 << 25;
+    let dir = crate::common::temp_dir();
+    let path = dir.path().join("aligned.gguf");
+    let ((), big) = largest_alloc(|| {
+        let mut w = GgufWriter::create(&path).unwrap();
+        w.add_kv("general.alignment", align).unwrap();
+        w.add_tensor("t", GgmlType::I8, &[3]).unwrap();
+        w.write_tensor_data(&[1, 2, 3]).unwrap();
+        w.commit().unwrap();
+    });
+    assert!(big <= (8 << 20) + (1 << 20), "largest allocation {big} bytes");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.len() as u64, 2 * u64::from(align));
+    let f = Gguf::from_slice(&bytes).unwrap();
+    assert_eq!((f.alignment(), f.data_offset()), (align, u64::from(align)));
+    assert_eq!(f.tensor_data_by_name("t").unwrap(), [1, 2, 3]);
+    let infos_end = f.tensor_infos_end() as usize;
+    assert!(bytes[infos_end..align as usize].iter().all(|&b| b == 0));
+    assert!(bytes[align as usize + 3..].iter().all(|&b| b == 0));
 }
 
 #[test]

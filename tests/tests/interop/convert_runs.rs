@@ -195,7 +195,7 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
             if let Some(n) = gemma3_swa_pattern(&cfg) {
                 run_file = dir.tmp.join("f32-swa-pattern.gguf");
                 let key = "gemma3.attention.sliding_window_pattern".to_string();
-                rewrite_file(&out, &run_file, &[Edit::Set { key, value: Value::U32(n) }]).unwrap();
+                rewrite_file(&out, &run_file, &[Edit::Set { key: key.into(), value: Value::U32(n) }]).unwrap();
             }
         }
         let (run, llama) = llama_run_logits(&harness, &run_file, &IDS, N_GEN).unwrap_or_else(|e| panic!("{case}: {e}"));
@@ -264,7 +264,7 @@ fn layout_case_against_transformers(
     assert_ggml_reads_as_we_do(harness, &out);
     if let Some((key, value)) = edit {
         let edited = dir.tmp.join("f32-edited.gguf");
-        rewrite_file(&out, &edited, &[Edit::Set { key: key.to_string(), value: Value::U32(value) }]).unwrap();
+        rewrite_file(&out, &edited, &[Edit::Set { key: key.into(), value: Value::U32(value) }]).unwrap();
         out = edited;
     }
 

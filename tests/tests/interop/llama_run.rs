@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use gguf_serde::container::IfExists;
 use gguf_serde::ops::edit::{rewrite_file, Edit};
 use gguf_serde::ops::file_type::LlamaFileType;
 use gguf_serde::ops::quantize::QuantizeParams;
@@ -133,7 +134,7 @@ fn split_shards_and_their_merge_run_as_the_original() {
         // One merge (split_llama.rs checks that every split merges back to the original's bytes).
         if tag == "bytes" {
             let merged = dir.join(format!("{tag}-merged.gguf"));
-            merge_file(&shards[0], &merged).unwrap();
+            merge_file(&shards[0], &merged, IfExists::Replace).unwrap();
             assert_runs_as_original(&harness, &original, &merged, &format!("merged from the {tag} split"));
             std::fs::remove_file(&merged).unwrap();
         }

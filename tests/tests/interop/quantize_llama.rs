@@ -98,7 +98,8 @@ pub(super) fn llama_plan_with(lq: &Path, input: &Path, ftype: &str, args: &[&str
 
 pub(super) fn our_plan(input: &Path, p: &QuantizeParams) -> gguf_serde::Result<Vec<(String, String)>> {
     let f = Gguf::open(input).unwrap();
-    Ok(plan_file_type(&f, p)?.into_iter().map(|t| (t.name, t.target.name().to_ascii_uppercase())).collect())
+    let plan = plan_file_type(&f, p)?.into_iter();
+    Ok(plan.map(|t| (String::from_utf8_lossy(&t.name).into_owned(), t.target.name().to_ascii_uppercase())).collect())
 }
 
 /// Every file type, with and without --pure: our plan is llama-quantize's (or both fail).

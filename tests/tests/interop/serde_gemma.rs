@@ -109,7 +109,8 @@ struct TokenizerBorrowed<'a> {
     token_type: Vec<i32>,
 }
 
-/// The same, owned; the scores and token types visited element by element (not `Vec`s).
+/// The same, owned (the tokens into `Vec<String>` in one pass); the scores and token types visited
+/// element by element (not `Vec`s of the stored type).
 #[derive(serde::Deserialize)]
 struct TokenizerOwned {
     #[serde(rename = "tokenizer.ggml.tokens")]
@@ -120,10 +121,18 @@ struct TokenizerOwned {
     token_type: Vec<i64>,
 }
 
+/// The tokens, owned, visited string by string (a `Box<str>` is not a `String`).
+#[derive(serde::Deserialize)]
+struct TokensVisited {
+    #[serde(rename = "tokenizer.ggml.tokens")]
+    tokens: Vec<Box<str>>,
+}
+
 /// `tokenizer.ggml.tokens`, `.scores` and `.token_type` of Gemma 3 (262,144 each) into `Vec<&str>`,
-/// `Vec<f32>` and `Vec<i32>` (the numbers by one copy of their stored bytes), and into owned and
-/// element-by-element targets: equal to gguf-py's reading, the scores bit for bit; the same from
-/// a big-endian file that gguf-py's writer makes of gguf-py's reading of those arrays.
+/// `Vec<f32>` and `Vec<i32>` (the numbers by one copy of their stored bytes), into `Vec<String>`
+/// (one pass over the strings), and into element-by-element targets: equal to gguf-py's reading,
+/// the scores bit for bit; the same from a big-endian file that gguf-py's writer makes of
+/// gguf-py's reading of those arrays.
 #[test]
 fn gemma_tokenizer_arrays_equal_gguf_py_in_both_byte_orders() {
     let Some(path) = model(GEMMA) else { return };
@@ -152,5 +161,7 @@ fn gemma_tokenizer_arrays_equal_gguf_py_in_both_byte_orders() {
         assert!(o.tokens == tokens, "owned tokens of the {endian:?} file");
         assert!(o.scores.iter().map(|x| x.to_bits()).eq(scores.iter().copied()), "visited scores, {endian:?}");
         assert!(o.token_type.iter().copied().eq(token_type.iter().map(|&t| i64::from(t))), "visited types, {endian:?}");
+        let v: TokensVisited = f.deserialize_metadata().unwrap();
+        assert!(v.tokens.iter().map(|t| &**t).eq(tokens.iter().copied()), "visited tokens of the {endian:?} file");
     }
 }

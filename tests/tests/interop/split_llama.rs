@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gguf_serde::container::{shard_path, Source};
+use gguf_serde::container::{shard_path, IfExists, Source};
 use gguf_serde::ops::split::{merge_file, split_file, SplitBy, SplitOptions};
 use gguf_serde::{GgmlType, Gguf, GgufWriter, ValueRef, WriteOptions};
 use gguf_tests::{llama_tool, model, path_arg as s, run_tool as run, temp_dir, workspace_root};
@@ -99,7 +99,7 @@ fn merge_both(tool: &Path, input: &Path, dir: &Path, theirs: &[PathBuf], ours: &
     for (shards, whose) in [(theirs, "llama's"), (ours, "our")] {
         // Ours: the original, byte for byte.
         let out = dir.join(format!("{tag}-merged-by-us-from-{}.gguf", whose.trim_end_matches("'s")));
-        merge_file(&shards[0], &out).unwrap();
+        merge_file(&shards[0], &out, IfExists::Replace).unwrap();
         assert!(std::fs::read(&out).unwrap() == original, "{tag}: our merge of {whose} shards is not the input");
         std::fs::remove_file(&out).unwrap();
         // The tool's: the original plus its split keys.
@@ -221,5 +221,29 @@ fn tensors_larger_than_the_limit() {
         let r = run(&tool, &["--split", "--split-max-size", size, "--dry-run", s(&middle), s(&lp)]);
         assert!(!r.status.success(), "llama-gguf-split accepted --split-max-size {size}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// BOOL bytes other than 0 and 1 (`support::odd_bools`: 0x02, and 0xff and 0x80 in an array):
+/// `llama-gguf-split` copies the pairs through `gguf_set_kv`, so ggml's reader takes them as true
+/// and its writer writes 1. Our shards are the same bytes as its shards, and both merges give
+/// the input with those bytes as 1 (llama's with its split keys after them).
+#[test]
+fn bool_bytes_other_than_0_and_1_are_written_as_llama_gguf_split_writes_them() {
+    use gguf_tests::support::{odd_bools, ODD_BOOL_ARRAY_AT, ODD_BOOL_SCALAR_AT};
+    let Some(tool) = llama_tool("llama-gguf-split") else { return };
+    let dir = temp_dir("split-llama-odd-bools");
+    let input = dir.join("odd.gguf");
+    std::fs::write(&input, odd_bools()).unwrap();
+    let (theirs, ours) = split_both(&tool, &input, &dir, SplitOptions::new(SplitBy::MaxTensors(1)), "b");
+    assert_eq!(ours.len(), 2);
+    // The input as ggml's writer writes it: merging either tool's shards gives it back.
+    let normalized = dir.join("normalized.gguf");
+    let mut b = odd_bools();
+    for at in [ODD_BOOL_SCALAR_AT, ODD_BOOL_ARRAY_AT, ODD_BOOL_ARRAY_AT + 1] {
+        b[at as usize] = 1;
+    }
+    std::fs::write(&normalized, &b).unwrap();
+    merge_both(&tool, &normalized, &dir, &theirs, &ours, "b");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,6 +1,8 @@
 //! The direct-I/O path of [`AtomicFile`] against the page-cache path and an in-memory writer:
 //! the same bytes for every layout around the block and buffer boundaries, the fall-back when a
-//! direct write is refused, and nothing left behind after an I/O error.
+//! direct write is refused, and nothing left behind after an I/O error; with writes in flight on
+//! the I/O thread (held there by [`hook::hold`]): errors and refusals of a later write, and a
+//! writer dropped mid-file.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -9,9 +11,11 @@
     clippy::arithmetic_side_effects
 )]
 
+use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
-use super::{hook, CHUNK};
+use super::{hook, DirectWriter, BUFFERS, CHUNK, IO_THREADS};
 use crate::{AtomicFile, GgmlType, GgufWriter};
 
 /// A GGUF of tensors of `sizes` bytes (I8), whose header and padding end at exactly
@@ -73,7 +77,9 @@ fn entries(dir: &Path) -> Vec<String> {
 }
 
 /// The layouts: headers ending just before, at and after a block boundary, tensor data not a
-/// multiple of the block, a file smaller than one block, and files crossing the 8 MiB buffer.
+/// multiple of the block, a file smaller than one block, files crossing one buffer, ending just
+/// before and after two, and one longer than every buffer of the writer together (buffers
+/// reused).
 fn layouts() -> Vec<(usize, Vec<usize>, usize)> {
     vec![
         (200, vec![100], 7),                 // smaller than one block
@@ -83,6 +89,9 @@ fn layouts() -> Vec<(usize, Vec<usize>, usize)> {
         (4097, vec![4095, 4097], 333),       // header one past a block
         (8191, vec![CHUNK - 8191], 1 << 20), // exactly the buffer
         (4096, vec![CHUNK + 123, 4096 * 3 + 5, 77], (3 << 20) + 1),
+        (4096, vec![2 * CHUNK - 4097], 1 << 20),       // 2 buffers less a byte
+        (4097, vec![2 * CHUNK - 4096], (1 << 20) + 7), // 2 buffers and a byte
+        (8191, vec![BUFFERS * CHUNK, CHUNK + 1], (5 << 20) + 3), // more than every buffer
     ]
 }
 
@@ -152,8 +161,14 @@ fn resident_pages(path: &Path) -> (usize, usize) {
 fn a_refused_direct_write_falls_back_to_the_page_cache() {
     let dir = gguf_test_support::temp_dir();
     // refused at the first write (of the first full buffer, or at commit for a small file) and
-    // at a later one
-    let plans: [Vec<Option<i32>>; 3] = [vec![Some(libc::EINVAL)], vec![None, Some(libc::EINVAL)], vec![None, None]];
+    // at a later one (the second, and the fourth, which the layouts larger than the buffers make
+    // while others are in flight)
+    let plans: [Vec<Option<i32>>; 4] = [
+        vec![Some(libc::EINVAL)],
+        vec![None, Some(libc::EINVAL)],
+        vec![None, None],
+        vec![None, None, None, Some(libc::EINVAL)],
+    ];
     for (k, (header_end, sizes, piece)) in layouts().into_iter().enumerate() {
         let want = in_memory(header_end, &sizes, piece);
         for (p, plan) in plans.iter().enumerate() {
@@ -173,15 +188,14 @@ fn a_refused_direct_write_falls_back_to_the_page_cache() {
             assert!(std::fs::read(&path).unwrap() == want, "layout {k}, plan {p}: wrong bytes");
         }
     }
-    assert_eq!(entries(dir.path()).len(), 3 * layouts().len(), "a temporary file was left");
+    assert_eq!(entries(dir.path()).len(), plans.len() * layouts().len(), "a temporary file was left");
 }
 
 #[test]
 #[cfg(target_os = "linux")]
 fn an_io_error_of_a_direct_write_leaves_nothing() {
     let dir = gguf_test_support::temp_dir();
-    let path = dir.path().join("model.gguf");
-    std::fs::write(&path, b"the old file").unwrap();
+    let path = old_file(dir.path());
     // EIO mid-write (the first or second buffer), and at commit (a file of less than a buffer,
     // and the last blocks of a larger one)
     for (sizes, plan) in [
@@ -189,6 +203,9 @@ fn an_io_error_of_a_direct_write_leaves_nothing() {
         (vec![CHUNK + 1], vec![Some(libc::EIO)]),
         (vec![CHUNK / 2], vec![Some(libc::EIO)]),
         (vec![2 * CHUNK + 8192], vec![None, None, Some(libc::EIO)]),
+        // the second and the third of more than the writer's buffers
+        (vec![(BUFFERS + 2) * CHUNK], vec![None, Some(libc::EIO)]),
+        (vec![(BUFFERS + 2) * CHUNK], vec![None, None, Some(libc::EIO), None, Some(libc::EIO)]),
     ] {
         let f = AtomicFile::with_direct_io(&path, true).unwrap();
         if !f.is_direct() {
@@ -204,8 +221,7 @@ fn an_io_error_of_a_direct_write_leaves_nothing() {
             crate::ErrorKind::Io(io) => assert_eq!(io.raw_os_error(), Some(libc::EIO), "{e}"),
             _ => panic!("not the I/O error: {e}"),
         }
-        assert_eq!(std::fs::read(&path).unwrap(), b"the old file");
-        assert_eq!(entries(dir.path()), ["model.gguf"], "a temporary file was left");
+        assert_untouched(&path);
     }
 }
 
@@ -222,4 +238,170 @@ fn shared_memory_output_is_byte_identical() {
     let path = dir.path().join("shm.gguf");
     write_file(&path, true, header_end, &sizes, piece);
     assert!(std::fs::read(&path).unwrap() == want);
+}
+
+/// `n` bytes of a pattern that differs at every offset of a block and from block to block.
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i ^ (i >> 12) ^ (i >> 20)).wrapping_mul(131) as u8).collect()
+}
+
+/// Runs `f` on a thread of its own (the hook is per thread), failing after two minutes (a hang).
+fn within_deadline(f: impl FnOnce() + Send + 'static) {
+    gguf_test_support::with_deadline(Duration::from_secs(120), f);
+}
+
+/// A new [`AtomicFile`] for `path` written with direct I/O; `None`, the test skipped, where the
+/// test folder has no direct I/O.
+fn direct_file(path: &Path) -> Option<AtomicFile> {
+    let f = AtomicFile::with_direct_io(path, true).unwrap();
+    if !f.is_direct() {
+        gguf_test_support::skip("no direct I/O in the test folder");
+        return None;
+    }
+    Some(f)
+}
+
+/// Writes `bytes` (three buffers) to `f` with the direct writes held back, checks that the three
+/// are in flight together, and lets them go on.
+fn write_held(f: &mut AtomicFile, bytes: &[u8]) {
+    assert_eq!(bytes.len(), 3 * CHUNK);
+    hook::hold();
+    f.write_all(bytes).unwrap();
+    assert_eq!(f.direct_writer().map(|d| d.in_flight), Some(3), "writes in flight");
+    hook::release();
+}
+
+/// A file `model.gguf` in `dir`, for a write that must leave it as it is ([`assert_untouched`]).
+fn old_file(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("model.gguf");
+    std::fs::write(&path, b"the old file").unwrap();
+    path
+}
+
+/// Checks that the file of [`old_file`] is unchanged and alone in its folder.
+fn assert_untouched(path: &Path) {
+    assert_eq!(std::fs::read(path).unwrap(), b"the old file");
+    assert_eq!(entries(path.parent().unwrap()), ["model.gguf"], "a temporary file was left");
+}
+
+/// Checks that no I/O thread or buffer of this thread's writers is left.
+fn assert_all_gone() {
+    assert_eq!((hook::live_threads(), hook::live_buffers()), (0, 0), "a thread or buffer outlived its writer");
+}
+
+/// Writes `bytes` to `d` until a call fails, and returns that error (`None` if none did).
+fn write_until_error(d: &mut DirectWriter, mut bytes: &[u8]) -> Option<std::io::Error> {
+    while !bytes.is_empty() {
+        match d.write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) => return Some(e),
+        }
+    }
+    None
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_io_error_of_the_second_or_third_write_in_flight_is_reported_by_a_later_call() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let data = pattern(3 * CHUNK);
+        // (the write that fails, whether the error is awaited by `flush` or met by `write`)
+        for (fail_at, by_flush) in [(1, true), (2, true), (1, false), (2, false)] {
+            let file = std::fs::File::create(dir.path().join(format!("f{fail_at}{by_flush}"))).unwrap();
+            let Ok(mut d) = DirectWriter::new(file) else {
+                return gguf_test_support::skip("no direct I/O in the test folder");
+            };
+            let mut plan = vec![None; fail_at];
+            plan.push(Some(libc::EIO));
+            hook::plan(plan);
+            hook::hold();
+            // three full buffers: each goes to the I/O thread as it fills, and is held there
+            assert!(write_until_error(&mut d, &data).is_none());
+            assert_eq!((d.in_flight, d.buffers, hook::count()), (3, BUFFERS, 3), "fail at {fail_at}");
+            assert_eq!(d.on_file(), 3 * CHUNK as u64);
+            hook::release();
+            let e = if by_flush {
+                d.flush().expect_err("flush after a failed write")
+            } else {
+                // the writer waits for a buffer at the latest when the fourth is full, so the
+                // error is met within the next buffers
+                write_until_error(&mut d, &pattern(BUFFERS * CHUNK)).expect("no write reported the error")
+            };
+            assert_eq!(e.raw_os_error(), Some(libc::EIO), "fail at {fail_at}: {e}");
+            // every later call fails
+            assert!(d.write(b"more").is_err());
+            assert!(d.flush().is_err());
+            assert!(d.finish().is_err());
+        }
+        assert_all_gone();
+    });
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_refusal_with_other_writes_in_flight_rewrites_the_refused_bytes_through_the_page_cache() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let data = pattern(5 * CHUNK + 12_345);
+        let refuse = Some(libc::EINVAL);
+        // the refused writes among three in flight: the second, the third, both, the first
+        let plans = [vec![None, refuse, None], vec![None, None, refuse], vec![None, refuse, refuse], vec![refuse]];
+        for (p, plan) in plans.into_iter().enumerate() {
+            let path = dir.path().join(format!("f{p}.gguf"));
+            let Some(mut f) = direct_file(&path) else { return };
+            hook::plan(plan);
+            write_held(&mut f, &data[..3 * CHUNK]);
+            for piece in data[3 * CHUNK..].chunks((1 << 20) + 1) {
+                f.write_all(piece).unwrap();
+            }
+            f.flush().unwrap();
+            assert!(!f.is_direct(), "plan {p}: still direct after a refusal");
+            f.commit().unwrap();
+            assert!(std::fs::read(&path).unwrap() == data, "plan {p}: wrong bytes");
+        }
+        assert_eq!(entries(dir.path()).len(), 4, "a temporary file was left");
+        assert_all_gone();
+    });
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_io_error_beside_a_refusal_leaves_nothing() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let path = old_file(dir.path());
+        let data = pattern(3 * CHUNK + 5);
+        // the refusal comes first (the fall-back then waits for the rest), or after the error
+        for plan in [vec![None, Some(libc::EINVAL), Some(libc::EIO)], vec![Some(libc::EIO), Some(libc::EINVAL)]] {
+            let Some(mut f) = direct_file(&path) else { return };
+            hook::plan(plan.clone());
+            write_held(&mut f, &data[..3 * CHUNK]);
+            let e = f.write_all(&data[3 * CHUNK..]).and_then(|()| f.flush()).expect_err(&format!("{plan:?}"));
+            assert_eq!(e.raw_os_error(), Some(libc::EIO), "{plan:?}: {e}");
+            drop(f);
+            assert_untouched(&path);
+        }
+    });
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn dropping_a_writer_mid_file_stops_its_thread_and_frees_its_buffers() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let path = old_file(dir.path());
+        let data = pattern(3 * CHUNK + 100);
+        let Some(mut f) = direct_file(&path) else { return };
+        hook::plan(Vec::new());
+        hook::hold();
+        f.write_all(&data).unwrap();
+        assert_eq!(f.direct_writer().map(|d| d.in_flight), Some(3));
+        assert_eq!((hook::live_threads(), hook::live_buffers()), (IO_THREADS, BUFFERS));
+        // the writes are still held: the drop does not wait for them
+        drop(f);
+        assert_all_gone();
+        hook::release();
+        assert_untouched(&path);
+    });
 }

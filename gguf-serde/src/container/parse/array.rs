@@ -119,21 +119,10 @@ pub(super) fn array_header(c: &mut Cursor<'_>, key: &str, depth: usize) -> Res<F
 }
 
 /// All `len` elements of a fixed-size type (their bytes fit: the count was checked); returns
-/// `len`.
+/// `len`. BOOL elements are any bytes, as for a scalar (`cursor.rs`, `scalar`).
 pub(super) fn fixed_elements(c: &mut Cursor<'_>, key: &str, elem: ValueType, len: u64) -> Res<u64> {
-    let start = c.pos;
     let size = elem.fixed_size().unwrap_or(1) as u64;
-    let bytes = c.take(len.saturating_mul(size), Item::Array, Some(key))?;
-    if elem == ValueType::Bool {
-        if let Some(i) = bytes.iter().position(|&b| b > 1) {
-            return Err(FormatError::InvalidBool {
-                key: key.to_owned(),
-                byte: bytes.get(i).copied().unwrap_or_default(),
-                offset: start.saturating_add(i) as u64,
-            }
-            .into());
-        }
-    }
+    c.take(len.saturating_mul(size), Item::Array, Some(key))?;
     Ok(len)
 }
 

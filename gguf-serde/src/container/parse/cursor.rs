@@ -97,14 +97,10 @@ pub(super) fn str_in<'a>(data: &'a [u8], r: &Range<usize>) -> GgufStr<'a> {
     GgufStr::from_bytes(data.get(r.clone()).unwrap_or_default())
 }
 
+/// A fixed-size value. A BOOL is any byte, read as ggml's `gguf_reader::read(bool &)` reads it:
+/// 0 is false, anything else true (the spec allows only 0 and 1; `gguf validate` warns).
 pub(super) fn scalar(c: &mut Cursor<'_>, t: ValueType, key: &str) -> Res<ValueRef<'static>> {
-    let at = c.pos;
     let size = t.fixed_size().unwrap_or(1) as u64;
     let bytes = c.take(size, Item::Value, Some(key))?;
-    if t == ValueType::Bool {
-        if let Some(&byte) = bytes.first().filter(|&&b| b > 1) {
-            return Err(FormatError::InvalidBool { key: key.to_owned(), byte, offset: at as u64 }.into());
-        }
-    }
     Ok(decode_fixed(t, bytes, c.endian))
 }

@@ -2,9 +2,10 @@
 //! are read, into a [`Layout`] (an index of offsets into the bytes).
 //!
 //! Follows ggml `docs/gguf.md` ("File Structure") and checks everything ggml's `gguf.cpp`
-//! checks, plus what it misses (wrapping element counts, data past the end of the file, bool
-//! bytes other than 0/1, UTF-8). Every count is compared with the bytes left in the *file*
-//! before anything is allocated for it.
+//! checks, plus what it misses (wrapping element counts, data past the end of the file). BOOL
+//! bytes and strings are read as ggml reads them: any byte other than 0 is true, any bytes are a
+//! string (UTF-8 is checked, not required). Every count is compared with the bytes left in the
+//! *file* before anything is allocated for it.
 //!
 //! # Resuming
 //! [`Parser::resume`] is given the bytes of the file from its start, as many as have been read,
@@ -293,7 +294,8 @@ impl Parser {
             }
         };
         let key_bytes = c.str_at(&pair.key);
-        // Errors name the key as `Display` shows it (bad bytes as `\xNN`; borrowed when UTF-8).
+        // Errors name the key as `Display` shows it (escaped: bad bytes as `\xNN`; borrowed when
+        // nothing needs escaping).
         let key_shown = key_bytes.escaped();
         let key: &str = &key_shown;
         let value = match pair.ty {

@@ -20,7 +20,7 @@ pub(super) fn tensor_info(c: &mut Cursor<'_>) -> Res<TensorEntry> {
     }
     c.pos = name_len_at;
     let name = c.string(Item::TensorName, None)?;
-    // Errors name the tensor as `Display` shows it (bad bytes as `\xNN`).
+    // Errors name the tensor as `Display` shows it (escaped: bad bytes as `\xNN`).
     let name_shown = c.str_at(&name).escaped();
     let name_str: &str = &name_shown;
     let dims_at = c.pos as u64;

@@ -153,7 +153,10 @@ impl Encoder {
         let same_order = a.endian() == self.endian;
         match a.elem_type() {
             // Same byte order, or single bytes: the stored bytes are the encoding.
-            ValueType::U8 | ValueType::I8 | ValueType::Bool => self.out.extend_from_slice(a.raw_bytes()),
+            ValueType::U8 | ValueType::I8 => self.out.extend_from_slice(a.raw_bytes()),
+            // A BOOL byte other than 0 (true, as ggml reads it) is written 1, as ggml's writer
+            // writes what its reader took (`gguf_writer::write(const bool &)`).
+            ValueType::Bool => self.out.extend(a.raw_bytes().iter().map(|&b| u8::from(b != 0))),
             t if same_order && t != ValueType::Array && t != ValueType::String => {
                 self.out.extend_from_slice(a.raw_bytes())
             }

@@ -89,14 +89,15 @@ impl HfTokenizer {
     ///
     /// # Errors
     /// [`VocabError::NotFound`] without the file; [`VocabError::Json`] for invalid JSON (line
-    /// and column); [`VocabError::Unsupported`] for a model type other than `BPE`;
+    /// and column); [`VocabError::Invalid`] for bytes that are not UTF-8 (with their offset);
+    /// [`VocabError::Unsupported`] for a model type other than `BPE`;
     /// [`VocabError::Tokenizer`] for what the library refuses (a merge of unknown tokens, a
     /// malformed pre-tokenizer, ...).
     pub fn open(dir: &Path) -> Result<Self, VocabError> {
         let path = dir.join("tokenizer.json");
         let bytes = read_file(&path)?;
-        let json: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|source| VocabError::Json { path: path.clone(), source })?;
+        // only `model.type` of the file: the tokenizers library parses all of it below
+        let json = super::json_parts::parse(&path, &bytes, &[], &["type"])?.value;
         match json.get("model").and_then(|m| m.get("type")).and_then(|t| t.as_str()) {
             Some("BPE") => {}
             Some(other) => {

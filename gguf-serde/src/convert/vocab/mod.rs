@@ -41,6 +41,7 @@ use crate::container::{Array, Value};
 
 mod auto_tokenizer;
 pub mod bpe;
+mod json_parts;
 pub mod llama_hf;
 mod pre_hashes;
 mod special;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value as J};
 
+use super::json_parts::{self, JsonParts};
 use super::{invalid, read_json, truthy, Kvs, OrderedObject, VocabError};
 use crate::container::{Array, Value};
 
@@ -176,9 +177,10 @@ impl SpecialVocab {
 
     fn load_tokenizer_json(&mut self, dir: &Path, load_merges: bool) -> Result<(), VocabError> {
         let tok_path = dir.join("tokenizer.json");
-        let tokenizer: Option<J> = read_json(&tok_path)?;
+        let model_keys: &[&str] = if load_merges { &["merges"] } else { &[] };
+        let tokenizer = json_parts::read(&tok_path, &["normalizer", "added_tokens", "post_processor"], model_keys)?;
         let mut added_tokens: &[J] = &[];
-        if let Some(tok) = &tokenizer {
+        if let Some(JsonParts { value: tok, .. }) = &tokenizer {
             if load_merges {
                 if let Some(J::Array(merges)) = get(tok, "model").and_then(|m| get(m, "merges")) {
                     self.merges = parse_merges(&tok_path, merges)?;
@@ -199,7 +201,7 @@ impl SpecialVocab {
         };
         // `if tokenizer_config` in Python: an empty object counts as none.
         let has_config = |c: &Option<Map<String, J>>| c.as_ref().is_some_and(|m| !m.is_empty());
-        if let Some(tok) = tokenizer.as_ref().filter(|t| truthy(t)) {
+        if let Some(JsonParts { value: tok, .. }) = tokenizer.as_ref().filter(|t| t.truthy) {
             let cget =
                 |c: &Option<Map<String, J>>, k: &str| c.as_ref().and_then(|m| m.get(k)).cloned().unwrap_or(J::Null);
             let mut bos = cget(&config, "bos_token");

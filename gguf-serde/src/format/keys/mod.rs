@@ -42,7 +42,11 @@
 //!
 //! The table is checked against gguf-py by a test that runs it (gguf-tests,
 //! `tests/interop/standard_keys.rs`): the key set, each template and gguf-py name, and the type
-//! gguf-py's writer gives every key it writes, read back from a file by gguf-py's reader.
+//! gguf-py's writer gives every key it writes, read back from a file by gguf-py's reader. The
+//! library's unit tests check the same from a recorded copy (`tests/data/standard-keys.json`:
+//! gguf-py's keys and writer types, and how concrete keys made from gguf-py's templates and
+//! llama.cpp's key and architecture names resolve), and [`KeyType::accepts`] against
+//! `llama_model_loader`'s checks.
 
 use crate::format::ValueType;
 
@@ -122,6 +126,8 @@ macro_rules! value_type {
     };
 }
 
+#[cfg(test)]
+mod reference_tests;
 mod table;
 pub use table::*;
 
@@ -344,8 +350,9 @@ fn matches<'k>(template: &str, key: &'k str, arch: &mut Option<&'k str>) -> bool
 /// nested fields. The empty key itself is not counted here (it is refused everywhere).
 ///
 /// [`GgufWriter::add_kv`]: crate::GgufWriter::add_kv
-pub fn has_empty_segment(key: &str) -> bool {
-    !key.is_empty() && key.split('.').any(str::is_empty)
+pub fn has_empty_segment(key: impl AsRef<[u8]>) -> bool {
+    let key = key.as_ref();
+    !key.is_empty() && key.split(|&b| b == b'.').any(<[u8]>::is_empty)
 }
 
 /// Whether `key` is one of the three split keys.

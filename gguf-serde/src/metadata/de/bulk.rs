@@ -1,5 +1,6 @@
 //! Numeric arrays read into a `Vec` of their stored type in one copy ([`stored_vec`]), from a
-//! plain `Vec<f32>` (or `Vec<i32>`, …) field of a plain serde derive.
+//! plain `Vec<f32>` (or `Vec<i32>`, …) field of a plain serde derive; string arrays read into a
+//! `Vec<String>` in one pass, without a visitor call per string ([`strings`]).
 //!
 //! serde has no specialization: `Vec<T>`'s `Deserialize` asks for a sequence with its own
 //! visitor and pushes the elements one by one. [`ValueDe::deserialize_seq`](super::ValueDe)
@@ -14,8 +15,9 @@
 //! `deserialize_seq` is learnt by deserializing a `Vec<T>` from a probe deserializer that records
 //! it ([`vec_visitor_id`]), and compared with the visitor at hand with the `typeid` crate (a
 //! `TypeId` of a type that may hold lifetimes; serde's visitor of `Vec<f32>` holds none, so equal
-//! ids mean the same type). Any other visitor (a `VecDeque`, a `Box<[f32]>`'s, a user's own
-//! `visit_seq`, a `Vec<f64>` from an `array<f32>`) is visited element by element as before.
+//! ids mean the same type; a `Box<[f32]>`, which serde reads through `Vec<f32>`, has that visitor
+//! too). Any other visitor (a `VecDeque`, a user's own `visit_seq`, a `Vec<f64>` from an
+//! `array<f32>`, a `Vec<Box<str>>`) is visited element by element as before.
 
 use std::any::TypeId;
 use std::mem::ManuallyDrop;
@@ -54,7 +56,8 @@ elems!(u8 => U8, u8; i8 => I8, u8; u16 => U16, u16; i16 => I16, u16; u32 => U32,
     u64 => U64, u64; i64 => I64, u64; f32 => F32, u32; f64 => F64, u64);
 
 /// The whole array as `V::Value` if `V` is the visitor of `Vec<T>` for `T` the stored element
-/// type of `a` (`u8` … `f64`; not `bool`, strings or arrays), else `None` (visit the elements).
+/// type of `a` (`u8` … `f64`, or `String` for strings; not `bool` or arrays), else `None` (visit
+/// the elements).
 #[inline]
 pub(super) fn stored_vec<'de, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
     match a.elem_type() {
@@ -68,8 +71,52 @@ pub(super) fn stored_vec<'de, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Va
         ValueType::I64 => copy::<i64, V>(a),
         ValueType::F32 => copy::<f32, V>(a),
         ValueType::F64 => copy::<f64, V>(a),
-        ValueType::Bool | ValueType::String | ValueType::Array => None,
+        ValueType::String => strings::<V>(a),
+        ValueType::Bool | ValueType::Array => None,
     }
+}
+
+/// The whole `array<string>` as `V::Value` if `V` is the visitor of `Vec<String>` and every string
+/// of `a` is UTF-8 (the parser's verdict, [`ArrayRef::is_utf8`]), else `None` (visit the
+/// elements: a string that is not UTF-8 fails there, with its key, index and offset).
+///
+/// The vector is allocated once at the array's length (serde's own visitor reserves at most
+/// 1 MiB, 43,690 `String`s, and grows from there), and each string is copied into a `String` of
+/// exactly its length, in one pass over the stored elements with no visitor call per element.
+/// The strings are the ones the element-wise visit gives (serde's `String` visitor copies the
+/// `&str` it is handed, which is the stored string).
+fn strings<'de, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
+    static ID: std::sync::OnceLock<Option<TypeId>> = std::sync::OnceLock::new();
+    let id = (*ID.get_or_init(vec_visitor_id::<String>))?;
+    // `V` is `Vec<String>`'s visitor, a type without lifetimes, so an equal id is that very type,
+    // and its `Value` is `Vec<String>` (checked again by `into_value`).
+    if !a.is_utf8() || id != typeid::of::<V>() || typeid::of::<V::Value>() != TypeId::of::<Vec<String>>() {
+        return None;
+    }
+    let strings = a.strings()?;
+    // The array's length is that of the validated file (every string paid at least 8 bytes in it).
+    let mut v: Vec<String> = Vec::with_capacity(strings.len());
+    for s in strings {
+        // Free: the parser checked every string of the array (`is_utf8` above).
+        v.push(String::from(s.to_str().ok()?));
+    }
+    if u64::try_from(v.len()).ok() != Some(a.len()) {
+        return None;
+    }
+    into_value::<Vec<String>, V>(v)
+}
+
+/// `v` as `V::Value` if that is the type `W` (a type without lifetimes), else `None`.
+fn into_value<'de, W: 'static, V: Visitor<'de>>(v: W) -> Option<V::Value> {
+    if typeid::of::<V::Value>() != TypeId::of::<W>() {
+        return None;
+    }
+    let v = ManuallyDrop::new(v);
+    // SAFETY: `V::Value` is `W` (its `TypeId`, checked above, is that of the 'static type `W`,
+    // which no other type shares, with or without lifetimes): the bits of `v` are a valid
+    // `V::Value`, and `v` is not dropped, so the value has one owner.
+    #[allow(unsafe_code)]
+    Some(unsafe { std::mem::transmute_copy::<W, V::Value>(&v) })
 }
 
 fn copy<'de, T: Elem, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
@@ -85,20 +132,17 @@ fn copy<'de, T: Elem, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
     if u64::try_from(bytes.len() / size).ok() != Some(a.len()) || !bytes.len().is_multiple_of(size) {
         return None;
     }
-    // One copy of the stored bytes into a zeroed vector (fresh pages of the allocator), then, for
-    // a file whose byte order is not the host's, one pass reversing each element's bytes.
-    let mut v: Vec<T> = vec![T::zeroed(); bytes.len() / size];
-    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+    // One copy of the stored bytes (not aligned for `T` in general) into a vector of exactly
+    // their size, not zeroed first (`vec![0; n]` is a `calloc`, which clears memory the heap
+    // reuses: a second pass over it); then, for a file whose byte order is not the host's, one
+    // pass reversing each element's bytes.
+    let mut v: Vec<T> = Vec::with_capacity(bytes.len() / size);
+    v.extend(bytes.chunks_exact(size).map(bytemuck::pod_read_unaligned::<T>));
     let host = if cfg!(target_endian = "big") { Endian::Big } else { Endian::Little };
     if a.endian() != host {
         T::swap_bytes(&mut v);
     }
-    let v = ManuallyDrop::new(v);
-    // SAFETY: `V::Value` is `Vec<T>` (its `TypeId`, checked above, is that of the 'static type
-    // `Vec<T>`, which no other type shares): the bits of `v` are a valid `V::Value`, and `v`
-    // is not dropped, so the vector has one owner.
-    #[allow(unsafe_code)]
-    Some(unsafe { std::mem::transmute_copy::<Vec<T>, V::Value>(&v) })
+    into_value::<Vec<T>, V>(v)
 }
 
 /// The `TypeId` (see `typeid::of`) of the visitor with which `Vec<T>`'s `Deserialize` calls

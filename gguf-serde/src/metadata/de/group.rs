@@ -5,6 +5,8 @@ use super::*;
 
 pub(super) struct GroupDe<'a, 'de> {
     pub(super) entries: &'a [Entry<'de>],
+    /// Every pair of the file whose key is not UTF-8 (those under `prefix` belong here).
+    pub(super) skipped: &'a [Skipped<'de>],
     /// Indices into `entries` of the keys under `prefix`.
     pub(super) members: Vec<u32>,
     /// The key prefix with its trailing `.`; empty at the root.
@@ -101,12 +103,29 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 }
             }
         }
+        // The keys under the prefix that are not UTF-8 and that no field's group takes: unknown
+        // keys too (a field name is text, so none is one of them exactly).
+        let unknown_bad: Vec<&'a Skipped<'de>> = self
+            .skipped
+            .iter()
+            .filter(|s| s.key.starts_with(self.prefix.as_bytes()))
+            .filter(|s| {
+                let rest = s.key.get(self.prefix.len()..).unwrap_or_default();
+                !resolved.iter().any(|f| {
+                    let f = f.as_bytes();
+                    rest.len() > f.len()
+                        && rest.starts_with(f)
+                        && (f.ends_with(b".") || rest.get(f.len()) == Some(&b'.'))
+                })
+            })
+            .collect();
         Ok(StructAccess {
             group: self,
             fields,
             resolved,
             claims,
             unknown,
+            unknown_bad,
             next_field: 0,
             next_unknown: 0,
             pending: None,
@@ -122,17 +141,28 @@ impl<'a, 'de> GroupDe<'a, 'de> {
                 first.map(|e| e.offset),
             ));
         }
-        Ok(GroupDe { entries: self.entries, members, prefix, arch: self.arch, depth: self.depth + 1 })
+        Ok(GroupDe {
+            entries: self.entries,
+            skipped: self.skipped,
+            members,
+            prefix,
+            arch: self.arch,
+            depth: self.depth + 1,
+        })
     }
 }
 
-/// Turns serde's missing-field error of a struct at `prefix` into one naming the full key, and
-/// gives other errors without a key the struct's key.
-fn fix_missing(e: Error, prefix: &str, arch: Option<&str>) -> Error {
+/// Turns serde's missing-field error of a struct at `prefix` into one naming the full key (and
+/// a key under it that is not UTF-8, which the serde view skipped), and gives other errors
+/// without a key the struct's key.
+fn fix_missing(e: Error, prefix: &str, arch: Option<&str>, skipped: &[Skipped<'_>]) -> Error {
     if let (Some(MetadataError::MissingField { field }), None, None) = (e.as_metadata(), e.key(), e.offset()) {
         let key = format!("{prefix}{field}");
         let key = resolve_arch_key(&key, arch).ok().flatten().unwrap_or(key);
-        return Error::metadata(MetadataError::MissingKey, Some(key), None);
+        let under = format!("{key}.");
+        let not_utf8 =
+            skipped.iter().find(|s| s.key.starts_with(under.as_bytes())).map(|s| (s.shown.clone(), s.offset));
+        return Error::metadata(MetadataError::MissingKey { not_utf8 }, Some(key), None);
     }
     if prefix.is_empty() {
         e
@@ -174,9 +204,10 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
         // Its fields are checked against values serde buffered: an error names no key, and is
         // given the key of the value it reports (the members are kept for that).
         let (entries, members) = (self.entries, if is_struct { self.members.clone() } else { Vec::new() });
+        let skipped = self.skipped;
         visitor
             .visit_map(MapAccess::new(self, arch_names))
-            .map_err(|e| fix_missing(found_key(e, entries, &members), &prefix, arch))
+            .map_err(|e| fix_missing(found_key(e, entries, &members), &prefix, arch, skipped))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -185,9 +216,9 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value> {
-        let (prefix, arch) = (self.prefix.clone(), self.arch);
+        let (prefix, arch, skipped) = (self.prefix.clone(), self.arch, self.skipped);
         let access = self.struct_access(fields)?;
-        visitor.visit_map(access).map_err(|e| fix_missing(e, &prefix, arch))
+        visitor.visit_map(access).map_err(|e| fix_missing(e, &prefix, arch, skipped))
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
@@ -206,25 +237,33 @@ impl<'a, 'de> de::Deserializer<'de> for GroupDe<'a, 'de> {
 }
 
 /// A struct's keys: the fields present (in field order), then the keys no field names (which a
-/// struct ignores, or refuses with `deny_unknown_fields`).
+/// struct ignores, or refuses with `deny_unknown_fields`): those that are UTF-8, then the others,
+/// given to the field visitor as bytes.
 struct StructAccess<'a, 'de> {
     group: GroupDe<'a, 'de>,
     fields: &'static [&'static str],
     resolved: Vec<std::borrow::Cow<'static, str>>,
     claims: Vec<Claim>,
     unknown: Vec<u32>,
+    unknown_bad: Vec<&'a Skipped<'de>>,
     next_field: usize,
     next_unknown: usize,
-    pending: Option<Pending>,
+    pending: Option<Pending<'a, 'de>>,
 }
 
-enum Pending {
+enum Pending<'a, 'de> {
     Leaf(u32),
     Group(Vec<u32>, usize),
     Both(u32, Vec<u32>, usize),
+    Skipped(&'a Skipped<'de>),
 }
 
 impl StructAccess<'_, '_> {
+    /// How many keys no field names are left to give.
+    fn unknown_left(&self) -> usize {
+        (self.unknown.len() + self.unknown_bad.len()).saturating_sub(self.next_unknown)
+    }
+
     /// The key prefix of the keys under field `fi`, with its trailing `.`.
     fn field_prefix(&self, fi: usize) -> String {
         let f = self.resolved.get(fi).map(|f| f.as_ref()).unwrap_or_default();
@@ -263,6 +302,17 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
                 .map(Some)
                 .map_err(|x| annotate(x, || e.map_or(String::new(), |e| e.key.to_owned()), e.map(|e| e.offset)));
         }
+        // Then the keys that are not UTF-8, as bytes (serde's field visitors take bytes: an
+        // unknown field to ignore, or to refuse with `deny_unknown_fields`).
+        if let Some(&s) = self.unknown_bad.get(self.next_unknown.saturating_sub(self.unknown.len())) {
+            self.next_unknown += 1;
+            self.pending = Some(Pending::Skipped(s));
+            let rest = s.key.get(self.group.prefix.len()..).unwrap_or_default();
+            return seed
+                .deserialize(de::value::BorrowedBytesDeserializer::<Error>::new(rest))
+                .map(Some)
+                .map_err(|x| annotate(x, || s.shown.clone(), Some(s.offset)));
+        }
         Ok(None)
     }
 
@@ -271,6 +321,9 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
             Some(Pending::Leaf(m)) => {
                 let e = self.group.entries.get(m as usize).copied().ok_or_else(|| err("bad index", None, None))?;
                 seed.deserialize(ValueDe { v: e.value, path: Path::Root(e.key), offset: Some(e.offset) })
+            }
+            Some(Pending::Skipped(s)) => {
+                seed.deserialize(ValueDe { v: s.value, path: Path::Root(&s.shown), offset: Some(s.offset) })
             }
             Some(Pending::Group(members, fi)) => {
                 let prefix = self.field_prefix(fi);
@@ -294,6 +347,6 @@ impl<'a, 'de> de::MapAccess<'de> for StructAccess<'a, 'de> {
     }
 
     fn size_hint(&self) -> Option<usize> {
-        Some(self.claims.iter().filter(|c| !matches!(c, Claim::None)).count() + self.unknown.len() - self.next_unknown)
+        Some(self.claims.iter().filter(|c| !matches!(c, Claim::None)).count() + self.unknown_left())
     }
 }

@@ -4,7 +4,8 @@
 //! key prefix `P` takes, for each of its fields `f`, the key `P.f` (a value) or the keys under
 //! `P.f.` (a nested struct). Nothing is copied: strings and arrays are read from the file's bytes
 //! as the visitor asks for them, so `&'de str`, `Cow<'de, str>` and `Vec<&'de str>` borrow; a
-//! numeric array read into a `Vec` of its stored type is copied at once (`bulk.rs`).
+//! numeric array read into a `Vec` of its stored type is copied at once, and a string array into
+//! a `Vec<String>` in one pass (`bulk.rs`).
 //! See the [crate docs](crate#the-serde-mapping) for the whole mapping.
 
 use std::borrow::Cow;
@@ -56,6 +57,7 @@ fn with_found(mut e: Error, unexp: de::Unexpected<'_>) -> Error {
         U::Signed(x) => Found::Int(x.into()),
         U::Float(x) => Found::Float(x),
         U::Str(s) => Found::Str(s.to_owned()),
+        U::Bytes(b) => Found::Bytes(b.to_vec()),
         U::Seq => Found::Seq,
         _ => return e,
     };
@@ -72,6 +74,8 @@ fn is_found(v: &ValueRef<'_>, found: &Found) -> bool {
         (Found::Float(f), ValueRef::F32(x)) => f64::from(*x) == *f || (x.is_nan() && f.is_nan()),
         (Found::Float(f), ValueRef::F64(x)) => x == f || (x.is_nan() && f.is_nan()),
         (Found::Str(s), ValueRef::String(x)) => x == s,
+        // Only a STRING that is not UTF-8 is handed over as bytes (`deserialize_any`).
+        (Found::Bytes(b), ValueRef::String(x)) => x.as_bytes() == b.as_slice() && !x.is_utf8(),
         (Found::Seq, ValueRef::Array(_)) => true,
         _ => false,
     }
@@ -105,6 +109,14 @@ fn found_key(mut e: Error, entries: &[Entry<'_>], members: &[u32]) -> Error {
     let mut hits = hits.into_iter();
     let (Some(first), second) = (hits.next(), hits.next()) else { return e };
     match second {
+        // A STRING that is not UTF-8 read as a value (a `Value` in a flattened map): the error
+        // reading it as text gives, at the offset of its bytes.
+        None if matches!(found, Found::Bytes(_)) => crate::FormatError::InvalidUtf8 {
+            item: crate::Item::String,
+            owner: Some(first.0),
+            offset: first.1.saturating_add(8),
+        }
+        .into(),
         None => {
             if let Some((k, o)) = e.metadata_at() {
                 *k = Some(first.0);
@@ -215,8 +227,7 @@ impl MetadataOptions {
     /// As [`from_slice`].
     pub fn from_slice<'de, T: Deserialize<'de>>(&self, bytes: &'de [u8]) -> Result<T> {
         let file = Gguf::from_slice(bytes)?;
-        let entries: Vec<Entry<'de>> = file.metadata_borrowed().filter_map(Entry::of).collect();
-        deserialize_entries(&entries, self)
+        deserialize_entries(&entries_of(file.metadata_borrowed()), self)
     }
 
     /// [`from_reader`] with these options.
@@ -237,8 +248,7 @@ impl MetadataOptions {
         &self,
         kvs: impl IntoIterator<Item = crate::container::Kv<'a>>,
     ) -> Result<T> {
-        let entries: Vec<Entry<'a>> = kvs.into_iter().filter_map(Entry::of).collect();
-        deserialize_entries(&entries, self)
+        deserialize_entries(&entries_of(kvs), self)
     }
 
     /// [`from_gguf`] with these options.
@@ -246,8 +256,7 @@ impl MetadataOptions {
     /// # Errors
     /// As [`from_gguf`].
     pub fn from_gguf<'a, T: Deserialize<'a>, S: Source>(&self, file: &'a Gguf<S>) -> Result<T> {
-        let entries: Vec<Entry<'a>> = file.metadata().filter_map(Entry::of).collect();
-        deserialize_entries(&entries, self)
+        deserialize_entries(&entries_of(file.metadata()), self)
     }
 }
 
@@ -284,8 +293,7 @@ impl<'de> Gguf<&'de [u8]> {
     /// # Errors
     /// As [`from_gguf`].
     pub fn deserialize_metadata_borrowed_with<T: Deserialize<'de>>(&self, opts: &MetadataOptions) -> Result<T> {
-        let entries: Vec<Entry<'de>> = self.metadata_borrowed().filter_map(Entry::of).collect();
-        deserialize_entries(&entries, opts)
+        deserialize_entries(&entries_of(self.metadata_borrowed()), opts)
     }
 }
 
@@ -298,23 +306,46 @@ struct Entry<'de> {
     offset: u64,
 }
 
-impl<'de> Entry<'de> {
-    /// The entry of a pair whose key is UTF-8; `None` for one that is not. Keys are matched to
-    /// field names and map keys as text: a key that is not UTF-8 can be no field's key, and the
-    /// serde view of the metadata leaves it out (its pair is in [`Gguf::metadata`], with the key
-    /// as a [`GgufStr`](crate::GgufStr)).
-    fn of(kv: crate::container::Kv<'de>) -> Option<Self> {
-        Some(Entry { key: kv.key.to_str().ok()?, value: kv.value, offset: kv.value_offset })
-    }
+/// A pair whose key is not UTF-8. Keys are matched to field names and map keys as text: such a
+/// key can be no field's key, and the serde view of the metadata leaves it out (its pair is in
+/// [`Gguf::metadata`], with the key as a [`GgufStr`](crate::GgufStr)); but a struct with
+/// `deny_unknown_fields` refuses it, and a missing field with such a key under it says so.
+struct Skipped<'de> {
+    key: &'de [u8],
+    /// The key escaped, as `GgufStr` shows it (for errors).
+    shown: String,
+    value: ValueRef<'de>,
+    /// The offset of the value, as [`Entry::offset`].
+    offset: u64,
 }
 
-fn deserialize_entries<'de, T: Deserialize<'de>>(entries: &[Entry<'de>], opts: &MetadataOptions) -> Result<T> {
+/// The entries of `kvs` (pairs whose key is UTF-8) and the others.
+fn entries_of<'de>(kvs: impl IntoIterator<Item = crate::container::Kv<'de>>) -> (Vec<Entry<'de>>, Vec<Skipped<'de>>) {
+    let (mut entries, mut skipped) = (Vec::new(), Vec::new());
+    for kv in kvs {
+        match kv.key.to_str() {
+            Ok(key) => entries.push(Entry { key, value: kv.value, offset: kv.value_offset }),
+            Err(_) => skipped.push(Skipped {
+                key: kv.key.as_bytes(),
+                shown: kv.key.to_string(),
+                value: kv.value,
+                offset: kv.value_offset,
+            }),
+        }
+    }
+    (entries, skipped)
+}
+
+fn deserialize_entries<'de, T: Deserialize<'de>>(
+    (entries, skipped): &(Vec<Entry<'de>>, Vec<Skipped<'de>>),
+    opts: &MetadataOptions,
+) -> Result<T> {
     let arch = match &opts.arch {
         Some(a) => Some(a.as_str()),
         None => entries.iter().find(|e| e.key == "general.architecture").and_then(|e| e.value.as_str()),
     };
     let members: Vec<u32> = (0..entries.len() as u32).collect();
-    T::deserialize(GroupDe { entries, members, prefix: String::new(), arch, depth: 0 })
+    T::deserialize(GroupDe { entries, skipped, members, prefix: String::new(), arch, depth: 0 })
 }
 
 #[cold]

@@ -259,9 +259,10 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
         }
         if name == STRING_ARRAY_TOKEN {
             // A whole string array at once ([`crate::StringArray`]); anything else (an empty
-            // array of another type included) goes through the sequence, as for `Vec<String>`.
+            // array of another type included, or strings that are not all UTF-8, whose first bad
+            // one is then refused naming `key[i]`) goes through the sequence, as for `Vec<String>`.
             if let ValueRef::Array(a) = self.v {
-                if a.elem_type() == ValueType::String {
+                if a.elem_type() == ValueType::String && a.is_utf8() {
                     let key = match a.endian() {
                         Endian::Little => RAW_LE,
                         Endian::Big => RAW_BE,
@@ -277,7 +278,8 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.v {
             ValueRef::Array(a) => match super::bulk::stored_vec::<V>(a) {
-                // A `Vec` of the stored numeric type: one copy of the stored bytes.
+                // A `Vec` of the stored numeric type: one copy of the stored bytes; a
+                // `Vec<String>`: one pass over the strings.
                 Some(whole) => Ok(whole),
                 None => self.seq(a, visitor),
             },

@@ -51,8 +51,10 @@ fn with_key(mut e: Error, key: &str) -> Error {
 /// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey) for an empty, non-ASCII, duplicate or
 /// over-long key, or one with an empty segment (`a..b`, `a.`, `.x`);
 /// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) naming the
-/// pair's offset in the output for a `general.alignment` that is not a UINT32 power of two of at most
-/// [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT) (so the padding is at most 64 KiB − 1 bytes);
+/// pair's offset in the output for a `general.alignment` that is not a UINT32 power of two (one
+/// is taken up to [`MAX_ALIGNMENT`](crate::format::MAX_ALIGNMENT), 2^31, as ggml takes it: the
+/// padding after the pairs is then up to `alignment - 1` zero bytes, written to `writer` in
+/// pieces of at most 4 KiB, or held in the `Vec` of [`to_vec`]);
 /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 pub fn to_writer<T: ?Sized + Serialize, W: Write>(value: &T, writer: W) -> Result<()> {
     MetadataOptions::new().to_writer(value, writer)

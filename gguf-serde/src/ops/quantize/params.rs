@@ -1,9 +1,10 @@
 //! llama-quantize's options ([`QuantizeParams`]) and its `--tensor-type` patterns.
 
-use regex::Regex;
+use regex::bytes::{Regex, RegexBuilder};
 
+use crate::container::IfExists;
 use crate::error::{Error, QuantizeError, Result};
-use crate::format::GgmlType;
+use crate::format::{GgmlType, GgufStr};
 use crate::ops::file_type::LlamaFileType;
 use crate::ops::imatrix::Imatrix;
 use crate::ops::kv_override::KvOverride;
@@ -13,9 +14,20 @@ use crate::ops::globs::NameGlobs;
 
 /// A `--tensor-type PATTERN=TYPE` option: tensors whose name contains a match of `pattern`
 /// (a regular expression, searched anywhere in the name) get `dtype`.
+///
+/// The pattern matches the name's bytes as llama-quantize's `std::regex` (ECMAScript grammar
+/// over `char`) does: `.` is one byte other than `\n` and `\r`, a class (`[^a]`) and `\w`,
+/// `\d`, `\s` are of single bytes (ASCII classes), so a non-ASCII character of n bytes is n
+/// items (`é` is `..`, `^.{9}$` counts bytes), and a byte that is not UTF-8 is one item like
+/// any other. A pattern's bytes above 127 (as given, UTF-8 or not) stand for themselves, one
+/// byte each. The syntax is the `regex` crate's, which agrees with ECMAScript on the common
+/// constructs (classes, `.`, `*`, `+`, `?`, `{m,n}`, `|`, groups, `^`, `$`, `\d`, `\w`,
+/// `\s`, `\b`); ECMAScript's look-arounds and back-references are refused as bad patterns.
 #[derive(Clone, Debug)]
 pub struct TensorTypeOverride {
-    /// The pattern, lower-cased (llama-quantize lower-cases it; tensor names are not).
+    /// The pattern, lower-cased as llama-quantize lower-cases it (ASCII letters only, as C's
+    /// `tolower`; tensor names are not), shown as [`GgufStr`](crate::GgufStr) shows bytes (a
+    /// byte that is not UTF-8 as `\xNN`).
     pub pattern: String,
     regex: Regex,
     /// The type chosen for matching tensors.
@@ -23,44 +35,77 @@ pub struct TensorTypeOverride {
 }
 
 impl TensorTypeOverride {
-    /// An override of tensors matching `pattern` (lower-cased first) to `dtype`.
+    /// An override of tensors matching `pattern` (its bytes: a `&str`, or bytes that are not
+    /// UTF-8; lower-cased first) to `dtype`.
     ///
     /// # Errors
     /// [`QuantizeError`] if the pattern is not a valid regular expression.
-    pub fn new(pattern: &str, dtype: GgmlType) -> Result<Self> {
-        let pattern = pattern.to_lowercase();
-        let regex = Regex::new(&pattern)
-            .map_err(|e| Error::from(QuantizeError::refused(format!("tensor type pattern {pattern:?}: {e}"))))?;
+    pub fn new(pattern: impl AsRef<[u8]>, dtype: GgmlType) -> Result<Self> {
+        let lower = pattern.as_ref().to_ascii_lowercase();
+        let pattern = GgufStr::from_bytes(&lower).to_string();
+        let regex = RegexBuilder::new(&byte_syntax(&lower))
+            .unicode(false)
+            .crlf(true)
+            .build()
+            .map_err(|e| Error::from(QuantizeError::refused(format!("tensor type pattern \"{pattern}\": {e}"))))?;
         Ok(TensorTypeOverride { pattern, regex, dtype })
     }
 
-    /// Parses `PATTERN=TYPE` (`attn_v=q8_0`, `blk\.[0-3]\.ffn_down=Q6_K`): TYPE is a ggml type
-    /// name, case-insensitive.
+    /// Parses `PATTERN=TYPE` (`attn_v=q8_0`, `blk\.[0-3]\.ffn_down=Q6_K`; a `&str`, or bytes
+    /// that are not UTF-8): TYPE is a ggml type name, case-insensitive; PATTERN ends at the first
+    /// `=`, as llama-quantize splits it.
     ///
     /// # Errors
     /// [`QuantizeError`] for a missing `=`, an empty pattern or type, an unknown type or a bad
     /// pattern.
-    pub fn parse(s: &str) -> Result<Self> {
+    pub fn parse(s: impl AsRef<[u8]>) -> Result<Self> {
+        let raw = s.as_ref();
         let bad = |reason: String| Err(Error::from(QuantizeError::refused(reason)));
-        let Some((pattern, ty)) = s.split_once('=') else {
-            return bad(format!("malformed tensor type {s:?} (expected PATTERN=TYPE)"));
+        let shown = GgufStr::from_bytes(raw);
+        let Some(eq) = raw.iter().position(|&b| b == b'=') else {
+            return bad(format!("malformed tensor type \"{shown}\" (expected PATTERN=TYPE)"));
         };
+        let (pattern, ty) = (raw.get(..eq).unwrap_or_default(), raw.get(eq + 1..).unwrap_or_default());
         if pattern.is_empty() {
-            return bad(format!("missing tensor name in {s:?}"));
+            return bad(format!("missing tensor name in \"{shown}\""));
         }
         if ty.is_empty() {
-            return bad(format!("missing quantization type in {s:?}"));
+            return bad(format!("missing quantization type in \"{shown}\""));
         }
-        let Ok(dtype) = ty.parse::<GgmlType>() else {
-            return bad(format!("invalid quantization type {ty:?} in {s:?}"));
+        let Some(dtype) = std::str::from_utf8(ty).ok().and_then(|t| t.parse::<GgmlType>().ok()) else {
+            return bad(format!("invalid quantization type \"{}\" in \"{shown}\"", GgufStr::from_bytes(ty)));
         };
         Self::new(pattern, dtype)
     }
 
-    /// Whether the pattern matches somewhere in `name`.
-    pub fn matches(&self, name: &str) -> bool {
-        self.regex.is_match(name)
+    /// Whether the pattern matches somewhere in `name` (its bytes: a `&str`, or the bytes of a
+    /// name that is not UTF-8).
+    pub fn matches(&self, name: impl AsRef<[u8]>) -> bool {
+        self.regex.is_match(name.as_ref())
     }
+}
+
+/// The `regex` syntax of a pattern given as bytes: each byte above 127 as `\xNN` (one byte,
+/// with Unicode off), so that the pattern is ASCII; a backslash before such a byte (ECMAScript's
+/// identity escape, the byte itself) is dropped.
+fn byte_syntax(pattern: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(pattern.len());
+    // Whether the last character pushed is a backslash that escapes the next one.
+    let mut escaping = false;
+    for &b in pattern {
+        if b.is_ascii() {
+            out.push(char::from(b));
+            escaping = b == b'\\' && !escaping;
+        } else {
+            if escaping {
+                out.pop();
+            }
+            let _ = write!(out, "\\x{b:02x}");
+            escaping = false;
+        }
+    }
+    out
 }
 
 /// What [`plan_file_type`](super::plan_file_type) and [`requantize`](crate::ops::requant::requantize) do: llama-quantize's options.
@@ -106,6 +151,10 @@ pub struct QuantizeParams {
     /// the order of their input shard and data offset instead of its usual by-layer order). See
     /// [`requantize_sharded`](crate::ops::requant::requantize_sharded) for the files written.
     pub keep_split: bool,
+    /// What becomes of a file at an output path (the output, or with
+    /// [`keep_split`](Self::keep_split) a shard): replaced (the default) or kept, the write
+    /// failing ([`IfExists`]).
+    pub if_exists: IfExists,
 }
 
 impl QuantizeParams {
@@ -129,6 +178,7 @@ impl QuantizeParams {
             threads: None,
             imatrix: None,
             keep_split: false,
+            if_exists: IfExists::Replace,
         }
     }
 }
@@ -145,5 +195,29 @@ mod tests {
         assert!(TensorTypeOverride::parse("attn_v").is_err());
         assert!(TensorTypeOverride::parse("attn_v=q9").is_err());
         assert!(TensorTypeOverride::parse("(=q8_0").is_err());
+    }
+
+    /// Bytes, as llama-quantize's `std::regex` matches them (checked against llama-quantize
+    /// --dry-run in the CLI tests): `.` is one byte, a non-ASCII character of two bytes is two.
+    #[test]
+    fn patterns_match_bytes() {
+        let t = TensorTypeOverride::parse("x.\\.weight=q8_0").unwrap();
+        assert!(t.matches(b"x\xff.weight"));
+        assert!(!t.matches("x\u{e9}.weight"));
+        assert!(!t.matches(b"x\xe2\x82.weight"));
+        assert!(TensorTypeOverride::parse("x..\\.weight=q8_0").unwrap().matches("x\u{e9}.weight"));
+        let (nine, ten) =
+            (TensorTypeOverride::parse("^.{9}$=q8_0").unwrap(), TensorTypeOverride::parse("^.{10}$=q8_0").unwrap());
+        assert!(nine.matches(b"x\xff.weight") && !nine.matches("x\u{e9}.weight"));
+        assert!(ten.matches("x\u{e9}.weight") && ten.matches(b"x\xe2\x82.weight"));
+        // A pattern's own bytes above 127, UTF-8 or not, escaped or not.
+        assert!(TensorTypeOverride::parse(b"x\xff=q8_0").unwrap().matches(b"ax\xff."));
+        assert!(TensorTypeOverride::parse(b"x\\\xff=q8_0").unwrap().matches(b"ax\xff."));
+        assert!(TensorTypeOverride::parse(b"x[\xfe\xff]=q8_0").unwrap().matches(b"ax\xfe."));
+        assert_eq!(TensorTypeOverride::parse(b"X\xff=q8_0").unwrap().pattern, "x\\xff");
+        // `.` is not a line end, as in ECMAScript.
+        assert!(!TensorTypeOverride::parse("a.b=q8_0").unwrap().matches("a\rb"));
+        // Only ASCII letters are lower-cased, as C's `tolower`.
+        assert_eq!(TensorTypeOverride::parse("\u{c9}A=q8_0").unwrap().pattern, "\u{c9}a");
     }
 }

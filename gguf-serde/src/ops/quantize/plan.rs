@@ -59,9 +59,7 @@ fn plan_ordered<S: Source>(
 ) -> Result<Vec<TensorPlan>> {
     let exclude = NameGlobs::new(&params.exclude)?;
     let facts = ModelFacts::read(meta, &params.kv_overrides);
-    // llama.cpp matches names as bytes (`std::string::find`); the rules here match text. A name
-    // that is not UTF-8 is matched in its lossy form, whose ASCII bytes (all the rules look for)
-    // are those of the name.
+    // The categories match text: a name that is not UTF-8 in its lossy form (see `kept_reason`).
     let cats: Vec<Category> = tensors.iter().map(|t| category(&t.name.to_string_lossy())).collect();
     let mut st = State {
         params,
@@ -77,13 +75,14 @@ fn plan_ordered<S: Source>(
     let mut out = Vec::with_capacity(tensors.len());
     for (t, &cat) in tensors.iter().zip(&cats) {
         let ne = trimmed_ne(&t.ne());
-        let name = t.name.to_string_lossy();
-        let (target, rule) = match kept_reason(params, &exclude, &st.facts.arch, &name, ne.dims()) {
+        let (target, rule) = match kept_reason(params, &exclude, &st.facts.arch, t.name, ne.dims()) {
             Some(k) => (t.dtype, Rule::Kept(k)),
-            None => st.choose(&name, ne.dims(), cat)?,
+            None => st.choose(t.name, ne.dims(), cat)?,
         };
-        let requires_imatrix = !matches!(rule, Rule::Kept(_)) && requires_imatrix(&name, target, params.ftype);
-        out.push(TensorPlan { name: t.name.to_string(), ne, source: t.dtype, target, rule, requires_imatrix });
+        let requires_imatrix =
+            !matches!(rule, Rule::Kept(_)) && requires_imatrix(&t.name.to_string_lossy(), target, params.ftype);
+        let name = t.name.as_bytes().to_vec();
+        out.push(TensorPlan { name, ne, source: t.dtype, target, rule, requires_imatrix });
     }
     Ok(out)
 }

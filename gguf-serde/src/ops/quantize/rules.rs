@@ -6,7 +6,7 @@ use std::fmt;
 use super::params::QuantizeParams;
 use crate::container::{Gguf, Source};
 use crate::error::{Error, QuantizeError, Result};
-use crate::format::{GgmlType, Ne};
+use crate::format::{GgmlType, GgufStr, Ne};
 use crate::ops::file_type::LlamaFileType;
 use crate::ops::globs::NameGlobs;
 use crate::ops::kv_override::{KvOverride, KvOverrideValue};
@@ -134,8 +134,8 @@ impl fmt::Display for Rule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TensorPlan {
-    /// The tensor's name.
-    pub name: String,
+    /// The tensor's name: its bytes, UTF-8 or not ([`GgufStr::from`] shows them, escaped).
+    pub name: Vec<u8>,
     /// Its stored dims `ne` (fastest first) as llama-quantize writes them: trailing dims of 1
     /// dropped (`ggml_n_dims`), at least one.
     pub ne: Ne,
@@ -318,9 +318,14 @@ pub(super) fn kept_reason(
     params: &QuantizeParams,
     exclude: &NameGlobs,
     arch: &str,
-    name: &str,
+    raw: GgufStr<'_>,
     ne: &[u64],
 ) -> Option<Kept> {
+    // llama.cpp matches names as bytes (`std::string::find`); the rules here match text. A name
+    // that is not UTF-8 is matched in its lossy form, whose ASCII bytes (all the rules look for)
+    // are those of the name. The globs match the bytes.
+    let lossy = raw.to_string_lossy();
+    let name: &str = &lossy;
     if params.only_copy {
         return Some(Kept::Copy);
     }
@@ -346,7 +351,7 @@ pub(super) fn kept_reason(
             return Some(Kept::NeverQuantized(p));
         }
     }
-    exclude.first_match(name).map(|p| Kept::Excluded(p.to_owned()))
+    exclude.first_match(raw.as_bytes()).map(|p| Kept::Excluded(p.to_owned()))
 }
 
 /// llama-quantize's running state over the tensors (`quantize_state_impl`).
@@ -647,9 +652,12 @@ impl State<'_> {
         Ok((new, if new == ty { Rule::Default } else { rule }))
     }
 
-    /// `llama_tensor_get_type` for a tensor that may be quantized.
-    pub(super) fn choose(&mut self, name: &str, ne: &[u64], cat: Category) -> Result<(GgmlType, Rule)> {
+    /// `llama_tensor_get_type` for a tensor that may be quantized. `--tensor-type` patterns
+    /// match the name's bytes; the mix rules its lossy text (the ASCII they look for is the same).
+    pub(super) fn choose(&mut self, raw: GgufStr<'_>, ne: &[u64], cat: Category) -> Result<(GgmlType, Rule)> {
         let p = self.params;
+        let lossy = raw.to_string_lossy();
+        let name: &str = &lossy;
         if let (Some(t), Category::TokenEmbd) = (p.token_embedding_type, cat) {
             let named = name == "per_layer_token_embd.weight" && p.tensor_types.iter().any(|o| o.matches(name));
             if !named {
@@ -663,12 +671,12 @@ impl State<'_> {
         if !default.is_quantized() {
             return Ok((default, Rule::Default));
         }
-        let (ty, rule) = match p.tensor_types.iter().find(|o| o.matches(name)) {
+        let (ty, rule) = match p.tensor_types.iter().find(|o| o.matches(raw.as_bytes())) {
             Some(o) => (o.dtype, Rule::Override(Override::TensorType(o.pattern.clone()))),
             None if !p.pure => self.mix(default, name, ne, cat)?,
             None => (default, Rule::Default),
         };
-        fallback(name, ne, ty, rule)
+        fallback(&raw.to_string(), ne, ty, rule)
     }
 }
 

@@ -116,38 +116,47 @@ fn nesting_past_the_limit_refused() {
     assert!(matches!(e.kind(), ErrorKind::Format(FormatError::TooDeep { offset: 424, .. })), "{e:?}");
 }
 
+/// A BOOL byte other than 0 and 1 (the spec: "anything else is invalid") is read as ggml's
+/// `gguf_reader::read(bool &)` reads it (`int8_t tmp; dst = tmp != 0`): true, in a scalar, an
+/// array and an array of arrays, from every source. [`Kv::odd_bool_bytes`] names the first such
+/// byte and its offset (where the refusal used to). ggml's own reading of such a file, and what
+/// its writer writes back: `gguf-cli/tests/cli/odd_bools.rs`, `tests/tests/interop/split_llama.rs`.
 #[test]
-fn bool_byte_other_than_zero_or_one() {
+fn bool_byte_other_than_zero_or_one_is_true() {
+    let odd = |g: &Gguf<&[u8]>| g.metadata().next().unwrap().odd_bool_bytes().map(|o| (o.count, o.first, o.offset));
+
     let mut b = one_kv(ty::BOOL);
     b.u8(2);
-    let e = parse_err(&b.buf);
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { key, byte: 2, offset: 37, .. }) if key == "k"),
-        "{e:?}"
-    );
-    assert_eq!(e.to_string(), r#"invalid bool byte 0x02 for key "k" at offset 37 (expected 0 or 1)"#);
-    assert_eq!((e.offset(), e.key(), e.tensor()), (Some(37), Some("k"), None));
+    let g = parse_ok(&b.buf);
+    assert_eq!(g.get("k"), Some(ValueRef::Bool(true)));
+    assert_eq!(odd(&g), Some((1, 2, 37)));
 
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::BOOL, 4).u8(1).u8(0).u8(2).u8(1);
-    let e = parse_err(&b.buf);
-    assert!(
-        matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { key, byte: 2, offset: 51, .. }) if key == "k"),
-        "{e:?}"
-    );
+    let g = parse_ok(&b.buf);
+    let a = g.get("k").unwrap().as_array().unwrap();
+    let want = [true, false, true, true].map(ValueRef::Bool);
+    assert_eq!(a.iter().collect::<Vec<_>>(), want);
+    assert_eq!((0..4).map(|i| a.get(i).unwrap()).collect::<Vec<_>>(), want);
+    assert_eq!(a.raw_bytes(), [1, 0, 2, 1], "the stored bytes");
+    assert_eq!(odd(&g), Some((1, 2, 51)));
 
     let mut b = one_kv(ty::ARRAY);
-    b.arr(ty::ARRAY, 2).arr(ty::BOOL, 1).u8(1).arr(ty::BOOL, 1).u8(0xff);
-    let e = parse_err(&b.buf);
-    assert!(matches!(e.kind(), ErrorKind::Format(FormatError::InvalidBool { byte: 0xff, offset: 74, .. })), "{e:?}");
+    b.arr(ty::ARRAY, 2).arr(ty::BOOL, 1).u8(1).arr(ty::BOOL, 2).u8(0xff).u8(0x80);
+    let g = parse_ok(&b.buf);
+    let inner: Vec<Vec<ValueRef<'_>>> =
+        g.get("k").unwrap().as_array().unwrap().iter().map(|v| v.as_array().unwrap().iter().collect()).collect();
+    assert_eq!(inner, [vec![ValueRef::Bool(true)], vec![ValueRef::Bool(true), ValueRef::Bool(true)]]);
+    assert_eq!(odd(&g), Some((2, 0xff, 74)));
 
-    // 0 and 1 read as false and true.
+    // 0 and 1 read as false and true, and are not odd.
     let mut b = B::le();
     b.header(3, 0, 2).kv("t", ty::BOOL).u8(1).kv("f", ty::ARRAY).arr(ty::BOOL, 2).u8(0).u8(1);
     let g = parse_ok(&b.buf);
     assert_eq!(g.get("t"), Some(ValueRef::Bool(true)));
     let f: Vec<_> = g.get("f").unwrap().as_array().unwrap().iter().collect();
     assert_eq!(f, [ValueRef::Bool(false), ValueRef::Bool(true)]);
+    assert!(g.metadata().all(|kv| kv.odd_bool_bytes().is_none()));
 }
 
 // Keys, strings and tensor names that are not UTF-8 are accepted (as ggml accepts them): see

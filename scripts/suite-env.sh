@@ -1,0 +1,39 @@
+# shellcheck shell=bash
+# The start both scripts/test.sh and scripts/test-nightly.sh make, sourced by them (not run on its
+# own), from the repository's root: refuses the variables that make tests check less
+# (GGUF_SKIP_PYTHON, GGUF_SKIP_MODELS, GGUF_CODEC_NO_SIMD, PROPTEST_CASES), sets CI (so a test that
+# would return early, with no Python, model or llama.cpp build, fails instead), installs what the
+# suite needs (scripts/setup.sh), exports GGUF_LLAMA_CPP_DIR (the llama.cpp build setup.sh made,
+# for the tests that run llama.cpp) and compiles the C harnesses against it (tests/harness/;
+# llama_run for tests/interop/llama_run.rs), so that a compile error shows before the tests (which
+# run it again, a no-op). Defines `totals LOG`, which prints the totals line of the test binaries'
+# output in LOG, and `suite_llama` (the last two steps, for a script that runs setup.sh itself).
+for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; do
+  if [[ -n ${!var+set} ]]; then
+    echo "$(basename "$0"): $var is set; it makes tests check less, unset it" >&2
+    exit 1
+  fi
+done
+export CI=true
+
+# scripts/setup.sh, then GGUF_LLAMA_CPP_DIR and the C harnesses. Run here when sourced, unless the
+# sourcing script set `suite_setup=later` (scripts/test.sh runs setup.sh beside the lints, which
+# need none of it, and calls `suite_llama` after).
+suite_llama() {
+  GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
+  export GGUF_LLAMA_CPP_DIR
+  scripts/build-harness.sh >/dev/null
+}
+if [[ ${suite_setup:-} != later ]]; then
+  scripts/setup.sh
+  suite_llama
+fi
+
+# The totals over every test binary and doc-test run in the log $1 (cargo prints one line per
+# binary, and the Python tests a cargo-style one): passed, failed, skipped (a test's `SKIPPED:`
+# line; it passed for libtest, so it is counted as skipped, not passed) and ignored.
+totals() {
+  awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i } }
+       /SKIPPED: / { s++ }
+       END { printf "%d passed, %d failed, %d skipped, %d ignored\n", p - s, f, s, g }' "$1"
+}
