@@ -11,7 +11,7 @@
 # binding's arithmetic runs with overflow checks and debug assertions, as the library's tests do.
 # A user's `pip install ./python` builds in release (maturin's default).
 #
-# Prints how long the build took, and ends with one cargo-style line,
+# Prints how long the build took (wall and CPU), and ends with one cargo-style line,
 # `test result: ok. N passed; N failed; N ignored; ...`, which scripts/test.sh adds to its totals
 # (pytest's skips, none under CI where a missing input fails its test, count as ignored).
 # Needs python3 with venv, PyPI (numpy, gguf, pytest; maturin for the build), and for the
@@ -25,10 +25,12 @@ if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "numpy==2.4.6" "gguf==0.19.0" "pytest==9.2.0"
-start=$(date +%s)
-MATURIN_PEP517_ARGS="--profile hostile" \
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
-echo "python-test: built and installed python/ in $(($(date +%s) - start)) s" >&2
+build() {
+  local TIMEFORMAT="python-test: built and installed python/ in %0R s wall, %0U s user + %0S s system CPU"
+  time MATURIN_PEP517_ARGS="--profile hostile" \
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+}
+build
 if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
   GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh --src-only | tail -1)
   export GGUF_LLAMA_CPP_DIR

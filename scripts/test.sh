@@ -56,8 +56,16 @@ status=0
 # (The other packages' tests ran in release before: the code has no `cfg(debug_assertions)`, so
 # the hostile run checks all that a release run did, and the `gguf` binary the CLI tests run gets
 # the overflow checks too.)
-cargo_tests() { cargo test --workspace --profile hostile --all-features --no-fail-fast 2>&1 | tee "$log"; }
-phase cargo-test cargo_tests || status=1
+# Compiled first (`--no-run`), so that the phase times say what is compiling and what is testing
+# (the doc tests are still compiled as they run); `--timings` writes each crate's compile time to
+# target/cargo-timings/cargo-timing.html.
+cargo_build() { cargo test --workspace --profile hostile --all-features --no-run --timings 2>&1 | tee "$log"; }
+cargo_tests() { cargo test --workspace --profile hostile --all-features --no-fail-fast 2>&1 | tee -a "$log"; }
+if phase cargo-build cargo_build; then
+  phase cargo-test cargo_tests || status=1
+else
+  status=1
+fi
 # The Python package (python/): `pip install ./python` into its own venv, then its pytest suite
 # against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
 python_tests() { scripts/python-test.sh 2>&1 | tee -a "$log"; }
