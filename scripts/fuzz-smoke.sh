@@ -7,15 +7,28 @@
 # `-Cdebug-assertions -Coverflow-checks`), so wrapping arithmetic on a hostile file panics here
 # instead of passing unnoticed as it would in a plain release build.
 #
-# Needs cargo-fuzz (installed here with `cargo install cargo-fuzz --locked` when missing) and a
-# nightly compiler for the sanitizer flags: the `nightly` toolchain if rustup has one, else the
-# stable one with RUSTC_BOOTSTRAP=1 (which unlocks nightly flags on stable; only for this build).
+# Needs cargo-fuzz 0.13.2 (`cargo_fuzz` below) and a nightly compiler for the sanitizer flags: the
+# `nightly` toolchain if rustup has one, else the stable one with RUSTC_BOOTSTRAP=1 (which unlocks
+# nightly flags on stable; only for this build). cargo-fuzz is the one on PATH when it is that
+# version; else it is installed once per machine outside the clone, as the llama.cpp build is
+# (scripts/build-llama.sh), in ${GGUF_SERDE_CACHE:-$HOME/.cache/gguf-serde}/cargo-fuzz-<version>
+# (`cargo install --locked --root`), so a clean clone does not compile it again.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 runs=${RUNS:-2000}
-if ! command -v cargo-fuzz >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked
+cargo_fuzz=0.13.2
+if [ "$(cargo fuzz --version 2>/dev/null | head -1)" != "cargo-fuzz $cargo_fuzz" ]; then
+  bin=${GGUF_SERDE_CACHE:-$HOME/.cache/gguf-serde}/cargo-fuzz-$cargo_fuzz
+  if [ ! -x "$bin/bin/cargo-fuzz" ]; then
+    # Installed into a scratch folder, renamed into place whole: an interrupted install leaves
+    # nothing that looks like a finished one.
+    rm -rf "$bin.tmp"
+    cargo install cargo-fuzz --version "=$cargo_fuzz" --locked --root "$bin.tmp"
+    rm -rf "$bin"
+    mv "$bin.tmp" "$bin"
+  fi
+  export PATH="$bin/bin:$PATH"
 fi
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   build() { cargo +nightly fuzz build -O -a "$@"; }

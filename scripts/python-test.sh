@@ -2,10 +2,16 @@
 # The Python package's tests (python/: the module `gguf_serde`, PyO3 + maturin), as a user gets
 # it: a venv of its own, target/python-venv (git-ignored, kept between runs), with the pinned test
 # dependencies (numpy, gguf-py 0.19.0 as the oracle, pytest), then `pip install ./python`, which
-# builds the extension with maturin (a release build of python/, in the workspace's target/),
-# then pytest on python/tests. scripts/test.sh runs it after the cargo tests.
+# builds the extension with maturin, then pytest on python/tests. scripts/test.sh runs it after
+# the cargo tests.
 #
-# Prints how long the build took, and ends with one cargo-style line,
+# The extension is built under the `hostile` profile of Cargo.toml (MATURIN_PEP517_ARGS), in the
+# workspace's target/: the profile scripts/test.sh builds the cargo tests in, so that the
+# dependencies that python/ shares with them are not compiled again in release; and the
+# binding's arithmetic runs with overflow checks and debug assertions, as the library's tests do.
+# A user's `pip install ./python` builds in release (maturin's default).
+#
+# Prints how long the build took (wall and CPU), and ends with one cargo-style line,
 # `test result: ok. N passed; N failed; N ignored; ...`, which scripts/test.sh adds to its totals
 # (pytest's skips, none under CI where a missing input fails its test, count as ignored).
 # Needs python3 with venv, PyPI (numpy, gguf, pytest; maturin for the build), and for the
@@ -19,9 +25,12 @@ if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "numpy==2.4.6" "gguf==0.19.0" "pytest==9.2.0"
-start=$(date +%s)
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
-echo "python-test: built and installed python/ in $(($(date +%s) - start)) s" >&2
+build() {
+  local TIMEFORMAT="python-test: built and installed python/ in %0R s wall, %0U s user + %0S s system CPU"
+  time MATURIN_PEP517_ARGS="--profile hostile" \
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+}
+build
 if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
   GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh --src-only | tail -1)
   export GGUF_LLAMA_CPP_DIR

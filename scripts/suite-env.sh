@@ -7,7 +7,7 @@
 # for the tests that run llama.cpp) and compiles the C harnesses against it (tests/harness/;
 # llama_run for tests/interop/llama_run.rs), so that a compile error shows before the tests (which
 # run it again, a no-op). Defines `totals LOG`, which prints the totals line of the test binaries'
-# output in LOG.
+# output in LOG, and `suite_llama` (the last two steps, for a script that runs setup.sh itself).
 for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; do
   if [[ -n ${!var+set} ]]; then
     echo "$(basename "$0"): $var is set; it makes tests check less, unset it" >&2
@@ -15,10 +15,19 @@ for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; 
   fi
 done
 export CI=true
-scripts/setup.sh
-GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
-export GGUF_LLAMA_CPP_DIR
-scripts/build-harness.sh >/dev/null
+
+# scripts/setup.sh, then GGUF_LLAMA_CPP_DIR and the C harnesses. Run here when sourced, unless the
+# sourcing script set `suite_setup=later` (scripts/test.sh runs setup.sh beside the lints, which
+# need none of it, and calls `suite_llama` after).
+suite_llama() {
+  GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh | tail -1)
+  export GGUF_LLAMA_CPP_DIR
+  scripts/build-harness.sh >/dev/null
+}
+if [[ ${suite_setup:-} != later ]]; then
+  scripts/setup.sh
+  suite_llama
+fi
 
 # The totals over every test binary and doc-test run in the log $1 (cargo prints one line per
 # binary, and the Python tests a cargo-style one): passed, failed, skipped (a test's `SKIPPED:`

@@ -3,7 +3,7 @@
 # lints (scripts/lint.sh), the publishing checks (scripts/package-check.sh: `cargo package` of the
 # three published crates, dependency licences, gguf-serde's feature combinations, warning-free
 # docs), a short run of each fuzz target (scripts/fuzz-smoke.sh), every test of the workspace
-# (gguf-serde's own with overflow checks and debug assertions on) and the Python package's tests
+# (with overflow checks and debug assertions on) and the Python package's tests
 # (scripts/python-test.sh), then prints
 # the totals of all test binaries as one line. `.ci/run` runs exactly this.
 #
@@ -14,30 +14,64 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-# The variables refused, CI, scripts/setup.sh, GGUF_LLAMA_CPP_DIR, the C harnesses, `totals`.
+# The variables refused, CI, `totals`, `suite_llama` (scripts/suite-env.sh, which scripts/test-nightly.sh
+# sources too); scripts/setup.sh runs below, beside the lints.
+suite_setup=later
 source scripts/suite-env.sh
-scripts/lint.sh
-scripts/package-check.sh
-scripts/fuzz-smoke.sh
+# Each phase prints its times when it ends ("test.sh: PHASE: W s wall, U s user + S s system
+# CPU", bash's `time`), and the run its totals. On a shared machine the CPU time is the one to
+# compare (tests/README.md, "Time").
+phase() {
+  local name=$1
+  shift
+  local TIMEFORMAT="test.sh: $name: %0R s wall, %0U s user + %0S s system CPU"
+  time "$@"
+}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# The venv, the models and the llama.cpp build (a no-op when cached, see scripts/build-llama.sh)
+# run beside the lints and the publishing checks, which need none of them: setup is mostly
+# downloads, unpacking and one-core Python work, the lints are compiles that take both cores.
+phase setup scripts/setup.sh &
+setup=$!
+phase lint scripts/lint.sh
+phase package-check scripts/package-check.sh
+wait "$setup"
+# GGUF_LLAMA_CPP_DIR (the llama.cpp build setup.sh made, for the tests that run llama.cpp) and
+# the C harnesses against it, compiled here so that a compile error shows before the tests.
+suite_llama
+phase fuzz-smoke scripts/fuzz-smoke.sh
 # The codec reference vectors (gguf-serde/tests/data/codec) regenerate from ggml, byte for byte;
 # all but exhaustive.txt (ggml over all 2^32 f32 inputs, about 45 s of a core), which
 # scripts/test-nightly.sh regenerates with the other slow checks this script leaves to it.
-scripts/codec-vectors.sh --no-exhaustive
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+phase codec-vectors scripts/codec-vectors.sh --no-exhaustive
 # A failing binary does not stop the run: the totals are printed, then the status is the failure.
 status=0
-# Every package but gguf-serde in release; gguf-serde's own tests (its unit tests, every test
-# binary of gguf-serde/tests, its doc tests) once, with every feature (as the workspace build
-# unifies them: remote, convert, hash, export), under [profile.hostile] of Cargo.toml: the
-# release code generation with overflow checks and debug assertions on, so that wrapping
-# arithmetic on a malformed file fails a test instead of passing unnoticed as in a release build.
-# (Part of them used to run twice, in release and again under hostile; the code has no
-# `cfg(debug_assertions)`, so the hostile run checks all that a release run did.)
-cargo test --workspace --exclude gguf-serde --release --no-fail-fast 2>&1 | tee "$log" || status=1
-cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast 2>&1 | tee -a "$log" || status=1
+# Every package's tests (the unit tests, every test binary, the doc tests) once, with every
+# feature (gguf-serde's tests need them all; the other packages' builds unify them anyway: remote,
+# convert, hash, export), under [profile.hostile] of Cargo.toml: the release code generation with
+# overflow checks and debug assertions on, so that wrapping arithmetic on a malformed file fails a
+# test instead of passing unnoticed as in a release build. One profile for every package: the
+# dependencies and gguf-serde are compiled once, not once in release and again under hostile.
+# (The other packages' tests ran in release before: the code has no `cfg(debug_assertions)`, so
+# the hostile run checks all that a release run did, and the `gguf` binary the CLI tests run gets
+# the overflow checks too.)
+# Compiled first (`--no-run`), so that the phase times say what is compiling and what is testing
+# (the doc tests are still compiled as they run); `--timings` writes each crate's compile time to
+# target/cargo-timings/cargo-timing.html.
+cargo_build() { cargo test --workspace --profile hostile --all-features --no-run --timings 2>&1 | tee "$log"; }
+cargo_tests() { cargo test --workspace --profile hostile --all-features --no-fail-fast 2>&1 | tee -a "$log"; }
+if phase cargo-build cargo_build; then
+  phase cargo-test cargo_tests || status=1
+else
+  status=1
+fi
 # The Python package (python/): `pip install ./python` into its own venv, then its pytest suite
 # against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
-scripts/python-test.sh 2>&1 | tee -a "$log" || status=1
+python_tests() { scripts/python-test.sh 2>&1 | tee -a "$log"; }
+phase python-test python_tests || status=1
 totals "$log"
+# The totals: this shell's children, all waited for by now (`times`' second line).
+times > "$log"
+echo "test.sh: total: $SECONDS s wall, $(awk 'NR == 2 { print $1 " user + " $2 " system CPU" }' "$log")" >&2
 exit $status
