@@ -27,8 +27,8 @@ mod value_type;
 
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use error::AlignmentProblem;
-pub use gstr::{GgufStr, UnescapeError, UnescapeProblem};
 pub(crate) use gstr::Quoted;
+pub use gstr::{GgufStr, UnescapeError, UnescapeProblem};
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 
