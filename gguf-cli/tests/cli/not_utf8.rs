@@ -169,12 +169,23 @@ fn importance_matrix_entries_that_are_not_utf8_are_used_as_llama_quantize_uses_t
     let dir = temp_dir("not-utf8-imatrix");
     let names = tiny_llama(&dir.join("m.gguf"));
     imatrices(&dir, &names);
+    // The dataset name `tex\xfe.txt` and file names with the byte FF: llama-quantize writes
+    // their bytes to `quantize.imatrix.dataset` and `quantize.imatrix.file`.
+    use std::os::unix::ffi::OsStrExt;
+    for (from, to) in [("im.gguf", &b"im\xff.gguf"[..]), ("im.dat", b"im\xff.dat")] {
+        let mut bytes = std::fs::read(dir.join(from)).unwrap();
+        let at = bytes.windows(8).position(|w| w == b"text.txt").unwrap();
+        bytes[at + 3] = 0xfe;
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(to)), bytes).unwrap();
+    }
     let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
     let os = |s: &str| std::ffi::OsString::from(s);
     run_in(&dir, &ours, &[&os("quantize"), &os("-q"), &os("m.gguf"), &os("plain.gguf"), &os("Q4_K_M")]);
     let plain = gguf_serde::Gguf::open(dir.join("plain.gguf")).unwrap();
-    for im in ["im.gguf", "im.dat"] {
-        let args = |out: &str| [os("--imatrix"), os(im), os("m.gguf"), os(out), os("Q4_K_M"), os("2")];
+    for im in [&b"im.gguf"[..], b"im.dat", b"im\xff.gguf", b"im\xff.dat"] {
+        let im_os = std::ffi::OsStr::from_bytes(im).to_owned();
+        let im = String::from_utf8_lossy(im);
+        let args = |out: &str| [os("--imatrix"), im_os.clone(), os("m.gguf"), os(out), os("Q4_K_M"), os("2")];
         let theirs = run_in(&dir, &lq, &args("theirs.gguf").iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
         let log = String::from_utf8_lossy(&theirs.stdout);
         assert!(log.contains(&format!("loaded {} importance matrix entries", names.len())), "{im}: {log}");

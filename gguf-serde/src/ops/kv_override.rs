@@ -14,8 +14,8 @@ pub enum KvOverrideValue {
     Float(f64),
     /// `bool:true` or `bool:false`.
     Bool(bool),
-    /// `str:TEXT`, at most 127 bytes.
-    Str(String),
+    /// `str:TEXT`, at most 127 bytes, as bytes (UTF-8 or not: llama-quantize copies them).
+    Str(Vec<u8>),
 }
 
 /// A `--override-kv` option: `key` is set (replacing any earlier value and moving to the end).
@@ -65,20 +65,21 @@ impl KvOverride {
             if v.len() > 127 {
                 return bad("value cannot exceed 127 chars");
             }
-            KvOverrideValue::Str(v.to_owned())
+            KvOverrideValue::Str(v.as_bytes().to_vec())
         } else {
             return bad("invalid type (int, float, bool or str)");
         };
         Ok(KvOverride { key: key.to_owned(), value })
     }
 
-    /// The value as written to the output.
+    /// The value as written to the output; a `str` value that is not UTF-8 is given lossily
+    /// here (U+FFFD), while the quantize writer writes its bytes.
     pub fn to_value(&self) -> Value {
         match &self.value {
             KvOverrideValue::Int(n) => Value::U32(n.unsigned_abs() as u32),
             KvOverrideValue::Float(x) => Value::F32(*x as f32),
             KvOverrideValue::Bool(b) => Value::Bool(*b),
-            KvOverrideValue::Str(s) => Value::String(s.clone()),
+            KvOverrideValue::Str(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
         }
     }
 }
