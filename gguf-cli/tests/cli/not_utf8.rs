@@ -589,3 +589,26 @@ fn shards_named_with_bytes_that_are_not_utf8() {
     let (prefix, no, count) = gguf_serde::container::parse_shard_path(dir.join(&first)).unwrap();
     assert_eq!((prefix, no, count), (dir.join(os(b"r\xff")), 0, 2));
 }
+
+/// `quantize --override-kv` takes the bytes of its argument (Unix): key `ov.\xff` = string
+/// `a\xfeb` is written as those bytes, byte-identical to llama-quantize's output for the same
+/// option.
+#[test]
+fn override_kv_takes_bytes_as_llama_quantize() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("not-utf8-override-kv");
+    tiny_llama(&dir.join("m.gguf"));
+    let ov = OsStr::from_bytes(b"ov.\xff=str:a\xfeb");
+    let args = |out: &'static str| {
+        [OsStr::new("--override-kv"), ov, OsStr::new("m.gguf"), OsStr::new(out), OsStr::new("Q8_0")]
+    };
+    run_in(&dir, &lq, &args("theirs.gguf"));
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    run_in(&dir, &ours, &[&[OsStr::new("quantize"), OsStr::new("-q")][..], &args("ours.gguf")].concat());
+    let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+    assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
+    let f = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
+    assert_eq!(f.get(b"ov.\xff"), Some(gguf_serde::ValueRef::String(gguf_serde::GgufStr::from_bytes(b"a\xfeb"))));
+}

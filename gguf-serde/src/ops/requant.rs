@@ -430,12 +430,12 @@ fn llama_quantize_kvs<'a, S: Source>(
     kvs.push((b"general.file_type".to_vec(), OutKv::New(Value::U32(file_type))));
     let imatrix_kvs = params.active_imatrix().map(Imatrix::kv_overrides).unwrap_or_default();
     for o in params.kv_overrides.iter().chain(&imatrix_kvs) {
-        kvs.retain(|(k, _)| k.as_slice() != o.key.as_bytes());
+        kvs.retain(|(k, _)| *k != o.key);
         let v = match &o.value {
             KvOverrideValue::Str(b) => OutKv::Bytes(b.clone()),
             _ => OutKv::New(o.to_value()),
         };
-        kvs.push((o.key.clone().into_bytes(), v));
+        kvs.push((o.key.clone(), v));
     }
     kvs
 }

@@ -126,7 +126,7 @@ fn gguf_weights_are_sums_over_rounded_counts_and_one_for_zero_counts() {
     assert_eq!(m.entries["blk.0.attn_q.weight".as_bytes()], [1.0, 2.0, 3.0, 4.5]);
     assert_eq!(m.entries["blk.0.ffn_up_exps.weight".as_bytes()], [1.0, 2.0, 1.0, 1.0]);
     // The keys llama-quantize appends, in its order.
-    let kv: Vec<(String, KvOverrideValue)> = m.kv_overrides().into_iter().map(|o| (o.key, o.value)).collect();
+    let kv: Vec<(Vec<u8>, KvOverrideValue)> = m.kv_overrides().into_iter().map(|o| (o.key, o.value)).collect();
     assert_eq!(
         kv,
         [
@@ -162,8 +162,8 @@ fn dat_weights_are_values_over_ncall_with_the_optional_trailer() {
     assert_eq!((m.chunk_count, m.datasets.as_slice()), (7, [b"calib.txt".to_vec()].as_slice()));
     // Without the trailer: no dataset and no chunk count, so neither key.
     let m = Imatrix::from_bytes(&dat_file(&entries, None), "im.dat").unwrap();
-    let keys: Vec<String> = m.kv_overrides().into_iter().map(|o| o.key).collect();
-    assert_eq!(keys, ["quantize.imatrix.file", "quantize.imatrix.entries_count"]);
+    let keys: Vec<Vec<u8>> = m.kv_overrides().into_iter().map(|o| o.key).collect();
+    assert_eq!(keys, [&b"quantize.imatrix.file"[..], b"quantize.imatrix.entries_count"]);
 }
 
 #[test]
