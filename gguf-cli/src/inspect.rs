@@ -347,17 +347,17 @@ struct Memory {
 #[derive(Debug, thiserror::Error)]
 enum MemoryError {
     /// A key the estimate needs is missing (or not an integer).
-    #[error("--memory: the file has no {0}")]
+    #[error("--memory: the file has no {}", shown_key(.0))]
     Missing(String),
     /// `general.architecture` is a string that is not UTF-8 (the reader's error: key, offset).
     #[error("--memory: {0}")]
     NotUtf8(gguf_serde::Error),
     /// `{arch}.attention.head_count` is 0.
-    #[error("--memory: {0} is 0")]
+    #[error("--memory: {} is 0", shown_key(.0))]
     Zero(String),
     /// A size does not fit in 64 bits: `what` (a key of the file, or a tensor) has the value
     /// `value` that made it overflow.
-    #[error("--memory: {what} = {value} makes the {size} larger than 2^64 - 1 bytes")]
+    #[error("--memory: {} = {value} makes the {size} larger than 2^64 - 1 bytes", shown_key(.what))]
     Overflow {
         /// The key or tensor.
         what: String,
@@ -366,6 +366,18 @@ enum MemoryError {
         /// The size computed: "KV cache", "weights", ….
         size: &'static str,
     },
+}
+
+/// A key built from `general.architecture` (or another text) as a message shows it: as it is
+/// when it has nothing to escape, else escaped and quoted as inspect shows names (a control
+/// byte or a backslash of the architecture never reaches the terminal raw).
+fn shown_key(k: &str) -> String {
+    let g = gguf_serde::GgufStr::from(k);
+    if g.escaped() == k {
+        k.to_owned()
+    } else {
+        format!("{g:?}")
+    }
 }
 
 /// `a × b`, or [`MemoryError::Overflow`] naming `what` (whose value is `b`).

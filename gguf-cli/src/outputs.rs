@@ -155,7 +155,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 /// The files `PREFIX-NNNNN-of-MMMMM.gguf` beside `prefix`, with their count `MMMMM`, in name
 /// order (so that a refusal names shard 1 of a split, whatever the folder's order).
 fn shard_files(prefix: &Path) -> Vec<(PathBuf, u32)> {
-    let Some(stem) = prefix.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
+    let Some(stem) = prefix.file_name().map(|n| n.as_encoded_bytes()) else { return Vec::new() };
     let dir = match prefix.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -165,7 +165,7 @@ fn shard_files(prefix: &Path) -> Vec<(PathBuf, u32)> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let name = e.file_name();
-            let count = name.to_str().and_then(|n| n.strip_prefix(stem)).and_then(shard_count)?;
+            let count = name.as_encoded_bytes().strip_prefix(stem).and_then(shard_count)?;
             Some((dir.join(name), count))
         })
         .collect();
@@ -174,19 +174,18 @@ fn shard_files(prefix: &Path) -> Vec<(PathBuf, u32)> {
 }
 
 /// The count `MMMMM` of a shard name's end `-NNNNN-of-MMMMM.gguf`.
-fn shard_count(rest: &str) -> Option<u32> {
-    let b = rest.as_bytes();
+fn shard_count(b: &[u8]) -> Option<u32> {
     let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     let shaped = b.len() == 20
-        && rest.starts_with('-')
+        && b.starts_with(b"-")
         && digits(1..6)
-        && rest.get(6..10) == Some("-of-")
+        && b.get(6..10) == Some(b"-of-")
         && digits(10..15)
-        && rest.ends_with(".gguf");
+        && b.ends_with(b".gguf");
     if !shaped {
         return None;
     }
-    rest.get(10..15).and_then(|m| m.parse().ok())
+    std::str::from_utf8(b.get(10..15)?).ok()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -195,10 +194,10 @@ mod tests {
 
     #[test]
     fn shard_names() {
-        assert_eq!(shard_count("-00001-of-00003.gguf"), Some(3));
-        assert_eq!(shard_count("-00001-of-0003.gguf"), None);
-        assert_eq!(shard_count("-0000a-of-00003.gguf"), None);
-        assert_eq!(shard_count("-00001-of-00003.bin"), None);
-        assert_eq!(shard_count(".gguf"), None);
+        assert_eq!(shard_count(b"-00001-of-00003.gguf"), Some(3));
+        assert_eq!(shard_count(b"-00001-of-0003.gguf"), None);
+        assert_eq!(shard_count(b"-0000a-of-00003.gguf"), None);
+        assert_eq!(shard_count(b"-00001-of-00003.bin"), None);
+        assert_eq!(shard_count(b".gguf"), None);
     }
 }

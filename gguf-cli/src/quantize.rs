@@ -124,7 +124,7 @@ pub struct QuantizeArgs {
     tensor_type_file: Vec<PathBuf>,
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable).
-    #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = parse_override_kv)]
+    #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = override_kv_parser())]
     override_kv: Vec<KvOverride>,
     /// Use the importance matrix only for tensors whose name contains NAME (its bytes, as
     /// given; repeatable; not with --exclude-weights; needs --imatrix).
@@ -355,9 +355,12 @@ fn tensor_type_parser() -> impl clap::builder::TypedValueParser<Value = TensorTy
         .try_map(|s: OsString| TensorTypeOverride::parse(s.as_encoded_bytes()).map_err(usage_error))
 }
 
-/// Parses an `--override-kv` option when the arguments are parsed (a usage error, exit 2).
-fn parse_override_kv(s: &str) -> Result<KvOverride, String> {
-    KvOverride::parse(s).map_err(usage_error)
+/// Parses an `--override-kv` option when the arguments are parsed (a usage error, exit 2); its
+/// bytes are taken as given (on Unix, bytes that are not UTF-8 too), as llama-quantize takes them.
+fn override_kv_parser() -> impl clap::builder::TypedValueParser<Value = KvOverride> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new()
+        .try_map(|s: OsString| KvOverride::parse_bytes(s.as_encoded_bytes()).map_err(usage_error))
 }
 
 /// The text of an option's refusal for clap's usage error (which names the option).

@@ -169,12 +169,23 @@ fn importance_matrix_entries_that_are_not_utf8_are_used_as_llama_quantize_uses_t
     let dir = temp_dir("not-utf8-imatrix");
     let names = tiny_llama(&dir.join("m.gguf"));
     imatrices(&dir, &names);
+    // The dataset name `tex\xfe.txt` and file names with the byte FF: llama-quantize writes
+    // their bytes to `quantize.imatrix.dataset` and `quantize.imatrix.file`.
+    use std::os::unix::ffi::OsStrExt;
+    for (from, to) in [("im.gguf", &b"im\xff.gguf"[..]), ("im.dat", b"im\xff.dat")] {
+        let mut bytes = std::fs::read(dir.join(from)).unwrap();
+        let at = bytes.windows(8).position(|w| w == b"text.txt").unwrap();
+        bytes[at + 3] = 0xfe;
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(to)), bytes).unwrap();
+    }
     let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
     let os = |s: &str| std::ffi::OsString::from(s);
     run_in(&dir, &ours, &[&os("quantize"), &os("-q"), &os("m.gguf"), &os("plain.gguf"), &os("Q4_K_M")]);
     let plain = gguf_serde::Gguf::open(dir.join("plain.gguf")).unwrap();
-    for im in ["im.gguf", "im.dat"] {
-        let args = |out: &str| [os("--imatrix"), os(im), os("m.gguf"), os(out), os("Q4_K_M"), os("2")];
+    for im in [&b"im.gguf"[..], b"im.dat", b"im\xff.gguf", b"im\xff.dat"] {
+        let im_os = std::ffi::OsStr::from_bytes(im).to_owned();
+        let im = String::from_utf8_lossy(im);
+        let args = |out: &str| [os("--imatrix"), im_os.clone(), os("m.gguf"), os(out), os("Q4_K_M"), os("2")];
         let theirs = run_in(&dir, &lq, &args("theirs.gguf").iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
         let log = String::from_utf8_lossy(&theirs.stdout);
         assert!(log.contains(&format!("loaded {} importance matrix entries", names.len())), "{im}: {log}");
@@ -283,10 +294,13 @@ fn odd_file(path: &Path, keys: &[&[u8]], names: &[&[u8]]) {
     w.commit().unwrap();
 }
 
-/// Runs `gguf ARGS` (any bytes), with its output.
+/// Runs `gguf ARGS` (any bytes), with its output (standard output and error captured).
 fn gguf_os(args: &[&[u8]]) -> std::process::Output {
     use std::os::unix::ffi::OsStrExt;
-    crate::run(crate::gguf_command().args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a))))
+    gguf_tests::output_with_deadline(
+        crate::gguf_command().args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a))),
+        crate::HANG,
+    )
 }
 
 /// The text `\xff` (four characters) and the byte FF never print alike: every command shows keys
@@ -481,4 +495,120 @@ fn quantize_takes_paths_that_are_not_utf8() {
         gguf_serde::Gguf::open(&out).unwrap().tensor("blk.0.attn_q.weight").unwrap().dtype,
         gguf_serde::GgmlType::Q8_0
     );
+}
+
+/// `rm`, `rename` and `set` refusals quote the key once, in the escaped form inspect prints (the
+/// escaping's definition, written out by hand): not the `Debug` of the escaped text, which
+/// doubles every backslash.
+#[test]
+fn edit_errors_quote_keys_once() {
+    let dir = temp_dir("not-utf8-edit-errors");
+    let f = dir.join("e.gguf");
+    odd_file(&f, &[br"bad.key\xff", b"k"], &[]);
+    let err = |args: &[&[u8]]| {
+        let o = gguf_os(args);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let p = f.as_os_str().as_encoded_bytes();
+    let e = err(&[b"rm", p, b"no.\xfe\n"]);
+    assert!(e.contains(r#"cannot edit "no.\xfe\n": no such key to remove"#), "{e}");
+    let e = err(&[b"rename", p, b"k", br"bad.key\\xff"]);
+    assert!(e.contains(r#"cannot edit "k": cannot rename to "bad.key\\xff": that key exists"#), "{e}");
+    let e = err(&[b"set", p, b"x..\xfe", b"1"]);
+    assert!(e.contains(r#"cannot edit "x..\xfe": a segment between dots is empty"#), "{e}");
+    let e = err(&[b"set", p, b"k\xfe", b"x", b"--type", b"u32"]);
+    assert!(e.contains(r#"cannot edit "k\xfe": "x" is not a valid u32"#), "{e}");
+}
+
+/// `inspect --memory` of a file whose `general.architecture` is UTF-8 with a control byte or a
+/// backslash names the missing key escaped and quoted (as inspect shows names), never with the
+/// raw byte.
+#[test]
+fn memory_escapes_an_architecture_with_control_bytes() {
+    use gguf_serde::GgufWriter;
+    let dir = temp_dir("memory-arch-escaped");
+    for (arch, shown) in [
+        ("lla\nm", r#""lla\nm.block_count""#),
+        ("lla\x1bm", r#""lla\u{1b}m.block_count""#),
+        ("lla\0m", r#""lla\0m.block_count""#),
+        ("lla\\m", r#""lla\\m.block_count""#),
+    ] {
+        let f = dir.join("a.gguf");
+        let mut w = GgufWriter::create(&f).unwrap();
+        w.add_kv("general.architecture", arch).unwrap();
+        w.commit().unwrap();
+        let o = gguf(&["inspect", "--memory", s(&f)]);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(err.contains(&format!("the file has no {shown}")), "{arch:?}: {err}");
+        assert!(!err.trim_end().contains(['\n', '\x1b', '\0']), "{arch:?}: {err}");
+    }
+}
+
+/// Shards whose prefix is not UTF-8 (`r\xff-00001-of-00002.gguf`, as llama-gguf-split names
+/// them) are shards: `merge` gives back the file llama-gguf-split split, `hash` prints
+/// llama-gguf-hash's lines, and `inspect`, `quantize` (with and without `--keep-split`) and
+/// `ShardedGguf::open` read the whole model.
+#[test]
+fn shards_named_with_bytes_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let (Some(split), Some(hash)) =
+        (gguf_tests::llama_tool("llama-gguf-split"), gguf_tests::llama_tool("llama-gguf-hash"))
+    else {
+        return;
+    };
+    let dir = temp_dir("not-utf8-shards");
+    let src = dir.join("src.gguf");
+    tiny_llama(&src);
+    let os = |b: &[u8]| OsStr::from_bytes(b).to_owned();
+    run_in(&dir, &split, &[&os(b"--split-max-tensors"), &os(b"3"), src.as_os_str(), &os(b"r\xff")]);
+    let first = os(b"r\xff-00001-of-00002.gguf");
+    let ours = |args: &[&OsStr]| {
+        let o = gguf_tests::output_with_deadline(crate::gguf_command().current_dir(&dir).args(args), crate::HANG);
+        assert!(o.status.success(), "gguf {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    // llama-gguf-split merges them (keeping the split keys, with `split.count = 0`); ours gives
+    // back the file llama-gguf-split split, byte for byte.
+    run_in(&dir, &split, &[&os(b"--merge"), &first, &os(b"theirs.gguf")]);
+    ours(&[&os(b"merge"), &first, &os(b"ours.gguf")]);
+    assert!(std::fs::read(dir.join("ours.gguf")).unwrap() == std::fs::read(&src).unwrap());
+    // A shard hashes the whole model: llama-gguf-hash's lines for each shard, in order.
+    let second = os(b"r\xff-00002-of-00002.gguf");
+    let theirs = [run_in(&dir, &hash, &[&first]).stdout, run_in(&dir, &hash, &[&second]).stdout].concat();
+    assert!(ours(&[&os(b"hash"), &first]).stdout == theirs);
+    let text = String::from_utf8(ours(&[&os(b"inspect"), &first]).stdout).unwrap();
+    assert!(text.contains("blk.0.attn_q.weight"), "{text}");
+    ours(&[&os(b"quantize"), &os(b"-q"), &first, &os(b"q.gguf"), &os(b"Q8_0")]);
+    assert_eq!(gguf_serde::Gguf::open(dir.join("q.gguf")).unwrap().tensor_count(), 3 + ODD_NAMES.len());
+    ours(&[&os(b"quantize"), &os(b"-q"), &os(b"--keep-split"), &first, &os(b"k.gguf"), &os(b"Q8_0")]);
+    let model = gguf_serde::ShardedGguf::open(dir.join(&first)).unwrap();
+    assert_eq!((model.shard_count(), model.tensor_count()), (2, 3 + ODD_NAMES.len()));
+    let (prefix, no, count) = gguf_serde::container::parse_shard_path(dir.join(&first)).unwrap();
+    assert_eq!((prefix, no, count), (dir.join(os(b"r\xff")), 0, 2));
+}
+
+/// `quantize --override-kv` takes the bytes of its argument (Unix): key `ov.\xff` = string
+/// `a\xfeb` is written as those bytes, byte-identical to llama-quantize's output for the same
+/// option.
+#[test]
+fn override_kv_takes_bytes_as_llama_quantize() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("not-utf8-override-kv");
+    tiny_llama(&dir.join("m.gguf"));
+    let ov = OsStr::from_bytes(b"ov.\xff=str:a\xfeb");
+    let args = |out: &'static str| {
+        [OsStr::new("--override-kv"), ov, OsStr::new("m.gguf"), OsStr::new(out), OsStr::new("Q8_0")]
+    };
+    run_in(&dir, &lq, &args("theirs.gguf"));
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    run_in(&dir, &ours, &[&[OsStr::new("quantize"), OsStr::new("-q")][..], &args("ours.gguf")].concat());
+    let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+    assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
+    let f = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
+    assert_eq!(f.get(b"ov.\xff"), Some(gguf_serde::ValueRef::String(gguf_serde::GgufStr::from_bytes(b"a\xfeb"))));
 }

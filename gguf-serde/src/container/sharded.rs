@@ -64,20 +64,22 @@ pub fn shard_path(prefix: impl AsRef<Path>, index: u16, count: u16) -> PathBuf {
 /// ```
 pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     let path = path.as_ref();
-    let name = path.file_name()?.to_str()?;
+    // By bytes, so that a stem that is not UTF-8 (`r\xff-00001-of-00002.gguf`, as `split` and
+    // llama-gguf-split name the shards of such a prefix) is a shard name too.
+    let name = path.file_name()?;
+    let bytes = name.as_encoded_bytes();
     // "-NNNNN-of-MMMMM.gguf" is 20 bytes.
-    let cut = name.len().checked_sub(20)?;
-    let (stem, tail) = (name.get(..cut)?, name.get(cut..)?);
-    let b = tail.as_bytes();
+    let cut = bytes.len().checked_sub(20)?;
+    let tail = bytes.get(cut..)?;
     let digits = |r: Range<usize>| -> Option<u32> {
-        let s = tail.get(r)?;
-        if s.bytes().all(|c| c.is_ascii_digit()) {
-            s.parse().ok()
+        let d = tail.get(r)?;
+        if d.iter().all(u8::is_ascii_digit) {
+            std::str::from_utf8(d).ok()?.parse().ok()
         } else {
             None
         }
     };
-    if b.first() != Some(&b'-') || tail.get(6..10) != Some("-of-") || tail.get(15..) != Some(".gguf") {
+    if tail.first() != Some(&b'-') || tail.get(6..10) != Some(b"-of-") || tail.get(15..) != Some(b".gguf") {
         return None;
     }
     let (no, count) = (digits(1..6)?, digits(10..15)?);
@@ -86,12 +88,26 @@ pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     }
     // The path as given without its last 20 bytes, so that a URL keeps its exact spelling
     // (`https://host/a//b-00001-of-00002.gguf`: `Path`'s parent would fold the `//`).
-    let prefix = match path.to_str() {
-        Some(s) if s.ends_with(name) => PathBuf::from(s.get(..s.len().checked_sub(20)?)?),
-        _ => path.with_file_name(stem),
+    let prefix = match (path.to_str(), name.to_str()) {
+        (Some(s), Some(n)) if s.ends_with(n) => PathBuf::from(s.get(..s.len().checked_sub(20)?)?),
+        _ => path.with_file_name(os_prefix(name, cut)?),
     };
     // 1 <= no <= count <= u16::MAX (checked above).
     Some((prefix, no.saturating_sub(1) as u16, count as u16))
+}
+
+/// The first `cut` bytes of `name`, where `cut` is at an ASCII byte (the `-` of a shard name's
+/// end): any bytes on Unix, UTF-8 elsewhere.
+fn os_prefix(name: &std::ffi::OsStr, cut: usize) -> Option<OsString> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(std::ffi::OsStr::from_bytes(name.as_bytes().get(..cut)?).to_owned())
+    }
+    #[cfg(not(unix))]
+    {
+        Some(OsString::from(name.to_str()?.get(..cut)?))
+    }
 }
 
 /// Where a model's tensors are: a view that the typed model layer binds to, whatever the files.

@@ -1,7 +1,7 @@
 //! The model layer's error: a file that does not fit a `#[derive(GgufModel)]` struct, or a
 //! struct that cannot be written ([`ModelError`]).
 
-use crate::format::GgmlType;
+use crate::format::{GgmlType, Quoted};
 
 fn display_dtypes(d: &[GgmlType]) -> String {
     match d {
@@ -18,7 +18,7 @@ fn display_dims(d: &[Option<u64>]) -> String {
 
 fn display_names(names: &[String]) -> String {
     const SHOWN: usize = 8;
-    let mut s = names.iter().take(SHOWN).map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    let mut s = names.iter().take(SHOWN).map(|n| Quoted(n).to_string()).collect::<Vec<_>>().join(", ");
     if names.len() > SHOWN {
         s.push_str(&format!(" and {} more", names.len().saturating_sub(SHOWN)));
     }
@@ -31,7 +31,7 @@ fn display_names(names: &[String]) -> String {
 #[non_exhaustive]
 pub enum ModelError {
     /// A tensor that a field requires is not in the file.
-    #[error("tensor {name:?} is missing (required by the model field `{field}`)")]
+    #[error("tensor {} is missing (required by the model field `{field}`)", Quoted(.name))]
     #[non_exhaustive]
     MissingTensor {
         /// The tensor's full name.
@@ -41,7 +41,7 @@ pub enum ModelError {
     },
 
     /// A tensor whose type is not one that its field accepts.
-    #[error("tensor {name:?} has type {found}, expected {}", display_dtypes(.expected))]
+    #[error("tensor {} has type {found}, expected {}", Quoted(.name), display_dtypes(.expected))]
     #[non_exhaustive]
     WrongDtype {
         /// The tensor.
@@ -53,7 +53,7 @@ pub enum ModelError {
     },
 
     /// A tensor whose canonical shape (outermost first) differs from its field's constraint.
-    #[error("tensor {name:?} has shape {found:?}, expected {}", display_dims(.expected))]
+    #[error("tensor {} has shape {found:?}, expected {}", Quoted(.name), display_dims(.expected))]
     #[non_exhaustive]
     WrongShape {
         /// The tensor.
@@ -67,7 +67,7 @@ pub enum ModelError {
 
     /// A shape or count constraint that cannot be evaluated (an arithmetic overflow, a negative
     /// or non-integer metadata value, a count larger than the model's tensors).
-    #[error("constraint of {name:?}: {reason}")]
+    #[error("constraint of {}: {reason}", Quoted(.name))]
     #[non_exhaustive]
     Constraint {
         /// The tensor or name template.
@@ -78,7 +78,7 @@ pub enum ModelError {
 
     /// A numbered list of sub-models or tensors (`blk.{}`) whose numbers have a hole: number
     /// `missing` is absent although a higher one is present.
-    #[error("{template:?}: number {missing} is missing, but numbers up to {max} are present")]
+    #[error("{}: number {missing} is missing, but numbers up to {max} are present", Quoted(.template))]
     #[non_exhaustive]
     NumberingHole {
         /// The name template.
@@ -90,7 +90,7 @@ pub enum ModelError {
     },
 
     /// A numbered list whose length differs from its count in the metadata (on write).
-    #[error("{template:?}: {found} entries, but the count from the metadata is {expected}")]
+    #[error("{}: {found} entries, but the count from the metadata is {expected}", Quoted(.template))]
     #[non_exhaustive]
     CountMismatch {
         /// The name template.
@@ -128,6 +128,17 @@ impl ModelError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names are quoted in their escaped form once (`"blk.\xff.weight"` for the byte FF, as
+    /// inspect prints it), not as the `Debug` of the escaped text (`"blk.\\xff.weight"`).
+    #[test]
+    fn model_errors_quote_names_escaped_once() {
+        let name = crate::GgufStr::from_bytes(b"blk.\xff.weight").to_string();
+        let e = ModelError::UnboundTensors { names: vec![name.clone(), "a\"b".into()] };
+        assert_eq!(e.to_string(), r#"2 tensors are bound by no field of the model: "blk.\xff.weight", "a\"b""#);
+        let e = ModelError::MissingTensor { name, field: "M.f".into() };
+        assert_eq!(e.to_string(), r#"tensor "blk.\xff.weight" is missing (required by the model field `M.f`)"#);
+    }
 
     /// Every variant that names one tensor reports it.
     #[test]

@@ -402,6 +402,36 @@ mod tests {
         assert!(matches!(super::parse_value("k", "1e300", Some(ValueType::F64), None), Ok(Value::F64(_))));
     }
 
+    /// Errors quote a key in the escaped form inspect, show and validate print, once: a bad
+    /// byte as `\xNN`, a newline as `\n`, a backslash of the key as `\\` (not `\\xfe`, the
+    /// `Debug` of the escaped text). The expected texts are the escaping's definition, by hand.
+    #[test]
+    fn edit_errors_quote_keys_escaped_once() {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("a", 1u32).unwrap();
+        w.add_kv_ref(crate::GgufStr::from_bytes(br"bad.key\xff"), crate::ValueRef::U32(2)).unwrap();
+        let bytes = w.finish().unwrap();
+        let file = crate::Gguf::from_slice(&bytes).unwrap();
+        let err = |edit: Edit| match super::apply(&file, &[edit], GgufWriter::new(Vec::new()), |w, _| Ok(w)) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("accepted"),
+        };
+        assert_eq!(
+            err(Edit::Remove { key: b"no.\xfe\n".to_vec() }),
+            r#"cannot edit "no.\xfe\n": no such key to remove"#
+        );
+        assert_eq!(
+            err(Edit::Rename { from: b"a".to_vec(), to: br"bad.key\xff".to_vec() }),
+            r#"cannot edit "a": cannot rename to "bad.key\\xff": that key exists"#
+        );
+        assert_eq!(
+            err(Edit::Rename { from: b"a".to_vec(), to: b"x..\xfe".to_vec() }),
+            r#"cannot edit "x..\xfe": a segment between dots is empty (a new key may not be `a..b`, `a.` or `.x`)"#
+        );
+        let e = super::parse_value(r"k\xff", "x", Some(crate::format::ValueType::U32), None).unwrap_err();
+        assert_eq!(e.to_string(), r#"cannot edit "k\xff": "x" is not a valid u32"#);
+    }
+
     #[test]
     fn a_writer_failing_anywhere_leaves_the_original() {
         let (p, original) = setup("midway");

@@ -2,7 +2,7 @@
 //! ([`QuantizeError`], with [`ImatrixProblem`] for an importance matrix) and a metadata edit that
 //! cannot be applied ([`EditError`]).
 
-use crate::format::GgmlType;
+use crate::format::{GgmlType, Quoted};
 
 /// A quantization that cannot be made as asked ([`crate::ops::quantize`]): one that needs an
 /// importance matrix, a bad `--tensor-type` or `--override-kv`, rows no type fits.
@@ -197,7 +197,7 @@ impl QuantizeError {
 #[non_exhaustive]
 pub enum EditError {
     /// The key to remove or rename is not in the file.
-    #[error("cannot edit {key:?}: no such key to {action}")]
+    #[error("cannot edit {}: no such key to {action}", Quoted(.key))]
     #[non_exhaustive]
     NoSuchKey {
         /// The key.
@@ -207,7 +207,7 @@ pub enum EditError {
     },
 
     /// A rename to a key that exists.
-    #[error("cannot edit {key:?}: cannot rename to {to:?}: that key exists")]
+    #[error("cannot edit {}: cannot rename to {}: that key exists", Quoted(.key), Quoted(.to))]
     #[non_exhaustive]
     KeyExists {
         /// The key renamed.
@@ -217,7 +217,7 @@ pub enum EditError {
     },
 
     /// A text that does not parse as the value type asked (or the type of the existing value).
-    #[error("cannot edit {key:?}: {text:?} is not a valid {ty}")]
+    #[error("cannot edit {}: {text:?} is not a valid {ty}", Quoted(.key))]
     #[non_exhaustive]
     BadValue {
         /// The key.
@@ -230,7 +230,7 @@ pub enum EditError {
 
     /// A text with no type that is an integer too large for any integer type (rather than a
     /// silently rounded float).
-    #[error("cannot edit {key:?}: {text} is an integer outside u64 and i64")]
+    #[error("cannot edit {}: {text} is an integer outside u64 and i64", Quoted(.key))]
     #[non_exhaustive]
     IntegerTooLarge {
         /// The key.
@@ -242,8 +242,9 @@ pub enum EditError {
     /// A text that does not parse as the type the registry of standard keys gives the key
     /// ([`format::keys`](crate::format::keys): the type llama.cpp reads it as).
     #[error(
-        "cannot edit {key:?}: {text:?} is not a valid {expected}, the type of the standard key {template} \
-         (llama.cpp refuses another type)"
+        "cannot edit {}: {text:?} is not a valid {expected}, the type of the standard key {template} \
+         (llama.cpp refuses another type)",
+        Quoted(.key)
     )]
     #[non_exhaustive]
     BadStandardValue {
@@ -261,7 +262,7 @@ pub enum EditError {
     /// segment between dots (`a..b`, `a.`, `.x`,
     /// [`has_empty_segment`](crate::format::keys::has_empty_segment)). Existing keys of that form
     /// can still be set, removed and renamed away.
-    #[error("cannot edit {key:?}: a segment between dots is empty (a new key may not be `a..b`, `a.` or `.x`)")]
+    #[error("cannot edit {}: a segment between dots is empty (a new key may not be `a..b`, `a.` or `.x`)", Quoted(.key))]
     #[non_exhaustive]
     EmptySegment {
         /// The new key.
@@ -269,7 +270,7 @@ pub enum EditError {
     },
 
     /// An array value to be set from text.
-    #[error("cannot edit {key:?}: arrays cannot be set from text")]
+    #[error("cannot edit {}: arrays cannot be set from text", Quoted(.key))]
     #[non_exhaustive]
     ArrayFromText {
         /// The key.

@@ -150,7 +150,7 @@ pub enum ExportError {
     /// Two entries of the safetensors header would have the same name: the safetensors name of
     /// a tensor (its escaped GGUF name) is `__metadata__`, the header's metadata entry. (The
     /// escaped form is reversible, so two GGUF names never give one safetensors name.)
-    #[error("tensor {second}: its safetensors name {name:?} is taken by {first}")]
+    #[error("tensor {second}: its safetensors name {} is taken by {first}", crate::format::Quoted(.name))]
     #[non_exhaustive]
     DuplicateName {
         /// The safetensors name.

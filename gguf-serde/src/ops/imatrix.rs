@@ -67,14 +67,16 @@ pub enum ImatrixFormat {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Imatrix {
     /// The file name written as `quantize.imatrix.file` (llama-quantize writes its argument as
-    /// given, cut to 127 bytes): the path given to [`Imatrix::open`].
-    pub file: String,
+    /// given, cut to 127 bytes): the bytes of the path given to [`Imatrix::open`] (UTF-8 or
+    /// not).
+    pub file: Vec<u8>,
     /// Tensor name (e.g. `blk.0.attn_q.weight`), as bytes (UTF-8 or not, as llama.cpp keeps
     /// it) → weights, `ne[0] × ne[2]` values: one per column for each expert (expert-major:
     /// expert `j`'s columns at `j × ne[0]..`). Each value is finite.
     pub entries: BTreeMap<Vec<u8>, Vec<f32>>,
-    /// The dataset names (`imatrix.datasets`; a `.dat` file has at most one).
-    pub datasets: Vec<String>,
+    /// The dataset names (`imatrix.datasets`; a `.dat` file has at most one), as bytes (UTF-8
+    /// or not, as llama-quantize copies them).
+    pub datasets: Vec<Vec<u8>>,
     /// The number of chunks it was computed on (`imatrix.chunk_count`; 0 if unknown).
     pub chunk_count: i64,
     /// Tokens per chunk (`imatrix.chunk_size`; 0 for a `.dat` file).
@@ -97,7 +99,7 @@ impl Imatrix {
     /// [`QuantizeError::Imatrix`] for everything the module docs list.
     pub fn open(path: impl AsRef<Path>) -> Result<Imatrix> {
         let path = path.as_ref();
-        let file = path.to_string_lossy().into_owned();
+        let file = path.as_os_str().as_encoded_bytes().to_vec();
         let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
         Imatrix::from_bytes(&bytes, file)
     }
@@ -106,7 +108,7 @@ impl Imatrix {
     ///
     /// # Errors
     /// As [`Imatrix::open`], without I/O.
-    pub fn from_bytes(bytes: &[u8], file: impl Into<String>) -> Result<Imatrix> {
+    pub fn from_bytes(bytes: &[u8], file: impl Into<Vec<u8>>) -> Result<Imatrix> {
         if bytes.starts_with(&MAGIC) {
             Imatrix::from_gguf(&Gguf::from_slice(bytes)?, file)
         } else {
@@ -124,7 +126,7 @@ impl Imatrix {
     /// [`ZeroCounts`](ImatrixProblem::ZeroCounts), [`NonFinite`](ImatrixProblem::NonFinite); the
     /// reader's [`ErrorKind::DataNotLoaded`](crate::ErrorKind::DataNotLoaded) for tensor data
     /// outside the file.
-    pub fn from_gguf<S: Source>(g: &Gguf<S>, file: impl Into<String>) -> Result<Imatrix> {
+    pub fn from_gguf<S: Source>(g: &Gguf<S>, file: impl Into<Vec<u8>>) -> Result<Imatrix> {
         if g.tensors().len() == 0 {
             return Err(bad(ImatrixProblem::NoEntries));
         }
@@ -132,7 +134,7 @@ impl Imatrix {
             (g.get("imatrix.datasets"), g.get("imatrix.chunk_count"), g.get("imatrix.chunk_size"));
         let mut datasets = Vec::new();
         if let Some(strings) = datasets_v.as_ref().and_then(|v| v.as_array()).and_then(|a| a.strings()) {
-            datasets.extend(strings.map(|s| s.to_string_lossy().into_owned()));
+            datasets.extend(strings.map(|s| s.as_bytes().to_vec()));
         }
         let (Some(count_v), Some(size_v), true) = (count_v, size_v, datasets_v.is_some()) else {
             return Err(bad(ImatrixProblem::MissingMetadata));
@@ -223,7 +225,7 @@ impl Imatrix {
     /// count below 1), [`BadCount`](ImatrixProblem::BadCount) (a
     /// negative `ncall`), [`ZeroCounts`](ImatrixProblem::ZeroCounts) (`ncall` = 0),
     /// [`NonFinite`](ImatrixProblem::NonFinite).
-    pub fn from_legacy(bytes: &[u8], file: impl Into<String>) -> Result<Imatrix> {
+    pub fn from_legacy(bytes: &[u8], file: impl Into<Vec<u8>>) -> Result<Imatrix> {
         let mut r = Reader { bytes, at: 0 };
         let n_entries = r.i32("entry count")?;
         if n_entries < 0 {
@@ -275,7 +277,7 @@ impl Imatrix {
                 if len > 0 {
                     let raw = r.take(len as usize, "dataset name")?;
                     let raw = raw.split(|&b| b == 0).next().unwrap_or_default();
-                    datasets.push(String::from_utf8_lossy(raw).into_owned());
+                    datasets.push(raw.to_vec());
                 }
             }
         }
@@ -323,15 +325,15 @@ impl Imatrix {
     /// its order: `quantize.imatrix.file` (str: [`Imatrix::file`]), `quantize.imatrix.dataset`
     /// (str: the first dataset, if any), `quantize.imatrix.entries_count` (int: the entries
     /// left after `--include-weights`/`--exclude-weights`), `quantize.imatrix.chunks_count`
-    /// (int: [`Imatrix::chunk_count`], if above 0). Strings are cut to 127 bytes (at a
-    /// character boundary; llama.cpp cuts at byte 127 even inside a character). Ints are written
+    /// (int: [`Imatrix::chunk_count`], if above 0). Strings are their bytes, cut at a NUL byte
+    /// and to 127 bytes (even inside a character), as llama-quantize's `strncpy` cuts them. Ints are written
     /// as UINT32 ([`KvOverride::to_value`]). Empty when no entry is left: llama-quantize then
     /// runs as without `--imatrix`.
     pub fn kv_overrides(&self) -> Vec<KvOverride> {
         if self.entries.is_empty() {
             return Vec::new();
         }
-        let s = |key: &str, v: &str| KvOverride { key: key.into(), value: KvOverrideValue::Str(cut(v, 127).into()) };
+        let s = |key: &str, v: &[u8]| KvOverride { key: key.into(), value: KvOverrideValue::Str(cut(v, 127).to_vec()) };
         let mut v = vec![s(KEY_FILE, &self.file)];
         if let Some(d) = self.datasets.first() {
             v.push(s(KEY_DATASET, d));
@@ -349,13 +351,11 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// `s` cut to at most `n` bytes at a character boundary.
-fn cut(s: &str, n: usize) -> &str {
-    let mut end = s.len().min(n);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or_default()
+/// `s` cut as llama-quantize's `strncpy` into its 128-byte `val_str` cuts it: at the first NUL
+/// byte, and to at most `n` bytes (even inside a UTF-8 character).
+fn cut(s: &[u8], n: usize) -> &[u8] {
+    let s = s.split(|&b| b == 0).next().unwrap_or_default();
+    s.get(..s.len().min(n)).unwrap_or_default()
 }
 
 fn check_finite(entry: &str, v: &[f32]) -> Result<()> {

@@ -14,15 +14,15 @@ pub enum KvOverrideValue {
     Float(f64),
     /// `bool:true` or `bool:false`.
     Bool(bool),
-    /// `str:TEXT`, at most 127 bytes.
-    Str(String),
+    /// `str:TEXT`, at most 127 bytes, as bytes (UTF-8 or not: llama-quantize copies them).
+    Str(Vec<u8>),
 }
 
 /// A `--override-kv` option: `key` is set (replacing any earlier value and moving to the end).
 #[derive(Clone, Debug, PartialEq)]
 pub struct KvOverride {
-    /// The key (1 to 127 bytes).
-    pub key: String,
+    /// The key (1 to 127 bytes, UTF-8 or not: llama-quantize copies them).
+    pub key: Vec<u8>,
     /// The value.
     pub value: KvOverrideValue,
 }
@@ -38,11 +38,31 @@ impl KvOverride {
     /// or more, an unknown TYPE, an `int` value that is not an integer or a `float` value that is
     /// not a number, a bool other than `true`/`false`, or a string over 127 bytes.
     pub fn parse(s: &str) -> Result<Self> {
-        let bad = |why: &str| Err(Error::from(QuantizeError::refused(format!("malformed KV override {s:?}: {why}"))));
-        let Some((key, rest)) = s.split_once('=') else { return bad("expected KEY=TYPE:VALUE") };
+        KvOverride::parse_bytes(s.as_bytes())
+    }
+
+    /// [`KvOverride::parse`] of any bytes (a command-line argument that is not UTF-8): the key
+    /// and a `str` value are taken as bytes, as llama-quantize takes them.
+    ///
+    /// # Errors
+    /// As [`KvOverride::parse`]; also an `int`, `float` or `bool` value that is not UTF-8.
+    pub fn parse_bytes(s: &[u8]) -> Result<Self> {
+        let shown = crate::format::GgufStr::from_bytes(s);
+        let bad =
+            |why: &str| Err(Error::from(QuantizeError::refused(format!("malformed KV override {shown:?}: {why}"))));
+        let Some(eq) = s.iter().position(|&b| b == b'=') else { return bad("expected KEY=TYPE:VALUE") };
+        let (key, rest) = s.split_at(eq);
+        let rest = rest.get(1..).unwrap_or_default();
         if key.is_empty() || key.len() >= 128 {
             return bad("the key must be 1 to 127 bytes");
         }
+        if let Some(v) = rest.strip_prefix(b"str:") {
+            if v.len() > 127 {
+                return bad("value cannot exceed 127 chars");
+            }
+            return Ok(KvOverride { key: key.to_vec(), value: KvOverrideValue::Str(v.to_vec()) });
+        }
+        let Ok(rest) = std::str::from_utf8(rest) else { return bad("an int, float or bool value that is not UTF-8") };
         // llama-quantize reads `int:abc` as 0 and `int:12abc` as 12 without a word (C's `atol`);
         // text that is not a whole number is refused here instead. A number reads the same.
         let value = if let Some(v) = rest.strip_prefix("int:") {
@@ -61,24 +81,20 @@ impl KvOverride {
                 "false" => KvOverrideValue::Bool(false),
                 _ => return bad("invalid boolean value (true or false)"),
             }
-        } else if let Some(v) = rest.strip_prefix("str:") {
-            if v.len() > 127 {
-                return bad("value cannot exceed 127 chars");
-            }
-            KvOverrideValue::Str(v.to_owned())
         } else {
             return bad("invalid type (int, float, bool or str)");
         };
-        Ok(KvOverride { key: key.to_owned(), value })
+        Ok(KvOverride { key: key.to_vec(), value })
     }
 
-    /// The value as written to the output.
+    /// The value as written to the output; a `str` value that is not UTF-8 is given lossily
+    /// here (U+FFFD), while the quantize writer writes its bytes.
     pub fn to_value(&self) -> Value {
         match &self.value {
             KvOverrideValue::Int(n) => Value::U32(n.unsigned_abs() as u32),
             KvOverrideValue::Float(x) => Value::F32(*x as f32),
             KvOverrideValue::Bool(b) => Value::Bool(*b),
-            KvOverrideValue::Str(s) => Value::String(s.clone()),
+            KvOverrideValue::Str(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
         }
     }
 }

@@ -13,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::imatrix::Imatrix;
+use super::kv_override::KvOverrideValue;
 use super::quantize::{plan_shards, source_file_type_of, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
 use super::tensor_order::{llama_order, llama_tensor_order, ordered_tensors};
 use crate::codec::{self, CodecError};
@@ -55,6 +56,9 @@ pub(super) enum OutKv<'a> {
     Src(ValueRef<'a>),
     /// A value written here.
     New(Value),
+    /// A string written here as these bytes (UTF-8 or not: llama-quantize copies the bytes of
+    /// a `str:` override and of the importance matrix's file and dataset names).
+    Bytes(Vec<u8>),
 }
 
 /// One tensor of the output: its source info, type, stored dims and importance weights.
@@ -396,6 +400,7 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
         match v {
             OutKv::Src(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
             OutKv::New(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
+            OutKv::Bytes(b) => w.add_kv_ref(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&b)))?,
         }
     }
     for t in tensors {
@@ -425,8 +430,12 @@ fn llama_quantize_kvs<'a, S: Source>(
     kvs.push((b"general.file_type".to_vec(), OutKv::New(Value::U32(file_type))));
     let imatrix_kvs = params.active_imatrix().map(Imatrix::kv_overrides).unwrap_or_default();
     for o in params.kv_overrides.iter().chain(&imatrix_kvs) {
-        kvs.retain(|(k, _)| k.as_slice() != o.key.as_bytes());
-        kvs.push((o.key.clone().into_bytes(), OutKv::New(o.to_value())));
+        kvs.retain(|(k, _)| *k != o.key);
+        let v = match &o.value {
+            KvOverrideValue::Str(b) => OutKv::Bytes(b.clone()),
+            _ => OutKv::New(o.to_value()),
+        };
+        kvs.push((o.key.clone(), v));
     }
     kvs
 }
@@ -486,6 +495,7 @@ fn write_body<'a, W: std::io::Write>(
         match v {
             OutKv::Src(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
             OutKv::New(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
+            OutKv::Bytes(b) => w.add_kv_ref(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&b)))?,
         }
     }
     for t in tensors {

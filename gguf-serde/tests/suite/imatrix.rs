@@ -122,11 +122,11 @@ fn gguf_weights_are_sums_over_rounded_counts_and_one_for_zero_counts() {
     let m = Imatrix::from_bytes(&bytes, "im.gguf").unwrap();
     assert_eq!(m.format, ImatrixFormat::Gguf);
     assert_eq!((m.chunk_count, m.chunk_size), (3, 64));
-    assert_eq!(m.datasets, ["data/text.txt", "other.txt"]);
+    assert_eq!(m.datasets, [&b"data/text.txt"[..], b"other.txt"]);
     assert_eq!(m.entries["blk.0.attn_q.weight".as_bytes()], [1.0, 2.0, 3.0, 4.5]);
     assert_eq!(m.entries["blk.0.ffn_up_exps.weight".as_bytes()], [1.0, 2.0, 1.0, 1.0]);
     // The keys llama-quantize appends, in its order.
-    let kv: Vec<(String, KvOverrideValue)> = m.kv_overrides().into_iter().map(|o| (o.key, o.value)).collect();
+    let kv: Vec<(Vec<u8>, KvOverrideValue)> = m.kv_overrides().into_iter().map(|o| (o.key, o.value)).collect();
     assert_eq!(
         kv,
         [
@@ -159,11 +159,11 @@ fn dat_weights_are_values_over_ncall_with_the_optional_trailer() {
     assert_eq!(m.format, ImatrixFormat::Legacy);
     assert_eq!(m.entries["a.weight".as_bytes()], [1.0, 2.5]);
     assert_eq!(m.entries["b.weight".as_bytes()], [2.0]); // the name ends at its first NUL
-    assert_eq!((m.chunk_count, m.datasets.as_slice()), (7, ["calib.txt".to_owned()].as_slice()));
+    assert_eq!((m.chunk_count, m.datasets.as_slice()), (7, [b"calib.txt".to_vec()].as_slice()));
     // Without the trailer: no dataset and no chunk count, so neither key.
     let m = Imatrix::from_bytes(&dat_file(&entries, None), "im.dat").unwrap();
-    let keys: Vec<String> = m.kv_overrides().into_iter().map(|o| o.key).collect();
-    assert_eq!(keys, ["quantize.imatrix.file", "quantize.imatrix.entries_count"]);
+    let keys: Vec<Vec<u8>> = m.kv_overrides().into_iter().map(|o| o.key).collect();
+    assert_eq!(keys, [&b"quantize.imatrix.file"[..], b"quantize.imatrix.entries_count"]);
 }
 
 #[test]

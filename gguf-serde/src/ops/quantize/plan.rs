@@ -103,7 +103,7 @@ pub(crate) fn source_file_type_of<S: Source>(
 ) -> u32 {
     let src = meta;
     if let Some(KvOverride { value: KvOverrideValue::Int(n), .. }) =
-        overrides.iter().find(|o| o.key == "general.file_type")
+        overrides.iter().find(|o| o.key == b"general.file_type")
     {
         return *n as u32;
     }

@@ -170,9 +170,9 @@ pub(super) struct ModelFacts {
 impl ModelFacts {
     pub(super) fn read<S: Source>(src: &Gguf<S>, overrides: &[KvOverride]) -> ModelFacts {
         // The loader keeps the first override of a key.
-        let over = |key: &str| overrides.iter().find(|o| o.key == key).map(|o| &o.value);
+        let over = |key: &str| overrides.iter().find(|o| o.key == key.as_bytes()).map(|o| &o.value);
         let arch = match over("general.architecture") {
-            Some(KvOverrideValue::Str(s)) => s.clone(),
+            Some(KvOverrideValue::Str(s)) => String::from_utf8_lossy(s).into_owned(),
             _ => src.get("general.architecture").and_then(|v| v.as_str()).unwrap_or_default().to_owned(),
         };
         // An integer key, or element 0 of an integer array (per-layer values).
