@@ -5,11 +5,9 @@
 # builds the extension with maturin, then pytest on python/tests. scripts/test.sh runs it after
 # the cargo tests.
 #
-# The extension is built under the `hostile` profile of Cargo.toml (MATURIN_PEP517_ARGS), in the
-# workspace's target/: the profile scripts/test.sh builds the cargo tests in, so that the
-# dependencies that python/ shares with them are not compiled again in release; and the
-# binding's arithmetic runs with overflow checks and debug assertions, as the library's tests do.
-# A user's `pip install ./python` builds in release (maturin's default).
+# The extension is built in release (maturin's default, as a user's `pip install ./python` builds
+# it), in the workspace's target/, where scripts/test.sh's release build of the other packages'
+# tests has compiled the dependencies it shares with them.
 #
 # Prints how long the build took (wall and CPU), and ends with one cargo-style line,
 # `test result: ok. N passed; N failed; N ignored; ...`, which scripts/test.sh adds to its totals
@@ -27,8 +25,7 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "numpy==2.4.6" "gguf==0.19.0" "pytest==9.2.0"
 build() {
   local TIMEFORMAT="python-test: built and installed python/ in %0R s wall, %0U s user + %0S s system CPU"
-  time MATURIN_PEP517_ARGS="--profile hostile" \
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+  time "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
 }
 build
 if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
