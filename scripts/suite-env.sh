@@ -16,6 +16,28 @@ for var in GGUF_SKIP_PYTHON GGUF_SKIP_MODELS GGUF_CODEC_NO_SIMD PROPTEST_CASES; 
 done
 export CI=true
 
+# The compiled Rust code is kept between runs on this machine, outside the clone, as the llama.cpp
+# build is (scripts/build-llama.sh): CARGO_TARGET_DIR is
+# ${GGUF_SERDE_CACHE:-$HOME/.cache/gguf-serde}/cargo-target-KEY, KEY the start of the sha256 of
+# `rustc -vV` and the two Cargo.lock files (the workspace's and fuzz/'s), so a new compiler or new
+# dependency versions start from an empty folder, and the folders of other keys are removed (one
+# kept per machine: about 9 GB). What it saves is the dependencies' compile (cargo keys their
+# artifacts by version, features and profile, not by the clone's path); the workspace's own crates
+# are compiled again in every clone (cargo compares their sources' times with the artifacts', and
+# a fresh clone's are newer). It also keeps the converter checkpoints the tests made
+# (<target>/test-tmp/convert-cases, each keyed by the sha256 of the scripts that make it). A
+# CARGO_TARGET_DIR already set is used as it is; GGUF_NO_BUILD_CACHE=1 keeps target/ in the clone
+# (a run that compiles everything, as the first on a machine does).
+if [[ -z ${CARGO_TARGET_DIR:-} && -z ${GGUF_NO_BUILD_CACHE:-} ]]; then
+  suite_cache=${GGUF_SERDE_CACHE:-$HOME/.cache/gguf-serde}
+  suite_key=$({ rustc -vV; cat Cargo.lock fuzz/Cargo.lock; } | sha256sum | cut -c1-16)
+  export CARGO_TARGET_DIR=$suite_cache/cargo-target-$suite_key
+  mkdir -p "$CARGO_TARGET_DIR"
+  for old in "$suite_cache"/cargo-target-*; do
+    [[ $old == "$CARGO_TARGET_DIR" ]] || rm -rf "$old"
+  done
+fi
+
 # scripts/setup.sh, then GGUF_LLAMA_CPP_DIR and the C harnesses. Run here when sourced, unless the
 # sourcing script set `suite_setup=later` (scripts/test.sh runs setup.sh beside the lints, which
 # need none of it, and calls `suite_llama` after).

@@ -57,7 +57,7 @@ status=0
 # 868 s against 521 s: tests/README.md, "Time".)
 # Compiled first (`--no-run`), so that the phase times say what is compiling and what is testing
 # (the doc tests are still compiled as they run); `--timings` writes each crate's compile time to
-# target/cargo-timings/cargo-timing.html.
+# cargo-timings/cargo-timing.html in the target folder (the machine's build cache: scripts/suite-env.sh).
 cargo_build() {
   cargo test --workspace --exclude gguf-serde --release --no-run --timings 2>&1 | tee "$log" &&
     cargo test -p gguf-serde --profile hostile --all-features --no-run 2>&1 | tee -a "$log"
