@@ -27,7 +27,10 @@ build() {
   local TIMEFORMAT="python-test: built and installed python/ in %0R s wall, %0U s user + %0S s system CPU"
   time "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
 }
-build
+# `--build` only builds and installs (scripts/test.sh builds it after the cargo builds, then runs
+# the tests beside the cargo tests: `--test`, which only runs them); no argument does both.
+[[ ${1:-} == --test ]] || build
+[[ ${1:-} != --build ]] || exit 0
 if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
   GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh --src-only | tail -1)
   export GGUF_LLAMA_CPP_DIR

@@ -28,7 +28,7 @@ phase() {
   time "$@"
 }
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log.hostile" "$log.python"' EXIT
 # The venv, the models and the llama.cpp build (a no-op when cached, see scripts/build-llama.sh)
 # run beside the lints and the publishing checks, which need none of them: setup is mostly
 # downloads, unpacking and one-core Python work, the lints are compiles that take both cores.
@@ -62,21 +62,37 @@ cargo_build() {
   cargo test --workspace --exclude gguf-serde --release --no-run --timings 2>&1 | tee "$log" &&
     cargo test -p gguf-serde --profile hostile --all-features --no-run 2>&1 | tee -a "$log"
 }
+# The test runs go beside each other: the release tests (the interop and CLI binaries, mostly
+# llama.cpp, gguf-py and our binary as processes), gguf-serde's hostile tests and pytest. Run one
+# after another, each left a core idle at its end (a binary waits for its last, longest test) and
+# pytest used one core throughout. The release tests print as they run; the other two are written
+# to their own logs, printed when they end. The Python extension is built first, after the cargo
+# builds (it shares their release dependencies).
+hostile_tests() { cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast; }
+python_built=no
+python_tests() {
+  if [[ $python_built != yes ]]; then echo "python-test: not run, the extension did not build" >&2; return 1; fi
+  scripts/python-test.sh --test
+}
 cargo_tests() {
-  local s=0
-  cargo test --workspace --exclude gguf-serde --release --no-fail-fast 2>&1 | tee -a "$log" || s=1
-  cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast 2>&1 | tee -a "$log" || s=1
+  local s=0 hostile python
+  (phase hostile-test hostile_tests > "$log.hostile" 2>&1) &
+  hostile=$!
+  (phase python-test python_tests > "$log.python" 2>&1) &
+  python=$!
+  phase release-test cargo test --workspace --exclude gguf-serde --release --no-fail-fast 2>&1 | tee -a "$log" || s=1
+  wait "$hostile" || s=1
+  cat "$log.hostile" && cat "$log.hostile" >> "$log"
+  wait "$python" || s=1
+  cat "$log.python" && cat "$log.python" >> "$log"
   return $s
 }
 if phase cargo-build cargo_build; then
-  phase cargo-test cargo_tests || status=1
+  if phase python-build scripts/python-test.sh --build; then python_built=yes; else status=1; fi
+  phase tests cargo_tests || status=1
 else
   status=1
 fi
-# The Python package (python/): `pip install ./python` into its own venv, then its pytest suite
-# against gguf-py and llama.cpp; it prints a cargo-style `test result:` line, counted below.
-python_tests() { scripts/python-test.sh 2>&1 | tee -a "$log"; }
-phase python-test python_tests || status=1
 totals "$log"
 # The totals: this shell's children, all waited for by now (`times`' second line).
 times > "$log"
