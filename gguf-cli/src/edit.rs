@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use gguf_serde::ops::edit::{self, edit_file, parse_value, Edit};
-use gguf_serde::{EditError, Gguf, GgufStr, GgufWriter, ValueRef, ValueType, WriteOptions};
+use gguf_serde::{EditError, Gguf, GgufStr, GgufWriter, Value, ValueRef, ValueType, WriteOptions};
 
 use crate::inspect::show;
 use crate::out::{outln, Out};
@@ -25,9 +25,16 @@ pub struct SetArgs {
     file: PathBuf,
     /// The key, as `gguf inspect` shows it (see "Names" in `gguf --help`).
     key: OsString,
-    /// The value, as text (taken as it is: no escapes).
+    /// The value, as text taken as it is (no escapes; see --escaped). On Unix a VALUE that is not
+    /// UTF-8 is a string of its bytes, as ggml stores them.
     #[arg(allow_hyphen_values = true)]
-    value: String,
+    value: OsString,
+    /// Read VALUE in the escaped form `gguf inspect` shows string values in, without the quotes
+    /// (see "Names" in `gguf --help`): `\\` a backslash, `\xNN` a byte (one that is not UTF-8
+    /// too), `\n`, `\t`, `\r`, `\0`, `\"`, `\u{1b}`; so `gguf set F K 'caf\xe9' --escaped`
+    /// writes the bytes `caf` E9.
+    #[arg(long)]
+    escaped: bool,
     /// The value's type: u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool or string. Without
     /// it, a standard key (one gguf-py defines: `llama.rope.freq_base`, `general.file_type`, …)
     /// gets the type llama.cpp reads it as, even if the file holds another; another existing key
@@ -69,11 +76,43 @@ fn prefix_conflict<'a>(key: &[u8], mut keys: impl Iterator<Item = GgufStr<'a>>) 
     })
 }
 
+/// The edit that sets `key` to the value of `bytes` (VALUE's bytes, unescaped if asked): text is
+/// parsed by [`parse_value`]; bytes that are not UTF-8 are a string (as that type is chosen for
+/// them: given, the standard key's, the existing key's, or inferred), written as they are.
+fn set_edit(key: &[u8], bytes: &[u8], ty: Option<ValueType>, old: Option<ValueRef<'_>>) -> anyhow::Result<Edit> {
+    let shown_key = GgufStr::from_bytes(key).escaped();
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        let value = parse_value(&shown_key, text, ty, old).map_err(type_hint)?;
+        return Ok(Edit::Set { key: key.to_vec(), value });
+    }
+    // The escaped text stands for the bytes where a type is chosen: with its backslash it never
+    // reads as a number or a bool, so it is a string or refused for the type asked.
+    let refused = |ty: &str, hint: &str| {
+        let (key, value) = (GgufStr::from_bytes(key), GgufStr::from_bytes(bytes));
+        anyhow::anyhow!("cannot edit {key:?}: {value:?} is not UTF-8 text, so not a valid {ty}{hint}")
+    };
+    match parse_value(&shown_key, &GgufStr::from_bytes(bytes).escaped(), ty, old) {
+        Ok(Value::String(_)) => Ok(Edit::SetString { key: key.to_vec(), value: bytes.to_vec() }),
+        Ok(other) => Err(refused(other.value_type().name(), "")),
+        Err(e) => Err(match e.as_edit() {
+            Some(EditError::BadValue { ty, .. }) => refused(ty, "; give --type string"),
+            Some(EditError::BadStandardValue { expected, .. }) => {
+                refused(&expected.to_string(), "; give --type string to write a string anyway")
+            }
+            _ => type_hint(e),
+        }),
+    }
+}
+
 /// Sets the key.
 pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     let key = crate::names::name_arg(&args.key, "KEY")?;
     let shown_key = GgufStr::from_bytes(&key);
-    let value = {
+    let bytes = match args.escaped {
+        true => crate::names::name_arg(&args.value, "VALUE")?,
+        false => args.value.as_encoded_bytes().to_vec(),
+    };
+    let change = {
         let f = Gguf::open(&args.file)
             .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
         let old = f.get(&key);
@@ -90,17 +129,21 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
                 eprintln!("note: {shown_key:?} is both a value and a prefix with {other:?} (--allow-prefix)");
             }
         }
-        let value = parse_value(&shown_key.escaped(), &args.value, args.ty, old).map_err(type_hint)?;
+        let change = set_edit(&key, &bytes, args.ty, old)?;
         if args.dry_run {
             // Every refusal of the real run (a new key `a..b`, a bad `general.alignment`): the
             // edit applied to a writer that discards its output.
-            let edits = [Edit::Set { key: key.clone(), value: value.clone() }];
+            let edits = [change];
             let sink = GgufWriter::with_options(std::io::sink(), WriteOptions::like(&f))?;
             edit::apply(&f, &edits, sink, |_, _| Ok(()))
                 .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
             // The value as the file would hold it: written to a one-key file and read back.
             let mut w = GgufWriter::new(Vec::new());
-            w.add_value("k", &value)?;
+            match &edits[0] {
+                Edit::SetString { value, .. } => w.add_kv_ref("k", ValueRef::String(GgufStr::from_bytes(value)))?,
+                Edit::Set { value, .. } => w.add_value("k", value)?,
+                _ => {}
+            }
             let one = w.finish()?;
             let one = Gguf::from_slice(&one)?;
             let new = one.get("k").context("the new value")?;
@@ -113,9 +156,9 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
             out.finish()?;
             return Ok(ExitCode::SUCCESS);
         }
-        value
+        change
     };
-    edit_file(&args.file, &[Edit::Set { key, value }])
+    edit_file(&args.file, &[change])
         .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }

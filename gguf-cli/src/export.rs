@@ -25,8 +25,8 @@ pub struct ExportArgs {
     dtype: DtypeArg,
     /// Leave out tensors whose whole name matches the glob GLOB (repeatable); the globs of
     /// `gguf quantize --exclude`.
-    #[arg(long, value_name = "GLOB", value_parser = crate::quantize::parse_glob)]
-    exclude: Vec<String>,
+    #[arg(long, value_name = "GLOB", value_parser = crate::quantize::parse_glob())]
+    exclude: Vec<Vec<u8>>,
     /// Replace OUTPUT if it exists.
     #[arg(long)]
     force: bool,

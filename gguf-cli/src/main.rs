@@ -62,7 +62,8 @@ use crate::out::{warn, OutputError};
         (Rust's escape_debug), and `\\xNN` for each byte that is not UTF-8 (which ggml accepts), so \
         that the text `\\xff` (shown `\\\\xff`) and the byte FF (shown `\\xff`) never print alike. \
         A command that takes a key or tensor name (set, rm, rename, show) takes it in that form, as \
-        inspect shows it; on Unix an argument that is not UTF-8 is taken as its bytes. In text, \
+        inspect shows it; on Unix an argument that is not UTF-8 is taken as its bytes (so are \
+        `set` VALUE, with --escaped in the escaped form, and `--exclude` globs). In text, \
         string values are shown quoted in the same form (with `\\\"` for a quote); in JSON a string \
         value that is UTF-8 is the JSON string itself, and one that is not is the object \
         {\"escaped\": TEXT}, TEXT in the escaped form."

@@ -114,9 +114,14 @@ pub struct QuantizeArgs {
     token_embedding_type: Option<GgmlType>,
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
     /// (its ASCII letters lower-cased) get that type; the first matching option wins
-    /// (repeatable), e.g. --tensor-type attn_v=q8_0. As in llama-quantize (std::regex), the
-    /// pattern matches the name's bytes: `.` is one byte, so a non-ASCII character of two bytes
-    /// is `..`, and a byte that is not UTF-8 is one `.`.
+    /// (repeatable), e.g. --tensor-type attn_v=q8_0. PATTERN is ECMAScript as llama-quantize's
+    /// std::regex (libstdc++) reads it, matched against the name's bytes: `.` is one byte, so a
+    /// non-ASCII character of two bytes is `..`, and a byte that is not UTF-8 is one `.`;
+    /// `\xHH` (exactly two digits) and `\uHHHH` (its low byte: `\u00ff` is the byte FF) are
+    /// bytes, `\0` is NUL, `\w`, `\d`, `\s` and classes hold no byte above 127. A pattern
+    /// std::regex refuses (`\x{ff}`, `[a-\xff]`) is refused, naming its std::regex error; so
+    /// are look-aheads and back-references, which std::regex takes (not llama-quantize's
+    /// behaviour: there they work).
     #[arg(long, value_name = "PATTERN=TYPE", value_parser = tensor_type_parser())]
     tensor_type: Vec<TensorTypeOverride>,
     /// A file of PATTERN=TYPE options separated by white space (spaces, tabs, newlines).
@@ -173,9 +178,10 @@ pub struct QuantizeArgs {
     /// character, `[0-3]` / `[!0-9]` one character of a class (or not), `{a,b}` either
     /// alternative, `\` the next character literally; e.g. `blk.*.ffn_{up,down}.weight`. Names
     /// are matched as bytes: `?` and a class match one byte, so a non-ASCII character of two
-    /// bytes takes `??`, and a byte that is not UTF-8 one `?`.
-    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
-    exclude: Vec<String>,
+    /// bytes takes `??`, and a byte that is not UTF-8 one `?`. On Unix GLOB may be bytes that are
+    /// not UTF-8, each matching itself.
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob())]
+    exclude: Vec<Vec<u8>>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -209,9 +215,10 @@ pub struct DequantizeArgs {
     /// syntax: `*` any run of characters (`.` included), `?` one character, `[0-3]` / `[!0-9]`
     /// one character of a class (or not), `{a,b}` either alternative, `\` the next character
     /// literally; e.g. `blk.*.ffn_{up,down}.weight`. Names are matched as bytes (`?` is one
-    /// byte), as `gguf quantize --exclude` matches them.
-    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
-    exclude: Vec<String>,
+    /// byte), as `gguf quantize --exclude` matches them; on Unix GLOB may be bytes that are not
+    /// UTF-8, each matching itself.
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob())]
+    exclude: Vec<Vec<u8>>,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     threads: Option<u16>,
@@ -323,6 +330,8 @@ fn params(
         // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
         let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
         for t in bytes.split(space).filter(|w| !w.is_empty()) {
+            // llama-quantize passes each word on as a C string, which ends at a NUL byte.
+            let t = t.split(|&b| b == 0).next().unwrap_or_default();
             let parsed = TensorTypeOverride::parse(t)
                 .map_err(|e| crate::out::usage(format!("--tensor-type-file {}: {}", f.display(), usage_error(e))))?;
             p.tensor_types.push(parsed);
@@ -341,9 +350,14 @@ fn params(
 }
 
 /// Checks an `--exclude` glob when the arguments are parsed ([`NameGlobs`] gives the syntax), so
-/// that an invalid one is a usage error (exit 2) naming the pattern, before any file is read.
-pub(crate) fn parse_glob(s: &str) -> Result<String, String> {
-    NameGlobs::new(&[s]).map(|_| s.to_owned()).map_err(usage_error)
+/// that an invalid one is a usage error (exit 2) naming the pattern, before any file is read. The
+/// option's bytes are taken as given (on Unix, bytes that are not UTF-8 too: each matches itself).
+pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u8>> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().try_map(|s: OsString| {
+        let bytes = s.as_encoded_bytes().to_vec();
+        NameGlobs::new(&[&bytes]).map(|_| bytes).map_err(usage_error)
+    })
 }
 
 /// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a

@@ -198,7 +198,7 @@ pub use model::{
     F32Tensor, GgufModel, LoadReport, ModelSource, ReadOptions, Tensor, TensorOrder, TensorStorage, TensorView,
     Unbound, WriteModelOptions,
 };
-pub use ops::{EditError, ImatrixProblem, QuantizeError};
+pub use ops::{EditError, ImatrixProblem, PatternProblem, QuantizeError};
 
 /// The read-only memory mapping [`Gguf::open`] holds (`Gguf<Mmap>`), re-exported from `memmap2`
 /// so that the type can be named (in a struct field, a function signature) without depending on

@@ -587,7 +587,7 @@ fn quantize_file(
         .map(|s| gguf_serde::ops::kv_override::KvOverride::parse(s))
         .collect::<Result<_, _>>()
         .map_err(to_py)?;
-    params.exclude = exclude;
+    params.exclude = exclude.into_iter().map(String::into_bytes).collect();
     params.keep_split = keep_split;
     params.threads = threads;
     if let Some(path) = imatrix {

@@ -243,3 +243,47 @@ fn names_not_utf8_are_printed_as_llama_gguf_hash_prints_them() {
     assert!(o.stdout == t.stdout, "ours   {:?}\ntheirs {:?}", o.stdout, t.stdout);
     assert!(o.stdout.ends_with(b"\nVerification results for m.txt - Success\n"));
 }
+
+/// Tensor names holding a space, a tab or a newline: both tools print the same manifest, and
+/// each passes `--check` of it; ours reads each such name whole and checks its hash (`Ok`), where
+/// `llama-gguf-hash -c` reads a name up to its first white space and reports the tensor
+/// `Not Found`, which its check lets pass. The output of `--check` reads as a manifest too.
+#[test]
+fn names_with_white_space_check_against_both_tools_manifests() {
+    use gguf_serde::{GgmlType, GgufStr};
+    let Some(tool) = llama_tool("llama-gguf-hash") else { return };
+    let dir = temp_dir("hash-white-space");
+    let names: [&[u8]; 4] = [b"a b", b"t\tc", b"n\nl.weight", b"plain"];
+    let mut w = GgufWriter::create(dir.join("ws.gguf")).unwrap();
+    for n in names {
+        w.add_tensor_ne(GgufStr::from_bytes(n), GgmlType::F32, &[4]).unwrap();
+    }
+    for (i, _) in names.iter().enumerate() {
+        let data: Vec<u8> = (0..4).flat_map(|j| ((i * 4 + j) as f32).to_le_bytes()).collect();
+        w.write_tensor_data(&data).unwrap();
+    }
+    w.commit().unwrap();
+    let theirs = run_in(&dir, &tool, &["--all", "ws.gguf"]);
+    let ours = ours_in(&dir, &["--all", "ws.gguf"]);
+    assert!(theirs.status.success() && ours.status.success(), "{theirs:?}\n{ours:?}");
+    assert!(ours.stdout == theirs.stdout, "ours   {:?}\ntheirs {:?}", ours.stdout, theirs.stdout);
+    std::fs::write(dir.join("m.txt"), &ours.stdout).unwrap();
+    let t = run_in(&dir, &tool, &["--check", "m.txt", "ws.gguf"]);
+    assert_eq!(t.status.code(), Some(0), "{}", String::from_utf8_lossy(&t.stdout));
+    let o = ours_in(&dir, &["--check", "m.txt", "ws.gguf"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    // Every tensor and the model: Ok, each name whole.
+    for n in ["a b", "t\tc", "n\nl.weight", "plain"] {
+        assert!(out.contains(&format!("  ws.gguf:{n}  -  Ok\n")), "{n:?}:\n{out}");
+    }
+    assert_eq!(out.matches("  -  Ok\n").count(), 5, "{out}");
+    assert!(out.ends_with("\nVerification results for m.txt - Success\n"), "{out}");
+    // llama-gguf-hash: the names it cannot read whole are Not Found, and it passes.
+    let theirs = String::from_utf8_lossy(&t.stdout);
+    assert!(theirs.contains("  ws.gguf:a b  -  Not Found\n") && theirs.ends_with(" - Success\n"), "{theirs}");
+    // `--check`'s output, checked against again.
+    std::fs::write(dir.join("checked.txt"), &o.stdout).unwrap();
+    let again = ours_in(&dir, &["--check", "checked.txt", "ws.gguf"]);
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stdout));
+}

@@ -274,6 +274,185 @@ fn tensor_type_patterns_match_bytes_as_llama_quantize() {
     }
 }
 
+/// `--tensor-type` patterns are ECMAScript as llama-quantize's `std::regex` (libstdc++) reads
+/// them, not `regex` crate syntax: `\u00ff` is the byte FF, `\0` NUL, `\cx` the letter x,
+/// negated classes take bytes above 127 (`\W` would be lower-cased to `\w`, as llama-quantize
+/// lower-cases the whole pattern), a class takes a pattern's own bytes, ranges compare
+/// signed bytes (`[\x80-\xff]`). Each tensor's type is llama-quantize's `--dry-run` choice; a
+/// pattern std::regex refuses (`\x{ff}`, `[a-\xff]`, `(?<n>`) makes llama-quantize fail and ours
+/// a usage error naming std::regex's error; a look-ahead, which std::regex takes, ours refuses
+/// (a documented difference).
+#[test]
+fn tensor_type_patterns_are_ecmascript_as_llama_quantize_reads_them() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("not-utf8-tensor-type-ecma");
+    tiny_llama(&dir.join("m.gguf"));
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    let os = std::ffi::OsStr::from_bytes;
+    let args = |p: &[u8]| [os(b"--tensor-type").to_owned(), os(p).to_owned(), "m.gguf".into(), "Q4_K_M".into()];
+    let run = |program: &Path, pre: &[&str], p: &[u8]| {
+        let mut c = std::process::Command::new(program);
+        c.current_dir(&dir).args(pre).args(args(p));
+        gguf_tests::output_with_deadline(&mut c, crate::HANG)
+    };
+    let accepted: [&[u8]; 14] = [
+        br"x\u00ff=q5_0",
+        br"x\u01ff\.=q5_0",
+        br"\cx\xff=q5_0",
+        br"^\cx[^\w]\.=q5_0",
+        br"[^\w][^_\w]\.weight$=q5_0",
+        br"x[\x80-\xff]\.=q5_0",
+        br"x[^\0-\x7f]{2}\.=q5_0",
+        br"x\0?\xff=q5_0",
+        b"x[\xe9\xff]=q5_0",
+        br"[[:alpha:]][^[:alnum:]]\.=q5_0",
+        br"x[^\d]\d*\.=q5_0",
+        br"x\q*[\u00e2]\x82=q5_0",
+        br"(x|y)\xc3{1,}\xa9=q5_0",
+        br"x\b.\.w**=q5_0",
+    ];
+    for p in accepted {
+        let theirs = run(&lq, &["--dry-run"], p);
+        assert!(theirs.status.success(), "{}: {theirs:?}", String::from_utf8_lossy(p));
+        let mine = run(&ours, &["quantize", "--dry-run"], p);
+        assert!(mine.status.success(), "{}: {mine:?}", String::from_utf8_lossy(p));
+        let want = llama_dry_run(&[theirs.stdout, theirs.stderr].concat());
+        assert_eq!(want.len(), 6, "{}: {want:?}", String::from_utf8_lossy(p));
+        assert!(want.iter().any(|(_, t)| t == "Q5_0"), "{}: no tensor matched: {want:?}", String::from_utf8_lossy(p));
+        assert_eq!(our_dry_run(&mine.stdout), want, "{}", String::from_utf8_lossy(p));
+    }
+    let refused: [(&[u8], &str); 6] = [
+        (br"x\x{ff}=q5_0", "error_escape"),
+        (br"x\u00f=q5_0", "error_escape"),
+        (br"x[a-\xff]=q5_0", "error_range"),
+        (br"x[\x00-\xff]=q5_0", "error_range"),
+        (br"x(?<n>a)=q5_0", "error_paren"),
+        (br"x[[:word:]]=q5_0", "error_collate"),
+    ];
+    for (p, code) in refused {
+        let theirs = run(&lq, &["--dry-run"], p);
+        assert!(!theirs.status.success(), "llama-quantize took {}", String::from_utf8_lossy(p));
+        let mine = run(&ours, &["quantize", "--dry-run"], p);
+        let err = String::from_utf8_lossy(&mine.stderr);
+        assert_eq!(mine.status.code(), Some(2), "{}: {err}", String::from_utf8_lossy(p));
+        assert!(err.contains("--tensor-type") && err.contains(&format!("std::regex refuses it ({code})")), "{err}");
+    }
+    // --tensor-type-file: each word is cut at a NUL byte, as llama-quantize passes it on as a C
+    // string.
+    std::fs::write(dir.join("tt.txt"), b"\tx\\u00ff=q5_0\0ignored\n^\\cx[^\\w]=q8_0").unwrap();
+    let file = |program: &Path, pre: &[&str]| {
+        let mut c = std::process::Command::new(program);
+        c.current_dir(&dir).args(pre).args(["--tensor-type-file", "tt.txt", "m.gguf", "Q4_K_M"]);
+        gguf_tests::output_with_deadline(&mut c, crate::HANG)
+    };
+    let (theirs, mine) = (file(&lq, &["--dry-run"]), file(&ours, &["quantize", "--dry-run"]));
+    assert!(theirs.status.success() && mine.status.success(), "{theirs:?}\n{mine:?}");
+    let want = llama_dry_run(&[theirs.stdout, theirs.stderr].concat());
+    assert!(want.iter().any(|(n, t)| n == r"x\xff.weight" && t == "Q5_0"), "{want:?}");
+    assert_eq!(our_dry_run(&mine.stdout), want);
+    let theirs = run(&lq, &["--dry-run"], br"x(?!a)=q5_0");
+    assert!(theirs.status.success(), "{theirs:?}");
+    let mine = run(&ours, &["quantize", "--dry-run"], br"x(?!a)=q5_0");
+    assert_eq!(mine.status.code(), Some(2), "{mine:?}");
+    assert!(String::from_utf8_lossy(&mine.stderr).contains("look-ahead"), "{mine:?}");
+}
+
+/// `--exclude` takes a glob given as bytes that are not UTF-8 (each byte matching itself, as a
+/// literal or in a class) in `quantize`, `dequantize` and `export`: the tensor it names is kept
+/// (quantize's plan says by which pattern, shown escaped), left as it is, or left out.
+#[test]
+fn exclude_takes_globs_that_are_not_utf8() {
+    use gguf_serde::{GgmlType, Gguf};
+    let dir = temp_dir("not-utf8-exclude");
+    let m = dir.join("m.gguf");
+    tiny_llama(&m);
+    let path = m.as_os_str().as_encoded_bytes();
+    let plan = gguf_os(&[b"quantize", b"--dry-run", b"--exclude", b"x\xff.weight", path, b"Q8_0"]);
+    assert!(plan.status.success(), "{plan:?}");
+    let text = String::from_utf8(plan.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains("kept (--exclude")).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].starts_with(r"x\xff.weight ") && rows[0].ends_with(r"kept (--exclude x\xff.weight)"), "{text}");
+    let q8 = dir.join("q8.gguf");
+    let q8_path = q8.as_os_str().as_encoded_bytes();
+    let o = gguf_os(&[b"quantize", b"-q", b"--exclude", b"x[\xfe\xff]*", path, q8_path, b"Q8_0"]);
+    assert!(o.status.success(), "{o:?}");
+    let f = Gguf::open(&q8).unwrap();
+    let kept: Vec<_> = f
+        .tensors()
+        .filter(|t| t.dtype == GgmlType::F32 && t.shape.len() == 2)
+        .map(|t| t.name.as_bytes().to_vec())
+        .collect();
+    assert_eq!(kept, [b"x\xff.weight".to_vec()]);
+    let back = dir.join("back.gguf");
+    let o = gguf_os(&[b"dequantize", b"-q", b"--exclude", b"x\xff*", q8_path, back.as_os_str().as_encoded_bytes()]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("converted to F32, 1 kept"), "{o:?}");
+    let st = dir.join("m.safetensors");
+    let o = gguf_os(&[
+        b"export",
+        b"--exclude",
+        b"?\xff*",
+        b"--exclude",
+        b"*\x82.weight",
+        path,
+        st.as_os_str().as_encoded_bytes(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2 excluded"), "{o:?}");
+}
+
+/// `gguf set FILE KEY VALUE` writes a string value that is not UTF-8, given as raw bytes or, with
+/// `--escaped`, in the escaped form inspect shows: both give the same file, gguf-py reads the
+/// value's bytes, and setting the old value back gives the original file byte for byte. A
+/// number type is refused for such bytes.
+#[test]
+fn set_writes_string_values_that_are_not_utf8() {
+    use gguf_serde::Gguf;
+    let dir = temp_dir("not-utf8-set-value");
+    let (f, g) = (dir.join("f.gguf"), dir.join("g.gguf"));
+    odd_file(&f, &[b"general.name", b"x.value"], &[b"w"]);
+    let original = std::fs::read(&f).unwrap();
+    std::fs::copy(&f, &g).unwrap();
+    let (fp, gp) = (f.as_os_str().as_encoded_bytes(), g.as_os_str().as_encoded_bytes());
+    let value: &[u8] = b"caf\xe9 \\ \"\xff\x01";
+    let ok = |args: &[&[u8]]| {
+        let o = gguf_os(args);
+        assert!(o.status.success(), "{o:?}");
+    };
+    ok(&[b"set", fp, b"general.name", value]);
+    ok(&[b"set", gp, b"general.name", br#"caf\xe9 \\ \"\xff\u{1}"#, b"--escaped"]);
+    ok(&[b"set", fp, b"x.value", b"\xfe"]);
+    ok(&[b"set", gp, b"x.value", br"\xfe", b"--escaped"]);
+    assert!(std::fs::read(&f).unwrap() == std::fs::read(&g).unwrap(), "raw and escaped values differ");
+    let file = Gguf::open(&f).unwrap();
+    let bytes = |k: &[u8]| file.get(k).and_then(|v| v.as_gguf_str().map(|s| s.as_bytes().to_vec()));
+    assert_eq!(bytes(b"general.name").as_deref(), Some(value));
+    if let Some(py) = gguf_tests::python() {
+        let script = "import sys, gguf\nr = gguf.GGUFReader(sys.argv[1])\nfor k in ('general.name', 'x.value'):\n    f = r.fields[k]\n    print(bytes(f.parts[f.data[0]]).hex())";
+        let o = std::process::Command::new(py).args(["-c", script]).arg(&f).output().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(String::from_utf8(o.stdout).unwrap(), format!("{}\n{}\n", hex(value), hex(b"\xfe")));
+    }
+    let dry = gguf_os(&[b"set", b"--dry-run", fp, b"general.name", b"z\xfe"]);
+    assert!(
+        String::from_utf8_lossy(&dry.stdout)
+            .starts_with(r#"~ key general.name: string = "caf\xe9 \\ \"\xff\u{1}" -> string = "z\xfe""#),
+        "{dry:?}"
+    );
+    let bad = gguf_os(&[b"set", fp, b"general.name", b"1\xff", b"--type", b"u32"]);
+    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains(r#""1\xff" is not UTF-8 text, so not a valid u32"#),
+        "{bad:?}"
+    );
+    ok(&[b"set", fp, b"general.name", b"0"]);
+    ok(&[b"set", fp, b"x.value", b"1"]);
+    assert!(std::fs::read(&f).unwrap() == original, "setting the old values back changed the file");
+}
+
 /// A file of `keys` (each a STRING of its index) and F32 `[2]` tensors `names` (tensor `i`
 /// holds `[2i, 2i + 1]`), written to `path`.
 fn odd_file(path: &Path, keys: &[&[u8]], names: &[&[u8]]) {

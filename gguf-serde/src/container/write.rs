@@ -336,8 +336,13 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`], except that a key is not refused for not being ASCII.
     pub fn add_kv_ref<'k>(&mut self, key: impl Into<GgufStr<'k>>, value: ValueRef<'_>) -> Result<()> {
-        let key_bytes: GgufStr<'k> = key.into();
-        self.check_key(key_bytes, true).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        self.add_kv_ref_keyed(key.into(), value, true)
+    }
+
+    /// [`GgufWriter::add_kv_ref`]; `copied`: the key was read from a file (else a new key,
+    /// refused if not ASCII, as [`GgufWriter::add_value`] refuses it).
+    pub(crate) fn add_kv_ref_keyed(&mut self, key_bytes: GgufStr<'_>, value: ValueRef<'_>, copied: bool) -> Result<()> {
+        self.check_key(key_bytes, copied).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
         let key_shown = key_bytes.escaped();
         let key: &str = &key_shown;
         let align = match value {

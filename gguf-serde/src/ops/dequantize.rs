@@ -21,8 +21,9 @@ use crate::format::GgmlType;
 pub struct DequantizeOptions<'a> {
     /// The target type of converted tensors.
     pub target: GgmlType,
-    /// Name globs of tensors to leave as they are ([`NameGlobs`] gives the syntax).
-    pub exclude: Vec<String>,
+    /// Name globs of tensors to leave as they are ([`NameGlobs`] gives the syntax), each the
+    /// bytes of a pattern (UTF-8 text, or bytes that are not UTF-8).
+    pub exclude: Vec<Vec<u8>>,
     /// Called after each chunk with (bytes of source tensor data done, total).
     pub progress: Option<Progress<'a>>,
     /// What becomes of a file at the output path: replaced (the default) or kept, the write
@@ -36,9 +37,10 @@ impl<'a> DequantizeOptions<'a> {
         DequantizeOptions { target, exclude: Vec::new(), progress: None, if_exists: IfExists::Replace }
     }
 
-    /// These options leaving the tensors whose names match one of the globs `exclude` as they are.
-    pub fn with_exclude(mut self, exclude: Vec<String>) -> Self {
-        self.exclude = exclude;
+    /// These options leaving the tensors whose names match one of the globs `exclude` (each a
+    /// `String`, `&str` or bytes) as they are.
+    pub fn with_exclude<P: Into<Vec<u8>>>(mut self, exclude: impl IntoIterator<Item = P>) -> Self {
+        self.exclude = exclude.into_iter().map(Into::into).collect();
         self
     }
 

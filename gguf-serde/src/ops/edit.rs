@@ -65,6 +65,15 @@ pub enum Edit {
         /// The new value, with its type.
         value: Value,
     },
+    /// Sets `key` to a STRING of the bytes `value`, UTF-8 or not (ggml stores and reads any
+    /// bytes): in place or appended, as [`Set`](Self::Set), which is the same for text
+    /// ([`Value::String`]).
+    SetString {
+        /// The key's bytes.
+        key: Vec<u8>,
+        /// The string's bytes.
+        value: Vec<u8>,
+    },
     /// Removes `key`, which must exist.
     Remove {
         /// The key's bytes.
@@ -84,10 +93,24 @@ pub enum Edit {
 enum Item<'a> {
     Ref(ValueRef<'a>),
     Owned(Value),
+    /// A STRING of these bytes.
+    String(Vec<u8>),
 }
 
 /// A key: the bytes of one read from the file (UTF-8 or not, kept as they are), or one given.
 type Key<'a> = std::borrow::Cow<'a, [u8]>;
+
+/// Sets `key` to `item` among `kvs`: in place, or appended.
+fn set<'a>(kvs: &mut Vec<(Key<'a>, Item<'a>)>, key: &[u8], item: Item<'a>) -> Result<()> {
+    match kvs.iter_mut().find(|(k, _)| **k == *key) {
+        Some(slot) => slot.1 = item,
+        None if has_empty_segment(key) => {
+            return Err(EditError::EmptySegment { key: GgufStr::from_bytes(key).to_string() }.into())
+        }
+        None => kvs.push((Key::Owned(key.to_vec()), item)),
+    }
+    Ok(())
+}
 
 /// The key/value pairs of `file` after `edits`, in order.
 fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'a>, Item<'a>)>> {
@@ -98,11 +121,8 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'
     let shown = |k: &[u8]| GgufStr::from_bytes(k).to_string();
     for e in edits {
         match e {
-            Edit::Set { key, value } => match find(&kvs, key).and_then(|i| kvs.get_mut(i)) {
-                Some(slot) => slot.1 = Item::Owned(value.clone()),
-                None if has_empty_segment(key) => return Err(EditError::EmptySegment { key: shown(key) }.into()),
-                None => kvs.push((Key::Owned(key.clone()), Item::Owned(value.clone()))),
-            },
+            Edit::Set { key, value } => set(&mut kvs, key, Item::Owned(value.clone()))?,
+            Edit::SetString { key, value } => set(&mut kvs, key, Item::String(value.clone()))?,
             Edit::Remove { key } => match find(&kvs, key) {
                 Some(i) => {
                     kvs.remove(i);
@@ -157,6 +177,10 @@ pub fn apply<'f, S: Source, W: Write, T>(
             Item::Owned(v) => {
                 let copied = matches!(key, Key::Borrowed(_));
                 w.add_value_keyed(GgufStr::from_bytes(&key), &v, copied)?;
+            }
+            Item::String(s) => {
+                let copied = matches!(key, Key::Borrowed(_));
+                w.add_kv_ref_keyed(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&s)), copied)?;
             }
         }
     }

@@ -30,6 +30,21 @@ pub enum QuantizeError {
         target: GgmlType,
     },
 
+    /// A `--tensor-type` pattern ([`TensorTypeOverride`](crate::ops::quantize::TensorTypeOverride))
+    /// that llama-quantize's `std::regex` refuses, or that uses what `std::regex` takes but this
+    /// crate cannot match (a look-ahead, a back-reference): [`PatternProblem`] says which.
+    #[error("tensor type pattern \"{pattern}\": {problem}, at byte {offset}")]
+    #[non_exhaustive]
+    TensorTypePattern {
+        /// The pattern (lower-cased, as llama-quantize lower-cases it), shown as
+        /// [`GgufStr`](crate::GgufStr) shows bytes.
+        pattern: String,
+        /// The byte offset in the pattern where the problem was found.
+        offset: usize,
+        /// What is wrong.
+        problem: PatternProblem,
+    },
+
     /// An importance matrix file ([`crate::ops::imatrix`]) that llama-quantize would refuse,
     /// crash on or misread, or one that does not fit a tensor it is used for.
     #[error("importance matrix: {problem}")]
@@ -283,7 +298,9 @@ impl QuantizeError {
     pub fn offset(&self) -> Option<u64> {
         match self {
             QuantizeError::Imatrix { problem } => problem.offset(),
-            QuantizeError::Refused { .. } | QuantizeError::ImatrixRequired { .. } => None,
+            QuantizeError::Refused { .. }
+            | QuantizeError::TensorTypePattern { .. }
+            | QuantizeError::ImatrixRequired { .. } => None,
         }
     }
 
@@ -291,7 +308,9 @@ impl QuantizeError {
     pub fn key(&self) -> Option<&str> {
         match self {
             QuantizeError::Imatrix { problem } => problem.key(),
-            QuantizeError::Refused { .. } | QuantizeError::ImatrixRequired { .. } => None,
+            QuantizeError::Refused { .. }
+            | QuantizeError::TensorTypePattern { .. }
+            | QuantizeError::ImatrixRequired { .. } => None,
         }
     }
 
@@ -301,7 +320,7 @@ impl QuantizeError {
         match self {
             QuantizeError::ImatrixRequired { tensor, .. } => Some(tensor),
             QuantizeError::Imatrix { problem } => problem.tensor(),
-            QuantizeError::Refused { .. } => None,
+            QuantizeError::Refused { .. } | QuantizeError::TensorTypePattern { .. } => None,
         }
     }
 }
@@ -384,6 +403,85 @@ impl EditError {
             | EditError::ArrayFromText { .. }
             | EditError::EmptySegment { .. } => None,
         }
+    }
+}
+
+/// What is wrong with a `--tensor-type` pattern: `std::regex` refuses it (the variants named after
+/// its `regex_constants::error_type`), or it uses what `std::regex` takes but we cannot match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatternProblem {
+    /// `error_escape`: a `\` at the end, `\x` without two hexadecimal digits, `\u` without four,
+    /// `\c` at the end.
+    Escape,
+    /// `error_brack`: an unclosed `[`, or a `\B` or back-reference inside one.
+    Bracket,
+    /// `error_paren`: an unbalanced parenthesis, `(?` not followed by `:`, `=` or `!`, or a
+    /// quantifier with nothing to repeat (`*a`, `^*`, `a|+`).
+    Paren,
+    /// `error_brace`: an unclosed count (`a{2`).
+    Brace,
+    /// `error_badbrace`: a count that is not `{n}`, `{n,}` or `{n,m}` with m ≥ n.
+    BadBrace,
+    /// `error_range`: a reversed range (`[z-a]`, `[a-\xff]`: characters compare as signed
+    /// bytes) or a class at either end of one (`[\w-a]`).
+    Range,
+    /// `error_ctype`: an unclosed `[[:name` or `[[=c`.
+    Ctype,
+    /// `error_collate`: an unknown class name (`[[:foo:]]`) or collating name (`[[.foo.]]`).
+    Collate,
+    /// `error_space`: more than 100,000 automaton states (`_GLIBCXX_REGEX_STATE_LIMIT`).
+    Space,
+    /// `error_backref`: a back-reference to a group that does not exist or is not closed.
+    Backref,
+    /// A look-ahead, `(?=…)` or `(?!…)`: `std::regex` takes it, the `regex` crate cannot.
+    LookAhead,
+    /// A back-reference to a closed group (`(a)\1`): `std::regex` takes it, the `regex` crate
+    /// cannot.
+    BackReference,
+}
+
+impl PatternProblem {
+    /// The `std::regex_constants::error_type` that `std::regex` throws for this pattern
+    /// (`"error_escape"`, …), or `None` if `std::regex` takes it and only we refuse it.
+    pub fn std_regex_error(self) -> Option<&'static str> {
+        Some(match self {
+            PatternProblem::Escape => "error_escape",
+            PatternProblem::Bracket => "error_brack",
+            PatternProblem::Paren => "error_paren",
+            PatternProblem::Brace => "error_brace",
+            PatternProblem::BadBrace => "error_badbrace",
+            PatternProblem::Range => "error_range",
+            PatternProblem::Ctype => "error_ctype",
+            PatternProblem::Collate => "error_collate",
+            PatternProblem::Space => "error_space",
+            PatternProblem::Backref => "error_backref",
+            PatternProblem::LookAhead | PatternProblem::BackReference => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for PatternProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self {
+            PatternProblem::Escape => "a bad escape (\\xHH takes two hexadecimal digits, \\uHHHH four)",
+            PatternProblem::Bracket => "an unclosed or bad bracket expression",
+            PatternProblem::Paren => "an unbalanced parenthesis, a bad (?, or a quantifier with nothing to repeat",
+            PatternProblem::Brace => "an unclosed {count}",
+            PatternProblem::BadBrace => "a bad {count} ({n}, {n,} or {n,m} with m >= n)",
+            PatternProblem::Range => "a bad range in a bracket (reversed: characters compare as signed bytes)",
+            PatternProblem::Ctype => "an unclosed [[:class:]] or [[=equivalence=]]",
+            PatternProblem::Collate => "an unknown class or collating name",
+            PatternProblem::Space => "more than 100000 automaton states",
+            PatternProblem::Backref => "a back-reference to no closed group",
+            PatternProblem::LookAhead => {
+                return f.write_str("a look-ahead (?= or (?!, which std::regex takes but gguf cannot match")
+            }
+            PatternProblem::BackReference => {
+                return f.write_str("a back-reference, which std::regex takes but gguf cannot match")
+            }
+        };
+        write!(f, "{what}: std::regex refuses it ({})", self.std_regex_error().unwrap_or_default())
     }
 }
 

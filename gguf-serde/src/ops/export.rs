@@ -79,8 +79,9 @@ pub enum ExportDtype {
 pub struct ExportOptions<'a> {
     /// The output type.
     pub dtype: ExportDtype,
-    /// Tensors whose whole name matches one of these globs ([`NameGlobs`]) are left out.
-    pub exclude: Vec<String>,
+    /// Tensors whose whole name matches one of these globs ([`NameGlobs`]) are left out; each
+    /// the bytes of a pattern (UTF-8 text, or bytes that are not UTF-8).
+    pub exclude: Vec<Vec<u8>>,
     /// Called with the number of source bytes converted so far and the total, from any thread.
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     /// What becomes of a file at the output path: replaced (the default) or kept, the write
@@ -94,9 +95,9 @@ impl<'a> ExportOptions<'a> {
         ExportOptions { dtype, ..Default::default() }
     }
 
-    /// Leaves out the tensors matching `exclude`.
-    pub fn with_exclude(mut self, exclude: Vec<String>) -> Self {
-        self.exclude = exclude;
+    /// Leaves out the tensors matching `exclude` (each a `String`, `&str` or bytes).
+    pub fn with_exclude<P: Into<Vec<u8>>>(mut self, exclude: impl IntoIterator<Item = P>) -> Self {
+        self.exclude = exclude.into_iter().map(Into::into).collect();
         self
     }
 

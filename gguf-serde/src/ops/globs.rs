@@ -4,6 +4,7 @@
 use globset::{Candidate, Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{QuantizeError, Result};
+use crate::format::GgufStr;
 
 /// The tensor-name globs of `exclude` ([`DequantizeOptions::exclude`](crate::ops::dequantize::DequantizeOptions::exclude),
 /// [`QuantizeParams::exclude`](crate::ops::quantize::QuantizeParams::exclude), `gguf quantize
@@ -24,36 +25,60 @@ use crate::error::{QuantizeError, Result};
 /// lossy form, each bad sequence as U+FFFD): `?` and a class are one byte, so a non-ASCII
 /// character of n bytes takes n of them (`x??.weight` matches `xé.weight`), a byte that is not
 /// UTF-8 takes one (`x?.weight` matches `x\xff.weight`), and `*` matches either.
+///
+/// A pattern is bytes too: a byte of it that is not UTF-8 (an argument given as raw bytes)
+/// matches that byte, as a literal or in a class (`x[\xfe\xff].weight`, the bytes FE and FF,
+/// matches `x\xff.weight`).
 #[derive(Clone, Debug)]
 pub struct NameGlobs {
+    /// The patterns, shown as [`GgufStr`] shows bytes (escaped where not UTF-8).
     patterns: Vec<String>,
+    /// The patterns that are UTF-8, with their index in `patterns`.
     set: GlobSet,
+    set_index: Vec<usize>,
+    /// The others, each compiled to a regular expression over bytes, with its index.
+    bytes: Vec<(usize, regex::bytes::Regex)>,
 }
 
 impl NameGlobs {
-    /// Compiles `patterns`.
+    /// Compiles `patterns` (each a `&str`, or bytes that are not UTF-8).
     ///
     /// # Errors
     /// [`QuantizeError::Refused`] naming the first pattern that is not a valid glob, and why.
-    pub fn new<P: AsRef<str>>(patterns: &[P]) -> Result<Self> {
+    pub fn new<P: AsRef<[u8]>>(patterns: &[P]) -> Result<Self> {
         let mut set = GlobSetBuilder::new();
-        for p in patterns {
-            set.add(name_glob(p.as_ref())?);
+        let (mut set_index, mut bytes) = (Vec::new(), Vec::new());
+        for (i, p) in patterns.iter().enumerate() {
+            match std::str::from_utf8(p.as_ref()) {
+                Ok(text) => {
+                    set.add(name_glob(text)?);
+                    set_index.push(i);
+                }
+                Err(_) => bytes.push((i, byte_glob(p.as_ref())?)),
+            }
         }
         let set = set.build().map_err(|e| QuantizeError::refused(format!("cannot compile the name globs: {e}")))?;
-        Ok(NameGlobs { patterns: patterns.iter().map(|p| p.as_ref().to_owned()).collect(), set })
+        let patterns = patterns.iter().map(|p| GgufStr::from_bytes(p.as_ref()).to_string()).collect();
+        Ok(NameGlobs { patterns, set, set_index, bytes })
     }
 
     /// The first pattern (in the order given) that matches all of `name` (its bytes: a `&str`,
-    /// or the bytes of a name that is not UTF-8), if any.
+    /// or the bytes of a name that is not UTF-8), if any; shown as [`GgufStr`] shows bytes.
     pub fn first_match(&self, name: impl AsRef<[u8]>) -> Option<&str> {
-        let first = with_candidate(name.as_ref(), |c| self.set.matches_candidate(c)).into_iter().min()?;
+        let name = name.as_ref();
+        let in_set = with_candidate(name, |c| self.set.matches_candidate(c));
+        let first = in_set
+            .into_iter()
+            .filter_map(|i| self.set_index.get(i).copied())
+            .chain(self.bytes.iter().filter(|(_, re)| re.is_match(name)).map(|(i, _)| *i))
+            .min()?;
         self.patterns.get(first).map(String::as_str)
     }
 
     /// Whether some pattern matches all of `name` (its bytes).
     pub fn is_match(&self, name: impl AsRef<[u8]>) -> bool {
-        with_candidate(name.as_ref(), |c| self.set.is_match_candidate(c))
+        let name = name.as_ref();
+        with_candidate(name, |c| self.set.is_match_candidate(c)) || self.bytes.iter().any(|(_, re)| re.is_match(name))
     }
 }
 
@@ -72,10 +97,65 @@ fn with_candidate<R>(name: &[u8], f: impl FnOnce(&Candidate<'_>) -> R) -> R {
     f(&c)
 }
 
+/// The first of the private-use characters that stand for a pattern's bytes that are not UTF-8
+/// (byte `b` as `PLACEHOLDER + b`) while globset parses it.
+const PLACEHOLDER: u32 = 0xF0000;
+
+/// A pattern with bytes that are not UTF-8, compiled as globset compiles a glob (its
+/// [`Glob::regex`], matched with globset's options), each such byte standing for itself: it is
+/// parsed with a private-use character in its place, whose UTF-8 form in the regular
+/// expression is then replaced by the byte.
+fn byte_glob(pattern: &[u8]) -> Result<regex::bytes::Regex> {
+    use std::fmt::Write;
+    let shown = GgufStr::from_bytes(pattern);
+    let stand_in = |b: u8| char::from_u32(PLACEHOLDER + u32::from(b)).unwrap_or(char::REPLACEMENT_CHARACTER);
+    let mut text = String::new();
+    for chunk in pattern.utf8_chunks() {
+        if chunk.valid().chars().any(|c| (PLACEHOLDER..PLACEHOLDER + 256).contains(&u32::from(c))) {
+            return Err(QuantizeError::refused(format!(
+                "\"{shown}\" mixes bytes that are not UTF-8 with characters U+F0000 to U+F00FF, which stand for them"
+            ))
+            .into());
+        }
+        text.push_str(chunk.valid());
+        text.extend(chunk.invalid().iter().map(|&b| stand_in(b)));
+    }
+    let glob = name_glob(&text).map_err(|_| QuantizeError::refused(format!("\"{shown}\" is not a valid glob")))?;
+    // globset writes a non-ASCII character as the `\xNN` escapes of its UTF-8 bytes: one pass
+    // puts each stand-in's four escapes back as the one byte.
+    let stand_ins: std::collections::HashMap<String, u8> = (0x80..=0xffu8)
+        .map(|b| {
+            let mut utf8 = [0u8; 4];
+            let mut escaped = String::new();
+            for u in stand_in(b).encode_utf8(&mut utf8).bytes() {
+                let _ = write!(escaped, "\\x{u:02x}");
+            }
+            (escaped, b)
+        })
+        .collect();
+    let (mut re, mut rest) = (String::new(), glob.regex());
+    while let Some(c) = rest.chars().next() {
+        match rest.get(..16).and_then(|head| stand_ins.get(head)) {
+            Some(b) => {
+                let _ = write!(re, "\\x{b:02x}");
+                rest = rest.get(16..).unwrap_or_default();
+            }
+            None => {
+                re.push(c);
+                rest = rest.get(c.len_utf8()..).unwrap_or_default();
+            }
+        }
+    }
+    regex::bytes::RegexBuilder::new(&re)
+        .dot_matches_new_line(true)
+        .build()
+        .map_err(|e| QuantizeError::refused(format!("\"{shown}\" is not a valid glob: {e}")).into())
+}
+
 impl Default for NameGlobs {
     /// No patterns: matches no name.
     fn default() -> Self {
-        NameGlobs { patterns: Vec::new(), set: GlobSet::empty() }
+        NameGlobs { patterns: Vec::new(), set: GlobSet::empty(), set_index: Vec::new(), bytes: Vec::new() }
     }
 }
 
@@ -163,6 +243,29 @@ mod tests {
         assert_eq!(globs.first_match("output.weight"), Some("*.weight"));
         assert_eq!(globs.first_match("rope_freqs"), None);
         assert_eq!(NameGlobs::default().first_match("anything"), None);
+    }
+
+    /// A pattern's bytes that are not UTF-8 match themselves, as literals, in classes and in
+    /// alternatives; the pattern is named escaped.
+    #[test]
+    fn patterns_that_are_not_utf8_match_their_bytes() {
+        let g = |p: &[u8], n: &[u8]| NameGlobs::new(&[p]).expect("a valid glob").is_match(n);
+        assert!(g(b"x\xff.weight", b"x\xff.weight"));
+        assert!(!g(b"x\xff.weight", b"x\xfe.weight"));
+        assert!(!g(b"x\xff.weight", "x\u{ff}.weight".as_bytes()));
+        assert!(g(b"x[\xfe\xff]*", b"x\xfe.weight"));
+        assert!(!g(b"x[!\xfe\xff]*", b"x\xfe.weight"));
+        assert!(g(b"x[!\xfe\xff]*", b"xa.weight"));
+        assert!(g(b"x[\x80-\xff][\x80-\xff].w*", b"x\xe2\x82.weight"));
+        assert!(!g(b"x[\x80-\xfe].w*", b"x\xff.weight"));
+        assert!(g(b"{a,x\xff}.*", b"x\xff.weight"));
+        assert!(g(b"\xc3\xa9?\\*\xff\xfe", b"\xc3\xa9a*\xff\xfe"));
+        let globs = NameGlobs::new(&[&b"a*"[..], b"x\xff*", b"x*"]).unwrap();
+        assert_eq!(globs.first_match(b"x\xff.weight"), Some(r"x\xff*"));
+        assert_eq!(globs.first_match(b"xy"), Some("x*"));
+        let e = NameGlobs::new(&[&b"x\xff[a"[..]]).unwrap_err();
+        assert!(e.to_string().contains(r#""x\xff[a" is not a valid glob"#), "{e}");
+        assert!(NameGlobs::new(&[&b"x\xff\xf3\xb0\x82\x80"[..]]).is_err(), "a stand-in character beside a bad byte");
     }
 
     #[test]

@@ -385,29 +385,87 @@ impl Verdict {
     }
 }
 
+/// C's `isspace` in the "C" locale: space, tab, newline, vertical tab, form feed, carriage return.
+fn is_c_space(b: &u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// The entry of one manifest line (see [`Manifest::parse`]), or `None` if it is none: kind and
+/// hash are its first two words, the name the rest after the hash and two spaces (or, in a line
+/// spaced otherwise, after the white space that follows the hash).
+fn manifest_entry(line: &[u8]) -> Option<ManifestEntry> {
+    fn skip(s: &[u8]) -> Option<&[u8]> {
+        s.iter().position(|b| !is_c_space(b)).and_then(|at| s.get(at..))
+    }
+    fn word(s: &[u8]) -> (&[u8], &[u8]) {
+        let end = s.iter().position(is_c_space).unwrap_or(s.len());
+        (s.get(..end).unwrap_or_default(), s.get(end..).unwrap_or_default())
+    }
+    let (kind, rest) = word(skip(line)?);
+    let kind = std::str::from_utf8(kind).ok().and_then(HashKind::from_name)?;
+    let (hash, rest) = word(skip(rest)?);
+    let name = match rest.strip_prefix(b"  ") {
+        Some(name) if name.first().is_some_and(|b| !is_c_space(b)) => name,
+        _ => skip(rest)?,
+    };
+    if name.iter().all(is_c_space) {
+        return None;
+    }
+    // A hash that is not UTF-8 matches none of ours: kept lossily, it still says Mismatch.
+    Some(ManifestEntry { kind, hash: String::from_utf8_lossy(hash).into_owned(), name: name.to_vec() })
+}
+
 impl Manifest {
-    /// Reads a manifest as `llama-gguf-hash -c` does (`getline`, then `>>` three times): each
-    /// line's first three words (separated by C's `isspace` bytes: space, tab, newline, vertical
-    /// tab, form feed, carriage return) are kind, hash and name, bytes as they are (a name need
-    /// not be UTF-8); a line with fewer words or a first word that is no [`HashKind`] name is
-    /// skipped (so `llama-gguf-hash`'s check-mode output, whose lines end in `-  Ok`, reads as a
-    /// manifest too). For a kind and name given twice, the first line counts, as in
-    /// `llama-gguf-hash`.
+    /// Reads a manifest as `llama-gguf-hash` writes it (`"%-8s  %-s  %s\n"`: kind, hash and the
+    /// name's bytes as they are, UTF-8 or not): each line's first two words (separated by C's
+    /// `isspace` bytes, as `llama-gguf-hash -c` reads them with `>>`) are kind and hash, and the
+    /// name is the rest of the line after the two spaces that follow the hash, so that a name
+    /// holding spaces or tabs is read whole (`llama-gguf-hash -c` reads only up to its first
+    /// white space: it then reports such a tensor `Not Found`, which does not fail its check). A
+    /// line that is no entry (its first word is no [`HashKind`] name; not empty, not `--check`'s
+    /// last line `Verification results for …`) right after an entry continues that entry's name
+    /// after a newline, as a name holding a newline is written. A
+    /// `\r` ending a name is dropped (a manifest with CRLF line ends), and so is a verdict
+    /// `  -  Ok`, `  -  Mismatch`, `  -  Not Found` or `  -  Missing` ending it (so that the
+    /// output of `--check` reads as a manifest too). A line with fewer than three words, or
+    /// another first word, is skipped. For a kind and name given twice, the first line counts,
+    /// as in `llama-gguf-hash`.
     pub fn parse(text: &[u8]) -> Manifest {
-        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
-        let mut m = Manifest::default();
+        let mut entries: Vec<ManifestEntry> = Vec::new();
+        // Whether the last line read was an entry (a following line that is none continues it).
+        let mut after_entry = false;
         for line in text.split(|&b| b == b'\n') {
-            let mut words = line.split(is_space).filter(|w| !w.is_empty());
-            let (Some(kind), Some(hash), Some(name)) = (words.next(), words.next(), words.next()) else {
+            let Some(entry) = manifest_entry(line) else {
+                match entries.last_mut() {
+                    // Not the last line of `--check`'s output.
+                    Some(last)
+                        if after_entry && !line.is_empty() && !line.starts_with(b"Verification results for ") =>
+                    {
+                        last.name.push(b'\n');
+                        last.name.extend_from_slice(line);
+                    }
+                    _ => after_entry = false,
+                }
                 continue;
             };
-            let Some(kind) = std::str::from_utf8(kind).ok().and_then(HashKind::from_name) else { continue };
-            // a hash that is not UTF-8 matches none of ours: kept lossily, it still says Mismatch
-            let hash = String::from_utf8_lossy(hash).into_owned();
-            let key = (kind, name.to_vec());
+            entries.push(entry);
+            after_entry = true;
+        }
+        let mut m = Manifest::default();
+        for mut e in entries {
+            for verdict in [&b"  -  Ok"[..], b"  -  Mismatch", b"  -  Not Found", b"  -  Missing"] {
+                if let Some(name) = e.name.strip_suffix(b"\r").unwrap_or(&e.name).strip_suffix(verdict) {
+                    e.name = name.to_vec();
+                    break;
+                }
+            }
+            if let Some(name) = e.name.strip_suffix(b"\r") {
+                e.name = name.to_vec();
+            }
+            let key = (e.kind, e.name.clone());
             if !m.index.contains_key(&key) {
                 m.index.insert(key, m.entries.len());
-                m.entries.push(ManifestEntry { kind, hash, name: name.to_vec() });
+                m.entries.push(e);
             }
         }
         m

@@ -58,4 +58,4 @@ pub mod requant;
 pub mod split;
 pub mod tensor_order;
 
-pub use error::{EditError, ImatrixProblem, QuantizeError};
+pub use error::{EditError, ImatrixProblem, PatternProblem, QuantizeError};

@@ -49,6 +49,7 @@
 //! per-layer array). Unlike llama-quantize, any architecture is planned (llama.cpp refuses one it
 //! does not know), and any integer type is accepted for these keys.
 
+mod ecmascript;
 mod params;
 mod plan;
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! llama-quantize's options ([`QuantizeParams`]) and its `--tensor-type` patterns.
 
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
 use crate::container::IfExists;
 use crate::error::{Error, QuantizeError, Result};
@@ -10,19 +10,35 @@ use crate::ops::imatrix::Imatrix;
 use crate::ops::kv_override::KvOverride;
 // Named in the docs.
 #[cfg(doc)]
+use crate::ops::PatternProblem;
+
+use super::ecmascript::{compile, translate};
+// Named in the docs.
+#[cfg(doc)]
 use crate::ops::globs::NameGlobs;
 
 /// A `--tensor-type PATTERN=TYPE` option: tensors whose name contains a match of `pattern`
 /// (a regular expression, searched anywhere in the name) get `dtype`.
 ///
-/// The pattern matches the name's bytes as llama-quantize's `std::regex` (ECMAScript grammar
-/// over `char`) does: `.` is one byte other than `\n` and `\r`, a class (`[^a]`) and `\w`,
-/// `\d`, `\s` are of single bytes (ASCII classes), so a non-ASCII character of n bytes is n
-/// items (`é` is `..`, `^.{9}$` counts bytes), and a byte that is not UTF-8 is one item like
-/// any other. A pattern's bytes above 127 (as given, UTF-8 or not) stand for themselves, one
-/// byte each. The syntax is the `regex` crate's, which agrees with ECMAScript on the common
-/// constructs (classes, `.`, `*`, `+`, `?`, `{m,n}`, `|`, groups, `^`, `$`, `\d`, `\w`,
-/// `\s`, `\b`); ECMAScript's look-arounds and back-references are refused as bad patterns.
+/// The pattern is an ECMAScript regular expression read and matched as llama-quantize's
+/// `std::regex` (GCC's libstdc++, `char`, the "C" locale) reads and matches it, over the name's
+/// bytes: `.` is one byte other than `\n` and `\r`, a class (`[^a]`) and `\w`, `\d`, `\s` are
+/// of single bytes (ASCII classes: no byte above 127 is in them), so a non-ASCII character of n
+/// bytes is n items (`é` is `..`, `^.{9}$` counts bytes), and a byte that is not UTF-8 is one
+/// item like any other. A pattern's bytes above 127 (as given, UTF-8 or not) stand for
+/// themselves, one byte each. libstdc++'s readings are followed where they are not the `regex`
+/// crate's (checked by tests against `llama-quantize --dry-run` and a program built with
+/// libstdc++): `\uHHHH` is the byte of its low 8 bits (`\u00ff` is the byte FF), `\xHH` takes
+/// exactly two digits (`\x{ff}` is refused), `\0` is NUL, `\cX` is X itself, any other escaped
+/// character is itself (`\q`), in a class `\b` is backspace and ranges compare signed bytes
+/// (`[\x80-\xff]`; `[a-\xff]` is refused as reversed), `[[:alpha:]]`, `[[.space.]]` and
+/// `[[=a=]]` are taken, `[]` matches nothing and `[^]` any byte, `]` and `}` alone are
+/// ordinary, quantifiers may follow one another (`a**`), and a pattern of more than 100,000
+/// automaton states (libstdc++'s limit: `a{100000}`) is refused. Since the whole pattern is
+/// lower-cased first, `\W`, `\D`, `\S`, `\B` and `\U` are `\w`, `\d`, `\s`, `\b`, `\u`.
+/// What `std::regex` refuses is refused ([`QuantizeError::TensorTypePattern`], with its
+/// `error_type`: [`PatternProblem`]); so are look-aheads (`(?=…)`, `(?!…)`) and
+/// back-references (`(a)\1`), which `std::regex` takes but the `regex` crate has not.
 #[derive(Clone, Debug)]
 pub struct TensorTypeOverride {
     /// The pattern, lower-cased as llama-quantize lower-cases it (ASCII letters only, as C's
@@ -39,14 +55,17 @@ impl TensorTypeOverride {
     /// UTF-8; lower-cased first) to `dtype`.
     ///
     /// # Errors
-    /// [`QuantizeError`] if the pattern is not a valid regular expression.
+    /// [`QuantizeError::TensorTypePattern`] if `std::regex` refuses the pattern, or it has a
+    /// look-ahead or back-reference.
     pub fn new(pattern: impl AsRef<[u8]>, dtype: GgmlType) -> Result<Self> {
         let lower = pattern.as_ref().to_ascii_lowercase();
         let pattern = GgufStr::from_bytes(&lower).to_string();
-        let regex = RegexBuilder::new(&byte_syntax(&lower))
-            .unicode(false)
-            .crlf(true)
-            .build()
+        let syntax = translate(&lower).map_err(|e| QuantizeError::TensorTypePattern {
+            pattern: pattern.clone(),
+            offset: e.offset,
+            problem: e.problem,
+        })?;
+        let regex = compile(&syntax)
             .map_err(|e| Error::from(QuantizeError::refused(format!("tensor type pattern \"{pattern}\": {e}"))))?;
         Ok(TensorTypeOverride { pattern, regex, dtype })
     }
@@ -85,29 +104,6 @@ impl TensorTypeOverride {
     }
 }
 
-/// The `regex` syntax of a pattern given as bytes: each byte above 127 as `\xNN` (one byte,
-/// with Unicode off), so that the pattern is ASCII; a backslash before such a byte (ECMAScript's
-/// identity escape, the byte itself) is dropped.
-fn byte_syntax(pattern: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(pattern.len());
-    // Whether the last character pushed is a backslash that escapes the next one.
-    let mut escaping = false;
-    for &b in pattern {
-        if b.is_ascii() {
-            out.push(char::from(b));
-            escaping = b == b'\\' && !escaping;
-        } else {
-            if escaping {
-                out.pop();
-            }
-            let _ = write!(out, "\\x{b:02x}");
-            escaping = false;
-        }
-    }
-    out
-}
-
 /// What [`plan_file_type`](super::plan_file_type) and [`requantize`](crate::ops::requant::requantize) do: llama-quantize's options.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -132,8 +128,8 @@ pub struct QuantizeParams {
     /// `--override-kv KEY=TYPE:VALUE`, in order.
     pub kv_overrides: Vec<KvOverride>,
     /// Our own addition: names matching one of these globs ([`NameGlobs`] gives the syntax) are
-    /// kept.
-    pub exclude: Vec<String>,
+    /// kept; each the bytes of a pattern (UTF-8 text, or bytes that are not UTF-8).
+    pub exclude: Vec<Vec<u8>>,
     /// Worker threads for the conversion (`None`: rayon's default, one per core). The output
     /// does not depend on it. Without the `parallel` feature the conversion runs on the calling
     /// thread and this is ignored.
