@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package's tests (python/: the module `gguf_serde`, PyO3 + maturin), as a user gets
 # it: a venv of its own, target/python-venv (git-ignored, kept between runs), with the pinned test
-# dependencies (numpy, gguf-py 0.19.0 as the oracle, pytest), then `pip install ./python`, which
+# dependencies (numpy, gguf-py 0.19.0 as the oracle, pytest, pytest-xdist), then `pip install ./python`, which
 # builds the extension with maturin, then pytest on python/tests. scripts/test.sh runs it after
 # the cargo tests.
 #
@@ -12,7 +12,7 @@
 # Prints how long the build took (wall and CPU), and ends with one cargo-style line,
 # `test result: ok. N passed; N failed; N ignored; ...`, which scripts/test.sh adds to its totals
 # (pytest's skips, none under CI where a missing input fails its test, count as ignored).
-# Needs python3 with venv, PyPI (numpy, gguf, pytest; maturin for the build), and for the
+# Needs python3 with venv, PyPI (numpy, gguf, pytest, pytest-xdist; maturin for the build), and for the
 # oracle tests the corpus (scripts/setup.sh) and the llama.cpp build ($GGUF_LLAMA_CPP_DIR).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +22,8 @@ venv=target/python-venv
 if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "numpy==2.4.6" "gguf==0.19.0" "pytest==9.2.0"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "numpy==2.4.6" "gguf==0.19.0" "pytest==9.2.0" \
+  "pytest-xdist==3.8.0" "execnet==2.1.2"
 build() {
   local TIMEFORMAT="python-test: built and installed python/ in %0R s wall, %0U s user + %0S s system CPU"
   time "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
@@ -39,8 +40,10 @@ report=target/python-tests.xml
 rm -f "$report"
 status=0
 # The `pytest` script, not `python -m pytest` (which puts the working folder on sys.path):
-# `import gguf_serde` must find the installed package.
-"$venv/bin/pytest" python/tests -q -p no:cacheprovider --junitxml="$report" || status=$?
+# `import gguf_serde` must find the installed package. Two worker processes (pytest-xdist `-n 2`,
+# one per core of the suite's 2-core machine): the tests are independent (each writes only to its
+# own `tmp_path`), and most of their time is one core's NumPy, gguf-py and llama.cpp work.
+"$venv/bin/pytest" python/tests -q -p no:cacheprovider -n 2 --junitxml="$report" || status=$?
 "$venv/bin/python" - "$report" "$status" <<'PY'
 import sys
 import xml.etree.ElementTree as ET

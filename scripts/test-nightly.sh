@@ -9,8 +9,8 @@
 #   2. The ignored tests (`#[ignore = "..."]`, each names why) of the workspace, in release:
 #      gguf-serde's every-f32-value F16/BF16 check against exhaustive.txt (test.sh: the sampled
 #      vectors and all 65,536 F16 inputs), and the Gemma 3 and whole-SmolLM2 comparisons with
-#      llama-quantize of tests/interop/quantize_llama.rs (test.sh: SmolLM2 at every file type, the
-#      IQ types on its first 4 layers), and the matrices moved out of scripts/test.sh (tests/README.md,
+#      llama-quantize of tests/interop/quantize_llama.rs (test.sh: SmolLM2's plans at every file
+#      type, its files on its first 4 layers), and the matrices moved out of scripts/test.sh (tests/README.md,
 #      "Moved to the nightly run": each keeps one case of each rule there), such as the remaking of
 #      every converter case's inputs (test.sh: one case of each kind).
 #

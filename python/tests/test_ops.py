@@ -102,22 +102,52 @@ def test_a_progress_callback_that_raises_fails_the_call(tmp_path: Path) -> None:
         gguf_serde.dequantize_file(SMALL, tmp_path / "o.gguf", progress=boom)
 
 
+def _has_inputs(folder: Path, inputs: dict[str, str]) -> bool:
+    """Whether `folder` has each file `inputs` names with that sha256."""
+    import hashlib
+
+    return all(
+        (folder / n).is_file() and hashlib.sha256((folder / n).read_bytes()).hexdigest() == h for n, h in inputs.items()
+    )
+
+
+def _kept_case(case: str, inputs: dict[str, str]) -> Path | None:
+    """The checkpoint of `case` that the Rust tests keep (`gguf_tests::convert_refs::
+    cached_convert_case`: `<target>/test-tmp/convert-cases/<case>-<tag>/`, made by the same
+    tests/py/make_convert_inputs.py), if one has each file `inputs` names with its sha256;
+    scripts/test.sh runs the cargo tests first, so there is one."""
+    import os
+
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+    for d in sorted((target / "test-tmp" / "convert-cases").glob(f"{case}-*")):
+        if d.is_dir() and d.name[len(case) + 1 :].isalnum() and _has_inputs(d, inputs):
+            return d
+    return None
+
+
 def convert_case(tmp_path: Path, case: str) -> tuple[Path, dict]:
-    """Remakes converter reference `case` of tests/data/convert-refs.json in `tmp_path` with
-    tests/py/make_convert_inputs.py (checking its files' sha256); returns the checkpoint folder
-    and the case's entry (with the reference's "outputs")."""
+    """Converter reference `case` of tests/data/convert-refs.json in `tmp_path/case`: a copy of
+    the checkpoint the Rust tests keep ([`_kept_case`]), else remade by
+    tests/py/make_convert_inputs.py (a few seconds of Python); either way every file's sha256 is
+    checked against the manifest. Returns the checkpoint folder and the case's entry (with the
+    reference's "outputs")."""
     import hashlib
     import json
+    import shutil
 
     venv_python = ROOT / ".venv" / "bin" / "python"
     need(venv_python.is_file() and (ROOT / "models" / "vocab").is_dir(), ".venv and models/ (scripts/setup.sh)")
     refs = json.loads((ROOT / "tests" / "data" / "convert-refs.json").read_text())["cases"][case]
-    subprocess.run(
-        [venv_python, ROOT / "tests" / "py" / "make_convert_inputs.py", ROOT / "models", tmp_path, case],
-        check=True,
-        capture_output=True,
-    )
     ckpt = tmp_path / case
+    kept = _kept_case(case, refs["inputs"])
+    if kept is not None:
+        shutil.copytree(kept, ckpt)
+    else:
+        subprocess.run(
+            [venv_python, ROOT / "tests" / "py" / "make_convert_inputs.py", ROOT / "models", tmp_path, case],
+            check=True,
+            capture_output=True,
+        )
     for name, sha in refs["inputs"].items():
         assert hashlib.sha256((ckpt / name).read_bytes()).hexdigest() == sha, name
     return ckpt, refs

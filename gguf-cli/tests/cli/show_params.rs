@@ -122,6 +122,28 @@ fn same_memory(simple: &Path, file: &Path, what: &str) {
     assert_eq!(format!("{:.2}", to_mib(&m["weights_bytes"])), weights, "{what}: weights");
 }
 
+/// The converter's cases of [`memory_estimate_is_llama_cpp_s_log`], one of each rule of the
+/// estimate that the two models do not reach: `tiny-DeepSeek-V3` (multi-head latent attention: no
+/// V cache, key and value lengths differ), `tiny-Qwen3` (a key length other than embedding length /
+/// head count), `tiny-gpt-oss` (a sliding window of 6: llama.cpp's second cache of the SWA
+/// layers), `tiny-Mixtral-Instruct` (no key length: the default head size; expert tensors) and
+/// `tiny-Phi-3-mini-128k-instruct` (a sliding window longer than the context). Gemma 3 270M has
+/// interleaved sliding-window layers and a key length, SmolLM2 grouped-query heads and the
+/// default head size. The other cases run nightly
+/// (`memory_estimate_of_every_other_architecture_is_llama_cpp_s_log`).
+const MEMORY_CASES: &[&str] =
+    &["tiny-DeepSeek-V3", "tiny-Qwen3", "tiny-gpt-oss", "tiny-Mixtral-Instruct", "tiny-Phi-3-mini-128k-instruct"];
+
+/// `gguf convert --outtype f32` of each converter case of `cases`, against llama.cpp's log.
+fn same_memory_converted(simple: &Path, cases: &[String]) {
+    for case in cases {
+        let Some(dir) = gguf_tests::convert_refs::make_convert_case(case) else { return };
+        let out = dir.tmp.join("f32.gguf");
+        gguf_ok(&["convert", s(&dir), "-o", s(&out), "--outtype", "f32", "-q"]);
+        same_memory(simple, &out, case);
+    }
+}
+
 #[test]
 fn memory_estimate_is_llama_cpp_s_log() {
     let Some(simple) = llama_tool("llama-simple") else { return };
@@ -129,13 +151,23 @@ fn memory_estimate_is_llama_cpp_s_log() {
         let Some(m) = model(name) else { return };
         same_memory(&simple, &m, name);
     }
-    // Every architecture the converter writes (the converted cases of the manifest: llama,
-    // qwen2, qwen3, gemma3, phi3, and the layout cases' mixtures of experts, olmo2, gemma2,
-    // smollm3, granite, glm4).
-    for case in gguf_tests::convert_refs::converted_cases() {
-        let Some(dir) = gguf_tests::convert_refs::make_convert_case(&case) else { return };
-        let out = dir.tmp.join("f32.gguf");
-        gguf_ok(&["convert", s(&dir), "-o", s(&out), "--outtype", "f32", "-q"]);
-        same_memory(&simple, &out, &case);
+    let all = gguf_tests::convert_refs::converted_cases();
+    for case in MEMORY_CASES {
+        assert!(all.iter().any(|c| c == case), "{case} is not a converted case of the manifest");
     }
+    same_memory_converted(&simple, &MEMORY_CASES.iter().map(|c| c.to_string()).collect::<Vec<_>>());
+}
+
+/// Every other architecture the converter writes (the converted cases of the manifest but
+/// [`MEMORY_CASES`]: llama, qwen2, gemma3, the layout cases' mixtures of experts, olmo2, gemma2,
+/// smollm3, granite, glm4, ...).
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): the converter cases memory_estimate_is_llama_cpp_s_log leaves out"]
+fn memory_estimate_of_every_other_architecture_is_llama_cpp_s_log() {
+    let Some(simple) = llama_tool("llama-simple") else { return };
+    let rest: Vec<String> = gguf_tests::convert_refs::converted_cases()
+        .into_iter()
+        .filter(|c| !MEMORY_CASES.contains(&c.as_str()))
+        .collect();
+    same_memory_converted(&simple, &rest);
 }

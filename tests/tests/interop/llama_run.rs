@@ -117,17 +117,35 @@ fn rewritten_edited_and_realigned_copies_run_as_the_original() {
     std::fs::remove_file(&p).unwrap();
 }
 
+/// Splits by bytes (and its merge) and with an empty first shard (`--no-tensor-first-split`): the
+/// two ways the shards libllama loads differ. The split by tensors, whose shards are laid out as
+/// those by bytes (`split_llama.rs` checks both byte for byte against `llama-gguf-split`), runs
+/// nightly (`split_by_tensors_runs_as_the_original`).
 #[test]
 fn split_shards_and_their_merge_run_as_the_original() {
-    let Some((harness, original)) = setup() else { return };
-    let dir = temp_dir("llama-run-split");
-    let modes = [
-        ("tensors", SplitOptions::new(SplitBy::MaxTensors(100)).with_no_tensor_first_split(false)),
+    split_shards_run_as_the_original(&[
         ("bytes", SplitOptions::new(SplitBy::MaxBytes(100_000_000)).with_no_tensor_first_split(false)),
         ("empty-first", SplitOptions::new(SplitBy::MaxTensors(128)).with_no_tensor_first_split(true)),
-    ];
+    ]);
+}
+
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): a third split of split_shards_and_their_merge_run_as_the_original, by tensors"]
+fn split_by_tensors_runs_as_the_original() {
+    split_shards_run_as_the_original(&[(
+        "tensors",
+        SplitOptions::new(SplitBy::MaxTensors(100)).with_no_tensor_first_split(false),
+    )]);
+}
+
+/// Each split of `modes` (`(tag, options)`) of the original runs as the original, loaded from its
+/// first shard; the split by bytes is also merged and run.
+fn split_shards_run_as_the_original(modes: &[(&str, SplitOptions)]) {
+    let Some((harness, original)) = setup() else { return };
+    let dir = temp_dir("llama-run-split");
     for (tag, opts) in modes {
-        let shards = split_file(&original, dir.join(tag), &opts).unwrap();
+        let tag = *tag;
+        let shards = split_file(&original, dir.join(tag), opts).unwrap();
         assert!(shards.len() >= 2, "{tag}: {} shard(s)", shards.len());
         // libllama finds the other shards from the first one's name and split.count.
         assert_runs_as_original(&harness, &original, &shards[0], &format!("split by {tag}, {} shards", shards.len()));
@@ -158,30 +176,47 @@ fn quantize_both(lq: &Path, input: &Path, dir: &Path, ft: LlamaFileType) -> (Pat
     (theirs, ours)
 }
 
+/// Q8_0 of the original (every matrix changes type) loads and generates. Our file is
+/// byte-identical to llama-quantize's, so llama.cpp computes from it what it computes from
+/// llama-quantize's: the same bytes through a deterministic run
+/// (`llama_cpp_runs_the_original_deterministically`), so llama-quantize's file is not run again.
+/// Q4_K_M (a mix of types, as the original itself is) runs nightly, with llama-quantize's file run
+/// too (`quantized_q4_k_m_copy_loads_and_generates_as_llama_quantizes`).
 #[test]
 fn quantized_copies_load_and_generate_as_llama_quantizes() {
+    quantized_copy_runs(LlamaFileType::Q8_0, false);
+}
+
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): Q4_K_M beside the suite's Q8_0 of quantized_copies_load_and_generate_as_llama_quantizes, and llama-quantize's file run too"]
+fn quantized_q4_k_m_copy_loads_and_generates_as_llama_quantizes() {
+    quantized_copy_runs(LlamaFileType::Q4_K_M, true);
+}
+
+/// Quantizes the original to `ft` with both tools; our file loads, generates N_GEN tokens and is
+/// byte-identical to llama-quantize's; with `run_theirs` llama-quantize's file is run too and
+/// gives the same run.
+fn quantized_copy_runs(ft: LlamaFileType, run_theirs: bool) {
     let Some((harness, original)) = setup() else { return };
     let Some(lq) = llama_quantize() else { return };
     let dir = temp_dir("llama-run-quantized");
     let expected = oracle(&harness, &original);
-    for ft in [LlamaFileType::Q8_0, LlamaFileType::Q4_K_M] {
-        let (theirs, ours) = quantize_both(&lq, &original, &dir, ft);
-        let run = llama_run(&harness, &ours, &PROMPT, N_GEN).unwrap_or_else(|e| panic!("our {ft}: {e}"));
-        assert_eq!(run.n_vocab, expected.n_vocab);
-        assert_eq!(run.generated.len(), N_GEN);
-        // Both are byte-identical to llama-quantize's (quantize_llama.rs checks Q8_0 of this
-        // model too), so llama.cpp computes the same from both.
-        let same = std::fs::read(&theirs).unwrap() == std::fs::read(&ours).unwrap();
-        assert!(same, "{ft}: our file is not llama-quantize's");
+    let (theirs, ours) = quantize_both(&lq, &original, &dir, ft);
+    let run = llama_run(&harness, &ours, &PROMPT, N_GEN).unwrap_or_else(|e| panic!("our {ft}: {e}"));
+    assert_eq!(run.n_vocab, expected.n_vocab);
+    assert_eq!(run.generated.len(), N_GEN);
+    let same = std::fs::read(&theirs).unwrap() == std::fs::read(&ours).unwrap();
+    assert!(same, "{ft}: our file is not llama-quantize's");
+    if run_theirs {
         let reference = llama_run(&harness, &theirs, &PROMPT, N_GEN).unwrap_or_else(|e| panic!("llama's {ft}: {e}"));
         assert_eq!(run, reference, "{ft}: llama.cpp computes differently from our file and llama-quantize's");
-        if ft == LlamaFileType::Q8_0 {
-            // Every matrix changed type, so the logits changed: the hashes do see the data.
-            assert_ne!(run.logits, expected.logits, "Q8_0 gives the original's logits");
-        }
-        std::fs::remove_file(&theirs).unwrap();
-        std::fs::remove_file(&ours).unwrap();
     }
+    if ft == LlamaFileType::Q8_0 {
+        // Every matrix changed type, so the logits changed: the hashes do see the data.
+        assert_ne!(run.logits, expected.logits, "Q8_0 gives the original's logits");
+    }
+    std::fs::remove_file(&theirs).unwrap();
+    std::fs::remove_file(&ours).unwrap();
 }
 
 #[test]

@@ -21,7 +21,9 @@
 //!   same shards, byte for byte, as `llama-quantize --keep-split --imatrix`.
 //!
 //! About 35 s on 2 cores, most of it llama-quantize at IQ2_XXS and IQ4_XS (IQ1_M and IQ3_XXS, 9 to
-//! 17 s each in llama-quantize here, are left to `quantize_llama.rs`).
+//! 17 s each in llama-quantize here, are left to `quantize_llama.rs`); the byte-identity cases
+//! keep one of each rule (matrix kind, codec family), the others run nightly
+//! (`moe_other_file_types_*`, `moe_keep_split_at_other_file_types_*`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -198,8 +200,27 @@ fn moe_importance_matrices_have_per_expert_counts() {
     assert!(zero > 0, "in one chunk of 16 tokens some expert should get none");
 }
 
+/// The byte-identity cases of [`moe_file_cases`] kept in scripts/test.sh, then
+/// `--exclude-weights` / `--include-weights` of expert entries.
 #[test]
 fn moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
+    moe_file_cases(true);
+}
+
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): the other file types of moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize"]
+fn moe_other_file_types_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
+    moe_file_cases(false);
+}
+
+/// `(matrix, file types)` of the byte-identity cases: `suite` picks those of scripts/test.sh, one
+/// case of each rule: the full GGUF matrix at Q4_K_M (the k-quant mix), IQ4_XS (with the IQ4_NL
+/// fallback of the 128-long `ffn_down_exps` rows), Q2_K_S (a type that needs a matrix), IQ2_XXS
+/// (the grid codecs, which need weights) and Q4_0 (a legacy codec); the `.dat` matrix at Q5_K_S;
+/// the short calibration (experts with no token) at Q4_K_M and IQ2_XXS, its `.dat` at Q2_K_S.
+/// The others (Q6_K and Q3_K_M from the GGUF matrix, Q4_K_M and IQ2_XXS from the `.dat`, IQ4_XS
+/// from the short one, Q4_K_M from its `.dat`) run nightly.
+fn moe_file_cases(suite: bool) {
     let Some(lq) = llama_quantize() else { return };
     let Some(input) = moe_model() else { return };
     let (Some(gguf), Some(dat)) = (moe_imatrix(Calib::Full, false), moe_imatrix(Calib::Full, true)) else { return };
@@ -207,12 +228,21 @@ fn moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
         return;
     };
     use LlamaFileType as F;
-    let cases: &[(&Path, &[F])] = &[
-        (&gguf, &[F::Q4_K_M, F::IQ4_XS, F::Q2_K_S, F::IQ2_XXS, F::Q6_K, F::Q3_K_M, F::Q4_0]),
-        (&dat, &[F::Q4_K_M, F::IQ2_XXS, F::Q5_K_S]),
-        (&short, &[F::Q4_K_M, F::IQ4_XS, F::IQ2_XXS]),
-        (&short_dat, &[F::Q4_K_M, F::Q2_K_S]),
-    ];
+    let cases: &[(&Path, &[F])] = if suite {
+        &[
+            (&gguf, &[F::Q4_K_M, F::IQ4_XS, F::Q2_K_S, F::IQ2_XXS, F::Q4_0]),
+            (&dat, &[F::Q5_K_S]),
+            (&short, &[F::Q4_K_M, F::IQ2_XXS]),
+            (&short_dat, &[F::Q2_K_S]),
+        ]
+    } else {
+        &[
+            (&gguf, &[F::Q6_K, F::Q3_K_M]),
+            (&dat, &[F::Q4_K_M, F::IQ2_XXS]),
+            (&short, &[F::IQ4_XS]),
+            (&short_dat, &[F::Q4_K_M]),
+        ]
+    };
     for (path, types) in cases {
         // "imatrix-full-gguf", ...
         let name = path.file_name().unwrap().to_str().unwrap().split_once(".imatrix").unwrap().1.replace('.', "-");
@@ -221,6 +251,9 @@ fn moe_files_with_an_importance_matrix_are_byte_identical_to_llama_quantize() {
             let p = imatrix_params(ft, path, &[], &[]);
             same_file(&lq, &input, &format!("{name}-{ft}"), &["--imatrix", path.to_str().unwrap()], ft.name(), &p);
         }
+    }
+    if !suite {
+        return;
     }
     // --exclude-weights / --include-weights pick expert entries as any other.
     let im = gguf.to_str().unwrap();
@@ -296,8 +329,22 @@ fn moe_plans_with_an_importance_matrix_equal_llama_quantize() {
     }
 }
 
+/// `--keep-split` at Q4_K_M from the GGUF matrix and IQ4_XS from the `.dat` one; IQ2_XXS and
+/// Q6_K from the GGUF matrix run nightly (`moe_keep_split_at_other_file_types_gives_llama_quantizes_shards`).
 #[test]
 fn moe_keep_split_with_an_importance_matrix_gives_llama_quantizes_shards() {
+    moe_keep_split_cases(&[(false, LlamaFileType::Q4_K_M), (true, LlamaFileType::IQ4_XS)]);
+}
+
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): two more file types of moe_keep_split_with_an_importance_matrix_gives_llama_quantizes_shards"]
+fn moe_keep_split_at_other_file_types_gives_llama_quantizes_shards() {
+    moe_keep_split_cases(&[(false, LlamaFileType::IQ2_XXS), (false, LlamaFileType::Q6_K)]);
+}
+
+/// `llama-quantize --keep-split --imatrix` and our `requantize_sharded` of the model split by
+/// `llama-gguf-split` into 3 shards give the same shards, for each `(.dat matrix?, file type)`.
+fn moe_keep_split_cases(cases: &[(bool, LlamaFileType)]) {
     let Some(lq) = llama_quantize() else { return };
     let Some(split) = llama_tool("llama-gguf-split") else { return };
     let Some(input) = moe_model() else { return };
@@ -311,8 +358,8 @@ fn moe_keep_split_with_an_importance_matrix_gives_llama_quantizes_shards() {
     let first = shard_path(&prefix, 0, 3);
     let model = ShardedGguf::open(&first).unwrap();
     assert_eq!(model.shard_count(), 3);
-    use LlamaFileType as F;
-    for (path, ft) in [(&gguf, F::Q4_K_M), (&gguf, F::IQ2_XXS), (&dat, F::IQ4_XS), (&gguf, F::Q6_K)] {
+    for &(is_dat, ft) in cases {
+        let path = if is_dat { &dat } else { &gguf };
         let ext = path.extension().unwrap().to_str().unwrap();
         let tag = format!("{ft}-{ext}");
         let (theirs, ours) = (dir.join(format!("{tag}-llama.gguf")), dir.join(format!("{tag}-ours")));
