@@ -54,18 +54,7 @@
 #include <string.h>
 
 #include "llama.h"
-
-static enum ggml_log_level last_level = GGML_LOG_LEVEL_NONE;
-
-static void on_log(enum ggml_log_level level, const char *text, void *user) {
-  (void)user;
-  if (level != GGML_LOG_LEVEL_CONT) {
-    last_level = level;
-  }
-  if (last_level == GGML_LOG_LEVEL_WARN || last_level == GGML_LOG_LEVEL_ERROR) {
-    fputs(text, stderr);
-  }
-}
+#include "llama_log.h"
 
 static int usage(const char *why) {
   fprintf(stderr,

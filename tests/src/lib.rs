@@ -30,6 +30,7 @@ pub use gguf_test_support::{output_with_deadline, skip, test_tmp_root, with_dead
 
 pub mod convert_refs;
 pub mod ggml_read;
+pub mod py_cache;
 
 gguf_test_support::count_allocations!();
 
@@ -188,6 +189,14 @@ pub fn llama_run_harness() -> Option<PathBuf> {
         Ok(p) => Some(p.clone()),
         Err(e) => panic!("{e}"),
     }
+}
+
+/// The `llama_tokenize` harness (`tests/harness/llama_tokenize.c`: libllama loads a vocabulary
+/// once and prints the ids of many texts, as `llama-tokenize --ids --no-bos --no-parse-special`
+/// prints them one text per process), compiled beside [`llama_run_harness`]'s by the same script.
+/// `None` (after [`skip`]) as that one.
+pub fn llama_tokenize_harness() -> Option<PathBuf> {
+    Some(llama_run_harness()?.with_file_name("llama_tokenize"))
 }
 
 /// What the `llama_run` harness printed for one model (the format is in its source's header).

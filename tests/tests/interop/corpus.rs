@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 
 use gguf_serde::{Gguf, ValueRef, WriteOptions};
-use gguf_tests::{assert_same, describe, model, owned_value_json, python, rewrite, run_py, value_json};
+use gguf_tests::{assert_same, describe, model, owned_value_json, py_cache, python, rewrite, value_json};
 use serde_json::Value as Json;
 
 const SMOLLM: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -48,7 +48,8 @@ fn check(name: &str) -> Option<Gguf<memmap2::Mmap>> {
 
     // gguf-py reads the same, owned values included.
     if let Some(py) = python() {
-        let theirs = run_py(&py, "dump.py", &[path.to_str().unwrap()]);
+        // Kept per file content ([`gguf_tests::py_cache`]): `chat_templates.rs` reads the same.
+        let theirs = py_cache::run_py_cached(&py, "dump.py", &[path.to_str().unwrap()], &[&path]);
         assert_same(&ours, &theirs);
         let values: Vec<&Json> = theirs["metadata"].as_array().unwrap().iter().map(|m| &m["value"]).collect();
         for (kv, v) in f.metadata().zip(values) {

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use gguf_serde::{Gguf, GgufWriter, WriteOptions};
-use gguf_tests::{assert_same, describe, model, python, run_py};
+use gguf_tests::{assert_same, describe, model, py_cache, python};
 
 const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 
@@ -36,7 +36,7 @@ fn facts() {
 fn every_key_and_tensor_info_equals_gguf_py() {
     let Some(path) = model(GEMMA) else { return };
     let Some(py) = python() else { return };
-    let theirs = run_py(&py, "dump.py", &[path.to_str().unwrap(), "--no-tensor-hash"]);
+    let theirs = py_cache::run_py_cached(&py, "dump.py", &[path.to_str().unwrap(), "--no-tensor-hash"], &[&path]);
     let ours = describe(&Gguf::open(&path).unwrap(), false);
     assert_same(&ours, &theirs);
     // And the metadata-only reader agrees.

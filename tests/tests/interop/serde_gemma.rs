@@ -3,7 +3,7 @@
 
 use gguf_serde::{Gguf, MetadataOptions};
 use gguf_tests::metadata_structs::gemma::Gemma3Metadata;
-use gguf_tests::{model, owned_type_name, owned_value_json, python, run_py};
+use gguf_tests::{model, owned_type_name, owned_value_json, py_cache, python};
 
 const GEMMA: &str = "gemma-3-270m-q4_k_m.gguf";
 
@@ -44,7 +44,8 @@ fn gemma_metadata_equals_gguf_py_and_writes_back_identically() {
 
     // Every value equals gguf-py's reading of the file, with the same type.
     let Some(py) = python() else { return };
-    let expected = run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]);
+    // Kept per file content ([`gguf_tests::py_cache`]): `standard_keys.rs` reads the same.
+    let expected = py_cache::run_py_cached(&py, "kv_dump.py", &[path.to_str().unwrap()], &[&path]);
     let expected = expected.as_array().unwrap();
     let pairs = MetadataOptions::new().to_pairs(&meta).unwrap();
     assert_eq!(pairs.len(), expected.len(), "number of keys");
@@ -137,9 +138,11 @@ struct TokensVisited {
 fn gemma_tokenizer_arrays_equal_gguf_py_in_both_byte_orders() {
     let Some(path) = model(GEMMA) else { return };
     let Some(py) = python() else { return };
-    let dir = gguf_tests::temp_dir("serde_gemma_tokenizer");
-    let big = dir.join("tokenizer-be.gguf");
-    let expected = run_py(&py, "tokenizer_arrays.py", &[path.to_str().unwrap(), big.to_str().unwrap()]);
+    // gguf-py's reading and its big-endian file, made once per model content and kept
+    // ([`gguf_tests::py_cache`]).
+    let (big, expected) =
+        py_cache::cached_py_file(&py, "tokenizer_arrays.py", &[path.to_str().unwrap()], &[&path], "tokenizer-be.gguf");
+    let expected: serde_json::Value = serde_json::from_str(&expected).expect("JSON from python");
     let tokens: Vec<&str> = expected["tokens"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     let scores: Vec<u32> =
         expected["scores"].as_array().unwrap().iter().map(|x| u32::try_from(x.as_u64().unwrap()).unwrap()).collect();

@@ -11,13 +11,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use gguf_serde::format::keys::{self, KeySpec, KeyType, TypeReference, STANDARD_KEYS};
 use gguf_serde::metadata::standard::StandardMetadata;
 use gguf_serde::{Gguf, MetadataOptions, ValueType};
-use gguf_tests::{model, owned_type_name, owned_value_json, python, run_py, temp_dir};
+use gguf_tests::{model, owned_type_name, owned_value_json, py_cache, python, temp_dir};
 use serde_json::Value as Json;
 
 fn gguf_py_keys() -> Option<Json> {
     let py = python()?;
+    // The argument is an empty scratch folder and the output names no path: the run is kept per
+    // script and packages ([`gguf_tests::py_cache`]), once for the three tests that read it.
     let dir = temp_dir("standard-keys");
-    Some(run_py(&py, "standard_keys.py", &[dir.to_str().unwrap()]))
+    Some(py_cache::run_py_cached(&py, "standard_keys.py", &[dir.to_str().unwrap()], &[&dir]))
 }
 
 fn entry(template: &str) -> &'static KeySpec {
@@ -141,7 +143,8 @@ fn standard_structs_read_gemma_as_gguf_py_does() {
     assert_eq!(owned.general, meta.general);
 
     let Some(py) = python() else { return };
-    let expected = run_py(&py, "kv_dump.py", &[path.to_str().unwrap()]);
+    // Kept per file content ([`gguf_tests::py_cache`]): `serde_gemma.rs` reads the same.
+    let expected = py_cache::run_py_cached(&py, "kv_dump.py", &[path.to_str().unwrap()], &[&path]);
     let expected: BTreeMap<&str, &Json> = expected
         .as_array()
         .unwrap()
@@ -163,7 +166,7 @@ fn standard_structs_read_gemma_as_gguf_py_does() {
     let dir = temp_dir("standard-gemma");
     let out = dir.join("standard.gguf");
     gguf_serde::to_writer(&meta, std::fs::File::create(&out).unwrap()).unwrap();
-    let back = run_py(&py, "kv_dump.py", &[out.to_str().unwrap()]);
+    let back = py_cache::run_py_cached(&py, "kv_dump.py", &[out.to_str().unwrap()], &[&out]);
     let back: BTreeMap<&str, &Json> =
         back.as_array().unwrap().iter().map(|e| (e["key"].as_str().unwrap(), e)).collect();
     assert_eq!(back, expected);

@@ -3,16 +3,20 @@
 //! equal, key by key with type and value, in order, what the reference's own vocabulary code
 //! writes for the same folder (`tests/py/vocab_reference.py`, which runs `conversion/base.py`'s
 //! methods and the architectures' `set_vocab` from the llama.cpp source tree), for SentencePiece,
-//! GPT-2 BPE and `LlamaHfVocab` vocabularies and the Gemma 2 and GLM entries; `llama-tokenize` on
-//! a vocab-only file with our keys gives the ids of llama.cpp's test vectors (llama-spm, phi-3,
-//! llama-bpe, qwen2); the pre-tokenizer table is the reference's; and a whole Llama conversion
-//! from `tokenizer.json` alone equals the reference's.
+//! GPT-2 BPE and `LlamaHfVocab` vocabularies and the Gemma 2 and GLM entries; libllama's
+//! tokenizer (`llama-tokenize`'s call, through `tests/harness/llama_tokenize.c`, and the tool
+//! itself on the longest text) on a vocab-only file with our keys gives the ids of llama.cpp's
+//! test vectors (llama-spm, phi-3, llama-bpe, qwen2); the pre-tokenizer table is the reference's;
+//! and a whole Llama conversion from `tokenizer.json` alone equals the reference's.
+//!
+//! The rebuilt folders and the reference's outputs are made once per content and kept
+//! ([`gguf_tests::py_cache`]); each test edits a copy.
 
 use std::path::Path;
 
 use gguf_serde::convert::vocab;
 use gguf_serde::Value;
-use gguf_tests::{llama_cpp_dir, model, owned_type_name, owned_value_json, python, run_py, run_py_text, temp_dir};
+use gguf_tests::{llama_cpp_dir, model, owned_type_name, owned_value_json, py_cache, python, run_py, temp_dir};
 use serde_json::{json, Value as Json};
 
 /// The vendored llama.cpp source (its `conversion/` package), or `None` after a skip.
@@ -23,6 +27,24 @@ fn reference_src() -> Option<std::path::PathBuf> {
         return None;
     }
     Some(src)
+}
+
+/// What `tests/py/vocab_reference.py` prints for `folder` and `args` (after `src` and `folder`),
+/// run once per folder content, arguments and reference sources (`conversion/`, `gguf-py/`) and
+/// kept ([`gguf_tests::py_cache`]).
+fn vocab_reference(py: &Path, src: &Path, folder: &Path, args: &[&str]) -> Json {
+    let (s, f) = (src.to_str().unwrap(), folder.to_str().unwrap());
+    let mut all = vec![s, f];
+    all.extend(args);
+    let sources = [src.join("conversion"), src.join("gguf-py/gguf")];
+    py_cache::run_py_cached(py, "vocab_reference.py", &all, &[folder, &sources[0], &sources[1]])
+}
+
+/// The folder `tests/py/hf_tokenizer_from_gguf.py` rebuilds from `gguf`, made once per file
+/// content and kept ([`gguf_tests::py_cache`]), copied to `to` (which the test may edit).
+fn rebuilt_folder(py: &Path, gguf: &Path, to: &Path) {
+    let kept = py_cache::cached_py_folder(py, "hf_tokenizer_from_gguf.py", &[gguf.to_str().unwrap()], &[gguf]);
+    py_cache::copy_folder(&kept, to);
 }
 
 fn ours_json(kvs: &[(String, Value)]) -> Json {
@@ -62,13 +84,13 @@ fn check_edited(
     let Some(py) = python() else { return };
     let dir = temp_dir("vocab");
     let folder = dir.join("tok");
-    run_py_text(&py, "hf_tokenizer_from_gguf.py", &[gguf.to_str().unwrap(), folder.to_str().unwrap()]);
+    rebuilt_folder(&py, gguf, &folder);
     edit(&folder);
     let Some(src) = reference_src() else { return };
     let n = vocab_size.map(|n| n.to_string());
-    let mut args = vec![src.to_str().unwrap(), folder.to_str().unwrap(), method];
+    let mut args = vec![method];
     args.extend(n.as_deref());
-    let reference = run_py(&py, "vocab_reference.py", &args);
+    let reference = vocab_reference(&py, &src, &folder, &args);
     let kvs = ours(&folder).expect("our vocabulary");
     compare(&ours_json(&kvs), &reference);
 }
@@ -92,8 +114,10 @@ fn gemma3_set_vocab_as_reference() {
 }
 
 /// The test vectors beside llama.cpp's vocabularies (`models/ggml-vocab-NAME.gguf.inp` / `.out`,
-/// read as `tests/test-tokenizer-0` reads them): `llama-tokenize` (no BOS, no special parsing, as
-/// that test tokenizes) on a vocab-only file whose tokenizer keys are ours gives the expected ids.
+/// read as `tests/test-tokenizer-0` reads them): libllama's tokenizer (no BOS, no special parsing,
+/// as that test tokenizes) on a vocab-only file whose tokenizer keys are ours gives the expected
+/// ids for every text, through one load of the file (`tests/harness/llama_tokenize.c`), and
+/// `llama-tokenize` itself gives the same ids for the longest text.
 /// The file's other keys (`general.*`, `llama.*`) are copied from llama.cpp's vocabulary file.
 fn tokenize_vectors(name: &str, ours: impl Fn(&Path) -> Result<Vec<(String, Value)>, vocab::VocabError>) {
     tokenize_vectors_edited(name, |_| {}, ours)
@@ -108,12 +132,13 @@ fn tokenize_vectors_edited(
     let Some(py) = python() else { return };
     let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
     let Some(tok) = gguf_tests::llama_tool("llama-tokenize") else { return };
+    let Some(harness) = gguf_tests::llama_tokenize_harness() else { return };
     let models = llama_cpp_dir().join("src/models");
     let inp = std::fs::read_to_string(models.join(format!("ggml-vocab-{name}.gguf.inp"))).expect(".inp");
     let out = std::fs::read_to_string(models.join(format!("ggml-vocab-{name}.gguf.out"))).expect(".out");
     let dir = temp_dir("vocab-tok");
     let folder = dir.join("tok");
-    run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+    rebuilt_folder(&py, &g, &folder);
     edit(&folder);
     let kvs = ours(&folder).expect("our vocabulary");
 
@@ -135,26 +160,48 @@ fn tokenize_vectors_edited(
     let inputs: Vec<&str> = inp.strip_suffix(sep).unwrap_or(&inp).split(sep).collect();
     let expected: Vec<&str> = out.lines().collect();
     assert_eq!(inputs.len(), expected.len(), "test vectors of {name}");
-    for (i, (text, ids)) in inputs.iter().zip(&expected).enumerate() {
-        let prompt = dir.join(format!("p{i}.txt"));
-        std::fs::write(&prompt, text).unwrap();
-        let o = std::process::Command::new(&tok)
-            .args(["-m", file.to_str().unwrap(), "-f", prompt.to_str().unwrap()])
-            .args(["--ids", "--no-bos", "--no-parse-special", "--no-escape", "--log-disable"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "llama-tokenize: {}", String::from_utf8_lossy(&o.stderr));
-        let got: Vec<u64> = String::from_utf8_lossy(&o.stdout)
-            .trim()
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| s.trim().parse().unwrap())
-            .collect();
-        let want: Vec<u64> = ids.split_whitespace().map(|s| s.parse().unwrap()).collect();
-        assert_eq!(got, want, "{name} test {i}: {text:?}");
+    // Every text through one load of the vocabulary (the harness), each framed by its length.
+    let mut framed = Vec::new();
+    for text in &inputs {
+        framed.extend_from_slice(format!("{}\n", text.len()).as_bytes());
+        framed.extend_from_slice(text.as_bytes());
+        framed.push(b'\n');
     }
+    let texts = dir.join("texts");
+    std::fs::write(&texts, framed).unwrap();
+    let o = gguf_tests::output_with_deadline(
+        std::process::Command::new(&harness).arg(&file).arg(&texts),
+        std::time::Duration::from_secs(300),
+    );
+    assert!(o.status.success(), "llama_tokenize: {}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8(o.stdout).expect("ids are ASCII");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), inputs.len(), "{name}: one line of ids per text");
+    let parse = |ids: &str| -> Vec<u64> { ids.split_whitespace().map(|s| s.parse().unwrap()).collect() };
+    for (i, ((text, ids), got)) in inputs.iter().zip(&expected).zip(&lines).enumerate() {
+        assert_eq!(parse(got), parse(ids), "{name} test {i}: {text:?}");
+    }
+
+    // The harness is `llama-tokenize` without its per-process load: the tool itself on the
+    // longest text gives the same ids.
+    let (i, text) = inputs.iter().enumerate().max_by_key(|(_, t)| t.len()).unwrap();
+    let prompt = dir.join("longest.txt");
+    std::fs::write(&prompt, text).unwrap();
+    let o = std::process::Command::new(&tok)
+        .args(["-m", file.to_str().unwrap(), "-f", prompt.to_str().unwrap()])
+        .args(["--ids", "--no-bos", "--no-parse-special", "--no-escape", "--log-disable"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "llama-tokenize: {}", String::from_utf8_lossy(&o.stderr));
+    let got: Vec<u64> = String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    assert_eq!(got, parse(lines[i]), "{name} test {i}: llama-tokenize and the harness differ");
 }
 
 #[test]
@@ -261,8 +308,8 @@ fn bpe_check_hashes_as_transformers() {
         let Some(g) = model(&format!("vocab/ggml-vocab-{name}.gguf")) else { return };
         let dir = temp_dir("vocab-hash");
         let folder = dir.join("tok");
-        run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
-        let reference = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+        rebuilt_folder(&py, &g, &folder);
+        let reference = vocab_reference(&py, &src, &folder, &["chkhsh"]);
         let tok = vocab::bpe::HfTokenizer::open(&folder).unwrap_or_else(|e| panic!("{name}: {e}"));
         let ours = vocab::bpe::pre_tokenizer_hash(&tok).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(ours, reference["chkhsh"].as_str().unwrap(), "{name}: chkhsh");
@@ -281,17 +328,15 @@ fn o200k_vocabulary_as_reference() {
     let Some(py) = python() else { return };
     let Some(src) = reference_src() else { return };
     let Some(o200k) = model("o200k/o200k_base.json") else { return };
-    let dir = temp_dir("vocab-o200k");
-    let folder = dir.join("tok");
-    run_py_text(&py, "o200k_tokenizer.py", &[o200k.to_str().unwrap(), folder.to_str().unwrap()]);
-    let r = run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+    // Made once per o200k_base.json and kept; not changed here.
+    let folder = py_cache::cached_py_folder(&py, "o200k_tokenizer.py", &[o200k.to_str().unwrap()], &[&o200k]);
+    let r = vocab_reference(&py, &src, &folder, &["chkhsh"]);
     let theirs = r["chkhsh"].as_str().expect("chkhsh");
     let tok = vocab::bpe::HfTokenizer::open(&folder).expect("o200k tokenizer.json");
     let ours = vocab::bpe::pre_tokenizer_hash(&tok).expect("hash");
     assert_eq!(ours, theirs, "chkhsh");
     assert_eq!(vocab::bpe::PRE_TOKENIZER_HASHES.iter().find(|(h, _)| *h == ours).map(|(_, n)| *n), Some("gpt-4o"));
-    let reference =
-        run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "_set_vocab_gpt2"]);
+    let reference = vocab_reference(&py, &src, &folder, &["_set_vocab_gpt2"]);
     let kvs = vocab::bpe::set_vocab_gpt2(&folder, None).expect("our vocabulary");
     compare(&ours_json(&kvs), &reference);
 }
@@ -310,11 +355,11 @@ fn qwen2_class_imposes_its_split_rule_as_transformers() {
     let Some(g) = model("vocab/ggml-vocab-gpt-2.gguf") else { return };
     let dir = temp_dir("vocab-qwen2-class");
     let folder = dir.join("tok");
-    run_py_text(&py, "hf_tokenizer_from_gguf.py", &[g.to_str().unwrap(), folder.to_str().unwrap()]);
+    rebuilt_folder(&py, &g, &folder);
     let config_path = folder.join("tokenizer_config.json");
     let mut config: Json = serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
     let reference = |py: &Path| {
-        let r = run_py(py, "vocab_reference.py", &[src.to_str().unwrap(), folder.to_str().unwrap(), "chkhsh"]);
+        let r = vocab_reference(py, &src, &folder, &["chkhsh"]);
         r["chkhsh"].as_str().expect("chkhsh").to_owned()
     };
     assert_eq!(config["tokenizer_class"], "GPT2Tokenizer");
@@ -541,8 +586,7 @@ fn llama2_checkpoint_without_tokenizer_model_converts_as_reference() {
     };
     assert_eq!(tensors(&ours), tensors(&theirs), "tensors");
 
-    let reference =
-        run_py(&py, "vocab_reference.py", &[src.to_str().unwrap(), dir.to_str().unwrap(), "llama", "32000"]);
+    let reference = vocab_reference(&py, &src, &dir, &["llama", "32000"]);
     assert_eq!(reference[0]["key"], "tokenizer.ggml.model");
     assert_eq!(reference[0]["value"], "llama");
     let file = gguf_serde::Gguf::open(&out).unwrap();
