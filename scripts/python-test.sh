@@ -29,7 +29,8 @@ build() {
   time "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
 }
 # `--build` only builds and installs (scripts/test.sh builds it after the cargo builds, then runs
-# the tests beside the cargo tests: `--test`, which only runs them); no argument does both.
+# the tests beside the cargo tests: `--test`, which only runs them); no argument does both, as
+# does `--nightly` (with the nightly tests instead of the others).
 [[ ${1:-} == --test ]] || build
 [[ ${1:-} != --build ]] || exit 0
 if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
@@ -43,7 +44,12 @@ status=0
 # `import gguf_serde` must find the installed package. Two worker processes (pytest-xdist `-n 2`,
 # one per core of the suite's 2-core machine): the tests are independent (each writes only to its
 # own `tmp_path`), and most of their time is one core's NumPy, gguf-py and llama.cpp work.
-"$venv/bin/pytest" python/tests -q -p no:cacheprovider -n 2 --junitxml="$report" || status=$?
+# The tests marked `nightly` (larger matrices of a rule the others check on one case:
+# tests/README.md, "Moved to the nightly run") are left out; `--nightly` runs only them
+# (scripts/test-nightly.sh).
+marks="not nightly"
+[[ ${1:-} != --nightly ]] || marks=nightly
+"$venv/bin/pytest" python/tests -q -p no:cacheprovider -n 2 -m "$marks" --junitxml="$report" || status=$?
 "$venv/bin/python" - "$report" "$status" <<'PY'
 import sys
 import xml.etree.ElementTree as ET

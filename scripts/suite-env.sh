@@ -24,10 +24,13 @@ export CI=true
 # kept per machine: about 9 GB). What it saves is the dependencies' compile (cargo keys their
 # artifacts by version, features and profile, not by the clone's path); the workspace's own crates
 # are compiled again in every clone (cargo compares their sources' times with the artifacts', and
-# a fresh clone's are newer). It also keeps the converter checkpoints the tests made
-# (<target>/test-tmp/convert-cases, each keyed by the sha256 of the scripts that make it). A
+# a fresh clone's are newer). It also keeps what the tests keep in <target>/test-tmp: the converter
+# checkpoints (convert-cases/, each keyed by the sha256 of the scripts that make it) and the
+# outputs of the Python oracles (py-cache/, each keyed by the sha256 of the script, its inputs'
+# bytes and the installed packages: tests/src/py_cache.rs); what was made more than 7 days ago is
+# removed here (made again when asked for), and what a killed test left there after a day. A
 # CARGO_TARGET_DIR already set is used as it is; GGUF_NO_BUILD_CACHE=1 keeps target/ in the clone
-# (a run that compiles everything, as the first on a machine does).
+# (a run that compiles everything and remakes every checkpoint, as the first on a machine does).
 if [[ -z ${CARGO_TARGET_DIR:-} && -z ${GGUF_NO_BUILD_CACHE:-} ]]; then
   suite_cache=${GGUF_SERDE_CACHE:-$HOME/.cache/gguf-serde}
   suite_key=$({ rustc -vV; cat Cargo.lock fuzz/Cargo.lock; } | sha256sum | cut -c1-16)
@@ -36,6 +39,12 @@ if [[ -z ${CARGO_TARGET_DIR:-} && -z ${GGUF_NO_BUILD_CACHE:-} ]]; then
   for old in "$suite_cache"/cargo-target-*; do
     [[ $old == "$CARGO_TARGET_DIR" ]] || rm -rf "$old"
   done
+  if [[ -d $CARGO_TARGET_DIR/test-tmp ]]; then
+    find "$CARGO_TARGET_DIR/test-tmp/py-cache" "$CARGO_TARGET_DIR/test-tmp/convert-cases" -mindepth 1 -maxdepth 1 \
+      -mtime +7 -exec rm -rf {} + 2>/dev/null || true
+    find "$CARGO_TARGET_DIR/test-tmp" -mindepth 1 -maxdepth 1 ! -name py-cache ! -name convert-cases \
+      -mtime +0 -exec rm -rf {} + 2>/dev/null || true
+  fi
 fi
 
 # scripts/setup.sh, then GGUF_LLAMA_CPP_DIR and the C harnesses. Run here when sourced, unless the

@@ -13,6 +13,8 @@
 #      type, its files on its first 4 layers), and the matrices moved out of scripts/test.sh (tests/README.md,
 #      "Moved to the nightly run": each keeps one case of each rule there), such as the remaking of
 #      every converter case's inputs (test.sh: one case of each kind).
+#   3. The Python package's tests marked `nightly` (scripts/python-test.sh --nightly): gguf-py
+#      against our reader over the 16 corpus vocabularies test.sh leaves out (it reads 6 files).
 #
 # Usage: scripts/test-nightly.sh        (after scripts/setup.sh, which scripts/test.sh runs)
 # Environment as scripts/test.sh: CI is set (a skip fails), GGUF_LLAMA_CPP_DIR is the build of
@@ -29,5 +31,6 @@ scripts/codec-vectors.sh || status=1
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --workspace --release --tests --no-fail-fast -- --ignored 2>&1 | tee "$log" || status=1
+scripts/python-test.sh --nightly 2>&1 | tee -a "$log" || status=1
 totals "$log"
 exit $status

@@ -17,6 +17,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "nightly: a larger matrix of a rule the per-commit run checks on one case; deselected by "
+        "scripts/python-test.sh, run by its --nightly (scripts/test-nightly.sh)",
+    )
+
+
 def need(condition: bool, what: str) -> None:
     """Skips the test if `condition` is false (fails under CI), saying what is missing."""
     if condition:

@@ -86,7 +86,29 @@ def compare(path: Path) -> None:
         _same_field(a.field, ours, b.field, ref)
 
 
-@pytest.mark.parametrize("path", corpus(), ids=lambda p: p.name)
+# The corpus files read in every run (scripts/test.sh), one of each kind the reader meets: the
+# repository's test vector, the two models (their tensors: Q4_1, Q4_K, Q5_0, Q6_K, Q8_0, F32; and
+# Gemma 3's 262,144-token vocabulary), a version-2 file (aquila), a `UINT8` array
+# (nomic-bert-moe's token types) and the smallest vocabulary (bert-bge). The other 16
+# vocabularies (the same string arrays, gguf-py's reading of them 1 to 15 s of CPU each) are read
+# by the nightly run (`-m nightly`: scripts/python-test.sh --nightly, from
+# scripts/test-nightly.sh); the Rust tests compare every corpus file with gguf-py in every run
+# (tests/tests/interop/corpus.rs).
+SUITE_CORPUS = {
+    "small.gguf",
+    "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "gemma-3-270m-q4_k_m.gguf",
+    "ggml-vocab-aquila.gguf",
+    "ggml-vocab-nomic-bert-moe.gguf",
+    "ggml-vocab-bert-bge.gguf",
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p if p.name in SUITE_CORPUS else pytest.param(p, marks=pytest.mark.nightly) for p in corpus()],
+    ids=lambda p: p.name,
+)
 def test_corpus_file_reads_as_gguf_py_reads_it(path: Path) -> None:
     need(path.is_file(), f"{path.relative_to(ROOT)} (scripts/fetch-corpus.sh)")
     compare(path)
@@ -97,6 +119,7 @@ def test_corpus_is_complete() -> None:
     files = corpus()
     need(len(files) == 22, "the corpus (models/, models/vocab/)")
     assert len(files) == 22
+    assert SUITE_CORPUS <= {p.name for p in files}
 
 
 def _write_every_kind(path: Path, endianess: gguf.GGUFEndian) -> None:

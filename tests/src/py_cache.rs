@@ -11,7 +11,7 @@
 //!   its name, so that the same input under another temporary name is the same run,
 //! - the sha256 of the other `content` paths (sources the script reads that are not arguments,
 //!   such as llama.cpp's `conversion/` package),
-//! - the interpreter's path and the names of the `*.dist-info` folders of its `site-packages`
+//! - the interpreter (the file the venv's `python` links to) and the names of the `*.dist-info` folders of its `site-packages`
 //!   (the installed packages with their versions: a reinstalled pin is a new key).
 //!
 //! A fresh target folder (as CI has) computes every entry in its first run, once per process at
@@ -65,16 +65,18 @@ fn list_files(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The interpreter's path and the sorted names of its `site-packages/*.dist-info` folders (empty
-/// when it has none that can be found: the key then changes with nothing installed but the
-/// interpreter's path).
+/// The interpreter (the file the venv's `python` links to, so that the same interpreter in
+/// another clone's venv is the same key) and the sorted names of its `site-packages/*.dist-info`
+/// folders (empty when it has none that can be found: the key then changes with nothing installed
+/// but the interpreter).
 fn installed_packages(python: &Path) -> String {
     static MEMO: OnceLock<Mutex<HashMap<PathBuf, String>>> = OnceLock::new();
     let memo = MEMO.get_or_init(Default::default);
     if let Some(s) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(python) {
         return s.clone();
     }
-    let mut names = vec![python.display().to_string()];
+    let interpreter = std::fs::canonicalize(python).unwrap_or_else(|_| python.to_path_buf());
+    let mut names = vec![interpreter.display().to_string()];
     // <venv>/bin/python -> <venv>/lib/python3.X/site-packages
     let lib = python.parent().and_then(Path::parent).map(|venv| venv.join("lib"));
     for version in lib.and_then(|l| std::fs::read_dir(l).ok()).into_iter().flatten().flatten() {
