@@ -188,7 +188,7 @@ fn llama_cpp_applies_our_adapters() {
     run_py_text(&py, "make_lora_inputs.py", &args);
     for (case, entry, c) in &cases {
         let lora = c.tmp.join("adapter.gguf");
-        convert_adapter(&c, OutType::F32, &lora);
+        convert_adapter(c, OutType::F32, &lora);
         let sha = gguf_tests::sha256(&std::fs::read(&lora).expect("read"));
         assert_eq!(
             Some(sha.as_str()),
