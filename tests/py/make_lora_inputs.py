@@ -6,7 +6,7 @@ Usage:
   python make_lora_inputs.py --list                          -> the case names (converted ones)
   python make_lora_inputs.py --list-refused                  -> the refused cases, each with the
                                                               AdapterError variant expected
-  python make_lora_inputs.py merge BASE_DIR ADAPTER_DIR OUT_DIR
+  python make_lora_inputs.py merge BASE_DIR ADAPTER_DIR OUT_DIR [BASE_DIR ADAPTER_DIR OUT_DIR...]
 
 An adapter is rebuilt from its layout, tests/data/lora-layouts/CASE.json (what peft's
 save_pretrained wrote, recorded by make_lora_layouts.py): adapter_config.json and README.md byte
@@ -153,11 +153,13 @@ def main():
     if args == ["--list-refused"]:
         print("\n".join(f"{c} {v}" for c, v in sorted(REFUSED.items())))
         return
-    if args[:1] == ["merge"] and len(args) == 4:
-        merge(*args[1:])
+    if args[:1] == ["merge"] and len(args) >= 4 and (len(args) - 1) % 3 == 0:
+        for i in range(1, len(args), 3):
+            merge(*args[i:i + 3])
         return
     if len(args) < 2:
-        sys.exit("usage: make_lora_inputs.py MODELS_DIR OUT_DIR [CASE...] | --list | --list-refused | merge BASE ADAPTER OUT")
+        sys.exit("usage: make_lora_inputs.py MODELS_DIR OUT_DIR [CASE...] | --list | --list-refused"
+                 " | merge BASE ADAPTER OUT [BASE ADAPTER OUT...]")
     models, out, wanted = args[0], args[1], args[2:] or [c for c in cases() if c not in REFUSED]
     for case in wanted:
         if case not in cases():

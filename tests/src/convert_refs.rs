@@ -172,33 +172,103 @@ pub fn make_convert_case(case: &str) -> Option<ConvertCase> {
 
 /// Remakes the inputs of `case` with `tests/py/make_convert_inputs.py` (needs `.venv` and
 /// `models/`, as `scripts/setup.sh` makes them) in a fresh temporary folder and checks every
-/// file's sha256 against the manifest (through `tests/py/convert_refs_manifest.py inputs`),
-/// failing the test on any difference. `None` (after a skip) when Python or the models are
-/// skipped.
+/// file's sha256 against the manifest, failing the test on any difference. `None` (after a skip)
+/// when Python or the models are skipped.
 pub fn remake_convert_case(case: &str) -> Option<ConvertCase> {
+    let tmp = remake_convert_cases(&[case])?;
+    let dir = tmp.join(case);
+    Some(ConvertCase { tmp, dir })
+}
+
+/// [`remake_convert_case`] for several cases in one run of `make_convert_inputs.py` (one Python
+/// start, whose imports cost about as much as making a small case): the fresh temporary folder
+/// holds `<tmp>/<case>` for each case, every file's sha256 checked against the manifest.
+pub fn remake_convert_cases(cases: &[&str]) -> Option<TempDir> {
     let py = python()?;
     let models = crate::model("vocab")?.parent().map(Path::to_path_buf)?;
     crate::model("gemma-3-270m-q4_k_m.gguf")?;
-    let tmp = temp_dir(&format!("convert-case-{case}"));
+    let tmp = temp_dir("convert-cases");
     let (m, t) = (models.to_string_lossy().into_owned(), tmp.to_string_lossy().into_owned());
-    run_py_text(&py, "make_convert_inputs.py", &[&m, &t, case]);
-    let dir = tmp.join(case);
-    let got = run_py(&py, "convert_refs_manifest.py", &["inputs", &dir.to_string_lossy()]);
-    let want = convert_ref_inputs(case);
-    assert_eq!(
-        got, want,
-        "case {case}: the remade inputs' sha256s differ from tests/data/convert-refs.json (pinned packages of scripts/setup.sh installed?)"
-    );
-    Some(ConvertCase { tmp, dir })
+    let mut args = vec![m.as_str(), t.as_str()];
+    args.extend(cases);
+    run_py_text(&py, "make_convert_inputs.py", &args);
+    for case in cases {
+        let got = input_digests(&tmp.join(case));
+        assert_eq!(
+            got.as_ref(),
+            Some(&convert_ref_inputs(case)),
+            "case {case}: the remade inputs' sha256s differ from tests/data/convert-refs.json (pinned packages of scripts/setup.sh installed?)"
+        );
+    }
+    Some(tmp)
+}
+
+/// Where [`cached_convert_case`] keeps `case`: `<target>/test-tmp/convert-cases/<case>-<tag>/`.
+fn kept_case_dir(case: &str) -> PathBuf {
+    let tag = crate::sha256(format!("{}{}", convert_ref_inputs(case), generator_digest()).as_bytes());
+    crate::test_tmp_root().join("convert-cases").join(format!("{case}-{}", &tag[..12]))
+}
+
+/// Serializes the remaking of kept cases within a test process, and records the cases remade from
+/// nothing (and checked against the manifest) by this process.
+fn remade_here() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<String>> {
+    use std::sync::{Mutex, OnceLock};
+    static REMADE: OnceLock<Mutex<std::collections::BTreeSet<String>>> = OnceLock::new();
+    REMADE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Remakes `cases` from nothing in one run ([`remake_convert_cases`], which checks them against
+/// the manifest) and keeps each where [`cached_convert_case`] looks for it, replacing what was
+/// there unless it has the same files. `None` (after a skip) when Python or the models are skipped.
+fn remake_and_keep(remade: &mut std::collections::BTreeSet<String>, cases: &[&str]) -> Option<()> {
+    if cases.is_empty() {
+        return Some(());
+    }
+    let made = remake_convert_cases(cases)?;
+    for case in cases {
+        let entry = kept_case_dir(case);
+        let root = entry.parent().expect("convert-cases");
+        std::fs::create_dir_all(root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+        remade.insert(case.to_string());
+        if input_digests(&entry).as_ref() == Some(&convert_ref_inputs(case)) {
+            // Kept already, the same files (which another test may be reading): left alone.
+            continue;
+        }
+        // Renamed into place whole, so another test process never sees a half-written folder.
+        let _ = std::fs::remove_dir_all(&entry);
+        if std::fs::rename(made.join(case), &entry).is_err() {
+            // Another process put the case there meanwhile; it is checked below.
+            assert!(entry.is_dir(), "{}: could not keep the remade case", entry.display());
+        }
+        assert_eq!(
+            input_digests(&entry).as_ref(),
+            Some(&convert_ref_inputs(case)),
+            "{}: the kept case differs from the manifest",
+            entry.display()
+        );
+    }
+    Some(())
+}
+
+/// Makes sure each of `cases` has been remade from nothing by this test process and checked
+/// against the manifest: those that [`cached_convert_case`] has not remade already (it does when
+/// a kept copy is missing, as in a fresh target folder) are remade now, in one Python run, and
+/// kept for the other tests. `None` (after a skip) when Python or the models are skipped.
+pub fn remade_from_nothing(cases: &[&str]) -> Option<()> {
+    let mut remade = remade_here();
+    let todo: Vec<&str> = cases.iter().copied().filter(|c| !remade.contains(*c)).collect();
+    remake_and_keep(&mut remade, &todo)
 }
 
 /// The checkpoint of `case`, made once per target directory and kept across runs in
 /// `<target>/test-tmp/convert-cases/<case>-<tag>/` (`tag`: the start of the sha256 of the
 /// manifest's `inputs` of the case and of the scripts and layouts that make it, so a remade
 /// reference or a changed generator gets a new folder, made and checked again) by
-/// [`remake_convert_case`]; before its first use in a test process every file's sha256 is checked
-/// against the manifest (a folder that differs is made again). Each of these checkpoints is used by
-/// several tests and binaries, and remaking one takes seconds of Python. Do not change its files:
+/// [`remake_convert_cases`]; before its first use in a test process every file's sha256 is checked
+/// against the manifest (a folder that differs is made again). When one case is missing, every
+/// case of the manifest that has no kept folder is made in the same Python run (a fresh target
+/// folder, as CI has, needs them all). Each of these checkpoints is used by several tests and
+/// binaries, and remaking one takes seconds of Python. Do not change its files:
 /// [`make_convert_case`] gives a copy. `None` (after a skip) when Python or the models are skipped.
 pub fn cached_convert_case(case: &str) -> Option<PathBuf> {
     use std::collections::HashMap;
@@ -218,24 +288,17 @@ pub fn cached_convert_case(case: &str) -> Option<PathBuf> {
         return Some(p.clone());
     }
     let want = convert_ref_inputs(case);
-    let tag = crate::sha256(format!("{want}{}", generator_digest()).as_bytes());
-    let root = crate::test_tmp_root().join("convert-cases");
-    let entry = root.join(format!("{case}-{}", &tag[..12]));
+    let entry = kept_case_dir(case);
     if input_digests(&entry).as_ref() != Some(&want) {
-        let made = remake_convert_case(case)?;
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
-        // Renamed into place whole, so another test process never sees a half-written folder.
-        let _ = std::fs::remove_dir_all(&entry);
-        if std::fs::rename(&made.dir, &entry).is_err() {
-            // Another process put the case there meanwhile; it is checked below.
-            assert!(entry.is_dir(), "{}: could not keep the remade case", entry.display());
+        let mut remade = remade_here();
+        // Another test may have made it while this one waited.
+        if input_digests(&entry).as_ref() != Some(&want) {
+            let all = convert_ref_cases();
+            let mut todo: Vec<&str> =
+                all.iter().map(String::as_str).filter(|c| *c != case && !kept_case_dir(c).is_dir()).collect();
+            todo.push(case);
+            remake_and_keep(&mut remade, &todo)?;
         }
-        assert_eq!(
-            input_digests(&entry).as_ref(),
-            Some(&want),
-            "{}: the kept case differs from the manifest",
-            entry.display()
-        );
     }
     *slot = Some(entry.clone());
     Some(entry)
@@ -246,10 +309,17 @@ pub fn cached_convert_case(case: &str) -> Option<PathBuf> {
 /// files of `tests/data/hf-layouts/` (a derived case's base layout included), so that a kept case
 /// is made again (and checked against the manifest) as soon as one of them changes, as if every
 /// test process remade it.
-fn generator_digest() -> String {
+pub fn generator_digest() -> String {
+    files_digest(&["py/make_convert_inputs.py", "py/hf_tokenizer_from_gguf.py"], "data/hf-layouts")
+}
+
+/// The sha256 of the sha256s (hex) of the files `scripts` and then of every file of the folder
+/// `layouts`, sorted by path (all relative to `tests/`): what makes a kept test input besides the
+/// pinned packages ([`generator_digest`]). Fails the test if one cannot be read.
+pub fn files_digest(scripts: &[&str], layouts: &str) -> String {
     let root = workspace_root().join("tests");
-    let layouts = root.join("data/hf-layouts");
-    let mut files = vec![root.join("py/make_convert_inputs.py"), root.join("py/hf_tokenizer_from_gguf.py")];
+    let layouts = root.join(layouts);
+    let mut files: Vec<PathBuf> = scripts.iter().map(|s| root.join(s)).collect();
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&layouts)
         .unwrap_or_else(|e| panic!("{}: {e}", layouts.display()))
         .map(|e| e.unwrap_or_else(|e| panic!("{}: {e}", layouts.display())).path())
@@ -267,7 +337,7 @@ fn generator_digest() -> String {
 
 /// `{FILE: sha256}` of the files of `dir`, as `tests/py/convert_refs_manifest.py inputs` prints
 /// it, or `None` if `dir` cannot be read.
-fn input_digests(dir: &Path) -> Option<Json> {
+pub fn input_digests(dir: &Path) -> Option<Json> {
     let mut files = serde_json::Map::new();
     for entry in std::fs::read_dir(dir).ok()? {
         let path = entry.ok()?.path();
@@ -275,6 +345,42 @@ fn input_digests(dir: &Path) -> Option<Json> {
         files.insert(name, Json::String(crate::sha256(&std::fs::read(&path).ok()?)));
     }
     Some(Json::Object(files))
+}
+
+/// The front matter of the model card (`README.md`) of the checkpoint or adapter folder `dir`, as
+/// gguf-py's `Metadata.load_model_card` reads it (YAML; `tests/py/model_card.py`), or `None`
+/// when it reads none (no `README.md`, or no front matter): what a caller of the library passes as
+/// `ConvertOptions::model_card`, as the CLI does. `load_model_card` reads `README.md` alone, so
+/// its answer is kept in `<target>/test-tmp/model-cards/`, keyed by the sha256 of `README.md` (or
+/// of its absence) and of `tests/py/model_card.py`, and Python runs once per distinct card in a
+/// target folder rather than once per test and case (a start that imports gguf-py: 0.5 to 2 s of
+/// CPU). `None` also when Python is skipped. Fails the test if the script fails.
+pub fn model_card(dir: &Path) -> Option<Json> {
+    let py = python()?;
+    let script = workspace_root().join("tests/py/model_card.py");
+    let script_bytes = std::fs::read(&script).unwrap_or_else(|e| panic!("{}: {e}", script.display()));
+    let readme = std::fs::read(dir.join("README.md")).ok();
+    let mut keyed = crate::sha256(&script_bytes).into_bytes();
+    match &readme {
+        Some(text) => keyed.extend(format!("README.md {}", crate::sha256(text)).into_bytes()),
+        None => keyed.extend(b"no README.md"),
+    }
+    let key = crate::sha256(&keyed);
+    let root = crate::test_tmp_root().join("model-cards");
+    let kept = root.join(format!("{}.json", &key[..16]));
+    let card: Json = match std::fs::read(&kept).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        Some(card) => card,
+        None => {
+            let card = run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
+            std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+            // Written aside and renamed, so that a concurrent test never reads half a file.
+            let part = root.join(format!("{}.{}.part", &key[..16], std::process::id()));
+            std::fs::write(&part, card.to_string()).unwrap_or_else(|e| panic!("{}: {e}", part.display()));
+            std::fs::rename(&part, &kept).unwrap_or_else(|e| panic!("{}: {e}", kept.display()));
+            card
+        }
+    };
+    card.as_object().is_some_and(|m| !m.is_empty()).then_some(card)
 }
 
 /// Whether the file at `path` is the reference's output `reference` (a manifest entry, as

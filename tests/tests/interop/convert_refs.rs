@@ -9,7 +9,7 @@
 
 use gguf_tests::convert_refs::{
     convert_ref, convert_ref_cases, converted_cases, differs_from_reference, layout_class, make_convert_case,
-    pending_cases, remake_convert_case, OUTTYPES,
+    pending_cases, remade_from_nothing, OUTTYPES,
 };
 
 /// The cases whose inputs `inputs_remade_with_the_references_digests` remakes in every run: one
@@ -33,12 +33,17 @@ const REMADE_IN_EVERY_RUN: [&str; 8] = [
     "tiny-gpt-oss-mxfp4",
 ];
 
-/// Remakes each of `cases` from nothing and checks its inputs against the manifest
-/// (`remake_convert_case`), and that the manifest has a description of the reference's output at
-/// every output type.
+/// Remakes each of `cases` from nothing and checks its inputs against the manifest, in one Python
+/// run for those this test process has not remade already (`remade_from_nothing`: a case whose
+/// kept copy was missing was remade, and checked, when a test first used it), and that the
+/// manifest has a description of the reference's output at every output type.
 fn remake_and_check(cases: &[String]) {
+    let names: Vec<&str> = cases.iter().map(String::as_str).collect();
+    if remade_from_nothing(&names).is_none() {
+        return;
+    }
     for case in cases {
-        let Some(dir) = remake_convert_case(case) else { return };
+        let Some(dir) = gguf_tests::convert_refs::cached_convert_case(case) else { return };
         assert!(dir.join("config.json").is_file(), "{case}: no config.json");
         for outtype in OUTTYPES {
             let r = convert_ref(case, outtype);
@@ -82,7 +87,9 @@ fn general_keys_equal_the_references() {
     use serde_json::Value as Json;
     use sha2::{Digest, Sha256};
 
-    let Some(py) = gguf_tests::python() else { return };
+    if gguf_tests::python().is_none() {
+        return;
+    }
     for case in converted_cases() {
         let Some(dir) = make_convert_case(&case) else { return };
         let reference = convert_ref(&case, "f32");
@@ -101,8 +108,7 @@ fn general_keys_equal_the_references() {
             p.is_file().then(|| serde_json::from_slice(&std::fs::read(&p).expect("read")).expect("JSON"))
         };
         let config = read("config.json").expect("config.json");
-        let card = gguf_tests::run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
-        let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+        let card = gguf_tests::convert_refs::model_card(&dir);
         let ours = general_kv(&dir, &config, &params, card.as_ref(), read("generation_config.json").as_ref(), None)
             .unwrap_or_else(|e| panic!("{case}: {e}"));
         let theirs: Vec<&Json> = reference["keys"]
@@ -166,29 +172,38 @@ fn pending_layout_cases_do_not_convert() {
     );
 }
 
-/// Our converter on each reference's checkpoint, for each `--outtype`, against what llama.cpp's
-/// `convert_hf_to_gguf.py` wrote (the manifest): the same keys (types and values), the same
-/// tensors (names, types, shapes, offsets, sizes) and the same sha256 of the whole file. The model
-/// card's front matter is read by gguf-py's own YAML reading (`tests/py/model_card.py`) and passed
-/// in, as a caller of the library does. Every case, SentencePiece (Llama 2, Mistral, Gemma 3,
-/// Phi-3) and BPE (`tokenizer.json` without `tokenizer.model`: Llama 3 with its `llama3` RoPE
-/// factors tensor, Qwen2, Qwen3), at every output type; and the layout cases whose architecture is
-/// converted (`CONVERTED_LAYOUT_ARCHITECTURES`; the others are checked by
-/// `pending_layout_cases_do_not_convert`).
-#[test]
-fn converter_output_equals_the_references() {
+/// The output types [`converter_output_equals_the_references`] checks case `i` of
+/// `converted_cases()` at: `q8_0` for every case (the type with the most per-tensor rules: which
+/// tensors stay F32, which are quantized, the F16 fallback of rows that are not whole Q8_0
+/// blocks, the architecture's forced types, FP8 and MXFP4 sources), and one of `f16`, `bf16`,
+/// `auto` in turn, so that each of those is checked on a third of the cases (among them
+/// SentencePiece and BPE vocabularies, dense and MoE, FP8 and MXFP4 checkpoints). `f32` of every
+/// case is checked by `convert_runs` (its F32 output, which llama.cpp runs, has the reference's
+/// sha256). [`every_other_outtype_equals_the_references`] (`scripts/test-nightly.sh`) checks the
+/// rest of the matrix.
+fn outtypes_in_every_run(i: usize) -> [&'static str; 2] {
+    ["q8_0", ["f16", "bf16", "auto"][i % 3]]
+}
+
+/// Our converter on each reference's checkpoint, for each `--outtype` of `pick(case index)`,
+/// against what llama.cpp's `convert_hf_to_gguf.py` wrote (the manifest): the same keys (types
+/// and values), the same tensors (names, types, shapes, offsets, sizes) and the same sha256 of the
+/// whole file. The model card's front matter is read by gguf-py's own YAML reading
+/// (`gguf_tests::convert_refs::model_card`) and passed in, as a caller of the library does.
+/// Returns how many outputs were checked; `None` after a skip.
+fn outputs_equal_the_references(pick: impl Fn(usize) -> Vec<&'static str>) -> Option<usize> {
     use gguf_serde::convert::{convert, ConvertOptions, OutType};
-    let Some(py) = gguf_tests::python() else { return };
+    gguf_tests::python()?;
     let mut mismatches = Vec::new();
-    let mut matched = 0;
+    let (mut matched, mut checked) = (0, 0);
     let cases = converted_cases();
     assert!(cases.len() >= 7, "cases: {cases:?}");
-    for case in &cases {
+    for (i, case) in cases.iter().enumerate() {
         let case = case.as_str();
-        let Some(dir) = make_convert_case(case) else { return };
-        let card = gguf_tests::run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
-        let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
-        for outtype in OUTTYPES {
+        let dir = make_convert_case(case)?;
+        let card = gguf_tests::convert_refs::model_card(&dir);
+        for outtype in pick(i) {
+            checked += 1;
             let out = dir.tmp.join(format!("ours-{outtype}.gguf"));
             let ot: OutType = outtype.parse().unwrap_or_else(|e| panic!("{outtype}: {e:?}"));
             let opts = ConvertOptions { model_card: card.as_ref(), ..ConvertOptions::new(ot) };
@@ -214,9 +229,35 @@ fn converter_output_equals_the_references() {
         }
     }
     assert!(mismatches.is_empty(), "{matched} outputs equal the references; these differ:\n{}", mismatches.join("\n"));
-    // Llama 2, Mistral, Gemma 3, Phi-3 (SentencePiece), Llama 3, Qwen2, Qwen3 (BPE) and the
-    // converted layout cases, each at 5 output types.
-    assert_eq!(matched, OUTTYPES.len() * cases.len(), "outputs equal to the references");
+    assert_eq!(matched, checked, "outputs equal to the references");
+    Some(checked)
+}
+
+/// [`outputs_equal_the_references`] at the output types of [`outtypes_in_every_run`]: every
+/// case, SentencePiece (Llama 2, Mistral, Gemma 3, Phi-3) and BPE (`tokenizer.json` without
+/// `tokenizer.model`: Llama 3 with its `llama3` RoPE factors tensor, Qwen2, Qwen3), and the
+/// layout cases whose architecture is converted (`CONVERTED_LAYOUT_ARCHITECTURES`; the others
+/// are checked by `pending_layout_cases_do_not_convert`), at `q8_0` and one of `f16`, `bf16`,
+/// `auto`; every output type is checked on several cases.
+#[test]
+fn converter_output_equals_the_references() {
+    let n = converted_cases().len();
+    let every_run = (0..n).flat_map(outtypes_in_every_run).collect::<Vec<_>>();
+    for outtype in OUTTYPES.iter().filter(|&&t| t != "f32") {
+        assert!(every_run.contains(outtype), "{outtype} is checked on no case");
+    }
+    let Some(checked) = outputs_equal_the_references(|i| outtypes_in_every_run(i).to_vec()) else { return };
+    assert_eq!(checked, 2 * n);
+}
+
+/// The rest of the matrix of [`converter_output_equals_the_references`]: each case at every
+/// output type it does not check there, `f32` included (also checked by `convert_runs`).
+#[test]
+#[ignore = "nightly (scripts/test-nightly.sh): the output types beyond q8_0 and one other per case, a conversion each"]
+fn every_other_outtype_equals_the_references() {
+    let others = |i: usize| OUTTYPES.iter().copied().filter(|t| !outtypes_in_every_run(i).contains(t)).collect();
+    let Some(checked) = outputs_equal_the_references(others) else { return };
+    assert_eq!(checked, (OUTTYPES.len() - 2) * converted_cases().len());
 }
 
 /// The pre-quantized FP8 cases (`tiny-DeepSeek-V3-FP8`: F8_E4M3, `tiny-Qwen3-FP8`: F8_E5M2, block

@@ -66,7 +66,7 @@ use gguf_tests::convert_refs::{
     transformers_logits,
 };
 use gguf_tests::ggml_read::{assert_ggml_reads_as_we_do, ggml_kv_line, ggml_read_dump};
-use gguf_tests::{llama_run_harness, llama_run_logits, llama_tool, python, run_py, run_py_text, sha256};
+use gguf_tests::{llama_run_harness, llama_run_logits, llama_tool, python, run_py_text, sha256};
 use serde_json::Value as Json;
 
 /// The prompt: eight ids within every case's vocabulary (Llama 2's 32,000 is the smallest).
@@ -177,8 +177,7 @@ fn llama_cpp_runs_converted_checkpoints_as_transformers_defines_them() {
         let Some(dir) = make_convert_case(case) else { return };
         let cfg: Json = serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
         // The reference's file: the model card's front matter, read as the CLI reads it, names it.
-        let card = run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
-        let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+        let card = gguf_tests::convert_refs::model_card(&dir);
         let out = dir.tmp.join("f32.gguf");
         let opts = ConvertOptions { model_card: card.as_ref(), ..ConvertOptions::new(OutType::F32) };
         convert(&*dir, &out, &opts).unwrap_or_else(|e| panic!("{case}: {e:?}"));
@@ -374,11 +373,12 @@ fn llama_cpp_runs_converted_layout_cases_as_transformers_computes() {
 #[test]
 fn ggml_reads_every_key_of_a_metadata_override() {
     let Some(harness) = llama_run_harness() else { return };
-    let Some(py) = python() else { return };
+    if python().is_none() {
+        return;
+    }
     let case = "tiny-Llama-2-chat-hf";
     let Some(dir) = make_convert_case(case) else { return };
-    let card = run_py(&py, "model_card.py", &[&dir.to_string_lossy()]);
-    let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
+    let card = gguf_tests::convert_refs::model_card(&dir);
     // The string keys (override-only ones included) with a value each, one with bytes ggml_read
     // escapes (space, quote, backslash, UTF-8).
     let strings = [

@@ -10,7 +10,8 @@
 //! and Gemma 2 (every linear layer, rank 4); and Mixtral's experts (`lora-Mixtral-experts`, derived
 //! from the Mixtral layout without torch: a pair on every expert's `w1`, `w2`, `w3`, as peft saved
 //! them when transformers had an `nn.Linear` per expert), which the reference stacks. `tests/py/make_lora_inputs.py`
-//! remakes adapter and base without torch; the adapter's files must have the manifest's sha256.
+//! remakes adapter and base without torch (once per target folder, kept: [`kept_cases`]); the
+//! adapter's files must have the manifest's sha256.
 //!
 //! - [`adapter_output_equals_the_references`]: our conversion at f32, f16, bf16 and q8_0 is the
 //!   reference's file, byte for byte (the same description: keys, tensors, sha256).
@@ -27,9 +28,7 @@ use std::path::{Path, PathBuf};
 use gguf_serde::convert::lora::{plan_adapter, Adapter, AdapterError};
 use gguf_serde::convert::{convert, write_plan, ConvertError, ConvertOptions, OutType};
 use gguf_tests::convert_refs::{describe_gguf, differs_from_reference};
-use gguf_tests::{
-    llama_run_harness, llama_run_logits_lora, python, run_py, run_py_text, temp_dir, workspace_root, TempDir,
-};
+use gguf_tests::{llama_run_harness, llama_run_logits_lora, python, run_py_text, temp_dir, workspace_root, TempDir};
 use serde_json::Value as Json;
 
 /// The output types the reference converted each adapter with (its `auto` fails).
@@ -49,7 +48,8 @@ fn manifest() -> Json {
 }
 
 /// A case remade: the adapter folder (named as the case, as the reference names the adapter
-/// from it) and its base checkpoint folder.
+/// from it) and its base checkpoint folder, both kept (see [`kept_cases`]: read them, do not
+/// change them), and a fresh temporary folder for the test's outputs.
 struct LoraCase {
     tmp: TempDir,
     adapter: PathBuf,
@@ -57,21 +57,77 @@ struct LoraCase {
     card: Option<Json>,
 }
 
-/// Remakes `case` with `make_lora_inputs.py` and checks the adapter's files against the
-/// manifest's sha256. `None` (after a skip) without Python or the models.
-fn make_case(py: &Path, case: &str, entry: &Json) -> Option<LoraCase> {
+/// The folder holding every case of the manifest remade by `make_lora_inputs.py` (`CASE/`, the
+/// adapter, and `bases/BASE/`, its base checkpoint), each adapter's files checked against the
+/// manifest's sha256. Made once per target folder, in one Python run for all the cases, and kept
+/// in `<target>/test-tmp/lora-cases/<tag>/` (`tag`: the start of the sha256 of the manifest's
+/// inputs and of what makes them: `make_lora_inputs.py`, the LoRA layouts and what makes the
+/// bases, `gguf_tests::convert_refs::generator_digest`), so that a changed script or layout gets
+/// a new folder, made and checked again; before its first use in a test process every adapter's
+/// files are checked against the manifest again (a folder that differs is made again). Both
+/// tests that convert the adapters use it (remaking a case takes seconds of Python). `None`
+/// (after a skip) without Python or the models.
+fn kept_cases(py: &Path, m: &Json) -> Option<PathBuf> {
+    use std::sync::{Mutex, OnceLock};
+    static KEPT: OnceLock<Mutex<Option<PathBuf>>> = OnceLock::new();
     let models = gguf_tests::model("vocab")?.parent().map(Path::to_path_buf)?;
     gguf_tests::model("gemma-3-270m-q4_k_m.gguf")?;
-    let tmp = temp_dir(&format!("lora-{case}"));
-    let (m, t) = (models.to_string_lossy().into_owned(), tmp.to_string_lossy().into_owned());
-    run_py_text(py, "make_lora_inputs.py", &[&m, &t, case]);
-    let adapter = tmp.join(case);
-    let got = run_py(py, "convert_refs_manifest.py", &["inputs", &adapter.to_string_lossy()]);
-    assert_eq!(got, entry["inputs"], "case {case}: the remade adapter's sha256s differ from tests/data/lora-refs.json");
-    let base = tmp.join("bases").join(entry["base"].as_str().expect("base"));
-    let card = run_py(py, "model_card.py", &[&adapter.to_string_lossy()]);
-    let card = card.as_object().is_some_and(|m| !m.is_empty()).then_some(card);
-    Some(LoraCase { tmp, adapter, base, card })
+    // One test of this process makes or checks the folder; the other waits for it.
+    let mut kept = KEPT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = kept.as_ref() {
+        return Some(p.clone());
+    }
+    let cases = m["cases"].as_object().expect("cases");
+    let mut digests = gguf_tests::convert_refs::generator_digest().into_bytes();
+    digests.extend(gguf_tests::convert_refs::files_digest(&["py/make_lora_inputs.py"], "data/lora-layouts").bytes());
+    for (case, entry) in cases {
+        digests.extend(format!("{case} {}", entry["inputs"]).into_bytes());
+    }
+    let tag = gguf_tests::sha256(&digests);
+    let root = gguf_tests::test_tmp_root().join("lora-cases");
+    let dir = root.join(&tag[..12]);
+    let differs = |dir: &Path| -> Vec<String> {
+        cases
+            .iter()
+            .filter(|(case, entry)| {
+                gguf_tests::convert_refs::input_digests(&dir.join(case.as_str())).as_ref() != Some(&entry["inputs"])
+            })
+            .map(|(case, _)| case.clone())
+            .collect()
+    };
+    if !differs(&dir).is_empty() {
+        let tmp = temp_dir("lora-cases");
+        let (mo, t) = (models.to_string_lossy().into_owned(), tmp.to_string_lossy().into_owned());
+        let mut args: Vec<&str> = vec![&mo, &t];
+        args.extend(cases.keys().map(String::as_str));
+        run_py_text(py, "make_lora_inputs.py", &args);
+        let wrong = differs(&tmp);
+        assert!(
+            wrong.is_empty(),
+            "cases {wrong:?}: the remade adapters' sha256s differ from tests/data/lora-refs.json"
+        );
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+        // Renamed into place whole, so another test process never sees a half-written folder.
+        let _ = std::fs::remove_dir_all(&dir);
+        if std::fs::rename(&*tmp, &dir).is_err() {
+            // Another process put the cases there meanwhile; they are checked below.
+            assert!(dir.is_dir(), "{}: could not keep the remade cases", dir.display());
+        }
+        let wrong = differs(&dir);
+        assert!(wrong.is_empty(), "{}: the kept cases {wrong:?} differ from the manifest", dir.display());
+    }
+    *kept = Some(dir.clone());
+    Some(dir)
+}
+
+/// `case` remade ([`kept_cases`]), its adapter's files checked against the manifest's sha256,
+/// with a fresh temporary folder. `None` (after a skip) without Python or the models.
+fn make_case(py: &Path, m: &Json, case: &str, entry: &Json) -> Option<LoraCase> {
+    let kept = kept_cases(py, m)?;
+    let adapter = kept.join(case);
+    let base = kept.join("bases").join(entry["base"].as_str().expect("base"));
+    let card = gguf_tests::convert_refs::model_card(&adapter);
+    Some(LoraCase { tmp: temp_dir(&format!("lora-{case}")), adapter, base, card })
 }
 
 fn convert_adapter(c: &LoraCase, outtype: OutType, out: &Path) {
@@ -90,7 +146,7 @@ fn adapter_output_equals_the_references() {
     let mut differ = Vec::new();
     let mut matched = 0;
     for (case, entry) in cases {
-        let Some(c) = make_case(&py, case, entry) else { return };
+        let Some(c) = make_case(&py, &m, case, entry) else { return };
         for outtype in OUTTYPES {
             let out = c.tmp.join(format!("ours.{outtype}.gguf"));
             convert_adapter(&c, outtype.parse().expect("outtype"), &out);
@@ -117,10 +173,22 @@ fn llama_cpp_applies_our_adapters() {
     let Some(py) = python() else { return };
     let Some(harness) = llama_run_harness() else { return };
     let m = manifest();
+    let mut cases = Vec::new();
     for (case, entry) in m["cases"].as_object().expect("cases") {
-        let Some(c) = make_case(&py, case, entry) else { return };
+        let Some(c) = make_case(&py, &m, case, entry) else { return };
+        cases.push((case, entry, c));
+    }
+    // Every case's base merged with its adapter, in one Python run (numpy's import is most of one).
+    let triples: Vec<String> = cases
+        .iter()
+        .flat_map(|(_, _, c)| [&c.base, &c.adapter, &c.tmp.join("merged")].map(|p| p.to_string_lossy().into_owned()))
+        .collect();
+    let mut args = vec!["merge"];
+    args.extend(triples.iter().map(String::as_str));
+    run_py_text(&py, "make_lora_inputs.py", &args);
+    for (case, entry, c) in &cases {
         let lora = c.tmp.join("adapter.gguf");
-        convert_adapter(&c, OutType::F32, &lora);
+        convert_adapter(c, OutType::F32, &lora);
         let sha = gguf_tests::sha256(&std::fs::read(&lora).expect("read"));
         assert_eq!(
             Some(sha.as_str()),
@@ -128,11 +196,6 @@ fn llama_cpp_applies_our_adapters() {
             "{case}: not the reference's F32 adapter"
         );
         let merged = c.tmp.join("merged");
-        run_py_text(
-            &py,
-            "make_lora_inputs.py",
-            &["merge", &c.base.to_string_lossy(), &c.adapter.to_string_lossy(), &merged.to_string_lossy()],
-        );
         let (base_gguf, merged_gguf) = (c.tmp.join("base.gguf"), c.tmp.join("merged.gguf"));
         for (dir, out) in [(&c.base, &base_gguf), (&merged, &merged_gguf)] {
             convert(dir, out, &ConvertOptions::new(OutType::F32)).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
