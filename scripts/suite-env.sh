@@ -25,10 +25,11 @@ export CI=true
 # artifacts by version, features and profile, not by the clone's path); the workspace's own crates
 # are compiled again in every clone (cargo compares their sources' times with the artifacts', and
 # a fresh clone's are newer). It also keeps what the tests keep in <target>/test-tmp: the converter
-# checkpoints (convert-cases/, each keyed by the sha256 of the scripts that make it) and the
-# outputs of the Python oracles (py-cache/, each keyed by the sha256 of the script, its inputs'
-# bytes and the installed packages: tests/src/py_cache.rs); what was made more than 7 days ago is
-# removed here (made again when asked for), and what a killed test left there after a day. A
+# checkpoints (convert-cases/) and LoRA cases (lora-cases/), each keyed by the sha256 of the
+# scripts and inputs that make it, and the outputs of the Python oracles (py-cache/, model-cards/:
+# keyed by the sha256 of the script, its inputs' bytes and the installed packages;
+# tests/src/py_cache.rs); what was made more than 7 days ago is removed here (made again when a
+# test asks for it), as is what a killed test left there. A
 # CARGO_TARGET_DIR already set is used as it is; GGUF_NO_BUILD_CACHE=1 keeps target/ in the clone
 # (a run that compiles everything and remakes every checkpoint, as the first on a machine does).
 if [[ -z ${CARGO_TARGET_DIR:-} && -z ${GGUF_NO_BUILD_CACHE:-} ]]; then
@@ -40,10 +41,7 @@ if [[ -z ${CARGO_TARGET_DIR:-} && -z ${GGUF_NO_BUILD_CACHE:-} ]]; then
     [[ $old == "$CARGO_TARGET_DIR" ]] || rm -rf "$old"
   done
   if [[ -d $CARGO_TARGET_DIR/test-tmp ]]; then
-    find "$CARGO_TARGET_DIR/test-tmp/py-cache" "$CARGO_TARGET_DIR/test-tmp/convert-cases" -mindepth 1 -maxdepth 1 \
-      -mtime +7 -exec rm -rf {} + 2>/dev/null || true
-    find "$CARGO_TARGET_DIR/test-tmp" -mindepth 1 -maxdepth 1 ! -name py-cache ! -name convert-cases \
-      -mtime +0 -exec rm -rf {} + 2>/dev/null || true
+    find "$CARGO_TARGET_DIR/test-tmp" -mindepth 2 -maxdepth 2 -mtime +7 -exec rm -rf {} + 2>/dev/null || true
   fi
 fi
 
