@@ -41,7 +41,7 @@ if [[ -z ${CARGO_TARGET_DIR:-} && -z ${GGUF_NO_BUILD_CACHE:-} ]]; then
     [[ $old == "$CARGO_TARGET_DIR" ]] || rm -rf "$old"
   done
   if [[ -d $CARGO_TARGET_DIR/test-tmp ]]; then
-    find "$CARGO_TARGET_DIR/test-tmp" -mindepth 2 -maxdepth 2 -mtime +7 -exec rm -rf {} + 2>/dev/null || true
+    find "$CARGO_TARGET_DIR/test-tmp" -mindepth 1 -maxdepth 2 -mtime +7 -exec rm -rf {} + 2>/dev/null || true
   fi
 fi
 
