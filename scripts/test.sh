@@ -28,25 +28,49 @@ phase() {
   time "$@"
 }
 log=$(mktemp)
-trap 'rm -f "$log" "$log.hostile" "$log.python"' EXIT
-# The venv, the models and the llama.cpp build (a no-op when cached, see scripts/build-llama.sh)
-# run beside the lints and the publishing checks, which need none of them: setup is mostly
-# downloads, unpacking and one-core Python work, the lints are compiles that take both cores.
-phase setup scripts/setup.sh &
-setup=$!
-phase lint scripts/lint.sh
-phase package-check scripts/package-check.sh
-wait "$setup"
-# GGUF_LLAMA_CPP_DIR (the llama.cpp build setup.sh made, for the tests that run llama.cpp) and
-# the C harnesses against it, compiled here so that a compile error shows before the tests.
-suite_llama
-phase fuzz-smoke scripts/fuzz-smoke.sh
-# The codec reference vectors (gguf-serde/tests/data/codec) regenerate from ggml, byte for byte;
-# all but exhaustive.txt (ggml over all 2^32 f32 inputs, about 45 s of a core), which
-# scripts/test-nightly.sh regenerates with the other slow checks this script leaves to it.
-phase codec-vectors scripts/codec-vectors.sh --no-exhaustive
-# A failing binary does not stop the run: the totals are printed, then the status is the failure.
+trap 'rm -f "$log" "$log".*' EXIT
+# The phases run in three streams beside each other, so that both cores stay busy: most steps
+# are a chain of one-core work (rustc's front end on gguf-serde, one test binary's last test,
+# Python, downloads), and a step of one stream fills the other core's gaps.
+#   - setup (the venv, the models, the llama.cpp build: a no-op when cached, see
+#     scripts/build-llama.sh), in the background from the start;
+#   - the checks: the lints, then the publishing checks (neither needs setup; their cargo runs
+#     use the debug profile's folder, so they do not wait for the builds' locks), in the
+#     background from the start; after setup, the fuzz smoke and the codec vectors;
+#   - the builds (release, hostile, the Python extension), then, after setup, the tests.
+# A background stream's output is written to its own log and printed when it ends; the run's
+# status is the failure of any of them. Each phase prints its times when it ends.
 status=0
+phase setup scripts/setup.sh > "$log.setup" 2>&1 &
+setup=$!
+# The checks' stream: the lints and the publishing checks, then, once the main stream has the
+# llama.cpp build (it writes GGUF_LLAMA_CPP_DIR to $log.llama), the fuzz smoke (its own build,
+# with the sanitizers) and the codec reference vectors (gguf-serde/tests/data/codec, regenerated
+# from ggml byte for byte; all but exhaustive.txt, ggml over all 2^32 f32 inputs, about 45 s of a
+# core, which scripts/test-nightly.sh regenerates with the other slow checks this script leaves
+# to it).
+checks() {
+  local s=0
+  phase lint scripts/lint.sh || s=1
+  phase package-check scripts/package-check.sh || s=1
+  while [[ ! -s $log.llama ]]; do
+    [[ ! -e $log.no-llama ]] || { echo "test.sh: no llama.cpp build: fuzz smoke and codec vectors not run" >&2; return 1; }
+    sleep 2
+  done
+  GGUF_LLAMA_CPP_DIR=$(cat "$log.llama")
+  export GGUF_LLAMA_CPP_DIR
+  phase fuzz-smoke scripts/fuzz-smoke.sh || s=1
+  phase codec-vectors scripts/codec-vectors.sh --no-exhaustive || s=1
+  return $s
+}
+checks > "$log.checks" 2>&1 &
+checks=$!
+# Prints a background stream's log once it ends; its failure is the run's.
+finish() {
+  local pid=$1 name=$2
+  wait "$pid" || { echo "test.sh: $name failed" >> "$log.$name"; status=1; }
+  cat "$log.$name"
+}
 # Every package but gguf-serde in release; gguf-serde's own tests (its unit tests, every test
 # binary of gguf-serde/tests, its doc tests) once, with every feature (remote, convert, hash,
 # export), under [profile.hostile] of Cargo.toml: the release code generation with overflow checks
@@ -62,14 +86,27 @@ cargo_build() {
   cargo test --workspace --exclude gguf-serde --release --no-run --timings 2>&1 | tee "$log" &&
     cargo test -p gguf-serde --profile hostile --all-features --no-run 2>&1 | tee -a "$log"
 }
-# The test runs go beside each other: the release tests (the interop and CLI binaries, mostly
-# llama.cpp, gguf-py and our binary as processes), gguf-serde's hostile tests and pytest. Run one
-# after another, each left a core idle at its end (a binary waits for its last, longest test) and
-# pytest used one core throughout. The release tests print as they run; the other two are written
-# to their own logs, printed when they end. The Python extension is built first, after the cargo
-# builds (it shares their release dependencies).
-hostile_tests() { cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast; }
+built=no
 python_built=no
+if phase cargo-build cargo_build; then
+  built=yes
+  # The Python extension (python/, maturin), built after the cargo builds (it shares their
+  # release dependencies) and tested with the others below.
+  if phase python-build scripts/python-test.sh --build; then python_built=yes; else status=1; fi
+else
+  status=1
+fi
+finish "$setup" setup
+# GGUF_LLAMA_CPP_DIR (the llama.cpp build setup.sh made, for the tests that run llama.cpp) and
+# the C harnesses against it, compiled here so that a compile error shows before the tests.
+if suite_llama; then echo "$GGUF_LLAMA_CPP_DIR" > "$log.llama"; else touch "$log.no-llama"; status=1; fi
+# The test runs go beside each other: the release tests (the interop and CLI binaries, mostly
+# llama.cpp, gguf-py and our binary as processes), gguf-serde's hostile tests and pytest. One
+# after another, each left a core idle at its end (a binary waits for its last, longest test).
+# The release tests print as they run; the other two are written to their own logs, printed when
+# they end. A failing binary does not stop the run: the totals are printed, then the status is
+# the failure.
+hostile_tests() { cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast; }
 python_tests() {
   if [[ $python_built != yes ]]; then echo "python-test: not run, the extension did not build" >&2; return 1; fi
   scripts/python-test.sh --test
@@ -87,12 +124,10 @@ cargo_tests() {
   cat "$log.python" && cat "$log.python" >> "$log"
   return $s
 }
-if phase cargo-build cargo_build; then
-  if phase python-build scripts/python-test.sh --build; then python_built=yes; else status=1; fi
+if [[ $built == yes && -s $log.llama ]]; then
   phase tests cargo_tests || status=1
-else
-  status=1
 fi
+finish "$checks" checks
 totals "$log"
 # The totals: this shell's children, all waited for by now (`times`' second line).
 times > "$log"
