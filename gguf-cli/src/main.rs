@@ -38,7 +38,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::out::{warn, OutputError};
 
@@ -201,7 +201,11 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+    if let (Command::Quantize(args), Some(m)) = (&mut cli.command, matches.subcommand_matches("quantize")) {
+        args.set_rule_order(m);
+    }
     signals::install();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),

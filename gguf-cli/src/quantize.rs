@@ -125,8 +125,14 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "PATTERN=TYPE", value_parser = tensor_type_parser())]
     tensor_type: Vec<TensorTypeOverride>,
     /// A file of PATTERN=TYPE options separated by white space (spaces, tabs, newlines).
+    /// The rules are taken in command-line order across --tensor-type and --tensor-type-file (a
+    /// file's rules at its place), as llama-quantize takes them.
     #[arg(long, value_name = "FILE")]
     tensor_type_file: Vec<PathBuf>,
+    /// The command-line order of the `--tensor-type` (`false`) and `--tensor-type-file` (`true`)
+    /// options ([`QuantizeArgs::set_rule_order`]); empty: every `--tensor-type`, then the files.
+    #[arg(skip)]
+    rule_order: Vec<bool>,
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable).
     #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = override_kv_parser())]
@@ -324,8 +330,19 @@ fn params(
     p.exclude = a.exclude.clone();
     p.threads = threads;
     p.keep_split = a.keep_split;
-    p.tensor_types.extend(a.tensor_type.iter().cloned());
-    for f in &a.tensor_type_file {
+    let (mut options, mut files) = (a.tensor_type.iter(), a.tensor_type_file.iter());
+    let order = if a.rule_order.is_empty() {
+        let n = (a.tensor_type.len(), a.tensor_type_file.len());
+        std::iter::repeat_n(false, n.0).chain(std::iter::repeat_n(true, n.1)).collect()
+    } else {
+        a.rule_order.clone()
+    };
+    for is_file in order {
+        if !is_file {
+            p.tensor_types.extend(options.next().cloned());
+            continue;
+        }
+        let Some(f) = files.next() else { continue };
         let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
         // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
         let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
@@ -427,6 +444,22 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
         after as f64 / MIB
     );
     out.finish()
+}
+
+impl QuantizeArgs {
+    /// Records the command-line order of the `--tensor-type` and `--tensor-type-file` options
+    /// from clap's matches of `gguf quantize`: llama-quantize (`tools/quantize/quantize.cpp`)
+    /// appends each option's rule, or each rule of a file, to one list as it reads its arguments,
+    /// and the first matching rule wins.
+    pub fn set_rule_order(&mut self, m: &clap::ArgMatches) {
+        let at = |id: &str, file: bool| -> Vec<(usize, bool)> {
+            m.indices_of(id).map(|i| i.map(|i| (i, file)).collect()).unwrap_or_default()
+        };
+        let mut order = at("tensor_type", false);
+        order.extend(at("tensor_type_file", true));
+        order.sort_unstable();
+        self.rule_order = order.into_iter().map(|(_, file)| file).collect();
+    }
 }
 
 /// Quantizes a model as llama-quantize does.

@@ -86,7 +86,7 @@ const ODD_NAMES: [&[u8]; 3] = [b"x\xff.weight", b"x\xe2\x82.weight", "x\u{e9}.we
 
 /// A one-layer llama model that llama-quantize takes (F32, 256 wide): `token_embd.weight`,
 /// `blk.0.attn_q.weight`, `blk.0.ffn_down.weight` and the [`ODD_NAMES`], written to `path`.
-fn tiny_llama(path: &Path) -> Vec<Vec<u8>> {
+pub(crate) fn tiny_llama(path: &Path) -> Vec<Vec<u8>> {
     use gguf_serde::{GgmlType, GgufStr, GgufWriter};
     let mut w = GgufWriter::create(path).unwrap();
     w.add_kv("general.architecture", "llama").unwrap();
@@ -152,7 +152,7 @@ fn imatrices(dir: &Path, names: &[Vec<u8>]) {
 }
 
 /// Runs `program ARGS` in `dir`, asserting success.
-fn run_in(dir: &Path, program: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+pub(crate) fn run_in(dir: &Path, program: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
     let o =
         gguf_tests::output_with_deadline(std::process::Command::new(program).current_dir(dir).args(args), crate::HANG);
     assert!(o.status.success(), "{} {args:?}: {}", program.display(), String::from_utf8_lossy(&o.stderr));
@@ -208,7 +208,7 @@ fn importance_matrix_entries_that_are_not_utf8_are_used_as_llama_quantize_uses_t
 /// `(name as inspect shows it, target type upper-cased)` of each tensor in llama-quantize's
 /// `--dry-run` log (`[   4/  14] NAME   - [...], type = f32, size = ... (q4_K)`; a kept tensor
 /// has no `(TYPE)`), its names read as bytes.
-fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
     let mut v = Vec::new();
     for line in log.split(|&b| b == b'\n').filter(|l| l.starts_with(b"[")) {
         let Some(at) = line.windows(2).position(|w| w == b"] ") else { continue };
@@ -227,7 +227,7 @@ fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
 }
 
 /// `(name, target)` of each tensor in `gguf quantize --dry-run`'s table.
-fn our_dry_run(out: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn our_dry_run(out: &[u8]) -> Vec<(String, String)> {
     let text = String::from_utf8(out.to_vec()).unwrap();
     let mut v: Vec<(String, String)> = text
         .lines()
