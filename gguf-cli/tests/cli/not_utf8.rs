@@ -855,13 +855,26 @@ fn quantize_cuts_names_at_a_nul_as_llama_quantize() {
     assert_eq!(keys[8..12], ["test.s", "test.a", "test.k", "test.after"], "{keys:?}");
     assert_eq!(f.get("test.k"), Some(ValueRef::U32(2)));
 
-    // Two names equal up to a NUL: both refuse the model.
+    // Both refuse `file`, llama-quantize saying `theirs`, we `ours`; nothing is written.
+    let both_refuse = |file: &str, theirs: &str, ours: &str| {
+        let o = std::process::Command::new(&lq).current_dir(&*dir).args([file, "t.gguf", "Q4_0"]).output().unwrap();
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && log.contains(theirs), "{log}");
+        let o = super::gguf(&["quantize", "-q", super::s(&dir.join(file)), super::s(&dir.join("o.gguf")), "Q4_0"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(ours), "{err}");
+        assert!(!dir.join("o.gguf").exists() && !dir.join("t.gguf").exists());
+    };
+    // Two names equal up to a NUL.
     llama_with(&dir.join("dup.gguf"), &[b"x.weight\x00a", b"x.weight\x00b"], |_| {});
-    let theirs = std::process::Command::new(&lq).current_dir(&*dir).args(["dup.gguf", "t.gguf", "Q4_0"]).output();
-    assert!(!theirs.unwrap().status.success());
-    let o = super::gguf(&["quantize", "-q", super::s(&dir.join("dup.gguf")), super::s(&dir.join("o.gguf")), "Q4_0"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains(r#"two tensors are named "x.weight" up to a NUL byte"#), "{err}");
-    assert!(!dir.join("o.gguf").exists());
+    both_refuse("dup.gguf", "tensor 'x.weight' is duplicated", r#"two tensors are named "x.weight" up to a NUL byte"#);
+    // A name of 64 bytes, 8 once cut (which our writer refuses to write: made byte by byte): ggml
+    // refuses to read it.
+    let long = [&b"y.weight\x00"[..], &[b'z'; 55]].concat();
+    let mut b = gguf_tests::support::B::le();
+    b.header(3, 1, 1).kv("general.architecture", 8).str("llama");
+    b.tensor(&long, &[32, 2], 0, 0).pad(32).data(256, 1);
+    std::fs::write(dir.join("long.gguf"), b.bytes()).unwrap();
+    both_refuse("long.gguf", "tensor name 0 is too long: 64 >= 64", "a tensor name of 64 bytes");
 }

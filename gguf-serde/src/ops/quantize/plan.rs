@@ -26,7 +26,8 @@ use crate::ops::tensor_order::{c_name, llama_tensor_order, ordered_tensors};
 /// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]), and (with the tensor's name as
 /// the error's [`tensor`](crate::Error::tensor)) for two tensors whose names are equal up to a NUL
 /// byte, which llama.cpp's loader refuses as duplicated (names end at a NUL there: see the
-/// [module docs](super)).
+/// [module docs](super)), or for a name of 64 bytes or more (NUL bytes included), which ggml
+/// refuses to read.
 pub fn plan_file_type<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
     plan_shards(&[src], params)
 }
@@ -52,14 +53,26 @@ pub fn plan_file_type_sharded(
 /// `llama_model_quantize_impl` takes for a pruned layer's tensor).
 pub(crate) fn plan_shards<S: Source>(shards: &[&Gguf<S>], params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
     let Some(meta) = shards.first() else { return Ok(Vec::new()) };
-    let mut tensors: Vec<TensorInfo<'_>> = ordered_tensors(shards, params.keep_split)
-        .into_iter()
-        .map(|(_, t)| TensorInfo { name: c_name(t.name), ..t })
-        .collect();
+    let ordered = ordered_tensors(shards, params.keep_split);
+    // ggml reads a name whole before cutting it: one too long for `char name[GGML_MAX_NAME]`
+    // (64) makes `gguf_init_from_file` fail, whatever its NUL bytes.
+    if let Some((_, t)) = ordered.iter().find(|(_, t)| t.name.as_bytes().len() >= GGML_MAX_NAME) {
+        return Err(Error::from(QuantizeError::refused(format!(
+            "a tensor name of {} bytes: ggml refuses names of {GGML_MAX_NAME} bytes or more (GGML_MAX_NAME), so \
+             llama-quantize cannot read the model",
+            t.name.as_bytes().len()
+        )))
+        .in_tensor(t.name));
+    }
+    let mut tensors: Vec<TensorInfo<'_>> =
+        ordered.into_iter().map(|(_, t)| TensorInfo { name: c_name(t.name), ..t }).collect();
     check_c_names(&tensors)?;
     tensors.retain(|t| !t.name.is_empty());
     plan_ordered(meta, &tensors, params)
 }
+
+/// ggml's `GGML_MAX_NAME`: a tensor name holds fewer bytes.
+const GGML_MAX_NAME: usize = 64;
 
 /// Refuses two tensors whose names are equal up to their first NUL byte ([`c_name`]), as
 /// llama.cpp's loader (`llama_model_loader`, `src/llama-model-loader.cpp`) refuses them:
