@@ -343,14 +343,15 @@ fn params(
             continue;
         }
         let Some(f) = files.next() else { continue };
-        let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
+        let path = shown_bytes(f.as_os_str().as_encoded_bytes());
+        let bytes = std::fs::read(f).with_context(|| format!("reading {path}"))?;
         // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
         let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
         for t in bytes.split(space).filter(|w| !w.is_empty()) {
             // llama-quantize passes each word on as a C string, which ends at a NUL byte.
             let t = t.split(|&b| b == 0).next().unwrap_or_default();
             let parsed = TensorTypeOverride::parse(t)
-                .map_err(|e| crate::out::usage(format!("--tensor-type-file {}: {}", f.display(), usage_error(e))))?;
+                .map_err(|e| crate::out::usage(format!("--tensor-type-file {path}: {}", usage_error(e))))?;
             p.tensor_types.push(parsed);
         }
     }
@@ -371,10 +372,43 @@ fn params(
 /// option's bytes are taken as given (on Unix, bytes that are not UTF-8 too: each matches itself).
 pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u8>> {
     use clap::builder::TypedValueParser;
-    clap::builder::OsStringValueParser::new().try_map(|s: OsString| {
+    Escaped(clap::builder::OsStringValueParser::new().try_map(|s: OsString| {
         let bytes = s.as_encoded_bytes().to_vec();
         NameGlobs::new(&[&bytes]).map(|_| bytes).map_err(usage_error)
-    })
+    }))
+}
+
+/// A value parser whose refusal shows a value that is not UTF-8 in the escaped form `inspect`
+/// shows names in (`\xNN` for each byte that is not UTF-8), not clap's lossy form (U+FFFD).
+#[derive(Clone)]
+struct Escaped<P>(P);
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Escaped<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<P::Value, clap::Error> {
+        use clap::error::{ContextKind, ContextValue};
+        self.0.parse_ref(cmd, arg, value).map_err(|mut e| {
+            if value.to_str().is_none() {
+                e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
+            }
+            e
+        })
+    }
+}
+
+/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in: the text as
+/// it is when it is UTF-8, else with `\xNN` for each byte that is not.
+pub(crate) fn shown_bytes(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => GgufStr::from_bytes(bytes).escaped().into_owned(),
+    }
 }
 
 /// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a
@@ -382,16 +416,20 @@ pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u
 /// bytes are taken as given (on Unix, bytes that are not UTF-8 too), as llama-quantize takes them.
 fn tensor_type_parser() -> impl clap::builder::TypedValueParser<Value = TensorTypeOverride> {
     use clap::builder::TypedValueParser;
-    clap::builder::OsStringValueParser::new()
-        .try_map(|s: OsString| TensorTypeOverride::parse(s.as_encoded_bytes()).map_err(usage_error))
+    Escaped(
+        clap::builder::OsStringValueParser::new()
+            .try_map(|s: OsString| TensorTypeOverride::parse(s.as_encoded_bytes()).map_err(usage_error)),
+    )
 }
 
 /// Parses an `--override-kv` option when the arguments are parsed (a usage error, exit 2); its
 /// bytes are taken as given (on Unix, bytes that are not UTF-8 too), as llama-quantize takes them.
 fn override_kv_parser() -> impl clap::builder::TypedValueParser<Value = KvOverride> {
     use clap::builder::TypedValueParser;
-    clap::builder::OsStringValueParser::new()
-        .try_map(|s: OsString| KvOverride::parse_bytes(s.as_encoded_bytes()).map_err(usage_error))
+    Escaped(
+        clap::builder::OsStringValueParser::new()
+            .try_map(|s: OsString| KvOverride::parse_bytes(s.as_encoded_bytes()).map_err(usage_error)),
+    )
 }
 
 /// The text of an option's refusal for clap's usage error (which names the option).

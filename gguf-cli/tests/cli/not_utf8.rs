@@ -878,3 +878,32 @@ fn quantize_cuts_names_at_a_nul_as_llama_quantize() {
     std::fs::write(dir.join("long.gguf"), b.bytes()).unwrap();
     both_refuse("long.gguf", "tensor name 0 is too long: 64 >= 64", "a tensor name of 64 bytes");
 }
+
+/// Refusals of option values and paths that are not UTF-8 show them in the escaped form `inspect`
+/// shows names in (`\xNN`), never lossily (U+FFFD), and a glob that is not UTF-8 is refused with
+/// the reason a UTF-8 one gets.
+#[test]
+fn quantize_refusals_show_bytes_that_are_not_utf8_escaped() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("not-utf8-quantize-refusals");
+    let model = dir.join("m.gguf");
+    tiny_llama(&model);
+    std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"t\xfe.txt")), "a=q9").unwrap();
+    let m = model.as_os_str().as_bytes();
+    let file = |name: &[u8]| [dir.as_os_str().as_bytes(), b"/", name].concat();
+    let (t_fe, n_fe) = (file(b"t\xfe.txt"), file(b"n\xfe.txt"));
+    let cases: [(&[&[u8]], u8, String); 6] = [
+        (&[b"--tensor-type", b"x\xff"], 2, r"invalid value 'x\xff' for '--tensor-type <PATTERN=TYPE>'".into()),
+        (&[b"--override-kv", b"x\xff"], 2, r"invalid value 'x\xff' for '--override-kv <KEY=TYPE:VALUE>'".into()),
+        (&[b"--tensor-type-file", &t_fe], 2, format!(r#"--tensor-type-file {}/t\xfe.txt: invalid quantization type "q9""#, dir.display())),
+        (&[b"--tensor-type-file", &n_fe], 1, format!(r"reading {}/n\xfe.txt: ", dir.display())),
+        (&[b"--exclude", b"[\xff"], 2, r#"invalid value '[\xff' for '--exclude <GLOB>': "[\xff" is not a valid glob: unclosed character class; missing ']'"#.into()),
+        (&[b"--exclude", b"{\xff"], 2, r#""{\xff" is not a valid glob: unclosed alternate group; missing '}'"#.into()),
+    ];
+    for (opts, code, want) in cases {
+        let o = gguf_os(&[&[&b"quantize"[..]][..], opts, &[m, b"o.gguf", b"Q4_0"]].concat());
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(i32::from(code)), "{err}");
+        assert!(err.contains(&want) && !err.contains('\u{fffd}'), "want {want}, got {err}");
+    }
+}
