@@ -38,7 +38,7 @@ mod validate;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::out::{warn, OutputError};
 
@@ -115,7 +115,10 @@ enum Command {
     /// Quantize a model as llama.cpp's llama-quantize does: IN [OUT] TYPE with a llama.cpp file
     /// type (Q4_K_M, Q8_0, ...); each tensor's type chosen by llama-quantize's rules (--dry-run
     /// shows them), the output laid out as llama-quantize writes it, with ggml's reference
-    /// quantizers.
+    /// quantizers. As in llama-quantize, which takes them as C strings, a tensor name, a key and a
+    /// string end at their first NUL byte: a name holding one is planned, matched and written cut
+    /// (`x.weight\0jk` as `x.weight`; one that starts with a NUL is left out), and two names
+    /// equal once cut are refused.
     Quantize(quantize::QuantizeArgs),
     /// Convert a model's quantized tensors to F32 (or F16, BF16).
     Dequantize(quantize::DequantizeArgs),
@@ -201,7 +204,11 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
+    if let (Command::Quantize(args), Some(m)) = (&mut cli.command, matches.subcommand_matches("quantize")) {
+        args.set_rule_order(m);
+    }
     signals::install();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),

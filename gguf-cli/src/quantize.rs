@@ -125,8 +125,14 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "PATTERN=TYPE", value_parser = tensor_type_parser())]
     tensor_type: Vec<TensorTypeOverride>,
     /// A file of PATTERN=TYPE options separated by white space (spaces, tabs, newlines).
+    /// The rules are taken in command-line order across --tensor-type and --tensor-type-file (a
+    /// file's rules at its place), as llama-quantize takes them.
     #[arg(long, value_name = "FILE")]
     tensor_type_file: Vec<PathBuf>,
+    /// The command-line order of the `--tensor-type` (`false`) and `--tensor-type-file` (`true`)
+    /// options ([`QuantizeArgs::set_rule_order`]); empty: every `--tensor-type`, then the files.
+    #[arg(skip)]
+    rule_order: Vec<bool>,
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable).
     #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = override_kv_parser())]
@@ -324,16 +330,28 @@ fn params(
     p.exclude = a.exclude.clone();
     p.threads = threads;
     p.keep_split = a.keep_split;
-    p.tensor_types.extend(a.tensor_type.iter().cloned());
-    for f in &a.tensor_type_file {
-        let bytes = std::fs::read(f).with_context(|| format!("reading {}", f.display()))?;
+    let (mut options, mut files) = (a.tensor_type.iter(), a.tensor_type_file.iter());
+    let order = if a.rule_order.is_empty() {
+        let n = (a.tensor_type.len(), a.tensor_type_file.len());
+        std::iter::repeat_n(false, n.0).chain(std::iter::repeat_n(true, n.1)).collect()
+    } else {
+        a.rule_order.clone()
+    };
+    for is_file in order {
+        if !is_file {
+            p.tensor_types.extend(options.next().cloned());
+            continue;
+        }
+        let Some(f) = files.next() else { continue };
+        let path = shown_bytes(f.as_os_str().as_encoded_bytes());
+        let bytes = std::fs::read(f).with_context(|| format!("reading {path}"))?;
         // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
         let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
         for t in bytes.split(space).filter(|w| !w.is_empty()) {
             // llama-quantize passes each word on as a C string, which ends at a NUL byte.
             let t = t.split(|&b| b == 0).next().unwrap_or_default();
             let parsed = TensorTypeOverride::parse(t)
-                .map_err(|e| crate::out::usage(format!("--tensor-type-file {}: {}", f.display(), usage_error(e))))?;
+                .map_err(|e| crate::out::usage(format!("--tensor-type-file {path}: {}", usage_error(e))))?;
             p.tensor_types.push(parsed);
         }
     }
@@ -354,10 +372,43 @@ fn params(
 /// option's bytes are taken as given (on Unix, bytes that are not UTF-8 too: each matches itself).
 pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u8>> {
     use clap::builder::TypedValueParser;
-    clap::builder::OsStringValueParser::new().try_map(|s: OsString| {
+    Escaped(clap::builder::OsStringValueParser::new().try_map(|s: OsString| {
         let bytes = s.as_encoded_bytes().to_vec();
         NameGlobs::new(&[&bytes]).map(|_| bytes).map_err(usage_error)
-    })
+    }))
+}
+
+/// A value parser whose refusal shows a value that is not UTF-8 in the escaped form `inspect`
+/// shows names in (`\xNN` for each byte that is not UTF-8), not clap's lossy form (U+FFFD).
+#[derive(Clone)]
+struct Escaped<P>(P);
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Escaped<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<P::Value, clap::Error> {
+        use clap::error::{ContextKind, ContextValue};
+        self.0.parse_ref(cmd, arg, value).map_err(|mut e| {
+            if value.to_str().is_none() {
+                e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
+            }
+            e
+        })
+    }
+}
+
+/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in: the text as
+/// it is when it is UTF-8, else with `\xNN` for each byte that is not.
+pub(crate) fn shown_bytes(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => GgufStr::from_bytes(bytes).escaped().into_owned(),
+    }
 }
 
 /// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a
@@ -365,16 +416,20 @@ pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u
 /// bytes are taken as given (on Unix, bytes that are not UTF-8 too), as llama-quantize takes them.
 fn tensor_type_parser() -> impl clap::builder::TypedValueParser<Value = TensorTypeOverride> {
     use clap::builder::TypedValueParser;
-    clap::builder::OsStringValueParser::new()
-        .try_map(|s: OsString| TensorTypeOverride::parse(s.as_encoded_bytes()).map_err(usage_error))
+    Escaped(
+        clap::builder::OsStringValueParser::new()
+            .try_map(|s: OsString| TensorTypeOverride::parse(s.as_encoded_bytes()).map_err(usage_error)),
+    )
 }
 
 /// Parses an `--override-kv` option when the arguments are parsed (a usage error, exit 2); its
 /// bytes are taken as given (on Unix, bytes that are not UTF-8 too), as llama-quantize takes them.
 fn override_kv_parser() -> impl clap::builder::TypedValueParser<Value = KvOverride> {
     use clap::builder::TypedValueParser;
-    clap::builder::OsStringValueParser::new()
-        .try_map(|s: OsString| KvOverride::parse_bytes(s.as_encoded_bytes()).map_err(usage_error))
+    Escaped(
+        clap::builder::OsStringValueParser::new()
+            .try_map(|s: OsString| KvOverride::parse_bytes(s.as_encoded_bytes()).map_err(usage_error)),
+    )
 }
 
 /// The text of an option's refusal for clap's usage error (which names the option).
@@ -427,6 +482,22 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
         after as f64 / MIB
     );
     out.finish()
+}
+
+impl QuantizeArgs {
+    /// Records the command-line order of the `--tensor-type` and `--tensor-type-file` options
+    /// from clap's matches of `gguf quantize`: llama-quantize (`tools/quantize/quantize.cpp`)
+    /// appends each option's rule, or each rule of a file, to one list as it reads its arguments,
+    /// and the first matching rule wins.
+    pub fn set_rule_order(&mut self, m: &clap::ArgMatches) {
+        let at = |id: &str, file: bool| -> Vec<(usize, bool)> {
+            m.indices_of(id).map(|i| i.map(|i| (i, file)).collect()).unwrap_or_default()
+        };
+        let mut order = at("tensor_type", false);
+        order.extend(at("tensor_type_file", true));
+        order.sort_unstable();
+        self.rule_order = order.into_iter().map(|(_, file)| file).collect();
+    }
 }
 
 /// Quantizes a model as llama-quantize does.

@@ -86,7 +86,17 @@ const ODD_NAMES: [&[u8]; 3] = [b"x\xff.weight", b"x\xe2\x82.weight", "x\u{e9}.we
 
 /// A one-layer llama model that llama-quantize takes (F32, 256 wide): `token_embd.weight`,
 /// `blk.0.attn_q.weight`, `blk.0.ffn_down.weight` and the [`ODD_NAMES`], written to `path`.
-fn tiny_llama(path: &Path) -> Vec<Vec<u8>> {
+pub(crate) fn tiny_llama(path: &Path) -> Vec<Vec<u8>> {
+    llama_with(path, &ODD_NAMES, |_| {})
+}
+
+/// [`tiny_llama`] with the tensors `odd` in place of the [`ODD_NAMES`], and the pairs `kvs` adds
+/// after the llama keys.
+fn llama_with(
+    path: &Path,
+    odd: &[&[u8]],
+    kvs: impl FnOnce(&mut gguf_serde::GgufWriter<gguf_serde::AtomicFile>),
+) -> Vec<Vec<u8>> {
     use gguf_serde::{GgmlType, GgufStr, GgufWriter};
     let mut w = GgufWriter::create(path).unwrap();
     w.add_kv("general.architecture", "llama").unwrap();
@@ -97,9 +107,10 @@ fn tiny_llama(path: &Path) -> Vec<Vec<u8>> {
         w.add_kv(&format!("llama.{k}"), v).unwrap();
     }
     w.add_kv("llama.attention.layer_norm_rms_epsilon", 1e-5f32).unwrap();
+    kvs(&mut w);
     let mut names: Vec<Vec<u8>> =
         ["token_embd.weight", "blk.0.attn_q.weight", "blk.0.ffn_down.weight"].map(|n| n.as_bytes().to_vec()).into();
-    names.extend(ODD_NAMES.map(<[u8]>::to_vec));
+    names.extend(odd.iter().map(|n| n.to_vec()));
     for n in &names {
         let rows = if n.as_slice() == b"token_embd.weight" { 16 } else { 256 };
         w.add_tensor_ne(GgufStr::from_bytes(n), GgmlType::F32, &[256, rows]).unwrap();
@@ -152,7 +163,7 @@ fn imatrices(dir: &Path, names: &[Vec<u8>]) {
 }
 
 /// Runs `program ARGS` in `dir`, asserting success.
-fn run_in(dir: &Path, program: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+pub(crate) fn run_in(dir: &Path, program: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
     let o =
         gguf_tests::output_with_deadline(std::process::Command::new(program).current_dir(dir).args(args), crate::HANG);
     assert!(o.status.success(), "{} {args:?}: {}", program.display(), String::from_utf8_lossy(&o.stderr));
@@ -208,7 +219,7 @@ fn importance_matrix_entries_that_are_not_utf8_are_used_as_llama_quantize_uses_t
 /// `(name as inspect shows it, target type upper-cased)` of each tensor in llama-quantize's
 /// `--dry-run` log (`[   4/  14] NAME   - [...], type = f32, size = ... (q4_K)`; a kept tensor
 /// has no `(TYPE)`), its names read as bytes.
-fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
     let mut v = Vec::new();
     for line in log.split(|&b| b == b'\n').filter(|l| l.starts_with(b"[")) {
         let Some(at) = line.windows(2).position(|w| w == b"] ") else { continue };
@@ -227,7 +238,7 @@ fn llama_dry_run(log: &[u8]) -> Vec<(String, String)> {
 }
 
 /// `(name, target)` of each tensor in `gguf quantize --dry-run`'s table.
-fn our_dry_run(out: &[u8]) -> Vec<(String, String)> {
+pub(crate) fn our_dry_run(out: &[u8]) -> Vec<(String, String)> {
     let text = String::from_utf8(out.to_vec()).unwrap();
     let mut v: Vec<(String, String)> = text
         .lines()
@@ -790,4 +801,109 @@ fn override_kv_takes_bytes_as_llama_quantize() {
     assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
     let f = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
     assert_eq!(f.get(b"ov.\xff"), Some(gguf_serde::ValueRef::String(gguf_serde::GgufStr::from_bytes(b"a\xfeb"))));
+}
+
+/// A model whose tensor names, keys and strings hold NUL bytes is quantized as llama-quantize
+/// quantizes it, which takes each as a C string (ggml's `ggml_set_name`, `gguf_set_kv`): a name
+/// ends at its first NUL for every rule (`blk.0.attn_v\xff\0.weight` is `blk.0.attn_v\xff`, which
+/// does not end in `weight` and is kept; `blk.0.ffn_up.weight\0x` is quantized and sorted as
+/// `blk.0.ffn_up.weight`; a `--tensor-type` pattern `\0` matches no name) and is written so (a
+/// name empty once cut, `\0abc.weight`, is left out, as llama-quantize drops it); a key
+/// and a string (also in an array) are cut the same way, and a key equal to an earlier one once cut
+/// replaces it at the end. The `--dry-run` plan is llama-quantize's and the files are
+/// byte-identical; two names equal once cut are refused by both.
+#[test]
+fn quantize_cuts_names_at_a_nul_as_llama_quantize() {
+    use gguf_serde::{GgufStr, ValueRef};
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("quantize-nul-names");
+    let names: [&[u8]; 4] =
+        [b"blk.0.attn_v\xff\x00.weight", b"blk.0.ffn_up.weight\x00x", b"x\xff.weight", b"\x00abc.weight"];
+    llama_with(&dir.join("m.gguf"), &names, |w| {
+        w.add_kv_ref(GgufStr::from_bytes(b"test.k\x00x"), ValueRef::U32(1)).unwrap();
+        w.add_kv("test.s", "ab\0cd").unwrap();
+        w.add_kv("test.a", vec!["a\0b".to_owned(), "c".to_owned()]).unwrap();
+        w.add_kv("test.k", 2u32).unwrap();
+        w.add_kv("test.after", 3u32).unwrap();
+    });
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    let os = OsStr::from_bytes;
+    for opts in [&[][..], &[os(b"--tensor-type"), os(b"\\0=q8_0")], &[os(b"--pure")]] {
+        let args = |pre: &[&'static [u8]], post: &[&'static [u8]]| -> Vec<&OsStr> {
+            pre.iter().map(|a| os(a)).chain(opts.iter().copied()).chain(post.iter().map(|a| os(a))).collect()
+        };
+        let theirs = run_in(&dir, &lq, &args(&[b"--dry-run"], &[b"m.gguf", b"Q4_0"]));
+        let mine = run_in(&dir, &ours, &args(&[b"quantize", b"--dry-run"], &[b"m.gguf", b"Q4_0"]));
+        let want = llama_dry_run(&[theirs.stdout, theirs.stderr].concat());
+        assert_eq!(want.len(), 6, "{opts:?}: {want:?}");
+        assert!(want.contains(&(r"blk.0.attn_v\xff".to_owned(), "F32".to_owned())), "{opts:?}: {want:?}");
+        assert_eq!(our_dry_run(&mine.stdout), want, "{opts:?}");
+        run_in(&dir, &lq, &args(&[], &[b"m.gguf", b"theirs.gguf", b"Q4_0", b"2"]));
+        run_in(&dir, &ours, &args(&[b"quantize", b"-q", b"--force"], &[b"m.gguf", b"ours.gguf", b"Q4_0", b"2"]));
+        let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+        assert!(a == b, "{opts:?}: files differ (sizes {} and {})", a.len(), b.len());
+    }
+    // What llama-quantize wrote, read back: the cut names, keys and strings.
+    let f = gguf_serde::Gguf::open(dir.join("theirs.gguf")).unwrap();
+    assert!(f.tensor(&b"blk.0.attn_v\xff"[..]).is_some() && f.tensor("blk.0.ffn_up.weight").is_some());
+    assert_eq!(f.tensor_count(), 6);
+    assert_eq!(f.get("test.s"), Some(ValueRef::String("ab".into())));
+    let keys: Vec<String> = f.metadata().map(|kv| kv.key.to_string()).collect();
+    // `test.k` (the second pair) replaced `test.k\0x` (the first) and went to the end then.
+    assert_eq!(keys[8..12], ["test.s", "test.a", "test.k", "test.after"], "{keys:?}");
+    assert_eq!(f.get("test.k"), Some(ValueRef::U32(2)));
+
+    // Both refuse `file`, llama-quantize saying `theirs`, we `ours`; nothing is written.
+    let both_refuse = |file: &str, theirs: &str, ours: &str| {
+        let o = std::process::Command::new(&lq).current_dir(&*dir).args([file, "t.gguf", "Q4_0"]).output().unwrap();
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && log.contains(theirs), "{log}");
+        let o = super::gguf(&["quantize", "-q", super::s(&dir.join(file)), super::s(&dir.join("o.gguf")), "Q4_0"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(ours), "{err}");
+        assert!(!dir.join("o.gguf").exists() && !dir.join("t.gguf").exists());
+    };
+    // Two names equal up to a NUL.
+    llama_with(&dir.join("dup.gguf"), &[b"x.weight\x00a", b"x.weight\x00b"], |_| {});
+    both_refuse("dup.gguf", "tensor 'x.weight' is duplicated", r#"two tensors are named "x.weight" up to a NUL byte"#);
+    // A name of 64 bytes, 8 once cut (which our writer refuses to write: made byte by byte): ggml
+    // refuses to read it.
+    let long = [&b"y.weight\x00"[..], &[b'z'; 55]].concat();
+    let mut b = gguf_tests::support::B::le();
+    b.header(3, 1, 1).kv("general.architecture", 8).str("llama");
+    b.tensor(&long, &[32, 2], 0, 0).pad(32).data(256, 1);
+    std::fs::write(dir.join("long.gguf"), b.bytes()).unwrap();
+    both_refuse("long.gguf", "tensor name 0 is too long: 64 >= 64", "a tensor name of 64 bytes");
+}
+
+/// Refusals of option values and paths that are not UTF-8 show them in the escaped form `inspect`
+/// shows names in (`\xNN`), never lossily (U+FFFD), and a glob that is not UTF-8 is refused with
+/// the reason a UTF-8 one gets.
+#[test]
+fn quantize_refusals_show_bytes_that_are_not_utf8_escaped() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("not-utf8-quantize-refusals");
+    let model = dir.join("m.gguf");
+    tiny_llama(&model);
+    std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"t\xfe.txt")), "a=q9").unwrap();
+    let m = model.as_os_str().as_bytes();
+    let file = |name: &[u8]| [dir.as_os_str().as_bytes(), b"/", name].concat();
+    let (t_fe, n_fe) = (file(b"t\xfe.txt"), file(b"n\xfe.txt"));
+    let cases: [(&[&[u8]], u8, String); 6] = [
+        (&[b"--tensor-type", b"x\xff"], 2, r"invalid value 'x\xff' for '--tensor-type <PATTERN=TYPE>'".into()),
+        (&[b"--override-kv", b"x\xff"], 2, r"invalid value 'x\xff' for '--override-kv <KEY=TYPE:VALUE>'".into()),
+        (&[b"--tensor-type-file", &t_fe], 2, format!(r#"--tensor-type-file {}/t\xfe.txt: invalid quantization type "q9""#, dir.display())),
+        (&[b"--tensor-type-file", &n_fe], 1, format!(r"reading {}/n\xfe.txt: ", dir.display())),
+        (&[b"--exclude", b"[\xff"], 2, r#"invalid value '[\xff' for '--exclude <GLOB>': "[\xff" is not a valid glob: unclosed character class; missing ']'"#.into()),
+        (&[b"--exclude", b"{\xff"], 2, r#""{\xff" is not a valid glob: unclosed alternate group; missing '}'"#.into()),
+    ];
+    for (opts, code, want) in cases {
+        let o = gguf_os(&[&[&b"quantize"[..]][..], opts, &[m, b"o.gguf", b"Q4_0"]].concat());
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(i32::from(code)), "{err}");
+        assert!(err.contains(&want) && !err.contains('\u{fffd}'), "want {want}, got {err}");
+    }
 }

@@ -526,3 +526,47 @@ fn outputs_are_not_replaced_by_surprise() {
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     assert!(String::from_utf8_lossy(&o.stderr).contains(merged.to_str().unwrap()), "{o:?}");
 }
+
+/// `--tensor-type` and `--tensor-type-file` rules are taken in command-line order across both
+/// options, a file's rules at its place, as llama-quantize (`tools/quantize/quantize.cpp`)
+/// collects them; the first matching rule wins. Each case's plan is llama-quantize's `--dry-run`
+/// choice, and the files are byte-identical.
+#[test]
+fn quantize_takes_tensor_type_rules_in_command_line_order() {
+    use super::not_utf8::{llama_dry_run, our_dry_run, run_in, tiny_llama};
+    use std::ffi::OsStr;
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    let dir = temp_dir("quantize-rule-order");
+    tiny_llama(&dir.join("m.gguf"));
+    std::fs::write(dir.join("a.txt"), "attn=q8_0").unwrap();
+    std::fs::write(dir.join("b.txt"), "ffn=q5_1\nattn=q4_1").unwrap();
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    let cases: [&[&str]; 4] = [
+        &["--tensor-type-file", "a.txt", "--tensor-type", "attn=q5_0"],
+        &["--tensor-type", "attn=q5_0", "--tensor-type-file", "a.txt"],
+        &["--tensor-type", "ffn=q5_0", "--tensor-type-file", "b.txt", "--tensor-type-file", "a.txt"],
+        &["--tensor-type-file", "a.txt", "--tensor-type", "ffn=q8_0", "--tensor-type-file", "b.txt"],
+    ];
+    let mut seen = Vec::new();
+    for opts in cases {
+        let with = |pre: &[&str], post: &[&str]| -> Vec<std::ffi::OsString> {
+            pre.iter().chain(opts).chain(post).map(|a| a.into()).collect()
+        };
+        fn os(v: &[std::ffi::OsString]) -> Vec<&OsStr> {
+            v.iter().map(|a| a.as_os_str()).collect()
+        }
+        let theirs = run_in(&dir, &lq, &os(&with(&["--dry-run"], &["m.gguf", "Q4_0"])));
+        let mine = run_in(&dir, &ours, &os(&with(&["quantize", "--dry-run"], &["m.gguf", "Q4_0"])));
+        let want = llama_dry_run(&[theirs.stdout, theirs.stderr].concat());
+        assert_eq!(want.len(), 6, "{opts:?}: {want:?}");
+        assert_eq!(our_dry_run(&mine.stdout), want, "{opts:?}");
+        seen.push(want);
+        run_in(&dir, &lq, &os(&with(&[], &["m.gguf", "theirs.gguf", "Q4_0", "2"])));
+        run_in(&dir, &ours, &os(&with(&["quantize", "-q", "--force"], &["m.gguf", "ours.gguf", "Q4_0", "2"])));
+        let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+        assert!(a == b, "{opts:?}: files differ (sizes {} and {})", a.len(), b.len());
+    }
+    // The order matters in each pair of cases: the plans differ.
+    assert_ne!(seen[0], seen[1]);
+    assert_ne!(seen[2], seen[3]);
+}

@@ -112,7 +112,7 @@ pub fn dequantize<S: Source>(
         .tensors()
         .map(|info| {
             let target = if opts.converts_with(&info, &exclude) { opts.target } else { info.dtype };
-            OutTensor { shard: 0, ne: info.ne(), info, target, weights: None }
+            OutTensor { shard: 0, name: info.name, ne: info.ne(), info, target, weights: None }
         })
         .collect();
     let data = |t: &OutTensor<'_>| src.tensor_data(&t.info);

@@ -120,7 +120,19 @@ fn byte_glob(pattern: &[u8]) -> Result<regex::bytes::Regex> {
         text.push_str(chunk.valid());
         text.extend(chunk.invalid().iter().map(|&b| stand_in(b)));
     }
-    let glob = name_glob(&text).map_err(|_| QuantizeError::refused(format!("\"{shown}\" is not a valid glob")))?;
+    let glob = glob_of(&text).map_err(|e| {
+        // The reason as for a UTF-8 pattern, each stand-in shown as its byte.
+        let mut why = String::new();
+        for c in e.kind().to_string().chars() {
+            match u32::from(c).checked_sub(PLACEHOLDER).filter(|b| *b < 256) {
+                Some(b) => {
+                    let _ = write!(why, "\\x{b:02x}");
+                }
+                None => why.push(c),
+            }
+        }
+        QuantizeError::refused(format!("\"{shown}\" is not a valid glob: {why}"))
+    })?;
     // globset writes a non-ASCII character as the `\xNN` escapes of its UTF-8 bytes: one pass
     // puts each stand-in's four escapes back as the one byte.
     let stand_ins: std::collections::HashMap<String, u8> = (0x80..=0xffu8)
@@ -162,11 +174,13 @@ impl Default for NameGlobs {
 /// `pattern` as a glob over a tensor name (see [`NameGlobs`]): `*` crosses `.` (names have no
 /// path separators), `\` escapes on every platform.
 fn name_glob(pattern: &str) -> Result<Glob> {
-    GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .backslash_escape(true)
-        .build()
+    glob_of(pattern)
         .map_err(|e| QuantizeError::refused(format!("{pattern:?} is not a valid glob: {}", e.kind())).into())
+}
+
+/// `pattern` compiled with the options of [`NameGlobs`] (`*` crosses `.`, `\` escapes).
+fn glob_of(pattern: &str) -> std::result::Result<Glob, globset::Error> {
+    GlobBuilder::new(pattern).literal_separator(false).backslash_escape(true).build()
 }
 
 #[cfg(test)]

@@ -15,17 +15,19 @@ use std::path::{Path, PathBuf};
 use super::imatrix::Imatrix;
 use super::kv_override::KvOverrideValue;
 use super::quantize::{plan_shards, source_file_type_of, QuantizeParams, TensorPlan, GGML_QNT_VERSION};
-use super::tensor_order::{llama_order, llama_tensor_order, ordered_tensors};
+use super::tensor_order::{c_name, llama_order, llama_tensor_order, ordered_tensors};
 use crate::codec::{self, CodecError};
 // Named in the docs.
 #[cfg(doc)]
 use super::quantize::{plan_file_type, source_file_type};
 use crate::container::atomic::{check_target, persist_all, SealedFile};
 use crate::container::shard_path;
-use crate::container::{AtomicFile, Gguf, GgufWriter, IfExists, Source, TensorInfo, Value, ValueRef, WriteOptions};
+use crate::container::{
+    ArrayRef, AtomicFile, Gguf, GgufWriter, IfExists, Source, TensorInfo, Value, ValueRef, WriteOptions,
+};
 use crate::error::{Error, QuantizeError, Result, WriteError};
 use crate::format::keys::{SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
-use crate::format::{Endian, GgmlType, GgufStr, Ne};
+use crate::format::{Endian, GgmlType, GgufStr, Ne, ValueType};
 
 /// Elements converted per chunk (per rayon batch): 4 Mi elements, 16 MiB of `f32`.
 const CHUNK_ELEMS: u64 = 1 << 22;
@@ -59,12 +61,18 @@ pub(super) enum OutKv<'a> {
     /// A string written here as these bytes (UTF-8 or not: llama-quantize copies the bytes of
     /// a `str:` override and of the importance matrix's file and dataset names).
     Bytes(Vec<u8>),
+    /// A string array written here: `len` strings, stored in `bytes` as GGUF stores them (each a
+    /// `u64` length in `endian`, then its bytes).
+    Strings { len: u64, bytes: Vec<u8>, endian: Endian },
 }
 
 /// One tensor of the output: its source info, type, stored dims and importance weights.
 pub(super) struct OutTensor<'a> {
     /// The input shard holding the tensor (0 for a single file).
     pub(super) shard: usize,
+    /// The name written: `info.name`, or for `gguf quantize` the name up to its first NUL byte
+    /// ([`c_name`]), as llama-quantize writes it.
+    pub(super) name: GgufStr<'a>,
     pub(super) info: TensorInfo<'a>,
     pub(super) target: GgmlType,
     pub(super) ne: Ne,
@@ -74,14 +82,17 @@ pub(super) struct OutTensor<'a> {
 
 /// Writes `src` to `out` as `llama-quantize` would for `params`: each tensor of the type
 /// [`plan_file_type`] chooses, in llama-quantize's layout:
-/// - the key/value pairs of `src` in their order, without `general.quantization_version`,
+/// - the key/value pairs of `src` in their order, each key and string (also in a string array)
+///   up to its first NUL byte, as ggml's `gguf_set_kv` copies them (C strings); a key equal to an
+///   earlier one once cut replaces it and goes to the end; without `general.quantization_version`,
 ///   `general.file_type` and the `split.*` keys; then `general.quantization_version` = 2 and
 ///   `general.file_type` = the file type's number (`COPY`: the source's,
 ///   [`source_file_type`]), both UINT32; then each `--override-kv` (replacing an earlier value of
 ///   its key, at the end), then the importance matrix's `quantize.imatrix.*` keys the same way
 ///   ([`Imatrix::kv_overrides`]);
 /// - the tensors in llama-quantize's order (by layer, then name), each declared with
-///   `ggml_n_dims` dims, its data padded to the alignment;
+///   `ggml_n_dims` dims, its data padded to the alignment; each named up to its first NUL byte,
+///   as llama.cpp names it (see [`plan_file_type`]);
 /// - GGUF version 3, the byte order of `src`, the alignment of `general.alignment` (32 without
 ///   it; llama-quantize pads to 32 even when the key says otherwise, a file ggml cannot read).
 ///
@@ -222,7 +233,9 @@ fn requantize_shards<S: Source + Sync>(
     let Some(&meta) = shards.first() else {
         return Err(QuantizeError::refused("no input shards").into());
     };
-    let ordered = ordered_tensors(shards, params.keep_split);
+    // The tensors the plan has: those whose name is not empty once cut at a NUL byte.
+    let mut ordered = ordered_tensors(shards, params.keep_split);
+    ordered.retain(|(_, t)| !c_name(t.name).is_empty());
     let tensors = plan_shards(shards, params)?;
     let imatrix = params.active_imatrix();
     check_plan(&tensors, imatrix)?;
@@ -240,7 +253,7 @@ fn requantize_shards<S: Source + Sync>(
             Some(m) if p.converts() => m.weights_for(&p.name, p.ne.dims())?,
             _ => None,
         };
-        out_tensors.push(OutTensor { shard, info, target: p.target, ne: p.ne, weights });
+        out_tensors.push(OutTensor { shard, name: c_name(info.name), info, target: p.target, ne: p.ne, weights });
     }
     let wopts = WriteOptions { version: 3, endian: meta.endian(), pad_empty_data: true };
     let data = |t: &OutTensor<'_>| match shards.get(t.shard) {
@@ -397,11 +410,7 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
     let mut w = GgufWriter::with_options(std::io::sink(), wopts)?;
     let all = if params.only_copy { llama_tensor_order(src) } else { Vec::new() };
     for (key, v) in llama_quantize_kvs(src, &all, params) {
-        match v {
-            OutKv::Src(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
-            OutKv::New(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
-            OutKv::Bytes(b) => w.add_kv_ref(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&b)))?,
-        }
+        add_out_kv(&mut w, &key, v)?;
     }
     for t in tensors {
         w.add_tensor_ne(GgufStr::from(&t.name), t.target, t.ne.dims())?;
@@ -419,11 +428,19 @@ fn llama_quantize_kvs<'a, S: Source>(
 ) -> Vec<(Vec<u8>, OutKv<'a>)> {
     const DROPPED: [&str; 5] =
         ["general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count"];
-    let mut kvs: Vec<(Vec<u8>, OutKv<'a>)> = src
-        .metadata()
-        .filter(|kv| !DROPPED.iter().any(|d| kv.key == *d))
-        .map(|kv| (kv.key.as_bytes().to_vec(), OutKv::Src(kv.value)))
-        .collect();
+    // gguf_set_kv copies each pair with its key and strings as C strings (up to a NUL byte); a key
+    // set again (two keys equal up to a NUL) replaces the earlier pair and moves to the end.
+    let mut slots: Vec<Option<(Vec<u8>, OutKv<'a>)>> = Vec::with_capacity(src.kv_count());
+    let mut at: std::collections::HashMap<&'a [u8], usize> = std::collections::HashMap::new();
+    for kv in src.metadata() {
+        let key = c_name(kv.key).as_bytes();
+        if let Some(old) = at.insert(key, slots.len()) {
+            slots[old] = None;
+        }
+        slots.push(Some((key.to_vec(), c_strings(kv.value, src.endian()))));
+    }
+    let mut kvs: Vec<(Vec<u8>, OutKv<'a>)> =
+        slots.into_iter().flatten().filter(|(k, _)| !DROPPED.iter().any(|d| k.as_slice() == d.as_bytes())).collect();
     let file_type =
         if params.only_copy { source_file_type_of(src, all, &params.kv_overrides) } else { params.ftype.number() };
     kvs.push((b"general.quantization_version".to_vec(), OutKv::New(Value::U32(GGML_QNT_VERSION))));
@@ -438,6 +455,41 @@ fn llama_quantize_kvs<'a, S: Source>(
         kvs.push((o.key.clone(), v));
     }
     kvs
+}
+
+/// Declares one key/value pair of the output to `w`: a pair of the source keeps its key as stored
+/// (UTF-8 or not); a new pair has a key of this crate's (text).
+fn add_out_kv<W: std::io::Write>(w: &mut GgufWriter<W>, key: &[u8], v: OutKv<'_>) -> Result<()> {
+    let key_bytes = GgufStr::from_bytes(key);
+    match v {
+        OutKv::Src(v) => w.add_kv_ref(key_bytes, v),
+        OutKv::New(v) => w.add_value(&String::from_utf8_lossy(key), &v),
+        OutKv::Bytes(b) => w.add_kv_ref(key_bytes, ValueRef::String(GgufStr::from_bytes(&b))),
+        OutKv::Strings { len, bytes, endian } => {
+            let array = ArrayRef { elem: ValueType::String, len, bytes: &bytes, endian, utf8: false };
+            w.add_kv_ref(key_bytes, ValueRef::Array(array))
+        }
+    }
+}
+
+/// A value of the source as llama-quantize copies it (`gguf_set_kv`, `ggml/src/gguf.cpp`, passes
+/// each string on as a C string): a string, or each string of a string array, up to its first
+/// NUL byte. Other values are copied as they are.
+fn c_strings(v: ValueRef<'_>, endian: Endian) -> OutKv<'_> {
+    let has_nul = |s: &GgufStr<'_>| s.as_bytes().contains(&0);
+    match v {
+        ValueRef::String(s) => OutKv::Src(ValueRef::String(c_name(s))),
+        ValueRef::Array(a) if a.strings().is_some_and(|mut all| all.any(|s| has_nul(&s))) => {
+            let mut bytes = Vec::new();
+            for s in a.strings().into_iter().flatten().map(c_name) {
+                let n = s.as_bytes().len() as u64;
+                bytes.extend(if endian == Endian::Big { n.to_be_bytes() } else { n.to_le_bytes() });
+                bytes.extend_from_slice(s.as_bytes());
+            }
+            OutKv::Strings { len: a.len(), bytes, endian }
+        }
+        v => OutKv::Src(v),
+    }
 }
 
 /// The running totals of a conversion over one or more files.
@@ -492,14 +544,10 @@ fn write_body<'a, W: std::io::Write>(
     // Keys as bytes: a pair of the source keeps its key as stored (UTF-8 or not); a new pair
     // has a key of this crate's (text).
     for (key, v) in kvs {
-        match v {
-            OutKv::Src(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
-            OutKv::New(v) => w.add_value(&String::from_utf8_lossy(&key), &v)?,
-            OutKv::Bytes(b) => w.add_kv_ref(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&b)))?,
-        }
+        add_out_kv(w, &key, v)?;
     }
     for t in tensors {
-        w.add_tensor_ne(t.info.name, t.target, t.ne.dims())?;
+        w.add_tensor_ne(t.name, t.target, t.ne.dims())?;
     }
     let Converting { report, done, total, bufs } = state;
     let total = *total;
@@ -513,7 +561,7 @@ fn write_body<'a, W: std::io::Write>(
                 (src.give_back)(t, part);
             }
             writer.finish()?;
-            report.kept.push(t.info.name.to_string());
+            report.kept.push(t.name.to_string());
             report.bytes_out += t.info.nbytes;
             *done += t.info.nbytes;
         } else {
@@ -528,7 +576,7 @@ fn write_body<'a, W: std::io::Write>(
                 Ok(())
             })?;
             writer.finish()?;
-            report.converted.push(t.info.name.to_string());
+            report.converted.push(t.name.to_string());
             report.bytes_out += bytes_out;
         }
         if let Some(p) = progress {

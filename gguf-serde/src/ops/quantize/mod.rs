@@ -43,6 +43,17 @@
 //! IQ4_NL/IQ4_XS no longer raise the first eighth of `ffn_down` to Q5_K; Q4_0 and Q5_0 raise it
 //! to Q4_1 and Q5_1.
 //!
+//! **Names end at a NUL byte**, as in llama.cpp: ggml's `gguf_init_from_file` names each tensor
+//! with `ggml_set_name`, a C string copied into `char name[GGML_MAX_NAME]`, so every rule above,
+//! the tensor order, the `--tensor-type` patterns, the importance matrix's entries and the output
+//! see a name up to its first NUL (`blk.0.attn_v\xff\0.weight` is `blk.0.attn_v\xff`, which does
+//! not end in `weight`: kept). Two tensors whose names are equal once cut are refused, as
+//! llama.cpp's loader refuses them (`invalid model: tensor '…' is duplicated`); a tensor whose
+//! name is empty once cut (it starts with a NUL) is left out of the plan and the output, as
+//! llama-quantize drops it (it takes the empty name for a pruned layer's). This is a
+//! reference behaviour we match (the outputs are byte-identical), not a rule of the GGUF format,
+//! which allows any bytes in a name; [`TensorPlan::name`] is the cut name.
+//!
 //! The model facts come from the metadata, as llama.cpp's loader reads them (with `--override-kv`
 //! values in force): `general.architecture`, `{arch}.block_count`, `{arch}.nextn_predict_layers`,
 //! `{arch}.expert_count`, `{arch}.attention.head_count` and `head_count_kv` (a number or a

@@ -7,14 +7,13 @@ use super::rules::{
 };
 use crate::container::{Gguf, Source, TensorInfo, ValueRef};
 use crate::error::Result;
+use crate::error::{Error, QuantizeError};
 use crate::format::GgmlType;
+use crate::format::GgufStr;
 use crate::ops::file_type::guessed_number;
 use crate::ops::globs::NameGlobs;
 use crate::ops::kv_override::{KvOverride, KvOverrideValue};
-use crate::ops::tensor_order::{llama_tensor_order, ordered_tensors};
-// Named in the docs.
-#[cfg(doc)]
-use crate::error::QuantizeError;
+use crate::ops::tensor_order::{c_name, llama_tensor_order, ordered_tensors};
 
 /// Each tensor's type in llama-quantize's output for `params`, in its output order
 /// ([`llama_tensor_order`]; with [`QuantizeParams::keep_split`], file order), with the rule that
@@ -24,7 +23,11 @@ use crate::error::QuantizeError;
 /// [`QuantizeError`] where llama-quantize fails: a row length no fallback fits (e.g. Q1_0 rows
 /// that are not whole 128-blocks), or, in a model with experts, an `ffn_*` tensor whose name has
 /// no layer number in `[0, block_count)`; [`QuantizeError::Refused`]
-/// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]).
+/// for an `exclude` pattern that is not a valid glob ([`NameGlobs`]), and (with the tensor's name as
+/// the error's [`tensor`](crate::Error::tensor)) for two tensors whose names are equal up to a NUL
+/// byte, which llama.cpp's loader refuses as duplicated (names end at a NUL there: see the
+/// [module docs](super)), or for a name of 64 bytes or more (NUL bytes included), which ggml
+/// refuses to read.
 pub fn plan_file_type<S: Source>(src: &Gguf<S>, params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
     plan_shards(&[src], params)
 }
@@ -44,11 +47,48 @@ pub fn plan_file_type_sharded(
     plan_shards(&shards, params)
 }
 
-/// [`plan_file_type`] over the tensors of `shards` (metadata from the first).
+/// [`plan_file_type`] over the tensors of `shards` (metadata from the first), each named as
+/// llama.cpp names it: up to its first NUL byte ([`c_name`]). A tensor whose name is then empty is
+/// left out, as llama-quantize leaves it out (its `remap_layer` gives the empty name, which
+/// `llama_model_quantize_impl` takes for a pruned layer's tensor).
 pub(crate) fn plan_shards<S: Source>(shards: &[&Gguf<S>], params: &QuantizeParams) -> Result<Vec<TensorPlan>> {
     let Some(meta) = shards.first() else { return Ok(Vec::new()) };
-    let tensors: Vec<TensorInfo<'_>> = ordered_tensors(shards, params.keep_split).into_iter().map(|(_, t)| t).collect();
+    let ordered = ordered_tensors(shards, params.keep_split);
+    // ggml reads a name whole before cutting it: one too long for `char name[GGML_MAX_NAME]`
+    // (64) makes `gguf_init_from_file` fail, whatever its NUL bytes.
+    if let Some((_, t)) = ordered.iter().find(|(_, t)| t.name.as_bytes().len() >= GGML_MAX_NAME) {
+        return Err(Error::from(QuantizeError::refused(format!(
+            "a tensor name of {} bytes: ggml refuses names of {GGML_MAX_NAME} bytes or more (GGML_MAX_NAME), so \
+             llama-quantize cannot read the model",
+            t.name.as_bytes().len()
+        )))
+        .in_tensor(t.name));
+    }
+    let mut tensors: Vec<TensorInfo<'_>> =
+        ordered.into_iter().map(|(_, t)| TensorInfo { name: c_name(t.name), ..t }).collect();
+    check_c_names(&tensors)?;
+    tensors.retain(|t| !t.name.is_empty());
     plan_ordered(meta, &tensors, params)
+}
+
+/// ggml's `GGML_MAX_NAME`: a tensor name holds fewer bytes.
+const GGML_MAX_NAME: usize = 64;
+
+/// Refuses two tensors whose names are equal up to their first NUL byte ([`c_name`]), as
+/// llama.cpp's loader (`llama_model_loader`, `src/llama-model-loader.cpp`) refuses them:
+/// `invalid model: tensor '…' is duplicated`.
+fn check_c_names(tensors: &[TensorInfo<'_>]) -> Result<()> {
+    let mut names: Vec<GgufStr<'_>> = tensors.iter().map(|t| t.name).collect();
+    names.sort_unstable();
+    match names.windows(2).find(|w| w[0] == w[1]) {
+        Some(w) => Err(Error::from(QuantizeError::refused(format!(
+            "two tensors are named \"{}\" up to a NUL byte, which ends a name in llama.cpp: llama-quantize \
+             refuses the model (invalid model: tensor is duplicated)",
+            w[0]
+        )))
+        .in_tensor(w[0])),
+        None => Ok(()),
+    }
 }
 
 /// The plan of `tensors`, taken in the order given, with the model facts of `meta`'s metadata.

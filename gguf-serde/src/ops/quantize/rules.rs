@@ -134,7 +134,8 @@ impl fmt::Display for Rule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TensorPlan {
-    /// The tensor's name: its bytes, UTF-8 or not ([`GgufStr::from`] shows them, escaped).
+    /// The tensor's name as llama.cpp holds it and the output has it: its bytes up to the first
+    /// NUL byte (all of them without one), UTF-8 or not ([`GgufStr::from`] shows them, escaped).
     pub name: Vec<u8>,
     /// Its stored dims `ne` (fastest first) as llama-quantize writes them: trailing dims of 1
     /// dropped (`ggml_n_dims`), at least one.
