@@ -55,6 +55,7 @@ checks() {
   phase package-check scripts/package-check.sh || s=1
   while [[ ! -s $log.llama ]]; do
     [[ ! -e $log.no-llama ]] || { echo "test.sh: no llama.cpp build: fuzz smoke and codec vectors not run" >&2; return 1; }
+    kill -0 $$ 2>/dev/null || return 1 # the main stream has ended (an error)
     sleep 2
   done
   GGUF_LLAMA_CPP_DIR=$(cat "$log.llama")
