@@ -845,6 +845,33 @@ fn quantize_cuts_names_at_a_nul_as_llama_quantize() {
         let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
         assert!(a == b, "{opts:?}: files differ (sizes {} and {})", a.len(), b.len());
     }
+    // --keep-split of the model split a tensor per shard: each shard line of the dry run counts
+    // the tensors the real run writes into it (the one whose name starts with a NUL is left out
+    // of its shard, which is still written; llama-quantize crashes on this input).
+    let split =
+        super::gguf(&["split", "--split-max-tensors", "1", super::s(&dir.join("m.gguf")), super::s(&dir.join("sq"))]);
+    assert!(split.status.success(), "{}", String::from_utf8_lossy(&split.stderr));
+    let first = std::fs::read_dir(&*dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("sq-00001-of-"))
+        .expect("the first shard");
+    let ks = dir.join("ks.gguf");
+    let dry = super::gguf(&["quantize", "--dry-run", "--keep-split", super::s(&first), super::s(&ks), "Q4_0"]);
+    let real = super::gguf(&["quantize", "-q", "--keep-split", super::s(&first), super::s(&ks), "Q4_0"]);
+    assert!(real.status.success(), "{}", String::from_utf8_lossy(&real.stderr));
+    let mut shards = 0;
+    let mut total = 0;
+    for line in String::from_utf8_lossy(&dry.stdout).lines() {
+        let Some((path, n)) = line.rsplit_once(": ") else { continue };
+        let Some(n) = n.strip_suffix(" tensors").and_then(|n| n.parse::<usize>().ok()) else { continue };
+        let written = gguf_serde::Gguf::open(path).unwrap_or_else(|e| panic!("{path}: {e}")).tensor_count();
+        assert_eq!(n, written, "{path}: the dry run counts {n}, the shard holds {written}");
+        shards += 1;
+        total += n;
+    }
+    assert_eq!((shards, total), (7, 6), "{}", String::from_utf8_lossy(&dry.stdout));
+
     // What llama-quantize wrote, read back: the cut names, keys and strings.
     let f = gguf_serde::Gguf::open(dir.join("theirs.gguf")).unwrap();
     assert!(f.tensor(&b"blk.0.attn_v\xff"[..]).is_some() && f.tensor("blk.0.ffn_up.weight").is_some());

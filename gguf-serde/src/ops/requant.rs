@@ -176,7 +176,8 @@ pub fn requantize_sharded(
 
 /// The files [`requantize_sharded`] (and [`requantize`]) write for `model` with
 /// [`QuantizeParams::keep_split`] and the prefix `prefix`: `PREFIX-00001-of-0000N.gguf`, …, `N`
-/// the number of output shards, each with the number of tensors it will hold.
+/// the number of output shards, each with the number of tensors it will hold (a tensor whose name
+/// starts with a NUL byte is left out of the output, not counted; its shard is still written).
 ///
 /// # Errors
 /// [`QuantizeError::Refused`] for an input shard without tensors before the last one with tensors
@@ -188,7 +189,11 @@ pub fn keep_split_paths(
 ) -> Result<Vec<(PathBuf, usize)>> {
     let counts: Vec<usize> = (0..model.shard_count()).map(|i| model.shard(i).map_or(0, |f| f.tensor_count())).collect();
     let n = keep_split_count(&counts)?;
-    Ok((0..n).map(|i| (shard_path(prefix.as_ref(), i, n), counts.get(usize::from(i)).copied().unwrap_or(0))).collect())
+    // What each output shard holds: its input shard's tensors but those whose name is empty once
+    // cut at a NUL byte (left out, as llama-quantize leaves them out; the shards stay as many).
+    let held =
+        |i: u16| model.shard(usize::from(i)).map_or(0, |f| f.tensors().filter(|t| !c_name(t.name).is_empty()).count());
+    Ok((0..n).map(|i| (shard_path(prefix.as_ref(), i, n), held(i))).collect())
 }
 
 /// The prefix llama-quantize's `--keep-split` takes from its output argument OUT: OUT without a
