@@ -1,0 +1,119 @@
+//! Tests of the ECMAScript translation: the expected matches and refusals are those of libstdc++'s
+//! `std::regex` (g++ 12, the compiler of the llama.cpp build), as llama-quantize compiles them.
+
+use super::{compile, translate, PatternProblem};
+
+/// Whether `pattern` is found in `name`, by our translation.
+fn search(pattern: &[u8], name: &[u8]) -> bool {
+    compile(&translate(pattern).expect("a pattern std::regex takes")).expect("compiles").is_match(name)
+}
+
+/// Patterns and names with whether `std::regex_search` finds the pattern in the name, as a
+/// program built with g++ 12.2 (libstdc++ 12, the compiler of the llama.cpp build the tests
+/// use) answered: `std::regex(pattern)` (ECMAScript), `std::regex_search(std::string(name))`.
+#[test]
+fn matches_as_std_regex() {
+    type Case = (&'static [u8], &'static [(&'static [u8], bool)]);
+    let cases: &[Case] = &[
+        (b"\\u00ff", &[(b"\xff", true), (b"\xc3\xbf", false)]),
+        (b"^\\u0141$", &[(b"A", true), (b"\x01A", false)]),
+        (b"a\\0b", &[(b"a\x00b", true), (b"a0b", false)]),
+        (b"\\ca", &[(b"a", true), (b"\x01", false)]),
+        (b"\\c\\x", &[(b"\\x", true), (b"x", false)]),
+        (b"\\d", &[(b"\xb2", false), (b"7", true)]),
+        (b"[^\\d]", &[(b"\xb2", true), (b"7", false)]),
+        (b"\\w", &[(b"\xe9", false), (b"_", true)]),
+        (b"\\s", &[(b"\xa0", false), (b"\x0b", true)]),
+        (b"[\\xff]", &[(b"\xff", true), (b"\x7f", false)]),
+        (b"[\\x80-\\xff]", &[(b"\xc3", true), (b"\x7f", false)]),
+        (b"[\xe9\xff]", &[(b"\xff", true), (b"\xc3", false)]),
+        (b"[\\b]", &[(b"\x08", true), (b"b", false)]),
+        (b"a\\b", &[(b"a\xff", true), (b"ab", false)]),
+        (b"^.$", &[(b"\x0d", false), (b"\x0a", false), (b"\x00", true), (b"\xff", true)]),
+        (b"x[]", &[(b"x", false), (b"x]", false)]),
+        (b"x[^]", &[(b"x\x0a", true), (b"x", false)]),
+        (b"a]}", &[(b"a]}", true), (b"a", false)]),
+        (b"^a**$", &[(b"", true), (b"aaa", true), (b"b", false)]),
+        (b"^[a-z-0]$", &[(b"-", true), (b"0", true), (b"5", false)]),
+        (b"^[[.space.]]$", &[(b" ", true), (b".", false)]),
+        (b"^[[=a=]]$", &[(b"A", true), (b"b", false)]),
+        (b"^[[:punct:]]$", &[(b"_", true), (b"\xa1", false)]),
+        (b"^\\q\\e$", &[(b"qe", true), (b"\x1b", false)]),
+        (b"^x{2147483648}$", &[(b"", true), (b"x", false)]),
+        (b"^x{4294967297}$", &[(b"x", true), (b"xx", false)]),
+        (b"^(?:a|)b*?c??$", &[(b"a", true), (b"bb", true), (b"ac", true)]),
+        (b"^[\\w-]$", &[(b"-", true), (b"a", true), (b"\xff", false)]),
+        (b"^[--/]$", &[(b".", true), (b"0", false)]),
+        (b"[^a]{99993}", &[(b"a", false)]),
+        (b"(?:[\\w\\d.]|x){14283}", &[(b"a", false)]),
+    ];
+    for (pattern, names) in cases {
+        for (name, want) in *names {
+            assert_eq!(
+                search(pattern, name),
+                *want,
+                "{:?} in {:?}",
+                pattern.escape_ascii().to_string(),
+                name.escape_ascii().to_string()
+            );
+        }
+    }
+}
+
+/// Patterns `std::regex` refuses, with the `error_type` it throws (the same program), and the
+/// two constructs it takes that we refuse.
+#[test]
+fn refusals_as_std_regex() {
+    let cases: &[(&[u8], Option<&str>)] = &[
+        (b"\\x{ff}", Some("error_escape")),
+        (b"\\u00f", Some("error_escape")),
+        (b"a\\", Some("error_escape")),
+        (b"\\c", Some("error_escape")),
+        (b"[a-\\xff]", Some("error_range")),
+        (b"[\\x00-\\xff]", Some("error_range")),
+        (b"[\\w-a]", Some("error_range")),
+        (b"[a-\\w]", Some("error_range")),
+        (b"(?<n>a)", Some("error_paren")),
+        (b"(a", Some("error_paren")),
+        (b"a)", Some("error_paren")),
+        (b"*a", Some("error_paren")),
+        (b"^*", Some("error_paren")),
+        (b"a|+", Some("error_paren")),
+        (b"a{", Some("error_badbrace")),
+        (b"a{2", Some("error_brace")),
+        (b"a{2,1}", Some("error_badbrace")),
+        (b"a{,2}", Some("error_badbrace")),
+        (b"[a", Some("error_brack")),
+        (b"[\\B]", Some("error_brack")),
+        (b"[[:foo:]]", Some("error_collate")),
+        (b"[[.foo.]]", Some("error_collate")),
+        (b"[[.NUL", Some("error_collate")),
+        (b"[[:alpha]", Some("error_ctype")),
+        (b"\\1", Some("error_backref")),
+        (b"(a\\1)", Some("error_backref")),
+        (b"a{100000}", Some("error_space")),
+        (b"(a{50000}){2}", Some("error_space")),
+        (b"[^a]{99994}", Some("error_space")),
+        (b"(?:[\\w\\d.]|x){14284}", Some("error_space")),
+        (b"(a)\\1", None),
+        (b"(?=a)", None),
+        (b"(?!a)b", None),
+    ];
+    for (pattern, want) in cases {
+        let e = translate(pattern).expect_err(&pattern.escape_ascii().to_string());
+        assert_eq!(e.problem.std_regex_error(), *want, "{}", pattern.escape_ascii());
+    }
+    assert_eq!(translate(b"(?=a)").unwrap_err().problem, PatternProblem::LookAhead);
+    assert_eq!(translate(b"(a)\\1").unwrap_err().problem, PatternProblem::BackReference);
+    // The offset is where the problem was found.
+    assert_eq!(translate(b"ab\\x{ff}").unwrap_err().offset, 4);
+}
+
+/// The largest patterns within the state limit compile within our size limit.
+#[test]
+fn patterns_at_the_state_limit_compile() {
+    for p in [&b"[^a]{99993}"[..], b"(?:[\\w\\d.]|x){14283}"] {
+        let syntax = translate(p).expect("within the limit");
+        compile(&syntax).expect("compiles");
+    }
+}
