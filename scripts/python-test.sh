@@ -5,9 +5,10 @@
 # builds the extension with maturin, then pytest on python/tests. scripts/test.sh runs it after
 # the cargo tests.
 #
-# The extension is built in release (maturin's default, as a user's `pip install ./python` builds
-# it), in the workspace's target/, where scripts/test.sh's release build of the other packages'
-# tests has compiled the dependencies it shares with them.
+# The extension is built under the workspace's `hostile` profile (Cargo.toml: release code
+# generation, with overflow checks and debug assertions in the workspace's own crates), the profile
+# of every test build of scripts/test.sh, so that it shares their compiled dependencies; a user's
+# `pip install ./python` builds the same code in release (maturin's default), without the checks.
 #
 # Prints how long the build took (wall and CPU), and ends with one cargo-style line,
 # `test result: ok. N passed; N failed; N ignored; ...`, which scripts/test.sh adds to its totals
@@ -26,7 +27,7 @@ fi
   "pytest-xdist==3.8.0" "execnet==2.1.2"
 build() {
   local TIMEFORMAT="python-test: built and installed python/ in %0R s wall, %0U s user + %0S s system CPU"
-  time "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+  time MATURIN_PEP517_ARGS="--profile hostile" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
 }
 # `--build` only builds and installs (scripts/test.sh builds it after the cargo builds, then runs
 # the tests beside the cargo tests: `--test`, which only runs them); no argument does both, as

@@ -37,7 +37,8 @@ trap 'rm -f "$log" "$log".*' EXIT
 #   - the checks: the lints, then the publishing checks (neither needs setup; their cargo runs
 #     use the debug profile's folder, so they do not wait for the builds' locks), in the
 #     background from the start; after setup, the fuzz smoke and the codec vectors;
-#   - the builds (release, hostile, the Python extension), then, after setup, the tests.
+#   - the build (every package's tests under `hostile`), the Python extension, then, after setup,
+#     the tests.
 # A background stream's output is written to its own log and printed when it ends; the run's
 # status is the failure of any of them. Each phase prints its times when it ends.
 status=0
@@ -72,27 +73,36 @@ finish() {
   wait "$pid" || { echo "test.sh: $name failed" >> "$log.$name"; status=1; }
   cat "$log.$name"
 }
-# Every package but gguf-serde in release; gguf-serde's own tests (its unit tests, every test
-# binary of gguf-serde/tests, its doc tests) once, with every feature (remote, convert, hash,
-# export), under [profile.hostile] of Cargo.toml: the release code generation with overflow checks
-# and debug assertions on, so that wrapping arithmetic on a malformed file fails a test instead of
-# passing unnoticed as in a release build. (One hostile build for every package was tried on
-# 2026-12-05: its compile took as long as the two builds here, 364 s against 137 + 184, and the
-# CLI and interop tests, which run the `gguf` binary over whole models, ran 1.5 times as long,
-# 868 s against 521 s: tests/README.md, "Time".)
+# Every package's tests (unit tests, test binaries, doc tests), gguf-serde with every feature (the
+# other packages ask for all of them), in one build under [profile.hostile] of Cargo.toml: the
+# release code generation with overflow checks and debug assertions on in the workspace's own
+# crates (the dependencies as in release), so that wrapping arithmetic on a malformed file fails a
+# test instead of passing unnoticed as in a release build. One build, not one per package group:
+# cargo resolves features over the packages a command names, and gguf-serde's dev-dependencies
+# change the features of syn, clap and getrandom, so `-p gguf-serde` and `--exclude gguf-serde`
+# compiled nearly every dependency twice; every `cargo test --workspace --profile hostile` below
+# reuses this build, whatever targets it selects (tests/README.md, "Running").
 # Compiled first (`--no-run`), so that the phase times say what is compiling and what is testing
 # (the doc tests are still compiled as they run); `--timings` writes each crate's compile time to
 # cargo-timings/cargo-timing.html in the target folder (the machine's build cache: scripts/suite-env.sh).
-cargo_build() {
-  cargo test --workspace --exclude gguf-serde --release --no-run --timings 2>&1 | tee "$log" &&
-    cargo test -p gguf-serde --profile hostile --all-features --no-run 2>&1 | tee -a "$log"
+cargo_build() { cargo test --workspace --profile hostile --no-run --timings 2>&1 | tee "$log"; }
+# The two test binaries that run the `gguf` binary, llama.cpp and the Python oracles over whole
+# models (most of the tests' time), and the others: every other test target of the workspace,
+# read from `cargo metadata` so a new one is not left out.
+heavy=(--test cli --test interop)
+other_tests() {
+  cargo metadata --no-deps --format-version 1 --locked | python3 -c '
+import json, sys
+heavy = set(sys.argv[1:])
+names = {t["name"] for p in json.load(sys.stdin)["packages"] for t in p["targets"] if "test" in t["kind"]}
+print(" ".join(f"--test {n}" for n in sorted(names - heavy)))' cli interop
 }
 built=no
 python_built=no
 if phase cargo-build cargo_build; then
   built=yes
-  # The Python extension (python/, maturin), built after the cargo builds (it shares their
-  # release dependencies) and tested with the others below.
+  # The Python extension (python/, maturin), built after the cargo build (under the same profile,
+  # it shares the dependencies whose features match) and tested with the others below.
   if phase python-build scripts/python-test.sh --build; then python_built=yes; else status=1; fi
 else
   status=1
@@ -101,24 +111,29 @@ finish "$setup" setup
 # GGUF_LLAMA_CPP_DIR (the llama.cpp build setup.sh made, for the tests that run llama.cpp) and
 # the C harnesses against it, compiled here so that a compile error shows before the tests.
 if suite_llama; then echo "$GGUF_LLAMA_CPP_DIR" > "$log.llama"; else touch "$log.no-llama"; status=1; fi
-# The test runs go beside each other: the release tests (the interop and CLI binaries, mostly
-# llama.cpp, gguf-py and our binary as processes), gguf-serde's hostile tests and pytest. One
-# after another, each left a core idle at its end (a binary waits for its last, longest test).
-# The release tests print as they run; the other two are written to their own logs, printed when
-# they end. A failing binary does not stop the run: the totals are printed, then the status is
-# the failure.
-hostile_tests() { cargo test -p gguf-serde --profile hostile --all-features --no-fail-fast; }
+# The test runs go beside each other: the two heavy binaries, the other tests (the unit tests and
+# every other test binary, then the doc tests) and pytest. One after another, each left a core idle
+# at its end (a binary waits for its last, longest test). The heavy binaries print as they run; the
+# other two streams are written to their own logs, printed when they end. A failing binary does not
+# stop the run: the totals are printed, then the status is the failure.
+hostile_tests() {
+  local s=0
+  # shellcheck disable=SC2046 # other_tests prints options, split on purpose
+  cargo test --workspace --profile hostile --no-fail-fast --lib --bins $(other_tests) || s=1
+  cargo test --workspace --profile hostile --no-fail-fast --doc || s=1
+  return $s
+}
 python_tests() {
   if [[ $python_built != yes ]]; then echo "python-test: not run, the extension did not build" >&2; return 1; fi
   scripts/python-test.sh --test
 }
 cargo_tests() {
   local s=0 hostile python
-  (phase hostile-test hostile_tests > "$log.hostile" 2>&1) &
+  (phase other-tests hostile_tests > "$log.hostile" 2>&1) &
   hostile=$!
   (phase python-test python_tests > "$log.python" 2>&1) &
   python=$!
-  phase release-test cargo test --workspace --exclude gguf-serde --release --no-fail-fast 2>&1 | tee -a "$log" || s=1
+  phase heavy-tests cargo test --workspace --profile hostile --no-fail-fast "${heavy[@]}" 2>&1 | tee -a "$log" || s=1
   wait "$hostile" || s=1
   cat "$log.hostile" && cat "$log.hostile" >> "$log"
   wait "$python" || s=1
