@@ -49,11 +49,14 @@ setup=$!
 # with the sanitizers) and the codec reference vectors (gguf-serde/tests/data/codec, regenerated
 # from ggml byte for byte; all but exhaustive.txt, ggml over all 2^32 f32 inputs, about 45 s of a
 # core, which scripts/test-nightly.sh regenerates with the other slow checks this script leaves
-# to it).
+# to it). The checks run at a lower priority (`nice -n 10`): the tests wait for the build and for
+# llama.cpp, not for them, so on a machine that compiles everything (the first run) the cores go
+# to the build and to llama.cpp first, and the checks fill the gaps the tests leave (a test binary
+# waiting for its last test, Python starting).
 checks() {
   local s=0
-  phase lint scripts/lint.sh || s=1
-  phase package-check scripts/package-check.sh || s=1
+  phase lint nice -n 10 scripts/lint.sh || s=1
+  phase package-check nice -n 10 scripts/package-check.sh || s=1
   while [[ ! -s $log.llama ]]; do
     [[ ! -e $log.no-llama ]] || { echo "test.sh: no llama.cpp build: fuzz smoke and codec vectors not run" >&2; return 1; }
     kill -0 $$ 2>/dev/null || return 1 # the main stream has ended (an error)
@@ -61,8 +64,8 @@ checks() {
   done
   GGUF_LLAMA_CPP_DIR=$(cat "$log.llama")
   export GGUF_LLAMA_CPP_DIR
-  phase fuzz-smoke scripts/fuzz-smoke.sh || s=1
-  phase codec-vectors scripts/codec-vectors.sh --no-exhaustive || s=1
+  phase fuzz-smoke nice -n 10 scripts/fuzz-smoke.sh || s=1
+  phase codec-vectors nice -n 10 scripts/codec-vectors.sh --no-exhaustive || s=1
   return $s
 }
 checks > "$log.checks" 2>&1 &
