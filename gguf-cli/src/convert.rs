@@ -39,11 +39,11 @@ pub struct ConvertArgs {
     /// first matrix is, f16 if none). 1-D tensors and norms are F32; Q8_0 falls back to F16 for
     /// rows that are not whole blocks of 32. Default: auto for a model; f32 for an adapter (whose
     /// reference refuses auto, as this does).
-    #[arg(long, ignore_case = true, value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
+    #[arg(long, ignore_case = true, value_parser = crate::names::Text(clap::builder::PossibleValuesParser::new(["f32", "f16", "bf16", "q8_0", "auto"])))]
     outtype: Option<String>,
     /// Write shards of at most this many bytes of tensor data (K/M/G powers of 1000, Ki/Mi/Gi),
     /// named OUT without .gguf + -00001-of-0000N.gguf, in llama-gguf-split's layout.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::names::Text(parse_size))]
     split_max_size: Option<u64>,
     /// Write no tokenizer keys (ours; the reference always converts the tokenizer). llama.cpp
     /// does not load such a file until the tokenizer keys are added: for a checkpoint whose
@@ -54,7 +54,7 @@ pub struct ConvertArgs {
     /// `general.name` (the reference's `--model-name`), instead of the one found in the model
     /// card, `config.json` or the folder's name. The default output file takes it only when no
     /// `general.basename` was found, as the reference names files. Not empty.
-    #[arg(long, value_name = "NAME", value_parser = non_blank)]
+    #[arg(long, value_name = "NAME", value_parser = crate::names::Text(non_blank))]
     model_name: Option<String>,
     /// A JSON file of `general.*` keys that replace what the checkpoint's files give (the
     /// reference's `--metadata`): `general.name`, `general.author`, `general.version`,

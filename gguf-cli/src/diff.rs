@@ -20,7 +20,7 @@ pub struct Args {
     /// The second file.
     b: PathBuf,
     /// How many items of an array to show.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     items: usize,
     /// Print one JSON object instead of text: `{"differences": N, "changes": [{"change": "-" |
     /// "+" | "~", "what": "version" | "key" | "key order" | "tensor" | "tensor

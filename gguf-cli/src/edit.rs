@@ -41,7 +41,7 @@ pub struct SetArgs {
     /// keeps its type; a new key gets one inferred from the text: true/false → bool, an integer →
     /// u32 (i32 if negative; u64/i64 if it does not fit), a decimal number → f32, anything else →
     /// string.
-    #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
+    #[arg(long = "type", value_name = "TYPE", value_parser = crate::names::Text(parse_type))]
     ty: Option<ValueType>,
     /// Print what would change (`~ key KEY: TYPE = OLD -> TYPE = NEW`, or `+ key KEY: TYPE =
     /// NEW` for a new key, as `gguf diff` prints it) and write nothing.

@@ -21,7 +21,8 @@ pub struct ExportArgs {
     /// gguf.quants.dequantize, except the sign and payload of a NaN made from a NaN block
     /// scale); `f32`, `f16` or `bf16` converts every float and quantized tensor
     /// to that type (rounding to nearest even, as ggml does); integer tensors are always kept.
-    #[arg(long, value_enum, default_value = "keep", ignore_case = true)]
+    #[arg(long, default_value = "keep", ignore_case = true,
+        value_parser = crate::names::Text(clap::builder::EnumValueParser::<DtypeArg>::new()))]
     dtype: DtypeArg,
     /// Leave out tensors whose whole name matches the glob GLOB (repeatable); the globs of
     /// `gguf quantize --exclude`.

@@ -41,7 +41,7 @@ pub struct Args {
     #[arg(long)]
     stored_order: bool,
     /// In text output, how many items of an array to show (its length is printed after them).
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     items: usize,
     /// Also estimate what llama.cpp allocates to run the model on the CPU, as its load log
     /// reports it: the weights (`load_tensors: CPU_Mapped model buffer size`, every tensor's
@@ -58,7 +58,7 @@ pub struct Args {
     /// With --memory, the context in tokens, at most 4294967295 (llama.cpp's `n_ctx` is a
     /// 32-bit count). 0, as llama.cpp's `n_ctx` 0, and the default both mean the model's training
     /// context, `{arch}.context_length`.
-    #[arg(long, value_name = "N", requires = "memory")]
+    #[arg(long, value_name = "N", requires = "memory", value_parser = crate::names::Text(clap::value_parser!(u32)))]
     ctx: Option<u32>,
     /// Describe only the file given, even when it is a shard of a split model: its own keys
     /// (`split.*` included), tensors and size, without reading the other shards.

@@ -63,7 +63,9 @@ use crate::out::{warn, OutputError};
         that the text `\\xff` (shown `\\\\xff`) and the byte FF (shown `\\xff`) never print alike. \
         A command that takes a key or tensor name (set, rm, rename, show) takes it in that form, as \
         inspect shows it; on Unix an argument that is not UTF-8 is taken as its bytes (so are \
-        `set` VALUE, with --escaped in the escaped form, and `--exclude` globs). In text, \
+        `set` VALUE, with --escaped in the escaped form, and `--exclude` globs); an option value \
+        that must be text (a number, a type) and is not UTF-8 is refused, naming the option and \
+        showing the value in the escaped form. In text, \
         string values are shown quoted in the same form (with `\\\"` for a quote); in JSON a string \
         value that is UTF-8 is the JSON string itself, and one that is not is the object \
         {\"escaped\": TEXT}, TEXT in the escaped form."
@@ -188,6 +190,7 @@ enum Command {
     /// $PROFILE` (PowerShell), `gguf completions elvish >> ~/.config/elvish/rc.elv`.
     Completions {
         /// The shell.
+        #[arg(value_parser = names::Text(clap::builder::EnumValueParser::<clap_complete::Shell>::new()))]
         shell: clap_complete::Shell,
     },
 }

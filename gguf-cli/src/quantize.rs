@@ -21,6 +21,7 @@ use gguf_serde::ops::requant::{
 use gguf_serde::{GgmlType, Gguf, GgufStr};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::names::{shown_bytes, Escaped, Text};
 use crate::out::{outln, Out, OutputError};
 use crate::outputs::{Outputs, Reads, Shards};
 
@@ -93,12 +94,12 @@ pub struct QuantizeArgs {
     /// by its first shard, NAME-00001-of-0000N.gguf: every shard is read); the output file
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
     /// the file type (or --type); the number of threads (or --threads).
-    #[arg(value_name = "ARGS", num_args = 1..=4, required = true)]
+    #[arg(value_name = "ARGS", num_args = 1.., required = true)]
     args: Vec<OsString>,
     /// The llama.cpp file type (case-insensitive): Q4_K_M, Q8_0, Q5_K_S, IQ4_XS, MXFP4_MOE, F16,
     /// COPY, ... or its number (15); see the list below. A ggml tensor type that is no file type
     /// (MXFP4, Q8_1, ...) is refused: choose tensor types with --tensor-type.
-    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = FileTypeName, hide_possible_values = true)]
+    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = Text(FileTypeName), hide_possible_values = true)]
     ftype: Option<String>,
     /// Disable the mixes: every quantizable tensor gets the file type's default type.
     #[arg(long)]
@@ -107,10 +108,10 @@ pub struct QuantizeArgs {
     #[arg(long)]
     leave_output_tensor: bool,
     /// The ggml type of output.weight.
-    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = Text(ggml_type()), ignore_case = true)]
     output_tensor_type: Option<GgmlType>,
     /// The ggml type of the token embeddings.
-    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = Text(ggml_type()), ignore_case = true)]
     token_embedding_type: Option<GgmlType>,
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
     /// (its ASCII letters lower-cased) get that type; the first matching option wins
@@ -168,7 +169,7 @@ pub struct QuantizeArgs {
     #[arg(long)]
     allow_requantize: bool,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     threads: Option<usize>,
     /// Print the plan (each tensor with its source type, target type and the rule that chose it)
     /// and the sizes; write nothing. Exits 1 with the real run's error after the plan if the real
@@ -215,7 +216,7 @@ pub struct DequantizeArgs {
     output: PathBuf,
     /// Float type to convert to.
     #[arg(long = "type", short = 't', default_value = "F32", ignore_case = true,
-        value_parser = FloatTarget)]
+        value_parser = Text(FloatTarget))]
     target: GgmlType,
     /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable). Glob
     /// syntax: `*` any run of characters (`.` included), `?` one character, `[0-3]` / `[!0-9]`
@@ -226,7 +227,7 @@ pub struct DequantizeArgs {
     #[arg(long, value_name = "GLOB", value_parser = parse_glob())]
     exclude: Vec<Vec<u8>>,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = Text(clap::value_parser!(u16).range(1..)))]
     threads: Option<u16>,
     /// Replace OUTPUT if it exists (never the input itself).
     #[arg(long)]
@@ -244,13 +245,15 @@ fn parse_file_type(s: &str) -> Option<(LlamaFileType, bool)> {
     s.parse().ok().map(|t| (t, false))
 }
 
-fn bad_file_type(s: &str) -> anyhow::Error {
-    match s.parse::<GgmlType>() {
+/// The refusal of the file type `s` (any bytes: a positional argument), shown quoted in the
+/// escaped form of names (`\xNN` for a byte that is not UTF-8).
+fn bad_file_type(s: &OsStr) -> anyhow::Error {
+    match text(s).parse::<GgmlType>() {
         Ok(t) => crate::out::usage(format!(
             "{t} is a ggml tensor type, not a llama.cpp file type: give a file type (Q4_K_M, Q8_0, MXFP4_MOE, \
              ...; see gguf quantize --help), and choose tensor types with --tensor-type PATTERN={t}"
         )),
-        Err(_) => crate::out::usage(format!("unknown file type {s:?} (see gguf quantize --help)")),
+        Err(_) => crate::out::usage(format!("unknown file type {} (see gguf quantize --help)", quoted(s))),
     }
 }
 
@@ -263,9 +266,16 @@ struct Positional {
     threads: Option<usize>,
 }
 
-/// A positional argument as text, for a file type or a thread count (a path may be any bytes).
+/// A positional argument as text, for a file type or a thread count (a path may be any bytes):
+/// one that is not UTF-8 is none of them, and is shown in messages by [`quoted`].
 fn text(s: &OsStr) -> std::borrow::Cow<'_, str> {
     s.to_string_lossy()
+}
+
+/// An argument quoted in a message, in the escaped form of names: `"Q4\xff"` for the bytes
+/// `Q4` FF, never U+FFFD.
+fn quoted(s: &OsStr) -> String {
+    format!("{:?}", GgufStr::from_bytes(s.as_encoded_bytes()))
 }
 
 fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
@@ -281,7 +291,7 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
             if let Some(second) = rest.clone().next().filter(|s| parse_file_type(&text(s)).is_some()) {
                 return Err(crate::out::usage(format!("two file types: {} and --type {t}", text(second))));
             }
-            parse_file_type(t).ok_or_else(|| bad_file_type(t))?
+            parse_file_type(t).ok_or_else(|| bad_file_type(OsStr::new(t)))?
         }
         None => {
             let next = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
@@ -289,16 +299,15 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
                 Some(t) => t,
                 None => {
                     output = Some(PathBuf::from(next));
-                    let t = text(rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?);
-                    parse_file_type(&t).ok_or_else(|| bad_file_type(&t))?
+                    let t = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
+                    parse_file_type(&text(t)).ok_or_else(|| bad_file_type(t))?
                 }
             }
         }
     };
     let mut threads = a.threads;
     if let Some(n) = rest.next() {
-        let n = text(n);
-        let n: usize = n.parse().map_err(|e| crate::out::usage(format!("invalid nthread {n:?}: {e}")))?;
+        let n: usize = text(n).parse().map_err(|e| crate::out::usage(format!("invalid nthread {}: {e}", quoted(n))))?;
         if threads.is_some_and(|t| t != n) {
             return Err(crate::out::usage(format!(
                 "two thread counts: {n} and --threads {}",
@@ -308,7 +317,7 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
         threads = Some(n);
     }
     if let Some(extra) = rest.next() {
-        return Err(crate::out::usage(format!("unexpected argument {:?}", text(extra))));
+        return Err(crate::out::usage(format!("unexpected argument {}", quoted(extra))));
     }
     Ok(Positional { input, output, ftype, threads: threads.filter(|&n| n > 0) })
 }
@@ -376,39 +385,6 @@ pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u
         let bytes = s.as_encoded_bytes().to_vec();
         NameGlobs::new(&[&bytes]).map(|_| bytes).map_err(usage_error)
     }))
-}
-
-/// A value parser whose refusal shows a value that is not UTF-8 in the escaped form `inspect`
-/// shows names in (`\xNN` for each byte that is not UTF-8), not clap's lossy form (U+FFFD).
-#[derive(Clone)]
-struct Escaped<P>(P);
-
-impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Escaped<P> {
-    type Value = P::Value;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<P::Value, clap::Error> {
-        use clap::error::{ContextKind, ContextValue};
-        self.0.parse_ref(cmd, arg, value).map_err(|mut e| {
-            if value.to_str().is_none() {
-                e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
-            }
-            e
-        })
-    }
-}
-
-/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in: the text as
-/// it is when it is UTF-8, else with `\xNN` for each byte that is not.
-pub(crate) fn shown_bytes(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => GgufStr::from_bytes(bytes).escaped().into_owned(),
-    }
 }
 
 /// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a

@@ -21,11 +21,11 @@ pub struct Args {
     tensor: OsString,
     /// How many rows to print: a row is the innermost dimension (the last of the canonical shape,
     /// ggml's `ne[0]`), rows taken from the start of the data; 0 prints the statistics alone.
-    #[arg(long, default_value_t = 4, value_name = "R")]
+    #[arg(long, default_value_t = 4, value_name = "R", value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     rows: usize,
     /// In text output, how many values of each row to print (the rest are counted); --json
     /// gives every value of each row.
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     items: usize,
     /// Print one JSON object: `{"name", "dtype", "shape", "elements", "min", "max", "mean",
     /// "nan", "inf", "rows": [[VALUE]]}`. Values are the dequantized F32 numbers in their

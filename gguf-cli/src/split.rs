@@ -38,14 +38,14 @@ pub struct SplitArgs {
     prefix: PathBuf,
     /// At most N tensors per shard (the default, with N = 128, as llama-gguf-split).
     #[arg(long, value_name = "N", conflicts_with = "split_max_size",
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new().range(1..)))]
     split_max_tensors: Option<usize>,
     /// At most SIZE bytes of tensor data per shard, counted as llama-gguf-split counts them
     /// (tensors padded to 32 bytes, metadata not counted). SIZE is bytes, or a number with
     /// K, M or G (powers of 1000; llama-gguf-split takes only M and G) or Ki, Mi, Gi (powers of
     /// 1024). A tensor larger than SIZE gets a shard of its own (llama-gguf-split refuses one
     /// that comes first).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::names::Text(parse_size))]
     split_max_size: Option<u64>,
     /// The first shard holds the metadata only, no tensors.
     #[arg(long)]

@@ -485,7 +485,7 @@ fn odd_file(path: &Path, keys: &[&[u8]], names: &[&[u8]]) {
 }
 
 /// Runs `gguf ARGS` (any bytes), with its output (standard output and error captured).
-fn gguf_os(args: &[&[u8]]) -> std::process::Output {
+pub(crate) fn gguf_os(args: &[&[u8]]) -> std::process::Output {
     use std::os::unix::ffi::OsStrExt;
     gguf_tests::output_with_deadline(
         crate::gguf_command().args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a))),

@@ -1,0 +1,110 @@
+//! Messages about arguments that are not UTF-8 (Unix): an option's value, a positional argument
+//! or a path is shown in the escaped form `inspect` shows names in (`\xNN` for each byte that is
+//! not UTF-8), and the refusal names the option, never clap's generic "invalid UTF-8 was detected
+//! in one or more arguments" nor the lossy U+FFFD.
+
+use super::gguf_ok;
+use super::not_utf8::gguf_os;
+
+/// The subcommands whose options a user types.
+const SUBCOMMANDS: [&str; 15] = [
+    "inspect",
+    "validate",
+    "split",
+    "merge",
+    "set",
+    "rm",
+    "rename",
+    "diff",
+    "quantize",
+    "dequantize",
+    "convert",
+    "export",
+    "import",
+    "show",
+    "hash",
+];
+
+/// The options that take a value, as `gguf SUB --help` lists them (`-t, --type <TYPE>`).
+fn options_with_values(sub: &str) -> Vec<String> {
+    let help = gguf_ok(&[sub, "--help"]);
+    let mut options = Vec::new();
+    for line in help.lines() {
+        let mut words = line.split_whitespace().map(|w| w.trim_end_matches(','));
+        let Some(first) = words.next().filter(|w| w.starts_with('-')) else { continue };
+        let (option, value) = match first.starts_with("--") {
+            true => (first, words.next()),
+            false => (words.next().unwrap_or_default(), words.next()),
+        };
+        if option.starts_with("--") && value.is_some_and(|v| v.starts_with('<')) {
+            options.push(option.to_owned());
+        }
+    }
+    options
+}
+
+/// Every option of every subcommand, given the value `x` FF, either takes the bytes (a path, a
+/// glob, a name: the run then stops for the missing arguments) or is refused (exit 2) naming the
+/// option and showing the value `x\xff`. The options of issue 28 are among the refused.
+#[test]
+fn not_utf8_option_values_are_refused_by_name() {
+    let mut refused = Vec::new();
+    for sub in SUBCOMMANDS {
+        let options = options_with_values(sub);
+        assert!(!options.is_empty() || matches!(sub, "validate" | "rm" | "rename" | "merge" | "import"), "{sub}");
+        for option in options {
+            let o = gguf_os(&[sub.as_bytes(), option.as_bytes(), b"x\xff"]);
+            let err = String::from_utf8(o.stderr).unwrap();
+            assert_eq!(o.status.code(), Some(2), "{sub} {option}: {err}");
+            assert!(!err.contains('\u{fffd}') && !err.contains("invalid UTF-8 was detected"), "{sub} {option}: {err}");
+            if err.contains("required arguments were not provided") {
+                continue;
+            }
+            assert!(err.contains(&format!(r"invalid value 'x\xff' for '{option} <")), "{sub} {option}: {err}");
+            refused.push(format!("{sub} {option}"));
+        }
+    }
+    for want in [
+        "quantize --type",
+        "quantize --output-tensor-type",
+        "quantize --token-embedding-type",
+        "quantize --threads",
+        "dequantize --type",
+        "dequantize --threads",
+        "inspect --items",
+        "inspect --ctx",
+        "split --split-max-tensors",
+        "split --split-max-size",
+        "set --type",
+        "diff --items",
+        "convert --outtype",
+        "convert --model-name",
+        "export --dtype",
+        "show --rows",
+    ] {
+        assert!(refused.iter().any(|r| r == want), "{want} not in {refused:?}");
+    }
+    // A list of possible values is shown with the refusal.
+    let o = gguf_os(&[b"export", b"--dtype", b"x\xff"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("[possible values: keep, f32, f16, bf16]"), "{err}");
+    let o = gguf_os(&[b"completions", b"x\xff"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.code() == Some(2) && err.contains(r"invalid value 'x\xff' for '<SHELL>'"), "{err}");
+}
+
+/// The llama-quantize-style positional TYPE and NTHREADS (and an argument too many), not UTF-8,
+/// are refused (exit 2) showing them escaped; nothing is read.
+#[test]
+fn quantize_positional_arguments_not_utf8_are_shown_escaped() {
+    for (args, want) in [
+        (&[&b"m.gguf"[..], b"o.gguf", b"Q4\xff"][..], r#"unknown file type "Q4\xff""#),
+        (&[b"m.gguf", b"o.gguf", b"Q4_0", b"4\xff"], r#"invalid nthread "4\xff""#),
+        (&[b"m.gguf", b"o.gguf", b"Q4_0", b"4", b"\xff"], r#"unexpected argument "\xff""#),
+    ] {
+        let o = gguf_os(&[&[&b"quantize"[..]][..], args].concat());
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want) && !err.contains('\u{fffd}'), "want {want}, got {err}");
+    }
+}
