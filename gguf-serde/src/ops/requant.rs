@@ -200,13 +200,18 @@ pub fn keep_split_paths(
 /// final `.gguf` (`out.gguf` → `out`, so the shards are `out-00001-of-00003.gguf`, …; `out` stays
 /// `out`). llama-quantize (`tools/quantize/quantize.cpp`) cuts the last five characters whenever
 /// `.gguf` occurs anywhere in OUT (`a.gguf.bin` → `a.gg`); here a name that does not end in
-/// `.gguf` is kept whole.
+/// `.gguf` is kept whole. OUT is cut as bytes, as llama-quantize cuts its `std::string`: on
+/// Unix, `o\xfe.gguf` (a byte that is not UTF-8) → `o\xfe`.
 pub fn keep_split_prefix(out: impl AsRef<Path>) -> PathBuf {
     let out = out.as_ref();
-    match out.to_str().and_then(|s| s.strip_suffix(".gguf")) {
-        Some(p) => PathBuf::from(p),
-        None => out.to_path_buf(),
-    }
+    #[cfg(unix)]
+    let cut = {
+        use std::os::unix::ffi::OsStrExt;
+        out.as_os_str().as_bytes().strip_suffix(b".gguf").map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+    };
+    #[cfg(not(unix))]
+    let cut = out.to_str().and_then(|s| s.strip_suffix(".gguf")).map(PathBuf::from);
+    cut.unwrap_or_else(|| out.to_path_buf())
 }
 
 /// The number of output shards of `--keep-split` for input shards holding `counts` tensors:
@@ -697,6 +702,12 @@ mod tests {
         assert_eq!(keep_split_prefix("d/out.gguf"), PathBuf::from("d/out"));
         assert_eq!(keep_split_prefix("out"), PathBuf::from("out"));
         assert_eq!(keep_split_prefix("a.gguf.bin"), PathBuf::from("a.gguf.bin"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let os = |b: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(b));
+            assert_eq!(keep_split_prefix(os(b"d/o\xfe.gguf")), os(b"d/o\xfe"));
+        }
         assert_eq!(keep_split_count(&[3, 4, 5]).unwrap(), 3);
         assert_eq!(keep_split_count(&[0, 4, 5]).unwrap(), 3);
         assert_eq!(keep_split_count(&[7]).unwrap(), 1);
