@@ -9,6 +9,7 @@ use gguf_serde::container::{Kv, Source, TensorInfo};
 use gguf_serde::{ArrayRef, Gguf, GgufStr, ShardedGguf, ValueRef};
 
 use crate::out::{outln, Out, OutputError};
+use gguf_serde::format::shown_path;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
@@ -103,7 +104,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         print(&Model::sharded(&model), args.json, style)
     } else {
-        let named = |e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]);
+        let named = |e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]);
         let file = Gguf::open(&args.file).map_err(named)?;
         if args.one_file || !is_split(&file) {
             return print(&Model::file(&file), args.json, style);
@@ -185,7 +186,7 @@ impl<'a> Model<'a> {
                     .shard_paths()
                     .zip((0..m.shard_count()).filter_map(|i| m.shard(i)))
                     .map(|(p, f)| ShardRow {
-                        path: p.display().to_string(),
+                        path: shown_path(&p).to_string(),
                         file_size: f.file_len(),
                         data_offset: f.data_offset(),
                         tensors: f.tensor_count(),

@@ -65,7 +65,8 @@ use crate::out::{warn, OutputError};
         inspect shows it; on Unix an argument that is not UTF-8 is taken as its bytes (so are \
         `set` VALUE, with --escaped in the escaped form, and `--exclude` globs); an option value \
         that must be text (a number, a type) and is not UTF-8 is refused, naming the option and \
-        showing the value in the escaped form. In text, \
+        showing the value in the escaped form. A path that is not UTF-8 is shown in messages with \
+        `\\xNN` for each byte that is not UTF-8. In text, \
         string values are shown quoted in the same form (with `\\\"` for a quote); in JSON a string \
         value that is UTF-8 is the JSON string itself, and one that is not is the object \
         {\"escaped\": TEXT}, TEXT in the escaped form."

@@ -21,9 +21,10 @@ use gguf_serde::ops::requant::{
 use gguf_serde::{GgmlType, Gguf, GgufStr};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::names::{shown_bytes, Escaped, Text};
+use crate::names::{Escaped, Text};
 use crate::out::{outln, Out, OutputError};
 use crate::outputs::{Outputs, Reads, Shards};
+use gguf_serde::format::shown_path;
 
 /// A ggml tensor type, one of [`GgmlType::ALL`] by name (case-insensitive); the names are clap's
 /// possible values, so `--help` and the shell completions list them.
@@ -352,7 +353,7 @@ fn params(
             continue;
         }
         let Some(f) = files.next() else { continue };
-        let path = shown_bytes(f.as_os_str().as_encoded_bytes());
+        let path = shown_path(f);
         let bytes = std::fs::read(f).with_context(|| format!("reading {path}"))?;
         // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
         let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
@@ -367,7 +368,7 @@ fn params(
     p.kv_overrides.extend(a.override_kv.iter().cloned());
     if let Some(path) = &a.imatrix {
         let mut m = Imatrix::open(path)
-            .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", path.display()), &[path]))?;
+            .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", shown_path(&path)), &[path]))?;
         let bytes = |v: &[OsString]| -> Vec<Vec<u8>> { v.iter().map(|s| s.as_encoded_bytes().to_vec()).collect() };
         m.exclude(&bytes(&a.exclude_weights));
         m.include_only(&bytes(&a.include_weights));
@@ -486,17 +487,17 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "warning: {}: no entry is left after --include-weights/--exclude-weights: quantizing without an \
              importance matrix",
-            path.display()
+            shown_path(&path)
         );
     }
-    let src = Gguf::open(&input).map_err(|e| crate::out::unless_named(e, input.display().to_string(), &[&input]))?;
+    let src = Gguf::open(&input).map_err(|e| crate::out::unless_named(e, shown_path(&input).to_string(), &[&input]))?;
     // A shard of a split model (split.count > 1), or --keep-split: every shard is read.
     let split = src.get("split.count").and_then(|v| v.as_u64().or_else(|| v.as_i64().map(|n| n.max(0) as u64)));
     let model = match (split.is_some_and(|n| n > 1), a.keep_split) {
         (false, false) => None,
         _ => Some(
             ShardedGguf::open(&input)
-                .map_err(|e| crate::out::unless_named(e, input.display().to_string(), &[&input]))?,
+                .map_err(|e| crate::out::unless_named(e, shown_path(&input).to_string(), &[&input]))?,
         ),
     };
     // llama.cpp's loader takes a split model from its first shard only.
@@ -505,9 +506,9 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         bail!(
             "{}: illegal split file idx: {no} (shard {} of the split, split.no counting from 0): the model must be \
              given by its first shard ({}), as llama-quantize requires",
-            input.display(),
+            shown_path(&input),
             no + 1,
-            first.display()
+            shown_path(&first)
         );
     }
     let name = if p.only_copy { "COPY" } else { p.ftype.name() };
@@ -520,7 +521,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         (None, true) => input.with_file_name(format!("ggml-model-{name}")),
     };
     let shards: Option<Vec<(PathBuf, usize)>> = match (&model, a.keep_split) {
-        (Some(m), true) => Some(keep_split_paths(m, &output).with_context(|| input.display().to_string())?),
+        (Some(m), true) => Some(keep_split_paths(m, &output).with_context(|| shown_path(&input).to_string())?),
         _ => None,
     };
     if a.dry_run {
@@ -528,14 +529,14 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
             Some(m) => plan_file_type_sharded(m, &p),
             None => plan_file_type(&src, &p),
         }
-        .with_context(|| input.display().to_string())?;
+        .with_context(|| shown_path(&input).to_string())?;
         print_plan(&tensors, p.active_imatrix())?;
         if let Some(shards) = &shards {
             let mut out = Out::stdout();
             let plural = if shards.len() == 1 { "shard" } else { "shards" };
             outln!(out, "--keep-split: {} {plural}", shards.len());
             for (path, n) in shards {
-                outln!(out, "{}: {n} tensors", path.display());
+                outln!(out, "{}: {n} tensors", shown_path(&path));
             }
             out.finish()?;
         }
@@ -548,7 +549,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         check_plan(&tensors, p.active_imatrix())
             .and(header)
             .map_err(|e| imatrix_hint(e, a))
-            .with_context(|| format!("{}: the real run would fail", input.display()))?;
+            .with_context(|| format!("{}: the real run would fail", shown_path(&input)))?;
         return Ok(ExitCode::SUCCESS);
     }
     let outputs: Vec<PathBuf> = match &shards {
@@ -576,7 +577,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     };
     // What was written: the file, or (listed above it) the shards.
     let shown = match outputs.as_slice() {
-        [one] => one.display().to_string(),
+        [one] => shown_path(&one).to_string(),
         many => format!("{} shards", many.len()),
     };
     let report = report.map_err(|e| crate::out::writing(imatrix_hint(e, a), &outputs))?;
@@ -584,7 +585,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     if a.keep_split {
         for path in &report.paths {
-            outln!(out, "{}", path.display());
+            outln!(out, "{}", shown_path(&path));
         }
     }
     outln!(
@@ -609,7 +610,7 @@ fn imatrix_hint(e: gguf_serde::Error, a: &QuantizeArgs) -> anyhow::Error {
         None => "give one with --imatrix".to_string(),
         Some(path) => format!(
             "--include-weights/--exclude-weights left no entry of {}; keep the entries of the tensors that need them",
-            path.display()
+            shown_path(&path)
         ),
     };
     anyhow::Error::new(e).context(hint)
@@ -630,16 +631,16 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         return Err(crate::out::usage(format!("dequantize converts to F32, F16 or BF16, not {}", a.target)));
     }
     let src =
-        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input]))?;
+        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, shown_path(&a.input).to_string(), &[&a.input]))?;
     // One file is read: a shard of a split model would give an orphan shard under a plain name.
     if let Some(n) = src.get("split.count").and_then(|v| v.as_u64()).filter(|&n| n > 1) {
         let no = src.get("split.no").and_then(|v| v.as_u64()).unwrap_or(0);
         bail!(
             "{}: shard {} of a model split into {n} files: dequantize reads one file; merge the shards first \
              (gguf merge {} MERGED.gguf)",
-            a.input.display(),
+            shown_path(&a.input),
             no + 1,
-            a.input.display()
+            shown_path(&a.input)
         );
     }
     let if_exists =
@@ -669,7 +670,7 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     outln!(
         out,
         "{}: {} tensors converted to {}, {} kept; tensor data {} -> {} bytes",
-        a.output.display(),
+        shown_path(&a.output),
         report.converted.len(),
         a.target,
         report.kept.len(),

@@ -28,6 +28,7 @@ use gguf_serde::Gguf;
 
 use crate::out::{outln, Out};
 use crate::outputs::{Outputs, Reads, Shards};
+use gguf_serde::format::shown_path;
 
 /// Arguments of `gguf split`.
 #[derive(clap::Args)]
@@ -87,7 +88,7 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let (paths, if_exists) = {
         let f = Gguf::open(&args.input)
-            .map_err(|e| crate::out::unless_named(e, args.input.display().to_string(), &[&args.input]))?;
+            .map_err(|e| crate::out::unless_named(e, shown_path(&args.input).to_string(), &[&args.input]))?;
         let plan = plan_split(&f, &opts)?;
         let count = u16::try_from(plan.len()).unwrap_or(u16::MAX);
         let paths: Vec<PathBuf> = (0..count).map(|i| shard_path(&args.prefix, i, count)).collect();
@@ -97,7 +98,7 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
             for (r, path) in plan.iter().zip(&paths) {
                 let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
                 let tensors = plural(r.len(), "tensor", "tensors");
-                outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", path.display());
+                outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", shown_path(&path));
             }
             out.finish()?;
             return Ok(ExitCode::SUCCESS);
@@ -115,12 +116,12 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         if e.shard().is_some() {
             crate::out::writing(e.into(), &paths)
         } else {
-            crate::out::unless_named(e, args.input.display().to_string(), &[&args.input])
+            crate::out::unless_named(e, shown_path(&args.input).to_string(), &[&args.input])
         }
     })?;
     let mut out = Out::stdout();
     for p in &paths {
-        outln!(out, "{}", p.display());
+        outln!(out, "{}", shown_path(&p));
     }
     out.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -142,7 +143,7 @@ pub struct MergeArgs {
 pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     // An error writing OUT names it; others say what was being merged into what.
     let merging = |e: gguf_serde::Error| {
-        let what = format!("merging {} into {}", args.shard.display(), args.out.display());
+        let what = format!("merging {} into {}", shown_path(&args.shard), shown_path(&args.out));
         crate::out::unless_named(e, what, &[&args.out])
     };
     let shards: Vec<PathBuf> =

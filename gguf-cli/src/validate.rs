@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::out::{outln, Out};
 
 use gguf_serde::container::Source;
+use gguf_serde::format::shown_path;
 use gguf_serde::format::{keys, MAX_USEFUL_ALIGNMENT};
 use gguf_serde::Gguf;
 
@@ -180,7 +181,7 @@ fn report<S: Source>(
     mut out: &mut Out,
     reports: &mut Vec<serde_json::Value>,
 ) -> anyhow::Result<bool> {
-    let p = path.display();
+    let p = shown_path(&path);
     let refusals = ggml_refusals(f);
     if args.ggml && !refusals.is_empty() {
         if args.json {
@@ -241,7 +242,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut bad = 0;
     let mut reports = Vec::new();
     for path in &args.files {
-        let p = path.display();
+        let p = shown_path(&path);
         let opened = if crate::remote::is_remote(path) {
             crate::remote::open(path).map(|(f, stats)| {
                 crate::remote::report(path, stats.requests, stats.bytes_fetched, stats.file_len);

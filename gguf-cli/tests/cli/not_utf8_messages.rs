@@ -108,3 +108,40 @@ fn quantize_positional_arguments_not_utf8_are_shown_escaped() {
         assert!(err.contains(want) && !err.contains('\u{fffd}'), "want {want}, got {err}");
     }
 }
+
+/// Paths that are not UTF-8 (IN, OUT, `--imatrix`, shards, split and merge paths) are shown in
+/// messages and listings as `\xNN` escapes (never U+FFFD), each once.
+#[test]
+fn not_utf8_paths_are_shown_escaped_in_messages() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = gguf_tests::temp_dir("not-utf8-path-messages");
+    let d = dir.to_str().expect("a UTF-8 temporary folder");
+    let path = |name: &[u8]| [dir.as_os_str().as_bytes(), b"/", name].concat();
+    let (model, out, none) = (path(b"m\xff.gguf"), path(b"o\xfe.gguf"), path(b"n\xfd.gguf"));
+    super::not_utf8::tiny_llama(std::path::Path::new(std::ffi::OsStr::from_bytes(&model)));
+    std::fs::write(std::ffi::OsStr::from_bytes(&out), b"").unwrap();
+    let imatrix = path(b"i\xfc.dat");
+    let shards = path(b"s\xfb");
+    let cases: [(&[&[u8]], i32, String); 9] = [
+        (&[b"quantize", &none, b"Q4_0"], 1, format!(r"I/O error opening {d}/n\xfd.gguf: ")),
+        (&[b"quantize", &model, &out, b"Q4_0"], 1, format!(r"{d}/o\xfe.gguf exists (use --force to replace it)")),
+        (&[b"quantize", b"--imatrix", &imatrix, &model, b"Q4_0"], 1, format!(r"I/O error reading {d}/i\xfc.dat: ")),
+        (
+            &[b"quantize", b"--dry-run", b"--keep-split", &model, &out, b"Q4_0"],
+            0,
+            format!(r"{d}/o\xfe-00001-of-00001.gguf: "),
+        ),
+        (&[b"dequantize", &model, &out], 1, format!(r"{d}/o\xfe.gguf exists (use --force to replace it)")),
+        (&[b"split", &none, &shards], 1, format!(r"I/O error opening {d}/n\xfd.gguf: ")),
+        (&[b"merge", &none, &out], 1, format!(r"merging {d}/n\xfd.gguf into {d}/o\xfe.gguf: ")),
+        (&[b"inspect", &none], 1, format!(r"I/O error opening {d}/n\xfd.gguf: ")),
+        (&[b"quantize", b"-q", b"--force", &model, &out, b"Q8_0"], 0, format!(r"{d}/o\xfe.gguf: Q8_0, ")),
+    ];
+    for (args, code, want) in cases {
+        let o = gguf_os(args);
+        let text = format!("{}{}", String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap());
+        assert_eq!(o.status.code(), Some(code), "{text}");
+        assert!(text.contains(&want) && !text.contains('\u{fffd}'), "want {want}, got {text}");
+        assert_eq!(text.matches(&want).count(), 1, "{text}");
+    }
+}
