@@ -145,3 +145,28 @@ fn not_utf8_paths_are_shown_escaped_in_messages() {
         assert_eq!(text.matches(&want).count(), 1, "{text}");
     }
 }
+
+/// `--override-kv k=blob\xff:1` (the byte FF in TYPE) is refused for its unknown type, named
+/// escaped, as llama.cpp's `string_parse_kv_override` refuses it for its type ("invalid type
+/// for KV override"; checked when llama-quantize is built), not for its value.
+#[test]
+fn not_utf8_override_kv_type_is_named_unknown() {
+    let dir = gguf_tests::temp_dir("not-utf8-override-kv-type");
+    let model = dir.join("m.gguf");
+    super::not_utf8::tiny_llama(&model);
+    let m = model.as_os_str().as_encoded_bytes();
+    let o = gguf_os(&[b"quantize", b"--override-kv", b"k=blob\xff:1", m, b"Q4_0"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(r#"malformed KV override "k=blob\xff:1": unknown type "blob\xff" (int, float, bool or str)"#),
+        "{err}"
+    );
+    if let Some(lq) = gguf_tests::llama_quantize() {
+        use std::os::unix::ffi::OsStrExt;
+        let arg = std::ffi::OsStr::from_bytes(b"k=blob\xff:1");
+        let o = std::process::Command::new(lq).arg("--override-kv").arg(arg).arg(&model).arg("Q4_0").output().unwrap();
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && log.contains("invalid type for KV override"), "{log}");
+    }
+}
