@@ -92,9 +92,9 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     outln!(
         out,
-        "{}: {} tensors ({} converted, {} excluded), {} bytes",
+        "{}: {} ({} converted, {} excluded), {} bytes",
         shown_path(&a.output),
-        report.tensors,
+        crate::out::count(report.tensors, "tensor"),
         report.converted,
         report.excluded,
         report.bytes
@@ -110,7 +110,7 @@ pub fn run_import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
     let report = import(&a.input, &a.output, if_exists)
         .map_err(|e| crate::out::unless_named(e, shown_path(&a.input).to_string(), &[&a.input, &a.output]))?;
     let mut out = Out::stdout();
-    outln!(out, "{}: {} tensors, {} bytes", shown_path(&a.output), report.tensors, report.bytes);
+    outln!(out, "{}: {}, {} bytes", shown_path(&a.output), crate::out::count(report.tensors, "tensor"), report.bytes);
     out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

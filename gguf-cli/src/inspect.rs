@@ -300,7 +300,7 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
             )?;
         }
     }
-    writeln!(out, "\nmetadata ({} keys):", f.metadata.len())?;
+    writeln!(out, "\nmetadata ({}):", crate::out::count(f.metadata.len(), "key"))?;
     let width = f.metadata.iter().map(|kv| shown(kv.key).chars().count()).max().unwrap_or(0);
     for kv in &f.metadata {
         writeln!(out, "  {:width$}  {:<16}  {}", shown(kv.key), kv.value.type_name(), show(&kv.value, items))?;

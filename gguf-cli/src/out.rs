@@ -166,3 +166,8 @@ pub fn writing(e: anyhow::Error, outputs: &[std::path::PathBuf]) -> anyhow::Erro
     let names: Vec<&std::path::Path> = outputs.iter().map(|o| o.as_path()).collect();
     unless_named(e, what, &names)
 }
+
+/// `n` and the noun `one`, plural but for 1: `1 tensor`, `0 tensors`, `2 tensors`.
+pub fn count(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+}

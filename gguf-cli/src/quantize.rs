@@ -22,7 +22,7 @@ use gguf_serde::{GgmlType, Gguf, GgufStr};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::names::{Escaped, Text};
-use crate::out::{outln, Out, OutputError};
+use crate::out::{count, outln, Out, OutputError};
 use crate::outputs::{Outputs, Reads, Shards};
 use gguf_serde::format::shown_path;
 
@@ -173,7 +173,8 @@ pub struct QuantizeArgs {
     #[arg(long, value_name = "N", value_parser = Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     threads: Option<usize>,
     /// Print the plan (each tensor with its source type, target type and the rule that chose it)
-    /// and the sizes; write nothing. Exits 1 with the real run's error after the plan if the real
+    /// and the sizes, then `left out: NAME (...)` for each tensor left out because its name
+    /// starts with a NUL byte (as llama-quantize leaves it out); write nothing. Exits 1 with the real run's error after the plan if the real
     /// run would refuse it (an importance matrix needed; a tensor left without importance weights
     /// whose type ggml quantizes only with them: IQ2_XXS, IQ2_XS, IQ1_S).
     #[arg(long)]
@@ -422,8 +423,8 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// The plan as a table. With an importance matrix in force, an `imatrix` column says for each
 /// converted tensor whether it is quantized with the matrix's weights (`yes`), without (`no`: no
 /// entry of that name), or cannot be (`wrong size`: the entry does not fit the tensor); kept
-/// tensors show `-`.
-fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), OutputError> {
+/// tensors show `-`. After the sizes, a line `left out: NAME (...)` for each tensor of `left_out`.
+fn print_plan(tensors: &[TensorPlan], left_out: &[String], imatrix: Option<&Imatrix>) -> Result<(), OutputError> {
     let mut out = Out::stdout();
     let names: Vec<String> = tensors.iter().map(|t| GgufStr::from(&t.name).to_string()).collect();
     let w = names.iter().map(|n| n.chars().count()).max().unwrap_or(4).max(4);
@@ -452,13 +453,28 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
     let n = tensors.iter().filter(|t| t.converts()).count();
     outln!(
         out,
-        "{} tensors: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
-        tensors.len(),
+        "{}: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
+        count(tensors.len(), "tensor"),
         tensors.len() - n,
         before as f64 / MIB,
         after as f64 / MIB
     );
+    for name in left_out {
+        outln!(
+            out,
+            "left out: {name} (its name starts with a NUL byte, which ends a name in llama.cpp: llama-quantize \
+             leaves it out)"
+        );
+    }
     out.finish()
+}
+
+/// The tensors of `files` that the plan leaves out, as llama-quantize leaves them out: those whose
+/// name starts with a NUL byte (llama.cpp cuts a name at its first NUL, and takes the empty name
+/// for a pruned layer's tensor), shown escaped (`\0abc.weight`), in file order.
+fn left_out<S: gguf_serde::container::Source>(files: &[&Gguf<S>]) -> Vec<String> {
+    let nul = |t: &gguf_serde::TensorInfo<'_>| t.name.as_bytes().first() == Some(&0);
+    files.iter().flat_map(|f| f.tensors().filter(nul).map(|t| t.name.to_string())).collect()
 }
 
 impl QuantizeArgs {
@@ -530,13 +546,16 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
             None => plan_file_type(&src, &p),
         }
         .with_context(|| shown_path(&input).to_string())?;
-        print_plan(&tensors, p.active_imatrix())?;
+        let files: Vec<_> = match &model {
+            Some(m) => (0..m.shard_count()).filter_map(|i| m.shard(i)).collect(),
+            None => vec![&src],
+        };
+        print_plan(&tensors, &left_out(&files), p.active_imatrix())?;
         if let Some(shards) = &shards {
             let mut out = Out::stdout();
-            let plural = if shards.len() == 1 { "shard" } else { "shards" };
-            outln!(out, "--keep-split: {} {plural}", shards.len());
+            outln!(out, "--keep-split: {}", count(shards.len(), "shard"));
             for (path, n) in shards {
-                outln!(out, "{}: {n} tensors", shown_path(&path));
+                outln!(out, "{}: {}", shown_path(&path), count(*n, "tensor"));
             }
             out.finish()?;
         }
@@ -590,8 +609,8 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         out,
-        "{shown}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
-        report.converted.len(),
+        "{shown}: {name}, {} converted, {} kept; tensor data {} -> {} bytes",
+        count(report.converted.len(), "tensor"),
         report.kept.len(),
         report.bytes_in,
         report.bytes_out
@@ -669,9 +688,9 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     outln!(
         out,
-        "{}: {} tensors converted to {}, {} kept; tensor data {} -> {} bytes",
+        "{}: {} converted to {}, {} kept; tensor data {} -> {} bytes",
         shown_path(&a.output),
-        report.converted.len(),
+        count(report.converted.len(), "tensor"),
         a.target,
         report.kept.len(),
         report.bytes_in,

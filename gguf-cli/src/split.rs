@@ -85,7 +85,6 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         (n, None) => SplitBy::MaxTensors(n.unwrap_or(128)),
     };
     let opts = SplitOptions::new(by).with_no_tensor_first_split(args.no_tensor_first_split);
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let (paths, if_exists) = {
         let f = Gguf::open(&args.input)
             .map_err(|e| crate::out::unless_named(e, shown_path(&args.input).to_string(), &[&args.input]))?;
@@ -94,10 +93,10 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         let paths: Vec<PathBuf> = (0..count).map(|i| shard_path(&args.prefix, i, count)).collect();
         if args.dry_run {
             let mut out = Out::stdout();
-            outln!(out, "{}", plural(plan.len(), "shard", "shards"));
+            outln!(out, "{}", crate::out::count(plan.len(), "shard"));
             for (r, path) in plan.iter().zip(&paths) {
                 let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
-                let tensors = plural(r.len(), "tensor", "tensors");
+                let tensors = crate::out::count(r.len(), "tensor");
                 outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", shown_path(&path));
             }
             out.finish()?;

@@ -201,7 +201,8 @@ fn report<S: Source>(
             "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": warnings}));
         return Ok(true);
     }
-    outln!(out, "{p}: OK (version {}, {} keys, {} tensors)", f.version(), f.kv_count(), f.tensor_count());
+    let (keys, tensors) = (crate::out::count(f.kv_count(), "key"), crate::out::count(f.tensor_count(), "tensor"));
+    outln!(out, "{p}: OK (version {}, {keys}, {tensors})", f.version());
     for r in refusals {
         outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
     }

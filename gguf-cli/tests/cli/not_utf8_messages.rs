@@ -170,3 +170,28 @@ fn not_utf8_override_kv_type_is_named_unknown() {
         assert!(!o.status.success() && log.contains("invalid type for KV override"), "{log}");
     }
 }
+
+/// `quantize --dry-run` says which tensor it leaves out for a name that starts with a NUL byte
+/// (llama-quantize drops it: `quantize_cuts_names_at_a_nul_as_llama_quantize` compares the files),
+/// and the real run writes every other tensor and not that one.
+#[test]
+fn not_utf8_dry_run_names_a_tensor_left_out_for_a_nul() {
+    let dir = gguf_tests::temp_dir("dry-run-left-out");
+    let model = dir.join("m.gguf");
+    super::not_utf8::llama_with(&model, &[b"\x00abc.weight", b"x\xff.weight"], |_| {});
+    let dry = gguf_ok(&["quantize", "--dry-run", super::s(&model), "Q8_0"]);
+    let left: Vec<&str> = dry.lines().filter(|l| l.starts_with("left out: ")).collect();
+    assert_eq!(
+        left,
+        [
+            r"left out: \0abc.weight (its name starts with a NUL byte, which ends a name in llama.cpp: llama-quantize leaves it out)"
+        ],
+        "{dry}"
+    );
+    assert!(dry.contains("\n4 tensors: "), "{dry}");
+    let out = dir.join("q.gguf");
+    gguf_ok(&["quantize", "-q", super::s(&model), super::s(&out), "Q8_0"]);
+    let f = gguf_serde::Gguf::open(&out).unwrap();
+    assert_eq!(f.tensor_count(), 4);
+    assert!(f.tensors().all(|t| t.name.as_bytes().first() != Some(&0)));
+}
