@@ -128,7 +128,8 @@ pub struct QuantizeArgs {
     tensor_type: Vec<TensorTypeOverride>,
     /// A file of PATTERN=TYPE options separated by white space (spaces, tabs, newlines).
     /// The rules are taken in command-line order across --tensor-type and --tensor-type-file (a
-    /// file's rules at its place), as llama-quantize takes them.
+    /// file's rules at its place), as llama-quantize takes them. --dry-run names such a rule by
+    /// its file and line (`--tensor-type-file FILE:LINE PATTERN`), and a bad one is refused so.
     #[arg(long, value_name = "FILE")]
     tensor_type_file: Vec<PathBuf>,
     /// The command-line order of the `--tensor-type` (`false`) and `--tensor-type-file` (`true`)
@@ -356,14 +357,18 @@ fn params(
         let Some(f) = files.next() else { continue };
         let path = shown_path(f);
         let bytes = std::fs::read(f).with_context(|| format!("reading {path}"))?;
-        // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
-        let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
-        for t in bytes.split(space).filter(|w| !w.is_empty()) {
-            // llama-quantize passes each word on as a C string, which ends at a NUL byte.
-            let t = t.split(|&b| b == 0).next().unwrap_or_default();
-            let parsed = TensorTypeOverride::parse(t)
-                .map_err(|e| crate::out::usage(format!("--tensor-type-file {path}: {}", usage_error(e))))?;
-            p.tensor_types.push(parsed);
+        // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them
+        // (the lines first, to name each rule's line).
+        let space = |b: &u8| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r');
+        for (n, row) in bytes.split(|&b| b == b'\n').enumerate() {
+            for t in row.split(space).filter(|w| !w.is_empty()) {
+                // llama-quantize passes each word on as a C string, which ends at a NUL byte.
+                let t = t.split(|&b| b == 0).next().unwrap_or_default();
+                let parsed = TensorTypeOverride::parse(t).map_err(|e| {
+                    crate::out::usage(format!("--tensor-type-file {path}:{}: {}", n + 1, usage_error(e)))
+                })?;
+                p.tensor_types.push(parsed.read_from(path.clone(), n + 1));
+            }
         }
     }
     p.kv_overrides.extend(a.override_kv.iter().cloned());

@@ -924,7 +924,7 @@ fn quantize_refusals_show_bytes_that_are_not_utf8_escaped() {
     let cases: [(&[&[u8]], u8, String); 6] = [
         (&[b"--tensor-type", b"x\xff"], 2, r"invalid value 'x\xff' for '--tensor-type <PATTERN=TYPE>'".into()),
         (&[b"--override-kv", b"x\xff"], 2, r"invalid value 'x\xff' for '--override-kv <KEY=TYPE:VALUE>'".into()),
-        (&[b"--tensor-type-file", &t_fe], 2, format!(r#"--tensor-type-file {}/t\xfe.txt: invalid quantization type "q9""#, dir.display())),
+        (&[b"--tensor-type-file", &t_fe], 2, format!(r#"--tensor-type-file {}/t\xfe.txt:1: invalid quantization type "q9""#, dir.display())),
         (&[b"--tensor-type-file", &n_fe], 1, format!(r"reading {}/n\xfe.txt: ", dir.display())),
         (&[b"--exclude", b"[\xff"], 2, r#"invalid value '[\xff' for '--exclude <GLOB>': "[\xff" is not a valid glob: unclosed character class; missing ']'"#.into()),
         (&[b"--exclude", b"{\xff"], 2, r#""{\xff" is not a valid glob: unclosed alternate group; missing '}'"#.into()),

@@ -195,3 +195,44 @@ fn not_utf8_dry_run_names_a_tensor_left_out_for_a_nul() {
     assert_eq!(f.tensor_count(), 4);
     assert!(f.tensors().all(|t| t.name.as_bytes().first() != Some(&0)));
 }
+
+/// A `--tensor-type-file` rule is labelled in the `--dry-run` plan with its file (escaped when not
+/// UTF-8) and line, a `--tensor-type` rule with the option; a bad rule names its line.
+#[test]
+fn not_utf8_tensor_type_file_rules_name_their_file_and_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = gguf_tests::temp_dir("tensor-type-file-labels");
+    super::not_utf8::tiny_llama(&dir.join("m.gguf"));
+    std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"r\xfe.txt")), "ffn=q5_1\n\n  attn_q=q4_1 token=q8_0\n")
+        .unwrap();
+    std::fs::write(dir.join("bad.txt"), "ffn=q5_1\nattn=q9\n").unwrap();
+    let run = |args: &[&[u8]]| {
+        let mut c = crate::gguf_command();
+        c.current_dir(&*dir).args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)));
+        gguf_tests::output_with_deadline(&mut c, crate::HANG)
+    };
+    let o = run(&[
+        b"quantize",
+        b"--dry-run",
+        b"--tensor-type-file",
+        b"r\xfe.txt",
+        b"--tensor-type",
+        b"x=q8_0",
+        b"m.gguf",
+        b"Q4_0",
+    ]);
+    let plan = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{plan}");
+    let rule = |name: &str| {
+        let row = plan.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{name}: {plan}"));
+        row.split("  ").filter(|c| !c.is_empty()).last().unwrap().trim().to_owned()
+    };
+    assert_eq!(rule("blk.0.ffn_down.weight"), r"--tensor-type-file r\xfe.txt:1 ffn");
+    assert_eq!(rule("blk.0.attn_q.weight"), r"--tensor-type-file r\xfe.txt:3 attn_q");
+    assert_eq!(rule("token_embd.weight"), r"--tensor-type-file r\xfe.txt:3 token");
+    assert_eq!(rule(r"x\xff.weight"), "--tensor-type x");
+    let o = run(&[b"quantize", b"--dry-run", b"--tensor-type-file", b"bad.txt", b"m.gguf", b"Q4_0"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(r#"--tensor-type-file bad.txt:2: invalid quantization type "q9""#), "{err}");
+}
