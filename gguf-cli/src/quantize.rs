@@ -604,7 +604,12 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         [one] => shown_path(&one).to_string(),
         many => format!("{} shards", many.len()),
     };
-    let report = report.map_err(|e| crate::out::writing(imatrix_hint(e, a), &outputs))?;
+    // A refusal of the model (its plan, its keys, an importance matrix it needs) is about the
+    // input, as the dry run says; the rest (I/O, the writer's errors) about the output.
+    let report = report.map_err(|e| match e.as_quantize() {
+        Some(_) => imatrix_hint(e, a).context(shown_path(&input).into_owned()),
+        None => crate::out::writing(imatrix_hint(e, a), &outputs),
+    })?;
     bar.finish_and_clear();
     let mut out = Out::stdout();
     if a.keep_split {

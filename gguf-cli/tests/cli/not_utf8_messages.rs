@@ -148,7 +148,8 @@ fn not_utf8_paths_are_shown_escaped_in_messages() {
 
 /// `--override-kv k=blob\xff:1` (the byte FF in TYPE) is refused for its unknown type, named
 /// escaped, as llama.cpp's `string_parse_kv_override` refuses it for its type ("invalid type
-/// for KV override"; checked when llama-quantize is built), not for its value.
+/// for KV override"), not for its value; llama-quantize refuses it too (checked when it is
+/// built).
 #[test]
 fn not_utf8_override_kv_type_is_named_unknown() {
     let dir = gguf_tests::temp_dir("not-utf8-override-kv-type");
@@ -166,8 +167,10 @@ fn not_utf8_override_kv_type_is_named_unknown() {
         use std::os::unix::ffi::OsStrExt;
         let arg = std::ffi::OsStr::from_bytes(b"k=blob\xff:1");
         let o = std::process::Command::new(lq).arg("--override-kv").arg(arg).arg(&model).arg("Q4_0").output().unwrap();
-        let log = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && log.contains("invalid type for KV override"), "{log}");
+        // Refused while the arguments are read (its log line is not flushed before it exits):
+        // the usage, and no model read.
+        let log = String::from_utf8_lossy(&[o.stdout, o.stderr].concat()).into_owned();
+        assert!(!o.status.success() && log.contains("usage: ") && !log.contains("loaded meta data"), "{log}");
     }
 }
 
@@ -194,6 +197,10 @@ fn not_utf8_dry_run_names_a_tensor_left_out_for_a_nul() {
     let f = gguf_serde::Gguf::open(&out).unwrap();
     assert_eq!(f.tensor_count(), 4);
     assert!(f.tensors().all(|t| t.name.as_bytes().first() != Some(&0)));
+    // A count of one is singular.
+    let d = dir.join("d.gguf");
+    let said = gguf_ok(&["dequantize", "--exclude", "blk.*", "--exclude", "x?.weight", super::s(&out), super::s(&d)]);
+    assert!(said.contains(": 1 tensor converted to F32, 3 kept;"), "{said}");
 }
 
 /// A `--tensor-type-file` rule is labelled in the `--dry-run` plan with its file (escaped when not
@@ -235,4 +242,46 @@ fn not_utf8_tensor_type_file_rules_name_their_file_and_line() {
     let err = String::from_utf8(o.stderr).unwrap();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains(r#"--tensor-type-file bad.txt:2: invalid quantization type "q9""#), "{err}");
+}
+
+/// A key that starts with a NUL byte is refused before anything is written, naming the key
+/// (escaped), its offset in the input and the input, not "writing OUT": llama-quantize would copy
+/// it as the empty key, on which ggml aborts (checked when llama-quantize is built). The dry run
+/// says the real run would fail, the same way.
+#[test]
+fn not_utf8_key_starting_with_nul_is_refused_where_it_is() {
+    use gguf_serde::{GgufStr, ValueRef};
+    let dir = gguf_tests::temp_dir("nul-key-refused");
+    let model = dir.join("m.gguf");
+    super::not_utf8::llama_with(&model, &[], |w| {
+        w.add_kv_ref(GgufStr::from_bytes(b"\x00abc"), ValueRef::U32(1)).unwrap();
+    });
+    // The pair's offset, from the layout: the 24-byte header, then each earlier pair (u64 key
+    // length, key, u32 type, value: the architecture a u64-long string, the others 4 bytes).
+    let earlier = [
+        ("general.architecture", 8 + 5),
+        ("llama.context_length", 4),
+        ("llama.embedding_length", 4),
+        ("llama.block_count", 4),
+        ("llama.feed_forward_length", 4),
+        ("llama.attention.head_count", 4),
+        ("llama.attention.head_count_kv", 4),
+        ("llama.attention.layer_norm_rms_epsilon", 4),
+    ];
+    let offset: usize = 24 + earlier.iter().map(|(k, v)| 8 + k.len() + 4 + v).sum::<usize>();
+    let out = dir.join("o.gguf");
+    let want = format!(r#"cannot quantize: the key "\0abc" at offset {offset} starts with a NUL byte"#);
+    for args in [vec!["quantize", "-q"], vec!["quantize", "--dry-run"]] {
+        let o = super::gguf(&[&args[..], &[super::s(&model), super::s(&out), "Q8_0"]].concat());
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(&want) && !err.contains("writing"), "want {want}, got {err}");
+        assert!(err.starts_with(&format!("error: {}: ", model.display())), "{err}");
+        assert!(!out.exists());
+    }
+    if let Some(lq) = gguf_tests::llama_quantize() {
+        let o = std::process::Command::new(lq).arg(&model).arg(dir.join("t.gguf")).arg("Q8_0").output().unwrap();
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && log.contains("GGML_ASSERT(!key.empty()) failed"), "{log}");
+    }
 }
