@@ -285,3 +285,20 @@ fn not_utf8_key_starting_with_nul_is_refused_where_it_is() {
         assert!(!o.status.success() && log.contains("GGML_ASSERT(!key.empty()) failed"), "{log}");
     }
 }
+
+/// clap's own refusals of the command line (an unknown option or subcommand, an argument too
+/// many, with its tip) show an argument that is not UTF-8 escaped, exit status 2 as before.
+#[test]
+fn not_utf8_unknown_arguments_are_shown_escaped() {
+    for (args, want) in [
+        (&[&b"inspect"[..], b"-\xff", b"a.gguf"][..], r"unexpected argument '-\xff' found"),
+        (&[b"inspect", b"-\xff", b"a.gguf"], r"to pass '-\xff' as a value, use '-- -\xff'"),
+        (&[b"inspect", b"a.gguf", b"b\xff"], r"unexpected argument 'b\xff' found"),
+        (&[b"insp\xff"], r"unrecognized subcommand 'insp\xff'"),
+    ] {
+        let o = gguf_os(args);
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want) && !err.contains('\u{fffd}'), "want {want}, got {err}");
+    }
+}
