@@ -13,6 +13,7 @@ use gguf_serde::convert::{plan, write_plan, Checkpoint, ConvertError, ConvertOpt
 use crate::out::{outln, Out};
 use crate::outputs::{Outputs, Reads, Shards};
 use crate::split::parse_size;
+use gguf_serde::format::shown_path;
 
 /// `gguf convert MODEL_DIR [-o OUT] [--outtype T] [--split-max-size N]`, or
 /// `gguf convert ADAPTER_DIR --base BASE_DIR [-o OUT] [--outtype T]`.
@@ -39,11 +40,11 @@ pub struct ConvertArgs {
     /// first matrix is, f16 if none). 1-D tensors and norms are F32; Q8_0 falls back to F16 for
     /// rows that are not whole blocks of 32. Default: auto for a model; f32 for an adapter (whose
     /// reference refuses auto, as this does).
-    #[arg(long, ignore_case = true, value_parser = ["f32", "f16", "bf16", "q8_0", "auto"])]
+    #[arg(long, ignore_case = true, value_parser = crate::names::Text(clap::builder::PossibleValuesParser::new(["f32", "f16", "bf16", "q8_0", "auto"])))]
     outtype: Option<String>,
     /// Write shards of at most this many bytes of tensor data (K/M/G powers of 1000, Ki/Mi/Gi),
     /// named OUT without .gguf + -00001-of-0000N.gguf, in llama-gguf-split's layout.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::names::Text(parse_size))]
     split_max_size: Option<u64>,
     /// Write no tokenizer keys (ours; the reference always converts the tokenizer). llama.cpp
     /// does not load such a file until the tokenizer keys are added: for a checkpoint whose
@@ -54,7 +55,7 @@ pub struct ConvertArgs {
     /// `general.name` (the reference's `--model-name`), instead of the one found in the model
     /// card, `config.json` or the folder's name. The default output file takes it only when no
     /// `general.basename` was found, as the reference names files. Not empty.
-    #[arg(long, value_name = "NAME", value_parser = non_blank)]
+    #[arg(long, value_name = "NAME", value_parser = crate::names::Text(non_blank))]
     model_name: Option<String>,
     /// A JSON file of `general.*` keys that replace what the checkpoint's files give (the
     /// reference's `--metadata`): `general.name`, `general.author`, `general.version`,
@@ -101,7 +102,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     if lora::is_adapter(&args.dir) {
         bail!(
             "{}: a LoRA adapter (it has {}): give its base model's folder with --base BASE_DIR",
-            args.dir.display(),
+            shown_path(&args.dir),
             lora::ADAPTER_CONFIG
         );
     }
@@ -116,7 +117,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         (ConvertError::General(GeneralError::WrongType { source_file, field, expected, found, .. }), Some(m))
             if source_file == OVERRIDE_SOURCE =>
         {
-            anyhow::anyhow!("--metadata {}: `{field}` is {found}, expected {expected}", m.display())
+            anyhow::anyhow!("--metadata {}: `{field}` is {found}, expected {expected}", shown_path(&m))
         }
         (e, _) => in_dir(e, &args.dir),
     })?;
@@ -147,7 +148,7 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     // in a separator means a folder too: one that does not exist is refused, not taken as a file.
     if let Some(o) = &args.out {
         if o.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR) && !o.is_dir() {
-            bail!("{}: no such folder", o.display());
+            bail!("{}: no such folder", shown_path(&o));
         }
     }
     let out = if out.is_dir() { out.join(plan.default_file_name()?) } else { out };
@@ -210,7 +211,7 @@ fn write_reporting(
     let mut o = Out::stdout();
     for f in &report.files {
         let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        outln!(o, "{}: {} {kind}{}, {bytes} bytes", f.display(), plan.arch, plan.outtype.label());
+        outln!(o, "{}: {} {kind}{}, {bytes} bytes", shown_path(&f), plan.arch, plan.outtype.label());
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -234,7 +235,7 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
     }
     let outtype = parse_outtype(args, "f32")?;
     if !base.join("config.json").is_file() {
-        bail!("--base {}: no config.json (the base model's folder is needed)", base.display());
+        bail!("--base {}: no config.json (the base model's folder is needed)", shown_path(&base));
     }
     let adapter = Adapter::open(&args.dir, base).map_err(|e| in_dir(e, &args.dir))?;
     // (no --split-max-size, --no-vocab or --fp8-as-q8: refused above)
@@ -257,7 +258,7 @@ fn run_adapter(args: &ConvertArgs, base: &Path) -> anyhow::Result<ExitCode> {
     let out = match &args.out {
         Some(o) => {
             if o.as_os_str().to_string_lossy().ends_with(std::path::MAIN_SEPARATOR) && !o.is_dir() {
-                bail!("{}: no such folder", o.display());
+                bail!("{}: no such folder", shown_path(&o));
             }
             if o.is_dir() {
                 o.join(default_name()?)
@@ -290,23 +291,23 @@ fn in_dir(e: ConvertError, dir: &Path) -> anyhow::Error {
     if e.path().is_some() {
         e.into()
     } else {
-        anyhow::Error::new(e).context(dir.display().to_string())
+        anyhow::Error::new(e).context(shown_path(&dir).to_string())
     }
 }
 
 /// The `--metadata` file: JSON, as the reference reads it (`Metadata.load_metadata_override`),
 /// with a warning for each key it ignores.
 fn metadata_override(path: &Path) -> anyhow::Result<serde_json::Value> {
-    let bytes = std::fs::read(path).with_context(|| format!("--metadata {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("--metadata {}", shown_path(&path)))?;
     let value: serde_json::Value =
-        serde_json::from_slice(&bytes).with_context(|| format!("--metadata {}: not JSON", path.display()))?;
+        serde_json::from_slice(&bytes).with_context(|| format!("--metadata {}: not JSON", shown_path(&path)))?;
     if !value.is_object() {
-        bail!("--metadata {}: expected a JSON object of GGUF keys", path.display());
+        bail!("--metadata {}: expected a JSON object of GGUF keys", shown_path(&path));
     }
     for key in gguf_serde::convert::general::ignored_override_keys(&value) {
         eprintln!(
             "warning: --metadata {}: `{key}` is not one of the keys a metadata file sets (see --help); ignored",
-            path.display()
+            shown_path(&path)
         );
     }
     Ok(value)
@@ -321,8 +322,8 @@ fn model_card(dir: &Path) -> anyhow::Result<Option<serde_json::Value>> {
     let path = dir.join("README.md");
     let Ok(text) = std::fs::read_to_string(&path) else { return Ok(None) };
     let Some(yaml) = gguf_serde::convert::general::front_matter(&text) else { return Ok(None) };
-    let card: serde_json::Value =
-        serde_norway::from_str(&yaml).with_context(|| format!("{}: the front matter is not YAML", path.display()))?;
+    let card: serde_json::Value = serde_norway::from_str(&yaml)
+        .with_context(|| format!("{}: the front matter is not YAML", shown_path(&path)))?;
     // An empty front matter parses as null: no card, as the reference's `or {}`.
     Ok(Some(card).filter(|c| !c.is_null()))
 }
@@ -347,7 +348,7 @@ fn inputs(ckpt: &Checkpoint) -> Vec<PathBuf> {
 
 fn check_parent(out: &Path) -> anyhow::Result<()> {
     match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => bail!("{}: no such folder", p.display()),
+        Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => bail!("{}: no such folder", shown_path(&p)),
         _ => Ok(()),
     }
 }

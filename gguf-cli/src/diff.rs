@@ -11,6 +11,7 @@ use serde_json::{json, Value as Json};
 
 use crate::inspect::show;
 use crate::out::{outln, warn, Out, OutputError};
+use gguf_serde::format::shown_path;
 
 /// Arguments of `gguf diff`.
 #[derive(clap::Args)]
@@ -20,7 +21,7 @@ pub struct Args {
     /// The second file.
     b: PathBuf,
     /// How many items of an array to show.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     items: usize,
     /// Print one JSON object instead of text: `{"differences": N, "changes": [{"change": "-" |
     /// "+" | "~", "what": "version" | "key" | "key order" | "tensor" | "tensor
@@ -88,7 +89,7 @@ fn same(a: &ValueRef<'_>, b: &ValueRef<'_>) -> bool {
 /// standard output). A closed pipe still gives 1: something had been written, so something
 /// differs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let open = |p: &PathBuf| Gguf::open(p).map_err(|e| crate::out::unless_named(e, p.display().to_string(), &[p]));
+    let open = |p: &PathBuf| Gguf::open(p).map_err(|e| crate::out::unless_named(e, shown_path(&p).to_string(), &[p]));
     let (a, b) = match (open(&args.a), open(&args.b)) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {

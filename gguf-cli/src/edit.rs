@@ -10,6 +10,7 @@ use gguf_serde::{EditError, Gguf, GgufStr, GgufWriter, Value, ValueRef, ValueTyp
 
 use crate::inspect::show;
 use crate::out::{outln, Out};
+use gguf_serde::format::shown_path;
 
 /// A value type name for `--type`.
 fn parse_type(s: &str) -> Result<ValueType, String> {
@@ -41,7 +42,7 @@ pub struct SetArgs {
     /// keeps its type; a new key gets one inferred from the text: true/false → bool, an integer →
     /// u32 (i32 if negative; u64/i64 if it does not fit), a decimal number → f32, anything else →
     /// string.
-    #[arg(long = "type", value_name = "TYPE", value_parser = parse_type)]
+    #[arg(long = "type", value_name = "TYPE", value_parser = crate::names::Text(parse_type))]
     ty: Option<ValueType>,
     /// Print what would change (`~ key KEY: TYPE = OLD -> TYPE = NEW`, or `+ key KEY: TYPE =
     /// NEW` for a new key, as `gguf diff` prints it) and write nothing.
@@ -114,7 +115,7 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     };
     let change = {
         let f = Gguf::open(&args.file)
-            .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
+            .map_err(|e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]))?;
         let old = f.get(&key);
         if old.is_none() {
             if let Some(other) = prefix_conflict(&key, f.metadata().map(|kv| kv.key)) {
@@ -123,7 +124,7 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
                         "{}: new key {shown_key:?} would be both a value and a prefix with the existing key {other:?}; \
                          pass --allow-prefix to create this layout (it reads through serde as described in the \
                          serde mapping, \"A key that is also the prefix of other keys\")",
-                        args.file.display(),
+                        shown_path(&args.file),
                     );
                 }
                 eprintln!("note: {shown_key:?} is both a value and a prefix with {other:?} (--allow-prefix)");
@@ -136,7 +137,7 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
             let edits = [change];
             let sink = GgufWriter::with_options(std::io::sink(), WriteOptions::like(&f))?;
             edit::apply(&f, &edits, sink, |_, _| Ok(()))
-                .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
+                .map_err(|e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]))?;
             // The value as the file would hold it: written to a one-key file and read back.
             let mut w = GgufWriter::new(Vec::new());
             match &edits[0] {
@@ -159,7 +160,7 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
         change
     };
     edit_file(&args.file, &[change])
-        .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -176,7 +177,7 @@ pub struct RmArgs {
 pub fn run_rm(args: &RmArgs) -> anyhow::Result<ExitCode> {
     let key = crate::names::name_arg(&args.key, "KEY")?;
     edit_file(&args.file, &[Edit::Remove { key }])
-        .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -195,6 +196,6 @@ pub struct RenameArgs {
 pub fn run_rename(args: &RenameArgs) -> anyhow::Result<ExitCode> {
     let (from, to) = (crate::names::name_arg(&args.old, "OLD")?, crate::names::name_arg(&args.new, "NEW")?);
     edit_file(&args.file, &[Edit::Rename { from, to }])
-        .map_err(|e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ use gguf_serde::Gguf;
 
 use crate::out::{outln, Out};
 use crate::outputs::{Outputs, Reads};
+use gguf_serde::format::shown_path;
 
 /// Arguments of `gguf export`.
 #[derive(clap::Args)]
@@ -21,7 +22,8 @@ pub struct ExportArgs {
     /// gguf.quants.dequantize, except the sign and payload of a NaN made from a NaN block
     /// scale); `f32`, `f16` or `bf16` converts every float and quantized tensor
     /// to that type (rounding to nearest even, as ggml does); integer tensors are always kept.
-    #[arg(long, value_enum, default_value = "keep", ignore_case = true)]
+    #[arg(long, default_value = "keep", ignore_case = true,
+        value_parser = crate::names::Text(clap::builder::EnumValueParser::<DtypeArg>::new()))]
     dtype: DtypeArg,
     /// Leave out tensors whose whole name matches the glob GLOB (repeatable); the globs of
     /// `gguf quantize --exclude`.
@@ -61,12 +63,12 @@ pub struct ImportArgs {
 /// Writes the safetensors file.
 pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let src =
-        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input]))?;
+        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, shown_path(&a.input).to_string(), &[&a.input]))?;
     if let Some(n) = src.get("split.count").and_then(|v| v.as_u64()).filter(|&n| n > 1) {
         anyhow::bail!(
             "{}: a shard of a model split into {n} files: export reads one file; merge the shards first (gguf merge {} MERGED.gguf)",
-            a.input.display(),
-            a.input.display()
+            shown_path(&a.input),
+            shown_path(&a.input)
         );
     }
     let if_exists =
@@ -90,9 +92,9 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     outln!(
         out,
-        "{}: {} tensors ({} converted, {} excluded), {} bytes",
-        a.output.display(),
-        report.tensors,
+        "{}: {} ({} converted, {} excluded), {} bytes",
+        shown_path(&a.output),
+        crate::out::count(report.tensors, "tensor"),
         report.converted,
         report.excluded,
         report.bytes
@@ -106,9 +108,9 @@ pub fn run_import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
     let if_exists =
         Outputs::one(std::slice::from_ref(&a.output), std::slice::from_ref(&a.input), Reads::Model, a.force).check()?;
     let report = import(&a.input, &a.output, if_exists)
-        .map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input, &a.output]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&a.input).to_string(), &[&a.input, &a.output]))?;
     let mut out = Out::stdout();
-    outln!(out, "{}: {} tensors, {} bytes", a.output.display(), report.tensors, report.bytes);
+    outln!(out, "{}: {}, {} bytes", shown_path(&a.output), crate::out::count(report.tensors, "tensor"), report.bytes);
     out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@ use gguf_serde::ops::hash::{ggml_tensor_name, hash_files, work_bytes, HashKind, 
 use gguf_serde::ShardedGguf;
 
 use crate::out::{outln, Out};
+use gguf_serde::format::shown_path;
 
 /// Arguments of `gguf hash`.
 #[derive(clap::Args)]
@@ -57,11 +58,14 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let manifest = match &a.check {
         None => None,
         Some(path) => {
-            let text = std::fs::read(path).with_context(|| format!("reading manifest {}", path.display()))?;
+            let text = std::fs::read(path).with_context(|| format!("reading manifest {}", shown_path(&path)))?;
             let m = Manifest::parse(&text);
             let kinds = m.kinds();
             if kinds.is_empty() {
-                anyhow::bail!("manifest {}: no line of a known hash kind (xxh64, sha1, sha256, uuid)", path.display());
+                anyhow::bail!(
+                    "manifest {}: no line of a known hash kind (xxh64, sha1, sha256, uuid)",
+                    shown_path(&path)
+                );
             }
             // llama-gguf-hash's header: the kinds found, strongest first.
             let mut header = [b"manifest  ", path_bytes(path)].concat();
@@ -91,14 +95,14 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let options = HashOptions::new(kinds).with_no_layer(a.no_layer);
 
     let model = ShardedGguf::open(&a.file)
-        .map_err(|e| crate::out::unless_named(e, a.file.display().to_string(), &[&a.file]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&a.file).to_string(), &[&a.file]))?;
     let shards: Vec<_> = (0..model.shard_count()).filter_map(|i| model.shard(i)).collect();
     let names: Vec<&[u8]> = model.shard_paths().map(path_bytes).collect();
 
     let bar = crate::quantize::progress_bar(false);
     bar.set_length(work_bytes(&shards, &options));
     let hashes = hash_files(&shards, &options, &|n| bar.inc(n))
-        .map_err(|e| crate::out::unless_named(e, a.file.display().to_string(), &[&a.file]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&a.file).to_string(), &[&a.file]))?;
     bar.finish_and_clear();
 
     let Some((path, manifest)) = manifest else {
@@ -153,9 +157,9 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         failed = true;
         crate::out::warn(format_args!(
             "{}: the manifest has no {} line for {}",
-            path.display(),
+            shown_path(&path),
             options.kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join("/"),
-            model.shard_paths().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            model.shard_paths().map(|p| shown_path(&p).to_string()).collect::<Vec<_>>().join(", ")
         ));
     }
     outln!(out, "");

@@ -9,6 +9,7 @@ use gguf_serde::container::{Kv, Source, TensorInfo};
 use gguf_serde::{ArrayRef, Gguf, GgufStr, ShardedGguf, ValueRef};
 
 use crate::out::{outln, Out, OutputError};
+use gguf_serde::format::shown_path;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
@@ -41,7 +42,7 @@ pub struct Args {
     #[arg(long)]
     stored_order: bool,
     /// In text output, how many items of an array to show (its length is printed after them).
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     items: usize,
     /// Also estimate what llama.cpp allocates to run the model on the CPU, as its load log
     /// reports it: the weights (`load_tensors: CPU_Mapped model buffer size`, every tensor's
@@ -58,7 +59,7 @@ pub struct Args {
     /// With --memory, the context in tokens, at most 4294967295 (llama.cpp's `n_ctx` is a
     /// 32-bit count). 0, as llama.cpp's `n_ctx` 0, and the default both mean the model's training
     /// context, `{arch}.context_length`.
-    #[arg(long, value_name = "N", requires = "memory")]
+    #[arg(long, value_name = "N", requires = "memory", value_parser = crate::names::Text(clap::value_parser!(u32)))]
     ctx: Option<u32>,
     /// Describe only the file given, even when it is a shard of a split model: its own keys
     /// (`split.*` included), tensors and size, without reading the other shards.
@@ -103,7 +104,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         print(&Model::sharded(&model), args.json, style)
     } else {
-        let named = |e| crate::out::unless_named(e, args.file.display().to_string(), &[&args.file]);
+        let named = |e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]);
         let file = Gguf::open(&args.file).map_err(named)?;
         if args.one_file || !is_split(&file) {
             return print(&Model::file(&file), args.json, style);
@@ -185,7 +186,7 @@ impl<'a> Model<'a> {
                     .shard_paths()
                     .zip((0..m.shard_count()).filter_map(|i| m.shard(i)))
                     .map(|(p, f)| ShardRow {
-                        path: p.display().to_string(),
+                        path: shown_path(&p).to_string(),
                         file_size: f.file_len(),
                         data_offset: f.data_offset(),
                         tensors: f.tensor_count(),
@@ -299,7 +300,7 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
             )?;
         }
     }
-    writeln!(out, "\nmetadata ({} keys):", f.metadata.len())?;
+    writeln!(out, "\nmetadata ({}):", crate::out::count(f.metadata.len(), "key"))?;
     let width = f.metadata.iter().map(|kv| shown(kv.key).chars().count()).max().unwrap_or(0);
     for kv in &f.metadata {
         writeln!(out, "  {:width$}  {:<16}  {}", shown(kv.key), kv.value.type_name(), show(&kv.value, items))?;

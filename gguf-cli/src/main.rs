@@ -63,7 +63,11 @@ use crate::out::{warn, OutputError};
         that the text `\\xff` (shown `\\\\xff`) and the byte FF (shown `\\xff`) never print alike. \
         A command that takes a key or tensor name (set, rm, rename, show) takes it in that form, as \
         inspect shows it; on Unix an argument that is not UTF-8 is taken as its bytes (so are \
-        `set` VALUE, with --escaped in the escaped form, and `--exclude` globs). In text, \
+        `set` VALUE, with --escaped in the escaped form, and `--exclude` globs); an option value \
+        that must be text (a number, a type) and is not UTF-8 is refused, naming the option and \
+        showing the value in the escaped form, as are an unknown option or argument that is not \
+        UTF-8. A path that is not UTF-8 is shown in messages with `\\xNN` for each byte that is not \
+        UTF-8. In text, \
         string values are shown quoted in the same form (with `\\\"` for a quote); in JSON a string \
         value that is UTF-8 is the JSON string itself, and one that is not is the object \
         {\"escaped\": TEXT}, TEXT in the escaped form."
@@ -188,6 +192,7 @@ enum Command {
     /// $PROFILE` (PowerShell), `gguf completions elvish >> ~/.config/elvish/rc.elv`.
     Completions {
         /// The shell.
+        #[arg(value_parser = names::Text(clap::builder::EnumValueParser::<clap_complete::Shell>::new()))]
         shell: clap_complete::Shell,
     },
 }
@@ -203,8 +208,45 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// clap's refusal `e` of the command line (an unknown option or subcommand, an argument too many)
+/// with each argument that is not UTF-8 shown escaped ([`names::shown_bytes`]: `\xNN` for each
+/// byte that is not UTF-8) where clap shows it lossily (U+FFFD).
+fn escape_clap_error(mut e: clap::Error) -> clap::Error {
+    use clap::builder::StyledStr;
+    use clap::error::ContextValue;
+    let odd: Vec<(String, String)> = std::env::args_os()
+        .filter(|a| a.to_str().is_none())
+        .map(|a| (a.to_string_lossy().into_owned(), names::shown_bytes(a.as_encoded_bytes())))
+        .collect();
+    if odd.is_empty() {
+        return e;
+    }
+    let escape = |text: &str| odd.iter().fold(text.to_owned(), |t, (lossy, shown)| t.replace(lossy.as_str(), shown));
+    let changed: Vec<_> = e
+        .context()
+        .filter_map(|(kind, value)| match value {
+            ContextValue::String(t) if t.contains('\u{fffd}') => Some((kind, ContextValue::String(escape(t)))),
+            ContextValue::Strings(v) if v.iter().any(|t| t.contains('\u{fffd}')) => {
+                Some((kind, ContextValue::Strings(v.iter().map(|t| escape(t)).collect())))
+            }
+            ContextValue::StyledStr(t) if t.to_string().contains('\u{fffd}') => {
+                Some((kind, ContextValue::StyledStr(StyledStr::from(escape(&t.to_string())))))
+            }
+            ContextValue::StyledStrs(v) if v.iter().any(|t| t.to_string().contains('\u{fffd}')) => {
+                let v = v.iter().map(|t| StyledStr::from(escape(&t.to_string()))).collect();
+                Some((kind, ContextValue::StyledStrs(v)))
+            }
+            _ => None,
+        })
+        .collect();
+    for (kind, value) in changed {
+        e.insert(kind, value);
+    }
+    e
+}
+
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches = Cli::command().try_get_matches().unwrap_or_else(|e| escape_clap_error(e).exit());
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut Cli::command()).exit());
     if let (Command::Quantize(args), Some(m)) = (&mut cli.command, matches.subcommand_matches("quantize")) {
         args.set_rule_order(m);

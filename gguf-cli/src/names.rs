@@ -1,7 +1,9 @@
 //! How the commands take a key or tensor name: in the escaped form the text outputs show
 //! (`GgufStr::escaped`: `\xNN` for a byte that is not UTF-8, `\\` for a backslash, `\n`, `\u{…}`
 //! for control characters), read back with `GgufStr::unescape`; or, on Unix, an argument that
-//! is not UTF-8 as its bytes.
+//! is not UTF-8 as its bytes. Also how the commands show the bytes of an option's value or a
+//! path in a message ([`shown_bytes`]), and refuse a value that is not UTF-8
+//! where text is wanted ([`Text`]).
 
 use std::ffi::OsStr;
 
@@ -17,5 +19,82 @@ pub(crate) fn name_arg(arg: &OsStr, what: &str) -> anyhow::Result<Vec<u8>> {
     match arg.to_str() {
         Some(text) => GgufStr::unescape(text).map_err(|e| crate::out::usage(format!("{what} {e}"))),
         None => Ok(arg.as_encoded_bytes().to_vec()),
+    }
+}
+
+/// A value parser whose refusal shows a value that is not UTF-8 in the escaped form `inspect`
+/// shows names in (`\xNN` for each byte that is not UTF-8), not clap's lossy form (U+FFFD).
+#[derive(Clone)]
+pub(crate) struct Escaped<P>(pub(crate) P);
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Escaped<P> {
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<P::Value, clap::Error> {
+        use clap::error::{ContextKind, ContextValue};
+        self.0.parse_ref(cmd, arg, value).map_err(|mut e| {
+            if value.to_str().is_none() {
+                e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
+            }
+            e
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        self.0.possible_values()
+    }
+}
+
+/// A value parser for an option whose value is text (a number, a type name): a value that is
+/// not UTF-8 (Unix) is refused as clap refuses a bad value, naming the option and showing the
+/// value escaped ([`shown_bytes`]), with the possible values when there is a list to show,
+/// where clap's own text parsers give "invalid UTF-8 was detected in one or more arguments",
+/// naming neither. A value that is UTF-8 is parsed by the inner parser.
+#[derive(Clone)]
+pub(crate) struct Text<P>(pub(crate) P);
+
+impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Text<P> {
+    type Value = P::Value;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<P::Value, clap::Error> {
+        use clap::builder::OsStringValueParser;
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        if value.to_str().is_some() {
+            return self.0.parse_ref(cmd, arg, value);
+        }
+        let shown_list = !arg.is_some_and(clap::Arg::is_hide_possible_values_set);
+        let values: Vec<String> = match self.0.possible_values() {
+            Some(v) if shown_list => v.filter(|v| !v.is_hide_set()).map(|v| v.get_name().to_owned()).collect(),
+            _ => Vec::new(),
+        };
+        if values.is_empty() {
+            // clap's "invalid value 'V' for 'OPTION': REASON", V shown escaped.
+            let refuse = OsStringValueParser::new().try_map(|_| Err::<P::Value, _>("not UTF-8 text"));
+            return Escaped(refuse).parse_ref(cmd, arg, value);
+        }
+        let mut e = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+        let name = arg.map_or_else(|| "...".to_owned(), ToString::to_string);
+        e.insert(ContextKind::InvalidArg, ContextValue::String(name));
+        e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
+        e.insert(ContextKind::ValidValue, ContextValue::Strings(values));
+        Err(e)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        self.0.possible_values()
+    }
+}
+
+/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in: the text as
+/// it is when it is UTF-8, else with `\xNN` for each byte that is not.
+pub(crate) fn shown_bytes(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => GgufStr::from_bytes(bytes).escaped().into_owned(),
     }
 }

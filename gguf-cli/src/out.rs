@@ -5,6 +5,7 @@
 //! ends quietly with success, as ripgrep does; any other write error (`> /dev/full`) is reported
 //! with exit status 2.
 
+use gguf_serde::format::shown_path;
 use std::io::{BufWriter, Stdout, Write};
 
 /// `writeln!` to an [`Out`], returning an [`OutputError`] from the enclosing function on failure.
@@ -125,12 +126,12 @@ pub fn unless_named(e: impl Into<anyhow::Error>, context: String, names: &[&std:
         // the output named, else the shard being written (one the command did not list), else
         // the last output
         let shard = e.chain().filter_map(gguf_error).find_map(gguf_serde::Error::shard);
-        let named = names.iter().copied().find(|n| text.contains(&n.display().to_string()));
+        let named = names.iter().copied().find(|n| text.contains(&shown_path(&n).to_string()));
         if let Some(n) = named.or(shard).or(names.last().copied()) {
-            return anyhow::anyhow!("{} exists (use --force to replace it)", n.display());
+            return anyhow::anyhow!("{} exists (use --force to replace it)", shown_path(&n));
         }
     }
-    if names.iter().any(|n| text.contains(&n.display().to_string())) {
+    if names.iter().any(|n| text.contains(&shown_path(&n).to_string())) {
         e
     } else {
         e.context(context)
@@ -158,10 +159,15 @@ fn gguf_error<'a>(c: &'a (dyn std::error::Error + 'static)) -> Option<&'a gguf_s
 /// appears once.
 pub fn writing(e: anyhow::Error, outputs: &[std::path::PathBuf]) -> anyhow::Error {
     let what = match outputs {
-        [first, .., last] => format!("writing {} … {}", first.display(), last.display()),
-        [one] => format!("writing {}", one.display()),
+        [first, .., last] => format!("writing {} … {}", shown_path(&first), shown_path(&last)),
+        [one] => format!("writing {}", shown_path(&one)),
         [] => return e,
     };
     let names: Vec<&std::path::Path> = outputs.iter().map(|o| o.as_path()).collect();
     unless_named(e, what, &names)
+}
+
+/// `n` and the noun `one`, plural but for 1: `1 tensor`, `0 tensors`, `2 tensors`.
+pub fn count(n: usize, one: &str) -> String {
+    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
 }

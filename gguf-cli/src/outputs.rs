@@ -29,6 +29,7 @@ use anyhow::bail;
 use gguf_serde::container::IfExists;
 
 use crate::out::warn;
+use gguf_serde::format::shown_path;
 
 /// What a command reads, for the refusal of an output that is one of its inputs.
 #[derive(Clone, Copy, Debug)]
@@ -47,11 +48,11 @@ impl Reads {
     /// The refusal of writing `output`, which is the input `input`.
     fn refusal(self, input: &Path, output: &Path) -> String {
         match self {
-            Reads::Model => format!("input and output files are the same: {}", input.display()),
-            Reads::SplitInput => format!("shard {} would replace the input", output.display()),
-            Reads::Shards => format!("the output {} is one of the shards", output.display()),
+            Reads::Model => format!("input and output files are the same: {}", shown_path(&input)),
+            Reads::SplitInput => format!("shard {} would replace the input", shown_path(&output)),
+            Reads::Shards => format!("the output {} is one of the shards", shown_path(&output)),
             Reads::Checkpoint => {
-                format!("{} is a file of the checkpoint being converted; choose another OUT", input.display())
+                format!("{} is a file of the checkpoint being converted; choose another OUT", shown_path(&input))
             }
         }
     }
@@ -116,14 +117,14 @@ impl Outputs<'_> {
             }
         }
         if let Some(o) = self.files.iter().find(|o| o.is_dir()) {
-            bail!("{} is a folder: give the output file's path", o.display());
+            bail!("{} is a folder: give the output file's path", shown_path(&o));
         }
         if !self.force {
             if let Some(o) = self.files.iter().find(|o| o.is_file()) {
-                bail!("{} exists (use --force to replace it)", o.display());
+                bail!("{} exists (use --force to replace it)", shown_path(&o));
             }
             if let Some(o) = unknown_count.iter().find(|o| o.is_file()) {
-                bail!("{} exists (a shard of OUT; use --force to replace it)", o.display());
+                bail!("{} exists (a shard of OUT; use --force to replace it)", shown_path(&o));
             }
         }
         if let Shards::Of { prefix, count } = self.shards {
@@ -134,10 +135,10 @@ impl Outputs<'_> {
                     bail!(
                         "{} is a shard of an earlier split of the same prefix (remove those shards, or use --force \
                          to write beside them)",
-                        old.display()
+                        shown_path(&old)
                     );
                 }
-                warn(format_args!("warning: {} of an earlier split is left as it is", old.display()));
+                warn(format_args!("warning: {} of an earlier split is left as it is", shown_path(&old)));
             }
         }
         Ok(self.if_exists())

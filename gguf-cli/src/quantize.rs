@@ -21,8 +21,10 @@ use gguf_serde::ops::requant::{
 use gguf_serde::{GgmlType, Gguf, GgufStr};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::out::{outln, Out, OutputError};
+use crate::names::{Escaped, Text};
+use crate::out::{count, outln, Out, OutputError};
 use crate::outputs::{Outputs, Reads, Shards};
+use gguf_serde::format::shown_path;
 
 /// A ggml tensor type, one of [`GgmlType::ALL`] by name (case-insensitive); the names are clap's
 /// possible values, so `--help` and the shell completions list them.
@@ -93,12 +95,12 @@ pub struct QuantizeArgs {
     /// by its first shard, NAME-00001-of-0000N.gguf: every shard is read); the output file
     /// (written to a temporary file, then renamed; without it, IN's folder/ggml-model-TYPE.gguf);
     /// the file type (or --type); the number of threads (or --threads).
-    #[arg(value_name = "ARGS", num_args = 1..=4, required = true)]
+    #[arg(value_name = "ARGS", num_args = 1.., required = true)]
     args: Vec<OsString>,
     /// The llama.cpp file type (case-insensitive): Q4_K_M, Q8_0, Q5_K_S, IQ4_XS, MXFP4_MOE, F16,
     /// COPY, ... or its number (15); see the list below. A ggml tensor type that is no file type
     /// (MXFP4, Q8_1, ...) is refused: choose tensor types with --tensor-type.
-    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = FileTypeName, hide_possible_values = true)]
+    #[arg(long = "type", short = 't', value_name = "TYPE", value_parser = Text(FileTypeName), hide_possible_values = true)]
     ftype: Option<String>,
     /// Disable the mixes: every quantizable tensor gets the file type's default type.
     #[arg(long)]
@@ -107,10 +109,10 @@ pub struct QuantizeArgs {
     #[arg(long)]
     leave_output_tensor: bool,
     /// The ggml type of output.weight.
-    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = Text(ggml_type()), ignore_case = true)]
     output_tensor_type: Option<GgmlType>,
     /// The ggml type of the token embeddings.
-    #[arg(long, value_name = "GGML_TYPE", value_parser = ggml_type(), ignore_case = true)]
+    #[arg(long, value_name = "GGML_TYPE", value_parser = Text(ggml_type()), ignore_case = true)]
     token_embedding_type: Option<GgmlType>,
     /// PATTERN=GGML_TYPE: tensors whose name contains a match of the regular expression PATTERN
     /// (its ASCII letters lower-cased) get that type; the first matching option wins
@@ -126,7 +128,8 @@ pub struct QuantizeArgs {
     tensor_type: Vec<TensorTypeOverride>,
     /// A file of PATTERN=TYPE options separated by white space (spaces, tabs, newlines).
     /// The rules are taken in command-line order across --tensor-type and --tensor-type-file (a
-    /// file's rules at its place), as llama-quantize takes them.
+    /// file's rules at its place), as llama-quantize takes them. --dry-run names such a rule by
+    /// its file and line (`--tensor-type-file FILE:LINE PATTERN`), and a bad one is refused so.
     #[arg(long, value_name = "FILE")]
     tensor_type_file: Vec<PathBuf>,
     /// The command-line order of the `--tensor-type` (`false`) and `--tensor-type-file` (`true`)
@@ -168,10 +171,11 @@ pub struct QuantizeArgs {
     #[arg(long)]
     allow_requantize: bool,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     threads: Option<usize>,
     /// Print the plan (each tensor with its source type, target type and the rule that chose it)
-    /// and the sizes; write nothing. Exits 1 with the real run's error after the plan if the real
+    /// and the sizes, then `left out: NAME (...)` for each tensor left out because its name
+    /// starts with a NUL byte (as llama-quantize leaves it out); write nothing. Exits 1 with the real run's error after the plan if the real
     /// run would refuse it (an importance matrix needed; a tensor left without importance weights
     /// whose type ggml quantizes only with them: IQ2_XXS, IQ2_XS, IQ1_S).
     #[arg(long)]
@@ -215,7 +219,7 @@ pub struct DequantizeArgs {
     output: PathBuf,
     /// Float type to convert to.
     #[arg(long = "type", short = 't', default_value = "F32", ignore_case = true,
-        value_parser = FloatTarget)]
+        value_parser = Text(FloatTarget))]
     target: GgmlType,
     /// Leave tensors whose whole name matches the glob GLOB as they are (repeatable). Glob
     /// syntax: `*` any run of characters (`.` included), `?` one character, `[0-3]` / `[!0-9]`
@@ -226,7 +230,7 @@ pub struct DequantizeArgs {
     #[arg(long, value_name = "GLOB", value_parser = parse_glob())]
     exclude: Vec<Vec<u8>>,
     /// Threads for the conversion (default: one per core); the output does not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = Text(clap::value_parser!(u16).range(1..)))]
     threads: Option<u16>,
     /// Replace OUTPUT if it exists (never the input itself).
     #[arg(long)]
@@ -244,13 +248,15 @@ fn parse_file_type(s: &str) -> Option<(LlamaFileType, bool)> {
     s.parse().ok().map(|t| (t, false))
 }
 
-fn bad_file_type(s: &str) -> anyhow::Error {
-    match s.parse::<GgmlType>() {
+/// The refusal of the file type `s` (any bytes: a positional argument), shown quoted in the
+/// escaped form of names (`\xNN` for a byte that is not UTF-8).
+fn bad_file_type(s: &OsStr) -> anyhow::Error {
+    match text(s).parse::<GgmlType>() {
         Ok(t) => crate::out::usage(format!(
             "{t} is a ggml tensor type, not a llama.cpp file type: give a file type (Q4_K_M, Q8_0, MXFP4_MOE, \
              ...; see gguf quantize --help), and choose tensor types with --tensor-type PATTERN={t}"
         )),
-        Err(_) => crate::out::usage(format!("unknown file type {s:?} (see gguf quantize --help)")),
+        Err(_) => crate::out::usage(format!("unknown file type {} (see gguf quantize --help)", quoted(s))),
     }
 }
 
@@ -263,9 +269,16 @@ struct Positional {
     threads: Option<usize>,
 }
 
-/// A positional argument as text, for a file type or a thread count (a path may be any bytes).
+/// A positional argument as text, for a file type or a thread count (a path may be any bytes):
+/// one that is not UTF-8 is none of them, and is shown in messages by [`quoted`].
 fn text(s: &OsStr) -> std::borrow::Cow<'_, str> {
     s.to_string_lossy()
+}
+
+/// An argument quoted in a message, in the escaped form of names: `"Q4\xff"` for the bytes
+/// `Q4` FF, never U+FFFD.
+fn quoted(s: &OsStr) -> String {
+    format!("{:?}", GgufStr::from_bytes(s.as_encoded_bytes()))
 }
 
 fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
@@ -281,7 +294,7 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
             if let Some(second) = rest.clone().next().filter(|s| parse_file_type(&text(s)).is_some()) {
                 return Err(crate::out::usage(format!("two file types: {} and --type {t}", text(second))));
             }
-            parse_file_type(t).ok_or_else(|| bad_file_type(t))?
+            parse_file_type(t).ok_or_else(|| bad_file_type(OsStr::new(t)))?
         }
         None => {
             let next = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
@@ -289,16 +302,15 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
                 Some(t) => t,
                 None => {
                     output = Some(PathBuf::from(next));
-                    let t = text(rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?);
-                    parse_file_type(&t).ok_or_else(|| bad_file_type(&t))?
+                    let t = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
+                    parse_file_type(&text(t)).ok_or_else(|| bad_file_type(t))?
                 }
             }
         }
     };
     let mut threads = a.threads;
     if let Some(n) = rest.next() {
-        let n = text(n);
-        let n: usize = n.parse().map_err(|e| crate::out::usage(format!("invalid nthread {n:?}: {e}")))?;
+        let n: usize = text(n).parse().map_err(|e| crate::out::usage(format!("invalid nthread {}: {e}", quoted(n))))?;
         if threads.is_some_and(|t| t != n) {
             return Err(crate::out::usage(format!(
                 "two thread counts: {n} and --threads {}",
@@ -308,7 +320,7 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
         threads = Some(n);
     }
     if let Some(extra) = rest.next() {
-        return Err(crate::out::usage(format!("unexpected argument {:?}", text(extra))));
+        return Err(crate::out::usage(format!("unexpected argument {}", quoted(extra))));
     }
     Ok(Positional { input, output, ftype, threads: threads.filter(|&n| n > 0) })
 }
@@ -343,22 +355,26 @@ fn params(
             continue;
         }
         let Some(f) = files.next() else { continue };
-        let path = shown_bytes(f.as_os_str().as_encoded_bytes());
+        let path = shown_path(f);
         let bytes = std::fs::read(f).with_context(|| format!("reading {path}"))?;
-        // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them.
-        let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
-        for t in bytes.split(space).filter(|w| !w.is_empty()) {
-            // llama-quantize passes each word on as a C string, which ends at a NUL byte.
-            let t = t.split(|&b| b == 0).next().unwrap_or_default();
-            let parsed = TensorTypeOverride::parse(t)
-                .map_err(|e| crate::out::usage(format!("--tensor-type-file {path}: {}", usage_error(e))))?;
-            p.tensor_types.push(parsed);
+        // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them
+        // (the lines first, to name each rule's line).
+        let space = |b: &u8| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r');
+        for (n, row) in bytes.split(|&b| b == b'\n').enumerate() {
+            for t in row.split(space).filter(|w| !w.is_empty()) {
+                // llama-quantize passes each word on as a C string, which ends at a NUL byte.
+                let t = t.split(|&b| b == 0).next().unwrap_or_default();
+                let parsed = TensorTypeOverride::parse(t).map_err(|e| {
+                    crate::out::usage(format!("--tensor-type-file {path}:{}: {}", n + 1, usage_error(e)))
+                })?;
+                p.tensor_types.push(parsed.read_from(path.clone(), n + 1));
+            }
         }
     }
     p.kv_overrides.extend(a.override_kv.iter().cloned());
     if let Some(path) = &a.imatrix {
         let mut m = Imatrix::open(path)
-            .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", path.display()), &[path]))?;
+            .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", shown_path(&path)), &[path]))?;
         let bytes = |v: &[OsString]| -> Vec<Vec<u8>> { v.iter().map(|s| s.as_encoded_bytes().to_vec()).collect() };
         m.exclude(&bytes(&a.exclude_weights));
         m.include_only(&bytes(&a.include_weights));
@@ -376,39 +392,6 @@ pub(crate) fn parse_glob() -> impl clap::builder::TypedValueParser<Value = Vec<u
         let bytes = s.as_encoded_bytes().to_vec();
         NameGlobs::new(&[&bytes]).map(|_| bytes).map_err(usage_error)
     }))
-}
-
-/// A value parser whose refusal shows a value that is not UTF-8 in the escaped form `inspect`
-/// shows names in (`\xNN` for each byte that is not UTF-8), not clap's lossy form (U+FFFD).
-#[derive(Clone)]
-struct Escaped<P>(P);
-
-impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Escaped<P> {
-    type Value = P::Value;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<P::Value, clap::Error> {
-        use clap::error::{ContextKind, ContextValue};
-        self.0.parse_ref(cmd, arg, value).map_err(|mut e| {
-            if value.to_str().is_none() {
-                e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
-            }
-            e
-        })
-    }
-}
-
-/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in: the text as
-/// it is when it is UTF-8, else with `\xNN` for each byte that is not.
-pub(crate) fn shown_bytes(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => GgufStr::from_bytes(bytes).escaped().into_owned(),
-    }
 }
 
 /// Parses a `--tensor-type` option when the arguments are parsed, so that a malformed one or a
@@ -445,8 +428,8 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// The plan as a table. With an importance matrix in force, an `imatrix` column says for each
 /// converted tensor whether it is quantized with the matrix's weights (`yes`), without (`no`: no
 /// entry of that name), or cannot be (`wrong size`: the entry does not fit the tensor); kept
-/// tensors show `-`.
-fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), OutputError> {
+/// tensors show `-`. After the sizes, a line `left out: NAME (...)` for each tensor of `left_out`.
+fn print_plan(tensors: &[TensorPlan], left_out: &[String], imatrix: Option<&Imatrix>) -> Result<(), OutputError> {
     let mut out = Out::stdout();
     let names: Vec<String> = tensors.iter().map(|t| GgufStr::from(&t.name).to_string()).collect();
     let w = names.iter().map(|n| n.chars().count()).max().unwrap_or(4).max(4);
@@ -475,13 +458,28 @@ fn print_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(), O
     let n = tensors.iter().filter(|t| t.converts()).count();
     outln!(
         out,
-        "{} tensors: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
-        tensors.len(),
+        "{}: {n} converted, {} kept; tensor data {:.2} MiB -> {:.2} MiB",
+        count(tensors.len(), "tensor"),
         tensors.len() - n,
         before as f64 / MIB,
         after as f64 / MIB
     );
+    for name in left_out {
+        outln!(
+            out,
+            "left out: {name} (its name starts with a NUL byte, which ends a name in llama.cpp: llama-quantize \
+             leaves it out)"
+        );
+    }
     out.finish()
+}
+
+/// The tensors of `files` that the plan leaves out, as llama-quantize leaves them out: those whose
+/// name starts with a NUL byte (llama.cpp cuts a name at its first NUL, and takes the empty name
+/// for a pruned layer's tensor), shown escaped (`\0abc.weight`), in file order.
+fn left_out<S: gguf_serde::container::Source>(files: &[&Gguf<S>]) -> Vec<String> {
+    let nul = |t: &gguf_serde::TensorInfo<'_>| t.name.as_bytes().first() == Some(&0);
+    files.iter().flat_map(|f| f.tensors().filter(nul).map(|t| t.name.to_string())).collect()
 }
 
 impl QuantizeArgs {
@@ -510,17 +508,17 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         eprintln!(
             "warning: {}: no entry is left after --include-weights/--exclude-weights: quantizing without an \
              importance matrix",
-            path.display()
+            shown_path(&path)
         );
     }
-    let src = Gguf::open(&input).map_err(|e| crate::out::unless_named(e, input.display().to_string(), &[&input]))?;
+    let src = Gguf::open(&input).map_err(|e| crate::out::unless_named(e, shown_path(&input).to_string(), &[&input]))?;
     // A shard of a split model (split.count > 1), or --keep-split: every shard is read.
     let split = src.get("split.count").and_then(|v| v.as_u64().or_else(|| v.as_i64().map(|n| n.max(0) as u64)));
     let model = match (split.is_some_and(|n| n > 1), a.keep_split) {
         (false, false) => None,
         _ => Some(
             ShardedGguf::open(&input)
-                .map_err(|e| crate::out::unless_named(e, input.display().to_string(), &[&input]))?,
+                .map_err(|e| crate::out::unless_named(e, shown_path(&input).to_string(), &[&input]))?,
         ),
     };
     // llama.cpp's loader takes a split model from its first shard only.
@@ -529,9 +527,9 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         bail!(
             "{}: illegal split file idx: {no} (shard {} of the split, split.no counting from 0): the model must be \
              given by its first shard ({}), as llama-quantize requires",
-            input.display(),
+            shown_path(&input),
             no + 1,
-            first.display()
+            shown_path(&first)
         );
     }
     let name = if p.only_copy { "COPY" } else { p.ftype.name() };
@@ -544,7 +542,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         (None, true) => input.with_file_name(format!("ggml-model-{name}")),
     };
     let shards: Option<Vec<(PathBuf, usize)>> = match (&model, a.keep_split) {
-        (Some(m), true) => Some(keep_split_paths(m, &output).with_context(|| input.display().to_string())?),
+        (Some(m), true) => Some(keep_split_paths(m, &output).with_context(|| shown_path(&input).to_string())?),
         _ => None,
     };
     if a.dry_run {
@@ -552,14 +550,17 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
             Some(m) => plan_file_type_sharded(m, &p),
             None => plan_file_type(&src, &p),
         }
-        .with_context(|| input.display().to_string())?;
-        print_plan(&tensors, p.active_imatrix())?;
+        .with_context(|| shown_path(&input).to_string())?;
+        let files: Vec<_> = match &model {
+            Some(m) => (0..m.shard_count()).filter_map(|i| m.shard(i)).collect(),
+            None => vec![&src],
+        };
+        print_plan(&tensors, &left_out(&files), p.active_imatrix())?;
         if let Some(shards) = &shards {
             let mut out = Out::stdout();
-            let plural = if shards.len() == 1 { "shard" } else { "shards" };
-            outln!(out, "--keep-split: {} {plural}", shards.len());
+            outln!(out, "--keep-split: {}", count(shards.len(), "shard"));
             for (path, n) in shards {
-                outln!(out, "{}: {n} tensors", path.display());
+                outln!(out, "{}: {}", shown_path(&path), count(*n, "tensor"));
             }
             out.finish()?;
         }
@@ -572,7 +573,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         check_plan(&tensors, p.active_imatrix())
             .and(header)
             .map_err(|e| imatrix_hint(e, a))
-            .with_context(|| format!("{}: the real run would fail", input.display()))?;
+            .with_context(|| format!("{}: the real run would fail", shown_path(&input)))?;
         return Ok(ExitCode::SUCCESS);
     }
     let outputs: Vec<PathBuf> = match &shards {
@@ -600,21 +601,26 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
     };
     // What was written: the file, or (listed above it) the shards.
     let shown = match outputs.as_slice() {
-        [one] => one.display().to_string(),
+        [one] => shown_path(&one).to_string(),
         many => format!("{} shards", many.len()),
     };
-    let report = report.map_err(|e| crate::out::writing(imatrix_hint(e, a), &outputs))?;
+    // A refusal of the model (its plan, its keys, an importance matrix it needs) is about the
+    // input, as the dry run says; the rest (I/O, the writer's errors) about the output.
+    let report = report.map_err(|e| match e.as_quantize() {
+        Some(_) => imatrix_hint(e, a).context(shown_path(&input).into_owned()),
+        None => crate::out::writing(imatrix_hint(e, a), &outputs),
+    })?;
     bar.finish_and_clear();
     let mut out = Out::stdout();
     if a.keep_split {
         for path in &report.paths {
-            outln!(out, "{}", path.display());
+            outln!(out, "{}", shown_path(&path));
         }
     }
     outln!(
         out,
-        "{shown}: {name}, {} tensors converted, {} kept; tensor data {} -> {} bytes",
-        report.converted.len(),
+        "{shown}: {name}, {} converted, {} kept; tensor data {} -> {} bytes",
+        count(report.converted.len(), "tensor"),
         report.kept.len(),
         report.bytes_in,
         report.bytes_out
@@ -633,7 +639,7 @@ fn imatrix_hint(e: gguf_serde::Error, a: &QuantizeArgs) -> anyhow::Error {
         None => "give one with --imatrix".to_string(),
         Some(path) => format!(
             "--include-weights/--exclude-weights left no entry of {}; keep the entries of the tensors that need them",
-            path.display()
+            shown_path(&path)
         ),
     };
     anyhow::Error::new(e).context(hint)
@@ -654,16 +660,16 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         return Err(crate::out::usage(format!("dequantize converts to F32, F16 or BF16, not {}", a.target)));
     }
     let src =
-        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, a.input.display().to_string(), &[&a.input]))?;
+        Gguf::open(&a.input).map_err(|e| crate::out::unless_named(e, shown_path(&a.input).to_string(), &[&a.input]))?;
     // One file is read: a shard of a split model would give an orphan shard under a plain name.
     if let Some(n) = src.get("split.count").and_then(|v| v.as_u64()).filter(|&n| n > 1) {
         let no = src.get("split.no").and_then(|v| v.as_u64()).unwrap_or(0);
         bail!(
             "{}: shard {} of a model split into {n} files: dequantize reads one file; merge the shards first \
              (gguf merge {} MERGED.gguf)",
-            a.input.display(),
+            shown_path(&a.input),
             no + 1,
-            a.input.display()
+            shown_path(&a.input)
         );
     }
     let if_exists =
@@ -692,9 +698,9 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     outln!(
         out,
-        "{}: {} tensors converted to {}, {} kept; tensor data {} -> {} bytes",
-        a.output.display(),
-        report.converted.len(),
+        "{}: {} converted to {}, {} kept; tensor data {} -> {} bytes",
+        shown_path(&a.output),
+        count(report.converted.len(), "tensor"),
         a.target,
         report.kept.len(),
         report.bytes_in,

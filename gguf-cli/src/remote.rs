@@ -2,6 +2,7 @@
 //! `hf://OWNER/REPO[@REVISION]/PATH` are read with HTTP range requests (header, key/value pairs
 //! and tensor infos only; cargo feature `remote`, on by default).
 
+use gguf_serde::format::shown_path;
 use std::path::Path;
 
 /// Whether a command-line file argument names a remote file
@@ -14,7 +15,7 @@ pub fn is_remote(path: &Path) -> bool {
 /// where in the file but not which file.
 pub fn name_url(e: anyhow::Error, url: &Path) -> anyhow::Error {
     if e.downcast_ref::<gguf_serde::Error>().is_some_and(|g| g.as_io().is_none()) {
-        e.context(url.display().to_string())
+        e.context(shown_path(&url).to_string())
     } else {
         e
     }
@@ -25,7 +26,7 @@ pub fn name_url(e: anyhow::Error, url: &Path) -> anyhow::Error {
 pub fn report(url: &Path, requests: u64, bytes_fetched: u64, file_len: u64) {
     eprintln!(
         "{}: fetched {bytes_fetched} bytes of {file_len} in {requests} range request{}",
-        url.display(),
+        shown_path(&url),
         if requests == 1 { "" } else { "s" }
     );
 }
@@ -83,13 +84,13 @@ pub fn open_model(
 pub fn open_model(
     url: &Path,
 ) -> anyhow::Result<(gguf_serde::ShardedGguf<gguf_serde::container::MetadataOnly>, Vec<Stats>)> {
-    anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", url.display())
+    anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", shown_path(&url))
 }
 
 /// Without the `remote` feature a URL is refused with a message saying so.
 #[cfg(not(feature = "remote"))]
 pub fn open(url: &Path) -> anyhow::Result<(gguf_serde::Gguf<gguf_serde::container::MetadataOnly>, Stats)> {
-    anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", url.display())
+    anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", shown_path(&url))
 }
 
 /// Stand-in for the statistics without the `remote` feature.

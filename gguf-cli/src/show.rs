@@ -9,6 +9,7 @@ use gguf_serde::{codec, GgufStr, ShardedGguf};
 use serde_json::{json, Value as Json};
 
 use crate::out::{outln, Out};
+use gguf_serde::format::shown_path;
 
 /// Arguments of `gguf show`.
 #[derive(clap::Args)]
@@ -21,11 +22,11 @@ pub struct Args {
     tensor: OsString,
     /// How many rows to print: a row is the innermost dimension (the last of the canonical shape,
     /// ggml's `ne[0]`), rows taken from the start of the data; 0 prints the statistics alone.
-    #[arg(long, default_value_t = 4, value_name = "R")]
+    #[arg(long, default_value_t = 4, value_name = "R", value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     rows: usize,
     /// In text output, how many values of each row to print (the rest are counted); --json
     /// gives every value of each row.
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 8, value_name = "N", value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new()))]
     items: usize,
     /// Print one JSON object: `{"name", "dtype", "shape", "elements", "min", "max", "mean",
     /// "nan", "inf", "rows": [[VALUE]]}`. Values are the dequantized F32 numbers in their
@@ -76,11 +77,11 @@ fn num(v: f32) -> Json {
 pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
     let name = crate::names::name_arg(&a.tensor, "TENSOR")?;
     let model = ShardedGguf::open(&a.file)
-        .map_err(|e| crate::out::unless_named(e, a.file.display().to_string(), &[&a.file]))?;
+        .map_err(|e| crate::out::unless_named(e, shown_path(&a.file).to_string(), &[&a.file]))?;
     let t = model
         .tensor(&name)
-        .with_context(|| format!("{}: no tensor {:?}", a.file.display(), GgufStr::from_bytes(&name)))?;
-    let (info, bytes) = (t.info, model.tensor_data(&t).with_context(|| format!("{}", a.file.display()))?);
+        .with_context(|| format!("{}: no tensor {:?}", shown_path(&a.file), GgufStr::from_bytes(&name)))?;
+    let (info, bytes) = (t.info, model.tensor_data(&t).with_context(|| format!("{}", shown_path(&a.file)))?);
     let endian = model.shard(0).map(|f| f.endian()).unwrap_or(gguf_serde::Endian::Little);
     let mut values = vec![0f32; usize::try_from(info.n_elements).context("tensor too large for this machine")?];
     codec::dequantize_endian(info.dtype, endian, bytes, &mut values)

@@ -28,6 +28,7 @@ use gguf_serde::Gguf;
 
 use crate::out::{outln, Out};
 use crate::outputs::{Outputs, Reads, Shards};
+use gguf_serde::format::shown_path;
 
 /// Arguments of `gguf split`.
 #[derive(clap::Args)]
@@ -38,14 +39,14 @@ pub struct SplitArgs {
     prefix: PathBuf,
     /// At most N tensors per shard (the default, with N = 128, as llama-gguf-split).
     #[arg(long, value_name = "N", conflicts_with = "split_max_size",
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+        value_parser = crate::names::Text(clap::builder::RangedU64ValueParser::<usize>::new().range(1..)))]
     split_max_tensors: Option<usize>,
     /// At most SIZE bytes of tensor data per shard, counted as llama-gguf-split counts them
     /// (tensors padded to 32 bytes, metadata not counted). SIZE is bytes, or a number with
     /// K, M or G (powers of 1000; llama-gguf-split takes only M and G) or Ki, Mi, Gi (powers of
     /// 1024). A tensor larger than SIZE gets a shard of its own (llama-gguf-split refuses one
     /// that comes first).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::names::Text(parse_size))]
     split_max_size: Option<u64>,
     /// The first shard holds the metadata only, no tensors.
     #[arg(long)]
@@ -84,20 +85,19 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         (n, None) => SplitBy::MaxTensors(n.unwrap_or(128)),
     };
     let opts = SplitOptions::new(by).with_no_tensor_first_split(args.no_tensor_first_split);
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let (paths, if_exists) = {
         let f = Gguf::open(&args.input)
-            .map_err(|e| crate::out::unless_named(e, args.input.display().to_string(), &[&args.input]))?;
+            .map_err(|e| crate::out::unless_named(e, shown_path(&args.input).to_string(), &[&args.input]))?;
         let plan = plan_split(&f, &opts)?;
         let count = u16::try_from(plan.len()).unwrap_or(u16::MAX);
         let paths: Vec<PathBuf> = (0..count).map(|i| shard_path(&args.prefix, i, count)).collect();
         if args.dry_run {
             let mut out = Out::stdout();
-            outln!(out, "{}", plural(plan.len(), "shard", "shards"));
+            outln!(out, "{}", crate::out::count(plan.len(), "shard"));
             for (r, path) in plan.iter().zip(&paths) {
                 let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
-                let tensors = plural(r.len(), "tensor", "tensors");
-                outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", path.display());
+                let tensors = crate::out::count(r.len(), "tensor");
+                outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", shown_path(&path));
             }
             out.finish()?;
             return Ok(ExitCode::SUCCESS);
@@ -115,12 +115,12 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
         if e.shard().is_some() {
             crate::out::writing(e.into(), &paths)
         } else {
-            crate::out::unless_named(e, args.input.display().to_string(), &[&args.input])
+            crate::out::unless_named(e, shown_path(&args.input).to_string(), &[&args.input])
         }
     })?;
     let mut out = Out::stdout();
     for p in &paths {
-        outln!(out, "{}", p.display());
+        outln!(out, "{}", shown_path(&p));
     }
     out.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -142,7 +142,7 @@ pub struct MergeArgs {
 pub fn run_merge(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     // An error writing OUT names it; others say what was being merged into what.
     let merging = |e: gguf_serde::Error| {
-        let what = format!("merging {} into {}", args.shard.display(), args.out.display());
+        let what = format!("merging {} into {}", shown_path(&args.shard), shown_path(&args.out));
         crate::out::unless_named(e, what, &[&args.out])
     };
     let shards: Vec<PathBuf> =

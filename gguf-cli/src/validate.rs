@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::out::{outln, Out};
 
 use gguf_serde::container::Source;
+use gguf_serde::format::shown_path;
 use gguf_serde::format::{keys, MAX_USEFUL_ALIGNMENT};
 use gguf_serde::Gguf;
 
@@ -180,7 +181,7 @@ fn report<S: Source>(
     mut out: &mut Out,
     reports: &mut Vec<serde_json::Value>,
 ) -> anyhow::Result<bool> {
-    let p = path.display();
+    let p = shown_path(&path);
     let refusals = ggml_refusals(f);
     if args.ggml && !refusals.is_empty() {
         if args.json {
@@ -200,7 +201,8 @@ fn report<S: Source>(
             "kv_count": f.kv_count(), "tensor_count": f.tensor_count(), "warnings": warnings}));
         return Ok(true);
     }
-    outln!(out, "{p}: OK (version {}, {} keys, {} tensors)", f.version(), f.kv_count(), f.tensor_count());
+    let (keys, tensors) = (crate::out::count(f.kv_count(), "key"), crate::out::count(f.tensor_count(), "tensor"));
+    outln!(out, "{p}: OK (version {}, {keys}, {tensors})", f.version());
     for r in refusals {
         outln!(out, "{p}: warning: valid GGUF, but ggml's reader refuses it: {r}");
     }
@@ -241,7 +243,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut bad = 0;
     let mut reports = Vec::new();
     for path in &args.files {
-        let p = path.display();
+        let p = shown_path(&path);
         let opened = if crate::remote::is_remote(path) {
             crate::remote::open(path).map(|(f, stats)| {
                 crate::remote::report(path, stats.requests, stats.bytes_fetched, stats.file_len);

@@ -310,9 +310,9 @@ impl Error {
     pub(crate) fn writing_to(mut self, path: &Path) -> Error {
         if matches!(self.kind(), ErrorKind::Io(_)) {
             let action = match self.0.cx.action.take() {
-                Some(a) if a.contains(&path.display().to_string()) => a,
-                Some(a) => format!("{a} to {}", path.display()),
-                None => format!("writing {}", path.display()),
+                Some(a) if a.contains(&crate::format::shown_path(&path).to_string()) => a,
+                Some(a) => format!("{a} to {}", crate::format::shown_path(&path)),
+                None => format!("writing {}", crate::format::shown_path(&path)),
             };
             self.0.cx.action = Some(action);
         }
@@ -409,7 +409,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Inner { kind, cx } = &*self.0;
         if let Some(s) = &cx.shard {
-            write!(f, "shard {}: ", s.display())?;
+            write!(f, "shard {}: ", crate::format::shown_path(&s))?;
         }
         if let Some(t) = &cx.tensor {
             write!(f, "tensor {}: ", Quoted(t))?;

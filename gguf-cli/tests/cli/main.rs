@@ -16,6 +16,7 @@ mod json_and_options;
 mod keep_split;
 mod memory_limits;
 mod not_utf8;
+mod not_utf8_messages;
 mod odd_bools;
 mod output_errors;
 mod output_policy;

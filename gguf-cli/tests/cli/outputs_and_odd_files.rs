@@ -139,7 +139,7 @@ fn validate_warns_about_what_ggml_refuses_and_ggml_flag_refuses_it() {
     let o = gguf(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("gap.gguf: OK (version 3, 1 keys, 1 tensors)"), "{text}");
+    assert!(text.contains("gap.gguf: OK (version 3, 1 key, 1 tensor)"), "{text}");
     assert!(
         text.contains("warning: valid GGUF, but ggml's reader refuses it: tensor \"w\": offset 64 in the data section, ggml expects 0"),
         "{text}"

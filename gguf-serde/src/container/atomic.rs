@@ -151,14 +151,13 @@ pub(crate) struct PendingFile {
 /// such as `/dev/null`, a FIFO, a directory), which renaming over would destroy.
 fn resolve_target(path: &Path) -> Result<PathBuf> {
     let target = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
-            std::fs::canonicalize(path).map_err(|e| Error::io(format!("following the link {}", path.display()), e))?
-        }
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)
+            .map_err(|e| Error::io(format!("following the link {}", crate::format::shown_path(&path)), e))?,
         _ => path.to_path_buf(),
     };
     match std::fs::metadata(&target) {
         Ok(m) if !m.is_file() => Err(Error::io(
-            format!("writing {}", path.display()),
+            format!("writing {}", crate::format::shown_path(&path)),
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (writing would replace it)"),
         )),
         _ => Ok(target),
@@ -219,7 +218,7 @@ pub(crate) fn check_target(path: &Path, if_exists: IfExists) -> Result<PathBuf> 
     let target = resolve_target(path)?;
     if if_exists == IfExists::Fail && std::fs::symlink_metadata(path).is_ok() {
         return Err(Error::io(
-            format!("writing {}", path.display()),
+            format!("writing {}", crate::format::shown_path(&path)),
             std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists"),
         ));
     }
@@ -340,7 +339,7 @@ pub(crate) fn persist_all(files: Vec<SealedFile>, context: impl FnOnce(Error, &P
 /// The error of a target that exists when a write that must not replace it is committed.
 fn exists_error(target: &Path) -> Error {
     Error::io(
-        format!("renaming into {}", target.display()),
+        format!("renaming into {}", crate::format::shown_path(&target)),
         std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists (created while the file was written)"),
     )
 }
@@ -359,7 +358,8 @@ impl SealedFile {
     /// where that is not supported, hard-linked and unlinked), which fail if the target exists.
     pub(crate) fn persist(self) -> Result<()> {
         let SealedFile { temp, target, replace, .. } = self;
-        let rename_err = |e: std::io::Error| Error::io(format!("renaming into {}", target.display()), e);
+        let rename_err =
+            |e: std::io::Error| Error::io(format!("renaming into {}", crate::format::shown_path(&target)), e);
         match temp {
             SealedTemp::Named { reg, temp } => {
                 if replace {
@@ -385,9 +385,9 @@ impl SealedFile {
                     return Err(rename_err(cancelled_error()));
                 }
                 if replace {
-                    let named = temp_names()
-                        .make_in(dir, |p| unnamed::link(&file, p))
-                        .map_err(|e| Error::io(format!("linking the new file into {}", dir.display()), e))?;
+                    let named = temp_names().make_in(dir, |p| unnamed::link(&file, p)).map_err(|e| {
+                        Error::io(format!("linking the new file into {}", crate::format::shown_path(&dir)), e)
+                    })?;
                     let temp = named.into_temp_path();
                     let reg = Registered::new_in(&mut live, &temp);
                     drop(live);
@@ -549,7 +549,7 @@ fn temp_create_error(dir: &Path, e: std::io::Error) -> Error {
         },
         _ => e,
     };
-    Error::io(format!("creating a temporary file in {}", dir.display()), e)
+    Error::io(format!("creating a temporary file in {}", crate::format::shown_path(&dir)), e)
 }
 
 /// Syncs the folder holding `path` (on Unix; elsewhere a folder cannot be opened to sync it).
@@ -557,8 +557,9 @@ fn sync_dir(path: &Path) -> Result<()> {
     #[cfg(unix)]
     {
         let dir = folder(path);
-        let d = File::open(dir).map_err(|e| Error::io(format!("opening the folder {}", dir.display()), e))?;
-        d.sync_all().map_err(|e| Error::io(format!("syncing the folder {}", dir.display()), e))?;
+        let d = File::open(dir)
+            .map_err(|e| Error::io(format!("opening the folder {}", crate::format::shown_path(&dir)), e))?;
+        d.sync_all().map_err(|e| Error::io(format!("syncing the folder {}", crate::format::shown_path(&dir)), e))?;
     }
     #[cfg(not(unix))]
     let _ = path;
@@ -629,7 +630,7 @@ pub(crate) fn file_range(file: &File, offset: u64, len: u64) -> Result<std::io::
 /// Opens `path` for reading, with the path in the error.
 #[cfg(feature = "mmap")]
 pub(crate) fn open_file(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))
+    File::open(path).map_err(|e| Error::io(format!("opening {}", crate::format::shown_path(&path)), e))
 }
 
 #[cfg(test)]

@@ -450,7 +450,7 @@ pub enum WriteError {
 #[non_exhaustive]
 pub enum ShardError {
     /// A shard that does not exist.
-    #[error("shard {index} of {count} is missing: {}", .path.display())]
+    #[error("shard {index} of {count} is missing: {}", crate::format::shown_path(.path))]
     #[non_exhaustive]
     Missing {
         /// The path looked for.
@@ -464,7 +464,7 @@ pub enum ShardError {
     /// A shard whose `split.no`, `split.count` or `split.tensors.count` is missing, not an
     /// integer, or not the value its place in the split requires (a shard of another split,
     /// renamed or mixed in).
-    #[error("shard {}: {key} is {}, expected {expected}", .path.display(), match .found { Some(v) => v.to_string(), None => "missing or not an integer".into() })]
+    #[error("shard {}: {key} is {}, expected {expected}", crate::format::shown_path(.path), match .found { Some(v) => v.to_string(), None => "missing or not an integer".into() })]
     #[non_exhaustive]
     Mismatch {
         /// The shard.
@@ -479,7 +479,7 @@ pub enum ShardError {
 
     /// A shard file name that does not follow `PREFIX-NNNNN-of-MMMMM.gguf` although the file
     /// says it is one shard of several.
-    #[error("{}: not a shard file name (expected PREFIX-{index:05}-of-{count:05}.gguf)", .path.display())]
+    #[error("{}: not a shard file name (expected PREFIX-{index:05}-of-{count:05}.gguf)", crate::format::shown_path(.path))]
     #[non_exhaustive]
     BadName {
         /// The path.
@@ -491,7 +491,7 @@ pub enum ShardError {
     },
 
     /// `split.tensors.count` of a shard differs from the number of tensors in all shards.
-    #[error("shard {}: split.tensors.count is {declared}, but the shards hold {found} tensors", .path.display())]
+    #[error("shard {}: split.tensors.count is {declared}, but the shards hold {found} tensors", crate::format::shown_path(.path))]
     #[non_exhaustive]
     TensorCount {
         /// The shard that declares it.
@@ -503,7 +503,7 @@ pub enum ShardError {
     },
 
     /// A tensor name that occurs in two shards.
-    #[error("tensor {} is in two shards: {} and {}", Quoted(.name), .first.display(), .second.display())]
+    #[error("tensor {} is in two shards: {} and {}", Quoted(.name), crate::format::shown_path(.first), crate::format::shown_path(.second))]
     #[non_exhaustive]
     TensorInTwoShards {
         /// The tensor.
@@ -515,7 +515,7 @@ pub enum ShardError {
     },
 
     /// A shard whose byte order differs from the first shard's.
-    #[error("shard {}: {endian}-endian, unlike the first shard", .path.display())]
+    #[error("shard {}: {endian}-endian, unlike the first shard", crate::format::shown_path(.path))]
     #[non_exhaustive]
     ByteOrder {
         /// The shard.

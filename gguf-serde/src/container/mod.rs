@@ -282,16 +282,17 @@ impl Gguf<memmap2::Mmap> {
         match std::fs::metadata(path) {
             Ok(m) if !m.is_file() => {
                 let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
-                return Err(Error::io(format!("opening {}", path.display()), e));
+                return Err(Error::io(format!("opening {}", crate::format::shown_path(&path)), e));
             }
             _ => {}
         }
-        let file = File::open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        let file =
+            File::open(path).map_err(|e| Error::io(format!("opening {}", crate::format::shown_path(&path)), e))?;
         // SAFETY: the mapping is read-only and private to this value; like every reader of mapped
         // files we rely on the file not being changed underneath it (documented above). All reads
         // go through bounds-checked slices.
-        let map =
-            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| Error::io(format!("mapping {}", path.display()), e))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| Error::io(format!("mapping {}", crate::format::shown_path(&path)), e))?;
         let layout = feed::parse(&mut feed::Whole(&map), Goal::TensorInfos)?;
         Ok(Gguf { source: map, layout })
     }

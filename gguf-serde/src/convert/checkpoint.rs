@@ -275,16 +275,15 @@ impl Checkpoint {
         let index_path = dir.join("model.safetensors.index.json");
         let (names, weight_map) = if index_path.is_file() {
             let index = read_json(&index_path)?;
-            let wm = index
-                .get("weight_map")
-                .and_then(Json::as_object)
-                .ok_or_else(|| ConvertError::Layout(format!("{}: no weight_map object", index_path.display())))?;
+            let wm = index.get("weight_map").and_then(Json::as_object).ok_or_else(|| {
+                ConvertError::Layout(format!("{}: no weight_map object", crate::format::shown_path(&index_path)))
+            })?;
             let mut map = BTreeMap::new();
             for (k, v) in wm {
                 let Some(f) = v.as_str() else {
                     return Err(ConvertError::Layout(format!(
                         "{}: {k} maps to {v}, not a file name",
-                        index_path.display()
+                        crate::format::shown_path(&index_path)
                     )));
                 };
                 map.insert(k.clone(), f.to_owned());
@@ -297,7 +296,7 @@ impl Checkpoint {
                 if !plain || !n.ends_with(".safetensors") {
                     return Err(ConvertError::Layout(format!(
                         "{}: {n:?} is not a .safetensors file name in the folder",
-                        index_path.display()
+                        crate::format::shown_path(&index_path)
                     )));
                 }
             }
@@ -316,7 +315,10 @@ impl Checkpoint {
             (names, None)
         };
         if names.is_empty() {
-            return Err(ConvertError::Layout(format!("no model*.safetensors file in {}", dir.display())));
+            return Err(ConvertError::Layout(format!(
+                "no model*.safetensors file in {}",
+                crate::format::shown_path(&dir)
+            )));
         }
         let mut files = Vec::new();
         for n in names {
@@ -426,7 +428,7 @@ impl Checkpoint {
                     Some(p) => {
                         return Err(ConvertError::Layout(format!(
                             "the index puts {name} in {file}, but it is in {}",
-                            p.display()
+                            crate::format::shown_path(&p)
                         )))
                     }
                     None => return Err(ConvertError::Layout(format!("{name} is in the index but not in {file}"))),
@@ -435,7 +437,10 @@ impl Checkpoint {
             let mut extra: Vec<_> = file_of.iter().filter(|(n, _)| !map.contains_key(*n)).collect();
             extra.sort();
             if let Some((n, p)) = extra.first() {
-                return Err(ConvertError::Layout(format!("{n} is in {} but not in the index", p.display())));
+                return Err(ConvertError::Layout(format!(
+                    "{n} is in {} but not in the index",
+                    crate::format::shown_path(&p)
+                )));
             }
         }
         super::quant::dequantized(&self.dir, &self.config, out)

@@ -13,7 +13,7 @@ use super::{arch, general, vocab, FILE_NAME_MAX};
 #[non_exhaustive]
 pub enum ConvertError {
     /// A file could not be read or mapped.
-    #[error("cannot read {path}")]
+    #[error("cannot read {path}", path = crate::format::shown_path(.path))]
     Io {
         /// The file.
         path: PathBuf,
@@ -22,7 +22,7 @@ pub enum ConvertError {
         source: std::io::Error,
     },
     /// A JSON file is not valid JSON.
-    #[error("{path} is not valid JSON")]
+    #[error("{path} is not valid JSON", path = crate::format::shown_path(.path))]
     Json {
         /// The file.
         path: PathBuf,
@@ -31,7 +31,7 @@ pub enum ConvertError {
         source: serde_json::Error,
     },
     /// A weights file is not a valid safetensors file.
-    #[error("{path} is not a valid safetensors file")]
+    #[error("{path} is not a valid safetensors file", path = crate::format::shown_path(.path))]
     SafeTensors {
         /// The file.
         path: PathBuf,
@@ -104,7 +104,7 @@ pub enum ConvertError {
     /// `tokenizer.json` BPE with byte fallback and no `tokenizer.model`, or a WordPiece one).
     /// Converting with [`ConvertOptions::vocab`](super::ConvertOptions::vocab) `false` writes the
     /// file without tokenizer keys (which llama.cpp then cannot load).
-    #[error("{path}: {what}")]
+    #[error("{path}: {what}", path = crate::format::shown_path(.path))]
     UnsupportedTokenizer {
         /// The file that shows the tokenizer's kind.
         path: PathBuf,

@@ -85,7 +85,7 @@ pub const ADAPTER_CONFIG: &str = "adapter_config.json";
 #[non_exhaustive]
 pub enum AdapterError {
     /// The folder has no `adapter_config.json` or no `adapter_model.safetensors`.
-    #[error("{}: not a PEFT adapter folder (no {file})", dir.display())]
+    #[error("{}: not a PEFT adapter folder (no {file})", crate::format::shown_path(dir))]
     NotAnAdapter {
         /// The folder.
         dir: PathBuf,
@@ -93,7 +93,7 @@ pub enum AdapterError {
         file: &'static str,
     },
     /// The adapter's weights are a pickled `adapter_model.bin`, which is not read.
-    #[error("{}: adapter_model.bin (a pickled torch file) is not read; save the adapter as safetensors (peft's save_pretrained does by default)", dir.display())]
+    #[error("{}: adapter_model.bin (a pickled torch file) is not read; save the adapter as safetensors (peft's save_pretrained does by default)", crate::format::shown_path(dir))]
     PickledWeights {
         /// The folder.
         dir: PathBuf,
@@ -115,7 +115,7 @@ pub enum AdapterError {
         why: &'static str,
     },
     /// The base model's architecture is not one the converter converts.
-    #[error("{}: the base model's architecture {class:?} is not converted (known: {known})", base.display(), known = arch::BUILTIN_CLASSES.join(", "))]
+    #[error("{}: the base model's architecture {class:?} is not converted (known: {known})", crate::format::shown_path(base), known = arch::BUILTIN_CLASSES.join(", "))]
     BaseArchitecture {
         /// The base model folder.
         base: PathBuf,

@@ -394,6 +394,29 @@ impl serde::Serialize for GgufStr<'_> {
     }
 }
 
+/// A file path as this crate's messages (and the `gguf` command's) show it: as it is when it is
+/// UTF-8, else in [`GgufStr::escaped`]'s form of its bytes, `\xNN` for each byte that is not
+/// UTF-8 (a path on Unix may be any bytes), so that the message names the one file it is about,
+/// where [`Path::display`](std::path::Path::display) shows every such byte as U+FFFD.
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use std::os::unix::ffi::OsStrExt;
+/// use std::path::Path;
+///
+/// assert_eq!(gguf_serde::format::shown_path(Path::new("m\u{e9}.gguf")), "m\u{e9}.gguf");
+/// let path = Path::new(std::ffi::OsStr::from_bytes(b"m\xff.gguf"));
+/// assert_eq!(gguf_serde::format::shown_path(path), r"m\xff.gguf");
+/// # }
+/// ```
+pub fn shown_path<P: AsRef<std::path::Path> + ?Sized>(path: &P) -> Cow<'_, str> {
+    let bytes = path.as_ref().as_os_str().as_encoded_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => Cow::Owned(GgufStr::from_bytes(bytes).escaped().into_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

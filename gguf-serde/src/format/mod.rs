@@ -28,7 +28,7 @@ mod value_type;
 pub use dtype::{GgmlType, UnknownTypeName, REMOVED_TYPE_IDS};
 pub use error::AlignmentProblem;
 pub(crate) use gstr::Quoted;
-pub use gstr::{GgufStr, UnescapeError, UnescapeProblem};
+pub use gstr::{shown_path, GgufStr, UnescapeError, UnescapeProblem};
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 

@@ -311,7 +311,9 @@ pub fn export<S: Source + Sync>(
     let total: u64 = kept.iter().map(|t| t.nbytes).sum();
     let mut done = 0u64;
     let mut f = AtomicFile::create(out, options.if_exists)?;
-    let io = |e: std::io::Error| ExportError::Gguf(crate::Error::io(format!("writing {}", out.display()), e));
+    let io = |e: std::io::Error| {
+        ExportError::Gguf(crate::Error::io(format!("writing {}", crate::format::shown_path(&out)), e))
+    };
     f.write_all(&(text.len() as u64).to_le_bytes()).map_err(io)?;
     f.write_all(&text).map_err(io)?;
     let mut report = ExportReport { excluded: all.len() - kept.len(), ..Default::default() };
@@ -481,7 +483,7 @@ pub fn import(
     let input = input.as_ref();
     let st_err = |source| ExportError::SafeTensors { path: input.to_path_buf(), source };
     // A file that cannot be opened or read is an I/O error naming it (not an invalid file).
-    let io_err = |e| ExportError::Gguf(crate::Error::io(format!("opening {}", input.display()), e));
+    let io_err = |e| ExportError::Gguf(crate::Error::io(format!("opening {}", crate::format::shown_path(&input)), e));
     let file = std::fs::File::open(input).map_err(io_err)?;
     // SAFETY: the file is only read; as every memory-mapped reader, this one assumes the file is
     // not truncated or changed while it is mapped (as `Gguf::open` documents).

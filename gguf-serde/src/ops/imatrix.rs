@@ -100,7 +100,8 @@ impl Imatrix {
     pub fn open(path: impl AsRef<Path>) -> Result<Imatrix> {
         let path = path.as_ref();
         let file = path.as_os_str().as_encoded_bytes().to_vec();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| Error::io(format!("reading {}", crate::format::shown_path(&path)), e))?;
         Imatrix::from_bytes(&bytes, file)
     }
 

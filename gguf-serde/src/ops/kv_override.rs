@@ -45,7 +45,8 @@ impl KvOverride {
     /// and a `str` value are taken as bytes, as llama-quantize takes them.
     ///
     /// # Errors
-    /// As [`KvOverride::parse`]; also an `int`, `float` or `bool` value that is not UTF-8.
+    /// As [`KvOverride::parse`] (a value that is not UTF-8 is not an `int`, `float` or `bool`
+    /// value); an unknown TYPE is named in the escaped form of names (`blob\xff`).
     pub fn parse_bytes(s: &[u8]) -> Result<Self> {
         let shown = crate::format::GgufStr::from_bytes(s);
         let bad =
@@ -56,33 +57,34 @@ impl KvOverride {
         if key.is_empty() || key.len() >= 128 {
             return bad("the key must be 1 to 127 bytes");
         }
-        if let Some(v) = rest.strip_prefix(b"str:") {
-            if v.len() > 127 {
-                return bad("value cannot exceed 127 chars");
-            }
-            return Ok(KvOverride { key: key.to_vec(), value: KvOverrideValue::Str(v.to_vec()) });
-        }
-        let Ok(rest) = std::str::from_utf8(rest) else { return bad("an int, float or bool value that is not UTF-8") };
+        // The type as llama.cpp's parser tells it, by the prefix `TYPE:` of the bytes after `=`
+        // (without a colon, the whole rest is an unknown type).
+        let unknown = |ty: &[u8]| {
+            let ty = crate::format::GgufStr::from_bytes(ty);
+            bad(&format!("unknown type {ty:?} (int, float, bool or str)"))
+        };
+        let Some(colon) = rest.iter().position(|&b| b == b':') else { return unknown(rest) };
+        let (ty, v) = (rest.split_at(colon).0, rest.get(colon + 1..).unwrap_or_default());
+        let text = std::str::from_utf8(v).ok();
         // llama-quantize reads `int:abc` as 0 and `int:12abc` as 12 without a word (C's `atol`);
         // text that is not a whole number is refused here instead. A number reads the same.
-        let value = if let Some(v) = rest.strip_prefix("int:") {
-            if v.trim().parse::<i64>().is_err() {
-                return bad("the value is not an integer");
-            }
-            KvOverrideValue::Int(c_atol(v))
-        } else if let Some(v) = rest.strip_prefix("float:") {
-            if v.trim().parse::<f64>().is_err() {
-                return bad("the value is not a number");
-            }
-            KvOverrideValue::Float(c_atof(v))
-        } else if let Some(v) = rest.strip_prefix("bool:") {
-            match v {
-                "true" => KvOverrideValue::Bool(true),
-                "false" => KvOverrideValue::Bool(false),
+        let value = match ty {
+            b"str" if v.len() > 127 => return bad("value cannot exceed 127 chars"),
+            b"str" => KvOverrideValue::Str(v.to_vec()),
+            b"int" => match text.filter(|v| v.trim().parse::<i64>().is_ok()) {
+                Some(v) => KvOverrideValue::Int(c_atol(v)),
+                None => return bad("the value is not an integer"),
+            },
+            b"float" => match text.filter(|v| v.trim().parse::<f64>().is_ok()) {
+                Some(v) => KvOverrideValue::Float(c_atof(v)),
+                None => return bad("the value is not a number"),
+            },
+            b"bool" => match text {
+                Some("true") => KvOverrideValue::Bool(true),
+                Some("false") => KvOverrideValue::Bool(false),
                 _ => return bad("invalid boolean value (true or false)"),
-            }
-        } else {
-            return bad("invalid type (int, float, bool or str)");
+            },
+            _ => return unknown(ty),
         };
         Ok(KvOverride { key: key.to_vec(), value })
     }
@@ -125,5 +127,16 @@ mod tests {
         assert!(KvOverride::parse("a.b=bool:yes").is_err());
         assert!(KvOverride::parse("a.b=u8:1").is_err());
         assert!(KvOverride::parse("=int:1").is_err());
+        // llama.cpp's parser fails on the type: an unknown one is named, in the escaped form.
+        let e = KvOverride::parse_bytes(b"k=blob\xff:1").unwrap_err().to_string();
+        assert!(e.contains(r#"unknown type "blob\xff" (int, float, bool or str)"#), "{e}");
+        let e = KvOverride::parse("k=strx").unwrap_err().to_string();
+        assert!(e.contains(r#"unknown type "strx""#), "{e}");
+        let e = KvOverride::parse("k=int").unwrap_err().to_string();
+        assert!(e.contains(r#"unknown type "int""#), "{e}");
+        let e = KvOverride::parse_bytes(b"k=int:1\xff").unwrap_err().to_string();
+        assert!(e.contains("the value is not an integer"), "{e}");
+        let o = KvOverride::parse_bytes(b"k=str:a:\xff").unwrap();
+        assert_eq!(o.value, KvOverrideValue::Str(b"a:\xff".to_vec()));
     }
 }

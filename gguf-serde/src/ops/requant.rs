@@ -113,7 +113,9 @@ pub(super) struct OutTensor<'a> {
 /// # Errors
 /// Before anything is written: [`check_plan`]'s errors (a tensor that needs an importance
 /// matrix without one, an entry of the wrong size, a type without a quantizer here) and
-/// [`plan_file_type`]'s errors;
+/// [`plan_file_type`]'s errors; [`QuantizeError::Refused`] for a key that starts with a NUL
+/// byte, naming it and its offset in `src` (llama-quantize copies it as the empty key, on which
+/// ggml aborts);
 /// [`CodecError::UnsupportedQuantize`] naming a target type without a quantizer here,
 /// [`CodecError::ImportanceRequired`] for a tensor without importance weights whose target ggml
 /// quantizes only with them (IQ2_XXS, IQ2_XS, IQ1_S; e.g. `token_embd.weight` given one of these
@@ -200,13 +202,18 @@ pub fn keep_split_paths(
 /// final `.gguf` (`out.gguf` → `out`, so the shards are `out-00001-of-00003.gguf`, …; `out` stays
 /// `out`). llama-quantize (`tools/quantize/quantize.cpp`) cuts the last five characters whenever
 /// `.gguf` occurs anywhere in OUT (`a.gguf.bin` → `a.gg`); here a name that does not end in
-/// `.gguf` is kept whole.
+/// `.gguf` is kept whole. OUT is cut as bytes, as llama-quantize cuts its `std::string`: on
+/// Unix, `o\xfe.gguf` (a byte that is not UTF-8) → `o\xfe`.
 pub fn keep_split_prefix(out: impl AsRef<Path>) -> PathBuf {
     let out = out.as_ref();
-    match out.to_str().and_then(|s| s.strip_suffix(".gguf")) {
-        Some(p) => PathBuf::from(p),
-        None => out.to_path_buf(),
-    }
+    #[cfg(unix)]
+    let cut = {
+        use std::os::unix::ffi::OsStrExt;
+        out.as_os_str().as_bytes().strip_suffix(b".gguf").map(|p| PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+    };
+    #[cfg(not(unix))]
+    let cut = out.to_str().and_then(|s| s.strip_suffix(".gguf")).map(PathBuf::from);
+    cut.unwrap_or_else(|| out.to_path_buf())
 }
 
 /// The number of output shards of `--keep-split` for input shards holding `counts` tensors:
@@ -251,7 +258,7 @@ fn requantize_shards<S: Source + Sync>(
     } else {
         Vec::new()
     };
-    let kvs = llama_quantize_kvs(meta, &all, params);
+    let kvs = llama_quantize_kvs(meta, &all, params)?;
     let mut out_tensors: Vec<OutTensor<'_>> = Vec::with_capacity(tensors.len());
     for (p, (shard, info)) in tensors.into_iter().zip(ordered) {
         let weights = match imatrix {
@@ -405,7 +412,8 @@ pub fn check_plan(tensors: &[TensorPlan], imatrix: Option<&Imatrix>) -> Result<(
 /// through.
 ///
 /// # Errors
-/// The writer's errors for a pair or tensor info, e.g.
+/// [`QuantizeError::Refused`] for a key that starts with a NUL byte (as [`requantize`]); the
+/// writer's errors for a pair or tensor info, e.g.
 /// [`WriteError::BadAlignment`] for a `--override-kv
 /// general.alignment=int:48` (not a power of two),
 /// [`WriteError::InvalidKey`],
@@ -414,7 +422,7 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
     let wopts = WriteOptions { version: 3, endian: src.endian(), pad_empty_data: true };
     let mut w = GgufWriter::with_options(std::io::sink(), wopts)?;
     let all = if params.only_copy { llama_tensor_order(src) } else { Vec::new() };
-    for (key, v) in llama_quantize_kvs(src, &all, params) {
+    for (key, v) in llama_quantize_kvs(src, &all, params)? {
         add_out_kv(&mut w, &key, v)?;
     }
     for t in tensors {
@@ -426,11 +434,16 @@ pub fn check_header<S: Source>(src: &Gguf<S>, params: &QuantizeParams, tensors: 
 /// The output's key/value pairs in llama-quantize's order (see [`requantize`]), from the metadata
 /// of `src`; `all`, every tensor of the model in llama-quantize's order, gives `COPY` its file type
 /// (unused otherwise).
+///
+/// # Errors
+/// [`QuantizeError::Refused`] for a key of `src` that starts with a NUL byte, naming it and its
+/// offset in `src`: llama-quantize would copy it as the empty key, on which ggml aborts
+/// (`GGML_ASSERT(!key.empty())` in `gguf.cpp`).
 fn llama_quantize_kvs<'a, S: Source>(
     src: &'a Gguf<S>,
     all: &[TensorInfo<'_>],
     params: &QuantizeParams,
-) -> Vec<(Vec<u8>, OutKv<'a>)> {
+) -> Result<Vec<(Vec<u8>, OutKv<'a>)>> {
     const DROPPED: [&str; 5] =
         ["general.quantization_version", "general.file_type", "split.no", "split.count", "split.tensors.count"];
     // gguf_set_kv copies each pair with its key and strings as C strings (up to a NUL byte); a key
@@ -439,6 +452,13 @@ fn llama_quantize_kvs<'a, S: Source>(
     let mut at: std::collections::HashMap<&'a [u8], usize> = std::collections::HashMap::new();
     for kv in src.metadata() {
         let key = c_name(kv.key).as_bytes();
+        if key.is_empty() {
+            return Err(Error::from(QuantizeError::refused(format!(
+                "the key {:?} at offset {} starts with a NUL byte, which ends a key in llama.cpp: llama-quantize \
+                 would copy it as an empty key, on which ggml aborts (GGML_ASSERT(!key.empty()) in gguf.cpp)",
+                kv.key, kv.offset
+            ))));
+        }
         if let Some(old) = at.insert(key, slots.len()) {
             slots[old] = None;
         }
@@ -459,7 +479,7 @@ fn llama_quantize_kvs<'a, S: Source>(
         };
         kvs.push((o.key.clone(), v));
     }
-    kvs
+    Ok(kvs)
 }
 
 /// Declares one key/value pair of the output to `w`: a pair of the source keeps its key as stored
@@ -697,6 +717,12 @@ mod tests {
         assert_eq!(keep_split_prefix("d/out.gguf"), PathBuf::from("d/out"));
         assert_eq!(keep_split_prefix("out"), PathBuf::from("out"));
         assert_eq!(keep_split_prefix("a.gguf.bin"), PathBuf::from("a.gguf.bin"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let os = |b: &[u8]| PathBuf::from(std::ffi::OsStr::from_bytes(b));
+            assert_eq!(keep_split_prefix(os(b"d/o\xfe.gguf")), os(b"d/o\xfe"));
+        }
         assert_eq!(keep_split_count(&[3, 4, 5]).unwrap(), 3);
         assert_eq!(keep_split_count(&[0, 4, 5]).unwrap(), 3);
         assert_eq!(keep_split_count(&[7]).unwrap(), 1);

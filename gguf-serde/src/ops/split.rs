@@ -153,7 +153,7 @@ pub fn split_file(input: impl AsRef<Path>, prefix: impl AsRef<Path>, opts: &Spli
         let path = shard_path(prefix.as_ref(), i, count);
         if input_path.is_some() && std::fs::canonicalize(&path).ok() == input_path {
             return Err(ShardError::CannotSplit {
-                reason: format!("shard {} would replace the input", path.display()),
+                reason: format!("shard {} would replace the input", crate::format::shown_path(&path)),
             }
             .into());
         }
@@ -218,16 +218,17 @@ pub fn merge_file(shard: impl AsRef<Path>, out: impl AsRef<Path>, if_exists: IfE
         Some(_) => None,
     };
     if let Some(why) = problem {
-        let reason = format!("{} is not a shard of a split model ({why})", shard.as_ref().display());
+        let reason = format!("{} is not a shard of a split model ({why})", crate::format::shown_path(&shard));
         return Err(ShardError::CannotMerge { reason }.into());
     }
     // Renaming the merged file over one of its own shards would destroy the split.
     let out_path = std::fs::canonicalize(out.as_ref()).ok();
     if let Some(o) = &out_path {
         if model.shard_paths().any(|p| std::fs::canonicalize(p).ok().as_ref() == Some(o)) {
-            return Err(
-                ShardError::CannotMerge { reason: format!("the output {} is one of the shards", o.display()) }.into()
-            );
+            return Err(ShardError::CannotMerge {
+                reason: format!("the output {} is one of the shards", crate::format::shown_path(&o)),
+            }
+            .into());
         }
     }
     let files = model.shard_paths().map(open_file).collect::<Result<Vec<_>>>()?;

@@ -63,7 +63,10 @@ fn real_vocab(cx: &ArchContext<'_>) -> Result<u64, ConvertError> {
     let added = j.get("added_tokens").and_then(|v| v.as_array()).map(|v| v.len());
     match (vocab, added) {
         (Some(v), Some(a)) => Ok((v + a) as u64),
-        _ => Err(ConvertError::Config(format!("{}: no model.vocab object or added_tokens list", path.display()))),
+        _ => Err(ConvertError::Config(format!(
+            "{}: no model.vocab object or added_tokens list",
+            crate::format::shown_path(&path)
+        ))),
     }
 }
 

@@ -53,13 +53,13 @@ pub use special::{special_vocab, ChatTemplate, SpecialVocab};
 #[derive(Debug, thiserror::Error)]
 pub enum VocabError {
     /// A file the vocabulary needs is missing (the reference's `FileNotFoundError`).
-    #[error("{path}: not found")]
+    #[error("{path}: not found", path = crate::format::shown_path(.path))]
     NotFound {
         /// The missing file.
         path: PathBuf,
     },
     /// A file could not be read (the message names the file; the I/O error is the `source`).
-    #[error("cannot read {path}")]
+    #[error("cannot read {path}", path = crate::format::shown_path(.path))]
     Io {
         /// The file.
         path: PathBuf,
@@ -68,7 +68,7 @@ pub enum VocabError {
         source: std::io::Error,
     },
     /// A JSON file that does not parse.
-    #[error("{path} is not valid JSON")]
+    #[error("{path} is not valid JSON", path = crate::format::shown_path(.path))]
     Json {
         /// The file.
         path: PathBuf,
@@ -77,7 +77,7 @@ pub enum VocabError {
         source: serde_json::Error,
     },
     /// A JSON value of the wrong kind or out of range.
-    #[error("{path}: {what}")]
+    #[error("{path}: {what}", path = crate::format::shown_path(.path))]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -86,7 +86,7 @@ pub enum VocabError {
     },
     /// A `tokenizer.model` that is not a valid sentencepiece model (what is wrong, with its
     /// byte offset, is the `source`).
-    #[error("{path} is not a valid sentencepiece model")]
+    #[error("{path} is not a valid sentencepiece model", path = crate::format::shown_path(.path))]
     Proto {
         /// The file.
         path: PathBuf,
@@ -96,7 +96,7 @@ pub enum VocabError {
     },
     /// A `tokenizer.json` that Hugging Face's `tokenizers` library refuses to load, or fails to
     /// encode or decode with.
-    #[error("{path}: {message}")]
+    #[error("{path}: {message}", path = crate::format::shown_path(.path))]
     Tokenizer {
         /// The file.
         path: PathBuf,
@@ -108,7 +108,7 @@ pub enum VocabError {
     /// pre-tokenizer was not recognized - update get_vocab_base_pre()").
     /// When `imposed` names a class, the hash is of that class's pipeline (transformers builds
     /// it whatever `tokenizer.json` declares), and the message says so.
-    #[error("{path}: the BPE pre-tokenizer was not recognized (chkhsh {hash}): it is not in the table of llama.cpp's get_vocab_base_pre that this converter follows{}", imposed_note(.imposed.as_deref()))]
+    #[error("{path}: the BPE pre-tokenizer was not recognized (chkhsh {hash}): it is not in the table of llama.cpp's get_vocab_base_pre that this converter follows{}", imposed_note(.imposed.as_deref()), path = crate::format::shown_path(.path))]
     UnknownPreTokenizer {
         /// `tokenizer.json`.
         path: PathBuf,
@@ -119,7 +119,7 @@ pub enum VocabError {
         imposed: Option<String>,
     },
     /// A tokenizer of a kind this crate does not convert.
-    #[error("{path}: {what}")]
+    #[error("{path}: {what}", path = crate::format::shown_path(.path))]
     Unsupported {
         /// The file that shows the kind.
         path: PathBuf,

@@ -48,6 +48,11 @@ pub struct TensorTypeOverride {
     regex: Regex,
     /// The type chosen for matching tensors.
     pub dtype: GgmlType,
+    /// Where the rule was read when it came from a file (llama-quantize's `--tensor-type-file`):
+    /// the file, as [`shown_path`](crate::format::shown_path) shows it, and the line, from 1
+    /// ([`TensorTypeOverride::read_from`]); `None` for a `--tensor-type` option. The plan's rule
+    /// names it ([`Override::TensorTypeFile`](super::Override::TensorTypeFile)).
+    pub file: Option<(String, usize)>,
 }
 
 impl TensorTypeOverride {
@@ -67,7 +72,14 @@ impl TensorTypeOverride {
         })?;
         let regex = compile(&syntax)
             .map_err(|e| Error::from(QuantizeError::refused(format!("tensor type pattern \"{pattern}\": {e}"))))?;
-        Ok(TensorTypeOverride { pattern, regex, dtype })
+        Ok(TensorTypeOverride { pattern, regex, dtype, file: None })
+    }
+
+    /// The rule, read from line `line` (from 1) of the file `file` (shown as
+    /// [`shown_path`](crate::format::shown_path) shows it), so that the plan names them.
+    #[must_use]
+    pub fn read_from(self, file: impl Into<String>, line: usize) -> Self {
+        TensorTypeOverride { file: Some((file.into(), line)), ..self }
     }
 
     /// Parses `PATTERN=TYPE` (`attn_v=q8_0`, `blk\.[0-3]\.ffn_down=Q6_K`; a `&str`, or bytes

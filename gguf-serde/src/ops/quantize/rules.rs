@@ -68,6 +68,15 @@ pub enum MixRule {
 pub enum Override {
     /// `--tensor-type PATTERN=TYPE`, with the pattern.
     TensorType(String),
+    /// A `PATTERN=TYPE` rule of a `--tensor-type-file` ([`TensorTypeOverride::read_from`](super::TensorTypeOverride::read_from)).
+    TensorTypeFile {
+        /// The pattern.
+        pattern: String,
+        /// The file, as [`shown_path`](crate::format::shown_path) shows it.
+        file: String,
+        /// The line of the file, from 1.
+        line: usize,
+    },
     /// `--output-tensor-type`.
     OutputTensorType,
     /// `--token-embedding-type`.
@@ -123,6 +132,9 @@ impl fmt::Display for Rule {
                 write!(f, "mix: {name}")
             }
             Rule::Override(Override::TensorType(p)) => write!(f, "--tensor-type {p}"),
+            Rule::Override(Override::TensorTypeFile { pattern, file, line }) => {
+                write!(f, "--tensor-type-file {file}:{line} {pattern}")
+            }
             Rule::Override(Override::OutputTensorType) => f.write_str("--output-tensor-type"),
             Rule::Override(Override::TokenEmbeddingType) => f.write_str("--token-embedding-type"),
             Rule::Fallback { wanted, by } => write!(f, "fallback from {wanted} ({by})"),
@@ -673,7 +685,14 @@ impl State<'_> {
             return Ok((default, Rule::Default));
         }
         let (ty, rule) = match p.tensor_types.iter().find(|o| o.matches(raw.as_bytes())) {
-            Some(o) => (o.dtype, Rule::Override(Override::TensorType(o.pattern.clone()))),
+            Some(o) => {
+                let pattern = o.pattern.clone();
+                let by = match &o.file {
+                    Some((file, line)) => Override::TensorTypeFile { pattern, file: file.clone(), line: *line },
+                    None => Override::TensorType(pattern),
+                };
+                (o.dtype, Rule::Override(by))
+            }
             None if !p.pure => self.mix(default, name, ne, cat)?,
             None => (default, Rule::Default),
         };
