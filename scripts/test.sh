@@ -29,14 +29,15 @@ phase() {
 }
 log=$(mktemp)
 trap 'rm -f "$log" "$log".*' EXIT
-# The phases run in three streams beside each other, so that both cores stay busy: most steps
+# The phases run in four streams beside each other, so that both cores stay busy: most steps
 # are a chain of one-core work (rustc's front end on gguf-serde, one test binary's last test,
 # Python, downloads), and a step of one stream fills the other core's gaps.
 #   - setup (the venv, the models, the llama.cpp build: a no-op when cached, see
 #     scripts/build-llama.sh), in the background from the start;
 #   - the checks: the lints, then the publishing checks (neither needs setup; their cargo runs
 #     use the debug profile's folder, so they do not wait for the builds' locks), in the
-#     background from the start; after setup, the fuzz smoke and the codec vectors;
+#     background from the start, at nice 10;
+#   - once llama.cpp is built, the fuzz smoke and the codec vectors, at nice 10;
 #   - the build (every package's tests under `hostile`), the Python extension, then, after setup,
 #     the tests.
 # A background stream's output is written to its own log and printed when it ends; the run's
@@ -44,19 +45,23 @@ trap 'rm -f "$log" "$log".*' EXIT
 status=0
 phase setup scripts/setup.sh > "$log.setup" 2>&1 &
 setup=$!
-# The checks' stream: the lints and the publishing checks, then, once the main stream has the
-# llama.cpp build (it writes GGUF_LLAMA_CPP_DIR to $log.llama), the fuzz smoke (its own build,
-# with the sanitizers) and the codec reference vectors (gguf-serde/tests/data/codec, regenerated
-# from ggml byte for byte; all but exhaustive.txt, ggml over all 2^32 f32 inputs, about 45 s of a
-# core, which scripts/test-nightly.sh regenerates with the other slow checks this script leaves
-# to it). The checks run at a lower priority (`nice -n 10`): the tests wait for the build and for
-# llama.cpp, not for them, so on a machine that compiles everything (the first run) the cores go
-# to the build and to llama.cpp first, and the checks fill the gaps the tests leave (a test binary
-# waiting for its last test, Python starting).
+# The checks, in two streams: the lints and the publishing checks (neither needs setup); and, once
+# the main stream has the llama.cpp build (it writes GGUF_LLAMA_CPP_DIR to $log.llama), the fuzz
+# smoke (its own build, with the sanitizers) and the codec reference vectors
+# (gguf-serde/tests/data/codec, regenerated from ggml byte for byte; all but exhaustive.txt, ggml
+# over all 2^32 f32 inputs, about 45 s of a core, which scripts/test-nightly.sh regenerates with
+# the other slow checks this script leaves to it). The checks run at a lower priority (`nice -n
+# 10`): the tests wait for the build and for llama.cpp, not for them, so on a machine that
+# compiles everything (the first run) the cores go to the build and to llama.cpp first, and the
+# checks fill the gaps the tests leave (a test binary waiting for its last test, Python starting).
 checks() {
   local s=0
   phase lint nice -n 10 scripts/lint.sh || s=1
   phase package-check nice -n 10 scripts/package-check.sh || s=1
+  return $s
+}
+oracle_checks() {
+  local s=0
   while [[ ! -s $log.llama ]]; do
     [[ ! -e $log.no-llama ]] || { echo "test.sh: no llama.cpp build: fuzz smoke and codec vectors not run" >&2; return 1; }
     kill -0 $$ 2>/dev/null || return 1 # the main stream has ended (an error)
@@ -70,6 +75,8 @@ checks() {
 }
 checks > "$log.checks" 2>&1 &
 checks=$!
+oracle_checks > "$log.oracle_checks" 2>&1 &
+oracle_checks=$!
 # Prints a background stream's log once it ends; its failure is the run's.
 finish() {
   local pid=$1 name=$2
@@ -147,6 +154,7 @@ if [[ $built == yes && -s $log.llama ]]; then
   phase tests cargo_tests || status=1
 fi
 finish "$checks" checks
+finish "$oracle_checks" oracle_checks
 totals "$log"
 # The totals: this shell's children, all waited for by now (`times`' second line).
 times > "$log"
