@@ -33,8 +33,9 @@ pub struct Args {
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
     /// true, "version", "kv_count", "tensor_count", "warnings": [TEXT]}` for a valid file (with
     /// --ggml, a file ggml refuses is `{"path", "valid": false, "ggml_refusals": [TEXT]}`), and
-    /// `{"path", "valid": false, "error": TEXT}` for an invalid one. The exit status is as
-    /// without --json.
+    /// `{"path", "valid": false, "error": TEXT}` for an invalid one. "path" is the path in the
+    /// escaped form the messages show (as `inspect --json` gives names: `\\` a backslash, `\xNN`
+    /// a byte that is not UTF-8, `\n`, `\u{1b}`). The exit status is as without --json.
     #[arg(long)]
     json: bool,
 }

@@ -1,0 +1,88 @@
+//! How paths, option values and counts read in messages and listings (issue 28): a path or an
+//! option's value in the one reversible form names are shown in (`\\` a backslash, `\xNN` a byte
+//! that is not UTF-8, `\n`, `\u{1b}` a control character; printable UTF-8 as it is), shown
+//! once, in text and JSON; and counts in the singular for 1.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+use gguf_serde::GgufStr;
+use gguf_tests::temp_dir;
+
+use super::not_utf8::gguf_os;
+use super::{gguf, s};
+
+/// Standard output and error of a run, as text (the tool writes nothing that is not UTF-8).
+fn texts(o: &std::process::Output) -> (String, String) {
+    (String::from_utf8(o.stdout.clone()).unwrap(), String::from_utf8(o.stderr.clone()).unwrap())
+}
+
+/// `inspect` lists the shards of a split model by path, escaped once: the prefix with the byte FE
+/// as `p\xfe`, the text prefix `n\q` as `n\\q` (its backslash escaped), in the text table and in
+/// the JSON "path", and each reads back (unescaped) as the file's name.
+#[test]
+fn inspect_shows_shard_paths_escaped_once() {
+    let dir = temp_dir("display-shards");
+    let d = dir.as_os_str().as_bytes();
+    let small = crate::small_path();
+    let m = small.as_os_str().as_bytes();
+    for (prefix, shown) in [(&b"p\xfe"[..], r"p\xfe"), (br"n\q", r"n\\q")] {
+        let out = [d, b"/", prefix].concat();
+        let o = gguf_os(&[b"split", b"--split-max-tensors", b"1", m, &out]);
+        assert!(o.status.success(), "{o:?}");
+        let first = [&out[..], b"-00001-of-00003.gguf"].concat();
+        let (text, err) = texts(&gguf_os(&[b"inspect", &first]));
+        assert!(err.is_empty(), "{err}");
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("-of-00003.gguf")).collect();
+        assert_eq!(rows.len(), 3, "{text}");
+        for (i, row) in rows.iter().enumerate() {
+            let want = format!("{}/{shown}-0000{}-of-00003.gguf", dir.display(), i + 1);
+            let path = row.split_whitespace().nth(1).unwrap();
+            assert_eq!(path, want, "{text}");
+            let file = [&out[..], format!("-0000{}-of-00003.gguf", i + 1).as_bytes()].concat();
+            assert_eq!(GgufStr::unescape(path).unwrap(), file);
+        }
+        let (json, _) = texts(&gguf_os(&[b"inspect", b"--json", &first]));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let paths: Vec<&str> = v["shards"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
+        assert_eq!(paths, rows.iter().map(|r| r.split_whitespace().nth(1).unwrap()).collect::<Vec<_>>());
+    }
+}
+
+/// A path or an option's value in a message is escaped whenever it must be, not only when it is
+/// not UTF-8: the text path `p\xff.gguf` shows as `p\\xff.gguf`, the path with the byte FF as
+/// `p\xff.gguf`; a newline or an escape character never reaches the terminal raw. In
+/// `validate --json` the two paths differ too.
+#[test]
+fn paths_and_values_in_messages_are_escaped_reversibly() {
+    let dir = temp_dir("display-paths");
+    let d = dir.as_os_str().as_bytes();
+    let file = |name: &[u8]| [d, b"/", name].concat();
+    let (text_ff, byte_ff, newline) = (file(br"p\xff.gguf"), file(b"p\xff.gguf"), file(b"r\n\x1b[31m.gguf"));
+    let mut shown = Vec::new();
+    for (path, want) in [(&text_ff, r"p\\xff.gguf"), (&byte_ff, r"p\xff.gguf"), (&newline, r"r\n\u{1b}[31m.gguf")] {
+        let (_, err) = texts(&gguf_os(&[b"inspect", path]));
+        let want = format!("I/O error opening {}/{want}: ", dir.display());
+        assert!(err.contains(&want), "want {want}, got {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains('\u{1b}'), "{err}");
+        shown.push(want);
+    }
+    let o = gguf_os(&[b"validate", b"--json", &text_ff, &byte_ff, &newline]);
+    let v: serde_json::Value = serde_json::from_str(&texts(&o).0).unwrap();
+    let paths: Vec<Vec<u8>> =
+        v.as_array().unwrap().iter().map(|r| GgufStr::unescape(r["path"].as_str().unwrap()).unwrap()).collect();
+    assert_eq!(paths, [text_ff, byte_ff, newline]);
+
+    // An option's value: clap's refusal shows it escaped.
+    let small = crate::small_path();
+    let o = gguf_os(&[b"show", small.as_os_str().as_bytes(), b"w_f32", b"--rows", b"x\n\x1b[31m"]);
+    let err = texts(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(r"invalid value 'x\n\u{1b}[31m' for '--rows <R>'"), "{err}");
+    assert!(!err.contains('\u{1b}'), "{err}");
+    // An unknown argument too.
+    let o = gguf_os(&[b"inspect", small.as_os_str().as_bytes(), b"a\x1bb"]);
+    let err = texts(&o).1;
+    assert!(o.status.code() == Some(2) && err.contains(r"a\u{1b}b") && !err.contains('\u{1b}'), "{err}");
+}
