@@ -254,10 +254,10 @@ fn print(file: &Model<'_>, json: bool, style: Style) -> anyhow::Result<ExitCode>
             outln!(out, "  weights:   {}", mib(m.weights));
             outln!(
                 out,
-                "  KV cache:  {} ({} cells, {} layers), K (f16): {}, V (f16): {}",
+                "  KV cache:  {} ({}, {}), K (f16): {}, V (f16): {}",
                 mib(m.kv),
-                m.cells,
-                m.layers,
+                crate::out::count(m.cells, "cell"),
+                crate::out::count(m.layers, "layer"),
                 mib(m.k),
                 mib(m.v)
             );

@@ -79,11 +79,15 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
             // The strings of the array (of its inner arrays, for an array of arrays: counted).
             let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| !s.is_utf8());
             match bad.next() {
-                Some((i, s)) => out.push(format!(
-                    "{} string(s) of key {} are not valid UTF-8, the first at index {i}: {s:?}",
-                    1 + bad.count(),
-                    kv.key
-                )),
+                Some((i, s)) => {
+                    let n = 1 + bad.count();
+                    let (are, first) = if n == 1 { ("is", "at") } else { ("are", "the first at") };
+                    out.push(format!(
+                        "{} of key {} {are} not valid UTF-8, {first} index {i}: {s:?}",
+                        crate::out::count(n, "string"),
+                        kv.key
+                    ));
+                }
                 None => out.push(format!("key {}: strings of its inner arrays are not valid UTF-8", kv.key)),
             }
         }
@@ -119,9 +123,11 @@ fn nul_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
             gguf_serde::ValueRef::Array(a) => {
                 let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| has_nul(s));
                 if let Some((i, s)) = bad.next() {
+                    let n = 1 + bad.count();
+                    let (hold, first) = if n == 1 { ("holds", "at") } else { ("hold", "the first at") };
                     out.push(format!(
-                        "{} string(s) of key {} hold a NUL byte, the first at index {i}: llama.cpp reads {s:?} as {:?}",
-                        1 + bad.count(),
+                        "{} of key {} {hold} a NUL byte, {first} index {i}: llama.cpp reads {s:?} as {:?}",
+                        crate::out::count(n, "string"),
                         kv.key,
                         cut(s)
                     ));

@@ -86,3 +86,44 @@ fn paths_and_values_in_messages_are_escaped_reversibly() {
     let err = texts(&o).1;
     assert!(o.status.code() == Some(2) && err.contains(r"a\u{1b}b") && !err.contains('\u{1b}'), "{err}");
 }
+
+/// Counts read in the singular for 1: `inspect --memory` of a model of one layer, the truncation
+/// errors with 1 byte left, and `validate`'s warnings about 1 string of an array.
+#[test]
+fn counts_of_one_are_singular() {
+    let dir = temp_dir("display-counts");
+    let model = dir.join("one-layer.gguf");
+    super::not_utf8::tiny_llama(&model); // llama.block_count 1
+    let (text, err) = texts(&gguf(&["inspect", "--memory", "--ctx", "256", s(&model)]));
+    assert!(text.contains("(256 cells, 1 layer)"), "{text}{err}");
+
+    // tests/data/small.gguf cut 1 byte into a tensor name's bytes, and 1 byte into its tensor
+    // count (the header's u64 at offset 16).
+    let bytes = std::fs::read(crate::small_path()).unwrap();
+    let (name, header) = (dir.join("name.gguf"), dir.join("header.gguf"));
+    std::fs::write(&name, &bytes[..198]).unwrap();
+    std::fs::write(&header, &bytes[..9]).unwrap();
+    let (text, _) = texts(&gguf(&["validate", s(&name), s(&header)]));
+    assert!(text.contains("tensor name at offset 189 claims 6 bytes, more than the 1 byte left can hold"), "{text}");
+    assert!(text.contains("at offset 8 needs 8 bytes, only 1 remains"), "{text}");
+
+    // String arrays with 1 and 3 strings that are not UTF-8, and 1 and 2 that hold a NUL byte.
+    let mut b = gguf_tests::support::B::le();
+    b.header(3, 0, 5).kv("general.architecture", 8).str("llama");
+    b.kv("a.one", 9).arr(8, 2).str("ok").str(b"\xff");
+    b.kv("a.three", 9).arr(8, 3).str(b"\xfe").str(b"\xfd").str(b"\xfc");
+    b.kv("n.one", 9).arr(8, 1).str(b"a\0b");
+    b.kv("n.two", 9).arr(8, 2).str(b"x\0").str(b"y\0");
+    let f = dir.join("strings.gguf");
+    std::fs::write(&f, b.bytes()).unwrap();
+    let (text, err) = texts(&gguf(&["validate", s(&f)]));
+    for want in [
+        r#"1 string of key a.one is not valid UTF-8, at index 1: "\xff""#,
+        r#"3 strings of key a.three are not valid UTF-8, the first at index 0: "\xfe""#,
+        r#"1 string of key n.one holds a NUL byte, at index 0: llama.cpp reads "a\0b" as "a""#,
+        r#"2 strings of key n.two hold a NUL byte, the first at index 0: llama.cpp reads "x\0" as "x""#,
+    ] {
+        assert!(text.contains(want), "want {want}, got {text}{err}");
+    }
+    assert!(!text.contains("(s)"), "{text}");
+}
