@@ -127,3 +127,36 @@ fn counts_of_one_are_singular() {
     }
     assert!(!text.contains("(s)"), "{text}");
 }
+
+/// `gguf quantize` names what is wrong with its positional TYPE and NTHREADS and its option files:
+/// IN and an argument that is not a file type (nor a `.gguf` OUT) is an unknown file type;
+/// NTHREADS that is not UTF-8 is refused as `--threads` refuses it; a missing
+/// `--tensor-type-file` or `--imatrix` names the option.
+#[test]
+fn quantize_names_the_bad_argument() {
+    let dir = temp_dir("display-quantize");
+    let model = dir.join("m.gguf");
+    super::not_utf8::tiny_llama(&model);
+    let m = model.as_os_str().as_bytes();
+    let err = |args: &[&[u8]], code: i32| {
+        let o = gguf_os(&[&[&b"quantize"[..], b"--dry-run"][..], args].concat());
+        let (_, err) = texts(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        err
+    };
+    let e = err(&[m, b"Q8\xff"], 2);
+    assert!(e.contains(r#"unknown file type "Q8\xff""#), "{e}");
+    let e = err(&[m, b"out.gguf"], 2);
+    assert!(e.contains("missing the file type after OUT out.gguf"), "{e}");
+    let positional = err(&[m, b"o.gguf", b"Q8_0", b"2\xff"], 2);
+    let option = err(&[b"--threads", b"2\xff", m, b"o.gguf", b"Q8_0"], 2);
+    assert!(positional.contains(r#"invalid nthread "2\xff": not UTF-8 text"#), "{positional}");
+    assert!(option.contains(r"invalid value '2\xff' for '--threads <N>': not UTF-8 text"), "{option}");
+    let nope = dir.join(OsStr::from_bytes(b"nope\xff.txt"));
+    let nope = nope.as_os_str().as_bytes();
+    let shown = format!(r"{}/nope\xff.txt", dir.display());
+    let e = err(&[b"--tensor-type-file", nope, m, b"o.gguf", b"Q8_0"], 1);
+    assert!(e.contains(&format!("--tensor-type-file: reading {shown}: ")), "{e}");
+    let e = err(&[b"--imatrix", nope, m, b"o.gguf", b"Q8_0"], 1);
+    assert!(e.contains(&format!("--imatrix: I/O error reading {shown}: ")), "{e}");
+}
