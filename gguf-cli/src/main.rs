@@ -100,7 +100,9 @@ enum Command {
     Validate(validate::Args),
     /// Split a model into shards NAME-00001-of-0000N.gguf, ... in llama-gguf-split's layout
     /// (the first shard has all the metadata; every shard has split.no, split.count and
-    /// split.tensors.count). Writes nothing unless every shard is complete.
+    /// split.tensors.count). Writes nothing unless every shard is complete. Keys, strings and
+    /// tensor names are kept whole after a NUL byte, where llama-gguf-split cuts them (see the
+    /// README, "NUL bytes").
     Split(split::SplitArgs),
     /// Merge the shards of a split model (give any shard) into one file without the split keys:
     /// byte-identical to the file that `gguf split` split.
