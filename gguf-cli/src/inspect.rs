@@ -31,7 +31,9 @@ pub struct Args {
     /// --full is given. With --stored-order, tensors have "ne" instead of "shape". A split model
     /// also has "file_size" (all shards, bytes), "shards": [{"shard", "path", "file_size",
     /// "data_offset", "tensor_count"}], and a "shard" (1-based, as in the file names) in each
-    /// tensor.
+    /// tensor. Keys, tensor names and shard paths are strings in the escaped form the text shows
+    /// (`\\` a backslash, `\xNN` a byte that is not UTF-8, `\n`, `\u{1b}`); a string value that
+    /// is not UTF-8 is `{"escaped": TEXT}`.
     #[arg(long)]
     json: bool,
     /// With --json, give every array whole.
@@ -151,7 +153,7 @@ struct Model<'a> {
 
 /// One shard of a split model as `inspect` lists it.
 struct ShardRow {
-    /// Its path or URL.
+    /// Its path or URL, shown escaped (`shown_path`).
     path: String,
     file_size: u64,
     data_offset: u64,
@@ -252,10 +254,10 @@ fn print(file: &Model<'_>, json: bool, style: Style) -> anyhow::Result<ExitCode>
             outln!(out, "  weights:   {}", mib(m.weights));
             outln!(
                 out,
-                "  KV cache:  {} ({} cells, {} layers), K (f16): {}, V (f16): {}",
+                "  KV cache:  {} ({}, {}), K (f16): {}, V (f16): {}",
                 mib(m.kv),
-                m.cells,
-                m.layers,
+                crate::out::count(m.cells, "cell"),
+                crate::out::count(m.layers, "layer"),
                 mib(m.k),
                 mib(m.v)
             );
@@ -282,7 +284,7 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
     writeln!(out, "parameters:   {n} ({})", parameters_short(n))?;
     if split {
         writeln!(out, "\nshards ({}):", f.shards.len())?;
-        let width = f.shards.iter().map(|s| shown(&s.path).chars().count()).max().unwrap_or(4).max(4);
+        let width = f.shards.iter().map(|s| s.path.chars().count()).max().unwrap_or(4).max(4);
         writeln!(
             out,
             "  {:>5}  {:width$}  {:>12}  {:>12}  {:>7}",
@@ -293,7 +295,7 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
                 out,
                 "  {:>5}  {:width$}  {:>12}  {:>12}  {:>7}",
                 i + 1,
-                shown(&s.path),
+                s.path,
                 s.file_size,
                 s.data_offset,
                 s.tensors

@@ -66,8 +66,9 @@ use crate::out::{warn, OutputError};
         `set` VALUE, with --escaped in the escaped form, and `--exclude` globs); an option value \
         that must be text (a number, a type) and is not UTF-8 is refused, naming the option and \
         showing the value in the escaped form, as are an unknown option or argument that is not \
-        UTF-8. A path that is not UTF-8 is shown in messages with `\\xNN` for each byte that is not \
-        UTF-8. In text, \
+        UTF-8. Every path and option value in a message is shown in the same form (a printable \
+        UTF-8 path without a backslash as it is; in validate --json and inspect --json, a path is \
+        that escaped text). In text, \
         string values are shown quoted in the same form (with `\\\"` for a quote); in JSON a string \
         value that is UTF-8 is the JSON string itself, and one that is not is the object \
         {\"escaped\": TEXT}, TEXT in the escaped form."
@@ -99,7 +100,9 @@ enum Command {
     Validate(validate::Args),
     /// Split a model into shards NAME-00001-of-0000N.gguf, ... in llama-gguf-split's layout
     /// (the first shard has all the metadata; every shard has split.no, split.count and
-    /// split.tensors.count). Writes nothing unless every shard is complete.
+    /// split.tensors.count). Writes nothing unless every shard is complete. Keys, strings and
+    /// tensor names are kept whole after a NUL byte, where llama-gguf-split cuts them (see the
+    /// README, "NUL bytes").
     Split(split::SplitArgs),
     /// Merge the shards of a split model (give any shard) into one file without the split keys:
     /// byte-identical to the file that `gguf split` split.
@@ -209,30 +212,33 @@ fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 }
 
 /// clap's refusal `e` of the command line (an unknown option or subcommand, an argument too many)
-/// with each argument that is not UTF-8 shown escaped ([`names::shown_bytes`]: `\xNN` for each
-/// byte that is not UTF-8) where clap shows it lossily (U+FFFD).
+/// with each argument shown escaped ([`names::shown_bytes`]: `\xNN` for each byte that is not
+/// UTF-8, `\\` for a backslash, `\n`, `\u{1b}` for control characters) where clap shows it
+/// lossily (U+FFFD) or raw.
 fn escape_clap_error(mut e: clap::Error) -> clap::Error {
     use clap::builder::StyledStr;
     use clap::error::ContextValue;
     let odd: Vec<(String, String)> = std::env::args_os()
-        .filter(|a| a.to_str().is_none())
+        .skip(1)
         .map(|a| (a.to_string_lossy().into_owned(), names::shown_bytes(a.as_encoded_bytes())))
+        .filter(|(lossy, shown)| lossy != shown)
         .collect();
     if odd.is_empty() {
         return e;
     }
     let escape = |text: &str| odd.iter().fold(text.to_owned(), |t, (lossy, shown)| t.replace(lossy.as_str(), shown));
+    let odd_in = |t: &str| odd.iter().any(|(lossy, _)| t.contains(lossy.as_str()));
     let changed: Vec<_> = e
         .context()
         .filter_map(|(kind, value)| match value {
-            ContextValue::String(t) if t.contains('\u{fffd}') => Some((kind, ContextValue::String(escape(t)))),
-            ContextValue::Strings(v) if v.iter().any(|t| t.contains('\u{fffd}')) => {
+            ContextValue::String(t) if odd_in(t) => Some((kind, ContextValue::String(escape(t)))),
+            ContextValue::Strings(v) if v.iter().any(|t| odd_in(t)) => {
                 Some((kind, ContextValue::Strings(v.iter().map(|t| escape(t)).collect())))
             }
-            ContextValue::StyledStr(t) if t.to_string().contains('\u{fffd}') => {
+            ContextValue::StyledStr(t) if odd_in(&t.to_string()) => {
                 Some((kind, ContextValue::StyledStr(StyledStr::from(escape(&t.to_string())))))
             }
-            ContextValue::StyledStrs(v) if v.iter().any(|t| t.to_string().contains('\u{fffd}')) => {
+            ContextValue::StyledStrs(v) if v.iter().any(|t| odd_in(&t.to_string())) => {
                 let v = v.iter().map(|t| StyledStr::from(escape(&t.to_string()))).collect();
                 Some((kind, ContextValue::StyledStrs(v)))
             }

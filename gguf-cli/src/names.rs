@@ -22,8 +22,9 @@ pub(crate) fn name_arg(arg: &OsStr, what: &str) -> anyhow::Result<Vec<u8>> {
     }
 }
 
-/// A value parser whose refusal shows a value that is not UTF-8 in the escaped form `inspect`
-/// shows names in (`\xNN` for each byte that is not UTF-8), not clap's lossy form (U+FFFD).
+/// A value parser whose refusal shows the value in the escaped form `inspect` shows names in
+/// ([`shown_bytes`]: `\xNN` for each byte that is not UTF-8, `\\`, `\n`, `\u{1b}`), not clap's
+/// lossy form (U+FFFD) or the raw text.
 #[derive(Clone)]
 pub(crate) struct Escaped<P>(pub(crate) P);
 
@@ -38,8 +39,9 @@ impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Esc
     ) -> Result<P::Value, clap::Error> {
         use clap::error::{ContextKind, ContextValue};
         self.0.parse_ref(cmd, arg, value).map_err(|mut e| {
-            if value.to_str().is_none() {
-                e.insert(ContextKind::InvalidValue, ContextValue::String(shown_bytes(value.as_encoded_bytes())));
+            let shown = shown_bytes(value.as_encoded_bytes());
+            if value.to_str() != Some(shown.as_str()) {
+                e.insert(ContextKind::InvalidValue, ContextValue::String(shown));
             }
             e
         })
@@ -54,7 +56,8 @@ impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Esc
 /// not UTF-8 (Unix) is refused as clap refuses a bad value, naming the option and showing the
 /// value escaped ([`shown_bytes`]), with the possible values when there is a list to show,
 /// where clap's own text parsers give "invalid UTF-8 was detected in one or more arguments",
-/// naming neither. A value that is UTF-8 is parsed by the inner parser.
+/// naming neither. A value that is UTF-8 is parsed by the inner parser, its refusal showing the
+/// value escaped ([`Escaped`]).
 #[derive(Clone)]
 pub(crate) struct Text<P>(pub(crate) P);
 
@@ -65,7 +68,7 @@ impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Tex
         use clap::builder::OsStringValueParser;
         use clap::error::{ContextKind, ContextValue, ErrorKind};
         if value.to_str().is_some() {
-            return self.0.parse_ref(cmd, arg, value);
+            return Escaped(self.0.clone()).parse_ref(cmd, arg, value);
         }
         let shown_list = !arg.is_some_and(clap::Arg::is_hide_possible_values_set);
         let values: Vec<String> = match self.0.possible_values() {
@@ -90,11 +93,11 @@ impl<P: clap::builder::TypedValueParser> clap::builder::TypedValueParser for Tex
     }
 }
 
-/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in: the text as
-/// it is when it is UTF-8, else with `\xNN` for each byte that is not.
+/// Bytes (a path or an option's value) in the escaped form `inspect` shows names in
+/// (`GgufStr::escaped`, as `gguf_serde::format::shown_path` shows a path): printable UTF-8
+/// without a backslash as it is, else `\\` for a backslash, `\xNN` for each byte that is not
+/// UTF-8 and `\n`, `\u{1b}` for control characters, so that no two values show alike and nothing
+/// goes raw to the terminal.
 pub(crate) fn shown_bytes(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_owned(),
-        Err(_) => GgufStr::from_bytes(bytes).escaped().into_owned(),
-    }
+    GgufStr::from_bytes(bytes).escaped().into_owned()
 }

@@ -168,6 +168,6 @@ pub fn writing(e: anyhow::Error, outputs: &[std::path::PathBuf]) -> anyhow::Erro
 }
 
 /// `n` and the noun `one`, plural but for 1: `1 tensor`, `0 tensors`, `2 tensors`.
-pub fn count(n: usize, one: &str) -> String {
-    format!("{n} {one}{}", if n == 1 { "" } else { "s" })
+pub fn count<N: Copy + std::fmt::Display + TryInto<u64>>(n: N, one: &str) -> String {
+    format!("{n} {one}{}", if n.try_into().ok() == Some(1) { "" } else { "s" })
 }

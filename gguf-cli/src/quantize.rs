@@ -260,6 +260,18 @@ fn bad_file_type(s: &OsStr) -> anyhow::Error {
     }
 }
 
+/// The refusal of IN and one more argument, `last`, that is not a file type (llama-quantize
+/// takes it as OUT and asks for the TYPE after it): a file name (ending in `.gguf`) is taken as
+/// OUT without a file type after it; anything else is refused as an unknown file type, as
+/// [`bad_file_type`] refuses it.
+fn missing_file_type(last: &OsStr) -> anyhow::Error {
+    let bytes = last.as_encoded_bytes();
+    if bytes.len() >= 5 && bytes[bytes.len() - 5..].eq_ignore_ascii_case(b".gguf") {
+        return crate::out::usage(format!("missing the file type after OUT {}", shown_path(last)));
+    }
+    bad_file_type(last)
+}
+
 /// What the positional arguments and options say: IN, OUT, the file type (and whether it is
 /// COPY), the thread count.
 struct Positional {
@@ -302,7 +314,7 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
                 Some(t) => t,
                 None => {
                     output = Some(PathBuf::from(next));
-                    let t = rest.next().ok_or_else(|| crate::out::usage("missing the file type"))?;
+                    let t = rest.next().ok_or_else(|| missing_file_type(next))?;
                     parse_file_type(&text(t)).ok_or_else(|| bad_file_type(t))?
                 }
             }
@@ -310,7 +322,12 @@ fn positional(a: &QuantizeArgs) -> anyhow::Result<Positional> {
     };
     let mut threads = a.threads;
     if let Some(n) = rest.next() {
-        let n: usize = text(n).parse().map_err(|e| crate::out::usage(format!("invalid nthread {}: {e}", quoted(n))))?;
+        let n: usize = match n.to_str() {
+            Some(t) => t.parse().map_err(|e| format!("{e}")),
+            // as --threads refuses it
+            None => Err("not UTF-8 text".to_owned()),
+        }
+        .map_err(|e| crate::out::usage(format!("invalid nthread {}: {e}", quoted(n))))?;
         if threads.is_some_and(|t| t != n) {
             return Err(crate::out::usage(format!(
                 "two thread counts: {n} and --threads {}",
@@ -356,7 +373,7 @@ fn params(
         }
         let Some(f) = files.next() else { continue };
         let path = shown_path(f);
-        let bytes = std::fs::read(f).with_context(|| format!("reading {path}"))?;
+        let bytes = std::fs::read(f).with_context(|| format!("--tensor-type-file: reading {path}"))?;
         // Words of any bytes, split at C's `isspace` as llama-quantize's `file >> arg` splits them
         // (the lines first, to name each rule's line).
         let space = |b: &u8| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r');
@@ -373,8 +390,15 @@ fn params(
     }
     p.kv_overrides.extend(a.override_kv.iter().cloned());
     if let Some(path) = &a.imatrix {
-        let mut m = Imatrix::open(path)
-            .map_err(|e| crate::out::unless_named(e, format!("--imatrix {}", shown_path(&path)), &[path]))?;
+        // The option named, and the path unless the error names it already.
+        let mut m = Imatrix::open(path).map_err(|e| {
+            let (e, shown) = (anyhow::Error::from(e), shown_path(&path));
+            if format!("{e:#}").contains(&*shown) {
+                e.context("--imatrix")
+            } else {
+                e.context(format!("--imatrix {shown}"))
+            }
+        })?;
         let bytes = |v: &[OsString]| -> Vec<Vec<u8>> { v.iter().map(|s| s.as_encoded_bytes().to_vec()).collect() };
         m.exclude(&bytes(&a.exclude_weights));
         m.include_only(&bytes(&a.include_weights));

@@ -18,6 +18,9 @@
 //!   shard is shorter than ours and ggml's own reader refuses it ("failed to read tensor data
 //!   binary blob"); ours keep the file's alignment, validate, and merge back to it byte for byte.
 //!   The byte-for-byte agreement holds for files at the default alignment.
+//! - A key, string or tensor name holding a NUL byte is kept whole; `llama-gguf-split` writes it
+//!   cut at the NUL (it takes names as C strings), so the agreement also needs names and strings
+//!   without NUL bytes.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -33,8 +33,9 @@ pub struct Args {
     /// Print one JSON array with an object per file, in the order given: `{"path", "valid":
     /// true, "version", "kv_count", "tensor_count", "warnings": [TEXT]}` for a valid file (with
     /// --ggml, a file ggml refuses is `{"path", "valid": false, "ggml_refusals": [TEXT]}`), and
-    /// `{"path", "valid": false, "error": TEXT}` for an invalid one. The exit status is as
-    /// without --json.
+    /// `{"path", "valid": false, "error": TEXT}` for an invalid one. "path" is the path in the
+    /// escaped form the messages show (as `inspect --json` gives names: `\\` a backslash, `\xNN`
+    /// a byte that is not UTF-8, `\n`, `\u{1b}`). The exit status is as without --json.
     #[arg(long)]
     json: bool,
 }
@@ -78,11 +79,15 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
             // The strings of the array (of its inner arrays, for an array of arrays: counted).
             let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| !s.is_utf8());
             match bad.next() {
-                Some((i, s)) => out.push(format!(
-                    "{} string(s) of key {} are not valid UTF-8, the first at index {i}: {s:?}",
-                    1 + bad.count(),
-                    kv.key
-                )),
+                Some((i, s)) => {
+                    let n = 1 + bad.count();
+                    let (are, first) = if n == 1 { ("is", "at") } else { ("are", "the first at") };
+                    out.push(format!(
+                        "{} of key {} {are} not valid UTF-8, {first} index {i}: {s:?}",
+                        crate::out::count(n, "string"),
+                        kv.key
+                    ));
+                }
                 None => out.push(format!("key {}: strings of its inner arrays are not valid UTF-8", kv.key)),
             }
         }
@@ -118,9 +123,11 @@ fn nul_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
             gguf_serde::ValueRef::Array(a) => {
                 let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| has_nul(s));
                 if let Some((i, s)) = bad.next() {
+                    let n = 1 + bad.count();
+                    let (hold, first) = if n == 1 { ("holds", "at") } else { ("hold", "the first at") };
                     out.push(format!(
-                        "{} string(s) of key {} hold a NUL byte, the first at index {i}: llama.cpp reads {s:?} as {:?}",
-                        1 + bad.count(),
+                        "{} of key {} {hold} a NUL byte, {first} index {i}: llama.cpp reads {s:?} as {:?}",
+                        crate::out::count(n, "string"),
                         kv.key,
                         cut(s)
                     ));

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 mod commands;
 mod convert;
+mod display;
 mod export;
 mod hash;
 mod inspect_validate;

@@ -40,9 +40,12 @@ pub enum Item {
 
 impl Item {
     /// What a count of this item counts: `bytes` for keys, strings and names, else `entries`.
-    fn unit(&self) -> &'static str {
-        match self {
-            Item::Key | Item::String | Item::TensorName => "bytes",
+    /// The unit of a count of `n` of this item: bytes or entries, singular for 1.
+    fn unit(&self, n: u64) -> &'static str {
+        match (self, n) {
+            (Item::Key | Item::String | Item::TensorName, 1) => "byte",
+            (Item::Key | Item::String | Item::TensorName, _) => "bytes",
+            (_, 1) => "entry",
             _ => "entries",
         }
     }
@@ -73,6 +76,11 @@ fn key_suffix(key: &Option<String>) -> String {
         Some(k) => format!(" (key {})", Quoted(k)),
         None => String::new(),
     }
+}
+
+/// `n bytes`, `1 byte`.
+fn bytes(n: u64) -> String {
+    format!("{n} byte{}", if n == 1 { "" } else { "s" })
 }
 
 /// ` (key "K")` or, for the fields of a tensor info, ` (tensor "T")`.
@@ -110,7 +118,7 @@ pub enum FormatError {
     },
 
     /// The file ends before an item it declares.
-    #[error("file truncated: {item}{} at offset {offset} needs {needed} bytes, only {available} remain", owner_suffix(.item, .owner))]
+    #[error("file truncated: {item}{} at offset {offset} needs {}, only {available} {}", owner_suffix(.item, .owner), bytes(*.needed), if *.available == 1 { "remains" } else { "remain" })]
     #[non_exhaustive]
     Truncated {
         /// What was being read.
@@ -128,7 +136,7 @@ pub enum FormatError {
 
     /// A count or length larger than the bytes left in the file could possibly hold. Checked
     /// before anything is allocated for it.
-    #[error("{item}{} at offset {offset} claims {count} {}, more than the {remaining} bytes left can hold", owner_suffix(.item, .owner), .item.unit())]
+    #[error("{item}{} at offset {offset} claims {count} {}, more than the {} left can hold", owner_suffix(.item, .owner), .item.unit(*.count), bytes(*.remaining))]
     #[non_exhaustive]
     TooLong {
         /// What the count belongs to.

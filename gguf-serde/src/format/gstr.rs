@@ -394,27 +394,31 @@ impl serde::Serialize for GgufStr<'_> {
     }
 }
 
-/// A file path as this crate's messages (and the `gguf` command's) show it: as it is when it is
-/// UTF-8, else in [`GgufStr::escaped`]'s form of its bytes, `\xNN` for each byte that is not
-/// UTF-8 (a path on Unix may be any bytes), so that the message names the one file it is about,
-/// where [`Path::display`](std::path::Path::display) shows every such byte as U+FFFD.
+/// A file path as this crate's messages (and the `gguf` command's) show it: in
+/// [`GgufStr::escaped`]'s form of its bytes, the form in which keys and tensor names are shown,
+/// so that the message names the one file it is about and writes nothing raw to a terminal.
+/// A path that is printable UTF-8 without a backslash is shown as it is; otherwise a backslash
+/// is `\\`, a byte that is not UTF-8 (a path on Unix may be any bytes) `\xNN`, and a control
+/// character `\n`, `\t`, `\u{1b}` and so on, reversed by [`GgufStr::unescape`]. So the text path
+/// `m\xff.gguf` (shown `m\\xff.gguf`) and the path holding the byte FF (shown `m\xff.gguf`) are
+/// told apart, where [`Path::display`](std::path::Path::display) shows such a byte as U+FFFD
+/// and a newline or an escape sequence raw.
 ///
 /// ```
 /// # #[cfg(unix)] {
 /// use std::os::unix::ffi::OsStrExt;
 /// use std::path::Path;
+/// use gguf_serde::format::shown_path;
 ///
-/// assert_eq!(gguf_serde::format::shown_path(Path::new("m\u{e9}.gguf")), "m\u{e9}.gguf");
+/// assert_eq!(shown_path(Path::new("m\u{e9}.gguf")), "m\u{e9}.gguf");
 /// let path = Path::new(std::ffi::OsStr::from_bytes(b"m\xff.gguf"));
-/// assert_eq!(gguf_serde::format::shown_path(path), r"m\xff.gguf");
+/// assert_eq!(shown_path(path), r"m\xff.gguf");
+/// assert_eq!(shown_path(Path::new(r"m\xff.gguf")), r"m\\xff.gguf");
+/// assert_eq!(shown_path(Path::new("r\n\u{1b}[31m.gguf")), r"r\n\u{1b}[31m.gguf");
 /// # }
 /// ```
 pub fn shown_path<P: AsRef<std::path::Path> + ?Sized>(path: &P) -> Cow<'_, str> {
-    let bytes = path.as_ref().as_os_str().as_encoded_bytes();
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => Cow::Owned(GgufStr::from_bytes(bytes).escaped().into_owned()),
-    }
+    GgufStr::from_bytes(path.as_ref().as_os_str().as_encoded_bytes()).escaped()
 }
 
 #[cfg(test)]
