@@ -804,6 +804,38 @@ fn override_kv_takes_bytes_as_llama_quantize() {
     assert_eq!(f.get(b"ov.\xff"), Some(gguf_serde::ValueRef::String(gguf_serde::GgufStr::from_bytes(b"a\xfeb"))));
 }
 
+/// `--override-kv` reads an `int` or `float` value as llama-quantize does (C's `atol`/`atof` in
+/// llama.cpp's `string_parse_kv_override`): `int:` is 0, `int:7x` 7, `int:\xff` 0, `float:1\xff`
+/// 1.0; the output is byte-identical to llama-quantize's for the same options.
+#[test]
+fn override_kv_reads_numbers_as_llama_quantize() {
+    use gguf_serde::ValueRef;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("override-kv-atol");
+    tiny_llama(&dir.join("m.gguf"));
+    let ovs: [&[u8]; 4] = [b"o.empty=int:", b"o.trail=int:7x", b"o.bad=int:\xff", b"o.f=float:1\xff"];
+    let args = |out: &'static str| {
+        let mut a: Vec<&OsStr> = Vec::new();
+        for ov in ovs {
+            a.extend([OsStr::new("--override-kv"), OsStr::from_bytes(ov)]);
+        }
+        a.extend([OsStr::new("m.gguf"), OsStr::new(out), OsStr::new("Q8_0")]);
+        a
+    };
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    run_in(&dir, &ours, &[&[OsStr::new("quantize"), OsStr::new("-q")][..], &args("ours.gguf")].concat());
+    let f = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
+    for (k, v) in [("o.empty", 0u32), ("o.trail", 7), ("o.bad", 0)] {
+        assert_eq!(f.get(k), Some(ValueRef::U32(v)), "{k}");
+    }
+    assert_eq!(f.get("o.f"), Some(ValueRef::F32(1.0)));
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    run_in(&dir, &lq, &args("theirs.gguf"));
+    let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+    assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
+}
+
 /// A model whose tensor names, keys and strings hold NUL bytes is quantized as llama-quantize
 /// quantizes it, which takes each as a C string (ggml's `ggml_set_name`, `gguf_set_kv`): a name
 /// ends at its first NUL for every rule (`blk.0.attn_v\xff\0.weight` is `blk.0.attn_v\xff`, which
