@@ -24,7 +24,9 @@ fn parse_type(s: &str) -> Result<ValueType, String> {
 pub struct SetArgs {
     /// The GGUF file, rewritten in place.
     file: PathBuf,
-    /// The key, as `gguf inspect` shows it (see "Names" in `gguf --help`).
+    /// The key, as `gguf inspect` shows it (see "Names" in `gguf --help`). A new key may be any
+    /// bytes, as `gguf rename` writes them and ggml reads them (the spec requires ASCII keys:
+    /// `gguf validate` warns), 1 to 65,535 of them.
     key: OsString,
     /// The value, as text taken as it is (no escapes; see --escaped). On Unix a VALUE that is not
     /// UTF-8 is a string of its bytes, as ggml stores them.
@@ -33,7 +35,8 @@ pub struct SetArgs {
     /// Read VALUE in the escaped form `gguf inspect` shows string values in, without the quotes
     /// (see "Names" in `gguf --help`): `\\` a backslash, `\xNN` a byte (one that is not UTF-8
     /// too), `\n`, `\t`, `\r`, `\0`, `\"`, `\u{1b}`; so `gguf set F K 'caf\xe9' --escaped`
-    /// writes the bytes `caf` E9.
+    /// writes the bytes `caf` E9. A VALUE that is not UTF-8 is refused with --escaped (exit
+    /// status 2).
     #[arg(long)]
     escaped: bool,
     /// The value's type: u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, bool or string. Without
@@ -109,9 +112,17 @@ fn set_edit(key: &[u8], bytes: &[u8], ty: Option<ValueType>, old: Option<ValueRe
 pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
     let key = crate::names::name_arg(&args.key, "KEY")?;
     let shown_key = GgufStr::from_bytes(&key);
-    let bytes = match args.escaped {
-        true => crate::names::name_arg(&args.value, "VALUE")?,
-        false => args.value.as_encoded_bytes().to_vec(),
+    let bytes = match (args.escaped, args.value.to_str()) {
+        (true, Some(_)) => crate::names::name_arg(&args.value, "VALUE")?,
+        // The escaped form is text: a byte that is not UTF-8 is written `\xNN` in it.
+        (true, None) => {
+            return Err(crate::out::usage(format!(
+                "VALUE {:?} is not UTF-8, which --escaped does not take: write each byte that is not \
+                 UTF-8 as \\xNN (as shown), or leave out --escaped to store the bytes as they are",
+                GgufStr::from_bytes(args.value.as_encoded_bytes())
+            )))
+        }
+        (false, _) => args.value.as_encoded_bytes().to_vec(),
     };
     let change = {
         let f = Gguf::open(&args.file)

@@ -211,8 +211,8 @@ impl<'a> Model<'a> {
     }
 
     /// The value of `key` in the metadata.
-    fn get(&self, key: &str) -> Option<ValueRef<'a>> {
-        self.metadata.iter().find(|kv| kv.key == key).map(|kv| kv.value)
+    fn get(&self, key: impl AsRef<[u8]>) -> Option<ValueRef<'a>> {
+        self.metadata.iter().find(|kv| kv.key.as_bytes() == key.as_ref()).map(|kv| kv.value)
     }
 }
 
@@ -346,24 +346,23 @@ struct Memory {
     total: u64,
 }
 
-/// Why `--memory` cannot estimate a file's memory.
+/// Why `--memory` cannot estimate a file's memory. Keys are bytes: built from a
+/// `general.architecture` that need not be UTF-8 (ggml reads any bytes; llama.cpp then finds no
+/// such architecture, as for any unknown one).
 #[derive(Debug, thiserror::Error)]
 enum MemoryError {
     /// A key the estimate needs is missing (or not an integer).
     #[error("--memory: the file has no {}", shown_key(.0))]
-    Missing(String),
-    /// `general.architecture` is a string that is not UTF-8 (the reader's error: key, offset).
-    #[error("--memory: {0}")]
-    NotUtf8(gguf_serde::Error),
+    Missing(Vec<u8>),
     /// `{arch}.attention.head_count` is 0.
     #[error("--memory: {} is 0", shown_key(.0))]
-    Zero(String),
+    Zero(Vec<u8>),
     /// A size does not fit in 64 bits: `what` (a key of the file, or a tensor) has the value
     /// `value` that made it overflow.
     #[error("--memory: {} = {value} makes the {size} larger than 2^64 - 1 bytes", shown_key(.what))]
     Overflow {
         /// The key or tensor.
-        what: String,
+        what: Vec<u8>,
         /// Its value.
         value: u64,
         /// The size computed: "KV cache", "weights", ….
@@ -373,24 +372,25 @@ enum MemoryError {
 
 /// A key built from `general.architecture` (or another text) as a message shows it: as it is
 /// when it has nothing to escape, else escaped and quoted as inspect shows names (a control
-/// byte or a backslash of the architecture never reaches the terminal raw).
-fn shown_key(k: &str) -> String {
-    let g = gguf_serde::GgufStr::from(k);
-    if g.escaped() == k {
-        k.to_owned()
+/// byte, a backslash or a byte that is not UTF-8 of the architecture never reaches the terminal
+/// raw).
+fn shown_key(k: &[u8]) -> String {
+    let g = GgufStr::from_bytes(k);
+    if g.escaped().as_bytes() == k {
+        g.escaped().into_owned()
     } else {
         format!("{g:?}")
     }
 }
 
 /// `a × b`, or [`MemoryError::Overflow`] naming `what` (whose value is `b`).
-fn mul(a: u64, b: u64, what: &str, size: &'static str) -> Result<u64, MemoryError> {
-    a.checked_mul(b).ok_or_else(|| MemoryError::Overflow { what: what.to_owned(), value: b, size })
+fn mul(a: u64, b: u64, what: impl AsRef<[u8]>, size: &'static str) -> Result<u64, MemoryError> {
+    a.checked_mul(b).ok_or_else(|| MemoryError::Overflow { what: what.as_ref().to_vec(), value: b, size })
 }
 
 /// `a + b`, or [`MemoryError::Overflow`] naming `what` (whose value is `value`).
-fn add(a: u64, b: u64, what: &str, value: u64, size: &'static str) -> Result<u64, MemoryError> {
-    a.checked_add(b).ok_or_else(|| MemoryError::Overflow { what: what.to_owned(), value, size })
+fn add(a: u64, b: u64, what: impl AsRef<[u8]>, value: u64, size: &'static str) -> Result<u64, MemoryError> {
+    a.checked_add(b).ok_or_else(|| MemoryError::Overflow { what: what.as_ref().to_vec(), value, size })
 }
 
 /// The weights and KV cache llama.cpp allocates for `file` with a context of `ctx` tokens (see
@@ -407,16 +407,14 @@ fn add(a: u64, b: u64, what: &str, value: u64, size: &'static str) -> Result<u64
 /// # Errors
 /// [`MemoryError`] for a missing key, a head count of 0, or a size above `u64::MAX` bytes.
 fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryError> {
-    let arch_kv = f.metadata.iter().find(|kv| kv.key == "general.architecture");
-    let arch = arch_kv
-        .map(|kv| kv.value_str())
-        .transpose()
-        .map_err(MemoryError::NotUtf8)?
-        .flatten()
-        .map(str::to_owned)
-        .ok_or_else(|| MemoryError::Missing("general.architecture".into()))?;
-    let key = |k: &str| format!("{arch}.{k}");
-    let num = |k: &str| f.get(&key(k)).and_then(|v| v.as_u64());
+    // Any bytes, as ggml reads them: one that is not UTF-8 is an architecture llama.cpp does not
+    // know, as `llamx` is, and its keys are looked up (and shown) as bytes.
+    let arch = f
+        .get("general.architecture")
+        .and_then(|v| v.as_gguf_str())
+        .ok_or_else(|| MemoryError::Missing(b"general.architecture".to_vec()))?;
+    let key = |k: &str| [arch.as_bytes(), b".", k.as_bytes()].concat();
+    let num = |k: &str| f.get(key(k)).and_then(|v| v.as_u64());
     let need = |k: &str| num(k).ok_or_else(|| MemoryError::Missing(key(k)));
     let layers = need("block_count")?;
     // llama.cpp: `n_ctx` 0 is the training context.
@@ -435,7 +433,7 @@ fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryErro
     // The bytes of one layer's K (or V) with `kv_heads` heads of `len` values: F16, 2 bytes a value.
     let (k_key, v_key, hkv_key) =
         (key("attention.key_length"), key("attention.value_length"), key("attention.head_count_kv"));
-    let layer = |kv_heads: u64, len: u64, len_key: &str| -> Result<u64, MemoryError> {
+    let layer = |kv_heads: u64, len: u64, len_key: &[u8]| -> Result<u64, MemoryError> {
         mul(mul(mul(2, cells, "the context (cells)", KV)?, len, len_key, KV)?, kv_heads, &hkv_key, KV)
     };
     // The layers the file lists a head count for, one by one, then the rest, which all have the
@@ -471,7 +469,7 @@ fn estimate_memory(f: &Model<'_>, ctx: Option<u32>) -> Result<Memory, MemoryErro
     let kv = add(k, v, &bc, layers, KV)?;
     let mut weights = 0u64;
     for (_, t) in &f.tensors {
-        weights = add(weights, t.nbytes, &format!("the nbytes of tensor {}", t.name), t.nbytes, "weights")?;
+        weights = add(weights, t.nbytes, format!("the nbytes of tensor {}", t.name), t.nbytes, "weights")?;
     }
     let total = add(weights, kv, &bc, layers, "total")?;
     Ok(Memory { ctx, cells, layers, weights, k, v, kv, total })

@@ -6,9 +6,22 @@ use gguf_serde::format::shown_path;
 use std::path::Path;
 
 /// Whether a command-line file argument names a remote file
-/// ([`gguf_serde::container::is_remote`]: `http://`, `https://` or `hf://`).
+/// ([`gguf_serde::container::is_remote`]: `http://`, `https://` or `hf://`), by its scheme: one
+/// that holds a byte that is not UTF-8 after the scheme is a URL too (refused by [`open`] and
+/// [`open_model`] as a bad URL), not a path.
 pub fn is_remote(path: &Path) -> bool {
-    path.to_str().is_some_and(gguf_serde::container::is_remote)
+    gguf_serde::container::is_remote(&String::from_utf8_lossy(path.as_os_str().as_encoded_bytes()))
+}
+
+/// The text of the URL `url`.
+///
+/// # Errors
+/// A URL that is not UTF-8 (a URL is text), named in the escaped form of names (`\xNN`).
+pub fn url_text(url: &Path) -> anyhow::Result<&str> {
+    url.to_str().ok_or_else(|| {
+        let shown = gguf_serde::GgufStr::from_bytes(url.as_os_str().as_encoded_bytes());
+        anyhow::anyhow!("not a remote file URL: {shown:?} (it holds a byte that is not UTF-8; a URL is text)")
+    })
 }
 
 /// `e` with the URL in front when it does not name it yet: I/O errors do, a format error says
@@ -59,7 +72,7 @@ pub fn open(
     url: &Path,
 ) -> anyhow::Result<(gguf_serde::Gguf<gguf_serde::container::MetadataOnly>, gguf_serde::container::remote::RemoteStats)>
 {
-    let url = url.to_str().unwrap_or_default();
+    let url = url_text(url)?;
     Ok(gguf_serde::Gguf::from_url(url, &options()?)?)
 }
 
@@ -75,7 +88,7 @@ pub fn open_model(
     gguf_serde::ShardedGguf<gguf_serde::container::MetadataOnly>,
     Vec<gguf_serde::container::remote::RemoteStats>,
 )> {
-    let url = url.to_str().unwrap_or_default();
+    let url = url_text(url)?;
     Ok(gguf_serde::ShardedGguf::from_url(url, &options()?)?)
 }
 
@@ -84,12 +97,14 @@ pub fn open_model(
 pub fn open_model(
     url: &Path,
 ) -> anyhow::Result<(gguf_serde::ShardedGguf<gguf_serde::container::MetadataOnly>, Vec<Stats>)> {
+    url_text(url)?;
     anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", shown_path(&url))
 }
 
 /// Without the `remote` feature a URL is refused with a message saying so.
 #[cfg(not(feature = "remote"))]
 pub fn open(url: &Path) -> anyhow::Result<(gguf_serde::Gguf<gguf_serde::container::MetadataOnly>, Stats)> {
+    url_text(url)?;
     anyhow::bail!("{}: remote files need the `remote` feature of gguf-cli", shown_path(&url))
 }
 

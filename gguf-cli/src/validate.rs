@@ -64,16 +64,27 @@ fn ggml_refusals<S: Source>(f: &Gguf<S>) -> Vec<String> {
     out
 }
 
-/// Keys, string values (strings of arrays too) and tensor names that are not UTF-8: the spec asks
-/// for UTF-8, ggml takes any bytes (so llama.cpp loads the file). Warnings, also with --ggml.
+/// Keys that are not ASCII, and string values (strings of arrays too) and tensor names that are
+/// not UTF-8: ggml's docs/gguf.md says a key (`gguf_metadata_kv_t`) "must be a valid ASCII
+/// string" and a string (`gguf_string_t`: a value, a tensor name) is UTF-8; ggml takes any bytes
+/// (so llama.cpp loads the file). Warnings, also with --ggml.
 fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
+    const KEY_NOTE: &str = "(the spec requires ASCII keys; ggml and llama.cpp accept any bytes)";
+    const UTF8_NOTE: &str = "(the spec asks for UTF-8; ggml and llama.cpp accept any bytes)";
     let mut out = Vec::new();
     for kv in f.metadata() {
-        if let Err(e) = kv.key_str() {
-            out.push(e.to_string());
+        match kv.key_str() {
+            Err(e) => out.push(format!("{e} {KEY_NOTE}")),
+            // The key's bytes start after its 8-byte length, as the reader's error counts them.
+            Ok(k) if !k.is_ascii() => out.push(format!(
+                "key at offset {} is not ASCII (key {:?}) {KEY_NOTE}",
+                kv.offset.saturating_add(8),
+                kv.key
+            )),
+            Ok(_) => {}
         }
         if let Err(e) = kv.value_str() {
-            out.push(e.to_string());
+            out.push(format!("{e} {UTF8_NOTE}"));
         }
         if let Some(a) = kv.value.as_array().filter(|a| !a.is_utf8()) {
             // The strings of the array (of its inner arrays, for an array of arrays: counted).
@@ -83,22 +94,23 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
                     let n = 1 + bad.count();
                     let (are, first) = if n == 1 { ("is", "at") } else { ("are", "the first at") };
                     out.push(format!(
-                        "{} of key {} {are} not valid UTF-8, {first} index {i}: {s:?}",
+                        "{} of key {} {are} not valid UTF-8, {first} index {i}: {s:?} {UTF8_NOTE}",
                         crate::out::count(n, "string"),
                         kv.key
                     ));
                 }
-                None => out.push(format!("key {}: strings of its inner arrays are not valid UTF-8", kv.key)),
+                None => {
+                    out.push(format!("key {}: strings of its inner arrays are not valid UTF-8 {UTF8_NOTE}", kv.key))
+                }
             }
         }
     }
     for t in f.tensors() {
         if let Err(e) = t.name_str() {
-            out.push(e.to_string());
+            out.push(format!("{e} {UTF8_NOTE}"));
         }
     }
-    let note = "(the spec asks for UTF-8; ggml and llama.cpp accept any bytes)";
-    out.into_iter().map(|w| format!("{w} {note}")).collect()
+    out
 }
 
 /// Keys, tensor names and strings (values and strings of arrays) that hold a NUL byte: ggml

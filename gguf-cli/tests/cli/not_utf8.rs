@@ -626,23 +626,48 @@ fn export_and_import_keep_names_that_are_not_utf8() {
     assert!(!dir.join("m.safetensors").exists());
 }
 
-/// `inspect --memory` of a file whose `general.architecture` is not UTF-8 says so, with the key
-/// and the offset of the string's bytes (found in the file), not that the key is missing.
+/// `inspect --memory` of a file whose `general.architecture` is not UTF-8 takes it as the
+/// architecture it is, one llama.cpp does not know, as it takes `llamx`: its keys are read by
+/// bytes and the estimate is the one for the same keys under `llamx` (2 layers, context 256,
+/// embedding 64, 4 heads: K and V each 2 × 256 cells × 16 × 4 heads × 2 bytes per layer, as
+/// llama.cpp's F16 cache), and a missing key is named escaped.
 #[test]
-fn memory_names_an_architecture_that_is_not_utf8() {
+fn memory_takes_an_architecture_that_is_not_utf8() {
     use gguf_serde::{GgufStr, GgufWriter, ValueRef};
     let dir = temp_dir("not-utf8-memory");
-    let f = dir.join("a.gguf");
-    let mut w = GgufWriter::create(&f).unwrap();
-    w.add_kv_ref("general.architecture", ValueRef::String(GgufStr::from_bytes(b"ll\xffma"))).unwrap();
-    w.commit().unwrap();
-    let bytes = std::fs::read(&f).unwrap();
-    let at = bytes.windows(5).position(|w| w == b"ll\xffma").unwrap();
+    let write = |arch: &[u8], keys: bool| {
+        let f = dir.join("a.gguf");
+        let mut w = GgufWriter::create(&f).unwrap();
+        w.add_kv_ref("general.architecture", ValueRef::String(GgufStr::from_bytes(arch))).unwrap();
+        if keys {
+            for (k, v) in [("block_count", 2u32), ("context_length", 256), ("embedding_length", 64)] {
+                w.add_kv_ref(GgufStr::from_bytes(&[arch, b".", k.as_bytes()].concat()), ValueRef::U32(v)).unwrap();
+            }
+            let heads = [arch, b".attention.head_count"].concat();
+            w.add_kv_ref(GgufStr::from_bytes(&heads), ValueRef::U32(4)).unwrap();
+        }
+        w.commit().unwrap();
+        f
+    };
+    let memory = |arch: &[u8]| -> serde_json::Value {
+        let f = write(arch, true);
+        let o = gguf(&["inspect", "--json", "--memory", s(&f)]);
+        assert!(o.status.success(), "{o:?}");
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["memory"].clone()
+    };
+    let odd = memory(b"ll\xffma");
+    assert_eq!(odd, memory(b"llamx"));
+    let per_layer = 2 * 256 * 16 * 4;
+    assert_eq!(odd["k_bytes"], 2 * per_layer);
+    assert_eq!(odd["kv_bytes"], 4 * per_layer);
+    let f = write(b"ll\xffma", true);
+    let o = gguf(&["inspect", "--memory", s(&f)]);
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("(256 cells, 2 layers)"), "{o:?}");
+    let f = write(b"ll\xffma", false);
     let o = gguf(&["inspect", "--memory", s(&f)]);
     assert_eq!(o.status.code(), Some(1), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("general.architecture") && err.contains(&format!("offset {at}")), "{err}");
-    assert!(err.contains("not valid UTF-8") && !err.contains("has no"), "{err}");
+    assert!(err.contains(r#"--memory: the file has no "ll\xffma.block_count""#), "{err}");
 }
 
 /// `validate` warns about a NUL byte in a key or tensor name, and says what llama.cpp reads
@@ -710,6 +735,117 @@ fn edit_errors_quote_keys_once() {
     assert!(e.contains(r#"cannot edit "x..\xfe": a segment between dots is empty"#), "{e}");
     let e = err(&[b"set", p, b"k\xfe", b"x", b"--type", b"u32"]);
     assert!(e.contains(r#"cannot edit "k\xfe": "x" is not a valid u32"#), "{e}");
+}
+
+/// `set` takes a new key of any bytes, as `rename` does and as ggml reads it (not UTF-8, UTF-8
+/// that is not ASCII, a NUL): setting a key gives the file that setting another key and renaming
+/// it to that one gives, also with `--dry-run`, and ggml reads it as we do. A new key that is
+/// empty or over 65,535 bytes is refused by both, naming no offset (there is no output file).
+#[test]
+fn set_takes_new_keys_rename_takes() {
+    use gguf_serde::{Gguf, GgufStr, ValueRef};
+    let dir = temp_dir("not-utf8-set-key");
+    let (f, g) = (dir.join("f.gguf"), dir.join("g.gguf"));
+    odd_file(&f, &[b"k"], &[b"w"]);
+    let ok = |args: &[&[u8]]| {
+        let o = gguf_os(args);
+        assert!(o.status.success(), "{args:?}: {o:?}");
+        o
+    };
+    let (fp, gp) = (f.as_os_str().as_encoded_bytes(), g.as_os_str().as_encoded_bytes());
+    for (key, shown) in [(&b"new\xff"[..], r"new\xff"), ("caf\u{e9}".as_bytes(), "caf\u{e9}"), (b"a\\0b", r"a\0b")] {
+        std::fs::copy(&f, &g).unwrap();
+        let dry = ok(&[b"set", b"--dry-run", fp, key, b"v"]);
+        assert_eq!(String::from_utf8_lossy(&dry.stdout), format!("+ key {shown}: string = \"v\"\n"));
+        ok(&[b"set", fp, key, b"v"]);
+        ok(&[b"set", gp, b"tmp", b"v"]);
+        ok(&[b"rename", gp, b"tmp", key]);
+        assert!(std::fs::read(&f).unwrap() == std::fs::read(&g).unwrap(), "{shown}: set and rename differ");
+        let want = GgufStr::unescape(shown).unwrap();
+        let file = Gguf::open(&f).unwrap();
+        assert_eq!(file.get(&want), Some(ValueRef::String(GgufStr::from("v"))), "{shown}");
+        // The harness prints C strings: a key with a NUL is cut there (see
+        // `validate_warns_about_nul_bytes_in_names`), so the file is compared before that one.
+        if let Some(harness) = llama_run_harness().filter(|_| !want.contains(&0)) {
+            assert_ggml_reads_as_we_do(&harness, &f);
+        }
+    }
+    let long = vec![b'a'; 65536];
+    for (args, len) in [
+        (vec![&b"set"[..], fp, b"", b"v"], 0),
+        (vec![b"set", b"--dry-run", fp, b"", b"v"], 0),
+        (vec![b"rename", fp, b"k", b""], 0),
+        (vec![b"set", fp, &long[..], b"v"], 65536),
+        (vec![b"rename", fp, b"k", &long[..]], 65536),
+    ] {
+        let before = std::fs::read(&f).unwrap();
+        let o = gguf_os(&args);
+        assert_eq!(o.status.code(), Some(1), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("a new key must be 1 to 65,535 bytes long, not {len}")), "{err}");
+        assert!(!err.contains("offset"), "{err}");
+        assert!(std::fs::read(&f).unwrap() == before, "a refused edit changed the file");
+    }
+}
+
+/// `set --escaped` refuses a VALUE that is not UTF-8 (the escaped form is text: such a byte is
+/// written `\xNN`), a usage error naming VALUE, and leaves the file as it was.
+#[test]
+fn set_escaped_refuses_a_value_that_is_not_utf8() {
+    let dir = temp_dir("not-utf8-set-escaped");
+    let f = dir.join("f.gguf");
+    odd_file(&f, &[b"k"], &[]);
+    let before = std::fs::read(&f).unwrap();
+    let p = f.as_os_str().as_encoded_bytes();
+    for args in [[&b"set"[..], p, b"k", b"caf\xe9", b"--escaped"], [b"set", p, b"new", b"caf\xe9", b"--escaped"]] {
+        let o = gguf_os(&args);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(r#"VALUE "caf\xe9" is not UTF-8, which --escaped does not take"#), "{err}");
+        assert!(std::fs::read(&f).unwrap() == before, "a refused set changed the file");
+    }
+}
+
+/// A URL (`hf://`, `http://`, `https://`) holding a byte that is not UTF-8 is refused as a bad
+/// URL, named escaped, not opened as a local path.
+#[test]
+fn urls_that_are_not_utf8_are_bad_urls() {
+    for url in [&b"hf://o/r\xff/x.gguf"[..], b"https://h/x\xfe.gguf", b"HTTP://h/\xff"] {
+        let shown = gguf_serde::GgufStr::from_bytes(url);
+        for cmd in [&b"inspect"[..], b"validate"] {
+            let o = gguf_os(&[cmd, url]);
+            assert_eq!(o.status.code(), Some(1), "{o:?}");
+            let out = [o.stdout, o.stderr].concat();
+            let text = String::from_utf8_lossy(&out);
+            assert!(
+                text.contains(&format!("not a remote file URL: {shown:?} (it holds a byte that is not UTF-8")),
+                "{text}"
+            );
+            assert!(!text.contains("No such file"), "{text}");
+        }
+    }
+}
+
+/// `validate` warns about a key that is not ASCII (UTF-8 or not), as the spec requires ASCII
+/// keys, and about a string value or tensor name that is not UTF-8, as the spec asks for UTF-8.
+#[test]
+fn validate_warns_about_keys_that_are_not_ascii() {
+    let dir = temp_dir("not-utf8-validate-keys");
+    let f = dir.join("f.gguf");
+    odd_file(&f, &["caf\u{e9}".as_bytes(), b"k\xff", b"plain"], &[b"w\xfe"]);
+    let bytes = std::fs::read(&f).unwrap();
+    let at = |needle: &[u8]| bytes.windows(needle.len()).position(|w| w == needle).unwrap();
+    let o = gguf(&["validate", s(&f)]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = String::from_utf8(o.stdout).unwrap();
+    let ascii = "(the spec requires ASCII keys; ggml and llama.cpp accept any bytes)";
+    let caf = format!("key at offset {} is not ASCII (key \"caf\u{e9}\") {ascii}", at("caf\u{e9}".as_bytes()));
+    assert!(out.contains(&caf), "{out}");
+    let kff = out.lines().find(|l| l.contains(r#"(key "k\xff")"#)).unwrap_or_default();
+    assert!(kff.contains(&format!("offset {}", at(b"k\xff"))) && kff.ends_with(ascii), "{out}");
+    let w = out.lines().find(|l| l.contains(r#""w\xfe""#)).unwrap_or_default();
+    assert!(w.ends_with("(the spec asks for UTF-8; ggml and llama.cpp accept any bytes)"), "{out}");
+    assert!(!out.contains("plain"), "{out}");
 }
 
 /// `inspect --memory` of a file whose `general.architecture` is UTF-8 with a control byte or a
@@ -802,6 +938,38 @@ fn override_kv_takes_bytes_as_llama_quantize() {
     assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
     let f = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
     assert_eq!(f.get(b"ov.\xff"), Some(gguf_serde::ValueRef::String(gguf_serde::GgufStr::from_bytes(b"a\xfeb"))));
+}
+
+/// `--override-kv` reads an `int` or `float` value as llama-quantize does (C's `atol`/`atof` in
+/// llama.cpp's `string_parse_kv_override`): `int:` is 0, `int:7x` 7, `int:\xff` 0, `float:1\xff`
+/// 1.0; the output is byte-identical to llama-quantize's for the same options.
+#[test]
+fn override_kv_reads_numbers_as_llama_quantize() {
+    use gguf_serde::ValueRef;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = temp_dir("override-kv-atol");
+    tiny_llama(&dir.join("m.gguf"));
+    let ovs: [&[u8]; 4] = [b"o.empty=int:", b"o.trail=int:7x", b"o.bad=int:\xff", b"o.f=float:1\xff"];
+    let args = |out: &'static str| {
+        let mut a: Vec<&OsStr> = Vec::new();
+        for ov in ovs {
+            a.extend([OsStr::new("--override-kv"), OsStr::from_bytes(ov)]);
+        }
+        a.extend([OsStr::new("m.gguf"), OsStr::new(out), OsStr::new("Q8_0")]);
+        a
+    };
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    run_in(&dir, &ours, &[&[OsStr::new("quantize"), OsStr::new("-q")][..], &args("ours.gguf")].concat());
+    let f = gguf_serde::Gguf::open(dir.join("ours.gguf")).unwrap();
+    for (k, v) in [("o.empty", 0u32), ("o.trail", 7), ("o.bad", 0)] {
+        assert_eq!(f.get(k), Some(ValueRef::U32(v)), "{k}");
+    }
+    assert_eq!(f.get("o.f"), Some(ValueRef::F32(1.0)));
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    run_in(&dir, &lq, &args("theirs.gguf"));
+    let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+    assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
 }
 
 /// A model whose tensor names, keys and strings hold NUL bytes is quantized as llama-quantize

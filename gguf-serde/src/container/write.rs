@@ -307,9 +307,9 @@ impl<W: Write> GgufWriter<W> {
         self.add_value_keyed(key.into(), value, false)
     }
 
-    /// [`GgufWriter::add_value`] with a key of any bytes; `copied`: a key read from a file (an
-    /// edit of an existing pair, an import of an export), not refused for not being ASCII, as
-    /// [`GgufWriter::add_kv_ref`] takes it.
+    /// [`GgufWriter::add_value`] with a key of any bytes; `copied`: a key read from a file or
+    /// given to an edit (an edit's key, an import of an export), not refused for not being
+    /// ASCII, as [`GgufWriter::add_kv_ref`] takes it.
     pub(crate) fn add_value_keyed(&mut self, key_bytes: GgufStr<'_>, value: &Value, copied: bool) -> Result<()> {
         self.check_key(key_bytes, copied).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
         let key_shown = key_bytes.escaped();
@@ -336,13 +336,8 @@ impl<W: Write> GgufWriter<W> {
     /// # Errors
     /// As [`GgufWriter::add_kv`], except that a key is not refused for not being ASCII.
     pub fn add_kv_ref<'k>(&mut self, key: impl Into<GgufStr<'k>>, value: ValueRef<'_>) -> Result<()> {
-        self.add_kv_ref_keyed(key.into(), value, true)
-    }
-
-    /// [`GgufWriter::add_kv_ref`]; `copied`: the key was read from a file (else a new key,
-    /// refused if not ASCII, as [`GgufWriter::add_value`] refuses it).
-    pub(crate) fn add_kv_ref_keyed(&mut self, key_bytes: GgufStr<'_>, value: ValueRef<'_>, copied: bool) -> Result<()> {
-        self.check_key(key_bytes, copied).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
+        let key_bytes: GgufStr<'_> = key.into();
+        self.check_key(key_bytes, true).map_err(|e| e.at_output_offset(self.next_kv_offset()))?;
         let key_shown = key_bytes.escaped();
         let key: &str = &key_shown;
         let align = match value {

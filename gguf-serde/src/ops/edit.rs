@@ -50,9 +50,12 @@ use {
 /// for text, or the bytes of a key that is not UTF-8 (as [`Kv::key`](crate::Kv::key) gives
 /// them, or [`GgufStr::unescape`] reads them from the escaped form `gguf inspect` shows), so
 /// that every key of a file can be set, removed and renamed. A new key (set, or the new name of
-/// a rename) is written as given; the writer refuses one that is not ASCII when it is set
-/// ([`WriteError::InvalidKey`](crate::WriteError::InvalidKey)), and keeps any bytes when it
-/// renames (as ggml copies keys). Errors show keys escaped ([`GgufStr`]'s `Display`).
+/// a rename) is written as given, one rule for both: any bytes, ASCII or not, UTF-8 or not, as
+/// ggml's reader takes them (the spec requires ASCII keys; `gguf validate` warns about one that
+/// is not), but not empty nor longer than 65,535 bytes ([`EditError::KeyLength`]) nor with an
+/// empty segment ([`EditError::EmptySegment`]). Unlike [`GgufWriter::add_kv`], which refuses a
+/// new key that is not ASCII, an edit keeps what the user gave. Errors show keys escaped
+/// ([`GgufStr`]'s `Display`).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Edit {
@@ -100,14 +103,29 @@ enum Item<'a> {
 /// A key: the bytes of one read from the file (UTF-8 or not, kept as they are), or one given.
 type Key<'a> = std::borrow::Cow<'a, [u8]>;
 
+/// Checks a key an edit creates (a new key set, the new name of a rename): 1 to 65,535 bytes
+/// ([`EditError::KeyLength`]) without an empty segment ([`EditError::EmptySegment`]); any bytes
+/// otherwise, as ggml reads them. Refused here, before anything is written, the error names no
+/// offset of the output.
+fn check_new_key(key: &[u8]) -> Result<()> {
+    let shown = || GgufStr::from_bytes(key).to_string();
+    if key.is_empty() || key.len() > 65535 {
+        return Err(EditError::KeyLength { key: shown(), len: key.len() }.into());
+    }
+    if has_empty_segment(key) {
+        return Err(EditError::EmptySegment { key: shown() }.into());
+    }
+    Ok(())
+}
+
 /// Sets `key` to `item` among `kvs`: in place, or appended.
 fn set<'a>(kvs: &mut Vec<(Key<'a>, Item<'a>)>, key: &[u8], item: Item<'a>) -> Result<()> {
     match kvs.iter_mut().find(|(k, _)| **k == *key) {
         Some(slot) => slot.1 = item,
-        None if has_empty_segment(key) => {
-            return Err(EditError::EmptySegment { key: GgufStr::from_bytes(key).to_string() }.into())
+        None => {
+            check_new_key(key)?;
+            kvs.push((Key::Owned(key.to_vec()), item));
         }
-        None => kvs.push((Key::Owned(key.to_vec()), item)),
     }
     Ok(())
 }
@@ -137,9 +155,7 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'
                     if find(&kvs, to).is_some() {
                         return Err(EditError::KeyExists { key: shown(from), to: shown(to) }.into());
                     }
-                    if has_empty_segment(to) {
-                        return Err(EditError::EmptySegment { key: shown(to) }.into());
-                    }
+                    check_new_key(to)?;
                     if let Some(slot) = kvs.get_mut(i) {
                         slot.0 = Key::Owned(to.clone());
                     }
@@ -173,15 +189,10 @@ pub fn apply<'f, S: Source, W: Write, T>(
         match item {
             // A pair of the file: its key's bytes as stored.
             Item::Ref(v) => w.add_kv_ref(GgufStr::from_bytes(&key), v)?,
-            // A value set by an edit: the file's key (any bytes, as stored), or a new key (ASCII).
-            Item::Owned(v) => {
-                let copied = matches!(key, Key::Borrowed(_));
-                w.add_value_keyed(GgufStr::from_bytes(&key), &v, copied)?;
-            }
-            Item::String(s) => {
-                let copied = matches!(key, Key::Borrowed(_));
-                w.add_kv_ref_keyed(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&s)), copied)?;
-            }
+            // A value set by an edit: the file's key or a new one, any bytes (checked by
+            // `check_new_key`), as a renamed key keeps them.
+            Item::Owned(v) => w.add_value_keyed(GgufStr::from_bytes(&key), &v, true)?,
+            Item::String(s) => w.add_kv_ref(GgufStr::from_bytes(&key), ValueRef::String(GgufStr::from_bytes(&s)))?,
         }
     }
     for t in file.tensors() {

@@ -284,6 +284,18 @@ pub enum EditError {
         key: String,
     },
 
+    /// A key the edit would create (a new key set, the new name of a rename) that is empty or
+    /// longer than 65,535 bytes: ggml's reader refuses an empty key, and the spec caps a key at
+    /// 2^16 - 1 bytes. Any other bytes are taken (see [`Edit`](crate::ops::edit::Edit)).
+    #[error("cannot edit {}: a new key must be 1 to 65,535 bytes long, not {len}", Quoted(.key))]
+    #[non_exhaustive]
+    KeyLength {
+        /// The new key.
+        key: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+
     /// An array value to be set from text.
     #[error("cannot edit {}: arrays cannot be set from text", Quoted(.key))]
     #[non_exhaustive]
@@ -374,12 +386,13 @@ impl EditError {
             | EditError::BadStandardValue { .. }
             | EditError::IntegerTooLarge { .. }
             | EditError::ArrayFromText { .. }
-            | EditError::EmptySegment { .. } => None,
+            | EditError::EmptySegment { .. }
+            | EditError::KeyLength { .. } => None,
         }
     }
 
-    /// The key edited (for a rename to an existing key, the key renamed; for an empty segment,
-    /// the new key).
+    /// The key edited (for a rename to an existing key, the key renamed; for an empty segment
+    /// or a bad length, the new key).
     pub fn key(&self) -> Option<&str> {
         Some(match self {
             EditError::NoSuchKey { key, .. }
@@ -388,7 +401,8 @@ impl EditError {
             | EditError::BadStandardValue { key, .. }
             | EditError::IntegerTooLarge { key, .. }
             | EditError::ArrayFromText { key }
-            | EditError::EmptySegment { key } => key,
+            | EditError::EmptySegment { key }
+            | EditError::KeyLength { key, .. } => key,
         })
     }
 
@@ -401,7 +415,8 @@ impl EditError {
             | EditError::BadStandardValue { .. }
             | EditError::IntegerTooLarge { .. }
             | EditError::ArrayFromText { .. }
-            | EditError::EmptySegment { .. } => None,
+            | EditError::EmptySegment { .. }
+            | EditError::KeyLength { .. } => None,
         }
     }
 }
@@ -545,6 +560,7 @@ mod tests {
                 expected: crate::format::keys::KeyType::Scalar(crate::format::ValueType::U32),
             },
             EditError::EmptySegment { key: s("k") },
+            EditError::KeyLength { key: s("k"), len: 1 },
             EditError::ArrayFromText { key: s("k") },
         ];
         for e in &cases {

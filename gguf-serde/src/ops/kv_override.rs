@@ -28,25 +28,28 @@ pub struct KvOverride {
 }
 
 impl KvOverride {
-    /// Parses `KEY=TYPE:VALUE` as llama.cpp's `string_parse_kv_override`: TYPE is `int`, `float`,
-    /// `bool` or `str`; `int` and `float` values are read as C's `atol`/`atof` read them. Unlike
-    /// llama-quantize, which reads text that is not a number as its longest leading number (0 if
-    /// none: `int:abc` writes 0), a value that is not wholly a number is refused.
+    /// Parses `KEY=TYPE:VALUE` as llama.cpp's `string_parse_kv_override` (common/common.cpp)
+    /// parses it: TYPE is `int`, `float`, `bool` or `str`; an `int` or `float` value is read as
+    /// C's `atol`/`atof` read it, the longest leading number and 0 without one, as llama-quantize
+    /// writes it: `int:` and `int:abc` are 0, `int:7x` is 7, `float:1.5e` is 1.5 (the reference's
+    /// behaviour, kept so that the output is llama-quantize's).
     ///
     /// # Errors
-    /// [`QuantizeError`] for a missing `=`, an empty key or one of 128 bytes
-    /// or more, an unknown TYPE, an `int` value that is not an integer or a `float` value that is
-    /// not a number, a bool other than `true`/`false`, or a string over 127 bytes.
+    /// [`QuantizeError`] for what the reference refuses: a missing `=`, a key of 128 bytes or more,
+    /// an unknown TYPE, a bool other than `true`/`false`, a string over 127 bytes; and an empty
+    /// key (the reference's parser takes it, then ggml aborts on it: `GGML_ASSERT(!key.empty())`).
     pub fn parse(s: &str) -> Result<Self> {
         KvOverride::parse_bytes(s.as_bytes())
     }
 
     /// [`KvOverride::parse`] of any bytes (a command-line argument that is not UTF-8): the key
-    /// and a `str` value are taken as bytes, as llama-quantize takes them.
+    /// and a `str` value are taken as bytes, as llama-quantize takes them; an `int` or `float`
+    /// value is read up to its first byte that is not part of a number, as `atol`/`atof` read it
+    /// (`int:\xff` is 0, `float:1\xff` is 1.0).
     ///
     /// # Errors
-    /// As [`KvOverride::parse`] (a value that is not UTF-8 is not an `int`, `float` or `bool`
-    /// value); an unknown TYPE is named in the escaped form of names (`blob\xff`).
+    /// As [`KvOverride::parse`] (a `bool` value that is not UTF-8 is neither `true` nor
+    /// `false`); an unknown TYPE is named in the escaped form of names (`blob\xff`).
     pub fn parse_bytes(s: &[u8]) -> Result<Self> {
         let shown = crate::format::GgufStr::from_bytes(s);
         let bad =
@@ -66,19 +69,17 @@ impl KvOverride {
         let Some(colon) = rest.iter().position(|&b| b == b':') else { return unknown(rest) };
         let (ty, v) = (rest.split_at(colon).0, rest.get(colon + 1..).unwrap_or_default());
         let text = std::str::from_utf8(v).ok();
-        // llama-quantize reads `int:abc` as 0 and `int:12abc` as 12 without a word (C's `atol`);
-        // text that is not a whole number is refused here instead. A number reads the same.
+        // C's `atol`/`atof` read a number from the start and stop at the first byte that is not
+        // part of one: the longest UTF-8 prefix holds every such number.
+        let leading = match std::str::from_utf8(v) {
+            Ok(t) => t,
+            Err(e) => std::str::from_utf8(v.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or_default(),
+        };
         let value = match ty {
             b"str" if v.len() > 127 => return bad("value cannot exceed 127 chars"),
             b"str" => KvOverrideValue::Str(v.to_vec()),
-            b"int" => match text.filter(|v| v.trim().parse::<i64>().is_ok()) {
-                Some(v) => KvOverrideValue::Int(c_atol(v)),
-                None => return bad("the value is not an integer"),
-            },
-            b"float" => match text.filter(|v| v.trim().parse::<f64>().is_ok()) {
-                Some(v) => KvOverrideValue::Float(c_atof(v)),
-                None => return bad("the value is not a number"),
-            },
+            b"int" => KvOverrideValue::Int(c_atol(leading)),
+            b"float" => KvOverrideValue::Float(c_atof(leading)),
             b"bool" => match text {
                 Some("true") => KvOverrideValue::Bool(true),
                 Some("false") => KvOverrideValue::Bool(false),
@@ -105,16 +106,22 @@ impl KvOverride {
 mod tests {
     use super::*;
 
+    /// `int` and `float` values read as C's `atol`/`atof` (C11 7.22.1.2, 7.22.1.4: the longest
+    /// leading number, 0 without one), as llama.cpp's `string_parse_kv_override` reads them.
     #[test]
-    fn kv_override_values_must_be_numbers() {
-        let v = |s: &str| KvOverride::parse(s).map(|o| o.to_value());
-        assert_eq!(v("a=int:-7").unwrap(), Value::U32(7));
-        assert_eq!(v("a=int: 42").unwrap(), Value::U32(42));
-        assert_eq!(v("a=float:1.5e3").unwrap(), Value::F32(1500.0));
-        for bad in ["a=int:abc", "a=int:12abc", "a=int:", "a=float:x", "a=float:2e"] {
-            let e = v(bad).unwrap_err();
-            assert!(e.as_quantize().is_some(), "{bad}: {e:?}");
-            assert!(e.to_string().contains("is not a"), "{bad}: {e}");
+    fn kv_override_numbers_read_as_atol_and_atof() {
+        let v = |s: &[u8]| KvOverride::parse_bytes(s).map(|o| o.to_value()).unwrap();
+        assert_eq!(v(b"a=int:-7"), Value::U32(7));
+        assert_eq!(v(b"a=int: 42"), Value::U32(42));
+        assert_eq!(v(b"a=float:1.5e3"), Value::F32(1500.0));
+        for (text, n) in [(&b"a=int:abc"[..], 0), (b"a=int:12abc", 12), (b"a=int:", 0), (b"a=int:7x", 7)] {
+            assert_eq!(v(text), Value::U32(n), "{text:?}");
+        }
+        for (text, n) in [(&b"a=int:\xff"[..], 0), (b"a=int:3\xff", 3), (b"a=int:-\xff", 0)] {
+            assert_eq!(v(text), Value::U32(n), "{text:?}");
+        }
+        for (text, x) in [(&b"a=float:x"[..], 0.0), (b"a=float:2e", 2.0), (b"a=float:1\xff", 1.0), (b"a=float:", 0.0)] {
+            assert_eq!(v(text), Value::F32(x), "{text:?}");
         }
     }
 
@@ -134,8 +141,8 @@ mod tests {
         assert!(e.contains(r#"unknown type "strx""#), "{e}");
         let e = KvOverride::parse("k=int").unwrap_err().to_string();
         assert!(e.contains(r#"unknown type "int""#), "{e}");
-        let e = KvOverride::parse_bytes(b"k=int:1\xff").unwrap_err().to_string();
-        assert!(e.contains("the value is not an integer"), "{e}");
+        let e = KvOverride::parse_bytes(b"k=bool:true\xff").unwrap_err().to_string();
+        assert!(e.contains("invalid boolean value"), "{e}");
         let o = KvOverride::parse_bytes(b"k=str:a:\xff").unwrap();
         assert_eq!(o.value, KvOverrideValue::Str(b"a:\xff".to_vec()));
     }

@@ -153,11 +153,19 @@ fn bad_edits_leave_the_file_untouched() {
             "cannot edit \".name\": a segment between dots is empty",
         ),
         (vec![set("general.alignment", 64u64)], "has type u64, expected u32"),
-        (vec![set("", 1u8)], "invalid key \"\": empty"),
+        // Refused before anything is written: no offset (there is no output to point into).
+        (vec![set("", 1u8)], "cannot edit \"\": a new key must be 1 to 65,535 bytes long, not 0"),
+        (
+            vec![Edit::Rename { from: "general.name".into(), to: Vec::new() }],
+            "cannot edit \"\": a new key must be 1 to 65,535 bytes long, not 0",
+        ),
     ];
     for (edits, msg) in cases {
         let e = edit_file(&p, &edits).unwrap_err();
         assert!(e.to_string().contains(msg), "{e} does not contain {msg}");
+        if msg.contains("a new key must be") {
+            assert_eq!(e.offset(), None, "{e}");
+        }
         assert!(std::fs::read(&p).unwrap() == original);
     }
     // No temporary files left behind.
