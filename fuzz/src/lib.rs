@@ -357,8 +357,12 @@ pub fn rewrite(f: &Gguf<&[u8]>, endian: Endian, via: Via) -> gguf_serde::Result<
     let mut w = GgufWriter::with_options(Vec::new(), opts)?;
     for kv in f.metadata() {
         // The owned `Value` holds text: a pair with bytes that are not UTF-8 is copied borrowed.
+        // So is a key that is UTF-8 but not ASCII: `add_value` takes a new key and refuses one that
+        // is not ASCII (the spec's rule for keys; `add_kv_ref` takes what a file holds).
         match (via, kv.key.to_str()) {
-            (Via::Owned, Ok(key)) if value_is_utf8(kv.value) => w.add_value(key, &kv.value.to_owned_value())?,
+            (Via::Owned, Ok(key)) if key.is_ascii() && value_is_utf8(kv.value) => {
+                w.add_value(key, &kv.value.to_owned_value())?
+            }
             _ => w.add_kv_ref(kv.key, kv.value)?,
         }
     }
