@@ -1,10 +1,16 @@
 //! C's number parsing as llama.cpp reads its arguments and tensor names (`strtol`, `atol`,
 //! `atof`): the leading number of a string, 0 without one.
 
+/// C's `isspace` in the "C" locale: space, `\t`, `\n`, `\v`, `\f`, `\r` (Rust's
+/// `char::is_ascii_whitespace` leaves out `\v`).
+fn c_isspace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+}
+
 /// The integer C's `strtol` reads at the start of `s` (leading white space, an optional sign,
 /// digits; saturating), or `None` without digits.
 pub(super) fn leading_int(s: &str) -> Option<i64> {
-    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let t = s.trim_start_matches(c_isspace);
     let (neg, digits) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
         Some(b'+') => (false, &t[1..]),
@@ -25,7 +31,7 @@ pub(super) fn c_atol(s: &str) -> i64 {
 
 /// C's `atof` for decimal numbers, `inf` and `nan`: the longest leading prefix that is a number.
 pub(super) fn c_atof(s: &str) -> f64 {
-    let t = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let t = s.trim_start_matches(c_isspace);
     let b = t.as_bytes();
     let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
     let lower = t.get(i..).unwrap_or_default().to_ascii_lowercase();
@@ -68,6 +74,8 @@ mod tests {
     fn c_number_parsing() {
         assert_eq!(c_atol(" 42abc"), 42);
         assert_eq!(c_atol("-7"), -7);
+        assert_eq!(c_atol("\x0b\x0c\r\n\t 5"), 5);
+        assert_eq!(c_atof("\x0b2.5"), 2.5);
         assert_eq!(c_atol("x"), 0);
         assert_eq!(c_atof("1.5e3x"), 1500.0);
         assert_eq!(c_atof("2e"), 2.0);
