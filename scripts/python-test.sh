@@ -2,8 +2,8 @@
 # The Python package's tests (python/: the module `gguf_serde`, PyO3 + maturin), as a user gets
 # it: a venv of its own, target/python-venv (git-ignored, kept between runs), with the pinned test
 # dependencies (numpy, gguf-py 0.19.0 as the oracle, pytest, pytest-xdist), then `pip install ./python`, which
-# builds the extension with maturin, then pytest on python/tests. scripts/test.sh runs it after
-# the cargo tests.
+# builds the extension with maturin, then pytest on python/tests. scripts/test.sh builds it after
+# the cargo build and runs its tests beside the cargo tests.
 #
 # The extension is built under the workspace's `hostile` profile (Cargo.toml: release code
 # generation, with overflow checks and debug assertions in the workspace's own crates), the profile
