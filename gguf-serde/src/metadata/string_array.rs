@@ -49,7 +49,9 @@ pub(crate) const RAW_BE: &str = "\0gguf_serde::StringArray::be";
 /// ```
 ///
 /// From this crate's deserializer the array is copied in one pass over its stored bytes (no
-/// per-string visit), then checked as UTF-8 once; from any other serde format it reads a sequence
+/// per-string visit, no second UTF-8 check: the parser checked every string when the file was
+/// opened; an array with a string that is not UTF-8 is refused naming `key[i]` and its offset,
+/// as for `Vec<String>`); from any other serde format it reads a sequence
 /// of strings, each copied into the buffer (no allocation per string). It writes as a sequence of
 /// strings: through this crate's serializer an `array<string>`, also when empty; through
 /// `serde_json` a JSON array.
@@ -137,6 +139,9 @@ impl StringArray {
     /// `array` are not strings, or one of them is not UTF-8 (a `StringArray` holds text; the
     /// bytes are in [`ArrayRef::strings`](crate::ArrayRef::strings)).
     pub fn from_array(array: &crate::ArrayRef<'_>) -> Option<Self> {
+        if let Some(whole) = Self::from_utf8_array(array) {
+            return Some(whole);
+        }
         let strings = array.strings()?;
         let total = array.raw_bytes().len().saturating_sub(strings.len().saturating_mul(8));
         let mut out = StringArray::with_capacity(strings.len(), total);
@@ -144,6 +149,30 @@ impl StringArray {
             out.push(s.to_str().ok()?);
         }
         Some(out)
+    }
+
+    /// A copy of `array`, an `array<string>` read by this crate's parser that found every one of
+    /// its strings UTF-8 ([`ArrayRef::is_utf8`](crate::ArrayRef::is_utf8)); `None` for any other
+    /// array. One pass over the stored elements and no second UTF-8 check: what
+    /// [`StringArray`]'s `Deserialize` gets from this crate's deserializer (`metadata::de::bulk`).
+    pub(crate) fn from_utf8_array(array: &crate::ArrayRef<'_>) -> Option<Self> {
+        if array.elem_type() != ValueType::String || !array.is_utf8() {
+            return None;
+        }
+        let count = usize::try_from(array.len()).ok()?;
+        let raw = array.raw_bytes();
+        // A validated array: `count` strings, each an 8-byte length and its body.
+        let total = raw.len().checked_sub(count.checked_mul(8)?)?;
+        let (bytes, ends) = copy_bodies(raw, array.endian(), count, total);
+        if ends.len() != count || bytes.len() != total {
+            return None;
+        }
+        // SAFETY: every string of the array is UTF-8, the parser's verdict (`is_utf8` is set only
+        // by it, after checking every string; as for `GgufStr::to_str`), so their concatenation
+        // is too, and each end in `ends` is a character boundary.
+        #[allow(unsafe_code)]
+        let bytes = unsafe { String::from_utf8_unchecked(bytes) };
+        Some(StringArray { bytes, ends })
     }
 
     /// The strings of the stored elements `raw` of an `array<string>` (see
@@ -166,14 +195,7 @@ impl StringArray {
             count = count.saturating_add(1);
             pos = end;
         }
-        let mut ends = Vec::with_capacity(count);
-        let mut bytes = Vec::with_capacity(total);
-        let mut pos = 0usize;
-        while let Some((body, end)) = string_at(raw, pos, endian) {
-            pos = end;
-            bytes.extend_from_slice(body);
-            ends.push(bytes.len());
-        }
+        let (bytes, ends) = copy_bodies(raw, endian, count, total);
         // One check of all the bytes, and of every string's end being a character boundary:
         // then each string is valid UTF-8 on its own.
         // (simdutf8: std's check is several times slower on a vocabulary's non-ASCII text.)
@@ -190,6 +212,36 @@ impl StringArray {
         }
         Ok(StringArray { bytes, ends })
     }
+}
+
+/// The bodies of the length-prefixed strings of `raw` one after the other, and where each ends
+/// in them, up to the first string that does not lie wholly in `raw`. `count` and `total` (the
+/// number of strings and their total length) size the two buffers; a wrong guess costs a
+/// reallocation, not a wrong result.
+///
+/// A body of at most 16 bytes is copied as a fixed 16-byte block (when `raw` has 16 bytes from
+/// its start), then the buffer cut back to its length: one vector move instead of a `memcpy`
+/// call per string, which was a sixth of a vocabulary's read (most tokens are short).
+fn copy_bodies(raw: &[u8], endian: Endian, count: usize, total: usize) -> (Vec<u8>, Vec<usize>) {
+    const BLOCK: usize = 16;
+    let mut ends = Vec::with_capacity(count);
+    // The slack lets the last short bodies' blocks land in the reservation too.
+    let mut bytes = Vec::with_capacity(total.saturating_add(BLOCK));
+    let mut pos = 0usize;
+    while let Some((body, end)) = string_at(raw, pos, endian) {
+        let at = bytes.len();
+        let start = pos.saturating_add(8);
+        match raw.get(start..start.saturating_add(BLOCK)) {
+            Some(block) if body.len() <= BLOCK && bytes.capacity().saturating_sub(at) >= BLOCK => {
+                bytes.extend_from_slice(block);
+                bytes.truncate(at.saturating_add(body.len()));
+            }
+            _ => bytes.extend_from_slice(body),
+        }
+        ends.push(bytes.len());
+        pos = end;
+    }
+    (bytes, ends)
 }
 
 impl fmt::Debug for StringArray {
@@ -316,7 +368,8 @@ impl<'de> Deserialize<'de> for StringArray {
     }
 }
 
-struct ArrayVisitor;
+/// [`StringArray`]'s visitor (recognized by its type in `metadata::de::bulk`).
+pub(crate) struct ArrayVisitor;
 
 impl<'de> Visitor<'de> for ArrayVisitor {
     type Value = StringArray;

@@ -194,3 +194,46 @@ fn collection_helpers() {
     assert_eq!(StringArray::from(v), a);
     assert!(StringArray::new().is_empty());
 }
+
+/// Strings of every length from 0 to 40 bytes, each placed last in its array and in the middle
+/// of one, so that a short string is read both where 16 bytes follow its start inside the array
+/// and where fewer do (the end of the array), multi-byte text included: what each path returns is
+/// the strings written, in both byte orders.
+#[test]
+fn every_length_reads_back_wherever_it_lies() {
+    let text: String = "a▁é日本x".chars().cycle().take(40).collect();
+    // Prefixes of `text` at character boundaries: lengths 0 to 40 bytes (some skipped by the
+    // multi-byte characters), then the same in reverse, and single strings.
+    let mut cuts: Vec<&str> = (0..=text.len()).filter(|&n| text.is_char_boundary(n)).map(|n| &text[..n]).collect();
+    let forward = cuts.clone();
+    cuts.reverse();
+    let mut arrays: Vec<Vec<&str>> = vec![forward.clone(), cuts];
+    arrays.extend(forward.iter().map(|s| vec![*s]));
+    arrays.extend(forward.iter().map(|s| vec!["<s>", *s]));
+    for strings in &arrays {
+        let raw: Vec<&[u8]> = strings.iter().map(|s| s.as_bytes()).collect();
+        for big in [false, true] {
+            let bytes = file("tokenizer.ggml.tokens", &raw, big);
+            // This crate's deserializer: the array at once.
+            let v: Vocab = from_slice(&bytes).unwrap();
+            assert_eq!(v.tokens.iter().collect::<Vec<_>>(), *strings, "big-endian: {big}");
+            assert_eq!(v.tokens.as_str(), strings.concat());
+            let g = Gguf::from_slice(&bytes).unwrap();
+            assert_eq!(g.deserialize_metadata::<Vocab>().unwrap(), v);
+            // `Vec<String>` reads the same strings.
+            #[derive(Deserialize)]
+            struct Owned {
+                #[serde(rename = "tokenizer.ggml.tokens")]
+                tokens: Vec<String>,
+            }
+            assert_eq!(from_slice::<Owned>(&bytes).unwrap().tokens, *strings);
+            // The raw entry from another deserializer: the stored elements after the count.
+            use serde::de::value::{BytesDeserializer, Error as DeError, MapDeserializer};
+            let elems = &bytes[24 + 8 + 21 + 4 + 4 + 8..];
+            let key = if big { "\0gguf_serde::StringArray::be" } else { "\0gguf_serde::StringArray::le" };
+            let entry = (key, BytesDeserializer::<DeError>::new(elems));
+            let r = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(entry))).unwrap();
+            assert_eq!(r, v.tokens);
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Numeric arrays read into a `Vec` of their stored type in one copy ([`stored_vec`]), from a
 //! plain `Vec<f32>` (or `Vec<i32>`, …) field of a plain serde derive; string arrays read into a
-//! `Vec<String>` in one pass, without a visitor call per string ([`strings`]).
+//! `Vec<String>` in one pass, without a visitor call per string ([`strings`]), and into a
+//! [`StringArray`](crate::StringArray) in one pass over the stored bytes ([`string_array`]).
 //!
 //! serde has no specialization: `Vec<T>`'s `Deserialize` asks for a sequence with its own
 //! visitor and pushes the elements one by one. [`ValueDe::deserialize_seq`](super::ValueDe)
@@ -104,6 +105,18 @@ fn strings<'de, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
         return None;
     }
     into_value::<Vec<String>, V>(v)
+}
+
+/// The whole `array<string>` as `V::Value` if `V` is [`StringArray`](crate::StringArray)'s
+/// visitor and the parser found every string of `a` UTF-8 ([`ArrayRef::is_utf8`]): one pass over
+/// the stored elements, no second UTF-8 check (`StringArray::from_utf8_array`). `None` otherwise
+/// (the raw-elements protocol of [`STRING_ARRAY_TOKEN`], which checks them, or the sequence).
+pub(super) fn string_array<'de, V: Visitor<'de>>(a: ArrayRef<'de>) -> Option<V::Value> {
+    // `ArrayVisitor` has no lifetimes: an equal id is that very type.
+    if typeid::of::<V>() != TypeId::of::<crate::metadata::string_array::ArrayVisitor>() {
+        return None;
+    }
+    into_value::<crate::StringArray, V>(crate::StringArray::from_utf8_array(&a)?)
 }
 
 /// `v` as `V::Value` if that is the type `W` (a type without lifetimes), else `None`.

@@ -263,6 +263,10 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
             // one is then refused naming `key[i]`) goes through the sequence, as for `Vec<String>`.
             if let ValueRef::Array(a) = self.v {
                 if a.elem_type() == ValueType::String && a.is_utf8() {
+                    // `StringArray` itself: built here, without the raw map's second check.
+                    if let Some(whole) = super::bulk::string_array::<V>(a) {
+                        return Ok(whole);
+                    }
                     let key = match a.endian() {
                         Endian::Little => RAW_LE,
                         Endian::Big => RAW_BE,
