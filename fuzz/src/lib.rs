@@ -457,6 +457,27 @@ pub fn check_serde(data: &[u8]) {
     }
 
     let Ok(file) = Gguf::from_slice(data) else { return };
+    // Every string array copied whole into a `StringArray` (one pass over the parsed array, no
+    // second UTF-8 check) holds exactly the strings the container's walk gives, or is refused
+    // when one of them is not UTF-8; and so through serde, for the vocabulary's key.
+    for kv in file.metadata() {
+        let gguf_serde::ValueRef::Array(a) = kv.value else { continue };
+        let Some(strings) = a.strings() else { continue };
+        let want: Option<Vec<&str>> = strings.map(|s| s.to_str().ok()).collect();
+        let got = gguf_serde::StringArray::from_array(&a);
+        assert_eq!(got.as_ref().map(|g| g.iter().collect::<Vec<_>>()), want, "StringArray of {}", kv.key);
+        if kv.key.as_bytes() == b"tokenizer.ggml.tokens" {
+            #[derive(serde::Deserialize)]
+            struct Vocab {
+                #[serde(rename = "tokenizer.ggml.tokens")]
+                tokens: gguf_serde::StringArray,
+            }
+            match file.deserialize_metadata::<Vocab>() {
+                Ok(v) => assert_eq!(Some(v.tokens), got, "serde StringArray of {}", kv.key),
+                Err(e) => assert!(got.is_none(), "serde refused a UTF-8 string array: {e}"),
+            }
+        }
+    }
     if !file.metadata().all(|kv| kv.key.is_utf8() && value_is_utf8(kv.value)) {
         // Bytes that are not UTF-8: a text target is an InvalidUtf8 error, never a panic.
         if let Err(e) = gguf_serde::from_slice::<BTreeMap<String, gguf_serde::Value>>(data) {

@@ -192,6 +192,54 @@ fn any_integer_that_fits_is_accepted() {
     assert_eq!(gguf_serde::to_value(&-5i128).unwrap(), Value::I64(-5));
 }
 
+/// A FLOAT64 read as `f32`: rounded to the nearest `f32` (Rust's `as`, IEEE 754 round to
+/// nearest), a value that does not fit refused as an integer that does not fit is; as `f64`,
+/// FLOAT32 and FLOAT64 exactly.
+#[test]
+fn a_float64_into_f32_rounds_or_is_refused_when_it_does_not_fit() {
+    #[derive(Serialize)]
+    struct W {
+        a: f64,
+        b: Vec<f64>,
+    }
+    #[derive(Deserialize, Debug)]
+    struct R32 {
+        a: f32,
+        b: Vec<f32>,
+    }
+    #[derive(Deserialize, Debug)]
+    struct R64 {
+        a: f64,
+        b: Vec<f64>,
+    }
+    let ok = [0.1, -0.0, f64::INFINITY, f64::NEG_INFINITY, 3.4028234663852886e38, 1.401298464324817e-45];
+    let bytes = to_vec(&W { a: 0.1, b: ok.to_vec() }).unwrap();
+    let r = from_slice::<R32>(&bytes).unwrap();
+    // 0.1 as f32 is 0x3DCCCCCD; f32::MAX and the smallest subnormal are exact.
+    assert_eq!(r.a.to_bits(), 0x3dcc_cccd);
+    let bits: Vec<u32> = r.b.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(bits, [0x3dcc_cccd, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7f7f_ffff, 0x0000_0001]);
+    assert_eq!(from_slice::<R64>(&bytes).unwrap().b, ok);
+    let nan = from_slice::<R32>(&to_vec(&W { a: f64::NAN, b: vec![0.0] }).unwrap()).unwrap();
+    assert!(nan.a.is_nan());
+    // Too large for f32 (past f32::MAX by more than half a unit), and too small (under half the
+    // smallest subnormal): refused with key, value, stored type and offset.
+    // a's value at offset 24 + 8 + 1 + 4 (header, key "a", type).
+    for (x, shown) in [(1e300, "1e300"), (-3.5e38, "-3.5e38"), (-1e-300, "-1e-300"), (7e-46, "7e-46")] {
+        let bytes = to_vec(&W { a: x, b: vec![0.0] }).unwrap();
+        let e = from_slice::<R32>(&bytes).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("float {shown} (stored as f64) does not fit in f32 at key \"a\" (offset 37)")
+        );
+        assert_eq!(from_slice::<R64>(&bytes).unwrap().a, x);
+    }
+    // An element of an array names its index.
+    let bytes = to_vec(&W { a: 0.0, b: vec![1.0, 1e39] }).unwrap();
+    let e = from_slice::<R32>(&bytes).unwrap_err();
+    assert_eq!(e.key(), Some("b[1]"), "{e}");
+}
+
 #[test]
 fn wrong_type_names_key_types_and_offset() {
     #[derive(Serialize)]

@@ -175,13 +175,27 @@ impl<'p, 'de> de::Deserializer<'de> for ValueDe<'p, 'de> {
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         match self.v {
             ValueRef::F32(x) => self.visit(|| visitor.visit_f32(x)),
-            ValueRef::F64(x) => self.visit(|| visitor.visit_f64(x)),
+            ValueRef::F64(x) => {
+                // Rounded to the nearest `f32`, as `as` does; but a finite value that becomes
+                // infinite, or one not zero that becomes zero, does not fit (as an integer that
+                // does not fit its field is refused). NaN and the infinities stay what they are.
+                #[allow(clippy::cast_possible_truncation, reason = "the rounding is checked just below")]
+                let y = x as f32;
+                if (x.is_finite() && y.is_infinite()) || (x != 0.0 && y == 0.0) {
+                    return Err(self.fail(format!("float {x:e} (stored as f64) does not fit in f32")));
+                }
+                self.visit(|| visitor.visit_f32(y))
+            }
             _ => Err(self.mismatch(&visitor)),
         }
     }
 
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
-        self.deserialize_f32(visitor)
+        match self.v {
+            ValueRef::F32(x) => self.visit(|| visitor.visit_f32(x)),
+            ValueRef::F64(x) => self.visit(|| visitor.visit_f64(x)),
+            _ => Err(self.mismatch(&visitor)),
+        }
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
