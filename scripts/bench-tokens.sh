@@ -31,6 +31,8 @@ file=${1:-models/gemma-3-270m-q4_k_m.gguf}
 n=${2:-20}
 rounds=${3:-5}
 [ -f "$file" ] || scripts/fetch-gemma.sh >/dev/null
+# The load of other jobs, before this script's own builds raise it.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 harness=$(scripts/build-harness.sh)
 cargo build --release --quiet --manifest-path bench-compare/Cargo.toml
 # The same readers with mimalloc as the global allocator (how much of the owned walk is malloc's).
@@ -40,7 +42,7 @@ cat "$file" > /dev/null   # page cache warm for every reader
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs; $(uname -sr)"
 echo "file: $file ($(stat -c %s "$file") bytes), $rounds rounds of $n iterations after one warm-up"
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average at the start: $load_start; before the readers: $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for _ in $(seq "$rounds"); do

@@ -56,8 +56,10 @@ pub(crate) const RAW_BE: &str = "\0gguf_serde::StringArray::be";
 /// strings: through this crate's serializer an `array<string>`, also when empty; through
 /// `serde_json` a JSON array.
 ///
-/// Memory: the strings' bytes plus 8 bytes per string (`Vec<String>`: the bytes, 24 bytes per
-/// string, and the allocator's overhead of each of its allocations).
+/// Memory: the strings' bytes (read from a file: with 16 bytes to spare, room the one-pass copy
+/// writes its blocks into) plus one `usize` (8 bytes on 64-bit targets) per string
+/// (`Vec<String>`: the bytes, 24 bytes per string, and the allocator's overhead of each of its
+/// allocations).
 ///
 /// Time: reading into a `StringArray` makes two allocations for the whole array, where a
 /// `Vec<String>` makes one `malloc` and one `free` per string (each `String` owns its bytes,
@@ -137,7 +139,9 @@ impl StringArray {
 
     /// A copy of the strings of a string array read from a file; `None` if the elements of
     /// `array` are not strings, or one of them is not UTF-8 (a `StringArray` holds text; the
-    /// bytes are in [`ArrayRef::strings`](crate::ArrayRef::strings)).
+    /// bytes are in [`ArrayRef::strings`](crate::ArrayRef::strings)). Also `None` for an empty
+    /// array of another element type, which serde reads as an empty `StringArray` (as it reads an
+    /// empty `Vec<String>`).
     pub fn from_array(array: &crate::ArrayRef<'_>) -> Option<Self> {
         if let Some(whole) = Self::from_utf8_array(array) {
             return Some(whole);
