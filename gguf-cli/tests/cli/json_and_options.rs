@@ -237,7 +237,7 @@ fn set_dry_run_prints_the_change_and_writes_nothing() {
     // segment, an alignment that is not a power of two.
     for (key, value, msg) in [
         ("a..b", "1", "cannot edit \"a..b\": a segment between dots is empty"),
-        ("general.alignment", "48", "general.alignment is 48, not a power of two"),
+        ("general.alignment", "48", "cannot edit \"general.alignment\": the value is 48, not a power of two"),
     ] {
         let o = gguf(&["set", "--dry-run", s(&p), key, value]);
         assert_eq!(o.status.code(), Some(1), "{key}");
