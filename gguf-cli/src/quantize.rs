@@ -139,7 +139,8 @@ pub struct QuantizeArgs {
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable). As llama-quantize reads them (C's atol/atof), an int or float VALUE
     /// is its longest leading number, 0 without one: `int:` and `int:abc` write 0, `int:7x` 7,
-    /// `float:1.5x` 1.5; bool is `true` or `false`, str at most 127 bytes.
+    /// `float:1.5x` 1.5, `float:1e` 1; a float may be hexadecimal (`float:0x1p3` writes 8), `inf`
+    /// or `nan`; bool is `true` or `false`, str at most 127 bytes.
     #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = override_kv_parser())]
     override_kv: Vec<KvOverride>,
     /// Use the importance matrix only for tensors whose name contains NAME (its bytes, as

@@ -31,8 +31,9 @@ impl KvOverride {
     /// Parses `KEY=TYPE:VALUE` as llama.cpp's `string_parse_kv_override` (common/common.cpp)
     /// parses it: TYPE is `int`, `float`, `bool` or `str`; an `int` or `float` value is read as
     /// C's `atol`/`atof` read it, the longest leading number and 0 without one, as llama-quantize
-    /// writes it: `int:` and `int:abc` are 0, `int:7x` is 7, `float:1.5e` is 1.5 (the reference's
-    /// behaviour, kept so that the output is llama-quantize's).
+    /// writes it: `int:` and `int:abc` are 0, `int:7x` is 7, `float:1.5e` is 1.5, `float:0x1p3`
+    /// (a C hexadecimal float) is 8, `float:nan` and `float:inf` are NaN and infinity (the
+    /// reference's behaviour, kept so that the output is llama-quantize's).
     ///
     /// # Errors
     /// [`QuantizeError`] for what the reference refuses: a missing `=`, a key of 128 bytes or more,
