@@ -726,7 +726,7 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))
             .build()
-            .with_context(|| format!("cannot start {n} threads"))?
+            .with_context(|| format!("cannot start {}", count(n, "thread")))?
             .install(run)?,
         None => run()?,
     };

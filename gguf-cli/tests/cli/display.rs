@@ -87,8 +87,9 @@ fn paths_and_values_in_messages_are_escaped_reversibly() {
     assert!(o.status.code() == Some(2) && err.contains(r"a\u{1b}b") && !err.contains('\u{1b}'), "{err}");
 }
 
-/// Counts read in the singular for 1: `inspect --memory` of a model of one layer, the truncation
-/// errors with 1 byte left, and `validate`'s warnings about 1 string of an array.
+/// Counts read in the singular for 1: `inspect --memory` of a model of one layer and a context of
+/// one token, `split --dry-run` and `show` of a tensor of 1 byte, the truncation errors with 1
+/// byte left, and `validate`'s warnings about 1 string of an array.
 #[test]
 fn counts_of_one_are_singular() {
     let dir = temp_dir("display-counts");
@@ -96,6 +97,20 @@ fn counts_of_one_are_singular() {
     super::not_utf8::tiny_llama(&model); // llama.block_count 1
     let (text, err) = texts(&gguf(&["inspect", "--memory", "--ctx", "256", s(&model)]));
     assert!(text.contains("(256 cells, 1 layer)"), "{text}{err}");
+    let (text, err) = texts(&gguf(&["inspect", "--memory", "--ctx", "1", s(&model)]));
+    assert!(text.contains("(llama.cpp on the CPU, context 1 token)"), "{text}{err}");
+
+    // A tensor of 1 element of 1 byte (I8): its shard's bytes, its row's values.
+    let one = dir.join("one.gguf");
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_tensor("t", gguf_serde::GgmlType::I8, &[1]).unwrap();
+    w.write_tensor_data(&[5]).unwrap();
+    std::fs::write(&one, w.finish().unwrap()).unwrap();
+    let (text, err) = texts(&gguf(&["split", "--dry-run", "--split-max-tensors", "1", s(&one), s(&dir.join("oo"))]));
+    assert!(text.starts_with("1 shard\n") && text.contains(": 1 tensor, 1 byte of tensor data"), "{text}{err}");
+    let (text, err) = texts(&gguf(&["show", s(&one), "t"]));
+    assert!(text.contains("rows (1 of 1, 1 value each):"), "{text}{err}");
 
     // tests/data/small.gguf cut 1 byte into a tensor name's bytes, and 1 byte into its tensor
     // count (the header's u64 at offset 16).

@@ -62,7 +62,7 @@ pub enum QuantizeError {
 #[non_exhaustive]
 pub enum ImatrixProblem {
     /// A legacy `.dat` file ends inside an item: `needed` bytes at `offset`, fewer remain.
-    #[error("file truncated: {item} at offset {offset} needs {needed} bytes")]
+    #[error("file truncated: {item} at offset {offset} needs {}", crate::format::count(*.needed, "byte"))]
     #[non_exhaustive]
     Truncated {
         /// What was being read (`"entry count"`, `"name of entry 3"`, ...).
