@@ -573,7 +573,8 @@ fn quantize_takes_tensor_type_rules_in_command_line_order() {
 
 /// `--override-kv KEY=float:X` reads X as llama-quantize does, with C's `atof` (glibc's
 /// `strtod`), then writes it as FLOAT32: hexadecimal floats (`0x1p3` is 8, `0X.8p1` 1), `inf`,
-/// `nan` (and their signs), an exponent without digits left out (`1e` is 1), leading white space
+/// `nan` (and their signs; a NaN's payload `nan(0x4000000000000)`, as glibc reads it and C's
+/// conversion to float keeps its top bits), an exponent without digits left out (`1e` is 1), leading white space
 /// skipped (` 2.5`, `\v3`), a value past the FLOAT32 range infinity. Each value is the one C gives
 /// (`(float)atof(X)`, computed with glibc), and the file is byte-identical to llama-quantize's.
 #[test]
@@ -582,7 +583,7 @@ fn override_kv_reads_floats_as_llama_quantize() {
     let dir = temp_dir("override-kv-atof");
     super::not_utf8::tiny_llama(&dir.join("m.gguf"));
     // The text and the bits of `(float)atof(text)` in glibc.
-    let cases: [(&str, u32); 14] = [
+    let cases: [(&str, u32); 18] = [
         ("0x1p3", 0x41000000),
         ("0X.8p1", 0x3f800000),
         ("inf", 0x7f800000),
@@ -597,6 +598,10 @@ fn override_kv_reads_floats_as_llama_quantize() {
         ("-0x", 0x80000000),
         ("0x1.fffffefffffffp127", 0x7f7fffff),
         ("\x0b3", 0x40400000),
+        ("nan(0x4000000000000)", 0x7fe00000),
+        ("-nan(0x4000000000000)", 0xffe00000),
+        ("nan(0xfffffffffffff)", 0x7fffffff),
+        ("nan(abc)", 0x7fc00000),
     ];
     let ovs: Vec<String> = cases.iter().enumerate().map(|(i, (text, _))| format!("o.f{i}=float:{text}")).collect();
     let args = |out: &'static str| {

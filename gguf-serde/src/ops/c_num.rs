@@ -32,7 +32,8 @@ pub(super) fn c_atol(s: &str) -> i64 {
 /// C's `atof` (`strtod`, C11 7.22.1.3, in the "C" locale): the longest leading prefix that is a
 /// number, 0 without one: after white space ([`c_isspace`]) and an optional sign, a decimal
 /// number (`1.5e3`; an exponent without digits, `2e`, is not part of it), a hexadecimal one
-/// ([`hex_float`]: `0x1p3` is 8, `0X.8p1` 1), `inf`, `infinity` or `nan` (any case).
+/// ([`hex_float`]: `0x1p3` is 8, `0X.8p1` 1), `inf`, `infinity` or `nan` (any case; `nan(CHARS)`
+/// with a payload, [`nan_payload`]).
 pub(super) fn c_atof(s: &str) -> f64 {
     let t = s.trim_start_matches(c_isspace);
     let b = t.as_bytes();
@@ -40,7 +41,10 @@ pub(super) fn c_atof(s: &str) -> f64 {
     let lower = t.get(i..).unwrap_or_default().to_ascii_lowercase();
     for word in ["infinity", "inf", "nan"] {
         if lower.starts_with(word) {
-            return t.get(..i + word.len()).and_then(|p| p.parse().ok()).unwrap_or(0.0);
+            let x: f64 = t.get(..i + word.len()).and_then(|p| p.parse().ok()).unwrap_or(0.0);
+            let payload = lower.get(word.len()..).filter(|_| word == "nan").map_or(0, nan_payload);
+            // The payload's bits below the quiet bit, as glibc masks them.
+            return f64::from_bits(x.to_bits() | (payload & ((1 << 51) - 1)));
         }
     }
     if let Some(x) = lower.strip_prefix("0x").and_then(hex_float) {
@@ -70,6 +74,30 @@ pub(super) fn c_atof(s: &str) -> f64 {
         i = if digits(&mut j) { j } else { mantissa_end };
     }
     t.get(..i).and_then(|p| p.parse().ok()).unwrap_or(0.0)
+}
+
+/// The payload of a NaN written `nan(CHARS)`, given what follows `nan` (lower-case): as glibc's
+/// `strtod` reads it, CHARS (letters, digits, `_`) read whole by `strtoull` in base 0 (`0x` hex,
+/// a leading `0` octal, else decimal), saturating; 0 if there are no parentheses, or CHARS is not
+/// such a number (`nan(abc)`).
+fn nan_payload(rest: &str) -> u64 {
+    let Some(inner) = rest.strip_prefix('(') else { return 0 };
+    let n = inner.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+    if inner.as_bytes().get(n) != Some(&b')') {
+        return 0;
+    }
+    let chars = &inner[..n];
+    let (digits, radix) = match chars.strip_prefix("0x") {
+        Some(hex) => (hex, 16),
+        None if chars.len() > 1 && chars.starts_with('0') => (&chars[1..], 8),
+        None => (chars, 10),
+    };
+    let mut v: u64 = 0;
+    for c in digits.chars() {
+        let Some(d) = c.to_digit(radix) else { return 0 };
+        v = v.saturating_mul(u64::from(radix)).saturating_add(u64::from(d));
+    }
+    v
 }
 
 /// The value of a hexadecimal float without its sign and `0x` (`strtod`'s form: hex digits with
@@ -206,6 +234,28 @@ mod tests {
         assert_eq!(c_atof(".5"), 0.5);
         assert_eq!(c_atof("abc"), 0.0);
         assert!(c_atof("-inf").is_infinite());
+    }
+
+    /// NaN payloads as glibc's `strtod` reads them (`nan(CHARS)`): the bits of the double it
+    /// returns, computed with Python's ctypes calling it.
+    #[test]
+    fn nan_payloads_read_as_strtod() {
+        for (s, bits) in [
+            ("nan(0x4000000000000)", 0x7ffc000000000000u64),
+            ("nan(123)", 0x7ff800000000007b),
+            ("nan(0xfffffffffffff)", 0x7fffffffffffffff),
+            ("-nan(0x4000000000000)", 0xfffc000000000000),
+            ("nan()", 0x7ff8000000000000),
+            ("nan(abc)", 0x7ff8000000000000),
+            ("nan(0x4000000000000", 0x7ff8000000000000),
+            ("NAN(017)", 0x7ff800000000000f),
+            ("nan(0x)", 0x7ff8000000000000),
+            ("nan(08)", 0x7ff8000000000000),
+            ("nan(_)", 0x7ff8000000000000),
+            ("nan(99999999999999999999999)", 0x7fffffffffffffff),
+        ] {
+            assert_eq!(c_atof(s).to_bits(), bits, "{s}");
+        }
     }
 
     /// Hexadecimal floats as glibc's `strtod` reads them: the bits of the double it returns for

@@ -96,11 +96,23 @@ impl KvOverride {
     pub fn to_value(&self) -> Value {
         match &self.value {
             KvOverrideValue::Int(n) => Value::U32(n.unsigned_abs() as u32),
-            KvOverrideValue::Float(x) => Value::F32(*x as f32),
+            KvOverrideValue::Float(x) => Value::F32(c_float(*x)),
             KvOverrideValue::Bool(b) => Value::Bool(*b),
             KvOverrideValue::Str(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
         }
     }
+}
+
+/// C's conversion of a double to float (`(float)x`, as `gguf_set_val_f32` takes llama-quantize's
+/// double): rounded to nearest; a NaN keeps its sign and the top 22 bits of its payload, with the
+/// quiet bit set (x86-64's `cvtsd2ss`, AArch64's `fcvt`), which Rust's `as` does not promise.
+fn c_float(x: f64) -> f32 {
+    if !x.is_nan() {
+        return x as f32;
+    }
+    let b = x.to_bits();
+    let sign = ((b >> 63) as u32) << 31;
+    f32::from_bits(sign | 0x7fc0_0000 | ((b >> 29) as u32 & 0x003f_ffff))
 }
 
 #[cfg(test)]
