@@ -211,7 +211,8 @@ fn write_reporting(
     let mut o = Out::stdout();
     for f in &report.files {
         let bytes = std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
-        outln!(o, "{}: {} {kind}{}, {bytes} bytes", shown_path(&f), plan.arch, plan.outtype.label());
+        let bytes = crate::out::count(bytes, "byte");
+        outln!(o, "{}: {} {kind}{}, {bytes}", shown_path(&f), plan.arch, plan.outtype.label());
     }
     o.finish()?;
     Ok(ExitCode::SUCCESS)

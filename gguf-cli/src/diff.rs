@@ -120,7 +120,7 @@ fn print(changes: &[Change], json: bool) -> Result<(), OutputError> {
             outln!(out, "{}", c.text());
         }
         if n > 0 {
-            outln!(out, "{n} difference{}", if n == 1 { "" } else { "s" });
+            outln!(out, "{}", crate::out::count(n, "difference"));
         }
     }
     out.finish()

@@ -48,7 +48,9 @@ pub struct SetArgs {
     #[arg(long = "type", value_name = "TYPE", value_parser = crate::names::Text(parse_type))]
     ty: Option<ValueType>,
     /// Print what would change (`~ key KEY: TYPE = OLD -> TYPE = NEW`, or `+ key KEY: TYPE =
-    /// NEW` for a new key, as `gguf diff` prints it) and write nothing.
+    /// NEW` for a new key, as `gguf diff` prints it) and write nothing. A VALUE the key already
+    /// holds (the same type and bytes) changes nothing: with or without --dry-run, `= key KEY:
+    /// TYPE = VALUE (unchanged)` is printed and the file is not rewritten.
     #[arg(long)]
     dry_run: bool,
     /// Allow a new key that is the prefix of existing keys, or has an existing key as a prefix
@@ -142,6 +144,37 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
             }
         }
         let change = set_edit(&key, &bytes, args.ty, old)?;
+        // The value as the file would hold it: written to a one-key file (in the file's byte
+        // order) and read back; unchanged if the pair's bytes are those the file holds (same
+        // type, same bytes: `-0.0` is not `0.0`, a NaN keeps its bits) and no BOOL byte of it is
+        // other than 0 and 1 (which a rewrite would write as 1).
+        let one_key = |v: ValueRef<'_>| -> gguf_serde::Result<Vec<u8>> {
+            let mut w = GgufWriter::with_options(Vec::new(), WriteOptions::like(&f))?;
+            w.add_kv_ref("k", v)?;
+            w.finish()
+        };
+        let mut w = GgufWriter::with_options(Vec::new(), WriteOptions::like(&f))?;
+        match &change {
+            Edit::SetString { value, .. } => w.add_kv_ref("k", ValueRef::String(GgufStr::from_bytes(value)))?,
+            Edit::Set { value, .. } => w.add_value("k", value)?,
+            _ => {}
+        }
+        let one = w.finish()?;
+        let odd_bools = f.metadata().find(|kv| kv.key.as_bytes() == key.as_slice()).and_then(|kv| kv.odd_bool_bytes());
+        let unchanged = match old {
+            Some(o) if odd_bools.is_none() => one_key(o)? == one,
+            _ => false,
+        };
+        let one = Gguf::from_slice(&one)?;
+        let new = one.get("k").context("the new value")?;
+        let shown = |v: &ValueRef<'_>| format!("{} = {}", v.type_name(), show(v, 8));
+        if unchanged {
+            // Nothing to write: the file is left as it is, by the real run too.
+            let mut out = Out::stdout();
+            outln!(out, "= key {shown_key}: {} (unchanged)", shown(&new));
+            out.finish()?;
+            return Ok(ExitCode::SUCCESS);
+        }
         if args.dry_run {
             // Every refusal of the real run (a new key `a..b`, a bad `general.alignment`): the
             // edit applied to a writer that discards its output.
@@ -149,17 +182,6 @@ pub fn run_set(args: &SetArgs) -> anyhow::Result<ExitCode> {
             let sink = GgufWriter::with_options(std::io::sink(), WriteOptions::like(&f))?;
             edit::apply(&f, &edits, sink, |_, _| Ok(()))
                 .map_err(|e| crate::out::unless_named(e, shown_path(&args.file).to_string(), &[&args.file]))?;
-            // The value as the file would hold it: written to a one-key file and read back.
-            let mut w = GgufWriter::new(Vec::new());
-            match &edits[0] {
-                Edit::SetString { value, .. } => w.add_kv_ref("k", ValueRef::String(GgufStr::from_bytes(value)))?,
-                Edit::Set { value, .. } => w.add_value("k", value)?,
-                _ => {}
-            }
-            let one = w.finish()?;
-            let one = Gguf::from_slice(&one)?;
-            let new = one.get("k").context("the new value")?;
-            let shown = |v: &ValueRef<'_>| format!("{} = {}", v.type_name(), show(v, 8));
             let mut out = Out::stdout();
             match old {
                 Some(o) => outln!(out, "~ key {shown_key}: {} -> {}", shown(&o), shown(&new)),

@@ -92,12 +92,12 @@ pub fn run_export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut out = Out::stdout();
     outln!(
         out,
-        "{}: {} ({} converted, {} excluded), {} bytes",
+        "{}: {} ({} converted, {} excluded), {}",
         shown_path(&a.output),
         crate::out::count(report.tensors, "tensor"),
         report.converted,
         report.excluded,
-        report.bytes
+        crate::out::count(report.bytes, "byte")
     );
     out.finish()?;
     Ok(ExitCode::SUCCESS)
@@ -110,7 +110,8 @@ pub fn run_import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
     let report = import(&a.input, &a.output, if_exists)
         .map_err(|e| crate::out::unless_named(e, shown_path(&a.input).to_string(), &[&a.input, &a.output]))?;
     let mut out = Out::stdout();
-    outln!(out, "{}: {}, {} bytes", shown_path(&a.output), crate::out::count(report.tensors, "tensor"), report.bytes);
+    let (tensors, bytes) = (crate::out::count(report.tensors, "tensor"), crate::out::count(report.bytes, "byte"));
+    outln!(out, "{}: {tensors}, {bytes}", shown_path(&a.output));
     out.finish()?;
     Ok(ExitCode::SUCCESS)
 }

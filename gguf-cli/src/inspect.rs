@@ -250,7 +250,7 @@ fn print(file: &Model<'_>, json: bool, style: Style) -> anyhow::Result<ExitCode>
         text(&mut out, file, style).map_err(OutputError)?;
         if let Some(m) = &memory {
             let mib = |b: u64| format!("{:.2} MiB", b as f64 / (1024.0 * 1024.0));
-            outln!(out, "\nmemory (llama.cpp on the CPU, context {} tokens):", m.ctx);
+            outln!(out, "\nmemory (llama.cpp on the CPU, context {}):", crate::out::count(m.ctx, "token"));
             outln!(out, "  weights:   {}", mib(m.weights));
             outln!(
                 out,
@@ -276,7 +276,7 @@ fn text(out: &mut impl Write, f: &Model<'_>, style: Style) -> std::io::Result<()
     writeln!(out, "alignment:    {}", f.alignment)?;
     writeln!(out, "data offset:  {}", f.data_offset)?;
     if split {
-        writeln!(out, "file size:    {} (all {} shards)", f.file_size, f.shards.len())?;
+        writeln!(out, "file size:    {} (all {})", f.file_size, crate::out::count(f.shards.len(), "shard"))?;
     } else {
         writeln!(out, "file size:    {}", f.file_size)?;
     }

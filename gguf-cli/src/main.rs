@@ -97,6 +97,10 @@ enum Command {
     /// usage error.
     Inspect(inspect::Args),
     /// Validate files: exit 0 if every file is valid, 1 otherwise, printing the error per file.
+    /// An error names the absolute byte offset in the file where it was found; a warning about
+    /// the bytes of a key, a string (a value, an element of an array) or a tensor name (not
+    /// UTF-8, a NUL byte), the absolute offset of that string's first byte, after its 8-byte
+    /// length.
     Validate(validate::Args),
     /// Split a model into shards NAME-00001-of-0000N.gguf, ... in llama-gguf-split's layout
     /// (the first shard has all the metadata; every shard has split.no, split.count and

@@ -139,7 +139,8 @@ pub struct QuantizeArgs {
     /// Set KEY in the output: TYPE is int (written as UINT32 of the absolute value), float, bool
     /// or str (repeatable). As llama-quantize reads them (C's atol/atof), an int or float VALUE
     /// is its longest leading number, 0 without one: `int:` and `int:abc` write 0, `int:7x` 7,
-    /// `float:1.5x` 1.5; bool is `true` or `false`, str at most 127 bytes.
+    /// `float:1.5x` 1.5, `float:1e` 1; a float may be hexadecimal (`float:0x1p3` writes 8), `inf`
+    /// or `nan`; bool is `true` or `false`, str at most 127 bytes.
     #[arg(long, value_name = "KEY=TYPE:VALUE", value_parser = override_kv_parser())]
     override_kv: Vec<KvOverride>,
     /// Use the importance matrix only for tensors whose name contains NAME (its bytes, as
@@ -490,14 +491,21 @@ fn print_plan(tensors: &[TensorPlan], left_out: &[String], imatrix: Option<&Imat
         before as f64 / MIB,
         after as f64 / MIB
     );
+    print_left_out(&mut out, left_out)?;
+    out.finish()
+}
+
+/// A line `left out: NAME (...)` for each tensor of `left_out` ([`left_out`]), as both the
+/// `--dry-run` plan and the real run's summary say it.
+fn print_left_out(out: &mut Out, left_out: &[String]) -> Result<(), OutputError> {
     for name in left_out {
         outln!(
-            out,
+            *out,
             "left out: {name} (its name starts with a NUL byte, which ends a name in llama.cpp: llama-quantize \
              leaves it out)"
         );
     }
-    out.finish()
+    Ok(())
 }
 
 /// The tensors of `files` that the plan leaves out, as llama-quantize leaves them out: those whose
@@ -571,17 +579,18 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         (Some(m), true) => Some(keep_split_paths(m, &output).with_context(|| shown_path(&input).to_string())?),
         _ => None,
     };
+    let files: Vec<_> = match &model {
+        Some(m) => (0..m.shard_count()).filter_map(|i| m.shard(i)).collect(),
+        None => vec![&src],
+    };
+    let left = left_out(&files);
     if a.dry_run {
         let tensors = match &model {
             Some(m) => plan_file_type_sharded(m, &p),
             None => plan_file_type(&src, &p),
         }
         .with_context(|| shown_path(&input).to_string())?;
-        let files: Vec<_> = match &model {
-            Some(m) => (0..m.shard_count()).filter_map(|i| m.shard(i)).collect(),
-            None => vec![&src],
-        };
-        print_plan(&tensors, &left_out(&files), p.active_imatrix())?;
+        print_plan(&tensors, &left, p.active_imatrix())?;
         if let Some(shards) = &shards {
             let mut out = Out::stdout();
             outln!(out, "--keep-split: {}", count(shards.len(), "shard"));
@@ -651,6 +660,7 @@ pub fn run_quantize(a: &QuantizeArgs) -> anyhow::Result<ExitCode> {
         report.bytes_in,
         report.bytes_out
     );
+    print_left_out(&mut out, &left)?;
     out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -716,7 +726,7 @@ pub fn run_dequantize(a: &DequantizeArgs) -> anyhow::Result<ExitCode> {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))
             .build()
-            .with_context(|| format!("cannot start {n} threads"))?
+            .with_context(|| format!("cannot start {}", count(n, "thread")))?
             .install(run)?,
         None => run()?,
     };

@@ -38,9 +38,10 @@ pub fn name_url(e: anyhow::Error, url: &Path) -> anyhow::Error {
 /// same command prints for the file on disk.
 pub fn report(url: &Path, requests: u64, bytes_fetched: u64, file_len: u64) {
     eprintln!(
-        "{}: fetched {bytes_fetched} bytes of {file_len} in {requests} range request{}",
+        "{}: fetched {} of {file_len} in {}",
         shown_path(&url),
-        if requests == 1 { "" } else { "s" }
+        crate::out::count(bytes_fetched, "byte"),
+        crate::out::count(requests, "range request")
     );
 }
 

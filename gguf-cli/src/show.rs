@@ -116,7 +116,7 @@ pub fn run(a: &Args) -> anyhow::Result<ExitCode> {
         outln!(out, "nan:       {}", s.nan);
         outln!(out, "inf:       {}", s.inf);
         if !rows.is_empty() {
-            outln!(out, "rows ({} of {n_rows}, {row_len} values each):", rows.len());
+            outln!(out, "rows ({} of {n_rows}, {} each):", rows.len(), crate::out::count(row_len, "value"));
             for (i, r) in rows.iter().enumerate() {
                 let shown: Vec<String> = r.iter().take(a.items).map(|v| v.to_string()).collect();
                 let more = if r.len() > a.items { format!(" … ({} more)", r.len() - a.items) } else { String::new() };

@@ -100,7 +100,8 @@ pub fn run_split(args: &SplitArgs) -> anyhow::Result<ExitCode> {
             for (r, path) in plan.iter().zip(&paths) {
                 let bytes: u64 = r.clone().filter_map(|t| f.tensor_at(t)).map(|t| t.nbytes).sum();
                 let tensors = crate::out::count(r.len(), "tensor");
-                outln!(out, "{}: {tensors}, {bytes} bytes of tensor data", shown_path(&path));
+                let bytes = crate::out::count(bytes, "byte");
+                outln!(out, "{}: {tensors}, {bytes} of tensor data", shown_path(&path));
             }
             out.finish()?;
             return Ok(ExitCode::SUCCESS);

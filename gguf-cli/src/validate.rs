@@ -87,21 +87,9 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
             out.push(format!("{e} {UTF8_NOTE}"));
         }
         if let Some(a) = kv.value.as_array().filter(|a| !a.is_utf8()) {
-            // The strings of the array (of its inner arrays, for an array of arrays: counted).
-            let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| !s.is_utf8());
-            match bad.next() {
-                Some((i, s)) => {
-                    let n = 1 + bad.count();
-                    let (are, first) = if n == 1 { ("is", "at") } else { ("are", "the first at") };
-                    out.push(format!(
-                        "{} of key {} {are} not valid UTF-8, {first} index {i}: {s:?} {UTF8_NOTE}",
-                        crate::out::count(n, "string"),
-                        kv.key
-                    ));
-                }
-                None => {
-                    out.push(format!("key {}: strings of its inner arrays are not valid UTF-8 {UTF8_NOTE}", kv.key))
-                }
+            if let Some(found) = first_string(&kv, |s| !s.is_utf8()) {
+                let what = found.describe(a, kv.key, ("is", "are"), "not valid UTF-8");
+                out.push(format!("{what}: {:?} {UTF8_NOTE}", found.string));
             }
         }
     }
@@ -111,6 +99,84 @@ fn utf8_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
         }
     }
     out
+}
+
+/// The first string of an array value that `bad` picks out ([`first_string`]).
+struct FoundString<'a> {
+    /// The string.
+    string: gguf_serde::GgufStr<'a>,
+    /// Its index among the strings of the array (of all its inner arrays, in order, for an array
+    /// of arrays).
+    index: u64,
+    /// The absolute offset of its first byte, after its 8-byte length.
+    offset: u64,
+    /// How many strings `bad` picks out.
+    count: u64,
+}
+
+impl FoundString<'_> {
+    /// `N strings of key K VERB WHAT, the first at PLACE` (`1 string of key K VERB WHAT, at
+    /// PLACE`), VERB `verbs.0` for one string and `verbs.1` for more; PLACE `index I (offset O)`,
+    /// or in an array of arrays `offset O (in an inner array)` (an index would count across the
+    /// inner arrays).
+    fn describe(
+        &self,
+        a: gguf_serde::container::ArrayRef<'_>,
+        key: gguf_serde::GgufStr<'_>,
+        verbs: (&str, &str),
+        what: &str,
+    ) -> String {
+        let (verb, first) = if self.count == 1 { (verbs.0, "at") } else { (verbs.1, "the first at") };
+        let place = match a.elem_type() {
+            gguf_serde::ValueType::Array => format!("offset {} (in an inner array)", self.offset),
+            _ => format!("index {} (offset {})", self.index, self.offset),
+        };
+        format!("{} of key {key} {verb} {what}, {first} {place}", crate::out::count(self.count, "string"))
+    }
+}
+
+/// The first string of the array value of `kv` (its inner arrays' strings too, in order) that
+/// `bad` picks out, with its absolute offset, and how many `bad` picks out; `None` if none (always
+/// for a value that is not an array). An array's elements follow its element type (4 bytes) and
+/// count (8); each string its 8-byte length; an inner array its own type and count.
+fn first_string<'a>(
+    kv: &gguf_serde::Kv<'a>,
+    bad: impl Fn(&gguf_serde::GgufStr<'a>) -> bool,
+) -> Option<FoundString<'a>> {
+    fn walk<'a>(
+        a: gguf_serde::container::ArrayRef<'a>,
+        mut at: u64,
+        index: &mut u64,
+        bad: &dyn Fn(&gguf_serde::GgufStr<'a>) -> bool,
+        found: &mut Option<FoundString<'a>>,
+    ) {
+        for v in a.iter() {
+            match v {
+                gguf_serde::ValueRef::String(s) => {
+                    let offset = at.saturating_add(8);
+                    if bad(&s) {
+                        match found {
+                            Some(f) => f.count += 1,
+                            None => *found = Some(FoundString { string: s, index: *index, offset, count: 1 }),
+                        }
+                    }
+                    *index += 1;
+                    at = offset.saturating_add(s.as_bytes().len() as u64);
+                }
+                gguf_serde::ValueRef::Array(inner) => {
+                    let start = at.saturating_add(12);
+                    walk(inner, start, index, bad, found);
+                    at = start.saturating_add(inner.raw_bytes().len() as u64);
+                }
+                // Not strings: nothing to find in this array.
+                _ => return,
+            }
+        }
+    }
+    let a = kv.value.as_array()?;
+    let mut found = None;
+    walk(a, kv.value_offset.saturating_add(12), &mut 0, &bad, &mut found);
+    found
 }
 
 /// Keys, tensor names and strings (values and strings of arrays) that hold a NUL byte: ggml
@@ -124,32 +190,42 @@ fn nul_warnings<S: Source>(f: &Gguf<S>) -> Vec<String> {
     }
     let has_nul = |s: &gguf_serde::GgufStr<'_>| s.as_bytes().contains(&0);
     let mut out = Vec::new();
+    // Each string named by the offset of its first byte, after its 8-byte length, as the
+    // findings of bytes that are not UTF-8 name it.
     for kv in f.metadata() {
         if has_nul(&kv.key) {
-            out.push(format!("key {:?} holds a NUL byte: llama.cpp reads it as {:?}", kv.key, cut(kv.key)));
+            out.push(format!(
+                "key at offset {} holds a NUL byte (key {:?}): llama.cpp reads it as {:?}",
+                kv.offset.saturating_add(8),
+                kv.key,
+                cut(kv.key)
+            ));
         }
         match kv.value {
             gguf_serde::ValueRef::String(s) if has_nul(&s) => {
-                out.push(format!("the string of key {} holds a NUL byte: llama.cpp reads it as {:?}", kv.key, cut(s)));
+                out.push(format!(
+                    "string at offset {} holds a NUL byte (key {}): llama.cpp reads it as {:?}",
+                    kv.value_offset.saturating_add(8),
+                    kv.key,
+                    cut(s)
+                ));
             }
             gguf_serde::ValueRef::Array(a) => {
-                let mut bad = a.strings().into_iter().flatten().enumerate().filter(|(_, s)| has_nul(s));
-                if let Some((i, s)) = bad.next() {
-                    let n = 1 + bad.count();
-                    let (hold, first) = if n == 1 { ("holds", "at") } else { ("hold", "the first at") };
-                    out.push(format!(
-                        "{} of key {} {hold} a NUL byte, {first} index {i}: llama.cpp reads {s:?} as {:?}",
-                        crate::out::count(n, "string"),
-                        kv.key,
-                        cut(s)
-                    ));
+                if let Some(found) = first_string(&kv, has_nul) {
+                    let what = found.describe(a, kv.key, ("holds", "hold"), "a NUL byte");
+                    out.push(format!("{what}: llama.cpp reads {:?} as {:?}", found.string, cut(found.string)));
                 }
             }
             _ => {}
         }
     }
     for t in f.tensors().filter(|t| has_nul(&t.name)) {
-        out.push(format!("tensor {:?} holds a NUL byte: llama.cpp names it {:?}", t.name, cut(t.name)));
+        out.push(format!(
+            "tensor name at offset {} holds a NUL byte (tensor {:?}): llama.cpp names it {:?}",
+            t.info_offset.saturating_add(8),
+            t.name,
+            cut(t.name)
+        ));
     }
     let note = "(ggml keeps the bytes, but llama.cpp and its tools cut C strings at the first NUL)";
     out.into_iter().map(|w| format!("{w} {note}")).collect()

@@ -87,8 +87,9 @@ fn paths_and_values_in_messages_are_escaped_reversibly() {
     assert!(o.status.code() == Some(2) && err.contains(r"a\u{1b}b") && !err.contains('\u{1b}'), "{err}");
 }
 
-/// Counts read in the singular for 1: `inspect --memory` of a model of one layer, the truncation
-/// errors with 1 byte left, and `validate`'s warnings about 1 string of an array.
+/// Counts read in the singular for 1: `inspect --memory` of a model of one layer and a context of
+/// one token, `split --dry-run` and `show` of a tensor of 1 byte, the truncation errors with 1
+/// byte left, and `validate`'s warnings about 1 string of an array.
 #[test]
 fn counts_of_one_are_singular() {
     let dir = temp_dir("display-counts");
@@ -96,6 +97,20 @@ fn counts_of_one_are_singular() {
     super::not_utf8::tiny_llama(&model); // llama.block_count 1
     let (text, err) = texts(&gguf(&["inspect", "--memory", "--ctx", "256", s(&model)]));
     assert!(text.contains("(256 cells, 1 layer)"), "{text}{err}");
+    let (text, err) = texts(&gguf(&["inspect", "--memory", "--ctx", "1", s(&model)]));
+    assert!(text.contains("(llama.cpp on the CPU, context 1 token)"), "{text}{err}");
+
+    // A tensor of 1 element of 1 byte (I8): its shard's bytes, its row's values.
+    let one = dir.join("one.gguf");
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_tensor("t", gguf_serde::GgmlType::I8, &[1]).unwrap();
+    w.write_tensor_data(&[5]).unwrap();
+    std::fs::write(&one, w.finish().unwrap()).unwrap();
+    let (text, err) = texts(&gguf(&["split", "--dry-run", "--split-max-tensors", "1", s(&one), s(&dir.join("oo"))]));
+    assert!(text.starts_with("1 shard\n") && text.contains(": 1 tensor, 1 byte of tensor data"), "{text}{err}");
+    let (text, err) = texts(&gguf(&["show", s(&one), "t"]));
+    assert!(text.contains("rows (1 of 1, 1 value each):"), "{text}{err}");
 
     // tests/data/small.gguf cut 1 byte into a tensor name's bytes, and 1 byte into its tensor
     // count (the header's u64 at offset 16).
@@ -107,24 +122,61 @@ fn counts_of_one_are_singular() {
     assert!(text.contains("tensor name at offset 189 claims 6 bytes, more than the 1 byte left can hold"), "{text}");
     assert!(text.contains("at offset 8 needs 8 bytes, only 1 remains"), "{text}");
 
-    // String arrays with 1 and 3 strings that are not UTF-8, and 1 and 2 that hold a NUL byte.
+    // String arrays with 1 and 3 strings that are not UTF-8, and 1 and 2 that hold a NUL byte;
+    // arrays of arrays of strings with one of each; a key and a string with a NUL byte. Each
+    // finding names the offset of the string's first byte (after its 8-byte length), found here
+    // by searching the file's bytes.
     let mut b = gguf_tests::support::B::le();
-    b.header(3, 0, 5).kv("general.architecture", 8).str("llama");
+    b.header(3, 0, 9).kv("general.architecture", 8).str("llama");
     b.kv("a.one", 9).arr(8, 2).str("ok").str(b"\xff");
     b.kv("a.three", 9).arr(8, 3).str(b"\xfe").str(b"\xfd").str(b"\xfc");
     b.kv("n.one", 9).arr(8, 1).str(b"a\0b");
     b.kv("n.two", 9).arr(8, 2).str(b"x\0").str(b"y\0");
+    b.kv("a.nested", 9).arr(9, 2).arr(8, 1).str("ok").arr(8, 2).str("fine").str(b"q\xfb");
+    b.kv("n.nested", 9).arr(9, 2).arr(8, 1).str("okay").arr(8, 1).str(b"z\0z");
+    b.kv(b"n.k\0ey", 4).u32(1);
+    b.kv("n.str", 8).str(b"s\0tr");
     let f = dir.join("strings.gguf");
-    std::fs::write(&f, b.bytes()).unwrap();
+    let bytes = b.bytes();
+    std::fs::write(&f, &bytes).unwrap();
+    let at = |needle: &[u8]| {
+        let mut found = (0..bytes.len()).filter(|&i| bytes[i..].starts_with(needle));
+        let i = found.next().unwrap_or_else(|| panic!("{needle:?} is not in the file"));
+        assert_eq!(found.next(), None, "{needle:?} twice in the file");
+        i
+    };
     let (text, err) = texts(&gguf(&["validate", s(&f)]));
     for want in [
-        r#"1 string of key a.one is not valid UTF-8, at index 1: "\xff""#,
-        r#"3 strings of key a.three are not valid UTF-8, the first at index 0: "\xfe""#,
-        r#"1 string of key n.one holds a NUL byte, at index 0: llama.cpp reads "a\0b" as "a""#,
-        r#"2 strings of key n.two hold a NUL byte, the first at index 0: llama.cpp reads "x\0" as "x""#,
+        format!(r#"1 string of key a.one is not valid UTF-8, at index 1 (offset {}): "\xff""#, at(b"\xff")),
+        format!(
+            r#"3 strings of key a.three are not valid UTF-8, the first at index 0 (offset {}): "\xfe""#,
+            at(b"\xfe")
+        ),
+        format!(
+            r#"1 string of key a.nested is not valid UTF-8, at offset {} (in an inner array): "q\xfb""#,
+            at(b"q\xfb")
+        ),
+        format!(
+            r#"1 string of key n.one holds a NUL byte, at index 0 (offset {}): llama.cpp reads "a\0b" as "a""#,
+            at(b"a\0b")
+        ),
+        format!(
+            r#"2 strings of key n.two hold a NUL byte, the first at index 0 (offset {}): llama.cpp reads "x\0" as "x""#,
+            at(b"x\0")
+        ),
+        format!(
+            r#"1 string of key n.nested holds a NUL byte, at offset {} (in an inner array): llama.cpp reads "z\0z" as "z""#,
+            at(b"z\0z")
+        ),
+        format!(r#"key at offset {} holds a NUL byte (key "n.k\0ey"): llama.cpp reads it as "n.k""#, at(b"n.k\0ey")),
+        format!(r#"string at offset {} holds a NUL byte (key n.str): llama.cpp reads it as "s""#, at(b"s\0tr")),
     ] {
-        assert!(text.contains(want), "want {want}, got {text}{err}");
+        assert!(text.contains(&want), "want {want}, got {text}{err}");
     }
+    // Every warning names an offset.
+    let warnings: Vec<&str> = text.lines().filter(|l| l.contains(": warning: ")).collect();
+    assert_eq!(warnings.len(), 8, "{text}");
+    assert!(warnings.iter().all(|w| w.contains("offset ")), "{text}");
     assert!(!text.contains("(s)"), "{text}");
 }
 

@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 
 use gguf_serde::codec::swap_blocks;
 use gguf_serde::{Endian, GgmlType, GgufWriter, Value, WriteOptions};
-use gguf_tests::temp_dir;
+use gguf_tests::{python, temp_dir};
 use serde_json::{json, Value as Json};
 
 use super::{gguf, gguf_command, run, s, wait};
@@ -237,7 +237,7 @@ fn set_dry_run_prints_the_change_and_writes_nothing() {
     // segment, an alignment that is not a power of two.
     for (key, value, msg) in [
         ("a..b", "1", "cannot edit \"a..b\": a segment between dots is empty"),
-        ("general.alignment", "48", "general.alignment is 48, not a power of two"),
+        ("general.alignment", "48", "cannot edit \"general.alignment\": the value is 48, not a power of two"),
     ] {
         let o = gguf(&["set", "--dry-run", s(&p), key, value]);
         assert_eq!(o.status.code(), Some(1), "{key}");
@@ -250,6 +250,60 @@ fn set_dry_run_prints_the_change_and_writes_nothing() {
     }
     assert_eq!(std::fs::read(&p).unwrap(), before);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file is left");
+}
+
+/// `set` to the value a key holds (same type, same bytes) changes nothing, with or without
+/// `--dry-run`: both print `= key KEY: TYPE = VALUE (unchanged)` and the file is not rewritten (its
+/// inode and modification time stay), as gguf-py's `gguf_set_metadata` leaves it ("already set to
+/// requested value", exit 0, nothing written). Another type, or other bytes of a float (`-0` for
+/// `0`), is a change.
+#[test]
+fn set_to_the_value_it_holds_changes_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = temp_dir("cli_set_unchanged");
+    for endian in [Endian::Little, Endian::Big] {
+        let p = dir.join(format!("m-{endian:?}.gguf"));
+        model(&p, endian, false);
+        let stamp = |p: &Path| {
+            let m = std::fs::metadata(p).unwrap();
+            (m.ino(), m.mtime(), m.mtime_nsec(), std::fs::read(p).unwrap())
+        };
+        let before = stamp(&p);
+        for (key, value, want) in [
+            ("a.u32", "7", "= key a.u32: u32 = 7 (unchanged)\n"),
+            ("a.f64", "-0.5", "= key a.f64: f64 = -0.5 (unchanged)\n"),
+            ("general.architecture", "llama", "= key general.architecture: string = \"llama\" (unchanged)\n"),
+        ] {
+            for dry in [true, false] {
+                let mut args = vec!["set", s(&p), key, value];
+                args.extend(dry.then_some("--dry-run"));
+                let o = gguf(&args);
+                assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+                assert_eq!(String::from_utf8(o.stdout).unwrap(), want, "{args:?}");
+                assert!(stamp(&p) == before, "{args:?}: the file was rewritten");
+            }
+        }
+        // Another type, or other bytes, is a change.
+        let o = gguf(&["set", "--dry-run", s(&p), "a.u32", "7", "--type", "u64"]);
+        assert_eq!(String::from_utf8(o.stdout).unwrap(), "~ key a.u32: u32 = 7 -> u64 = 7\n");
+        let o = gguf(&["set", s(&p), "a.f64", "0"]);
+        assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+        let o = gguf(&["set", "--dry-run", s(&p), "a.f64", "-0"]);
+        let said = String::from_utf8(o.stdout).unwrap();
+        assert_eq!(said, "~ key a.f64: f64 = 0.0 -> f64 = -0.0\n");
+    }
+    // gguf-py's gguf_set_metadata leaves the file as it is for the value it holds.
+    let Some(py) = python() else { return };
+    let p = dir.join("py.gguf");
+    model(&p, Endian::Little, false);
+    let before = std::fs::metadata(&p).unwrap().mtime_nsec();
+    let o = std::process::Command::new(&py)
+        .args(["-m", "gguf.scripts.gguf_set_metadata", "--force", s(&p), "a.u32", "7"])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&[o.stdout, o.stderr].concat()).into_owned();
+    assert!(o.status.success() && log.contains("already set to requested value 7"), "{log}");
+    assert_eq!(std::fs::metadata(&p).unwrap().mtime_nsec(), before);
 }
 
 #[test]

@@ -684,11 +684,16 @@ fn validate_warns_about_nul_bytes_in_names() {
         let out = String::from_utf8(o.stdout).unwrap();
         let warnings: Vec<&str> = out.lines().filter(|l| l.contains("holds a NUL byte")).collect();
         assert_eq!(warnings.len(), 2, "{out}");
-        assert!(warnings[0].contains(r#"key "k\0x" holds a NUL byte: llama.cpp reads it as "k""#), "{out}");
-        assert!(
-            warnings[1].contains(r#"tensor "x.weight\0jk" holds a NUL byte: llama.cpp names it "x.weight""#),
-            "{out}"
+        // Each at the offset of its first byte, after its 8-byte length.
+        let bytes = std::fs::read(&f).unwrap();
+        let at = |needle: &[u8]| (0..bytes.len()).find(|&i| bytes[i..].starts_with(needle)).unwrap();
+        let key = format!(r#"key at offset {} holds a NUL byte (key "k\0x"): llama.cpp reads it as "k""#, at(b"k\0x"));
+        assert!(warnings[0].contains(&key), "{out}");
+        let tensor = format!(
+            r#"tensor name at offset {} holds a NUL byte (tensor "x.weight\0jk"): llama.cpp names it "x.weight""#,
+            at(b"x.weight\0jk")
         );
+        assert!(warnings[1].contains(&tensor), "{out}");
     }
     if let Some(harness) = llama_run_harness() {
         let lines = ggml_read_dump(&harness, &f);

@@ -176,7 +176,7 @@ fn not_utf8_override_kv_type_is_named_unknown() {
 
 /// `quantize --dry-run` says which tensor it leaves out for a name that starts with a NUL byte
 /// (llama-quantize drops it: `quantize_cuts_names_at_a_nul_as_llama_quantize` compares the files),
-/// and the real run writes every other tensor and not that one.
+/// and the real run writes every other tensor and not that one, and says so in the same words.
 #[test]
 fn not_utf8_dry_run_names_a_tensor_left_out_for_a_nul() {
     let dir = gguf_tests::temp_dir("dry-run-left-out");
@@ -193,7 +193,11 @@ fn not_utf8_dry_run_names_a_tensor_left_out_for_a_nul() {
     );
     assert!(dry.contains("\n4 tensors: "), "{dry}");
     let out = dir.join("q.gguf");
-    gguf_ok(&["quantize", "-q", super::s(&model), super::s(&out), "Q8_0"]);
+    // The real run says it too, after its summary, in the dry run's words.
+    let said = gguf_ok(&["quantize", "-q", super::s(&model), super::s(&out), "Q8_0"]);
+    let real: Vec<&str> = said.lines().filter(|l| l.starts_with("left out: ")).collect();
+    assert_eq!(real, left, "{said}");
+    assert!(said.lines().last().is_some_and(|l| l.starts_with("left out: ")), "{said}");
     let f = gguf_serde::Gguf::open(&out).unwrap();
     assert_eq!(f.tensor_count(), 4);
     assert!(f.tensors().all(|t| t.name.as_bytes().first() != Some(&0)));

@@ -570,3 +570,63 @@ fn quantize_takes_tensor_type_rules_in_command_line_order() {
     assert_ne!(seen[0], seen[1]);
     assert_ne!(seen[2], seen[3]);
 }
+
+/// `--override-kv KEY=float:X` reads X as llama-quantize does, with C's `atof` (glibc's
+/// `strtod`), then writes it as FLOAT32: hexadecimal floats (`0x1p3` is 8, `0X.8p1` 1), `inf`,
+/// `nan` (and their signs; a NaN's payload `nan(0x4000000000000)`, as glibc reads it and C's
+/// conversion to float keeps its top bits), an exponent without digits left out (`1e` is 1), leading white space
+/// skipped (` 2.5`, `\v3`), a value past the FLOAT32 range infinity. Each value is the one C gives
+/// (`(float)atof(X)`, computed with glibc), and the file is byte-identical to llama-quantize's.
+#[test]
+fn override_kv_reads_floats_as_llama_quantize() {
+    use std::ffi::OsStr;
+    let dir = temp_dir("override-kv-atof");
+    super::not_utf8::tiny_llama(&dir.join("m.gguf"));
+    // The text and the bits of `(float)atof(text)` in glibc.
+    let cases: [(&str, u32); 18] = [
+        ("0x1p3", 0x41000000),
+        ("0X.8p1", 0x3f800000),
+        ("inf", 0x7f800000),
+        ("nan", 0x7fc00000),
+        ("1e", 0x3f800000),
+        (" 2.5", 0x40200000),
+        ("-nan", 0xffc00000),
+        ("-inf", 0xff800000),
+        ("INFINITY", 0x7f800000),
+        ("0x1p-149", 0x00000001),
+        ("1e39", 0x7f800000),
+        ("-0x", 0x80000000),
+        ("0x1.fffffefffffffp127", 0x7f7fffff),
+        ("\x0b3", 0x40400000),
+        ("nan(0x4000000000000)", 0x7fe00000),
+        ("-nan(0x4000000000000)", 0xffe00000),
+        ("nan(0xfffffffffffff)", 0x7fffffff),
+        ("nan(abc)", 0x7fc00000),
+    ];
+    let ovs: Vec<String> = cases.iter().enumerate().map(|(i, (text, _))| format!("o.f{i}=float:{text}")).collect();
+    let args = |out: &'static str| {
+        let mut a: Vec<&OsStr> = Vec::new();
+        for ov in &ovs {
+            a.extend([OsStr::new("--override-kv"), OsStr::new(ov)]);
+        }
+        a.extend([OsStr::new("m.gguf"), OsStr::new(out), OsStr::new("Q8_0")]);
+        a
+    };
+    let ours = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gguf"));
+    super::not_utf8::run_in(
+        &dir,
+        &ours,
+        &[&[OsStr::new("quantize"), OsStr::new("-q")][..], &args("ours.gguf")].concat(),
+    );
+    let f = Gguf::open(dir.join("ours.gguf")).unwrap();
+    for (i, (text, bits)) in cases.iter().enumerate() {
+        match f.get(format!("o.f{i}").as_str()) {
+            Some(ValueRef::F32(x)) => assert_eq!(x.to_bits(), *bits, "{text:?}: {x}"),
+            other => panic!("{text:?}: {other:?}"),
+        }
+    }
+    let Some(lq) = gguf_tests::llama_quantize() else { return };
+    super::not_utf8::run_in(&dir, &lq, &args("theirs.gguf"));
+    let (a, b) = (std::fs::read(dir.join("theirs.gguf")).unwrap(), std::fs::read(dir.join("ours.gguf")).unwrap());
+    assert!(a == b, "files differ (sizes {} and {})", a.len(), b.len());
+}

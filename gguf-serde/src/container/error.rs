@@ -12,7 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::format::keys::GENERAL_ALIGNMENT;
-use crate::format::{AlignmentProblem, GgmlType, Quoted};
+use crate::format::{count, AlignmentProblem, GgmlType, Quoted};
 
 /// What a length or count that did not fit belonged to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,7 +80,7 @@ fn key_suffix(key: &Option<String>) -> String {
 
 /// `n bytes`, `1 byte`.
 fn bytes(n: u64) -> String {
-    format!("{n} byte{}", if n == 1 { "" } else { "s" })
+    count(n, "byte")
 }
 
 /// ` (key "K")` or, for the fields of a tensor info, ` (tensor "T")`.
@@ -404,8 +404,9 @@ pub enum WriteError {
 
     /// Tensor data whose length differs from the declared size.
     #[error(
-        "tensor {}: got {found} bytes of data, expected {expected} (from its dtype and shape)",
-        tensor_label(name)
+        "tensor {}: got {} of data, expected {expected} (from its dtype and shape)",
+        tensor_label(name),
+        bytes(*found)
     )]
     #[non_exhaustive]
     SizeMismatch {
@@ -499,7 +500,7 @@ pub enum ShardError {
     },
 
     /// `split.tensors.count` of a shard differs from the number of tensors in all shards.
-    #[error("shard {}: split.tensors.count is {declared}, but the shards hold {found} tensors", crate::format::shown_path(.path))]
+    #[error("shard {}: split.tensors.count is {declared}, but the shards hold {}", crate::format::shown_path(.path), count(*.found, "tensor"))]
     #[non_exhaustive]
     TensorCount {
         /// The shard that declares it.

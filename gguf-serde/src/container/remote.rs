@@ -136,7 +136,7 @@ pub enum RemoteError {
     },
     /// The body is shorter or longer than its `Content-Range` says (a connection closed before
     /// the promised length included).
-    #[error("the server sent {got} bytes for bytes {start}-{end} ({expected} expected){}", if *.more { " and more" } else { "" })]
+    #[error("the server sent {} for bytes {start}-{end} ({expected} expected){}", crate::format::count(*.got, "byte"), if *.more { " and more" } else { "" })]
     WrongLength {
         /// The first byte asked for.
         start: u64,
@@ -151,7 +151,7 @@ pub enum RemoteError {
     },
     /// A later answer gives another total length than the first one did (the file changed on the
     /// server, or the server lies about it).
-    #[error("the file's length changed from {was} to {now} bytes between answers (Content-Range {content_range:?})")]
+    #[error("the file's length changed from {was} to {} between answers (Content-Range {content_range:?})", crate::format::count(*.now, "byte"))]
     LengthChanged {
         /// The length the first answer gave.
         was: u64,

@@ -255,7 +255,7 @@ pub fn plan_with<'a>(ckpt: &'a Checkpoint, arch: &dyn Architecture, opts: &Conve
         if shape.iter().product::<u64>() != values.len() as u64 {
             return Err(ConvertError::BadShape {
                 name,
-                reason: format!("{} values for shape {shape:?}", values.len()),
+                reason: format!("{} for shape {shape:?}", crate::format::count(values.len(), "value")),
             });
         }
         let dtype = output_type(&name, &shape, outtype, arch.force_type("", &name, shape.len()));

@@ -192,7 +192,11 @@ impl<'a> Scaler<'a> {
         let (start, end) = (first * size, (first + len) * size);
         let bytes = self.scale.data.get(start as usize..end as usize).ok_or_else(|| ConvertError::Unsupported {
             name: self.scale.name.clone(),
-            reason: format!("{} bytes of data for its shape {:?}", self.scale.data.len(), self.scale.shape),
+            reason: format!(
+                "{} of data for its shape {:?}",
+                crate::format::count(self.scale.data.len(), "byte"),
+                self.scale.shape
+            ),
         })?;
         let mut out = vec![0f32; len as usize];
         crate::codec::dequantize(self.scale.dtype, bytes, &mut out)?;

@@ -259,7 +259,9 @@ pub(crate) fn plan_rows(name: &str, shape: &[u64], transforms: &[Transform]) -> 
             Transform::Permute { heads } => {
                 let rows = s.first().copied().unwrap_or(0);
                 if heads == 0 || rows % (heads * 2) != 0 {
-                    return Err(bad(name, format!("{rows} rows are not {heads} heads of an even width")));
+                    let are = if rows == 1 { "is" } else { "are" };
+                    let (rows, heads) = (crate::format::count(rows, "row"), crate::format::count(heads, "head"));
+                    return Err(bad(name, format!("{rows} {are} not {heads} of an even width")));
                 }
                 map.steps.push(Step::Permute { dim0: rows, inner: inner_of(0), heads });
             }

@@ -13,6 +13,7 @@ use super::{
 };
 use crate::container::atomic::{check_target, persist_all, SealedFile};
 use crate::container::{shard_path, IfExists};
+use crate::format::count;
 use crate::format::keys::{is_split_key, SPLIT_COUNT, SPLIT_NO, SPLIT_TENSORS_COUNT};
 use crate::ops::split::{plan_split_sizes, SplitBy, SplitOptions};
 use crate::{codec, AtomicFile, Endian, GgmlType, GgufWriter, ShardError};
@@ -339,7 +340,8 @@ impl<'s> RowSource<'s> {
         };
         let in_row = in_row.ok_or_else(|| invalid(name, "row size overflows".into()))?;
         if src_rows.checked_mul(in_row) != Some(bytes.len() as u64) {
-            return Err(invalid(name, format!("{} bytes of data for {src_rows} rows of {width}", bytes.len())).into());
+            let (data, rows) = (count(bytes.len(), "byte"), count(src_rows, "row"));
+            return Err(invalid(name, format!("{data} of data for {rows} of {width}")).into());
         }
         let (out_shape, view) = rows::plan_view(name, shape, transforms)?;
         let (map, elems, out_width) = match view {
@@ -502,7 +504,7 @@ fn stream_tensor(
     };
     let (_, width) = rows::row_view(&t.shape);
     if let Some((_, w)) = sources.iter().find(|(_, w)| *w != width) {
-        return Err(invalid(&t.name, format!("rows of {w} values for an output of rows of {width}")).into());
+        return Err(invalid(&t.name, format!("rows of {} for an output of rows of {width}", count(*w, "value"))).into());
     }
     let out_row = t
         .dtype

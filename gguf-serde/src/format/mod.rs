@@ -32,6 +32,12 @@ pub use gstr::{shown_path, GgufStr, UnescapeError, UnescapeProblem};
 pub use shape::{Ne, Shape};
 pub use value_type::ValueType;
 
+/// `n` and the noun `one`, plural but for 1: `1 byte`, `0 bytes`, `2 dimensions`; the counts of
+/// the crate's messages.
+pub(crate) fn count<N: Copy + std::fmt::Display + TryInto<u64>>(n: N, one: &str) -> String {
+    format!("{n} {one}{}", if n.try_into().ok() == Some(1) { "" } else { "s" })
+}
+
 /// Default `general.alignment`, in bytes (the spec's and ggml's `GGUF_DEFAULT_ALIGNMENT`).
 pub const DEFAULT_ALIGNMENT: u32 = 32;
 

@@ -191,8 +191,8 @@ impl StringArray {
             };
             let Some((body, end)) = string_at(raw, pos, endian) else {
                 return Err(format!(
-                    "string {count} of the raw array: length {len} at byte {pos} runs past its end ({} bytes)",
-                    raw.len()
+                    "string {count} of the raw array: length {len} at byte {pos} runs past its end ({})",
+                    crate::format::count(raw.len(), "byte")
                 ));
             };
             total = total.saturating_add(body.len());

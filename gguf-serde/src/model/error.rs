@@ -102,7 +102,12 @@ pub enum ModelError {
     },
 
     /// Tensors of the file that no field binds (when the model refuses them).
-    #[error("{} tensors are bound by no field of the model: {}", .names.len(), display_names(.names))]
+    #[error(
+        "{} {} bound by no field of the model: {}",
+        crate::format::count(.names.len(), "tensor"),
+        if .names.len() == 1 { "is" } else { "are" },
+        display_names(.names)
+    )]
     #[non_exhaustive]
     UnboundTensors {
         /// Their names, in file order.
@@ -136,6 +141,8 @@ mod tests {
         let name = crate::GgufStr::from_bytes(b"blk.\xff.weight").to_string();
         let e = ModelError::UnboundTensors { names: vec![name.clone(), "a\"b".into()] };
         assert_eq!(e.to_string(), r#"2 tensors are bound by no field of the model: "blk.\xff.weight", "a\"b""#);
+        let e = ModelError::UnboundTensors { names: vec!["x".into()] };
+        assert_eq!(e.to_string(), r#"1 tensor is bound by no field of the model: "x""#);
         let e = ModelError::MissingTensor { name, field: "M.f".into() };
         assert_eq!(e.to_string(), r#"tensor "blk.\xff.weight" is missing (required by the model field `M.f`)"#);
     }

@@ -146,7 +146,10 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
         Dim::Known(n) if n > cx.src.tensor_count() as u64 => {
             return Err(ModelError::Constraint {
                 name: full,
-                reason: format!("count {n} is more than the {} tensors of the model", cx.src.tensor_count()),
+                reason: format!(
+                    "count {n} is more than the {} of the model",
+                    crate::format::count(cx.src.tensor_count(), "tensor")
+                ),
             }
             .into())
         }
@@ -188,7 +191,10 @@ pub fn read_numbered<'a, X: ModelField<'a>>(
             // than any source has tensors.
             max.checked_add(1).ok_or_else(|| ModelError::Constraint {
                 name: full.clone(),
-                reason: format!("number {max} is more than the {} tensors of the model", cx.src.tensor_count()),
+                reason: format!(
+                    "number {max} is more than the {} of the model",
+                    crate::format::count(cx.src.tensor_count(), "tensor")
+                ),
             })?
         }
     };

@@ -293,7 +293,7 @@ impl F32Tensor {
         if n != Some(data.len() as u64) {
             return Err(Error::invalid_tensor(
                 name.as_str(),
-                format!("shape {shape:?} does not hold the {} elements given", data.len()),
+                format!("shape {shape:?} does not hold the {} given", crate::format::count(data.len(), "element")),
             ));
         }
         Ok(F32Tensor { name, shape: dims, data, position: None })
@@ -498,8 +498,9 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
         let bad = |reason: String| Error::invalid_tensor(spec.name, reason);
         let Some(want) = spec.shape else {
             return Err(bad(format!(
-                "a Vec<f32> of {len} elements holds no shape, and the field has no `shape` attribute \
-                 (give one, or use F32Tensor, which keeps the shape it was read with)"
+                "a Vec<f32> of {} holds no shape, and the field has no `shape` attribute \
+                 (give one, or use F32Tensor, which keeps the shape it was read with)",
+                crate::format::count(len, "element")
             )));
         };
         let known: u64 = want.iter().filter_map(Dim::known).try_fold(1u64, |a, d| a.checked_mul(d)).unwrap_or(0);
@@ -509,8 +510,9 @@ impl<'a> TensorStorage<'a> for Vec<f32> {
             1 if len.checked_rem(known) == Some(0) => len.checked_div(known),
             _ => {
                 return Err(bad(format!(
-                    "the shape of a Vec<f32> of {len} elements cannot be told from the field's shape {:?} \
+                    "the shape of a Vec<f32> of {} cannot be told from the field's shape {:?} \
                      (at most one dimension may be unknown, and it must divide evenly)",
+                    crate::format::count(len, "element"),
                     want.iter().map(Dim::known).collect::<Vec<_>>()
                 )))
             }
@@ -537,7 +539,11 @@ impl<'a> TensorStorage<'a> for F32Tensor {
         if n != Some(self.data.len() as u64) {
             return Err(Error::invalid_tensor(
                 spec.name,
-                format!("shape {:?} does not hold the {} elements of the data", self.shape, self.data.len()),
+                format!(
+                    "shape {:?} does not hold the {} of the data",
+                    self.shape,
+                    crate::format::count(self.data.len(), "element")
+                ),
             ));
         }
         Ok((typed_dtype(spec), self.shape))

@@ -34,8 +34,8 @@ use std::io::Write;
 use crate::container::{Gguf, Source, Value, ValueRef};
 // What the file-level functions use (feature `mmap`).
 use crate::error::{EditError, Error, Result};
-use crate::format::keys::has_empty_segment;
-use crate::format::{GgufStr, ValueType};
+use crate::format::keys::{has_empty_segment, GENERAL_ALIGNMENT};
+use crate::format::{alignment_problem, AlignmentProblem, GgufStr, ValueType};
 use crate::GgufWriter;
 #[cfg(feature = "mmap")]
 use {
@@ -163,7 +163,28 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'
             }
         }
     }
+    check_alignment(&kvs)?;
     Ok(kvs)
+}
+
+/// Refuses a `general.alignment` among `kvs` that ggml refuses (a type other than u32, zero, not
+/// a power of two: [`alignment_problem`]) with [`EditError::BadAlignment`], naming the key and
+/// the value before anything is written, rather than the writer's offset of the output.
+fn check_alignment(kvs: &[(Key<'_>, Item<'_>)]) -> Result<()> {
+    let Some((key, item)) = kvs.iter().find(|(k, _)| **k == *GENERAL_ALIGNMENT.as_bytes()) else { return Ok(()) };
+    let (value, ty) = match item {
+        Item::Ref(v) => (if let ValueRef::U32(a) = v { Some(*a) } else { None }, v.value_type()),
+        Item::Owned(v) => (if let Value::U32(a) = v { Some(*a) } else { None }, v.value_type()),
+        Item::String(_) => (None, ValueType::String),
+    };
+    let problem = match value {
+        None => Some(AlignmentProblem::WrongType(ty.name())),
+        Some(a) => alignment_problem(a),
+    };
+    match problem {
+        Some(problem) => Err(EditError::BadAlignment { key: GgufStr::from_bytes(key).to_string(), problem }.into()),
+        None => Ok(()),
+    }
 }
 
 /// Declares `file`'s metadata after `edits` and its tensor infos to `w`, then hands `w` to
@@ -175,10 +196,9 @@ fn edited<'a, S: Source>(file: &'a Gguf<S>, edits: &[Edit]) -> Result<Vec<(Key<'
 /// of this for a file on disk).
 ///
 /// # Errors
-/// [`EditError`] for an edit that cannot be applied; the writer's errors (e.g.
-/// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) for a `general.alignment` that
-/// is not a power-of-two u32, [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever
-/// `data` returns.
+/// [`EditError`] for an edit that cannot be applied (e.g. [`EditError::BadAlignment`] for a
+/// `general.alignment` that is not a power-of-two u32); the writer's errors (e.g.
+/// [`WriteError::InvalidKey`](crate::WriteError::InvalidKey)); whatever `data` returns.
 pub fn apply<'f, S: Source, W: Write, T>(
     file: &'f Gguf<S>,
     edits: &[Edit],

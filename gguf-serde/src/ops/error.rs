@@ -62,7 +62,7 @@ pub enum QuantizeError {
 #[non_exhaustive]
 pub enum ImatrixProblem {
     /// A legacy `.dat` file ends inside an item: `needed` bytes at `offset`, fewer remain.
-    #[error("file truncated: {item} at offset {offset} needs {needed} bytes")]
+    #[error("file truncated: {item} at offset {offset} needs {}", crate::format::count(*.needed, "byte"))]
     #[non_exhaustive]
     Truncated {
         /// What was being read (`"entry count"`, `"name of entry 3"`, ...).
@@ -303,6 +303,20 @@ pub enum EditError {
         /// The key.
         key: String,
     },
+
+    /// A `general.alignment` the edit would write (set, or a key renamed to it) that ggml's
+    /// `gguf.cpp` refuses: of a type other than u32, zero, or not a power of two. Refused before
+    /// anything is written, naming the key and the value (the writer's
+    /// [`WriteError::BadAlignment`](crate::WriteError::BadAlignment) would name an offset of the
+    /// output instead).
+    #[error("cannot edit {}: the value {problem} (ggml takes a u32 power of two)", Quoted(.key))]
+    #[non_exhaustive]
+    BadAlignment {
+        /// The key, `general.alignment`.
+        key: String,
+        /// What is wrong with the value.
+        problem: crate::format::AlignmentProblem,
+    },
 }
 impl QuantizeError {
     /// The offset, in the importance matrix file, of an [`Imatrix`](Self::Imatrix) problem
@@ -387,7 +401,8 @@ impl EditError {
             | EditError::IntegerTooLarge { .. }
             | EditError::ArrayFromText { .. }
             | EditError::EmptySegment { .. }
-            | EditError::KeyLength { .. } => None,
+            | EditError::KeyLength { .. }
+            | EditError::BadAlignment { .. } => None,
         }
     }
 
@@ -402,7 +417,8 @@ impl EditError {
             | EditError::IntegerTooLarge { key, .. }
             | EditError::ArrayFromText { key }
             | EditError::EmptySegment { key }
-            | EditError::KeyLength { key, .. } => key,
+            | EditError::KeyLength { key, .. }
+            | EditError::BadAlignment { key, .. } => key,
         })
     }
 
@@ -416,7 +432,8 @@ impl EditError {
             | EditError::IntegerTooLarge { .. }
             | EditError::ArrayFromText { .. }
             | EditError::EmptySegment { .. }
-            | EditError::KeyLength { .. } => None,
+            | EditError::KeyLength { .. }
+            | EditError::BadAlignment { .. } => None,
         }
     }
 }
@@ -562,6 +579,7 @@ mod tests {
             EditError::EmptySegment { key: s("k") },
             EditError::KeyLength { key: s("k"), len: 1 },
             EditError::ArrayFromText { key: s("k") },
+            EditError::BadAlignment { key: s("k"), problem: crate::format::AlignmentProblem::Zero },
         ];
         for e in &cases {
             assert_eq!((e.offset(), e.key(), e.tensor()), (None, Some("k"), None), "{e:?}");

@@ -31,8 +31,9 @@ impl KvOverride {
     /// Parses `KEY=TYPE:VALUE` as llama.cpp's `string_parse_kv_override` (common/common.cpp)
     /// parses it: TYPE is `int`, `float`, `bool` or `str`; an `int` or `float` value is read as
     /// C's `atol`/`atof` read it, the longest leading number and 0 without one, as llama-quantize
-    /// writes it: `int:` and `int:abc` are 0, `int:7x` is 7, `float:1.5e` is 1.5 (the reference's
-    /// behaviour, kept so that the output is llama-quantize's).
+    /// writes it: `int:` and `int:abc` are 0, `int:7x` is 7, `float:1.5e` is 1.5, `float:0x1p3`
+    /// (a C hexadecimal float) is 8, `float:nan` and `float:inf` are NaN and infinity (the
+    /// reference's behaviour, kept so that the output is llama-quantize's).
     ///
     /// # Errors
     /// [`QuantizeError`] for what the reference refuses: a missing `=`, a key of 128 bytes or more,
@@ -95,11 +96,23 @@ impl KvOverride {
     pub fn to_value(&self) -> Value {
         match &self.value {
             KvOverrideValue::Int(n) => Value::U32(n.unsigned_abs() as u32),
-            KvOverrideValue::Float(x) => Value::F32(*x as f32),
+            KvOverrideValue::Float(x) => Value::F32(c_float(*x)),
             KvOverrideValue::Bool(b) => Value::Bool(*b),
             KvOverrideValue::Str(s) => Value::String(String::from_utf8_lossy(s).into_owned()),
         }
     }
+}
+
+/// C's conversion of a double to float (`(float)x`, as `gguf_set_val_f32` takes llama-quantize's
+/// double): rounded to nearest; a NaN keeps its sign and the top 22 bits of its payload, with the
+/// quiet bit set (x86-64's `cvtsd2ss`, AArch64's `fcvt`), which Rust's `as` does not promise.
+fn c_float(x: f64) -> f32 {
+    if !x.is_nan() {
+        return x as f32;
+    }
+    let b = x.to_bits();
+    let sign = ((b >> 63) as u32) << 31;
+    f32::from_bits(sign | 0x7fc0_0000 | ((b >> 29) as u32 & 0x003f_ffff))
 }
 
 #[cfg(test)]

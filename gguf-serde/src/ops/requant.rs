@@ -341,7 +341,9 @@ fn requantize_shards<S: Source + Sync>(
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build()
-            .map_err(|e| Error::from(QuantizeError::refused(format!("cannot start {n} threads: {e}"))))?
+            .map_err(|e| {
+                Error::from(QuantizeError::refused(format!("cannot start {}: {e}", crate::format::count(n, "thread"))))
+            })?
             .install(run),
         None => run(),
     }
@@ -661,7 +663,7 @@ fn convert_tensor(
                 let n = row as usize;
                 let slice = w.get(e * n..(e + 1) * n).ok_or_else(|| WriteError::InvalidTensor {
                     name: t.name.to_string(),
-                    reason: format!("importance weights of {} values for expert {e}", w.len()),
+                    reason: format!("importance weights of {} for expert {e}", crate::format::count(w.len(), "value")),
                 })?;
                 codec::quantize_with_importance(target, scratch, outbuf, n, slice)?;
                 if endian == Endian::Big {

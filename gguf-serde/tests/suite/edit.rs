@@ -142,9 +142,16 @@ fn bad_edits_leave_the_file_untouched() {
             vec![Edit::Rename { from: "general.name".into(), to: "general.architecture".into() }],
             "cannot edit \"general.name\": cannot rename to \"general.architecture\": that key exists",
         ),
+        // Refused before anything is written, naming the key and the value, no offset of the
+        // output (which the user never sees).
         (
             vec![set("general.alignment", 3u32)],
-            "general.alignment is 3, not a power of two (the key/value pair would start at byte ",
+            "cannot edit \"general.alignment\": the value is 3, not a power of two (ggml takes a u32 power of two)",
+        ),
+        (vec![set("general.alignment", 0u32)], "cannot edit \"general.alignment\": the value is 0 ("),
+        (
+            vec![Edit::Rename { from: "general.name".into(), to: "general.alignment".into() }],
+            "cannot edit \"general.alignment\": the value has type string, expected u32 (",
         ),
         (vec![set("a..b", 1u8)], "cannot edit \"a..b\": a segment between dots is empty"),
         (vec![set("a.", 1u8)], "cannot edit \"a.\": a segment between dots is empty"),
@@ -152,7 +159,10 @@ fn bad_edits_leave_the_file_untouched() {
             vec![Edit::Rename { from: "general.name".into(), to: ".name".into() }],
             "cannot edit \".name\": a segment between dots is empty",
         ),
-        (vec![set("general.alignment", 64u64)], "has type u64, expected u32"),
+        (
+            vec![set("general.alignment", 64u64)],
+            "cannot edit \"general.alignment\": the value has type u64, expected u32",
+        ),
         // Refused before anything is written: no offset (there is no output to point into).
         (vec![set("", 1u8)], "cannot edit \"\": a new key must be 1 to 65,535 bytes long, not 0"),
         (
@@ -163,8 +173,11 @@ fn bad_edits_leave_the_file_untouched() {
     for (edits, msg) in cases {
         let e = edit_file(&p, &edits).unwrap_err();
         assert!(e.to_string().contains(msg), "{e} does not contain {msg}");
-        if msg.contains("a new key must be") {
+        if msg.contains("a new key must be") || msg.contains("general.alignment") {
             assert_eq!(e.offset(), None, "{e}");
+        }
+        if msg.contains("general.alignment") {
+            assert!(!e.to_string().contains("byte") && !e.to_string().contains("output"), "{e}");
         }
         assert!(std::fs::read(&p).unwrap() == original);
     }

@@ -18,6 +18,11 @@ fn constructors_name_their_tensor() {
     assert!(e.to_string().starts_with("invalid tensor \"w\": shape [33] is not whole Q4_0 blocks"), "{e}");
     let e = F32Tensor::new("norm", &[4], vec![0.0; 3]).unwrap_err();
     assert_eq!(e.to_string(), "invalid tensor \"norm\": shape [4] does not hold the 3 elements given");
+    // Counts of one in the singular.
+    let e = Tensor::new("b", GgmlType::I8, &[2], vec![0]).unwrap_err();
+    assert_eq!(e.to_string(), "tensor \"b\": got 1 byte of data, expected 2 (from its dtype and shape)");
+    let e = F32Tensor::new("norm", &[4], vec![0.0]).unwrap_err();
+    assert_eq!(e.to_string(), "invalid tensor \"norm\": shape [4] does not hold the 1 element given");
 }
 
 #[test]

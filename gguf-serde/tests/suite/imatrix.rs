@@ -233,6 +233,9 @@ fn hostile_dat_files_give_typed_errors() {
     // A huge value count with few bytes: a truncation, not an allocation.
     let huge = B::le().i32(1).i32(1).raw(b"a").i32(1).i32(i32::MAX).bytes();
     assert!(matches!(dat_problem(&huge), ImatrixProblem::Truncated { .. }));
+    // A name of 1 byte cut off: 1 byte is needed, in the singular.
+    let p = dat_problem(&B::le().i32(1).i32(1).bytes());
+    assert_eq!(p.to_string(), "file truncated: name of entry 1 at offset 8 needs 1 byte");
 }
 
 #[test]

@@ -273,7 +273,7 @@ fn wrong_type_names_key_types_and_offset() {
     let e = from_slice::<R2>(&bytes).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid type: expected u32, found a group of keys (1 keys, first \"general.name\") at key \"general\" (offset 48)"
+        "invalid type: expected u32, found a group of keys (1 key, first \"general.name\") at key \"general\" (offset 48)"
     );
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]

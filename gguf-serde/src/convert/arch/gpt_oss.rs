@@ -110,7 +110,8 @@ fn check_experts(hf: &str, shape: &[u64], rank: usize, even_last: bool) -> Resul
     Err(ConvertError::BadShape {
         name: hf.to_owned(),
         reason: format!(
-            "shape {shape:?}, expected {rank} dimensions{}",
+            "shape {shape:?}, expected {}{}",
+            crate::format::count(rank, "dimension"),
             if even_last { " with gate and up interleaved in an even last one" } else { "" }
         ),
     })

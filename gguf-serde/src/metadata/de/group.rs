@@ -30,8 +30,8 @@ impl<'a, 'de> GroupDe<'a, 'de> {
         let first = self.members.first().and_then(|&i| self.entries.get(i as usize));
         err(
             format!(
-                "invalid type: expected {exp}, found {what} ({} keys{})",
-                self.members.len(),
+                "invalid type: expected {exp}, found {what} ({}{})",
+                crate::format::count(self.members.len(), "key"),
                 first.map(|e| format!(", first {:?}", e.key)).unwrap_or_default()
             ),
             (!self.prefix.is_empty()).then(|| self.name().to_owned()),

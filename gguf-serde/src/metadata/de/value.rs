@@ -33,8 +33,7 @@ fn preview(v: &ValueRef<'_>) -> String {
             format!(" {:?}…", s.to_string_lossy().chars().take(40).collect::<String>())
         }
         ValueRef::String(s) => format!(" {s:?}"),
-        ValueRef::Array(a) if a.len() == 1 => " of 1 element".to_string(),
-        ValueRef::Array(a) => format!(" of {} elements", a.len()),
+        ValueRef::Array(a) => format!(" of {}", crate::format::count(a.len(), "element")),
         ValueRef::U8(x) => format!(" {x}"),
         ValueRef::I8(x) => format!(" {x}"),
         ValueRef::U16(x) => format!(" {x}"),
@@ -124,7 +123,10 @@ impl<'p, 'de> ValueDe<'p, 'de> {
         let out = visitor.visit_seq(&mut access).map_err(|e| annotate(e, || path.to_string(), self.offset))?;
         if access.iter.len() != 0 {
             return Err(err(
-                format!("invalid length: the array has {} elements, fewer were expected", a.len()),
+                format!(
+                    "invalid length: the array has {}, fewer were expected",
+                    crate::format::count(a.len(), "element")
+                ),
                 Some(path.to_string()),
                 self.offset,
             ));

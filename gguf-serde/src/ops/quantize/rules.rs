@@ -716,7 +716,8 @@ pub(super) fn fallback(name: &str, ne: &[u64], ty: GgmlType, rule: Rule) -> Resu
         t if t.block_size() <= 32 => t,
         t => {
             return Err(Error::from(QuantizeError::refused(format!(
-                "no tensor type fallback is defined for type {t} (tensor {name}, {ncols} columns)"
+                "no tensor type fallback is defined for type {t} (tensor {name}, {})",
+                crate::format::count(ncols, "column")
             ))))
         }
     };
