@@ -65,6 +65,10 @@ pub struct SetArgs {
 fn type_hint(e: gguf_serde::Error) -> anyhow::Error {
     let hint = match e.as_edit() {
         Some(EditError::IntegerTooLarge { .. }) => "give --type f32, f64 or string",
+        // ggml reads general.alignment only as a u32: no other type is written for it.
+        Some(EditError::BadStandardValue { key, .. }) if key == "general.alignment" => {
+            "general.alignment must be a u32 power of two (ggml takes no other)"
+        }
         Some(EditError::BadStandardValue { .. }) => "give --type to write another type anyway",
         Some(EditError::ArrayFromText { .. }) => "give a scalar --type to replace it",
         _ => return e.into(),

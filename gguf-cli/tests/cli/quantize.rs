@@ -316,6 +316,16 @@ fn dry_run_refuses_an_override_the_real_run_refuses() {
         assert_eq!(o.status.code(), Some(1), "dry run {dry}: {o:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("general.alignment is 48, not a power of two"), "dry run {dry}: {err}");
+        // Named as the option, not by an offset of the output that was never written.
+        assert!(err.contains("--override-kv general.alignment") && !err.contains("of the output"), "{err}");
+        assert!(!out.exists());
+    }
+    // A float or a bool is not a u32, whatever its value.
+    for v in ["float:64", "bool:true", "str:64"] {
+        let o = gguf(&["quantize", "--override-kv", &format!("general.alignment={v}"), small, out_s, "Q8_0"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{v}: {err}");
+        assert!(err.contains("general.alignment has type") && err.contains("expected u32"), "{v}: {err}");
         assert!(!out.exists());
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "no temporary file is left");

@@ -87,6 +87,12 @@ fn set_gives_a_known_key_the_type_llama_cpp_reads_and_validate_reports_a_wrong_o
     // The library states the refusal; the CLI adds the flag that lifts it.
     assert!(err.contains("(llama.cpp refuses another type); give --type to write another type anyway"), "{err}");
     assert!(std::fs::read(&p).unwrap() == before);
+    // Except for general.alignment, which no --type lifts: ggml reads it as a u32 power of two.
+    let out = gguf(&["set", f, "general.alignment", "-4"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("general.alignment must be a u32 power of two") && !err.contains("give --type"), "{err}");
+    assert!(std::fs::read(&p).unwrap() == before);
 
     // A per-layer key stored as a float: llama.cpp refuses it, and so does validate --ggml.
     ok(&["set", f, "llama.attention.head_count", "9", "--type", "f32"]);

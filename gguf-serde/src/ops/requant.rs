@@ -474,6 +474,19 @@ fn llama_quantize_kvs<'a, S: Source>(
     kvs.push((b"general.file_type".to_vec(), OutKv::New(Value::U32(file_type))));
     let imatrix_kvs = params.active_imatrix().map(Imatrix::kv_overrides).unwrap_or_default();
     for o in params.kv_overrides.iter().chain(&imatrix_kvs) {
+        if o.key == crate::format::keys::GENERAL_ALIGNMENT.as_bytes() {
+            // ggml's rule, checked before anything is written (the writer would refuse it too,
+            // but naming an offset of the output, which means nothing to the user).
+            let problem = match o.to_value() {
+                Value::U32(a) => crate::format::alignment_problem(a),
+                v => Some(crate::format::AlignmentProblem::WrongType(v.value_type().name())),
+            };
+            if let Some(problem) = problem {
+                return Err(Error::from(QuantizeError::refused(format!(
+                    "--override-kv general.alignment: general.alignment {problem} (ggml takes a u32 power of two)"
+                ))));
+            }
+        }
         kvs.retain(|(k, _)| *k != o.key);
         let v = match &o.value {
             KvOverrideValue::Str(b) => OutKv::Bytes(b.clone()),
