@@ -326,6 +326,12 @@ fn errors() {
         format!("shard {}: file truncated: header at offset 8 needs 8 bytes, only 0 remain", p(2, 3).display())
     );
     assert_eq!(e.offset(), Some(8));
+    // Opened itself, it is named too: its name says it is shard 3 of 3 (its keys cannot be read).
+    let e = ShardedGguf::open(p(2, 3)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { .. })) && e.shard() == Some(p(2, 3).as_path()),
+        "{e:?}"
+    );
 
     // A big-endian shard among little-endian ones.
     {
