@@ -151,6 +151,31 @@ fn split_layout() {
     assert_eq!(tensor, 5);
 }
 
+/// The paths `split_file` returns are the shard names of the prefix as given (`PREFIX-00001-of-
+/// 00002.gguf`, llama.cpp's `llama_split_path`), also when the shards replace files there and the
+/// folder is reached through a symbolic link (the link is not resolved: only a link at a shard's
+/// own name is followed, to replace the file it points to).
+#[test]
+#[cfg(unix)]
+fn split_paths_are_the_prefix_as_given() {
+    let d = dir("through-a-link");
+    let input = d.join("in.gguf");
+    write(&input, &model(None, Endian::Little));
+    std::fs::create_dir(d.join("real")).unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+    let prefix = d.join("link").join("m");
+    let want: Vec<PathBuf> = (0..3).map(|i| shard_path(&prefix, i, 3)).collect();
+    assert_eq!(want[0], d.join("link/m-00001-of-00003.gguf"));
+    for round in ["new", "replacing"] {
+        let paths = split_file(&input, &prefix, &SplitOptions::new(SplitBy::MaxTensors(2))).unwrap();
+        assert_eq!(paths, want, "{round}");
+    }
+    let mut names: Vec<_> =
+        std::fs::read_dir(d.join("real")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["m-00001-of-00003.gguf", "m-00002-of-00003.gguf", "m-00003-of-00003.gguf"]);
+}
+
 #[test]
 fn sharded_reads_as_one_model_and_merges_back_identically() {
     for (alignment, endian) in [(None, Endian::Little), (Some(64), Endian::Little), (Some(8), Endian::Big)] {

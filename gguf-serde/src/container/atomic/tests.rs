@@ -132,3 +132,73 @@ fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
         assert_eq!(entries(dir), ["s-3.gguf"], "named {named}");
     });
 }
+
+/// Without `CAP_DAC_READ_SEARCH` (an unprivileged process), `linkat` with `AT_EMPTY_PATH` refuses
+/// a file opened under other credentials with `ENOENT` (linkat(2)): the unnamed file of a write
+/// that must not replace is then linked through `/proc/self/fd/N`, and the commit succeeds. The
+/// capability is dropped, after the file is opened, from the effective set of a thread of the
+/// test's own (capabilities are per thread), so the fallback is tested when run as root too.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_unnamed_file_is_linked_through_proc_self_fd_without_cap_dac_read_search() {
+    use std::os::fd::AsRawFd;
+    std::thread::spawn(|| {
+        let tmp = gguf_test_support::temp_dir();
+        let dir = tmp.path();
+        let Some(probe) = super::unnamed::open(dir).unwrap() else {
+            gguf_test_support::skip("no unnamed files in the test folder");
+            return;
+        };
+        let target = dir.join("out.gguf");
+        let mut f = AtomicFile::create(&target, IfExists::Fail).unwrap();
+        f.write_all(b"GGUF and more").unwrap();
+        drop_effective_capability(CAP_DAC_READ_SEARCH);
+        // The first way is refused on this thread now (else this test would not reach the other).
+        let to = std::ffi::CString::new(dir.join("probe").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: NUL-terminated paths that outlive the call; `probe` is open.
+        let rc =
+            unsafe { libc::linkat(probe.as_raw_fd(), c"".as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_EMPTY_PATH) };
+        if rc == 0 {
+            gguf_test_support::skip("linkat with AT_EMPTY_PATH works without CAP_DAC_READ_SEARCH here");
+            return;
+        }
+        assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::ENOENT));
+        assert_eq!(entries(dir), Vec::<String>::new(), "the temporary file is not unnamed");
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"GGUF and more");
+        assert_eq!(entries(dir), ["out.gguf"]);
+    })
+    .join()
+    .unwrap();
+}
+
+/// `CAP_DAC_READ_SEARCH` (`linux/capability.h`).
+#[cfg(target_os = "linux")]
+const CAP_DAC_READ_SEARCH: u32 = 2;
+
+/// Removes capability `cap` from the calling thread's effective set (`capset(2)`, version 3).
+#[cfg(target_os = "linux")]
+fn drop_effective_capability(cap: u32) {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: a version 3 header and the two data structs that version reads and writes.
+    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    assert_eq!(rc, 0, "capget: {}", std::io::Error::last_os_error());
+    data[(cap / 32) as usize].effective &= !(1 << (cap % 32));
+    // SAFETY: as above; capset only reads them.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
+    assert_eq!(rc, 0, "capset: {}", std::io::Error::last_os_error());
+}
