@@ -471,6 +471,8 @@ impl DirectWriter {
                 self.error.get_or_insert_with(|| io::Error::other("no aligned buffer for a direct write"));
                 return None;
             }
+            #[cfg(test)]
+            hook::waiting_for_a_buffer();
             self.wait_one();
         }
     }
@@ -673,6 +675,34 @@ pub(crate) mod hook {
             *g.closed.lock().unwrap_or_else(PoisonError::into_inner) = false;
             g.opened.notify_all();
         });
+    }
+
+    thread_local! {
+        /// Waits of this thread's writers for a buffer to come back (all [`BUFFERS`](super::BUFFERS)
+        /// in use), since [`release_when_waiting_for_a_buffer`].
+        static BUFFER_WAITS: Cell<usize> = const { Cell::new(0) };
+        /// Whether the next such wait lets the held writes go on ([`release`]).
+        static RELEASE_ON_WAIT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Makes the next wait of this thread's writers for a buffer release the writes held by
+    /// [`hold`] (which it would otherwise wait for forever), and counts the waits from now.
+    pub(crate) fn release_when_waiting_for_a_buffer() {
+        BUFFER_WAITS.with(|c| c.set(0));
+        RELEASE_ON_WAIT.with(|c| c.set(true));
+    }
+
+    /// Waits of this thread's writers for a buffer since [`release_when_waiting_for_a_buffer`].
+    pub(crate) fn buffer_waits() -> usize {
+        BUFFER_WAITS.with(Cell::get)
+    }
+
+    /// A writer is about to wait for a buffer to come back.
+    pub(super) fn waiting_for_a_buffer() {
+        BUFFER_WAITS.with(|c| c.set(c.get().saturating_add(1)));
+        if RELEASE_ON_WAIT.with(|c| c.replace(false)) {
+            release();
+        }
     }
 
     /// I/O threads alive of the writers created on this thread.

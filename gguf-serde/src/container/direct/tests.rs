@@ -1,8 +1,8 @@
 //! The direct-I/O path of [`AtomicFile`] against the page-cache path and an in-memory writer:
 //! the same bytes for every layout around the block and buffer boundaries, the fall-back when a
 //! direct write is refused, and nothing left behind after an I/O error; with writes in flight on
-//! the I/O thread (held there by [`hook::hold`]): errors and refusals of a later write, and a
-//! writer dropped mid-file.
+//! the I/O thread (held there by [`hook::hold`]): errors and refusals of a later write, a writer
+//! dropped mid-file, and the limit of [`BUFFERS`] buffers.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -382,6 +382,29 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
             drop(f);
             assert_untouched(&path);
         }
+    });
+}
+
+/// At most [`BUFFERS`] buffers (`BUFFERS * CHUNK` bytes of memory) whatever the output: with all
+/// of them in use, the writer waits for one to come back. With the writes held, four buffers are
+/// full and sent and 100 bytes remain: the writer waits (the hook then lets the writes go on)
+/// rather than allocate a fifth, and the file is the bytes written.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_writer_waits_for_a_buffer_rather_than_allocate_more_than_its_limit() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let path = dir.path().join("model.gguf");
+        let data = pattern(BUFFERS * CHUNK + 100);
+        let Some(mut f) = direct_file(&path) else { return };
+        hook::plan(Vec::new());
+        hook::hold();
+        hook::release_when_waiting_for_a_buffer();
+        f.write_all(&data).unwrap();
+        assert_eq!((hook::buffer_waits(), hook::live_buffers()), (1, BUFFERS), "waits, buffers");
+        f.commit().unwrap();
+        assert!(std::fs::read(&path).unwrap() == data);
+        assert_all_gone();
     });
 }
 
