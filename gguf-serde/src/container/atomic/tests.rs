@@ -102,6 +102,26 @@ fn a_target_there_already_is_refused_before_writing() {
     assert_eq!(entries(dir), ["link.gguf", "there.gguf"]);
 }
 
+/// Written through a symbolic link (relative, as `ln -s` makes them), the file the link points to
+/// is replaced and the link stays a link to it; unnamed and named temporaries.
+#[test]
+#[cfg(unix)]
+fn a_write_through_a_link_replaces_the_file_it_points_to() {
+    with_both_temporaries(|dir, named| {
+        let file = dir.join("real.gguf");
+        std::fs::write(&file, "old").unwrap();
+        let link = dir.join("link.gguf");
+        std::os::unix::fs::symlink("real.gguf", &link).unwrap();
+        let mut f = AtomicFile::create(&link, IfExists::Replace).unwrap();
+        f.write_all(b"GGUF new").unwrap();
+        f.commit().unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "named {named}");
+        assert_eq!(std::fs::read_link(&link).unwrap(), std::path::Path::new("real.gguf"), "named {named}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"GGUF new", "named {named}");
+        assert_eq!(entries(dir), ["link.gguf", "real.gguf"], "named {named}");
+    });
+}
+
 /// [`persist_all`]: when a file is kept at the target of the third of three files written with
 /// [`IfExists::Fail`], the two already given their names are removed again, the kept file
 /// stays, and the error names the third target (through `context`). Unnamed and named
