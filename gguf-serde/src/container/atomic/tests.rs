@@ -153,6 +153,32 @@ fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
     });
 }
 
+/// [`persist_all`] removes again only the files it named that are still there as it wrote them
+/// (the same device and inode): a target given a new file since is left. Here the set renames a
+/// first file to `t`, a second one over it (replacing), then fails at a third target that is
+/// kept: `t` holds the second file, which is left; the first is gone with it. Unnamed and named
+/// temporaries.
+#[test]
+fn a_set_that_fails_leaves_a_file_that_replaced_one_of_its_own() {
+    with_both_temporaries(|dir, named| {
+        let (t, kept) = (dir.join("t.gguf"), dir.join("kept.gguf"));
+        let sealed: Vec<_> = [(&t, false, "first"), (&t, true, "second"), (&kept, false, "third")]
+            .into_iter()
+            .map(|(target, replace, text)| {
+                let (mut file, pending) = create_temp_file(target, None, replace).unwrap();
+                file.write_all(text.as_bytes()).unwrap();
+                pending.seal_file(file).unwrap()
+            })
+            .collect();
+        std::fs::write(&kept, "precious").unwrap();
+        let e = persist_all(sealed, |e, _| e).unwrap_err();
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::AlreadyExists), "named {named}: {e}");
+        assert_eq!(std::fs::read(&t).unwrap(), b"second", "named {named}");
+        assert_eq!(std::fs::read(&kept).unwrap(), b"precious", "named {named}");
+        assert_eq!(entries(dir), ["kept.gguf", "t.gguf"], "named {named}");
+    });
+}
+
 /// Without `CAP_DAC_READ_SEARCH` (an unprivileged process), `linkat` with `AT_EMPTY_PATH` refuses
 /// a file opened under other credentials with `ENOENT` (linkat(2)): the unnamed file of a write
 /// that must not replace is then linked through `/proc/self/fd/N`, and the commit succeeds. The
