@@ -122,6 +122,44 @@ fn direct_and_buffered_outputs_are_byte_identical() {
     assert_eq!(entries(dir.path()).len(), 2 * layouts().len(), "a temporary file was left");
 }
 
+/// A file system that takes `O_DIRECT` but does not report its direct-I/O alignment (`statx`
+/// without `STATX_DIOALIGN` in its answer's mask: every file system before Linux 6.1, tmpfs still)
+/// gets direct I/O tried at the page size, not refused (`dio_alignment`): here a tmpfs, the one
+/// at `/dev/shm` (skipped where there is none, it refuses `O_DIRECT`, as before Linux 6.6, or it
+/// reports an alignment), written byte for byte as the in-memory writer writes.
+#[test]
+#[cfg(target_os = "linux")]
+fn direct_io_is_tried_where_the_file_system_does_not_report_its_alignment() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(dir) = tempfile::Builder::new().prefix("gguf-test-").tempdir_in("/dev/shm") else {
+        gguf_test_support::skip("no /dev/shm to write to");
+        return;
+    };
+    let probe = dir.path().join("probe");
+    std::fs::write(&probe, b"").unwrap();
+    let Ok(file) = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(&probe) else {
+        gguf_test_support::skip("/dev/shm refuses O_DIRECT");
+        return;
+    };
+    // SAFETY: all-zero bytes are a valid `statx` (integers only).
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH names the open descriptor; `stx`
+    // is writable and outlives the call.
+    let rc =
+        unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_DIOALIGN, &mut stx) };
+    assert_eq!(rc, 0, "statx: {}", std::io::Error::last_os_error());
+    if stx.stx_mask & libc::STATX_DIOALIGN != 0 {
+        gguf_test_support::skip("/dev/shm reports its direct-I/O alignment");
+        return;
+    }
+    let (header_end, sizes, piece) = (4096, [3 * CHUNK + 5], 1000);
+    let path = dir.path().join("model.gguf");
+    let (direct, writes) = write_file(&path, true, header_end, &sizes, piece);
+    assert!(direct && writes > 0, "direct I/O was not used: direct {direct}, {writes} direct writes");
+    assert!(std::fs::read(&path).unwrap() == in_memory(header_end, &sizes, piece));
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn the_direct_part_of_the_output_is_not_left_in_the_page_cache() {
