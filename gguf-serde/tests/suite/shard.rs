@@ -357,6 +357,12 @@ fn errors() {
         matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { .. })) && e.shard() == Some(p(2, 3).as_path()),
         "{e:?}"
     );
+    // A file whose name makes it the one shard of a split of 1 is a whole model: its error is
+    // the one `Gguf::open` gives, not a shard's.
+    let one = p(0, 1);
+    write(&one, b"GGUF\x03\x00\x00\x00");
+    let e = ShardedGguf::open(&one).unwrap_err();
+    assert_eq!((e.shard(), e.to_string()), (None, Gguf::open(&one).unwrap_err().to_string()));
 
     // A big-endian shard among little-endian ones.
     {
