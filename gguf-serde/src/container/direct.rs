@@ -220,10 +220,15 @@ fn io_thread(file: &File, jobs: &Mutex<Receiver<Job>>, done: &Sender<Done>, canc
         }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write_job(file, &job, cancel)))
             .unwrap_or_else(|_| Err(io::Error::other("the direct-I/O thread panicked")));
-        let Job { buf, len, offset, .. } = job;
+        #[cfg(test)]
+        let Job { buf, len, offset, inject } = job;
+        #[cfg(not(test))]
+        let Job { buf, len, offset } = job;
         if done.send(Done { buf, len, offset, result }).is_err() {
             return;
         }
+        #[cfg(test)]
+        inject.handed_back();
     }
 }
 
@@ -639,6 +644,9 @@ pub(crate) mod hook {
     pub(super) struct Gate {
         closed: Mutex<bool>,
         opened: Condvar,
+        /// Writes handed back to the writer (their result in its channel).
+        handed_back: Mutex<usize>,
+        came_back: Condvar,
     }
 
     thread_local! {
@@ -742,6 +750,25 @@ pub(crate) mod hook {
             }
             self.fail.map(io::Error::from_raw_os_error)
         }
+
+        /// The write is handed back (in the I/O thread, after its result is sent).
+        pub(super) fn handed_back(&self) {
+            let mut done = self.gate.handed_back.lock().unwrap_or_else(PoisonError::into_inner);
+            *done = done.saturating_add(1);
+            drop(done);
+            self.gate.came_back.notify_all();
+        }
+    }
+
+    /// Waits until `n` direct writes of this thread's writers (counted from the first) are
+    /// handed back: their results wait in the writer's channel.
+    pub(crate) fn wait_handed_back(n: usize) {
+        GATE.with(|g| {
+            let mut done = g.handed_back.lock().unwrap_or_else(PoisonError::into_inner);
+            while *done < n {
+                done = g.came_back.wait(done).unwrap_or_else(PoisonError::into_inner);
+            }
+        });
     }
 
     pub(super) fn next_write() -> Injected {

@@ -338,6 +338,28 @@ fn write_until_error(d: &mut DirectWriter, mut bytes: &[u8]) -> Option<std::io::
     None
 }
 
+/// The error of a write already handed back is reported by the very next call, which takes none
+/// of its bytes (`DirectWriter::write`'s docs), not only when the writer next waits for a buffer.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_error_of_a_write_handed_back_is_reported_by_the_next_call() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let file = std::fs::File::create(dir.path().join("f")).unwrap();
+        let Ok(mut d) = DirectWriter::new(file) else {
+            return gguf_test_support::skip("no direct I/O in the test folder");
+        };
+        hook::plan(vec![Some(libc::EIO)]);
+        assert_eq!(d.write(&pattern(CHUNK)).unwrap(), CHUNK);
+        hook::wait_handed_back(1);
+        let e = d.write(b"more").expect_err("the next call after the failed write");
+        assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+        assert_eq!(d.on_file(), CHUNK as u64);
+        assert!(d.finish().is_err());
+        assert_all_gone();
+    });
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn an_io_error_of_the_second_or_third_write_in_flight_is_reported_by_a_later_call() {
