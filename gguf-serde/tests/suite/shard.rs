@@ -71,6 +71,15 @@ fn shard_names() {
     // `split.count` is a UINT16 (llama.cpp's LLM_KV_SPLIT_COUNT): 65535 shards at most.
     assert_eq!(parse_shard_path("m-65535-of-65535.gguf"), Some((PathBuf::from("m"), 65534, 65535)));
     assert_eq!(parse_shard_path("m-00001-of-65536.gguf"), None);
+    // A name that is not UTF-8 (Unix): its bytes before the shard suffix are the prefix.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"a/m\xff-00002-of-00003.gguf"));
+        let prefix = PathBuf::from(std::ffi::OsStr::from_bytes(b"a/m\xff"));
+        assert_eq!(parse_shard_path(path), Some((prefix.clone(), 1, 3)));
+        assert_eq!(shard_path(&prefix, 1, 3), path);
+    }
     for bad in [
         "b-00000-of-00003.gguf",
         "b-00004-of-00003.gguf",
@@ -292,6 +301,15 @@ fn errors() {
         matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", expected: 1, found: Some(2), .. })),
         "{e:?}"
     );
+    // split.no is 0-based (llama.cpp's LLM_KV_SPLIT_NO): 3 is not a shard of 3, in the file
+    // given either.
+    shard(&p(2, 3), &split_kv(3, 3, 5), &[4]);
+    let e = ShardedGguf::open(p(2, 3)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", expected: 2, found: Some(3), .. })),
+        "{e:?}"
+    );
+    shard(&p(2, 3), &split_kv(2, 3, 5), &[4]);
     shard(&p(1, 3), &[("split.count", Value::U16(3))], &[2, 3]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", found: None, .. })), "{e:?}");

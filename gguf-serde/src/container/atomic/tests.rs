@@ -179,6 +179,25 @@ fn a_set_that_fails_leaves_a_file_that_replaced_one_of_its_own() {
     });
 }
 
+/// A commit that cannot give the file its name for another reason than a file there (here the
+/// target's folder, removed meanwhile; the temporary file is in another folder) reports that
+/// error (`NotFound`), not `AlreadyExists`. Unnamed and named temporaries.
+#[test]
+fn a_commit_into_a_folder_removed_meanwhile_reports_not_found() {
+    with_both_temporaries(|dir, named| {
+        let (temps, sub) = (dir.join("temps"), dir.join("sub"));
+        std::fs::create_dir(&temps).unwrap();
+        std::fs::create_dir(&sub).unwrap();
+        let (mut file, pending) = create_temp_file(&sub.join("out.gguf"), Some(&temps), false).unwrap();
+        file.write_all(b"GGUF").unwrap();
+        let sealed = pending.seal_file(file).unwrap();
+        std::fs::remove_dir(&sub).unwrap();
+        let e = persist_all(vec![sealed], |e, _| e).unwrap_err();
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "named {named}: {e}");
+        assert_eq!(entries(&temps), Vec::<String>::new(), "named {named}");
+    });
+}
+
 /// Without `CAP_DAC_READ_SEARCH` (an unprivileged process), `linkat` with `AT_EMPTY_PATH` refuses
 /// a file opened under other credentials with `ENOENT` (linkat(2)): the unnamed file of a write
 /// that must not replace is then linked through `/proc/self/fd/N`, and the commit succeeds. The
