@@ -338,6 +338,34 @@ fn write_until_error(d: &mut DirectWriter, mut bytes: &[u8]) -> Option<std::io::
     None
 }
 
+/// Bytes given in small pieces go to the disk a full buffer at a time (the module's docs): 3
+/// buffers' worth in pieces of 1000 bytes are 3 direct writes of [`CHUNK`] bytes, not one per
+/// few blocks; the file is the bytes given.
+#[test]
+#[cfg(target_os = "linux")]
+fn pieces_go_to_the_disk_a_full_buffer_at_a_time() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let path = dir.path().join("f");
+        let Ok(mut d) = DirectWriter::new(std::fs::File::create(&path).unwrap()) else {
+            return gguf_test_support::skip("no direct I/O in the test folder");
+        };
+        hook::plan(Vec::new());
+        let data = pattern(3 * CHUNK);
+        for piece in data.chunks(1000) {
+            let mut piece = piece;
+            while !piece.is_empty() {
+                let n = d.write(piece).unwrap();
+                piece = &piece[n..];
+            }
+        }
+        d.flush().unwrap();
+        assert_eq!((hook::count(), d.on_file()), (3, 3 * CHUNK as u64), "direct writes, bytes handed");
+        drop(d.finish().unwrap());
+        assert!(std::fs::read(&path).unwrap() == data);
+    });
+}
+
 /// The error of a write already handed back is reported by the very next call, which takes none
 /// of its bytes (`DirectWriter::write`'s docs), not only when the writer next waits for a buffer.
 #[test]
