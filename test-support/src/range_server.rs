@@ -31,6 +31,9 @@ pub enum Behaviour {
     LongBody,
     /// `206` whose `Content-Range` starts one byte later than asked.
     WrongStart,
+    /// `206` with the first half of the range asked for, `Content-Range` and body alike (a
+    /// range that ends early, short of the end of the file).
+    ShortRange,
     /// `206` answers whose `Content-Range` total grows by one with every request.
     ChangingTotal,
     /// `302` to the same URL, for ever.
@@ -199,6 +202,7 @@ fn serve(
             continue;
         }
         let end = end.min(len - 1);
+        let end = if behaviour == Behaviour::ShortRange { start + (end - start) / 2 } else { end };
         let body = &file[start as usize..=end as usize];
         let (cr_start, total) = match behaviour {
             Behaviour::WrongStart => (start + 1, len),

@@ -220,10 +220,15 @@ fn io_thread(file: &File, jobs: &Mutex<Receiver<Job>>, done: &Sender<Done>, canc
         }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write_job(file, &job, cancel)))
             .unwrap_or_else(|_| Err(io::Error::other("the direct-I/O thread panicked")));
-        let Job { buf, len, offset, .. } = job;
+        #[cfg(test)]
+        let Job { buf, len, offset, inject } = job;
+        #[cfg(not(test))]
+        let Job { buf, len, offset } = job;
         if done.send(Done { buf, len, offset, result }).is_err() {
             return;
         }
+        #[cfg(test)]
+        inject.handed_back();
     }
 }
 
@@ -471,6 +476,8 @@ impl DirectWriter {
                 self.error.get_or_insert_with(|| io::Error::other("no aligned buffer for a direct write"));
                 return None;
             }
+            #[cfg(test)]
+            hook::waiting_for_a_buffer();
             self.wait_one();
         }
     }
@@ -637,6 +644,9 @@ pub(crate) mod hook {
     pub(super) struct Gate {
         closed: Mutex<bool>,
         opened: Condvar,
+        /// Writes handed back to the writer (their result in its channel).
+        handed_back: Mutex<usize>,
+        came_back: Condvar,
     }
 
     thread_local! {
@@ -673,6 +683,34 @@ pub(crate) mod hook {
             *g.closed.lock().unwrap_or_else(PoisonError::into_inner) = false;
             g.opened.notify_all();
         });
+    }
+
+    thread_local! {
+        /// Waits of this thread's writers for a buffer to come back (all [`BUFFERS`](super::BUFFERS)
+        /// in use), since [`release_when_waiting_for_a_buffer`].
+        static BUFFER_WAITS: Cell<usize> = const { Cell::new(0) };
+        /// Whether the next such wait lets the held writes go on ([`release`]).
+        static RELEASE_ON_WAIT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Makes the next wait of this thread's writers for a buffer release the writes held by
+    /// [`hold`] (which it would otherwise wait for forever), and counts the waits from now.
+    pub(crate) fn release_when_waiting_for_a_buffer() {
+        BUFFER_WAITS.with(|c| c.set(0));
+        RELEASE_ON_WAIT.with(|c| c.set(true));
+    }
+
+    /// Waits of this thread's writers for a buffer since [`release_when_waiting_for_a_buffer`].
+    pub(crate) fn buffer_waits() -> usize {
+        BUFFER_WAITS.with(Cell::get)
+    }
+
+    /// A writer is about to wait for a buffer to come back.
+    pub(super) fn waiting_for_a_buffer() {
+        BUFFER_WAITS.with(|c| c.set(c.get().saturating_add(1)));
+        if RELEASE_ON_WAIT.with(|c| c.replace(false)) {
+            release();
+        }
     }
 
     /// I/O threads alive of the writers created on this thread.
@@ -712,6 +750,25 @@ pub(crate) mod hook {
             }
             self.fail.map(io::Error::from_raw_os_error)
         }
+
+        /// The write is handed back (in the I/O thread, after its result is sent).
+        pub(super) fn handed_back(&self) {
+            let mut done = self.gate.handed_back.lock().unwrap_or_else(PoisonError::into_inner);
+            *done = done.saturating_add(1);
+            drop(done);
+            self.gate.came_back.notify_all();
+        }
+    }
+
+    /// Waits until `n` direct writes of this thread's writers (counted from the first) are
+    /// handed back: their results wait in the writer's channel.
+    pub(crate) fn wait_handed_back(n: usize) {
+        GATE.with(|g| {
+            let mut done = g.handed_back.lock().unwrap_or_else(PoisonError::into_inner);
+            while *done < n {
+                done = g.came_back.wait(done).unwrap_or_else(PoisonError::into_inner);
+            }
+        });
     }
 
     pub(super) fn next_write() -> Injected {

@@ -203,6 +203,11 @@ impl RemoteError {
     }
 }
 
+/// The error as an [`io::Error`] (how [`HttpRangeReader`]'s `Read` reports it, and what the
+/// [`Error`] of [`Gguf::from_url`] holds), with the error inside ([`RemoteError::find`] gets it
+/// back) and the kind: `TimedOut` for [`Timeout`](RemoteError::Timeout), `InvalidInput` for
+/// [`BadUrl`](RemoteError::BadUrl), `UnexpectedEof` for a [`WrongLength`](RemoteError::WrongLength)
+/// body shorter than promised, `Other` for the rest (a body longer than promised among them).
 impl From<RemoteError> for io::Error {
     fn from(e: RemoteError) -> Self {
         let kind = match e {

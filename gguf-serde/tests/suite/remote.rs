@@ -83,29 +83,55 @@ fn a_malformed_remote_file_gives_the_local_error() {
     assert_eq!(format!("{:?}", remote.as_format()), format!("{:?}", local.as_format()), "{remote} vs {local}");
 }
 
+/// Each mistake of a server is its [`RemoteError`], inside an I/O error whose kind says what it
+/// is to code that sees only `std::io` (`From<RemoteError> for io::Error`): `UnexpectedEof` for
+/// a body shorter than its `Content-Range` (the connection closed early included), `Other` for
+/// the rest, a body longer than promised among them.
 #[test]
 fn each_range_mistake_is_a_typed_error() {
+    use std::io::ErrorKind::{Other, UnexpectedEof};
     let bytes = file(2000, 4096);
     let opts = RemoteOptions::default().request_sizes(1024, 4096);
     type Check = fn(&RemoteError) -> bool;
-    let cases: &[(Behaviour, Check)] = &[
-        (Behaviour::NoRanges, |e| matches!(e, RemoteError::NoRangeSupport { status: 200, .. })),
-        (Behaviour::NotFound, |e| matches!(e, RemoteError::Status { status: 404, start: 0, end: 1023 })),
-        (Behaviour::ShortBody, |e| {
-            matches!(e, RemoteError::WrongLength { start: 0, expected: 1024, got: 512, more: false, .. })
-        }),
-        (Behaviour::LongBody, |e| matches!(e, RemoteError::WrongLength { expected: 1024, got: 1024, more: true, .. })),
-        (Behaviour::WrongStart, |e| matches!(e, RemoteError::WrongRange { start: 0, end: 1023, .. })),
+    let cases: &[(Behaviour, Check, std::io::ErrorKind)] = &[
+        (Behaviour::NoRanges, |e| matches!(e, RemoteError::NoRangeSupport { status: 200, .. }), Other),
+        (Behaviour::NotFound, |e| matches!(e, RemoteError::Status { status: 404, start: 0, end: 1023 }), Other),
+        (
+            Behaviour::ShortBody,
+            |e| matches!(e, RemoteError::WrongLength { start: 0, expected: 1024, got: 512, more: false, .. }),
+            UnexpectedEof,
+        ),
+        (
+            Behaviour::LongBody,
+            |e| matches!(e, RemoteError::WrongLength { expected: 1024, got: 1024, more: true, .. }),
+            Other,
+        ),
+        (Behaviour::WrongStart, |e| matches!(e, RemoteError::WrongRange { start: 0, end: 1023, .. }), Other),
+        // Bytes 0-511 for 0-1023 of a longer file: a range may end early only at the file's end.
+        (
+            Behaviour::ShortRange,
+            |e| matches!(e, RemoteError::WrongRange { start: 0, end: 1023, content_range } if content_range.starts_with("bytes 0-511/")),
+            Other,
+        ),
         // The first answer gives the length; the second one changes it.
-        (Behaviour::ChangingTotal, |e| matches!(e, RemoteError::LengthChanged { was, now, .. } if *now == *was + 1)),
-        (Behaviour::CutBody, |e| matches!(e, RemoteError::WrongLength { start: 0, expected: 1024, got: 512, .. })),
-        (Behaviour::RedirectLoop, |e| matches!(e, RemoteError::TooManyRedirects { max: 10 })),
+        (
+            Behaviour::ChangingTotal,
+            |e| matches!(e, RemoteError::LengthChanged { was, now, .. } if *now == *was + 1),
+            Other,
+        ),
+        (
+            Behaviour::CutBody,
+            |e| matches!(e, RemoteError::WrongLength { start: 0, expected: 1024, got: 512, .. }),
+            UnexpectedEof,
+        ),
+        (Behaviour::RedirectLoop, |e| matches!(e, RemoteError::TooManyRedirects { max: 10 }), Other),
     ];
-    for (behaviour, ok) in cases {
+    for (behaviour, ok, kind) in cases {
         let server = RangeServer::start(bytes.clone(), *behaviour);
         let e = Gguf::from_url(&server.url("m.gguf"), &opts).unwrap_err();
         let r = remote_error(&e);
         assert!(ok(&r), "{behaviour:?}: {r:?} ({e})");
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(*kind), "{behaviour:?}: {e}");
         // Nothing was read whole: a server without ranges sent the file, but it was not taken.
         assert!(e.to_string().contains(&server.base), "{behaviour:?}: the error names the URL: {e}");
     }

@@ -71,6 +71,15 @@ fn shard_names() {
     // `split.count` is a UINT16 (llama.cpp's LLM_KV_SPLIT_COUNT): 65535 shards at most.
     assert_eq!(parse_shard_path("m-65535-of-65535.gguf"), Some((PathBuf::from("m"), 65534, 65535)));
     assert_eq!(parse_shard_path("m-00001-of-65536.gguf"), None);
+    // A name that is not UTF-8 (Unix): its bytes before the shard suffix are the prefix.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"a/m\xff-00002-of-00003.gguf"));
+        let prefix = PathBuf::from(std::ffi::OsStr::from_bytes(b"a/m\xff"));
+        assert_eq!(parse_shard_path(path), Some((prefix.clone(), 1, 3)));
+        assert_eq!(shard_path(&prefix, 1, 3), path);
+    }
     for bad in [
         "b-00000-of-00003.gguf",
         "b-00004-of-00003.gguf",
@@ -149,6 +158,31 @@ fn split_layout() {
         }
     }
     assert_eq!(tensor, 5);
+}
+
+/// The paths `split_file` returns are the shard names of the prefix as given (`PREFIX-00001-of-
+/// 00002.gguf`, llama.cpp's `llama_split_path`), also when the shards replace files there and the
+/// folder is reached through a symbolic link (the link is not resolved: only a link at a shard's
+/// own name is followed, to replace the file it points to).
+#[test]
+#[cfg(unix)]
+fn split_paths_are_the_prefix_as_given() {
+    let d = dir("through-a-link");
+    let input = d.join("in.gguf");
+    write(&input, &model(None, Endian::Little));
+    std::fs::create_dir(d.join("real")).unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+    let prefix = d.join("link").join("m");
+    let want: Vec<PathBuf> = (0..3).map(|i| shard_path(&prefix, i, 3)).collect();
+    assert_eq!(want[0], d.join("link/m-00001-of-00003.gguf"));
+    for round in ["new", "replacing"] {
+        let paths = split_file(&input, &prefix, &SplitOptions::new(SplitBy::MaxTensors(2))).unwrap();
+        assert_eq!(paths, want, "{round}");
+    }
+    let mut names: Vec<_> =
+        std::fs::read_dir(d.join("real")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["m-00001-of-00003.gguf", "m-00002-of-00003.gguf", "m-00003-of-00003.gguf"]);
 }
 
 #[test]
@@ -267,6 +301,15 @@ fn errors() {
         matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", expected: 1, found: Some(2), .. })),
         "{e:?}"
     );
+    // split.no is 0-based (llama.cpp's LLM_KV_SPLIT_NO): 3 is not a shard of 3, in the file
+    // given either.
+    shard(&p(2, 3), &split_kv(3, 3, 5), &[4]);
+    let e = ShardedGguf::open(p(2, 3)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", expected: 2, found: Some(3), .. })),
+        "{e:?}"
+    );
+    shard(&p(2, 3), &split_kv(2, 3, 5), &[4]);
     shard(&p(1, 3), &[("split.count", Value::U16(3))], &[2, 3]);
     let e = ShardedGguf::open(p(0, 3)).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::Mismatch { key: "split.no", found: None, .. })), "{e:?}");
@@ -326,6 +369,18 @@ fn errors() {
         format!("shard {}: file truncated: header at offset 8 needs 8 bytes, only 0 remain", p(2, 3).display())
     );
     assert_eq!(e.offset(), Some(8));
+    // Opened itself, it is named too: its name says it is shard 3 of 3 (its keys cannot be read).
+    let e = ShardedGguf::open(p(2, 3)).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::Truncated { .. })) && e.shard() == Some(p(2, 3).as_path()),
+        "{e:?}"
+    );
+    // A file whose name makes it the one shard of a split of 1 is a whole model: its error is
+    // the one `Gguf::open` gives, not a shard's.
+    let one = p(0, 1);
+    write(&one, b"GGUF\x03\x00\x00\x00");
+    let e = ShardedGguf::open(&one).unwrap_err();
+    assert_eq!((e.shard(), e.to_string()), (None, Gguf::open(&one).unwrap_err().to_string()));
 
     // A big-endian shard among little-endian ones.
     {

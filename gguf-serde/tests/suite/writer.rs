@@ -413,6 +413,15 @@ fn copy_tensor_data_exact_short_and_long() {
     assert_eq!(w.finish().unwrap(), bytes);
 }
 
+/// Whether `r` is the writer's refusal after an error that left the output partly written (a
+/// `Misuse` that says so, not another one such as "already finished").
+fn poisoned<T: std::fmt::Debug>(r: gguf_serde::Result<T>) -> bool {
+    matches!(
+        r.map_err(Error::into_kind),
+        Err(ErrorKind::Write(WriteError::Misuse { reason, .. })) if reason.contains("left the output partly written")
+    )
+}
+
 #[test]
 fn a_partly_written_tensor_poisons_the_writer() {
     // Two of four bytes went out before the short reader was noticed: the file can no longer be
@@ -422,25 +431,44 @@ fn a_partly_written_tensor_poisons_the_writer() {
     w.add_tensor("b", GgmlType::I8, &[4]).unwrap();
     let e = w.copy_tensor_data(&[1u8, 2][..]).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Write(WriteError::SizeMismatch { expected: 4, found: 2, .. })), "{e:?}");
-    assert!(matches!(
-        w.copy_tensor_data(&[1u8, 2, 3, 4][..]).map_err(Error::into_kind),
-        Err(ErrorKind::Write(WriteError::Misuse { .. }))
-    ));
-    assert!(matches!(
-        w.write_tensor_data(&[5; 4]).map_err(Error::into_kind),
-        Err(ErrorKind::Write(WriteError::Misuse { .. }))
-    ));
-    assert!(matches!(w.finish().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
+    assert!(poisoned(w.copy_tensor_data(&[1u8, 2, 3, 4][..])));
+    assert!(poisoned(w.write_tensor_data(&[5; 4])));
+    assert!(poisoned(w.tensor_data_writer().map(|_| ())));
+    assert!(poisoned(w.finish()));
 
     // All four bytes and one more: the four went out.
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
     w.copy_tensor_data(&[1u8, 2, 3, 4, 5][..]).unwrap_err();
-    assert!(matches!(
-        w.copy_tensor_data(&[1u8, 2, 3, 4][..]).map_err(Error::into_kind),
-        Err(ErrorKind::Write(WriteError::Misuse { .. }))
-    ));
-    assert!(matches!(w.finish().map_err(Error::into_kind), Err(ErrorKind::Write(WriteError::Misuse { .. }))));
+    assert!(poisoned(w.copy_tensor_data(&[1u8, 2, 3, 4][..])));
+    assert!(poisoned(w.finish()));
+
+    // Pieces given through a `TensorDataWriter` dropped before its `finish` (an error or a panic
+    // of the code making them): two of four bytes went out, the writer is failed
+    // (`TensorDataWriter`'s docs).
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
+    w.add_tensor("b", GgmlType::I8, &[4]).unwrap();
+    let mut piece = w.tensor_data_writer().unwrap();
+    piece.write(&[1, 2]).unwrap();
+    drop(piece);
+    assert!(poisoned(w.write_tensor_data(&[1, 2, 3, 4])));
+    assert!(poisoned(w.tensor_data_writer().map(|_| ())));
+    assert!(poisoned(w.finish()));
+
+    // Dropped before any piece: nothing went out, and the data can be given again. The file is
+    // the one the byte builder writes.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_tensor("a", GgmlType::I8, &[4]).unwrap();
+    drop(w.tensor_data_writer().unwrap());
+    w.write_tensor_data(&[1, 2, 3, 4]).unwrap();
+    let mut b = B::le();
+    b.header(3, 1, 0);
+    b.tensor("a", &[4], gt::I8, 0);
+    b.pad(32);
+    b.raw(&[1, 2, 3, 4]);
+    b.pad(32);
+    assert_eq!(w.finish().unwrap(), b.bytes());
 }
 
 #[test]

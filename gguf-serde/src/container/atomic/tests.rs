@@ -102,6 +102,26 @@ fn a_target_there_already_is_refused_before_writing() {
     assert_eq!(entries(dir), ["link.gguf", "there.gguf"]);
 }
 
+/// Written through a symbolic link (relative, as `ln -s` makes them), the file the link points to
+/// is replaced and the link stays a link to it; unnamed and named temporaries.
+#[test]
+#[cfg(unix)]
+fn a_write_through_a_link_replaces_the_file_it_points_to() {
+    with_both_temporaries(|dir, named| {
+        let file = dir.join("real.gguf");
+        std::fs::write(&file, "old").unwrap();
+        let link = dir.join("link.gguf");
+        std::os::unix::fs::symlink("real.gguf", &link).unwrap();
+        let mut f = AtomicFile::create(&link, IfExists::Replace).unwrap();
+        f.write_all(b"GGUF new").unwrap();
+        f.commit().unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "named {named}");
+        assert_eq!(std::fs::read_link(&link).unwrap(), std::path::Path::new("real.gguf"), "named {named}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"GGUF new", "named {named}");
+        assert_eq!(entries(dir), ["link.gguf", "real.gguf"], "named {named}");
+    });
+}
+
 /// [`persist_all`]: when a file is kept at the target of the third of three files written with
 /// [`IfExists::Fail`], the two already given their names are removed again, the kept file
 /// stays, and the error names the third target (through `context`). Unnamed and named
@@ -131,4 +151,119 @@ fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
         assert_eq!(std::fs::read(&targets[2]).unwrap(), b"precious", "named {named}");
         assert_eq!(entries(dir), ["s-3.gguf"], "named {named}");
     });
+}
+
+/// [`persist_all`] removes again only the files it named that are still there as it wrote them
+/// (the same device and inode): a target given a new file since is left. Here the set renames a
+/// first file to `t`, a second one over it (replacing), then fails at a third target that is
+/// kept: `t` holds the second file, which is left; the first is gone with it. Unnamed and named
+/// temporaries.
+#[test]
+fn a_set_that_fails_leaves_a_file_that_replaced_one_of_its_own() {
+    with_both_temporaries(|dir, named| {
+        let (t, kept) = (dir.join("t.gguf"), dir.join("kept.gguf"));
+        let sealed: Vec<_> = [(&t, false, "first"), (&t, true, "second"), (&kept, false, "third")]
+            .into_iter()
+            .map(|(target, replace, text)| {
+                let (mut file, pending) = create_temp_file(target, None, replace).unwrap();
+                file.write_all(text.as_bytes()).unwrap();
+                pending.seal_file(file).unwrap()
+            })
+            .collect();
+        std::fs::write(&kept, "precious").unwrap();
+        let e = persist_all(sealed, |e, _| e).unwrap_err();
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::AlreadyExists), "named {named}: {e}");
+        assert_eq!(std::fs::read(&t).unwrap(), b"second", "named {named}");
+        assert_eq!(std::fs::read(&kept).unwrap(), b"precious", "named {named}");
+        assert_eq!(entries(dir), ["kept.gguf", "t.gguf"], "named {named}");
+    });
+}
+
+/// A commit that cannot give the file its name for another reason than a file there (here the
+/// target's folder, removed meanwhile; the temporary file is in another folder) reports that
+/// error (`NotFound`), not `AlreadyExists`. Unnamed and named temporaries.
+#[test]
+fn a_commit_into_a_folder_removed_meanwhile_reports_not_found() {
+    with_both_temporaries(|dir, named| {
+        let (temps, sub) = (dir.join("temps"), dir.join("sub"));
+        std::fs::create_dir(&temps).unwrap();
+        std::fs::create_dir(&sub).unwrap();
+        let (mut file, pending) = create_temp_file(&sub.join("out.gguf"), Some(&temps), false).unwrap();
+        file.write_all(b"GGUF").unwrap();
+        let sealed = pending.seal_file(file).unwrap();
+        std::fs::remove_dir(&sub).unwrap();
+        let e = persist_all(vec![sealed], |e, _| e).unwrap_err();
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "named {named}: {e}");
+        assert_eq!(entries(&temps), Vec::<String>::new(), "named {named}");
+    });
+}
+
+/// Without `CAP_DAC_READ_SEARCH` (an unprivileged process), `linkat` with `AT_EMPTY_PATH` refuses
+/// a file opened under other credentials with `ENOENT` (linkat(2)): the unnamed file of a write
+/// that must not replace is then linked through `/proc/self/fd/N`, and the commit succeeds. The
+/// capability is dropped, after the file is opened, from the effective set of a thread of the
+/// test's own (capabilities are per thread), so the fallback is tested when run as root too.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_unnamed_file_is_linked_through_proc_self_fd_without_cap_dac_read_search() {
+    use std::os::fd::AsRawFd;
+    std::thread::spawn(|| {
+        let tmp = gguf_test_support::temp_dir();
+        let dir = tmp.path();
+        let Some(probe) = super::unnamed::open(dir).unwrap() else {
+            gguf_test_support::skip("no unnamed files in the test folder");
+            return;
+        };
+        let target = dir.join("out.gguf");
+        let mut f = AtomicFile::create(&target, IfExists::Fail).unwrap();
+        f.write_all(b"GGUF and more").unwrap();
+        drop_effective_capability(CAP_DAC_READ_SEARCH);
+        // The first way is refused on this thread now (else this test would not reach the other).
+        let to = std::ffi::CString::new(dir.join("probe").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: NUL-terminated paths that outlive the call; `probe` is open.
+        let rc =
+            unsafe { libc::linkat(probe.as_raw_fd(), c"".as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_EMPTY_PATH) };
+        if rc == 0 {
+            gguf_test_support::skip("linkat with AT_EMPTY_PATH works without CAP_DAC_READ_SEARCH here");
+            return;
+        }
+        assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::ENOENT));
+        assert_eq!(entries(dir), Vec::<String>::new(), "the temporary file is not unnamed");
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"GGUF and more");
+        assert_eq!(entries(dir), ["out.gguf"]);
+    })
+    .join()
+    .unwrap();
+}
+
+/// `CAP_DAC_READ_SEARCH` (`linux/capability.h`).
+#[cfg(target_os = "linux")]
+const CAP_DAC_READ_SEARCH: u32 = 2;
+
+/// Removes capability `cap` from the calling thread's effective set (`capset(2)`, version 3).
+#[cfg(target_os = "linux")]
+fn drop_effective_capability(cap: u32) {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut data = [Data::default(); 2];
+    // SAFETY: a version 3 header and the two data structs that version reads and writes.
+    let rc = unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut Header, data.as_mut_ptr()) };
+    assert_eq!(rc, 0, "capget: {}", std::io::Error::last_os_error());
+    data[(cap / 32) as usize].effective &= !(1 << (cap % 32));
+    // SAFETY: as above; capset only reads them.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
+    assert_eq!(rc, 0, "capset: {}", std::io::Error::last_os_error());
 }

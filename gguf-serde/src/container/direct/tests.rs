@@ -1,8 +1,8 @@
 //! The direct-I/O path of [`AtomicFile`] against the page-cache path and an in-memory writer:
 //! the same bytes for every layout around the block and buffer boundaries, the fall-back when a
 //! direct write is refused, and nothing left behind after an I/O error; with writes in flight on
-//! the I/O thread (held there by [`hook::hold`]): errors and refusals of a later write, and a
-//! writer dropped mid-file.
+//! the I/O thread (held there by [`hook::hold`]): errors and refusals of a later write, a writer
+//! dropped mid-file, and the limit of [`BUFFERS`] buffers.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -120,6 +120,44 @@ fn direct_and_buffered_outputs_are_byte_identical() {
         assert!(any_direct, "no layout was written with direct I/O");
     }
     assert_eq!(entries(dir.path()).len(), 2 * layouts().len(), "a temporary file was left");
+}
+
+/// A file system that takes `O_DIRECT` but does not report its direct-I/O alignment (`statx`
+/// without `STATX_DIOALIGN` in its answer's mask: every file system before Linux 6.1, tmpfs still)
+/// gets direct I/O tried at the page size, not refused (`dio_alignment`): here a tmpfs, the one
+/// at `/dev/shm` (skipped where there is none, it refuses `O_DIRECT`, as before Linux 6.6, or it
+/// reports an alignment), written byte for byte as the in-memory writer writes.
+#[test]
+#[cfg(target_os = "linux")]
+fn direct_io_is_tried_where_the_file_system_does_not_report_its_alignment() {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(dir) = tempfile::Builder::new().prefix("gguf-test-").tempdir_in("/dev/shm") else {
+        gguf_test_support::skip("no /dev/shm to write to");
+        return;
+    };
+    let probe = dir.path().join("probe");
+    std::fs::write(&probe, b"").unwrap();
+    let Ok(file) = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(&probe) else {
+        gguf_test_support::skip("/dev/shm refuses O_DIRECT");
+        return;
+    };
+    // SAFETY: all-zero bytes are a valid `statx` (integers only).
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH names the open descriptor; `stx`
+    // is writable and outlives the call.
+    let rc =
+        unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_DIOALIGN, &mut stx) };
+    assert_eq!(rc, 0, "statx: {}", std::io::Error::last_os_error());
+    if stx.stx_mask & libc::STATX_DIOALIGN != 0 {
+        gguf_test_support::skip("/dev/shm reports its direct-I/O alignment");
+        return;
+    }
+    let (header_end, sizes, piece) = (4096, [3 * CHUNK + 5], 1000);
+    let path = dir.path().join("model.gguf");
+    let (direct, writes) = write_file(&path, true, header_end, &sizes, piece);
+    assert!(direct && writes > 0, "direct I/O was not used: direct {direct}, {writes} direct writes");
+    assert!(std::fs::read(&path).unwrap() == in_memory(header_end, &sizes, piece));
 }
 
 #[test]
@@ -300,6 +338,49 @@ fn write_until_error(d: &mut DirectWriter, mut bytes: &[u8]) -> Option<std::io::
     None
 }
 
+/// Bytes given in small pieces go to the disk a full buffer at a time (the module's docs): 3
+/// buffers' worth in pieces of 1000 bytes are 3 direct writes of [`CHUNK`] bytes, not one per
+/// few blocks; the file is the bytes given.
+#[test]
+#[cfg(target_os = "linux")]
+fn pieces_go_to_the_disk_a_full_buffer_at_a_time() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let Ok(mut d) = DirectWriter::new(std::fs::File::create(dir.path().join("f")).unwrap()) else {
+            return gguf_test_support::skip("no direct I/O in the test folder");
+        };
+        hook::plan(Vec::new());
+        let data = pattern(3 * CHUNK);
+        assert!(data.chunks(1000).all(|piece| write_until_error(&mut d, piece).is_none()));
+        d.flush().unwrap();
+        assert_eq!((hook::count(), d.on_file()), (3, 3 * CHUNK as u64), "direct writes, bytes handed");
+        drop(d.finish().unwrap());
+        assert!(std::fs::read(dir.path().join("f")).unwrap() == data);
+    });
+}
+
+/// The error of a write already handed back is reported by the very next call, which takes none
+/// of its bytes (`DirectWriter::write`'s docs), not only when the writer next waits for a buffer.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_error_of_a_write_handed_back_is_reported_by_the_next_call() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let file = std::fs::File::create(dir.path().join("f")).unwrap();
+        let Ok(mut d) = DirectWriter::new(file) else {
+            return gguf_test_support::skip("no direct I/O in the test folder");
+        };
+        hook::plan(vec![Some(libc::EIO)]);
+        assert_eq!(d.write(&pattern(CHUNK)).unwrap(), CHUNK);
+        hook::wait_handed_back(1);
+        let e = d.write(b"more").expect_err("the next call after the failed write");
+        assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+        assert_eq!(d.on_file(), CHUNK as u64);
+        assert!(d.finish().is_err());
+        assert_all_gone();
+    });
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn an_io_error_of_the_second_or_third_write_in_flight_is_reported_by_a_later_call() {
@@ -382,6 +463,29 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
             drop(f);
             assert_untouched(&path);
         }
+    });
+}
+
+/// At most [`BUFFERS`] buffers (`BUFFERS * CHUNK` bytes of memory) whatever the output: with all
+/// of them in use, the writer waits for one to come back. With the writes held, four buffers are
+/// full and sent and 100 bytes remain: the writer waits (the hook then lets the writes go on)
+/// rather than allocate a fifth, and the file is the bytes written.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_writer_waits_for_a_buffer_rather_than_allocate_more_than_its_limit() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let path = dir.path().join("model.gguf");
+        let data = pattern(BUFFERS * CHUNK + 100);
+        let Some(mut f) = direct_file(&path) else { return };
+        hook::plan(Vec::new());
+        hook::hold();
+        hook::release_when_waiting_for_a_buffer();
+        f.write_all(&data).unwrap();
+        assert_eq!((hook::buffer_waits(), hook::live_buffers()), (1, BUFFERS), "waits, buffers");
+        f.commit().unwrap();
+        assert!(std::fs::read(&path).unwrap() == data);
+        assert_all_gone();
     });
 }
 

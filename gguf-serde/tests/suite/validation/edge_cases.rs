@@ -165,6 +165,13 @@ fn check_all_types(g: &Gguf<&[u8]>) {
     assert_eq!(g.get("a.array").unwrap().type_name(), "array<array<u16>>");
     let empty = g.get("a.empty").unwrap().as_array().unwrap();
     assert_eq!((empty.elem_type(), empty.len()), (ValueType::F32, 0));
+    // Empty is 0 elements (as written: a.empty has 0, the others 1 to 3), borrowed and owned.
+    for (k, n) in [("a.empty", 0), ("a.i16", 1), ("a.u8", 2), ("a.string", 3), ("a.array", 2)] {
+        let a = g.get(k).unwrap().as_array().unwrap();
+        assert_eq!((a.len(), a.is_empty()), (n, n == 0), "{k}");
+        let gguf_serde::Value::Array(owned) = g.get(k).unwrap().to_owned_value() else { panic!("{k} is not an array") };
+        assert_eq!((owned.len() as u64, owned.is_empty()), (n, n == 0), "{k}");
+    }
     // Key order is file order.
     let keys: Vec<_> = g.metadata().map(|kv| kv.key.to_str().unwrap()).collect();
     assert_eq!(keys.len(), 26);
