@@ -10,8 +10,9 @@
 //! ([`resolve_hf_uri`]).
 //!
 //! Requests grow while the parser reads on (the first asks for [`RemoteOptions::first_request`]
-//! bytes, each next one twice the last, up to [`RemoteOptions::max_request`]), so a 6 MB
-//! vocabulary takes a handful of round trips and at most one request's worth of overshoot.
+//! bytes, each next one twice the last, up to [`RemoteOptions::max_request`]; a read that does
+//! not go on where the last answer ended starts over at the first size), so a 6 MB vocabulary
+//! takes a handful of round trips and at most one request's worth of overshoot.
 //! This follows RFC 9110 §14 (range requests): a `206 Partial Content` answer with a
 //! `Content-Range: bytes START-END/TOTAL` header whose range is the one asked for (or, at the end
 //! of the file, shorter by what the file lacks) and a body of exactly that length.
@@ -445,8 +446,9 @@ impl Read for HttpRangeReader {
                 self.next_request = w.saturating_mul(2).min(self.options.max_request);
                 w
             } else {
-                self.next_request = self.options.first_request.max(1);
-                self.next_request
+                let first = self.options.first_request.max(1);
+                self.next_request = first.saturating_mul(2).min(self.options.max_request);
+                first
             };
             // A read larger than the request size is served by one request of its size.
             let want = want.min(self.options.max_request).max(buf.len() as u64);

@@ -4,9 +4,10 @@
 //! reader the rest of this suite checks against the spec and ggml).
 #![cfg(feature = "remote")]
 
+use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
 
-use gguf_serde::container::remote::{RemoteError, RemoteOptions};
+use gguf_serde::container::remote::{HttpRangeReader, RemoteError, RemoteOptions};
 use gguf_serde::Gguf;
 
 use crate::common::range_server::{Behaviour, RangeServer};
@@ -269,15 +270,18 @@ fn a_split_model_is_read_from_any_shards_url_as_from_disk() {
     assert_eq!((one.shard_count(), stats.len(), one.tensor_count()), (1, 1, 1));
 }
 
-#[test]
-fn the_range_reader_reads_the_bytes_at_each_position_after_any_seek() {
-    use gguf_serde::container::remote::HttpRangeReader;
-    use std::io::{Read, Seek, SeekFrom};
-    // Bytes that differ at every position of a window (a wrong offset reads other bytes).
+/// A range reader with requests of 64 to 256 bytes over 5000 bytes that differ at every position
+/// of a window (a wrong offset reads other bytes), the bytes, and their server.
+fn range_reader() -> (HttpRangeReader, Vec<u8>, RangeServer) {
     let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7 + i / 251) as u8).collect();
     let server = RangeServer::start(bytes.clone(), Behaviour::Ranges);
     let opts = RemoteOptions::default().request_sizes(64, 256);
-    let mut r = HttpRangeReader::open(&server.url("m.bin"), &opts).unwrap();
+    (HttpRangeReader::open(&server.url("m.bin"), &opts).unwrap(), bytes, server)
+}
+
+#[test]
+fn the_range_reader_reads_the_bytes_at_each_position_after_any_seek() {
+    let (mut r, bytes, _server) = range_reader();
     assert_eq!(r.file_len(), 5000);
     // Sequential reads, then jumps back (before, at and inside the window) and forward.
     let mut at = 0u64;
@@ -293,4 +297,27 @@ fn the_range_reader_reads_the_bytes_at_each_position_after_any_seek() {
     // At the end a read gives nothing.
     r.seek(SeekFrom::End(0)).unwrap();
     assert_eq!(r.read(&mut [0u8; 4]).unwrap(), 0);
+}
+
+/// Request sizes as the module docs give them: the first `first_request` bytes, each next one
+/// twice the last up to `max_request` while reading goes on where the last answer ended, and a
+/// jump elsewhere starting over at the first size. Counted by the server.
+#[test]
+fn requests_double_while_reading_on_and_start_over_after_a_jump() {
+    let (mut r, bytes, server) = range_reader();
+    let read_on = |r: &mut HttpRangeReader, from: usize, to: usize| {
+        for at in (from..to).step_by(10) {
+            let mut buf = [0u8; 10];
+            r.read_exact(&mut buf).unwrap();
+            assert_eq!(buf, bytes[at..at + 10], "at {at}");
+        }
+    };
+    // 0-999 in reads of 10 bytes: requests of 64 (the open), 128, then 256 four times.
+    read_on(&mut r, 0, 1000);
+    assert_eq!((server.requests(), server.bytes_sent()), (6, 64 + 128 + 4 * 256));
+    // A jump to 3000, then 3000-3499: 64, 128, 256, 256 again.
+    r.seek(SeekFrom::Start(3000)).unwrap();
+    read_on(&mut r, 3000, 3500);
+    assert_eq!((server.requests(), server.bytes_sent()), (6 + 4, 1216 + 64 + 128 + 2 * 256));
+    assert_eq!(r.requests(), server.requests());
 }
