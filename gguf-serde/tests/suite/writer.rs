@@ -60,17 +60,21 @@ fn exact_bytes_big_endian() {
     assert_eq!(&*g.tensor("t").unwrap().shape, &[3]);
 }
 
+/// Also a tensor of `GGML_MAX_DIMS` (4, ggml.h) dimensions, the most ggml has.
 #[test]
 fn canonical_shape_is_stored_reversed_and_a_scalar_as_one_dim() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_tensor("m", GgmlType::F32, &[2, 3]).unwrap(); // 2 rows of 3: ne = [3, 2]
     w.add_tensor("s", GgmlType::F32, &[]).unwrap(); // a scalar: ne = [1]
+    w.add_tensor("q", GgmlType::F32, &[1, 2, 1, 3]).unwrap(); // ne = [3, 1, 2, 1]
     w.write_tensor_data(&[0; 24]).unwrap();
     w.write_tensor_data(&[0; 4]).unwrap();
+    w.write_tensor_data(&[5; 24]).unwrap();
     let got = w.finish().unwrap();
     let mut b = B::le();
-    b.header(3, 2, 0).tensor("m", &[3, 2], gt::F32, 0).tensor("s", &[1], gt::F32, 32);
-    b.pad(32).raw(&[0; 24]).pad(32).raw(&[0; 4]).pad(32);
+    b.header(3, 3, 0).tensor("m", &[3, 2], gt::F32, 0).tensor("s", &[1], gt::F32, 32);
+    b.tensor("q", &[3, 1, 2, 1], gt::F32, 64);
+    b.pad(32).raw(&[0; 24]).pad(32).raw(&[0; 4]).pad(32).raw(&[5; 24]).pad(32);
     assert_eq!(got, b.buf);
 }
 
@@ -294,6 +298,14 @@ fn invalid_tensor_declarations() {
         let e = w.add_tensor_ne("neg", dtype, &[1 << 63]).unwrap_err();
         assert!(e.to_string().contains("dimension larger than int64 in ne [9223372036854775808]"), "{e}");
     }
+    // INT64_MAX itself is a dimension (gguf.cpp's overflow check, `INT64_MAX / ne[i] <
+    // nelements`, lets it through): here beside a 0, a tensor of no bytes.
+    let mut max = GgufWriter::new(Vec::new());
+    max.add_tensor_ne("max", GgmlType::I8, &[0, i64::MAX as u64]).unwrap();
+    max.write_tensor_data(&[]).unwrap();
+    let mut b = B::le();
+    b.header(3, 1, 0).tensor("max", &[0, i64::MAX as u64], gt::I8, 0).pad(32);
+    assert_eq!(max.finish().unwrap(), b.buf);
     // The failed declarations left nothing behind.
     w.write_tensor_data(&[0; 4]).unwrap();
     let bytes = w.finish().unwrap();
