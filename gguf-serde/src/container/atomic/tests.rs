@@ -22,9 +22,11 @@ fn entries(dir: &std::path::Path) -> Vec<String> {
 /// With [`IfExists::Fail`], a file created at the target while the write ran stays, and the
 /// commit fails with `AlreadyExists`, leaving nothing else; with [`IfExists::Replace`], the file
 /// is replaced and keeps the mode of the file it replaces. Unnamed (`O_TMPFILE`) and named
-/// temporaries.
+/// temporaries, with the same error (the kind of temporary is the file system's choice, not the
+/// caller's).
 #[test]
 fn a_file_created_during_the_write_is_replaced_only_when_asked() {
+    let refusals = std::cell::RefCell::new(Vec::new());
     with_both_temporaries(|dir, named| {
         let target = dir.join("out.gguf");
         let mut f = AtomicFile::create(&target, IfExists::Fail).unwrap();
@@ -34,6 +36,7 @@ fn a_file_created_during_the_write_is_replaced_only_when_asked() {
         let io = e.as_io().unwrap_or_else(|| panic!("named {named}: {e}"));
         assert_eq!(io.kind(), std::io::ErrorKind::AlreadyExists, "named {named}: {e}");
         assert!(e.to_string().contains(&target.display().to_string()), "named {named}: {e}");
+        refusals.borrow_mut().push(e.to_string().replace(&dir.display().to_string(), "DIR"));
         assert_eq!(std::fs::read(&target).unwrap(), b"precious", "named {named}");
         assert_eq!(entries(dir), ["out.gguf"], "named {named}");
 
@@ -54,6 +57,8 @@ fn a_file_created_during_the_write_is_replaced_only_when_asked() {
         assert_eq!(std::fs::read(&new).unwrap(), b"GGUF", "named {named}");
         assert_eq!(entries(dir), ["new.gguf", "out.gguf"], "named {named}");
     });
+    let refusals = refusals.into_inner();
+    assert_eq!(refusals.first(), refusals.get(1), "unnamed, then named");
 }
 
 /// Runs `test` (given a fresh folder, and whether the temporary files are named) with unnamed
