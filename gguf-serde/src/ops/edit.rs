@@ -415,10 +415,11 @@ mod tests {
         }
     }
 
-    fn setup(name: &str) -> (PathBuf, Vec<u8>) {
-        let d = std::env::temp_dir().join(format!("gguf-edit-inject-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+    /// A folder of its own (removed when the guard drops, also when the test fails) holding
+    /// `m.gguf`, and that file's bytes.
+    fn setup() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
+        let tmp = gguf_test_support::temp_dir();
+        let d = tmp.path();
         let mut w = GgufWriter::new(Vec::new());
         w.add_kv("general.name", "x").unwrap();
         w.add_tensor("t", GgmlType::F32, &[300]).unwrap();
@@ -428,7 +429,7 @@ mod tests {
         let bytes = w.finish().unwrap();
         let p = d.join("m.gguf");
         std::fs::write(&p, &bytes).unwrap();
-        (p, bytes)
+        (tmp, p, bytes)
     }
 
     fn files(dir: &Path) -> Vec<String> {
@@ -489,7 +490,7 @@ mod tests {
 
     #[test]
     fn a_writer_failing_anywhere_leaves_the_original() {
-        let (p, original) = setup("midway");
+        let (_tmp, p, original) = setup();
         let dir = p.parent().unwrap();
         // The new file is about 1.4 KB: fail in the header, the tensor infos, each tensor's data
         // and padding, and at the very end (the flush).
@@ -518,23 +519,21 @@ mod tests {
             assert!(std::fs::read(&p).unwrap() == original, "original changed after a failure at byte {left}");
             assert_eq!(files(dir), ["m.gguf"], "temporary file left after a failure at byte {left}");
         }
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn failing_flush_and_failing_unwrap_leave_the_original() {
-        let (p, original) = setup("unwrap");
+        let (_tmp, p, original) = setup();
         let dir = p.parent().unwrap();
         let r = rewrite_with(&p, &p, &edits(), None, Ok, |_w| Err(io::Error::other("injected at the end")));
         assert!(r.is_err());
         assert!(std::fs::read(&p).unwrap() == original);
         assert_eq!(files(dir), ["m.gguf"]);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn an_unwritable_temp_dir_leaves_the_original() {
-        let (p, original) = setup("tempdir");
+        let (_tmp, p, original) = setup();
         let dir = p.parent().unwrap();
         // A "folder" that is a file: no temporary file can be made in it (even as root).
         let not_a_dir = p.clone();
@@ -546,12 +545,11 @@ mod tests {
         assert!(e.to_string().contains("creating a temporary file in"), "{e}");
         assert!(std::fs::read(&p).unwrap() == original);
         assert_eq!(files(dir), ["m.gguf"]);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_failing_rename_leaves_the_original() {
-        let (p, original) = setup("rename");
+        let (_tmp, p, original) = setup();
         let dir = p.parent().unwrap();
         // The target is a folder: refused before anything is written (renaming over it would
         // replace it, or fail once the new file is complete).
@@ -561,6 +559,5 @@ mod tests {
         assert!(e.to_string().contains("not a regular file"), "{e}");
         assert!(std::fs::read(&p).unwrap() == original);
         assert_eq!(files(dir), ["folder", "m.gguf"]);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
