@@ -50,8 +50,9 @@ pub fn shard_path(prefix: impl AsRef<Path>, index: u16, count: u16) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Splits a shard path into its prefix, 0-based shard number and shard count; `None` if the file
-/// name does not end in `-NNNNN-of-MMMMM.gguf` with `1 <= NNNNN <= MMMMM <= 65535`.
+/// Splits a shard path into its prefix, 0-based shard number and shard count; `None` if the path
+/// does not end in `-NNNNN-of-MMMMM.gguf` with `1 <= NNNNN <= MMMMM <= 65535` (as llama.cpp's
+/// `llama_split_prefix` tells: a path ending in `/` is not a shard's).
 ///
 /// ```
 /// use gguf_serde::container::{parse_shard_path, shard_path};
@@ -84,6 +85,12 @@ pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     }
     let (no, count) = (digits(1..6)?, digits(10..15)?);
     if no == 0 || no > count || count > u32::from(u16::MAX) {
+        return None;
+    }
+    // The path itself must end so (llama.cpp's `llama_split_prefix` compares the end of the path
+    // as given): `m-00001-of-00002.gguf/`, whose file name `Path` reads without the slash, names
+    // a folder, not a shard.
+    if !path.as_os_str().as_encoded_bytes().ends_with(tail) {
         return None;
     }
     // The path as given without its last 20 bytes, so that a URL keeps its exact spelling

@@ -71,6 +71,10 @@ fn shard_names() {
     // `split.count` is a UINT16 (llama.cpp's LLM_KV_SPLIT_COUNT): 65535 shards at most.
     assert_eq!(parse_shard_path("m-65535-of-65535.gguf"), Some((PathBuf::from("m"), 65534, 65535)));
     assert_eq!(parse_shard_path("m-00001-of-65536.gguf"), None);
+    // The path must end in the suffix, as llama.cpp's llama_split_prefix compares it: with a
+    // slash after it (a folder; `Path::file_name` drops the slash) it is not a shard's.
+    assert_eq!(parse_shard_path("a/m-00001-of-00002.gguf/"), None);
+    assert_eq!(parse_shard_path("m-00001-of-00002.gguf/."), None);
     // A name that is not UTF-8 (Unix): its bytes before the shard suffix are the prefix.
     #[cfg(unix)]
     {
