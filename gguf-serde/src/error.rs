@@ -275,6 +275,23 @@ impl Error {
         self
     }
 
+    /// Names the element a format error of a key's value is about: the owner `key` of a
+    /// [`FormatError::Truncated`], [`FormatError::TooLong`] or [`FormatError::InvalidUtf8`]
+    /// becomes `path(key)` (`tokenizer.ggml.tokens[212345]`, the form the serde layer uses for
+    /// array elements). Other errors are returned as they are.
+    pub(crate) fn name_element(mut self, path: impl FnOnce(&str) -> String) -> Error {
+        use crate::FormatError as F;
+        if let ErrorKind::Format(
+            F::Truncated { owner: Some(o), .. }
+            | F::TooLong { owner: Some(o), .. }
+            | F::InvalidUtf8 { owner: Some(o), .. },
+        ) = &mut self.0.kind
+        {
+            *o = path(o);
+        }
+        self
+    }
+
     /// Adds `bytes` to the distance from the start of the pair's value to the element the error
     /// is about ([`Context::within`]).
     pub(crate) fn add_within(mut self, bytes: u64) -> Error {

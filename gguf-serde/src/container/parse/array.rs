@@ -47,6 +47,16 @@ impl Walk {
         }
     }
 
+    /// `key` with the index of the element being read at each level (`key[3]`, `key[1][2]`): the
+    /// number of elements done so far in each open array.
+    fn element_path(&self, key: &str) -> String {
+        let mut path = key.to_owned();
+        for f in self.frames.iter().take(self.depth) {
+            path.push_str(&format!("[{}]", f.done));
+        }
+        path
+    }
+
     /// Reads an array value (its header if not read yet, then its elements from the one it
     /// stopped at), committing each element to `checkpoint`; returns element type, count, the
     /// byte range of the elements and whether all its strings are UTF-8.
@@ -76,7 +86,11 @@ impl Walk {
             } else {
                 let left = top.len.saturating_sub(top.done);
                 let done = match top.elem {
-                    ValueType::String => strings(c, key, left, &mut self.utf8)?,
+                    // A string of the array that is cut or too long is named by its index.
+                    ValueType::String => strings(c, key, left, &mut self.utf8).map_err(|h| match h {
+                        Halt::Fail(e) => Halt::Fail(e.name_element(|k| self.element_path(k))),
+                        more => more,
+                    })?,
                     elem => fixed_elements(c, key, elem, left)?,
                 };
                 if let Some(t) = self.top_mut() {

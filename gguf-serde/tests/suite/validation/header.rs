@@ -224,13 +224,13 @@ fn string_length_longer_than_the_bytes_left() {
     b.u64(5).raw(b"short");
     assert_eq!(parse_ok(&b.buf).get("k"), Some(ValueRef::String("short".into())));
 
-    // A string inside an array.
+    // A string inside an array: named by its index.
     let mut b = one_kv(ty::ARRAY);
     b.arr(ty::STRING, 2).str("ok").u64(1 << 62).raw(b"xyz");
     let e = parse_err(&b.buf);
     assert!(
         matches!(e.kind(), ErrorKind::Format(FormatError::TooLong { item: Item::String, owner: Some(k), offset: 59, count, remaining: 3, .. })
-            if k == "k" && *count == 1 << 62),
+            if k == "k[1]" && *count == 1 << 62),
         "{e:?}"
     );
 }

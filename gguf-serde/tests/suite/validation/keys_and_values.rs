@@ -242,3 +242,45 @@ fn alignment_not_a_power_of_two() {
     b.header(3, 0, 1).kv("general.alignment", ty::U32).u32(48);
     assert_eq!(parse_err(&b.buf).to_string(), "general.alignment at offset 24 is 48, not a power of two");
 }
+
+/// A string of an array cut by the end of the file, or whose length is more than the file has
+/// left, is named by its index (`k[2]`, `k[1][1]` inside an array of arrays), from every source.
+#[test]
+fn a_cut_string_of_an_array_is_named_by_its_index() {
+    // Key "k" at 24, type at 33, element type at 37, count at 41, "aaaa" at 49, "bbbb" at 61,
+    // the third string's length at 73: here 4 of its 8 bytes (the count's check, 8 bytes a
+    // string at least, passes: 28 bytes follow it).
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("k", ty::ARRAY).u32(ty::STRING).u64(3).str("aaaa").str("bbbb").raw(&[5, 0, 0, 0]);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::Format(FormatError::Truncated { item: Item::String, owner: Some(k), offset: 73, needed: 8, available: 4, .. })
+                if k == "k[2]"
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.key(), Some("k[2]"));
+    // Its length whole, 5 bytes claimed and 2 there; then more than the whole file.
+    for (len, remaining) in [(5u64, 2u64), (1 << 40, 2)] {
+        let mut b = B::le();
+        b.header(3, 0, 1).kv("k", ty::ARRAY).u32(ty::STRING).u64(3).str("aaaa").str("bbbb").u64(len).raw(b"xy");
+        let e = parse_err(&b.buf);
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::Format(FormatError::TooLong { item: Item::String, owner: Some(k), offset: 73, count, remaining: r, .. })
+                    if k == "k[2]" && *count == len && *r == remaining
+            ),
+            "{e:?}"
+        );
+    }
+    // Inside an array of arrays: the second inner array's second string.
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("k", ty::ARRAY).u32(ty::ARRAY).u64(2);
+    b.u32(ty::STRING).u64(1).str("x").u32(ty::STRING).u64(2).str("y").u64(2).raw(b"z");
+    let e = parse_err(&b.buf);
+    assert_eq!(e.key(), Some("k[1][1]"), "{e}");
+    assert!(e.to_string().contains(r#"string (key "k[1][1]")"#), "{e}");
+}
