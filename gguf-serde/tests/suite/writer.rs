@@ -22,6 +22,7 @@ fn be() -> WriteOptions {
 #[test]
 fn exact_bytes_of_a_small_file() {
     let mut w = GgufWriter::new(Vec::new());
+    assert_eq!(w.endian(), Endian::Little);
     w.add_kv("a", 7u32).unwrap();
     w.add_tensor("t", GgmlType::F32, &[3]).unwrap();
     w.write_tensor_data(&(1..=12).collect::<Vec<u8>>()).unwrap();
@@ -41,6 +42,9 @@ fn exact_bytes_of_a_small_file() {
 #[test]
 fn exact_bytes_big_endian() {
     let mut w = GgufWriter::with_options(Vec::new(), be()).unwrap();
+    // The byte order tensor data must be given in: that of the bytes below (version 3 as
+    // `00000003`).
+    assert_eq!(w.endian(), Endian::Big);
     w.add_kv("a", 7u32).unwrap();
     w.add_kv("b", -2i16).unwrap();
     w.add_tensor("t", GgmlType::F32, &[3]).unwrap();
