@@ -38,6 +38,7 @@ if [[ -z ${GGUF_LLAMA_CPP_DIR:-} ]]; then
   GGUF_LLAMA_CPP_DIR=$(scripts/build-llama.sh --src-only | tail -1)
   export GGUF_LLAMA_CPP_DIR
 fi
+mkdir -p target
 report=target/python-tests.xml
 rm -f "$report"
 status=0
@@ -50,7 +51,10 @@ status=0
 # (scripts/test-nightly.sh).
 marks="not nightly"
 [[ ${1:-} != --nightly ]] || marks=nightly
-"$venv/bin/pytest" python/tests -q -p no:cacheprovider -n 2 -m "$marks" --junitxml="$report" || status=$?
+# The tests' `tmp_path` folders under the clone's target/ (pytest empties --basetemp at the start
+# of a run), not the system temp folder, where pytest keeps the last three runs' (350 MB each).
+"$venv/bin/pytest" python/tests -q -p no:cacheprovider -n 2 -m "$marks" --basetemp=target/pytest-tmp \
+  --junitxml="$report" || status=$?
 "$venv/bin/python" - "$report" "$status" <<'PY'
 import sys
 import xml.etree.ElementTree as ET
