@@ -26,11 +26,11 @@ use std::path::Path;
 
 use super::align_up;
 use super::value::{Array, ArrayRef, Value, ValueRef};
-use crate::error::{AlignmentProblem, Error, Result, WriteError};
+use crate::error::{Error, Result, WriteError};
 use crate::format::keys::GENERAL_ALIGNMENT;
 use crate::format::Ne;
 use crate::format::ValueType;
-use crate::format::{alignment_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
+use crate::format::{alignment_value_problem, Endian, DEFAULT_ALIGNMENT, MAX_DEPTH, MAX_DIMS, MAX_TENSOR_NAME};
 use crate::format::{GgmlType, GgufStr};
 
 mod encode;
@@ -269,18 +269,14 @@ impl<W: Write> GgufWriter<W> {
         if key != GENERAL_ALIGNMENT {
             return Ok(());
         }
-        let offset = self.next_kv_offset();
-        let problem = match value {
-            None => AlignmentProblem::WrongType(type_name),
-            Some(a) => match alignment_problem(a) {
-                None => {
-                    self.alignment = a;
-                    return Ok(());
-                }
-                Some(problem) => problem,
-            },
-        };
-        Err(WriteError::BadAlignment { problem, offset }.into())
+        if let Some(problem) = alignment_value_problem(type_name, value) {
+            return Err(WriteError::BadAlignment { problem, offset: self.next_kv_offset() }.into());
+        }
+        // No problem: a UINT32 power of two.
+        if let Some(a) = value {
+            self.alignment = a;
+        }
+        Ok(())
     }
 
     /// Adds a key/value pair; the value's Rust type chooses its GGUF type (`u32` is UINT32,

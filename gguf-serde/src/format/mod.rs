@@ -76,6 +76,17 @@ pub(crate) fn alignment_problem(a: u32) -> Option<AlignmentProblem> {
     }
 }
 
+/// What is wrong with a `general.alignment` stored with the type named `type_name`, whose value
+/// is `value` when that type is UINT32 (`None` for any other type): [`AlignmentProblem::WrongType`]
+/// for another type, else [`alignment_problem`]. The rule of the writer, the edits and
+/// llama-quantize's `--override-kv` alike.
+pub(crate) fn alignment_value_problem(type_name: &'static str, value: Option<u32>) -> Option<AlignmentProblem> {
+    match value {
+        None => Some(AlignmentProblem::WrongType(type_name)),
+        Some(a) => alignment_problem(a),
+    }
+}
+
 /// Deepest nesting of arrays of arrays accepted on read and write: an array whose elements are
 /// arrays is depth 2; [`MAX_DEPTH`] levels are fine, one more is
 /// [`FormatError::TooDeep`](crate::FormatError::TooDeep).

@@ -35,7 +35,7 @@ use crate::container::{Gguf, Source, Value, ValueRef};
 // What the file-level functions use (feature `mmap`).
 use crate::error::{EditError, Error, Result};
 use crate::format::keys::{has_empty_segment, GENERAL_ALIGNMENT};
-use crate::format::{alignment_problem, AlignmentProblem, GgufStr, ValueType};
+use crate::format::{alignment_value_problem, GgufStr, ValueType};
 use crate::GgufWriter;
 #[cfg(feature = "mmap")]
 use {
@@ -177,11 +177,7 @@ fn check_alignment(kvs: &[(Key<'_>, Item<'_>)]) -> Result<()> {
         Item::Owned(v) => (if let Value::U32(a) = v { Some(*a) } else { None }, v.value_type()),
         Item::String(_) => (None, ValueType::String),
     };
-    let problem = match value {
-        None => Some(AlignmentProblem::WrongType(ty.name())),
-        Some(a) => alignment_problem(a),
-    };
-    match problem {
+    match alignment_value_problem(ty.name(), value) {
         Some(problem) => Err(EditError::BadAlignment { key: GgufStr::from_bytes(key).to_string(), problem }.into()),
         None => Ok(()),
     }

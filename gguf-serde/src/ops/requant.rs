@@ -477,11 +477,9 @@ fn llama_quantize_kvs<'a, S: Source>(
         if o.key == crate::format::keys::GENERAL_ALIGNMENT.as_bytes() {
             // ggml's rule, checked before anything is written (the writer would refuse it too,
             // but naming an offset of the output, which means nothing to the user).
-            let problem = match o.to_value() {
-                Value::U32(a) => crate::format::alignment_problem(a),
-                v => Some(crate::format::AlignmentProblem::WrongType(v.value_type().name())),
-            };
-            if let Some(problem) = problem {
+            let v = o.to_value();
+            let value = if let Value::U32(a) = v { Some(a) } else { None };
+            if let Some(problem) = crate::format::alignment_value_problem(v.value_type().name(), value) {
                 return Err(Error::from(QuantizeError::refused(format!(
                     "--override-kv general.alignment: general.alignment {problem} (ggml takes a u32 power of two)"
                 ))));
