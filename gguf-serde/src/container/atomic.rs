@@ -560,6 +560,8 @@ fn sync_dir(path: &Path) -> Result<()> {
         let d = File::open(dir)
             .map_err(|e| Error::io(format!("opening the folder {}", crate::format::shown_path(&dir)), e))?;
         d.sync_all().map_err(|e| Error::io(format!("syncing the folder {}", crate::format::shown_path(&dir)), e))?;
+        #[cfg(test)]
+        hook::record(hook::Synced::Folder { of: path.to_owned(), present: path.symlink_metadata().is_ok() });
     }
     #[cfg(not(unix))]
     let _ = path;
@@ -606,6 +608,8 @@ impl Writeback {
 /// without waiting. A hint: failure (an old kernel, a file system without it) is ignored, as the
 /// final `fsync` syncs everything anyway.
 fn start_writeback(file: &File, offset: u64, len: u64) {
+    #[cfg(test)]
+    hook::record(hook::Synced::Writeback { offset, len });
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -631,6 +635,35 @@ pub(crate) fn file_range(file: &File, offset: u64, len: u64) -> Result<std::io::
 #[cfg(feature = "mmap")]
 pub(crate) fn open_file(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(format!("opening {}", crate::format::shown_path(&path)), e))
+}
+
+/// Test hooks: the folder syncs and early-writeback requests made on this thread, in order.
+#[cfg(test)]
+pub(crate) mod hook {
+    use std::cell::RefCell;
+    use std::path::PathBuf;
+
+    /// A sync or writeback request.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub(crate) enum Synced {
+        /// `sync_file_range(offset, len, SYNC_FILE_RANGE_WRITE)` asked ([`super::Writeback`]).
+        Writeback { offset: u64, len: u64 },
+        /// The folder of `of` synced, and whether `of` was there then.
+        Folder { of: PathBuf, present: bool },
+    }
+
+    thread_local! {
+        static LOG: RefCell<Vec<Synced>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(super) fn record(s: Synced) {
+        LOG.with(|l| l.borrow_mut().push(s));
+    }
+
+    /// The syncs and requests made on this thread since the last call.
+    pub(crate) fn take() -> Vec<Synced> {
+        LOG.with(|l| std::mem::take(&mut *l.borrow_mut()))
+    }
 }
 
 #[cfg(test)]

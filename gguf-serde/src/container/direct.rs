@@ -563,6 +563,22 @@ pub(crate) fn is_refusal(e: &io::Error) -> bool {
     }
 }
 
+/// The alignment direct writes use, from what `statx` reports (`STATX_DIOALIGN`, statx(2)):
+/// `reported` is `(stx_dio_offset_align, stx_dio_mem_align)`, or `None` where the kernel does not
+/// report them (before Linux 6.1; direct I/O is then tried at [`MIN_ALIGN`], and a refusal at
+/// the first write falls back to the page cache). An offset alignment of 0 is the file system
+/// saying it has no direct I/O: `None`. Otherwise the larger of the two, raised to [`MIN_ALIGN`];
+/// `None` if that is not a power of two (an aligned buffer needs one) or is over [`MAX_ALIGN`].
+#[cfg(any(target_os = "linux", test))]
+fn usable_alignment(reported: Option<(u32, u32)>) -> Option<usize> {
+    let align = match reported {
+        None => MIN_ALIGN,
+        Some((0, _)) => return None,
+        Some((offset, mem)) => usize::try_from(offset.max(mem)).ok()?.max(MIN_ALIGN),
+    };
+    (align.is_power_of_two() && align <= MAX_ALIGN).then_some(align)
+}
+
 /// The direct-I/O alignment of `file` (of offsets, lengths and memory; at least [`MIN_ALIGN`]),
 /// or `None` when the file system says it has no direct I/O, the alignment is over [`MAX_ALIGN`],
 /// the platform is not Linux, or `GGUF_NO_DIRECT_IO` is set to a value other than empty or `0`.
@@ -579,16 +595,10 @@ fn dio_alignment(file: &File) -> Option<usize> {
         // descriptor itself; `stx` is a writable `statx` that outlives the call.
         let rc =
             unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_DIOALIGN, &mut stx) };
-        let align = if rc == 0 && stx.stx_mask & libc::STATX_DIOALIGN != 0 {
-            if stx.stx_dio_offset_align == 0 {
-                return None;
-            }
-            (stx.stx_dio_offset_align.max(stx.stx_dio_mem_align) as usize).max(MIN_ALIGN)
-        } else {
-            // an older kernel: try the page size; a refusal at the first write falls back
-            MIN_ALIGN
-        };
-        (align.is_power_of_two() && align <= MAX_ALIGN).then_some(align)
+        // an older kernel (no STATX_DIOALIGN): `None`, direct I/O tried at the page size
+        let reported = (rc == 0 && stx.stx_mask & libc::STATX_DIOALIGN != 0)
+            .then_some((stx.stx_dio_offset_align, stx.stx_dio_mem_align));
+        usable_alignment(reported)
     }
     #[cfg(not(target_os = "linux"))]
     {

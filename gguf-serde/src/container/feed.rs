@@ -18,6 +18,10 @@ use crate::error::{Error, Result};
 /// Read granularity: the most that is read past what the parser asked for.
 pub(crate) const READ_AHEAD: usize = 8 * 1024;
 
+/// The room made for a piece of a source of known length before it is read, while the bytes
+/// read so far are fewer.
+const PIECE_ROOM: usize = 64 * 1024;
+
 /// Where the driver gets the file's bytes.
 pub(crate) trait Feed {
     /// The bytes from the start of the file, as far as read.
@@ -96,6 +100,13 @@ impl<R: Read> Feed for Pieces<R> {
             to = to.min(len);
         }
         // `take` bounds the read: the buffer grows only as far as the reader really yields bytes.
+        // Room for the piece first, so that a piece is one or two calls of the reader where it
+        // has the bytes, not `read_to_end`'s growth from 32 bytes (ten calls for 8 KiB): at most
+        // what was read so far, and with the length known (the piece is then within the file)
+        // at least up to 64 KiB; no more memory than the bytes read or the file's length pay for.
+        let piece = usize::try_from(to.saturating_sub(have)).unwrap_or(usize::MAX);
+        let room = if self.len.is_some() { PIECE_ROOM } else { 0 };
+        self.buf.reserve(piece.min(self.buf.len().max(room)));
         (&mut self.reader)
             .take(to.saturating_sub(have))
             .read_to_end(&mut self.buf)

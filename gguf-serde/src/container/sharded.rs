@@ -93,11 +93,12 @@ pub fn parse_shard_path(path: impl AsRef<Path>) -> Option<(PathBuf, u16, u16)> {
     if !path.as_os_str().as_encoded_bytes().ends_with(tail) {
         return None;
     }
-    // The path as given without its last 20 bytes, so that a URL keeps its exact spelling
-    // (`https://host/a//b-00001-of-00002.gguf`: `Path`'s parent would fold the `//`).
-    let prefix = match (path.to_str(), name.to_str()) {
-        (Some(s), Some(n)) if s.ends_with(n) => PathBuf::from(s.get(..s.len().checked_sub(20)?)?),
-        _ => path.with_file_name(os_prefix(name, cut)?),
+    // The path as given without its last 20 bytes (the tail, ASCII), so that a URL keeps its
+    // exact spelling (`https://host/a//b-00001-of-00002.gguf`: `Path`'s parent would fold the
+    // `//`); a path that is not UTF-8 is cut by its file name.
+    let prefix = match path.to_str() {
+        Some(s) => PathBuf::from(s.get(..s.len().checked_sub(20)?)?),
+        None => path.with_file_name(os_prefix(name, cut)?),
     };
     // 1 <= no <= count <= u16::MAX (checked above).
     Some((prefix, no.saturating_sub(1) as u16, count as u16))

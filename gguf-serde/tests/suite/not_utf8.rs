@@ -385,3 +385,31 @@ fn a_sharded_model_gets_keys_by_bytes() {
     assert_eq!(m.get(b"general.architecture").and_then(|v| v.as_str()), Some("llama"));
     assert_eq!(m.get("general.architecture").and_then(|v| v.as_str()), Some("llama"));
 }
+
+/// A string array whose strings are all UTF-8 is known to be so (`ArrayRef::is_utf8`), whatever
+/// their lengths: strings of 128 bytes or more (a length field with a byte of 0x80 or more) are
+/// read one by one, not in a run of short ones, and a reader gives the parser the array in
+/// pieces (here of every string, of a byte, and of 8 KiB ahead). The flag of an array with one
+/// string that is not UTF-8 is in `every_source_opens_it_with_the_bytes_as_stored`.
+#[test]
+fn an_array_of_long_strings_that_are_all_utf8_is_known_to_be() {
+    let strings: Vec<String> = [0usize, 1, 2, 127, 128, 129, 200, 255, 256, 300, 4097, 70_001]
+        .iter()
+        .map(|&n| "é".repeat(n / 2) + &"x".repeat(n % 2))
+        .collect();
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("tokenizer.ggml.tokens", strings.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+    let bytes = w.finish().unwrap();
+    let want: Vec<&[u8]> = strings.iter().map(String::as_bytes).collect();
+    let check = |source: &str, tokens: gguf_serde::ArrayRef<'_>| {
+        assert!(tokens.is_utf8(), "{source}");
+        let got: Vec<&[u8]> = tokens.strings().unwrap().map(|s| s.as_bytes()).collect();
+        assert!(got == want, "{source}: other strings");
+    };
+    let g = Gguf::from_slice(&bytes).unwrap();
+    check("slice", g.get("tokenizer.ggml.tokens").unwrap().as_array().unwrap());
+    for read_ahead in [0, 1, 8192] {
+        let g = Gguf::from_reader_in_pieces(std::io::Cursor::new(&bytes), read_ahead).unwrap();
+        check(&format!("read-ahead {read_ahead}"), g.get("tokenizer.ggml.tokens").unwrap().as_array().unwrap());
+    }
+}

@@ -2,7 +2,7 @@
 //! panic, a typed error), big-endian files, and `from_reader` reading only the metadata.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 
 use gguf_serde::{
     from_reader, from_slice, Array, Endian, Error, ErrorKind, FormatError, GgmlType, Gguf, GgufWriter, Item, Value,
@@ -43,17 +43,52 @@ fn meta() -> Meta {
     }
 }
 
-/// A reader that counts the bytes it hands out.
+/// A reader that counts the bytes it hands out and the calls made to it.
 struct Counting<R> {
     inner: R,
     read: usize,
+    calls: usize,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.read += n;
+        self.calls += 1;
         Ok(n)
+    }
+}
+
+impl<R: Seek> Seek for Counting<R> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// `Gguf::from_reader` reads the metadata in pieces of what the parser asks for and 8 KiB more
+/// while the file has them (its docs): a few reads of the source, not one per item, and at most
+/// 8 KiB past the end of the tensor infos. A file of 1, 300 and 3,000 keys before 256 KiB of
+/// tensor data: its first piece already takes 8 KiB past the header, and each piece of a reader
+/// that has the bytes (as this one) is read in at most two calls (`read_to_end` asks for at
+/// most 8 KiB at first).
+#[test]
+fn from_reader_reads_the_metadata_8_kib_ahead() {
+    for keys in [1u32, 300, 3000] {
+        let mut w = GgufWriter::new(Vec::new());
+        for i in 0..keys {
+            w.add_kv(&format!("k.{i}"), i).unwrap();
+        }
+        w.add_tensor("big", GgmlType::F32, &[1 << 16]).unwrap();
+        w.write_tensor_data(&vec![0u8; 1 << 18]).unwrap();
+        let bytes = w.finish().unwrap();
+        let infos_end = Gguf::from_slice(&bytes).unwrap().tensor_infos_end() as usize;
+        let mut r = Counting { inner: std::io::Cursor::new(&bytes), read: 0, calls: 0 };
+        let g = Gguf::from_reader(&mut r).unwrap();
+        assert_eq!(g.metadata().count(), keys as usize);
+        assert!(r.read >= 8 * 1024 && r.read >= infos_end, "{keys} keys: read {} bytes of {infos_end}", r.read);
+        assert!(r.read <= infos_end + 8 * 1024, "{keys} keys: read {} bytes of {infos_end}", r.read);
+        let pieces = infos_end.div_ceil(8 * 1024);
+        assert!(r.calls <= 2 * pieces + 2, "{keys} keys: {} reads for {infos_end} bytes of metadata", r.calls);
     }
 }
 
@@ -64,7 +99,7 @@ fn from_reader_reads_only_the_metadata() {
     w.add_tensor("big", GgmlType::F32, &[1 << 20]).unwrap();
     w.write_tensor_data(&vec![0u8; 4 << 20]).unwrap();
     let bytes = w.finish().unwrap();
-    let mut r = Counting { inner: bytes.as_slice(), read: 0 };
+    let mut r = Counting { inner: bytes.as_slice(), read: 0, calls: 0 };
     let back: Meta = from_reader(&mut r).unwrap();
     assert_eq!(back, meta());
     // The metadata is a few hundred bytes; the BufReader reads at most 8 KiB ahead.

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 
+use super::hook::{self, Synced};
 use super::unnamed::NAMED_ONLY;
 use super::{create_temp_file, persist_all};
 use crate::container::IfExists;
@@ -135,6 +136,7 @@ fn a_write_through_a_link_replaces_the_file_it_points_to() {
 fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
     with_both_temporaries(|dir, named| {
         let targets: Vec<_> = (1..=3).map(|i| dir.join(format!("s-{i}.gguf"))).collect();
+        hook::take();
         let sealed: Vec<_> = targets
             .iter()
             .map(|t| {
@@ -155,6 +157,10 @@ fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
         assert!(e.to_string().contains(&targets[2].display().to_string()), "named {named}: {e}");
         assert_eq!(std::fs::read(&targets[2]).unwrap(), b"precious", "named {named}");
         assert_eq!(entries(dir), ["s-3.gguf"], "named {named}");
+        // each of the two named synced its folder; their removal is synced too
+        let folder = |of: &std::path::PathBuf, present| Synced::Folder { of: of.clone(), present };
+        let want = [folder(&targets[0], true), folder(&targets[1], true), folder(&targets[0], false)];
+        assert_eq!(hook::take(), want, "named {named}");
     });
 }
 
@@ -271,4 +277,58 @@ fn drop_effective_capability(cap: u32) {
     // SAFETY: as above; capset only reads them.
     let rc = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
     assert_eq!(rc, 0, "capset: {}", std::io::Error::last_os_error());
+}
+
+/// A file given its name has its folder synced after the name is there (the directory entry on
+/// disk too, so that a crash cannot lose it), once per file: written to replace or not, a set of
+/// files in two folders each in its own, unnamed and named temporaries.
+#[test]
+fn each_file_named_has_its_folder_synced_after_the_name_is_there() {
+    with_both_temporaries(|dir, named| {
+        hook::take();
+        for (i, if_exists) in [IfExists::Fail, IfExists::Replace, IfExists::Replace].into_iter().enumerate() {
+            let target = dir.join("m.gguf");
+            let mut f = AtomicFile::create(&target, if_exists).unwrap();
+            f.write_all(b"GGUF").unwrap();
+            f.commit().unwrap();
+            assert_eq!(hook::take(), [Synced::Folder { of: target, present: true }], "named {named}, write {i}");
+        }
+        let targets = [dir.join("a").join("s-1.gguf"), dir.join("b").join("s-2.gguf")];
+        let sealed: Vec<_> = targets
+            .iter()
+            .map(|t| {
+                std::fs::create_dir(t.parent().unwrap()).unwrap();
+                let (mut file, pending) = create_temp_file(t, None, false).unwrap();
+                file.write_all(b"GGUF shard").unwrap();
+                pending.seal_file(file).unwrap()
+            })
+            .collect();
+        persist_all(sealed, |e, _| e).unwrap();
+        let want = targets.map(|of| Synced::Folder { of, present: true });
+        assert_eq!(hook::take(), want, "named {named}");
+    });
+}
+
+/// Early writeback ([`super::Writeback`]): the kernel is asked to start writing each 32 MiB that
+/// reach the file, as soon as they have, from where the last request ended. Pieces of 1 MiB (a
+/// request after exactly 32 MiB) and of 1 MiB and 3 bytes (at the first write that passes it),
+/// written past the buffer (each at least its 1 MiB) so that every piece reaches the file.
+#[test]
+fn early_writeback_is_asked_for_each_32_mib_that_reached_the_file() {
+    const MIB: u64 = 1 << 20;
+    let dir = gguf_test_support::temp_dir();
+    for (piece, pieces, step) in [(MIB, 70, 32 * MIB), (MIB + 3, 40, 32 * (MIB + 3))] {
+        let mut f = AtomicFile::with_direct_io(&dir.path().join("f.gguf"), false).unwrap();
+        hook::take();
+        let bytes = vec![9u8; piece as usize];
+        for _ in 0..pieces {
+            f.write_all(&bytes).unwrap();
+        }
+        let requests = (pieces * piece / step) as usize;
+        let want: Vec<Synced> =
+            (0..requests as u64).map(|k| Synced::Writeback { offset: k * step, len: step }).collect();
+        assert_eq!(hook::take(), want, "pieces of {piece} bytes");
+        drop(f);
+    }
+    assert!(entries(dir.path()).is_empty(), "a temporary file was left");
 }

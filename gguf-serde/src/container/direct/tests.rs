@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{hook, DirectWriter, BUFFERS, CHUNK, IO_THREADS};
+use super::{hook, usable_alignment, DirectWriter, BUFFERS, CHUNK, IO_THREADS};
 use crate::{AtomicFile, GgmlType, GgufWriter};
 
 /// A GGUF of tensors of `sizes` bytes (I8), whose header and padding end at exactly
@@ -507,5 +507,71 @@ fn dropping_a_writer_mid_file_stops_its_thread_and_frees_its_buffers() {
         assert_all_gone();
         hook::release();
         assert_untouched(&path);
+    });
+}
+
+/// The alignment used from what `statx` reports (statx(2): `stx_dio_offset_align` 0 means no
+/// direct I/O): the larger of the offset and memory alignments, at least a page (4096), used
+/// only as a power of two of at most 64 KiB; the page size where the kernel reports nothing.
+#[test]
+fn the_alignment_used_is_a_power_of_two_from_a_page_to_64_kib() {
+    // (stx_dio_offset_align, stx_dio_mem_align) reported, alignment used
+    let cases = [
+        (None, Some(4096)),
+        (Some((0, 0)), None),
+        (Some((0, 512)), None),
+        (Some((512, 512)), Some(4096)),
+        (Some((512, 4)), Some(4096)),
+        (Some((4096, 8)), Some(4096)),
+        (Some((8192, 512)), Some(8192)),
+        (Some((512, 16384)), Some(16384)),
+        (Some((65536, 4)), Some(65536)),
+        (Some((131_072, 512)), None),
+        (Some((512, 131_072)), None),
+        (Some((12288, 512)), None),
+        (Some((4096, 12288)), None),
+        (Some((1 << 31, 0)), None),
+    ];
+    for (reported, want) in cases {
+        assert_eq!(usable_alignment(reported), want, "reported {reported:?}");
+    }
+}
+
+/// After a refused direct write, the file goes on through the page cache with early writeback
+/// ([`Writeback`](crate::container::atomic::Writeback)) counted from where the direct writes
+/// ended (what is on the file: those bytes are not in the page cache to be written back), each
+/// request from the end of the last.
+#[test]
+#[cfg(target_os = "linux")]
+fn after_a_fall_back_early_writeback_starts_where_the_direct_writes_ended() {
+    within_deadline(|| {
+        use crate::container::atomic::hook::{take, Synced};
+        let dir = gguf_test_support::temp_dir();
+        let Some(mut f) = direct_file(&dir.path().join("f")) else { return };
+        hook::plan(vec![None, Some(libc::EINVAL)]);
+        take();
+        let piece = pattern(1 << 20);
+        let mut fell_back_at = None;
+        let mut left = 60 * piece.len();
+        while left > 0 {
+            let on_file = f.direct_writer().map(DirectWriter::on_file);
+            let n = f.write(piece.get(..left.min(piece.len())).unwrap()).unwrap();
+            left -= n;
+            if !f.is_direct() && fell_back_at.is_none() {
+                fell_back_at = Some(on_file.expect("the first write is direct"));
+            }
+        }
+        let start = fell_back_at.expect("the second direct write is refused");
+        assert!(start >= CHUNK as u64 && start % CHUNK as u64 == 0, "fell back at {start}");
+        let requests = take();
+        assert!(!requests.is_empty(), "no early writeback after {start} bytes on the file");
+        let mut next = start;
+        for r in &requests {
+            let Synced::Writeback { offset, len } = *r else { panic!("{r:?}") };
+            assert_eq!(offset, next, "requests {requests:?}");
+            assert!(len >= 32 << 20, "requests {requests:?}");
+            next = offset + len;
+        }
+        assert!(60 * (1 << 20) - next < 32 << 20, "requests {requests:?} of 60 MiB");
     });
 }
