@@ -466,6 +466,22 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
     });
 }
 
+/// Writes [`BUFFERS`] buffers and 100 bytes to a new direct file `model.gguf` in `dir`, the
+/// direct writes as `plan` says and held until the writer waits for a buffer (the hook then lets
+/// them go on), and checks that it waited once; returns the file, not committed, its path and the
+/// bytes (`None`, the test skipped, where the test folder has no direct I/O).
+fn write_until_a_buffer_wait(dir: &Path, plan: Vec<Option<i32>>) -> Option<(AtomicFile, std::path::PathBuf, Vec<u8>)> {
+    let path = dir.join("model.gguf");
+    let data = pattern(BUFFERS * CHUNK + 100);
+    let mut f = direct_file(&path)?;
+    hook::plan(plan);
+    hook::hold();
+    hook::release_when_waiting_for_a_buffer();
+    f.write_all(&data).unwrap();
+    assert_eq!(hook::buffer_waits(), 1, "waits for a buffer");
+    Some((f, path, data))
+}
+
 /// At most [`BUFFERS`] buffers (`BUFFERS * CHUNK` bytes of memory) whatever the output: with all
 /// of them in use, the writer waits for one to come back. With the writes held, four buffers are
 /// full and sent and 100 bytes remain: the writer waits (the hook then lets the writes go on)
@@ -475,16 +491,30 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
 fn a_writer_waits_for_a_buffer_rather_than_allocate_more_than_its_limit() {
     within_deadline(|| {
         let dir = gguf_test_support::temp_dir();
-        let path = dir.path().join("model.gguf");
-        let data = pattern(BUFFERS * CHUNK + 100);
-        let Some(mut f) = direct_file(&path) else { return };
-        hook::plan(Vec::new());
-        hook::hold();
-        hook::release_when_waiting_for_a_buffer();
-        f.write_all(&data).unwrap();
-        assert_eq!((hook::buffer_waits(), hook::live_buffers()), (1, BUFFERS), "waits, buffers");
+        let Some((f, path, data)) = write_until_a_buffer_wait(dir.path(), Vec::new()) else { return };
+        assert_eq!(hook::live_buffers(), BUFFERS, "buffers");
         f.commit().unwrap();
         assert!(std::fs::read(&path).unwrap() == data);
+        assert_all_gone();
+    });
+}
+
+/// A refusal that comes back while the writer waits for a buffer is reported as the refusal,
+/// also when every buffer in flight was refused and none comes back to reuse: with the writes
+/// held, three buffers sent and refused, and the fourth full, the writer stops waiting at the
+/// first refusal (`take_buffer`'s docs: `None` when an error is pending) rather than wait for the
+/// other two and find no buffer left (an error of its own, not a refusal); the next call reports
+/// `EINVAL`, the caller goes on through the page cache and the file is the bytes written.
+#[test]
+#[cfg(target_os = "linux")]
+fn refusals_of_every_buffer_in_flight_fall_back_to_the_page_cache() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let plan = vec![Some(libc::EINVAL); BUFFERS - 1];
+        let Some((f, path, data)) = write_until_a_buffer_wait(dir.path(), plan) else { return };
+        assert!(!f.is_direct(), "still direct after the refusals");
+        f.commit().unwrap();
+        assert!(std::fs::read(&path).unwrap() == data, "wrong bytes");
         assert_all_gone();
     });
 }
