@@ -299,6 +299,25 @@ fn the_range_reader_reads_the_bytes_at_each_position_after_any_seek() {
     assert_eq!(r.read(&mut [0u8; 4]).unwrap(), 0);
 }
 
+/// A reader's `Debug` shows its URL, the file's length, where it is, and the requests and bytes
+/// it has fetched (as the server counted them).
+#[test]
+fn a_range_readers_debug_shows_its_url_length_position_and_fetches() {
+    let (mut r, _, server) = range_reader();
+    r.seek(SeekFrom::Start(1234)).unwrap();
+    r.read_exact(&mut [0u8; 10]).unwrap();
+    let debug = format!("{r:?}");
+    for part in [
+        format!("url: {:?}", server.url("m.bin")),
+        "len: 5000".to_string(),
+        "pos: 1244".to_string(),
+        format!("requests: {}", server.requests()),
+        format!("fetched: {}", server.bytes_sent()),
+    ] {
+        assert!(debug.contains(&part), "{part} in {debug}");
+    }
+}
+
 /// Request sizes as the module docs give them: the first `first_request` bytes, each next one
 /// twice the last up to `max_request` while reading goes on where the last answer ended, and a
 /// jump elsewhere starting over at the first size. Counted by the server.
