@@ -468,18 +468,22 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
 
 /// Writes [`BUFFERS`] buffers and 100 bytes to a new direct file `model.gguf` in `dir`, the
 /// direct writes as `plan` says and held until the writer waits for a buffer (the hook then lets
-/// them go on), and checks that it waited once; returns the file, not committed, its path and the
-/// bytes (`None`, the test skipped, where the test folder has no direct I/O).
-fn write_until_a_buffer_wait(dir: &Path, plan: Vec<Option<i32>>) -> Option<(AtomicFile, std::path::PathBuf, Vec<u8>)> {
+/// them go on), and checks that it waited once; returns the file, not committed, its path, the
+/// bytes and the result of writing them (`None`, the test skipped, where the test folder has no
+/// direct I/O).
+fn write_until_a_buffer_wait(
+    dir: &Path,
+    plan: Vec<Option<i32>>,
+) -> Option<(AtomicFile, std::path::PathBuf, Vec<u8>, std::io::Result<()>)> {
     let path = dir.join("model.gguf");
     let data = pattern(BUFFERS * CHUNK + 100);
     let mut f = direct_file(&path)?;
     hook::plan(plan);
     hook::hold();
     hook::release_when_waiting_for_a_buffer();
-    f.write_all(&data).unwrap();
+    let result = f.write_all(&data);
     assert_eq!(hook::buffer_waits(), 1, "waits for a buffer");
-    Some((f, path, data))
+    Some((f, path, data, result))
 }
 
 /// At most [`BUFFERS`] buffers (`BUFFERS * CHUNK` bytes of memory) whatever the output: with all
@@ -491,7 +495,8 @@ fn write_until_a_buffer_wait(dir: &Path, plan: Vec<Option<i32>>) -> Option<(Atom
 fn a_writer_waits_for_a_buffer_rather_than_allocate_more_than_its_limit() {
     within_deadline(|| {
         let dir = gguf_test_support::temp_dir();
-        let Some((f, path, data)) = write_until_a_buffer_wait(dir.path(), Vec::new()) else { return };
+        let Some((f, path, data, result)) = write_until_a_buffer_wait(dir.path(), Vec::new()) else { return };
+        result.unwrap();
         assert_eq!(hook::live_buffers(), BUFFERS, "buffers");
         f.commit().unwrap();
         assert!(std::fs::read(&path).unwrap() == data);
@@ -499,22 +504,34 @@ fn a_writer_waits_for_a_buffer_rather_than_allocate_more_than_its_limit() {
     });
 }
 
-/// A refusal that comes back while the writer waits for a buffer is reported as the refusal,
-/// also when every buffer in flight was refused and none comes back to reuse: with the writes
-/// held, three buffers sent and refused, and the fourth full, the writer stops waiting at the
-/// first refusal (`take_buffer`'s docs: `None` when an error is pending) rather than wait for the
-/// other two and find no buffer left (an error of its own, not a refusal); the next call reports
-/// `EINVAL`, the caller goes on through the page cache and the file is the bytes written.
+/// An error that comes back while the writer waits for a buffer stops the direct writes there
+/// (`take_buffer`'s docs: `None` when an error is pending; `submit` then hands nothing): with the
+/// writes held, three buffers sent and the fourth full,
+/// - all three refused: the writer stops waiting at the first refusal rather than wait for the
+///   other two and find no buffer left (an error of its own, not a refusal); the next call
+///   reports `EINVAL`, the caller goes on through the page cache and the file is the bytes
+///   written;
+/// - the first failing with `EIO`: no fourth direct write, the next call reports `EIO`, and the
+///   old file is left as it was.
 #[test]
 #[cfg(target_os = "linux")]
-fn refusals_of_every_buffer_in_flight_fall_back_to_the_page_cache() {
+fn an_error_met_waiting_for_a_buffer_stops_the_direct_writes() {
     within_deadline(|| {
         let dir = gguf_test_support::temp_dir();
-        let plan = vec![Some(libc::EINVAL); BUFFERS - 1];
-        let Some((f, path, data)) = write_until_a_buffer_wait(dir.path(), plan) else { return };
+        let refused = vec![Some(libc::EINVAL); BUFFERS - 1];
+        let Some((f, path, data, result)) = write_until_a_buffer_wait(dir.path(), refused) else { return };
+        result.unwrap();
         assert!(!f.is_direct(), "still direct after the refusals");
         f.commit().unwrap();
         assert!(std::fs::read(&path).unwrap() == data, "wrong bytes");
+
+        let dir = gguf_test_support::temp_dir();
+        let path = old_file(dir.path());
+        let Some((f, _, _, result)) = write_until_a_buffer_wait(dir.path(), vec![Some(libc::EIO)]) else { return };
+        let e = result.expect_err("the write after the failed one");
+        assert_eq!((e.raw_os_error(), hook::count()), (Some(libc::EIO), BUFFERS - 1), "error, direct writes: {e}");
+        drop(f);
+        assert_untouched(&path);
         assert_all_gone();
     });
 }
