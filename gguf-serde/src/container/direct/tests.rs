@@ -536,6 +536,19 @@ fn an_error_met_waiting_for_a_buffer_stops_the_direct_writes() {
     });
 }
 
+/// A file that refuses `O_DIRECT` is given back for the page-cache path: `fcntl(F_SETFL)` with
+/// `O_DIRECT` fails with `EINVAL` where the file does not support direct I/O (fcntl(2)), as
+/// `/dev/null` does (a character device), and `DirectWriter::new` is then [`Refused`](super::Refused).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_file_that_refuses_o_direct_is_given_back() {
+    let open = || std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
+    let e = super::set_direct(&open(), true).expect_err("O_DIRECT on /dev/null");
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+    assert!(DirectWriter::new(open()).is_err(), "a direct writer on /dev/null");
+    assert_all_gone();
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn dropping_a_writer_mid_file_stops_its_thread_and_frees_its_buffers() {
