@@ -96,6 +96,26 @@ fn an_unnamed_file_is_not_in_the_folder_until_committed() {
     assert_eq!(entries(dir), Vec::<String>::new());
 }
 
+/// A named temporary file is `.gguf-tmp-XXXXXX.tmp` in the target's folder while the file is
+/// written (the module docs: hidden, and recognizable as ours when a SIGKILL leaves one behind),
+/// and is the target after the commit.
+#[test]
+fn a_named_temporary_is_a_hidden_gguf_tmp_file_until_committed() {
+    NAMED_ONLY.with(|c| c.set(true));
+    let tmp = gguf_test_support::temp_dir();
+    let target = tmp.path().join("out.gguf");
+    let mut f = AtomicFile::new(&target).unwrap();
+    f.write_all(b"GGUF").unwrap();
+    let names = entries(tmp.path());
+    NAMED_ONLY.with(|c| c.set(false));
+    let [name] = &names[..] else { panic!("one temporary file: {names:?}") };
+    let random = name.strip_prefix(".gguf-tmp-").and_then(|n| n.strip_suffix(".tmp"));
+    assert!(random.is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric())), "{name}");
+    f.commit().unwrap();
+    assert_eq!(entries(tmp.path()), ["out.gguf"]);
+    assert_eq!(std::fs::read(&target).unwrap(), b"GGUF");
+}
+
 /// With [`IfExists::Fail`], a target that is there when the write starts (a file, or a link to
 /// one) is refused then, naming it, before any temporary file is made; the folder is left as it
 /// was.
