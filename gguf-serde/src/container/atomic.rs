@@ -419,18 +419,35 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
         else {
             return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
         };
-        // SAFETY: both paths are NUL-terminated strings that outlive the call.
-        let rc =
-            unsafe { libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
+        #[cfg(test)]
+        let unsupported = fallback::NO_RENAME_NOREPLACE.with(std::cell::Cell::get);
+        #[cfg(not(test))]
+        let unsupported = false;
+        let e = if unsupported {
+            std::io::Error::from_raw_os_error(libc::EINVAL)
+        } else {
+            // SAFETY: both paths are NUL-terminated strings that outlive the call.
+            let rc = unsafe {
+                libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE)
+            };
+            if rc == 0 {
+                return Ok(());
+            }
+            std::io::Error::last_os_error()
+        };
         if !matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)) {
             return Err(e);
         }
     }
-    match std::fs::hard_link(from, to) {
+    #[cfg(test)]
+    let linked = if fallback::NO_HARD_LINKS.with(std::cell::Cell::get) {
+        Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied))
+    } else {
+        std::fs::hard_link(from, to)
+    };
+    #[cfg(not(test))]
+    let linked = std::fs::hard_link(from, to);
+    match linked {
         Ok(()) => std::fs::remove_file(from),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(e),
         Err(_) => {
@@ -439,6 +456,19 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
             }
             std::fs::rename(from, to)
         }
+    }
+}
+
+/// Test hooks of [`rename_noreplace`]: its fall-backs, which the file systems of the tests do not
+/// need (they all have `RENAME_NOREPLACE`), taken as on one that does not.
+#[cfg(test)]
+pub(super) mod fallback {
+    thread_local! {
+        /// Set by a test: this thread's `renameat2` with `RENAME_NOREPLACE` is not made and
+        /// answers `EINVAL`, as on a file system without it.
+        pub(crate) static NO_RENAME_NOREPLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Set by a test: this thread's hard links are refused (`PermissionDenied`), as on FAT.
+        pub(crate) static NO_HARD_LINKS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 }
 

@@ -21,3 +21,29 @@ pub(crate) fn scheme(s: &str) -> Option<&'static str> {
     let (scheme, _) = s.split_once("://")?;
     ["http", "https", "hf"].into_iter().find(|k| scheme.eq_ignore_ascii_case(k))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{is_remote, scheme};
+
+    /// A remote file is told by its scheme, `http`, `https` or `hf`, in any case (RFC 3986 §3.1:
+    /// schemes are case-insensitive), followed by `://`; anything else is a path.
+    #[test]
+    fn remote_files_are_told_by_their_scheme_in_any_case() {
+        for (s, want) in [
+            ("http://example.com/m.gguf", Some("http")),
+            ("https://huggingface.co/x/y/resolve/main/m.gguf", Some("https")),
+            ("HTTPS://example.com/m.gguf", Some("https")),
+            ("hf://owner/repo/m.gguf", Some("hf")),
+            ("Hf://owner/repo/m.gguf", Some("hf")),
+            ("models/m.gguf", None),
+            ("./https://x", None),
+            ("ftp://example.com/m.gguf", None),
+            ("https:/example.com/m.gguf", None),
+            ("https", None),
+            ("", None),
+        ] {
+            assert_eq!((scheme(s), is_remote(s)), (want, want.is_some()), "{s:?}");
+        }
+    }
+}

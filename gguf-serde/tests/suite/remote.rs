@@ -160,8 +160,12 @@ fn a_body_that_stops_coming_times_out() {
 
 #[test]
 fn a_huge_timeout_is_cut_to_a_day() {
+    let day = Duration::from_secs(24 * 3600);
+    assert_eq!(RemoteOptions::MAX_TIMEOUT, day);
+    for (asked, kept) in [(Duration::MAX, day), (day + Duration::from_nanos(1), day), (day, day), (day / 2, day / 2)] {
+        assert_eq!(RemoteOptions::default().timeout(asked).timeout, kept, "{asked:?}");
+    }
     let o = RemoteOptions::default().timeout(Duration::MAX);
-    assert_eq!(o.timeout, RemoteOptions::MAX_TIMEOUT);
     let server = RangeServer::start(file(10, 64), Behaviour::Ranges);
     assert!(Gguf::from_url(&server.url("m.gguf"), &o).is_ok());
 }
@@ -297,6 +301,26 @@ fn the_range_reader_reads_the_bytes_at_each_position_after_any_seek() {
     // At the end a read gives nothing.
     r.seek(SeekFrom::End(0)).unwrap();
     assert_eq!(r.read(&mut [0u8; 4]).unwrap(), 0);
+}
+
+/// A reader's URL (`url`), and its `Debug`, which shows the URL, the file's length, where it is,
+/// and the requests and bytes it has fetched (as the server counted them).
+#[test]
+fn a_range_readers_debug_shows_its_url_length_position_and_fetches() {
+    let (mut r, _, server) = range_reader();
+    assert_eq!(r.url(), server.url("m.bin"));
+    r.seek(SeekFrom::Start(1234)).unwrap();
+    r.read_exact(&mut [0u8; 10]).unwrap();
+    let debug = format!("{r:?}");
+    for part in [
+        format!("url: {:?}", server.url("m.bin")),
+        "len: 5000".to_string(),
+        "pos: 1244".to_string(),
+        format!("requests: {}", server.requests()),
+        format!("fetched: {}", server.bytes_sent()),
+    ] {
+        assert!(debug.contains(&part), "{part} in {debug}");
+    }
 }
 
 /// Request sizes as the module docs give them: the first `first_request` bytes, each next one

@@ -208,3 +208,48 @@ fn count_claimed_over_a_large_file_does_not_reserve_memory_for_it() {
         assert!(a.peak <= bound(64), "{name}: peak {} bytes", a.peak);
     }
 }
+
+/// `Source::release` on a memory mapping (`Gguf::open`) gives back the whole pages inside the
+/// range and only those (the trait's docs; madvise(2) `MADV_DONTNEED` on a shared file mapping:
+/// the pages leave this process's page table and a later read maps them again from the file).
+/// Read from `/proc/self/pagemap` (bit 63, "page present"; proc(5)): after every page of the
+/// mapping is read, releasing bytes 100 to 3 pages + 5 unmaps pages 1 and 2, not the pages 0 and
+/// 3 it covers only in part, nor the rest; the bytes read again are the file's.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_mapping_gives_back_the_whole_pages_inside_a_released_range() {
+    use gguf_serde::Source;
+    use std::os::unix::fs::FileExt;
+    const PAGE: usize = 4096;
+    // SAFETY: sysconf reads a constant of the system.
+    #[allow(unsafe_code)]
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if page != PAGE as libc::c_long {
+        return crate::common::skip("the page size is not 4096 bytes");
+    }
+    let Ok(pagemap) = std::fs::File::open("/proc/self/pagemap") else {
+        return crate::common::skip("no /proc/self/pagemap");
+    };
+    // one I8 tensor of 5 pages after a 32-aligned header: 6 pages, the last in part
+    let bytes = B::le().header(3, 1, 0).tensor("t", &[5 * PAGE as u64], 24, 0).pad(32).data(5 * PAGE, 3).bytes();
+    let dir = temp_dir();
+    let path = dir.path().join("m.gguf");
+    std::fs::write(&path, &bytes).unwrap();
+    let g = Gguf::open(&path).unwrap();
+    let map = g.bytes();
+    assert_eq!(map.len(), bytes.len());
+    let present = |i: usize| {
+        let addr = map.as_ptr() as usize + i * PAGE;
+        let mut entry = [0u8; 8];
+        pagemap.read_exact_at(&mut entry, (addr / PAGE * 8) as u64).unwrap();
+        u64::from_ne_bytes(entry) >> 63 == 1
+    };
+    let pages = bytes.len().div_ceil(PAGE);
+    let sum = (0..pages).map(|i| std::hint::black_box(map[i * PAGE])).fold(0u8, u8::wrapping_add);
+    std::hint::black_box(sum);
+    assert_eq!((0..pages).map(present).collect::<Vec<_>>(), vec![true; pages], "pages mapped after reading them");
+    g.source().release(100..3 * PAGE + 5);
+    let want: Vec<bool> = (0..pages).map(|i| !(1..3).contains(&i)).collect();
+    assert_eq!((0..pages).map(present).collect::<Vec<_>>(), want, "pages mapped after the release");
+    assert!(g.bytes() == bytes, "the bytes read again");
+}

@@ -254,6 +254,26 @@ fn single_file_is_a_one_shard_model() {
     }
 }
 
+/// A split model's `version` is its first shard's GGUF version (the header's `uint32_t version`,
+/// spec "File Structure"): 3 as written, and 2 for shards whose header says 2 (the version 2
+/// layout is version 3's for little-endian files; ggml reads both).
+#[test]
+fn a_split_models_version_is_its_first_shards() {
+    let d = dir("version");
+    let p = |i: u16| shard_path(d.join("m"), i, 2);
+    for version in [3u32, 2] {
+        shard(&p(0), &split_kv(0, 2, 5), &[0, 1, 2]);
+        shard(&p(1), &split_kv(1, 2, 5), &[3, 4]);
+        for i in 0..2 {
+            let mut bytes = std::fs::read(p(i)).unwrap();
+            bytes[4..8].copy_from_slice(&version.to_le_bytes());
+            write(&p(i), &bytes);
+        }
+        let m = ShardedGguf::open(p(1)).unwrap();
+        assert_eq!((m.shard_count(), m.version()), (2, version));
+    }
+}
+
 /// Writes a shard by hand: `keys` then the tensors `tensors` (indices into TENSORS).
 fn shard(path: &Path, keys: &[(&str, Value)], tensors: &[usize]) {
     let mut w = GgufWriter::new(Vec::new());

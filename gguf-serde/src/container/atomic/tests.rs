@@ -1,11 +1,12 @@
-//! The two temporary files of [`AtomicFile`] (unnamed with `O_TMPFILE`, named): nothing in the
-//! folder before the commit, a target created meanwhile replaced only when asked, the mode of a
-//! replaced file kept.
+//! The two temporary files of [`AtomicFile`] (unnamed with `O_TMPFILE`, named, the latter also
+//! committed through `rename_noreplace`'s fall-backs): nothing in the folder before the commit, a
+//! target created meanwhile replaced only when asked, the mode of a replaced file kept.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 
+use super::fallback::{NO_HARD_LINKS, NO_RENAME_NOREPLACE};
 use super::hook::{self, Synced};
 use super::unnamed::NAMED_ONLY;
 use super::{create_temp_file, persist_all};
@@ -22,55 +23,63 @@ fn entries(dir: &std::path::Path) -> Vec<String> {
 
 /// With [`IfExists::Fail`], a file created at the target while the write ran stays, and the
 /// commit fails with `AlreadyExists`, leaving nothing else; with [`IfExists::Replace`], the file
-/// is replaced and keeps the mode of the file it replaces. Unnamed (`O_TMPFILE`) and named
-/// temporaries, with the same error (the kind of temporary is the file system's choice, not the
-/// caller's).
+/// is replaced and keeps the mode of the file it replaces. Each way of [`with_each_temporary`],
+/// with the same error (the kind of temporary and whether the file system has `RENAME_NOREPLACE`
+/// and hard links are not the caller's choice).
 #[test]
 fn a_file_created_during_the_write_is_replaced_only_when_asked() {
     let refusals = std::cell::RefCell::new(Vec::new());
-    with_both_temporaries(|dir, named| {
+    with_each_temporary(|dir, how| {
         let target = dir.join("out.gguf");
         let mut f = AtomicFile::create(&target, IfExists::Fail).unwrap();
         f.write_all(&[7u8; 100_000]).unwrap();
         std::fs::write(&target, "precious").unwrap();
         let e = f.commit().unwrap_err();
-        let io = e.as_io().unwrap_or_else(|| panic!("named {named}: {e}"));
-        assert_eq!(io.kind(), std::io::ErrorKind::AlreadyExists, "named {named}: {e}");
-        assert!(e.to_string().contains(&target.display().to_string()), "named {named}: {e}");
+        let io = e.as_io().unwrap_or_else(|| panic!("{how}: {e}"));
+        assert_eq!(io.kind(), std::io::ErrorKind::AlreadyExists, "{how}: {e}");
+        assert!(e.to_string().contains(&target.display().to_string()), "{how}: {e}");
         refusals.borrow_mut().push(e.to_string().replace(&dir.display().to_string(), "DIR"));
-        assert_eq!(std::fs::read(&target).unwrap(), b"precious", "named {named}");
-        assert_eq!(entries(dir), ["out.gguf"], "named {named}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"precious", "{how}");
+        assert_eq!(entries(dir), ["out.gguf"], "{how}");
 
         std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
         let mut f = AtomicFile::create(&target, IfExists::Replace).unwrap();
         f.write_all(&[7u8; 100_000]).unwrap();
         f.commit().unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), vec![7u8; 100_000], "named {named}");
+        assert_eq!(std::fs::read(&target).unwrap(), vec![7u8; 100_000], "{how}");
         let mode = std::fs::metadata(&target).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600, "named {named}");
-        assert_eq!(entries(dir), ["out.gguf"], "named {named}");
+        assert_eq!(mode, 0o600, "{how}");
+        assert_eq!(entries(dir), ["out.gguf"], "{how}");
 
         // a new file, not replacing: created
         let new = dir.join("new.gguf");
         let mut f = AtomicFile::create(&new, IfExists::Fail).unwrap();
         f.write_all(b"GGUF").unwrap();
         f.commit().unwrap();
-        assert_eq!(std::fs::read(&new).unwrap(), b"GGUF", "named {named}");
-        assert_eq!(entries(dir), ["new.gguf", "out.gguf"], "named {named}");
+        assert_eq!(std::fs::read(&new).unwrap(), b"GGUF", "{how}");
+        assert_eq!(entries(dir), ["new.gguf", "out.gguf"], "{how}");
     });
     let refusals = refusals.into_inner();
-    assert_eq!(refusals.first(), refusals.get(1), "unnamed, then named");
+    assert!(refusals.len() == 4 && refusals.iter().all(|r| *r == refusals[0]), "{refusals:?}");
 }
 
-/// Runs `test` (given a fresh folder, and whether the temporary files are named) with unnamed
-/// temporary files (`O_TMPFILE`, where the file system has it), then with named ones.
-fn with_both_temporaries(test: impl Fn(&std::path::Path, bool)) {
-    for named in [false, true] {
-        NAMED_ONLY.with(|c| c.set(named));
+/// Runs `test` (given a fresh folder, and how the temporary file is made and committed) with
+/// unnamed temporary files (`O_TMPFILE`, where the file system has it), then with named ones:
+/// renamed with `RENAME_NOREPLACE` when not replacing, and, through `rename_noreplace`'s hooks,
+/// as on a file system without it (hard-linked, then unlinked) and on one without hard links
+/// either (checked, then renamed).
+fn with_each_temporary(test: impl Fn(&std::path::Path, &str)) {
+    let ways = ["unnamed", "named", "named, no RENAME_NOREPLACE", "named, no RENAME_NOREPLACE or hard link"];
+    for (i, how) in ways.into_iter().enumerate() {
+        NAMED_ONLY.with(|c| c.set(i > 0));
+        NO_RENAME_NOREPLACE.with(|c| c.set(i > 1));
+        NO_HARD_LINKS.with(|c| c.set(i > 2));
         let tmp = gguf_test_support::temp_dir();
-        test(tmp.path(), named);
+        test(tmp.path(), how);
     }
     NAMED_ONLY.with(|c| c.set(false));
+    NO_RENAME_NOREPLACE.with(|c| c.set(false));
+    NO_HARD_LINKS.with(|c| c.set(false));
 }
 
 /// While an unnamed file is written, the folder holds nothing of it; dropped uncommitted,
@@ -86,6 +95,26 @@ fn an_unnamed_file_is_not_in_the_folder_until_committed() {
     assert_eq!(entries(dir), Vec::<String>::new());
     drop(f);
     assert_eq!(entries(dir), Vec::<String>::new());
+}
+
+/// A named temporary file is `.gguf-tmp-XXXXXX.tmp` in the target's folder while the file is
+/// written (the module docs: hidden, and recognizable as ours when a SIGKILL leaves one behind),
+/// and is the target after the commit.
+#[test]
+fn a_named_temporary_is_a_hidden_gguf_tmp_file_until_committed() {
+    NAMED_ONLY.with(|c| c.set(true));
+    let tmp = gguf_test_support::temp_dir();
+    let target = tmp.path().join("out.gguf");
+    let mut f = AtomicFile::new(&target).unwrap();
+    f.write_all(b"GGUF").unwrap();
+    let names = entries(tmp.path());
+    NAMED_ONLY.with(|c| c.set(false));
+    let [name] = &names[..] else { panic!("one temporary file: {names:?}") };
+    let random = name.strip_prefix(".gguf-tmp-").and_then(|n| n.strip_suffix(".tmp"));
+    assert!(random.is_some_and(|r| r.len() == 6 && r.bytes().all(|b| b.is_ascii_alphanumeric())), "{name}");
+    f.commit().unwrap();
+    assert_eq!(entries(tmp.path()), ["out.gguf"]);
+    assert_eq!(std::fs::read(&target).unwrap(), b"GGUF");
 }
 
 /// With [`IfExists::Fail`], a target that is there when the write starts (a file, or a link to
@@ -109,11 +138,11 @@ fn a_target_there_already_is_refused_before_writing() {
 }
 
 /// Written through a symbolic link (relative, as `ln -s` makes them), the file the link points to
-/// is replaced and the link stays a link to it; unnamed and named temporaries.
+/// is replaced and the link stays a link to it; each way of [`with_each_temporary`].
 #[test]
 #[cfg(unix)]
 fn a_write_through_a_link_replaces_the_file_it_points_to() {
-    with_both_temporaries(|dir, named| {
+    with_each_temporary(|dir, how| {
         let file = dir.join("real.gguf");
         std::fs::write(&file, "old").unwrap();
         let link = dir.join("link.gguf");
@@ -121,10 +150,10 @@ fn a_write_through_a_link_replaces_the_file_it_points_to() {
         let mut f = AtomicFile::create(&link, IfExists::Replace).unwrap();
         f.write_all(b"GGUF new").unwrap();
         f.commit().unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "named {named}");
-        assert_eq!(std::fs::read_link(&link).unwrap(), std::path::Path::new("real.gguf"), "named {named}");
-        assert_eq!(std::fs::read(&file).unwrap(), b"GGUF new", "named {named}");
-        assert_eq!(entries(dir), ["link.gguf", "real.gguf"], "named {named}");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "{how}");
+        assert_eq!(std::fs::read_link(&link).unwrap(), std::path::Path::new("real.gguf"), "{how}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"GGUF new", "{how}");
+        assert_eq!(entries(dir), ["link.gguf", "real.gguf"], "{how}");
     });
 }
 
@@ -134,7 +163,7 @@ fn a_write_through_a_link_replaces_the_file_it_points_to() {
 /// temporaries.
 #[test]
 fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
-    with_both_temporaries(|dir, named| {
+    with_each_temporary(|dir, how| {
         let targets: Vec<_> = (1..=3).map(|i| dir.join(format!("s-{i}.gguf"))).collect();
         hook::take();
         let sealed: Vec<_> = targets
@@ -152,15 +181,15 @@ fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
             e
         })
         .unwrap_err();
-        assert_eq!(named_by_context, [targets[2].clone()], "named {named}");
-        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::AlreadyExists), "named {named}: {e}");
-        assert!(e.to_string().contains(&targets[2].display().to_string()), "named {named}: {e}");
-        assert_eq!(std::fs::read(&targets[2]).unwrap(), b"precious", "named {named}");
-        assert_eq!(entries(dir), ["s-3.gguf"], "named {named}");
+        assert_eq!(named_by_context, [targets[2].clone()], "{how}");
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::AlreadyExists), "{how}: {e}");
+        assert!(e.to_string().contains(&targets[2].display().to_string()), "{how}: {e}");
+        assert_eq!(std::fs::read(&targets[2]).unwrap(), b"precious", "{how}");
+        assert_eq!(entries(dir), ["s-3.gguf"], "{how}");
         // each of the two named synced its folder; their removal is synced too
         let folder = |of: &std::path::PathBuf, present| Synced::Folder { of: of.clone(), present };
         let want = [folder(&targets[0], true), folder(&targets[1], true), folder(&targets[0], false)];
-        assert_eq!(hook::take(), want, "named {named}");
+        assert_eq!(hook::take(), want, "{how}");
     });
 }
 
@@ -171,7 +200,7 @@ fn a_set_renamed_together_leaves_none_of_it_when_one_target_is_kept() {
 /// temporaries.
 #[test]
 fn a_set_that_fails_leaves_a_file_that_replaced_one_of_its_own() {
-    with_both_temporaries(|dir, named| {
+    with_each_temporary(|dir, how| {
         let (t, kept) = (dir.join("t.gguf"), dir.join("kept.gguf"));
         let sealed: Vec<_> = [(&t, false, "first"), (&t, true, "second"), (&kept, false, "third")]
             .into_iter()
@@ -183,19 +212,19 @@ fn a_set_that_fails_leaves_a_file_that_replaced_one_of_its_own() {
             .collect();
         std::fs::write(&kept, "precious").unwrap();
         let e = persist_all(sealed, |e, _| e).unwrap_err();
-        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::AlreadyExists), "named {named}: {e}");
-        assert_eq!(std::fs::read(&t).unwrap(), b"second", "named {named}");
-        assert_eq!(std::fs::read(&kept).unwrap(), b"precious", "named {named}");
-        assert_eq!(entries(dir), ["kept.gguf", "t.gguf"], "named {named}");
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::AlreadyExists), "{how}: {e}");
+        assert_eq!(std::fs::read(&t).unwrap(), b"second", "{how}");
+        assert_eq!(std::fs::read(&kept).unwrap(), b"precious", "{how}");
+        assert_eq!(entries(dir), ["kept.gguf", "t.gguf"], "{how}");
     });
 }
 
 /// A commit that cannot give the file its name for another reason than a file there (here the
 /// target's folder, removed meanwhile; the temporary file is in another folder) reports that
-/// error (`NotFound`), not `AlreadyExists`. Unnamed and named temporaries.
+/// error (`NotFound`), not `AlreadyExists`. Each way of [`with_each_temporary`].
 #[test]
 fn a_commit_into_a_folder_removed_meanwhile_reports_not_found() {
-    with_both_temporaries(|dir, named| {
+    with_each_temporary(|dir, how| {
         let (temps, sub) = (dir.join("temps"), dir.join("sub"));
         std::fs::create_dir(&temps).unwrap();
         std::fs::create_dir(&sub).unwrap();
@@ -204,8 +233,8 @@ fn a_commit_into_a_folder_removed_meanwhile_reports_not_found() {
         let sealed = pending.seal_file(file).unwrap();
         std::fs::remove_dir(&sub).unwrap();
         let e = persist_all(vec![sealed], |e, _| e).unwrap_err();
-        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "named {named}: {e}");
-        assert_eq!(entries(&temps), Vec::<String>::new(), "named {named}");
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{how}: {e}");
+        assert_eq!(entries(&temps), Vec::<String>::new(), "{how}");
     });
 }
 
@@ -281,17 +310,17 @@ fn drop_effective_capability(cap: u32) {
 
 /// A file given its name has its folder synced after the name is there (the directory entry on
 /// disk too, so that a crash cannot lose it), once per file: written to replace or not, a set of
-/// files in two folders each in its own, unnamed and named temporaries.
+/// files in two folders each in its own, each way of naming a temporary.
 #[test]
 fn each_file_named_has_its_folder_synced_after_the_name_is_there() {
-    with_both_temporaries(|dir, named| {
+    with_each_temporary(|dir, how| {
         hook::take();
         for (i, if_exists) in [IfExists::Fail, IfExists::Replace, IfExists::Replace].into_iter().enumerate() {
             let target = dir.join("m.gguf");
             let mut f = AtomicFile::create(&target, if_exists).unwrap();
             f.write_all(b"GGUF").unwrap();
             f.commit().unwrap();
-            assert_eq!(hook::take(), [Synced::Folder { of: target, present: true }], "named {named}, write {i}");
+            assert_eq!(hook::take(), [Synced::Folder { of: target, present: true }], "{how}, write {i}");
         }
         let targets = [dir.join("a").join("s-1.gguf"), dir.join("b").join("s-2.gguf")];
         let sealed: Vec<_> = targets
@@ -305,7 +334,7 @@ fn each_file_named_has_its_folder_synced_after_the_name_is_there() {
             .collect();
         persist_all(sealed, |e, _| e).unwrap();
         let want = targets.map(|of| Synced::Folder { of, present: true });
-        assert_eq!(hook::take(), want, "named {named}");
+        assert_eq!(hook::take(), want, "{how}");
     });
 }
 

@@ -466,6 +466,26 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
     });
 }
 
+/// Writes [`BUFFERS`] buffers and 100 bytes to a new direct file `model.gguf` in `dir`, the
+/// direct writes as `plan` says and held until the writer waits for a buffer (the hook then lets
+/// them go on), and checks that it waited once; returns the file, not committed, its path, the
+/// bytes and the result of writing them (`None`, the test skipped, where the test folder has no
+/// direct I/O).
+fn write_until_a_buffer_wait(
+    dir: &Path,
+    plan: Vec<Option<i32>>,
+) -> Option<(AtomicFile, std::path::PathBuf, Vec<u8>, std::io::Result<()>)> {
+    let path = dir.join("model.gguf");
+    let data = pattern(BUFFERS * CHUNK + 100);
+    let mut f = direct_file(&path)?;
+    hook::plan(plan);
+    hook::hold();
+    hook::release_when_waiting_for_a_buffer();
+    let result = f.write_all(&data);
+    assert_eq!(hook::buffer_waits(), 1, "waits for a buffer");
+    Some((f, path, data, result))
+}
+
 /// At most [`BUFFERS`] buffers (`BUFFERS * CHUNK` bytes of memory) whatever the output: with all
 /// of them in use, the writer waits for one to come back. With the writes held, four buffers are
 /// full and sent and 100 bytes remain: the writer waits (the hook then lets the writes go on)
@@ -475,18 +495,58 @@ fn an_io_error_beside_a_refusal_leaves_nothing() {
 fn a_writer_waits_for_a_buffer_rather_than_allocate_more_than_its_limit() {
     within_deadline(|| {
         let dir = gguf_test_support::temp_dir();
-        let path = dir.path().join("model.gguf");
-        let data = pattern(BUFFERS * CHUNK + 100);
-        let Some(mut f) = direct_file(&path) else { return };
-        hook::plan(Vec::new());
-        hook::hold();
-        hook::release_when_waiting_for_a_buffer();
-        f.write_all(&data).unwrap();
-        assert_eq!((hook::buffer_waits(), hook::live_buffers()), (1, BUFFERS), "waits, buffers");
+        let Some((f, path, data, result)) = write_until_a_buffer_wait(dir.path(), Vec::new()) else { return };
+        result.unwrap();
+        assert_eq!(hook::live_buffers(), BUFFERS, "buffers");
         f.commit().unwrap();
         assert!(std::fs::read(&path).unwrap() == data);
         assert_all_gone();
     });
+}
+
+/// An error that comes back while the writer waits for a buffer stops the direct writes there
+/// (`take_buffer`'s docs: `None` when an error is pending; `submit` then hands nothing): with the
+/// writes held, three buffers sent and the fourth full,
+/// - all three refused: the writer stops waiting at the first refusal rather than wait for the
+///   other two and find no buffer left (an error of its own, not a refusal); the next call
+///   reports `EINVAL`, the caller goes on through the page cache and the file is the bytes
+///   written;
+/// - the first failing with `EIO`: no fourth direct write, the next call reports `EIO`, and the
+///   old file is left as it was.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_error_met_waiting_for_a_buffer_stops_the_direct_writes() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let refused = vec![Some(libc::EINVAL); BUFFERS - 1];
+        let Some((f, path, data, result)) = write_until_a_buffer_wait(dir.path(), refused) else { return };
+        result.unwrap();
+        assert!(!f.is_direct(), "still direct after the refusals");
+        f.commit().unwrap();
+        assert!(std::fs::read(&path).unwrap() == data, "wrong bytes");
+
+        let dir = gguf_test_support::temp_dir();
+        let path = old_file(dir.path());
+        let Some((f, _, _, result)) = write_until_a_buffer_wait(dir.path(), vec![Some(libc::EIO)]) else { return };
+        let e = result.expect_err("the write after the failed one");
+        assert_eq!((e.raw_os_error(), hook::count()), (Some(libc::EIO), BUFFERS - 1), "error, direct writes: {e}");
+        drop(f);
+        assert_untouched(&path);
+        assert_all_gone();
+    });
+}
+
+/// A file that refuses `O_DIRECT` is given back for the page-cache path: `fcntl(F_SETFL)` with
+/// `O_DIRECT` fails with `EINVAL` where the file does not support direct I/O (fcntl(2)), as
+/// `/dev/null` does (a character device), and `DirectWriter::new` is then [`Refused`](super::Refused).
+#[test]
+#[cfg(target_os = "linux")]
+fn a_file_that_refuses_o_direct_is_given_back() {
+    let open = || std::fs::OpenOptions::new().write(true).open("/dev/null").unwrap();
+    let e = super::set_direct(&open(), true).expect_err("O_DIRECT on /dev/null");
+    assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+    assert!(DirectWriter::new(open()).is_err(), "a direct writer on /dev/null");
+    assert_all_gone();
 }
 
 #[test]
