@@ -428,16 +428,24 @@ fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
     // serde buffers the values of a struct with a flattened field and reports a float as a
     // 64-bit one: the key is the one holding that value, as f32 or f64, NaN included. Its value
     // is at 101: header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to 69;
-    // llama.rope.freq_base: key 8 + 20, type 4.
-    for (value, shown) in [
-        (Value::F32(1.5), "1.5"),
-        (Value::F64(2.5), "2.5"),
-        (Value::F32(f32::NAN), "NaN"),
-        (Value::F64(f64::NAN), "NaN"),
-    ] {
+    // llama.rope.freq_base: key 8 + 20, type 4. Each also with another float key after it, of
+    // the same type: NaN equals no number (IEEE 754), so a NaN there is not the number serde
+    // reports, nor a number there the NaN it reports.
+    for (value, shown, other) in [
+        (Value::F32(1.5), "1.5", Value::F32(f32::NAN)),
+        (Value::F64(2.5), "2.5", Value::F64(f64::NAN)),
+        (Value::F32(f32::NAN), "NaN", Value::F32(1.5)),
+        (Value::F64(f64::NAN), "NaN", Value::F64(2.5)),
+    ]
+    .into_iter()
+    .flat_map(|(v, s, o)| [(v.clone(), s, None), (v, s, Some(o))])
+    {
         let mut w = GgufWriter::new(Vec::new());
         w.add_kv("general.architecture", "llama").unwrap();
         w.add_kv("llama.rope.freq_base", value.clone()).unwrap();
+        if let Some(other) = other {
+            w.add_kv("llama.rope.scale", other).unwrap();
+        }
         let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
         assert_eq!(e.key(), Some("llama.rope.freq_base"), "{value:?}: {e}");
         assert_eq!(e.offset(), Some(101), "{value:?}: {e}");
