@@ -417,6 +417,20 @@ struct WithArch<H> {
 }
 
 #[test]
+fn a_map_has_the_stored_keys_the_architecture_in_them_included() {
+    // Only a struct's fields name the architecture `{arch}` (a struct with a flattened field
+    // reads through a map, whose keys are then named so); a map's keys are the keys stored.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.context_length", 4096u32).unwrap();
+    w.add_kv("llama.rope.freq_base", 10000.0f32).unwrap();
+    let bytes = w.finish().unwrap();
+    let want: BTreeMap<String, Value> = stored(&bytes).into_iter().collect();
+    assert_eq!(from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), want);
+    assert_eq!(from_slice::<HashMap<String, Value>>(&bytes).unwrap(), want.into_iter().collect());
+}
+
+#[test]
 fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
