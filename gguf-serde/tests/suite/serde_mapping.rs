@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use gguf_serde::{
-    from_slice, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef,
+    from_slice, to_value, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef,
 };
 use serde::{Deserialize, Serialize};
 
@@ -888,6 +888,24 @@ fn integers_of_every_stored_width_read_into_a_wider_field() {
 }
 
 #[test]
+fn floats_of_either_width_read_into_an_f64_field() {
+    // A FLOAT32 read into an f64 is widened, which is exact (every f32 is an f64): 0.1f32 is
+    // 13421773 / 2^27 = 0.100000001490116119384765625. The infinities and NaN stay what they are.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("f32", Value::F32(0.1)).unwrap();
+    w.add_kv("f32_inf", Value::F32(f32::NEG_INFINITY)).unwrap();
+    w.add_kv("f32_nan", Value::F32(f32::NAN)).unwrap();
+    w.add_kv("f64", Value::F64(0.1)).unwrap();
+    let bytes = w.finish().unwrap();
+    let m: BTreeMap<String, f64> = from_slice(&bytes).unwrap();
+    assert_eq!(m["f32"], 13_421_773.0 / 134_217_728.0);
+    assert_eq!(m["f32_inf"], f64::NEG_INFINITY);
+    assert!(m["f32_nan"].is_nan());
+    assert_eq!(m["f64"], 0.1);
+    assert_eq!(m.len(), 4);
+}
+
+#[test]
 fn a_type_mismatch_shows_the_arrays_length() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("one", vec![7u32]).unwrap();
@@ -950,15 +968,18 @@ fn map_keys_are_strings_chars_or_integers() {
 
 #[test]
 fn tuples_and_tuple_structs_are_arrays() {
-    // serde's data model: a tuple and a tuple struct are sequences, so GGUF arrays.
+    // serde's data model: a tuple and a tuple struct are sequences, so GGUF arrays; inside a
+    // sequence, arrays of arrays.
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Pair(u32, u32);
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct S {
         p: Pair,
         t: (i16, i16, i16),
+        ps: Vec<Pair>,
+        ts: Vec<(u8, u8)>,
     }
-    let s = S { p: Pair(1, 2), t: (-1, 0, 1) };
+    let s = S { p: Pair(1, 2), t: (-1, 0, 1), ps: vec![Pair(3, 4), Pair(5, 6)], ts: vec![(7, 8)] };
     let bytes = to_vec(&s).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
     let got: Vec<(String, Value)> = f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
@@ -966,10 +987,15 @@ fn tuples_and_tuple_structs_are_arrays() {
         got,
         [
             ("p".to_owned(), Value::Array(Array::U32(vec![1, 2]))),
-            ("t".to_owned(), Value::Array(Array::I16(vec![-1, 0, 1])))
+            ("t".to_owned(), Value::Array(Array::I16(vec![-1, 0, 1]))),
+            ("ps".to_owned(), Value::Array(Array::Array(vec![Array::U32(vec![3, 4]), Array::U32(vec![5, 6])]))),
+            ("ts".to_owned(), Value::Array(Array::Array(vec![Array::U8(vec![7, 8])]))),
         ]
     );
     assert_eq!(from_slice::<S>(&bytes).unwrap(), s);
+    // A tuple and a tuple struct alone are arrays too.
+    assert_eq!(to_value(&(1u64, 2u64)).unwrap(), Value::Array(Array::U64(vec![1, 2])));
+    assert_eq!(to_value(&Pair(9, 10)).unwrap(), Value::Array(Array::U32(vec![9, 10])));
 }
 
 #[test]
