@@ -65,6 +65,24 @@ fn a_value_the_serializer_cannot_store_cites_its_output_offset() {
     assert_eq!(e.key(), Some("m"), "{e}");
     assert_eq!(e.offset(), Some(24 + 13), "{e}");
 
+    // A key with `{arch}` is measured as it is written, with the value of general.architecture
+    // (not of another string before it). Header 24; general.name: key 8 + 12, type 4, string
+    // 8 + 2 = 58; general.architecture: key 8 + 20, type 4, string 8 + 5 = 103;
+    // llama.context_length: key 8 + 20, type 4, u32 4 = 139; `bad`: key 8 + 3, type 4: 154.
+    #[derive(Serialize)]
+    struct A {
+        #[serde(rename = "general.name")]
+        name: String,
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(rename = "{arch}.context_length")]
+        ctx: u32,
+        bad: (),
+    }
+    let e = to_vec(&A { name: "ab".into(), arch: "llama".into(), ctx: 4096, bad: () }).unwrap_err();
+    assert_eq!(e.key(), Some("bad"), "{e}");
+    assert_eq!(e.offset(), Some(154), "{e}");
+
     // Through a writer that already holds a pair (`x`: 8 + 1 + 4 + 1 = 14 bytes from 24).
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("x", 7u8).unwrap();
