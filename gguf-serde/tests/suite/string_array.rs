@@ -176,9 +176,13 @@ fn raw_elements_from_another_deserializer_are_checked() {
     let entry = ("\0gguf_serde::StringArray::le", 5u32);
     let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(entry))).unwrap_err();
     assert_eq!(e.to_string(), "invalid type: integer `5`, expected the stored elements of a string array");
-    // Another key is not the raw entry.
+    // Another key is not the raw entry: serde's message for a wrong type, with what was expected.
     let other = ("tokens", BytesDeserializer::<DeError>::new(&ok));
-    assert!(StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).is_err());
+    let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).unwrap_err();
+    assert_eq!(e.to_string(), "invalid type: map, expected an array of strings");
+    let other = (5u32, BytesDeserializer::<DeError>::new(&ok));
+    let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).unwrap_err();
+    assert_eq!(e.to_string(), "invalid type: integer `5`, expected an array of strings");
 }
 
 #[test]
