@@ -241,6 +241,16 @@ fn maps_of_structs_round_trip() {
         from_slice::<BTreeMap<String, Expert>>(&bytes).unwrap_err().to_string(),
         "invalid type: expected u32, found string \"x\" at key \"e0.dim\" (offset 42)"
     );
+    // An entry that is a value with no keys under it, where a struct is expected, is refused
+    // naming its key, type and offset: header 24; e0.dim: key 8 + 6, type 4, u32 4 = 46;
+    // e0.ffn.kind: key 8 + 11, type 4, string 8 + 1 = 78; e1: key 8 + 2, type 4: 92.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("e0.dim", 1u32).unwrap();
+    w.add_kv("e0.ffn.kind", "a").unwrap();
+    w.add_kv("e1", 5u32).unwrap();
+    let e = from_slice::<BTreeMap<String, Expert>>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("e1"), Some(92)), "{e}");
+    assert_eq!(e.to_string(), "invalid type: expected struct Expert, found u32 5 at key \"e1\" (offset 92)");
     // Maps of values still see the rest of each key flat.
     let flat: BTreeMap<String, u32> = from_slice(&to_vec(&Dotted2 { a: 1, b: 2 }).unwrap()).unwrap();
     assert_eq!(flat.keys().collect::<Vec<_>>(), ["x.a", "x.y.b"]);
