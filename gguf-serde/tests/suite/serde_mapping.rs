@@ -885,6 +885,9 @@ fn integers_of_every_stored_width_read_into_a_wider_field() {
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
     assert_eq!(m, want);
+    // And into an i128, wider than every stored type (none is read as its own type there).
+    let m: BTreeMap<String, i128> = from_slice(&bytes).unwrap();
+    assert_eq!(m, want.into_iter().map(|(k, v)| (k, i128::from(v))).collect());
 }
 
 #[test]
@@ -1027,36 +1030,57 @@ fn borrowed_bytes_are_a_string_or_an_array_of_u8_only() {
 #[test]
 fn a_struct_reports_how_many_keys_it_has_left() {
     // A struct's keys as serde's MapAccess gives them: its size hint is the keys not yet given
-    // (fields that have a key, then the keys no field names).
+    // (fields that have a key, then the keys no field names). A map's, the entries not yet given;
+    // an array's (SeqAccess), the elements not yet given.
     struct Hints(Vec<Option<usize>>);
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Hints;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a struct, a map or a sequence")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
+            let mut hints = vec![m.size_hint()];
+            while m.next_key::<String>()?.is_some() {
+                let _: serde::de::IgnoredAny = m.next_value()?;
+                hints.push(m.size_hint());
+            }
+            Ok(Hints(hints))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Hints, A::Error> {
+            let mut hints = vec![s.size_hint()];
+            while s.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                hints.push(s.size_hint());
+            }
+            Ok(Hints(hints))
+        }
+    }
     impl<'de> Deserialize<'de> for Hints {
         fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> serde::de::Visitor<'de> for V {
-                type Value = Hints;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a struct")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
-                    let mut hints = vec![m.size_hint()];
-                    while m.next_key::<String>()?.is_some() {
-                        let _: serde::de::IgnoredAny = m.next_value()?;
-                        hints.push(m.size_hint());
-                    }
-                    Ok(Hints(hints))
-                }
-            }
             d.deserialize_struct("G", &["a", "b"], V)
+        }
+    }
+    /// The same visitor asked for whatever is there (a group of keys is a map).
+    struct AnyHints(Vec<Option<usize>>);
+    impl<'de> Deserialize<'de> for AnyHints {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(V).map(|h| AnyHints(h.0))
         }
     }
     #[derive(Deserialize)]
     struct Top {
         g: Hints,
+        m: AnyHints,
+        s: AnyHints,
     }
     let mut w = GgufWriter::new(Vec::new());
-    for k in ["g.a", "g.x", "g.y", "g.z"] {
+    for k in ["g.a", "g.x", "g.y", "g.z", "m.p", "m.q"] {
         w.add_kv(k, 1u8).unwrap();
     }
+    w.add_kv("s", vec![1u8, 2, 3]).unwrap();
     let bytes = w.finish().unwrap();
-    assert_eq!(from_slice::<Top>(&bytes).unwrap().g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
+    let top = from_slice::<Top>(&bytes).unwrap();
+    assert_eq!(top.g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
+    assert_eq!(top.m.0, [Some(2), Some(1), Some(0)]);
+    assert_eq!(top.s.0, [Some(3), Some(2), Some(1), Some(0)]);
 }
