@@ -49,6 +49,18 @@ fn a_value_the_serializer_cannot_store_cites_its_output_offset() {
     assert_eq!(e.key(), Some("bad"), "{e}");
     assert_eq!(e.offset(), Some(80), "{e}");
     assert!(e.to_string().ends_with("at key \"bad\" (offset 80)"), "{e}");
+    // A unit struct has no value either (serde's data model: a named `()`).
+    #[derive(Serialize)]
+    struct Marker;
+    #[derive(Serialize)]
+    struct U {
+        a: u32,
+        b: String,
+        bad: Marker,
+    }
+    let e = to_vec(&U { a: 1, b: "xyz".into(), bad: Marker }).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("bad"), Some(80)), "{e}");
+    assert!(e.to_string().starts_with("unit struct Marker has no GGUF value"), "{e}");
 
     // An element of the wrong type: the offset of its array's value (key `m` 8 + 1, type 4).
     #[derive(Serialize)]
