@@ -440,45 +440,71 @@ fn a_map_has_the_stored_keys_the_architecture_in_them_included() {
     assert_eq!(from_slice::<HashMap<String, Value>>(&bytes).unwrap(), want.into_iter().collect());
 }
 
-#[test]
-fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+/// The error of reading `general.architecture` `llama`, `llama.rope.freq_base` = `value` and,
+/// if given, `llama.rope.scale` = `other` into a struct with a flattened `u32` field for
+/// `{arch}.rope.freq_base`. serde buffers the values of a struct with a flattened field, so the
+/// error it raises names no key: the deserializer finds the key holding the value it reports.
+/// The value is at 101: header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to
+/// 69; llama.rope.freq_base: key 8 + 20, type 4.
+fn freq_base_error(value: &Value, other: Option<Value>) -> gguf_serde::Error {
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct Hp {
         #[serde(rename = "{arch}.rope.freq_base")]
         freq_base: u32,
     }
-    type M = WithArch<Hp>;
-    // serde buffers the values of a struct with a flattened field and reports a float as a
-    // 64-bit one: the key is the one holding that value, as f32 or f64, NaN included. Its value
-    // is at 101: header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to 69;
-    // llama.rope.freq_base: key 8 + 20, type 4. Each also with another float key after it, of
-    // the same type: NaN equals no number (IEEE 754), so a NaN there is not the number serde
-    // reports, nor a number there the NaN it reports.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.rope.freq_base", value.clone()).unwrap();
+    if let Some(other) = other {
+        w.add_kv("llama.rope.scale", other).unwrap();
+    }
+    let e = from_slice::<WithArch<Hp>>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!(e.key(), Some("llama.rope.freq_base"), "{value:?}: {e}");
+    assert_eq!(e.offset(), Some(101), "{value:?}: {e}");
+    e
+}
+
+#[test]
+fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    // serde reports a float as a 64-bit one: the key is the one holding that value, as f32 or
+    // f64, NaN included. Each also with another float key after it, of the same type: NaN
+    // equals no number (IEEE 754), so a NaN there is not the number serde reports, nor a number
+    // there the NaN it reports.
     for (value, shown, other) in [
         (Value::F32(1.5), "1.5", Value::F32(f32::NAN)),
         (Value::F64(2.5), "2.5", Value::F64(f64::NAN)),
         (Value::F32(f32::NAN), "NaN", Value::F32(1.5)),
         (Value::F64(f64::NAN), "NaN", Value::F64(2.5)),
-    ]
-    .into_iter()
-    .flat_map(|(v, s, o)| [(v.clone(), s, None), (v, s, Some(o))])
-    {
-        let mut w = GgufWriter::new(Vec::new());
-        w.add_kv("general.architecture", "llama").unwrap();
-        w.add_kv("llama.rope.freq_base", value.clone()).unwrap();
-        if let Some(other) = other {
-            w.add_kv("llama.rope.scale", other).unwrap();
+    ] {
+        for other in [None, Some(other)] {
+            let e = freq_base_error(&value, other);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid type: floating point `{shown}`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
+                )
+            );
         }
-        let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
-        assert_eq!(e.key(), Some("llama.rope.freq_base"), "{value:?}: {e}");
-        assert_eq!(e.offset(), Some(101), "{value:?}: {e}");
+    }
+}
+
+#[test]
+fn a_string_or_an_array_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    // A string: the key whose value is that string, not an array holding it as an element
+    // (elements are searched only when no whole value is the one reported).
+    let strings = Value::Array(Array::String(vec!["x".into(), "y".into()]));
+    for other in [None, Some(strings)] {
+        let e = freq_base_error(&Value::String("x".into()), other);
         assert_eq!(
             e.to_string(),
-            format!(
-                "invalid type: floating point `{shown}`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
-            )
+            "invalid type: string \"x\", expected u32 at key \"llama.rope.freq_base\" (offset 101)"
         );
+    }
+    // An array (serde reports a sequence): the one key holding an array.
+    for other in [None, Some(Value::String("x".into()))] {
+        let e = freq_base_error(&Value::Array(Array::U32(vec![1, 2])), other);
+        assert_eq!(e.to_string(), "invalid type: sequence, expected u32 at key \"llama.rope.freq_base\" (offset 101)");
     }
 }
 
