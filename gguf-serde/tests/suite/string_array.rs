@@ -197,6 +197,8 @@ fn collection_helpers() {
     assert_eq!((&a).into_iter().len(), 4);
     assert_eq!(StringArray::from(v), a);
     assert!(StringArray::new().is_empty());
+    assert!(!a.is_empty());
+    assert!(!StringArray::from(vec![String::new()]).is_empty(), "one empty string is one string");
 }
 
 /// Strings of every length from 0 to 40 bytes, each placed last in its array and in the middle
