@@ -298,4 +298,30 @@ fn the_raw_entry_is_one_map_entry_of_the_stored_elements() {
             "big-endian: {big}"
         );
     }
+    // The visitor is called even when its value is a `StringArray` (here one it makes itself):
+    // only `StringArray`'s own visitor is answered with the array at once.
+    struct Made(StringArray);
+    impl<'de> Deserialize<'de> for Made {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = StringArray;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("the raw entry")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringArray, A::Error> {
+                    while map.next_entry::<String, &'de [u8]>()?.is_some() {}
+                    Ok(StringArray::from(vec!["made".to_owned()]))
+                }
+            }
+            d.deserialize_newtype_struct("\0gguf_serde::StringArray", V).map(Made)
+        }
+    }
+    #[derive(Deserialize)]
+    struct MadeTokens {
+        #[serde(rename = "tokenizer.ggml.tokens")]
+        tokens: Made,
+    }
+    let bytes = file("tokenizer.ggml.tokens", &raw, false);
+    assert_eq!(from_slice::<MadeTokens>(&bytes).unwrap().tokens.0.to_vec(), ["made"]);
 }
