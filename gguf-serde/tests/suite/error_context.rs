@@ -49,6 +49,18 @@ fn a_value_the_serializer_cannot_store_cites_its_output_offset() {
     assert_eq!(e.key(), Some("bad"), "{e}");
     assert_eq!(e.offset(), Some(80), "{e}");
     assert!(e.to_string().ends_with("at key \"bad\" (offset 80)"), "{e}");
+    // A unit struct has no value either (serde's data model: a named `()`).
+    #[derive(Serialize)]
+    struct Marker;
+    #[derive(Serialize)]
+    struct U {
+        a: u32,
+        b: String,
+        bad: Marker,
+    }
+    let e = to_vec(&U { a: 1, b: "xyz".into(), bad: Marker }).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("bad"), Some(80)), "{e}");
+    assert!(e.to_string().starts_with("unit struct Marker has no GGUF value"), "{e}");
 
     // An element of the wrong type: the offset of its array's value (key `m` 8 + 1, type 4).
     #[derive(Serialize)]
@@ -64,6 +76,24 @@ fn a_value_the_serializer_cannot_store_cites_its_output_offset() {
     let e = to_vec(&M { m: vec![E::N(1), E::S("x".into())] }).unwrap_err();
     assert_eq!(e.key(), Some("m"), "{e}");
     assert_eq!(e.offset(), Some(24 + 13), "{e}");
+
+    // A key with `{arch}` is measured as it is written, with the value of general.architecture
+    // (not of another string before it). Header 24; general.name: key 8 + 12, type 4, string
+    // 8 + 2 = 58; general.architecture: key 8 + 20, type 4, string 8 + 5 = 103;
+    // llama.context_length: key 8 + 20, type 4, u32 4 = 139; `bad`: key 8 + 3, type 4: 154.
+    #[derive(Serialize)]
+    struct A {
+        #[serde(rename = "general.name")]
+        name: String,
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(rename = "{arch}.context_length")]
+        ctx: u32,
+        bad: (),
+    }
+    let e = to_vec(&A { name: "ab".into(), arch: "llama".into(), ctx: 4096, bad: () }).unwrap_err();
+    assert_eq!(e.key(), Some("bad"), "{e}");
+    assert_eq!(e.offset(), Some(154), "{e}");
 
     // Through a writer that already holds a pair (`x`: 8 + 1 + 4 + 1 = 14 bytes from 24).
     let mut w = GgufWriter::new(Vec::new());

@@ -260,6 +260,23 @@ fn deny_unknown_fields_refuses_a_key_that_is_not_utf8() {
     let e = gguf_serde::from_slice::<Outer>(&bytes).unwrap_err();
     assert_eq!(e.key(), Some(r"n.\xfe"), "{e}");
     assert!(e.to_string().contains("unknown field"), "{e}");
+    // Only a key under a field's name belongs to that field's group: `c\xff.d` does not start
+    // with `ab` (though it has a `.` where a key under `ab.` would), so it is unknown.
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Ab {
+        ab: std::collections::BTreeMap<String, u32>,
+    }
+    let mut b = crate::common::B::le();
+    b.header(3, 0, 2);
+    b.kv("ab.x", crate::common::ty::U32).u32(1);
+    b.kv(b"c\xff.d", crate::common::ty::U32).u32(2);
+    let bytes = b.bytes();
+    let e = gguf_serde::from_slice::<Ab>(&bytes).unwrap_err();
+    assert_eq!(e.key(), Some(r"c\xff.d"), "{e}");
+    assert_eq!(e.offset(), Some(find(&bytes, b"c\xff.d") + 4 + 4), "{e}");
+    assert!(e.to_string().contains("unknown field"), "{e}");
 }
 
 /// A minimal `serde_bytes`: the stored bytes of a STRING.

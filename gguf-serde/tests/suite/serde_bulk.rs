@@ -127,15 +127,16 @@ struct Visited {
     reversed: Vec<f64>,
 }
 
-/// A visitor whose value is a `Vec<f64>` but is not serde's: the deserializer must call it.
-fn reversed<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
-    struct Rev;
-    impl<'de> Visitor<'de> for Rev {
-        type Value = Vec<f64>;
+/// A visitor whose value is a `Vec<T>` (`Vec<f64>`, `Vec<String>`) but is not serde's: the
+/// deserializer must call it (the one-copy and one-pass paths are for serde's own visitor).
+fn reversed<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    struct Rev<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Rev<T> {
+        type Value = Vec<T>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a sequence of f64")
+            f.write_str("a sequence")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<f64>, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
             let mut out = Vec::new();
             while let Some(x) = seq.next_element()? {
                 out.insert(0, x);
@@ -143,7 +144,7 @@ fn reversed<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
             Ok(out)
         }
     }
-    d.deserialize_seq(Rev)
+    d.deserialize_seq(Rev(std::marker::PhantomData))
 }
 
 #[test]
@@ -242,6 +243,13 @@ struct VisitedStrings {
     empty: Vec<Box<str>>,
 }
 
+/// A `Vec<String>` read by a visitor of its own, which reverses the strings.
+#[derive(Deserialize, Debug)]
+struct ReversedStrings {
+    #[serde(rename = "s.words", deserialize_with = "reversed")]
+    words: Vec<String>,
+}
+
 #[test]
 fn vec_of_string_reads_every_string_in_both_byte_orders() {
     let want = OwnedStrings {
@@ -259,6 +267,8 @@ fn vec_of_string_reads_every_string_in_both_byte_orders() {
         assert!(v.words.iter().eq(WORDS.iter()), "{order}");
         assert_eq!(v.nested, [VecDeque::from(["a".into(), "".into()]), VecDeque::from(["é".into()])], "{order}");
         assert!(v.empty.is_empty(), "{order}");
+        let r: ReversedStrings = from_slice(&bytes).unwrap();
+        assert!(r.words.iter().eq(WORDS.iter().rev()), "{order}: {r:?}");
     }
 }
 

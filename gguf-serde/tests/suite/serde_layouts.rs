@@ -241,6 +241,16 @@ fn maps_of_structs_round_trip() {
         from_slice::<BTreeMap<String, Expert>>(&bytes).unwrap_err().to_string(),
         "invalid type: expected u32, found string \"x\" at key \"e0.dim\" (offset 42)"
     );
+    // An entry that is a value with no keys under it, where a struct is expected, is refused
+    // naming its key, type and offset: header 24; e0.dim: key 8 + 6, type 4, u32 4 = 46;
+    // e0.ffn.kind: key 8 + 11, type 4, string 8 + 1 = 78; e1: key 8 + 2, type 4: 92.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("e0.dim", 1u32).unwrap();
+    w.add_kv("e0.ffn.kind", "a").unwrap();
+    w.add_kv("e1", 5u32).unwrap();
+    let e = from_slice::<BTreeMap<String, Expert>>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("e1"), Some(92)), "{e}");
+    assert_eq!(e.to_string(), "invalid type: expected struct Expert, found u32 5 at key \"e1\" (offset 92)");
     // Maps of values still see the rest of each key flat.
     let flat: BTreeMap<String, u32> = from_slice(&to_vec(&Dotted2 { a: 1, b: 2 }).unwrap()).unwrap();
     assert_eq!(flat.keys().collect::<Vec<_>>(), ["x.a", "x.y.b"]);
@@ -417,36 +427,84 @@ struct WithArch<H> {
 }
 
 #[test]
-fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+fn a_map_has_the_stored_keys_the_architecture_in_them_included() {
+    // Only a struct's fields name the architecture `{arch}` (a struct with a flattened field
+    // reads through a map, whose keys are then named so); a map's keys are the keys stored.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.context_length", 4096u32).unwrap();
+    w.add_kv("llama.rope.freq_base", 10000.0f32).unwrap();
+    let bytes = w.finish().unwrap();
+    let want: BTreeMap<String, Value> = stored(&bytes).into_iter().collect();
+    assert_eq!(from_slice::<BTreeMap<String, Value>>(&bytes).unwrap(), want);
+    assert_eq!(from_slice::<HashMap<String, Value>>(&bytes).unwrap(), want.into_iter().collect());
+}
+
+/// The error of reading `general.architecture` `llama`, `llama.rope.freq_base` = `value` and,
+/// if given, `llama.rope.scale` = `other` into a struct with a flattened `u32` field for
+/// `{arch}.rope.freq_base`. serde buffers the values of a struct with a flattened field, so the
+/// error it raises names no key: the deserializer finds the key holding the value it reports.
+/// The value is at 101: header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to
+/// 69; llama.rope.freq_base: key 8 + 20, type 4.
+fn freq_base_error(value: &Value, other: Option<Value>) -> gguf_serde::Error {
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct Hp {
         #[serde(rename = "{arch}.rope.freq_base")]
         freq_base: u32,
     }
-    type M = WithArch<Hp>;
-    // serde buffers the values of a struct with a flattened field and reports a float as a
-    // 64-bit one: the key is the one holding that value, as f32 or f64, NaN included. Its value
-    // is at 101: header 24; general.architecture: key 8 + 20, type 4, string 8 + 5, to 69;
-    // llama.rope.freq_base: key 8 + 20, type 4.
-    for (value, shown) in [
-        (Value::F32(1.5), "1.5"),
-        (Value::F64(2.5), "2.5"),
-        (Value::F32(f32::NAN), "NaN"),
-        (Value::F64(f64::NAN), "NaN"),
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.rope.freq_base", value.clone()).unwrap();
+    if let Some(other) = other {
+        w.add_kv("llama.rope.scale", other).unwrap();
+    }
+    let e = from_slice::<WithArch<Hp>>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!(e.key(), Some("llama.rope.freq_base"), "{value:?}: {e}");
+    assert_eq!(e.offset(), Some(101), "{value:?}: {e}");
+    e
+}
+
+#[test]
+fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    // serde reports a float as a 64-bit one: the key is the one holding that value, as f32 or
+    // f64, NaN included. Each also with another float key after it, of the same type: NaN
+    // equals no number (IEEE 754), so a NaN there is not the number serde reports, nor a number
+    // there the NaN it reports.
+    for (value, shown, other) in [
+        (Value::F32(1.5), "1.5", Value::F32(f32::NAN)),
+        (Value::F64(2.5), "2.5", Value::F64(f64::NAN)),
+        (Value::F32(f32::NAN), "NaN", Value::F32(1.5)),
+        (Value::F64(f64::NAN), "NaN", Value::F64(2.5)),
     ] {
-        let mut w = GgufWriter::new(Vec::new());
-        w.add_kv("general.architecture", "llama").unwrap();
-        w.add_kv("llama.rope.freq_base", value.clone()).unwrap();
-        let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
-        assert_eq!(e.key(), Some("llama.rope.freq_base"), "{value:?}: {e}");
-        assert_eq!(e.offset(), Some(101), "{value:?}: {e}");
+        for other in [None, Some(other)] {
+            let e = freq_base_error(&value, other);
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid type: floating point `{shown}`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
+                )
+            );
+        }
+    }
+}
+
+#[test]
+fn a_string_or_an_array_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    // A string: the key whose value is that string, not an array holding it as an element
+    // (elements are searched only when no whole value is the one reported).
+    let strings = Value::Array(Array::String(vec!["x".into(), "y".into()]));
+    for other in [None, Some(strings)] {
+        let e = freq_base_error(&Value::String("x".into()), other);
         assert_eq!(
             e.to_string(),
-            format!(
-                "invalid type: floating point `{shown}`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
-            )
+            "invalid type: string \"x\", expected u32 at key \"llama.rope.freq_base\" (offset 101)"
         );
+    }
+    // An array (serde reports a sequence): the one key holding an array.
+    for other in [None, Some(Value::String("x".into()))] {
+        let e = freq_base_error(&Value::Array(Array::U32(vec![1, 2])), other);
+        assert_eq!(e.to_string(), "invalid type: sequence, expected u32 at key \"llama.rope.freq_base\" (offset 101)");
     }
 }
 

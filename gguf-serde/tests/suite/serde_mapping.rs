@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use gguf_serde::{
-    from_slice, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef,
+    from_slice, to_value, to_vec, Array, ErrorKind, Gguf, GgufWriter, MetadataError, MetadataOptions, Value, ValueRef,
 };
 use serde::{Deserialize, Serialize};
 
@@ -652,6 +652,20 @@ fn architecture_placeholder() {
         "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
          was given with MetadataOptions::arch at key \"{arch}\""
     );
+    // Every `{arch}` segment is replaced, in a key that has no other segment too.
+    let m = BTreeMap::from([
+        ("general.architecture".to_owned(), Value::String("llama".into())),
+        ("{arch}".to_owned(), Value::U32(1)),
+        ("{arch}.{arch}".to_owned(), Value::U32(2)),
+    ]);
+    let bytes = to_vec(&m).unwrap();
+    let keys: Vec<String> = Gguf::from_slice(&bytes).unwrap().metadata().map(|kv| kv.key.to_string()).collect();
+    assert_eq!(keys, ["general.architecture", "llama", "llama.llama"]);
+    // Also when every key is the placeholder alone, the architecture given by the caller.
+    let m = BTreeMap::from([("{arch}".to_owned(), 1u32)]);
+    let bytes = MetadataOptions::new().arch("phi3").to_vec(&m).unwrap();
+    let keys: Vec<String> = Gguf::from_slice(&bytes).unwrap().metadata().map(|kv| kv.key.to_string()).collect();
+    assert_eq!(keys, ["phi3"]);
     // The writer of model files takes the same mapping.
     let mut w = GgufWriter::new(Vec::new());
     w.add_serialize(&M { arch: "llama".into(), hp: hp.clone() }).unwrap();
@@ -885,6 +899,27 @@ fn integers_of_every_stored_width_read_into_a_wider_field() {
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
     assert_eq!(m, want);
+    // And into an i128, wider than every stored type (none is read as its own type there).
+    let m: BTreeMap<String, i128> = from_slice(&bytes).unwrap();
+    assert_eq!(m, want.into_iter().map(|(k, v)| (k, i128::from(v))).collect());
+}
+
+#[test]
+fn floats_of_either_width_read_into_an_f64_field() {
+    // A FLOAT32 read into an f64 is widened, which is exact (every f32 is an f64): 0.1f32 is
+    // 13421773 / 2^27 = 0.100000001490116119384765625. The infinities and NaN stay what they are.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("f32", Value::F32(0.1)).unwrap();
+    w.add_kv("f32_inf", Value::F32(f32::NEG_INFINITY)).unwrap();
+    w.add_kv("f32_nan", Value::F32(f32::NAN)).unwrap();
+    w.add_kv("f64", Value::F64(0.1)).unwrap();
+    let bytes = w.finish().unwrap();
+    let m: BTreeMap<String, f64> = from_slice(&bytes).unwrap();
+    assert_eq!(m["f32"], 13_421_773.0 / 134_217_728.0);
+    assert_eq!(m["f32_inf"], f64::NEG_INFINITY);
+    assert!(m["f32_nan"].is_nan());
+    assert_eq!(m["f64"], 0.1);
+    assert_eq!(m.len(), 4);
 }
 
 #[test]
@@ -931,7 +966,8 @@ fn map_keys_are_strings_chars_or_integers() {
                 8 => s.serialize_char('c'),
                 9 => s.serialize_i16(-7),
                 10 => s.serialize_unit_variant("E", 1, "W"),
-                _ => s.serialize_some("s"),
+                11 => s.serialize_some("s"),
+                _ => s.serialize_newtype_struct("N", "n"),
             }
         }
     }
@@ -941,24 +977,27 @@ fn map_keys_are_strings_chars_or_integers() {
         let e = to_vec(&m).unwrap_err().to_string();
         assert!(e.starts_with(&format!("a map key must be a string, char or integer, found {what}")), "{i}: {e}");
     }
-    let m: BTreeMap<Key, u8> = (8..12).map(|i| (Key(i), i)).collect();
+    let m: BTreeMap<Key, u8> = (8..13).map(|i| (Key(i), i)).collect();
     let bytes = to_vec(&m).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
     let keys: Vec<String> = f.metadata().map(|kv| kv.key.to_string()).collect();
-    assert_eq!(keys, ["c", "-7", "W", "s"]);
+    assert_eq!(keys, ["c", "-7", "W", "s", "n"]);
 }
 
 #[test]
 fn tuples_and_tuple_structs_are_arrays() {
-    // serde's data model: a tuple and a tuple struct are sequences, so GGUF arrays.
+    // serde's data model: a tuple and a tuple struct are sequences, so GGUF arrays; inside a
+    // sequence, arrays of arrays.
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Pair(u32, u32);
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct S {
         p: Pair,
         t: (i16, i16, i16),
+        ps: Vec<Pair>,
+        ts: Vec<(u8, u8)>,
     }
-    let s = S { p: Pair(1, 2), t: (-1, 0, 1) };
+    let s = S { p: Pair(1, 2), t: (-1, 0, 1), ps: vec![Pair(3, 4), Pair(5, 6)], ts: vec![(7, 8)] };
     let bytes = to_vec(&s).unwrap();
     let f = Gguf::from_slice(&bytes).unwrap();
     let got: Vec<(String, Value)> = f.metadata().map(|kv| (kv.key.to_string(), kv.value.to_owned_value())).collect();
@@ -966,10 +1005,15 @@ fn tuples_and_tuple_structs_are_arrays() {
         got,
         [
             ("p".to_owned(), Value::Array(Array::U32(vec![1, 2]))),
-            ("t".to_owned(), Value::Array(Array::I16(vec![-1, 0, 1])))
+            ("t".to_owned(), Value::Array(Array::I16(vec![-1, 0, 1]))),
+            ("ps".to_owned(), Value::Array(Array::Array(vec![Array::U32(vec![3, 4]), Array::U32(vec![5, 6])]))),
+            ("ts".to_owned(), Value::Array(Array::Array(vec![Array::U8(vec![7, 8])]))),
         ]
     );
     assert_eq!(from_slice::<S>(&bytes).unwrap(), s);
+    // A tuple and a tuple struct alone are arrays too.
+    assert_eq!(to_value(&(1u64, 2u64)).unwrap(), Value::Array(Array::U64(vec![1, 2])));
+    assert_eq!(to_value(&Pair(9, 10)).unwrap(), Value::Array(Array::U32(vec![9, 10])));
 }
 
 #[test]
@@ -1001,36 +1045,57 @@ fn borrowed_bytes_are_a_string_or_an_array_of_u8_only() {
 #[test]
 fn a_struct_reports_how_many_keys_it_has_left() {
     // A struct's keys as serde's MapAccess gives them: its size hint is the keys not yet given
-    // (fields that have a key, then the keys no field names).
+    // (fields that have a key, then the keys no field names). A map's, the entries not yet given;
+    // an array's (SeqAccess), the elements not yet given.
     struct Hints(Vec<Option<usize>>);
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Hints;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a struct, a map or a sequence")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
+            let mut hints = vec![m.size_hint()];
+            while m.next_key::<String>()?.is_some() {
+                let _: serde::de::IgnoredAny = m.next_value()?;
+                hints.push(m.size_hint());
+            }
+            Ok(Hints(hints))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Hints, A::Error> {
+            let mut hints = vec![s.size_hint()];
+            while s.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                hints.push(s.size_hint());
+            }
+            Ok(Hints(hints))
+        }
+    }
     impl<'de> Deserialize<'de> for Hints {
         fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> serde::de::Visitor<'de> for V {
-                type Value = Hints;
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("a struct")
-                }
-                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
-                    let mut hints = vec![m.size_hint()];
-                    while m.next_key::<String>()?.is_some() {
-                        let _: serde::de::IgnoredAny = m.next_value()?;
-                        hints.push(m.size_hint());
-                    }
-                    Ok(Hints(hints))
-                }
-            }
             d.deserialize_struct("G", &["a", "b"], V)
+        }
+    }
+    /// The same visitor asked for whatever is there (a group of keys is a map).
+    struct AnyHints(Vec<Option<usize>>);
+    impl<'de> Deserialize<'de> for AnyHints {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(V).map(|h| AnyHints(h.0))
         }
     }
     #[derive(Deserialize)]
     struct Top {
         g: Hints,
+        m: AnyHints,
+        s: AnyHints,
     }
     let mut w = GgufWriter::new(Vec::new());
-    for k in ["g.a", "g.x", "g.y", "g.z"] {
+    for k in ["g.a", "g.x", "g.y", "g.z", "m.p", "m.q"] {
         w.add_kv(k, 1u8).unwrap();
     }
+    w.add_kv("s", vec![1u8, 2, 3]).unwrap();
     let bytes = w.finish().unwrap();
-    assert_eq!(from_slice::<Top>(&bytes).unwrap().g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
+    let top = from_slice::<Top>(&bytes).unwrap();
+    assert_eq!(top.g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
+    assert_eq!(top.m.0, [Some(2), Some(1), Some(0)]);
+    assert_eq!(top.s.0, [Some(3), Some(2), Some(1), Some(0)]);
 }

@@ -176,9 +176,13 @@ fn raw_elements_from_another_deserializer_are_checked() {
     let entry = ("\0gguf_serde::StringArray::le", 5u32);
     let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(entry))).unwrap_err();
     assert_eq!(e.to_string(), "invalid type: integer `5`, expected the stored elements of a string array");
-    // Another key is not the raw entry.
+    // Another key is not the raw entry: serde's message for a wrong type, with what was expected.
     let other = ("tokens", BytesDeserializer::<DeError>::new(&ok));
-    assert!(StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).is_err());
+    let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).unwrap_err();
+    assert_eq!(e.to_string(), "invalid type: map, expected an array of strings");
+    let other = (5u32, BytesDeserializer::<DeError>::new(&ok));
+    let e = StringArray::deserialize(MapDeserializer::<_, DeError>::new(std::iter::once(other))).unwrap_err();
+    assert_eq!(e.to_string(), "invalid type: integer `5`, expected an array of strings");
 }
 
 #[test]
@@ -193,6 +197,8 @@ fn collection_helpers() {
     assert_eq!((&a).into_iter().len(), 4);
     assert_eq!(StringArray::from(v), a);
     assert!(StringArray::new().is_empty());
+    assert!(!a.is_empty());
+    assert!(!StringArray::from(vec![String::new()]).is_empty(), "one empty string is one string");
 }
 
 /// Strings of every length from 0 to 40 bytes, each placed last in its array and in the middle
@@ -236,4 +242,86 @@ fn every_length_reads_back_wherever_it_lies() {
             assert_eq!(r, v.tokens);
         }
     }
+}
+
+/// The other side of the protocol above: what this crate's deserializer hands a visitor that is
+/// not `StringArray`'s own and asks for the string-array newtype (`StringArray`'s is answered
+/// with the array at once). The crate's docs of the protocol: a map of one entry, whose key
+/// names the byte order and whose value is the stored elements (after the count) as borrowed
+/// bytes; serde's `MapAccess::size_hint` is the entries left, 1 before it and 0 after.
+#[test]
+fn the_raw_entry_is_one_map_entry_of_the_stored_elements() {
+    use serde::de::{Error as _, MapAccess, Visitor};
+    #[derive(Debug, PartialEq)]
+    struct Raw {
+        key: String,
+        elems: Vec<u8>,
+        hints: (Option<usize>, Option<usize>),
+    }
+    impl<'de> Deserialize<'de> for Raw {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Raw;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("the raw entry")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                    let before = map.size_hint();
+                    let (key, elems) =
+                        map.next_entry::<String, &'de [u8]>()?.ok_or_else(|| A::Error::custom("no entry"))?;
+                    let after = map.size_hint();
+                    if map.next_key::<String>()?.is_some() {
+                        return Err(A::Error::custom("a second entry"));
+                    }
+                    Ok(Raw { key, elems: elems.to_vec(), hints: (before, after) })
+                }
+            }
+            d.deserialize_newtype_struct("\0gguf_serde::StringArray", V)
+        }
+    }
+    #[derive(Deserialize)]
+    struct Tokens {
+        #[serde(rename = "tokenizer.ggml.tokens")]
+        tokens: Raw,
+    }
+    let raw: Vec<&[u8]> = WORDS.iter().map(|s| s.as_bytes()).collect();
+    for big in [false, true] {
+        let bytes = file("tokenizer.ggml.tokens", &raw, big);
+        // Header 24, key 8 + 21, type 4, element type 4, count 8.
+        let elems = &bytes[24 + 8 + 21 + 4 + 4 + 8..];
+        let key = if big { "\0gguf_serde::StringArray::be" } else { "\0gguf_serde::StringArray::le" };
+        let got = from_slice::<Tokens>(&bytes).unwrap().tokens;
+        assert_eq!(
+            got,
+            Raw { key: key.to_owned(), elems: elems.to_vec(), hints: (Some(1), Some(0)) },
+            "big-endian: {big}"
+        );
+    }
+    // The visitor is called even when its value is a `StringArray` (here one it makes itself):
+    // only `StringArray`'s own visitor is answered with the array at once.
+    struct Made(StringArray);
+    impl<'de> Deserialize<'de> for Made {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = StringArray;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("the raw entry")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StringArray, A::Error> {
+                    while map.next_entry::<String, &'de [u8]>()?.is_some() {}
+                    Ok(StringArray::from(vec!["made".to_owned()]))
+                }
+            }
+            d.deserialize_newtype_struct("\0gguf_serde::StringArray", V).map(Made)
+        }
+    }
+    #[derive(Deserialize)]
+    struct MadeTokens {
+        #[serde(rename = "tokenizer.ggml.tokens")]
+        tokens: Made,
+    }
+    let bytes = file("tokenizer.ggml.tokens", &raw, false);
+    assert_eq!(from_slice::<MadeTokens>(&bytes).unwrap().tokens.0.to_vec(), ["made"]);
 }
