@@ -141,6 +141,12 @@ fn kv_count_larger_than_the_file_can_hold() {
         ),
         "{e:?}"
     );
+
+    // A count of 1 is singular: one pair in 13 bytes.
+    let mut b = B::le();
+    b.header(3, 0, 1).raw(&[0; 13]);
+    let e = parse_err(&b.buf);
+    assert_eq!(e.to_string(), "key/value count at offset 16 claims 1 entry, more than the 13 bytes left can hold");
 }
 
 #[test]
