@@ -222,6 +222,8 @@ mod tests {
         let s = le_strings(&["a", "bc"]);
         assert_eq!(elements_end(&s, 0, ValueType::String, 2, Endian::Little), s.len());
         assert_eq!(elements_end(&[0; 8], 0, ValueType::F32, 2, Endian::Little), 8);
+        // Fixed-size elements past the end (12 bytes of F32 in 8), the walk then over.
+        assert_eq!(elements_end(&[0; 8], 0, ValueType::F32, 3, Endian::Little), 8);
         assert_eq!(elements_end(&[0; 8], 0, ValueType::F32, u64::MAX, Endian::Little), 8);
     }
 }

@@ -97,6 +97,17 @@ fn an_unnamed_file_is_not_in_the_folder_until_committed() {
     assert_eq!(entries(dir), Vec::<String>::new());
 }
 
+/// The folder of a target, where its temporary file is made and which is synced after the
+/// rename: the path's parent, and `.` for a bare name (relative to the working folder, as the
+/// name itself is), whose `Path::parent` is the empty path, which no call can open.
+#[test]
+fn the_folder_of_a_bare_name_is_the_working_folder() {
+    use std::path::Path;
+    for (target, want) in [("m.gguf", "."), ("a/m.gguf", "a"), ("./m.gguf", "."), ("/m.gguf", "/"), ("a/b/", "a")] {
+        assert_eq!(super::folder(Path::new(target)), Path::new(want), "{target}");
+    }
+}
+
 /// A named temporary file is `.gguf-tmp-XXXXXX.tmp` in the target's folder while the file is
 /// written (the module docs: hidden, and recognizable as ours when a SIGKILL leaves one behind),
 /// and is the target after the commit.

@@ -141,6 +141,12 @@ fn kv_count_larger_than_the_file_can_hold() {
         ),
         "{e:?}"
     );
+
+    // A count of 1 is singular: one pair in 13 bytes.
+    let mut b = B::le();
+    b.header(3, 0, 1).raw(&[0; 13]);
+    let e = parse_err(&b.buf);
+    assert_eq!(e.to_string(), "key/value count at offset 16 claims 1 entry, more than the 13 bytes left can hold");
 }
 
 #[test]
@@ -223,6 +229,16 @@ fn string_length_longer_than_the_bytes_left() {
     let mut b = one_kv(ty::STRING);
     b.u64(5).raw(b"short");
     assert_eq!(parse_ok(&b.buf).get("k"), Some(ValueRef::String("short".into())));
+    // A count of 1 is singular, as is 1 byte left: one byte more than is left, with none and one
+    // left.
+    for (len, left, text) in
+        [(1, &b""[..], "1 byte, more than the 0 bytes"), (2, b"s", "2 bytes, more than the 1 byte")]
+    {
+        let mut b = one_kv(ty::STRING);
+        b.u64(len).raw(left);
+        let msg = format!(r#"string (key "k") at offset 37 claims {text} left can hold"#);
+        assert_eq!(parse_err(&b.buf).to_string(), msg);
+    }
 
     // A string inside an array: named by its index.
     let mut b = one_kv(ty::ARRAY);
