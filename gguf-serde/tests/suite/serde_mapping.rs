@@ -724,7 +724,13 @@ fn nesting_limit() {
     assert!(from_slice::<Node>(&bytes).is_ok());
     let e = to_vec(&chain(65)).unwrap_err().to_string();
     assert!(e.starts_with("structs or maps nested deeper than 64 levels at key \"n.n.n."), "{e}");
-    // Read: a key of 100 segments against a recursive type stops at the limit.
+    // Read: the limit is the writer's. 63 levels of structs under the root read, 64 do not.
+    for (levels, ok) in [(63, true), (64, false)] {
+        let m = BTreeMap::from([(format!("{}v", "n.".repeat(levels)), 1u8)]);
+        let r = from_slice::<Node>(&to_vec(&m).unwrap());
+        assert_eq!(r.is_ok(), ok, "{levels}: {r:?}");
+    }
+    // A key of 100 segments against a recursive type stops at the limit.
     let mut m = BTreeMap::new();
     m.insert(format!("{}v", "n.".repeat(100)), 1u8);
     let bytes = to_vec(&m).unwrap();
@@ -945,6 +951,19 @@ fn a_type_mismatch_shows_the_arrays_length() {
     assert_eq!(e, "invalid type: expected u32, found array<u32> of 1 element at key \"one\" (offset 39)");
     let e = from_slice::<Two>(&bytes).unwrap_err().to_string();
     assert_eq!(e, "invalid type: expected u32, found array<u32> of 2 elements at key \"two\" (offset 70)");
+}
+
+#[test]
+fn a_type_mismatch_shows_a_long_string_cut_at_40_characters() {
+    // 40 characters are shown whole; of 41, the first 40 and an ellipsis (characters, not bytes:
+    // "é" is 2 bytes). The value of `s` is at 24 + 8 + 1 + 4 = 37.
+    let forty = "é".repeat(40);
+    for (text, shown) in [(forty.clone(), format!("{forty:?}")), (format!("{forty}x"), format!("{forty:?}…"))] {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("s", text.as_str()).unwrap();
+        let e = from_slice::<BTreeMap<String, u32>>(&w.finish().unwrap()).unwrap_err().to_string();
+        assert_eq!(e, format!("invalid type: expected u32, found string {shown} at key \"s\" (offset 37)"));
+    }
 }
 
 #[test]
