@@ -652,15 +652,17 @@ fn architecture_placeholder() {
         "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
          was given with MetadataOptions::arch at key \"{arch}\""
     );
-    // Every `{arch}` segment is replaced, in a key that has no other segment too.
+    // Every `{arch}` segment is replaced, in a key that has no other segment too; the name is
+    // general.architecture's, not that of a string before it.
     let m = BTreeMap::from([
+        ("author".to_owned(), Value::String("someone".into())),
         ("general.architecture".to_owned(), Value::String("llama".into())),
         ("{arch}".to_owned(), Value::U32(1)),
         ("{arch}.{arch}".to_owned(), Value::U32(2)),
     ]);
     let bytes = to_vec(&m).unwrap();
     let keys: Vec<String> = Gguf::from_slice(&bytes).unwrap().metadata().map(|kv| kv.key.to_string()).collect();
-    assert_eq!(keys, ["general.architecture", "llama", "llama.llama"]);
+    assert_eq!(keys, ["author", "general.architecture", "llama", "llama.llama"]);
     // Also when every key is the placeholder alone, the architecture given by the caller.
     let m = BTreeMap::from([("{arch}".to_owned(), 1u32)]);
     let bytes = MetadataOptions::new().arch("phi3").to_vec(&m).unwrap();
