@@ -277,6 +277,14 @@ fn deny_unknown_fields_refuses_a_key_that_is_not_utf8() {
     assert_eq!(e.key(), Some(r"c\xff.d"), "{e}");
     assert_eq!(e.offset(), Some(find(&bytes, b"c\xff.d") + 4 + 4), "{e}");
     assert!(e.to_string().contains("unknown field"), "{e}");
+    // A key under `ab.` that is not UTF-8 is in `ab`'s group, not unknown to the struct (the
+    // map of `String` keys skips it, as the serde view does).
+    let mut b = crate::common::B::le();
+    b.header(3, 0, 2);
+    b.kv("ab.x", crate::common::ty::U32).u32(1);
+    b.kv(b"ab.\xfe", crate::common::ty::U32).u32(2);
+    let ab = gguf_serde::from_slice::<Ab>(&b.bytes()).unwrap().ab;
+    assert_eq!(ab, std::collections::BTreeMap::from([("x".to_owned(), 1)]));
 }
 
 /// A minimal `serde_bytes`: the stored bytes of a STRING.

@@ -251,6 +251,13 @@ fn maps_of_structs_round_trip() {
     let e = from_slice::<BTreeMap<String, Expert>>(&w.finish().unwrap()).unwrap_err();
     assert_eq!((e.key(), e.offset()), (Some("e1"), Some(92)), "{e}");
     assert_eq!(e.to_string(), "invalid type: expected struct Expert, found u32 5 at key \"e1\" (offset 92)");
+    // A map of newtype structs over a struct reads as the map of structs (serde's data model: a
+    // newtype struct is its inner value).
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Wrapped(Expert);
+    let bytes = to_vec(&v.experts).unwrap();
+    let wrapped: BTreeMap<String, Wrapped> = from_slice(&bytes).unwrap();
+    assert_eq!(wrapped.into_iter().map(|(k, w)| (k, w.0)).collect::<BTreeMap<_, _>>(), v.experts);
     // Maps of values still see the rest of each key flat.
     let flat: BTreeMap<String, u32> = from_slice(&to_vec(&Dotted2 { a: 1, b: 2 }).unwrap()).unwrap();
     assert_eq!(flat.keys().collect::<Vec<_>>(), ["x.a", "x.y.b"]);
@@ -341,6 +348,24 @@ fn flattened_structs_with_arch_keys_read_back() {
         ]
     );
     assert_eq!(from_slice::<M>(&bytes).unwrap(), v);
+    // A key that is the architecture's name alone is the field `{arch}` (every segment that is
+    // the name is the placeholder, as on write).
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Bare {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(flatten)]
+        hp: BareHp,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct BareHp {
+        #[serde(rename = "{arch}")]
+        whole: u32,
+    }
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama", 7u32).unwrap();
+    assert_eq!(from_slice::<Bare>(&w.finish().unwrap()).unwrap().hp, BareHp { whole: 7 });
     // With the architecture given by the caller.
     #[derive(Serialize, Deserialize, Debug, PartialEq)]
     struct Only {

@@ -652,15 +652,17 @@ fn architecture_placeholder() {
         "key has an {arch} segment but the architecture is unknown: there is no general.architecture string and none \
          was given with MetadataOptions::arch at key \"{arch}\""
     );
-    // Every `{arch}` segment is replaced, in a key that has no other segment too.
+    // Every `{arch}` segment is replaced, in a key that has no other segment too; the name is
+    // general.architecture's, not that of a string before it.
     let m = BTreeMap::from([
+        ("author".to_owned(), Value::String("someone".into())),
         ("general.architecture".to_owned(), Value::String("llama".into())),
         ("{arch}".to_owned(), Value::U32(1)),
         ("{arch}.{arch}".to_owned(), Value::U32(2)),
     ]);
     let bytes = to_vec(&m).unwrap();
     let keys: Vec<String> = Gguf::from_slice(&bytes).unwrap().metadata().map(|kv| kv.key.to_string()).collect();
-    assert_eq!(keys, ["general.architecture", "llama", "llama.llama"]);
+    assert_eq!(keys, ["author", "general.architecture", "llama", "llama.llama"]);
     // Also when every key is the placeholder alone, the architecture given by the caller.
     let m = BTreeMap::from([("{arch}".to_owned(), 1u32)]);
     let bytes = MetadataOptions::new().arch("phi3").to_vec(&m).unwrap();
@@ -724,7 +726,13 @@ fn nesting_limit() {
     assert!(from_slice::<Node>(&bytes).is_ok());
     let e = to_vec(&chain(65)).unwrap_err().to_string();
     assert!(e.starts_with("structs or maps nested deeper than 64 levels at key \"n.n.n."), "{e}");
-    // Read: a key of 100 segments against a recursive type stops at the limit.
+    // Read: the limit is the writer's. 63 levels of structs under the root read, 64 do not.
+    for (levels, ok) in [(63, true), (64, false)] {
+        let m = BTreeMap::from([(format!("{}v", "n.".repeat(levels)), 1u8)]);
+        let r = from_slice::<Node>(&to_vec(&m).unwrap());
+        assert_eq!(r.is_ok(), ok, "{levels}: {r:?}");
+    }
+    // A key of 100 segments against a recursive type stops at the limit.
     let mut m = BTreeMap::new();
     m.insert(format!("{}v", "n.".repeat(100)), 1u8);
     let bytes = to_vec(&m).unwrap();
@@ -945,6 +953,19 @@ fn a_type_mismatch_shows_the_arrays_length() {
     assert_eq!(e, "invalid type: expected u32, found array<u32> of 1 element at key \"one\" (offset 39)");
     let e = from_slice::<Two>(&bytes).unwrap_err().to_string();
     assert_eq!(e, "invalid type: expected u32, found array<u32> of 2 elements at key \"two\" (offset 70)");
+}
+
+#[test]
+fn a_type_mismatch_shows_a_long_string_cut_at_40_characters() {
+    // 40 characters are shown whole; of 41, the first 40 and an ellipsis (characters, not bytes:
+    // "é" is 2 bytes). The value of `s` is at 24 + 8 + 1 + 4 = 37.
+    let forty = "é".repeat(40);
+    for (text, shown) in [(forty.clone(), format!("{forty:?}")), (format!("{forty}x"), format!("{forty:?}…"))] {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("s", text.as_str()).unwrap();
+        let e = from_slice::<BTreeMap<String, u32>>(&w.finish().unwrap()).unwrap_err().to_string();
+        assert_eq!(e, format!("invalid type: expected u32, found string {shown} at key \"s\" (offset 37)"));
+    }
 }
 
 #[test]
