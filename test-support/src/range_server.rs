@@ -20,6 +20,9 @@ pub enum Behaviour {
     RedirectOnce,
     /// `200` with the whole file, ignoring `Range`.
     NoRanges,
+    /// `200` with the whole file and a `Content-Range` for all of it (`bytes 0-LAST/LEN`): a
+    /// server that names a range but does not answer with one.
+    WholeWithContentRange,
     /// `206` whose `Content-Range` promises the range asked for but whose body (and
     /// `Content-Length`) has half of it.
     ShortBody,
@@ -182,8 +185,13 @@ fn serve(
                 conn.write_all(head("302 Found", &format!("Location: {to}\r\n"), 0).as_bytes())?;
                 continue;
             }
-            Behaviour::NoRanges => {
-                conn.write_all(head("200 OK", "", file.len()).as_bytes())?;
+            Behaviour::NoRanges | Behaviour::WholeWithContentRange => {
+                let extra = if behaviour == Behaviour::NoRanges {
+                    String::new()
+                } else {
+                    format!("Content-Range: bytes 0-{}/{len}\r\n", len.saturating_sub(1))
+                };
+                conn.write_all(head("200 OK", &extra, file.len()).as_bytes())?;
                 sent.fetch_add(len, Ordering::SeqCst);
                 conn.write_all(file)?;
                 continue;

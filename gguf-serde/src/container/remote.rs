@@ -44,7 +44,7 @@ pub struct RemoteOptions {
     /// 30 s). A server that takes longer gives [`RemoteError::Timeout`].
     pub timeout: Duration,
     /// How many redirects a request may follow (default 10; the hub redirects `resolve` URLs to
-    /// its storage once). More gives [`RemoteError::TooManyRedirects`].
+    /// its storage once; 0 follows none). More gives [`RemoteError::TooManyRedirects`].
     pub max_redirects: u32,
 }
 
@@ -366,6 +366,11 @@ impl HttpRangeReader {
         let content_range = resp.headers().get("content-range").and_then(|v| v.to_str().ok()).map(str::to_owned);
         if status == 200 {
             return Err(RemoteError::NoRangeSupport { status, content_range });
+        }
+        // ureq follows redirects up to the limit and errors past it, but with a limit of 0 it
+        // hands the redirect back: that is one redirect more than allowed too.
+        if matches!(status, 301 | 302 | 303 | 307 | 308) {
+            return Err(RemoteError::TooManyRedirects { max });
         }
         if status != 206 {
             return Err(RemoteError::Status { status, start, end });

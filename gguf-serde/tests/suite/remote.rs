@@ -95,7 +95,12 @@ fn each_range_mistake_is_a_typed_error() {
     let opts = RemoteOptions::default().request_sizes(1024, 4096);
     type Check = fn(&RemoteError) -> bool;
     let cases: &[(Behaviour, Check, std::io::ErrorKind)] = &[
-        (Behaviour::NoRanges, |e| matches!(e, RemoteError::NoRangeSupport { status: 200, .. }), Other),
+        (Behaviour::NoRanges, |e| matches!(e, RemoteError::NoRangeSupport { status: 200, content_range: None }), Other),
+        (
+            Behaviour::WholeWithContentRange,
+            |e| matches!(e, RemoteError::NoRangeSupport { status: 200, content_range: Some(c) } if c.starts_with("bytes 0-")),
+            Other,
+        ),
         (Behaviour::NotFound, |e| matches!(e, RemoteError::Status { status: 404, start: 0, end: 1023 }), Other),
         (
             Behaviour::ShortBody,
@@ -344,4 +349,40 @@ fn requests_double_while_reading_on_and_start_over_after_a_jump() {
     read_on(&mut r, 3000, 3500);
     assert_eq!((server.requests(), server.bytes_sent()), (6 + 4, 1216 + 64 + 128 + 2 * 256));
     assert_eq!(r.requests(), server.requests());
+    assert_eq!(r.bytes_fetched(), server.bytes_sent());
+}
+
+/// `NoRangeSupport`'s message gives the status and, when the server sent one, the
+/// `Content-Range` it named, as sent.
+#[test]
+fn a_server_without_ranges_is_named_with_its_content_range() {
+    let bytes = file(10, 64);
+    let len = bytes.len();
+    for (behaviour, expected) in [
+        (Behaviour::NoRanges, "(status 200)".to_string()),
+        (Behaviour::WholeWithContentRange, format!("(status 200, Content-Range \"bytes 0-{}/{len}\")", len - 1)),
+    ] {
+        let server = RangeServer::start(bytes.clone(), behaviour);
+        let e = remote_error(&Gguf::from_url(&server.url("m.gguf"), &RemoteOptions::default()).unwrap_err());
+        assert_eq!(
+            e.to_string(),
+            format!("the server does not serve byte ranges {expected}: refusing to download the whole file"),
+            "{behaviour:?}"
+        );
+    }
+}
+
+/// `max_redirects` is the number of redirects followed (ureq's count, the field's docs): one
+/// redirect needs 1, and 0 refuses it with `TooManyRedirects`. The builder keeps the options set
+/// before it.
+#[test]
+fn max_redirects_is_the_number_of_redirects_followed() {
+    let opts = RemoteOptions::default().request_sizes(100, 300).max_redirects(0);
+    assert_eq!((opts.first_request, opts.max_request, opts.max_redirects), (100, 300, 0));
+    let bytes = file(10, 64);
+    let server = RangeServer::start(bytes.clone(), Behaviour::RedirectOnce);
+    let e = Gguf::from_url(&server.url("moved/m.gguf"), &opts).unwrap_err();
+    assert_eq!(remote_error(&e), RemoteError::TooManyRedirects { max: 0 });
+    let (g, _) = Gguf::from_url(&server.url("moved/m.gguf"), &opts.clone().max_redirects(1)).unwrap();
+    assert_eq!(describe(&g), describe(&Gguf::from_slice(&bytes).unwrap()));
 }

@@ -515,6 +515,19 @@ fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
 }
 
 #[test]
+fn a_bool_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    // With another BOOL key after it, of the other value: the key is the one holding the value
+    // serde reports, not any BOOL.
+    for other in [None, Some(Value::Bool(false))] {
+        let e = freq_base_error(&Value::Bool(true), other);
+        assert_eq!(
+            e.to_string(),
+            "invalid type: boolean `true`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
+        );
+    }
+}
+
+#[test]
 fn a_string_or_an_array_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
     // A string: the key whose value is that string, not an array holding it as an element
     // (elements are searched only when no whole value is the one reported).
@@ -628,6 +641,10 @@ fn arrays_of_arrays_with_an_empty_inner_array() {
     let e = to_vec(&Unit { m: vec![vec![()]] }).unwrap_err();
     // m at 37, m[0] at 49, its element at 61.
     assert_eq!((e.key(), e.offset()), (Some("m[0][0]"), Some(61)), "{e}");
+    // Under an empty map key (refused as a key, but the unit is met first): its pair at 24, a
+    // key of 0 bytes (8-byte length), the type 4, the value at 36, its element at 48.
+    let e = to_vec(&BTreeMap::from([("", vec![()])])).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("[0]"), Some(48)), "{e}");
     #[derive(Deserialize, Debug)]
     #[allow(dead_code)]
     struct R {

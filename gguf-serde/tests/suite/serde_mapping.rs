@@ -452,19 +452,27 @@ fn enums() {
     assert_eq!(f.get("a"), Some(ValueRef::String("mean".into())));
     assert_eq!(from_slice::<S>(&bytes).unwrap(), v);
 
+    // A variant with data of each of serde's kinds (newtype, tuple, struct) is refused at its
+    // key, the offset where its value would be (header 24, key length 8 + "d", type 4).
     #[derive(Serialize)]
     enum Data {
+        One(u32),
         Pair(u32, u32),
+        Named { x: u32 },
     }
     #[derive(Serialize)]
     struct D {
         d: Data,
     }
-    assert_eq!(
-        to_vec(&D { d: Data::Pair(1, 2) }).unwrap_err().to_string(),
-        "enum variant Data::Pair has data; GGUF stores only unit variants (as STRING): for variants with fields \
-         use an internally tagged enum, #[serde(tag = \"type\")] at key \"d\" (offset 37)"
-    );
+    for (d, variant) in [(Data::One(1), "One"), (Data::Pair(1, 2), "Pair"), (Data::Named { x: 1 }, "Named")] {
+        assert_eq!(
+            to_vec(&D { d }).unwrap_err().to_string(),
+            format!(
+                "enum variant Data::{variant} has data; GGUF stores only unit variants (as STRING): for variants \
+                 with fields use an internally tagged enum, #[serde(tag = \"type\")] at key \"d\" (offset 37)"
+            )
+        );
+    }
     #[derive(Serialize)]
     struct Bad {
         a: &'static str,

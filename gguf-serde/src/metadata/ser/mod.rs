@@ -164,7 +164,9 @@ impl<W: Write> GgufWriter<W> {
 /// Gives `e`, about the value at `key` (or the pair after `before` when `key` is `None` or the
 /// key of a group), the output offset where that value would have been written: after the
 /// pairs `before` (from output offset `base`), the key and the type id. Keys of `before` are
-/// measured with `{arch}` resolved as it would be.
+/// measured with `{arch}` resolved as it would be. An element (`key` `m[1][2]`) is measured
+/// into its array's value; under an empty map key (`[0]`: the key is refused later, when the
+/// pairs are finished) its pair has a key of 0 bytes, and the offset is still the element's.
 fn at_output(e: Error, base: u64, before: &[(String, Value)], key: Option<&str>, opts: &MetadataOptions) -> Error {
     let arch = opts.arch.clone().or_else(|| {
         before.iter().find_map(|(k, v)| match v {
@@ -183,11 +185,11 @@ fn at_output(e: Error, base: u64, before: &[(String, Value)], key: Option<&str>,
     let element = key.is_some_and(|k| k.contains('['));
     let key = key.map(|k| k.split_once('[').map_or(k, |(pair, _)| pair));
     let at = match key {
-        Some(k) if !k.is_empty() => {
+        Some(k) => {
             let value = pairs.saturating_add(8).saturating_add(key_len(k)).saturating_add(4);
             value.saturating_add(if element { e.within().unwrap_or(0) } else { 0 })
         }
-        _ => pairs,
+        None => pairs,
     };
     e.at_output_offset(at)
 }

@@ -92,3 +92,25 @@ fn from_reader_reads_no_tensor_data() {
     assert_eq!(g.tensor_infos_end(), 112);
     assert!(watch.furthest <= 112 + 8192, "read up to byte {}", watch.furthest);
 }
+
+/// `tensor_data_borrowed` gives each tensor's bytes at the offset the spec puts them (the data
+/// section's start plus the tensor's offset, `nbytes` long), as the byte builder wrote them, with
+/// the slice's lifetime: they outlive the `Gguf`. A name the file does not have is `NotFound`.
+#[test]
+fn borrowed_tensor_data_is_the_bytes_at_each_tensors_offset() {
+    let s = sample(false);
+    let at = |from: u64, n: u64| &s.bytes[(s.data_offset + from) as usize..(s.data_offset + from + n) as usize];
+    let expected = [("a", at(0, 32)), ("b", at(32, 34)), ("c", at(96, 6))];
+    let borrowed: Vec<&[u8]> = {
+        let g = Gguf::from_slice(&s.bytes).unwrap();
+        for (name, bytes) in expected {
+            assert_eq!(g.tensor_data_by_name(name).unwrap(), bytes, "{name}");
+        }
+        let e = g.tensor_data_borrowed("d").unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::NotFound { .. }), "{e:?}");
+        expected.iter().map(|(name, _)| g.tensor_data_borrowed(name).unwrap()).collect()
+    };
+    for ((name, bytes), got) in expected.iter().zip(borrowed) {
+        assert_eq!(got, *bytes, "{name}");
+    }
+}
