@@ -103,6 +103,40 @@ fn a_value_the_serializer_cannot_store_cites_its_output_offset() {
 }
 
 #[test]
+fn an_error_of_a_serialize_impl_names_the_field_it_was_in() {
+    // A `Serialize` impl of the user's fails with `S::Error::custom` (serde's data model: the
+    // impl does not know its key): the error names the field holding it, at the offset where its
+    // value would have been written.
+    struct Failing;
+    impl Serialize for Failing {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("refused by its impl"))
+        }
+    }
+    #[derive(Serialize)]
+    struct G {
+        bad: Failing,
+    }
+    #[derive(Serialize)]
+    struct S {
+        a: u32,
+        bad: Failing,
+    }
+    #[derive(Serialize)]
+    struct N {
+        a: u32,
+        g: G,
+    }
+    // Header 24; `a`: key 8 + 1, type 4, u32 4 = 41; `bad`: key 8 + 3, type 4: 56.
+    let e = to_vec(&S { a: 1, bad: Failing }).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("bad"), Some(56)), "{e}");
+    assert_eq!(e.to_string(), "refused by its impl at key \"bad\" (offset 56)");
+    // In a nested struct: the key `g.bad` (8 + 5, type 4): 58.
+    let e = to_vec(&N { a: 1, g: G { bad: Failing } }).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("g.bad"), Some(58)), "{e}");
+}
+
+#[test]
 fn a_key_the_writer_refuses_cites_its_pair_offset() {
     let mut w = GgufWriter::new(Vec::new());
     w.add_kv("general.name", "n").unwrap(); // 8 + 12 + 4 + 8 + 1 = 33 bytes from 24

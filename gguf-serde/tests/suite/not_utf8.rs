@@ -357,6 +357,30 @@ fn a_flattened_value_refuses_a_string_that_is_not_utf8_as_a_value_field_does() {
     assert_eq!(f.rest.get("t"), Some(&Value::from("cafe")));
 }
 
+/// Two STRINGs that are not UTF-8 under `#[serde(flatten)]`, each with bytes of its own: the
+/// error names the one serde reported (the first in the file: a map is read in order), at the
+/// offset of its bytes, not the other one.
+#[test]
+fn a_flattened_value_names_the_string_that_is_not_utf8_not_another_one() {
+    use crate::common::{ty, B};
+    use std::collections::BTreeMap;
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Flat {
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+    for (first, second) in [(NOT_UTF8_STRING, NOT_UTF8_TOKEN), (NOT_UTF8_TOKEN, NOT_UTF8_STRING)] {
+        let mut b = B::le();
+        b.header(3, 0, 2);
+        b.kv("s", ty::STRING).str(first);
+        b.kv("t", ty::STRING).str(second);
+        let bytes = b.bytes();
+        let e = gguf_serde::from_slice::<Flat>(&bytes).unwrap_err();
+        assert_eq!(invalid_utf8(&e), ("s".to_owned(), find(&bytes, first)));
+    }
+}
+
 /// The file of `serde_file` with only the keys `keep` (and their values).
 fn only(bytes: &[u8], keep: &[&str]) -> Vec<u8> {
     let g = Gguf::from_slice(bytes).unwrap();
@@ -365,6 +389,28 @@ fn only(bytes: &[u8], keep: &[&str]) -> Vec<u8> {
         w.add_kv_ref(kv.key, kv.value).unwrap();
     }
     w.finish().unwrap()
+}
+
+/// `StringArray::from_array` is `None` for an `array<string>` with a string that is not UTF-8
+/// (its docs: a `StringArray` holds text); with that string made valid, the stored strings.
+#[test]
+fn a_string_array_is_not_made_from_an_array_with_a_string_that_is_not_utf8() {
+    let mut bytes = not_utf8();
+    let tokens = |bytes: &[u8]| {
+        let g = Gguf::from_slice(bytes).unwrap();
+        let a = g.get("tokenizer.ggml.tokens").unwrap().as_array().unwrap();
+        (a.is_utf8(), gguf_serde::StringArray::from_array(&a))
+    };
+    let (utf8, got) = tokens(&bytes);
+    assert!(!utf8);
+    // Not `assert_eq!`: a `StringArray` of bytes that are not UTF-8 cannot be printed.
+    assert!(got.is_none(), "a StringArray made of a string that is not UTF-8");
+    // `\xe2\x96` cut short of `\xe2\x96\x81` (U+2581); made `\xc3\xa9` (é), of the same length.
+    let at = find(&bytes, NOT_UTF8_TOKEN) as usize;
+    bytes[at..at + 2].copy_from_slice("é".as_bytes());
+    let (utf8, got) = tokens(&bytes);
+    assert!(utf8);
+    assert_eq!(got.unwrap().iter().collect::<Vec<_>>(), ["a", "é", "\u{2581}b"]);
 }
 
 /// A `StringArray` refuses a string that is not UTF-8 with the error `Vec<String>` gives: the

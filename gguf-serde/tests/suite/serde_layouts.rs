@@ -516,14 +516,16 @@ fn a_float_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
 
 #[test]
 fn a_bool_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
-    // With another BOOL key after it, of the other value: the key is the one holding the value
-    // serde reports, not any BOOL.
-    for other in [None, Some(Value::Bool(false))] {
-        let e = freq_base_error(&Value::Bool(true), other);
-        assert_eq!(
-            e.to_string(),
-            "invalid type: boolean `true`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
-        );
+    // serde reports a BOOL as the bool it holds (`Unexpected::Bool`): the key is the one holding
+    // that bool, also with another BOOL key after it holding the other one.
+    for (value, shown, other) in [(true, "true", false), (false, "false", true)] {
+        for other in [None, Some(Value::Bool(other))] {
+            let e = freq_base_error(&Value::Bool(value), other);
+            assert_eq!(
+                e.to_string(),
+                format!("invalid type: boolean `{shown}`, expected u32 at key \"llama.rope.freq_base\" (offset 101)")
+            );
+        }
     }
 }
 

@@ -1128,3 +1128,53 @@ fn a_struct_reports_how_many_keys_it_has_left() {
     assert_eq!(top.m.0, [Some(2), Some(1), Some(0)]);
     assert_eq!(top.s.0, [Some(3), Some(2), Some(1), Some(0)]);
 }
+
+#[test]
+fn a_typed_value_is_a_newtype_variant_only() {
+    // `Value` and `Array` ask the deserializer for an enum whose variant is the stored type's
+    // name and whose content is the value: serde's newtype variant. A visitor of its own that
+    // asks for that enum and takes the variant as a unit variant (serde's data model: no
+    // content) is refused at the key and its value's offset, never given the tag without the
+    // value; as a newtype variant it gets the tag and the value.
+    use serde::de::{EnumAccess, VariantAccess, Visitor};
+    #[derive(Debug, PartialEq)]
+    struct Tagged(String, Option<u32>);
+    impl<'de> Deserialize<'de> for Tagged {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Tagged;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a typed value")
+                }
+                fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Tagged, A::Error> {
+                    let (tag, v): (String, _) = data.variant()?;
+                    if tag == "u32" {
+                        return Ok(Tagged(tag, Some(v.newtype_variant()?)));
+                    }
+                    v.unit_variant()?;
+                    Ok(Tagged(tag, None))
+                }
+            }
+            d.deserialize_newtype_struct("\0gguf_serde::Value", V)
+        }
+    }
+    #[derive(Deserialize, Debug)]
+    struct S {
+        a: Tagged,
+        b: Tagged,
+    }
+    // Header 24; `a`: key 8 + 1, type 4, u32 4 = 41; `b`: key 8 + 1, type 4: its value at 54.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("a", 7u32).unwrap();
+    w.add_kv("b", 1.5f32).unwrap();
+    let e = from_slice::<S>(&w.finish().unwrap()).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("b"), Some(54)), "{e}");
+    assert!(matches!(e.kind(), ErrorKind::Metadata(_)), "{e:?}");
+    // Both as newtype variants: the stored type's name (`ValueType::name`) and the value written.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("a", 7u32).unwrap();
+    w.add_kv("b", 8u32).unwrap();
+    let s = from_slice::<S>(&w.finish().unwrap()).unwrap();
+    assert_eq!((s.a, s.b), (Tagged("u32".into(), Some(7)), Tagged("u32".into(), Some(8))));
+}

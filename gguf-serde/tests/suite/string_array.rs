@@ -150,6 +150,15 @@ fn round_trips_through_serde_json() {
     let e = serde_json::from_str::<StringArray>("[1]").unwrap_err();
     assert!(e.to_string().starts_with("invalid type: integer `1`, expected a string"), "{e}");
     assert!(serde_json::from_str::<StringArray>(r#"{"a": 1}"#).is_err());
+    // Not an array at all: serde's message names what `StringArray` expects (its visitor's
+    // `expecting`), as serde_json reports it (with the line and column).
+    for (json, found) in [("5", "integer `5`"), (r#""ab""#, "string \"ab\""), (r#"{"a": 1}"#, "map")] {
+        let e = serde_json::from_str::<StringArray>(json).unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!("invalid type: {found}, expected an array of strings at line 1")),
+            "{e}"
+        );
+    }
 }
 
 #[test]
