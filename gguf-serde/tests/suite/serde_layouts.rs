@@ -172,6 +172,33 @@ fn the_keys_under_a_value_read_and_write_through_a_field_named_for_the_prefix() 
     );
 }
 
+#[test]
+fn a_key_that_is_the_prefix_of_a_trailing_dot_field_is_not_under_it() {
+    // `tokenizer.chat_template.` (a key the container accepts; its last segment is empty) has no
+    // key under the prefix, so it is not one of the named templates: read as one, the map would
+    // have a key `""`, which no file can hold (`keys_with_empty_segments_are_refused`). The file
+    // does not fit the struct and is refused.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("tokenizer.chat_template.rag", "r").unwrap();
+    w.add_kv("tokenizer.chat_template.", "x").unwrap();
+    let bytes = w.finish().unwrap();
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Named {
+        #[serde(rename = "tokenizer.chat_template.")]
+        named: BTreeMap<String, String>,
+    }
+    let r = from_slice::<Named>(&bytes);
+    assert!(r.is_err(), "{r:?}");
+    // A map of maps sees the keys as written, grouped by their first segment.
+    let want = BTreeMap::from([
+        ("chat_template.rag".to_owned(), "r".to_owned()),
+        ("chat_template.".to_owned(), "x".to_owned()),
+    ]);
+    let m = from_slice::<BTreeMap<String, BTreeMap<String, String>>>(&bytes).unwrap();
+    assert_eq!(m, BTreeMap::from([("tokenizer".to_owned(), want)]));
+}
+
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
 struct Expert {
     dim: u32,
@@ -261,6 +288,21 @@ fn maps_of_structs_round_trip() {
     // Maps of values still see the rest of each key flat.
     let flat: BTreeMap<String, u32> = from_slice(&to_vec(&Dotted2 { a: 1, b: 2 }).unwrap()).unwrap();
     assert_eq!(flat.keys().collect::<Vec<_>>(), ["x.a", "x.y.b"]);
+}
+
+#[test]
+fn a_map_entry_that_is_a_value_where_a_map_is_expected_names_its_key() {
+    // As for a struct above: `e1` is a value with no keys under it, where the map's values are
+    // maps. serde's `BTreeMap` expects "a map". Offsets: header 24; e0.dim: key 8 + 6, type 4,
+    // u32 4 = 46; e0.ffn.kind: key 8 + 11, type 4, string 8 + 1 = 78; e1: key 8 + 2, type 4: 92.
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("e0.dim", 1u32).unwrap();
+    w.add_kv("e0.ffn.kind", "a").unwrap();
+    w.add_kv("e1", 5u32).unwrap();
+    let bytes = w.finish().unwrap();
+    let e = from_slice::<BTreeMap<String, BTreeMap<String, Value>>>(&bytes).unwrap_err();
+    assert_eq!((e.key(), e.offset()), (Some("e1"), Some(92)), "{e}");
+    assert_eq!(e.to_string(), "invalid type: expected a map, found u32 5 at key \"e1\" (offset 92)");
 }
 
 #[derive(Serialize)]
@@ -530,6 +572,23 @@ fn a_bool_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
 }
 
 #[test]
+fn a_negative_integer_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
+    // serde reports a negative integer as a signed one (`Unexpected::Signed`), whatever its
+    // stored width; another key after it holds the same magnitude, positive.
+    for (value, other) in
+        [(Value::I8(-5), Value::U8(5)), (Value::I32(-5), Value::I32(5)), (Value::I64(-5), Value::U64(5))]
+    {
+        for other in [None, Some(other)] {
+            let e = freq_base_error(&value, other);
+            assert_eq!(
+                e.to_string(),
+                "invalid value: integer `-5`, expected u32 at key \"llama.rope.freq_base\" (offset 101)"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_string_or_an_array_of_the_wrong_type_inside_a_flattened_struct_names_its_key() {
     // A string: the key whose value is that string, not an array holding it as an element
     // (elements are searched only when no whole value is the one reported).
@@ -580,6 +639,37 @@ fn an_array_element_error_inside_a_flattened_struct_names_the_element() {
     let e = from_slice::<M>(&w.finish().unwrap()).unwrap_err();
     assert_eq!(e.key(), Some("llama.grid[1][1]"), "{e}");
     assert_eq!(e.offset(), Some(175), "{e}");
+}
+
+#[test]
+fn an_element_value_in_several_arrays_inside_a_flattened_struct_names_them_all() {
+    // serde reports 300 for `llama.a`'s first element; `llama.c1`, ... (not fields: a flattened
+    // struct ignores them) hold it too, as an element: the message lists the elements holding
+    // it, at most 5, and names no key.
+    #[derive(Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Hp {
+        #[serde(rename = "{arch}.a")]
+        a: Vec<u8>,
+    }
+    for others in [1, 5] {
+        let mut w = GgufWriter::new(Vec::new());
+        w.add_kv("general.architecture", "llama").unwrap();
+        w.add_kv("llama.a", Value::Array(Array::U32(vec![300]))).unwrap();
+        for i in 1..=others {
+            w.add_kv(&format!("llama.c{i}"), Value::Array(Array::U32(vec![1, 300]))).unwrap();
+        }
+        let e = from_slice::<WithArch<Hp>>(&w.finish().unwrap()).unwrap_err();
+        assert_eq!((e.key(), e.offset()), (None, None), "{e}");
+        let keys: Vec<String> = ["llama.a[0]".to_owned()]
+            .into_iter()
+            .chain((1..=others.min(4)).map(|i| format!("llama.c{i}[1]")))
+            .collect();
+        assert_eq!(
+            e.to_string(),
+            format!("invalid value: integer `300`, expected u8 (the value of one of the keys {})", keys.join(", "))
+        );
+    }
 }
 
 #[test]
