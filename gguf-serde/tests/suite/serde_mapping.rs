@@ -688,6 +688,41 @@ fn architecture_placeholder() {
 }
 
 #[test]
+fn two_fields_that_name_one_key_once_the_placeholder_is_replaced_the_first_takes_it() {
+    // `{arch}.n` and `llama.n` name the same key in a `llama` file. serde's derive gives a key
+    // to the first field of that name (its `match` on the field names takes the first arm); the
+    // same here, whichever of the two spellings comes first.
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct PlaceholderFirst {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(rename = "{arch}.n")]
+        a: Option<u32>,
+        #[serde(rename = "llama.n")]
+        b: Option<u32>,
+    }
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct NameFirst {
+        #[serde(rename = "general.architecture")]
+        arch: String,
+        #[serde(rename = "llama.n")]
+        a: Option<u32>,
+        #[serde(rename = "{arch}.n")]
+        b: Option<u32>,
+    }
+    let mut w = GgufWriter::new(Vec::new());
+    w.add_kv("general.architecture", "llama").unwrap();
+    w.add_kv("llama.n", 5u32).unwrap();
+    let bytes = w.finish().unwrap();
+    let arch = "llama".to_owned();
+    assert_eq!(
+        from_slice::<PlaceholderFirst>(&bytes).unwrap(),
+        PlaceholderFirst { arch: arch.clone(), a: Some(5), b: None }
+    );
+    assert_eq!(from_slice::<NameFirst>(&bytes).unwrap(), NameFirst { arch, a: Some(5), b: None });
+}
+
+#[test]
 fn deserialize_any_and_ignored_any() {
     #[derive(Serialize)]
     struct W {
@@ -1085,7 +1120,7 @@ fn a_struct_reports_how_many_keys_it_has_left() {
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Hints, A::Error> {
             let mut hints = vec![m.size_hint()];
-            while m.next_key::<String>()?.is_some() {
+            while m.next_key::<serde::de::IgnoredAny>()?.is_some() {
                 let _: serde::de::IgnoredAny = m.next_value()?;
                 hints.push(m.size_hint());
             }
@@ -1121,10 +1156,12 @@ fn a_struct_reports_how_many_keys_it_has_left() {
     for k in ["g.a", "g.x", "g.y", "g.z", "m.p", "m.q"] {
         w.add_kv(k, 1u8).unwrap();
     }
+    // A key under `g.` that is not UTF-8 is one more key no field names, given last (as bytes).
+    w.add_kv_ref(gguf_serde::GgufStr::from_bytes(b"g.\xff"), ValueRef::U8(1)).unwrap();
     w.add_kv("s", vec![1u8, 2, 3]).unwrap();
     let bytes = w.finish().unwrap();
     let top = from_slice::<Top>(&bytes).unwrap();
-    assert_eq!(top.g.0, [Some(4), Some(3), Some(2), Some(1), Some(0)]);
+    assert_eq!(top.g.0, [Some(5), Some(4), Some(3), Some(2), Some(1), Some(0)]);
     assert_eq!(top.m.0, [Some(2), Some(1), Some(0)]);
     assert_eq!(top.s.0, [Some(3), Some(2), Some(1), Some(0)]);
 }
