@@ -210,6 +210,20 @@ fn collection_helpers() {
     assert!(!StringArray::from(vec![String::new()]).is_empty(), "one empty string is one string");
 }
 
+#[test]
+fn with_capacity_has_room_for_what_it_was_given() {
+    // Room for 3 strings of 10 bytes in all (as `Vec::with_capacity` and `String::with_capacity`
+    // promise): pushing them allocates nothing more (the counting allocator of `common`).
+    let (mut a, _) = crate::common::measure(|| StringArray::with_capacity(3, 10));
+    let ((), allocs) = crate::common::measure(|| {
+        for s in ["abc", "defg", "hij"] {
+            a.push(s);
+        }
+    });
+    assert_eq!(allocs.total, 0, "{allocs:?}");
+    assert_eq!(a.iter().collect::<Vec<_>>(), ["abc", "defg", "hij"]);
+}
+
 /// Strings of every length from 0 to 40 bytes, each placed last in its array and in the middle
 /// of one, so that a short string is read both where 16 bytes follow its start inside the array
 /// and where fewer do (the end of the array), multi-byte text included: what each path returns is
