@@ -418,3 +418,31 @@ fn the_environment_switches_are_off_when_empty_or_0() {
         assert_eq!(run("GGUF_NO_DIRECT_IO", value), (true, false), "GGUF_NO_DIRECT_IO={value:?}");
     }
 }
+
+/// [`remove_temporaries`](super::remove_temporaries) removes the named temporary file of a write
+/// in progress and stops that write from naming its file: the commit fails and the folder is left
+/// empty (its docs). It stops every later write of the process too, so the check runs in a child
+/// process, this test binary running this test alone.
+#[test]
+fn remove_temporaries_removes_a_named_temporary_and_stops_its_commit() {
+    const CHILD: &str = "GGUF_TEST_REMOVE_TEMPORARIES_CHILD";
+    const NAME: &str = "container::atomic::tests::remove_temporaries_removes_a_named_temporary_and_stops_its_commit";
+    if std::env::var_os(CHILD).is_none() {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", NAME, "--test-threads=1"]).env(CHILD, "1");
+        let out = gguf_test_support::output_with_deadline(&mut cmd, std::time::Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("1 passed"), "the child did not run the test: {stdout}");
+        return;
+    }
+    NAMED_ONLY.with(|c| c.set(true));
+    let tmp = gguf_test_support::temp_dir();
+    let mut f = AtomicFile::new(tmp.path().join("out.gguf")).unwrap();
+    f.write_all(b"GGUF").unwrap();
+    assert_eq!(entries(tmp.path()).len(), 1, "the named temporary file");
+    super::remove_temporaries();
+    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "the temporary file was left");
+    assert!(f.commit().is_err(), "the write named its file after remove_temporaries");
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+}
