@@ -722,3 +722,22 @@ fn atomic_write_success_replaces_the_file() {
     assert_eq!(Gguf::open(&fresh).unwrap().endian(), Endian::Big);
     assert_eq!(dir_entries(dir.path()), ["fresh.gguf", "model.gguf"]);
 }
+
+/// Arrays nested `MAX_DEPTH` levels deep, the most a file may hold (the parser reads them, one
+/// level more is refused), are copied by `add_kv_ref` as they are stored: the output is the byte
+/// builder's file, padded after the (empty) tensor infos as ggml pads it.
+#[test]
+fn copying_arrays_nested_to_the_limit_keeps_their_bytes() {
+    let mut b = B::le();
+    b.header(3, 0, 1).kv("deep", ty::ARRAY);
+    for _ in 1..gguf_serde::format::MAX_DEPTH {
+        b.arr(ty::ARRAY, 1);
+    }
+    b.arr(ty::U8, 1).u8(7);
+    let g = Gguf::from_slice(&b.buf).unwrap();
+    let mut w = GgufWriter::new(Vec::new());
+    for kv in g.metadata() {
+        w.add_kv_ref(kv.key, kv.value).unwrap();
+    }
+    assert_eq!(w.finish().unwrap(), b.pad(32).buf);
+}

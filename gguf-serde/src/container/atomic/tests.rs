@@ -372,3 +372,77 @@ fn early_writeback_is_asked_for_each_32_mib_that_reached_the_file() {
     }
     assert!(entries(dir.path()).is_empty(), "a temporary file was left");
 }
+
+/// `GGUF_NO_TMPFILE` and `GGUF_NO_DIRECT_IO` turn the unnamed temporary file and direct I/O off
+/// when set to a value other than empty or `0`; empty or `0` is the same as not set
+/// ([`AtomicFile`]'s docs). The environment is the process's, so each setting is tried in a child
+/// process, this test binary running this test alone, which writes a file and prints whether its
+/// temporary is unnamed (nothing of it in the folder) and whether it goes with direct I/O.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_environment_switches_are_off_when_empty_or_0() {
+    const CHILD: &str = "GGUF_TEST_ENV_SWITCH_CHILD";
+    const NAME: &str = "container::atomic::tests::the_environment_switches_are_off_when_empty_or_0";
+    if std::env::var_os(CHILD).is_some() {
+        let tmp = gguf_test_support::temp_dir();
+        let mut f = AtomicFile::new(tmp.path().join("out.gguf")).unwrap();
+        f.write_all(&[1u8; 10_000]).unwrap();
+        println!("unnamed {} direct {}", entries(tmp.path()).is_empty(), f.is_direct());
+        return;
+    }
+    // (unnamed, direct) in a child with `var` set to `value` (none: `var` empty)
+    let run = |var: &str, value: &str| -> (bool, bool) {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", NAME, "--nocapture", "--test-threads=1"]).env(CHILD, "1");
+        cmd.env_remove("GGUF_NO_TMPFILE").env_remove("GGUF_NO_DIRECT_IO");
+        if !var.is_empty() {
+            cmd.env(var, value);
+        }
+        let out = gguf_test_support::output_with_deadline(&mut cmd, std::time::Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{var}={value:?}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        // (after libtest's "test NAME ... " on the same line)
+        let line = stdout.lines().find_map(|l| l.split_once("unnamed ")).expect("the child's line").1;
+        let (unnamed, direct) = line.split_once(" direct ").expect("the child's line");
+        (unnamed == "true", direct.starts_with("true"))
+    };
+    if run("", "") != (true, true) {
+        return gguf_test_support::skip("no unnamed files or no direct I/O in the test folder");
+    }
+    for value in ["", "0"] {
+        assert_eq!(run("GGUF_NO_TMPFILE", value), (true, true), "GGUF_NO_TMPFILE={value:?}");
+        assert_eq!(run("GGUF_NO_DIRECT_IO", value), (true, true), "GGUF_NO_DIRECT_IO={value:?}");
+    }
+    for value in ["1", "yes"] {
+        assert_eq!(run("GGUF_NO_TMPFILE", value), (false, true), "GGUF_NO_TMPFILE={value:?}");
+        assert_eq!(run("GGUF_NO_DIRECT_IO", value), (true, false), "GGUF_NO_DIRECT_IO={value:?}");
+    }
+}
+
+/// [`remove_temporaries`](super::remove_temporaries) removes the named temporary file of a write
+/// in progress and stops that write from naming its file: the commit fails and the folder is left
+/// empty (its docs). It stops every later write of the process too, so the check runs in a child
+/// process, this test binary running this test alone.
+#[test]
+fn remove_temporaries_removes_a_named_temporary_and_stops_its_commit() {
+    const CHILD: &str = "GGUF_TEST_REMOVE_TEMPORARIES_CHILD";
+    const NAME: &str = "container::atomic::tests::remove_temporaries_removes_a_named_temporary_and_stops_its_commit";
+    if std::env::var_os(CHILD).is_none() {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", NAME, "--test-threads=1"]).env(CHILD, "1");
+        let out = gguf_test_support::output_with_deadline(&mut cmd, std::time::Duration::from_secs(120));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("1 passed"), "the child did not run the test: {stdout}");
+        return;
+    }
+    NAMED_ONLY.with(|c| c.set(true));
+    let tmp = gguf_test_support::temp_dir();
+    let mut f = AtomicFile::new(tmp.path().join("out.gguf")).unwrap();
+    f.write_all(b"GGUF").unwrap();
+    assert_eq!(entries(tmp.path()).len(), 1, "the named temporary file");
+    super::remove_temporaries();
+    assert_eq!(entries(tmp.path()), Vec::<String>::new(), "the temporary file was left");
+    assert!(f.commit().is_err(), "the write named its file after remove_temporaries");
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+}

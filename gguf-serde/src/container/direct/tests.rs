@@ -381,6 +381,37 @@ fn the_error_of_a_write_handed_back_is_reported_by_the_next_call() {
     });
 }
 
+/// `finish` with a failed direct write in flight: a refusal (`EINVAL`) is passed over, the refused
+/// bytes written again through the page cache (the file is the bytes written); an I/O error is
+/// reported as that write's own error, not as the writer having failed before (`finish`'s docs:
+/// as `into_buffered`, the first error of a write other than a refusal).
+#[test]
+#[cfg(target_os = "linux")]
+fn finish_passes_over_a_refusal_and_reports_an_io_error_of_a_write_in_flight() {
+    within_deadline(|| {
+        let dir = gguf_test_support::temp_dir();
+        let data = pattern(CHUNK);
+        for errno in [libc::EINVAL, libc::EIO] {
+            let path = dir.path().join(format!("f{errno}"));
+            let Ok(mut d) = DirectWriter::new(std::fs::File::create(&path).unwrap()) else {
+                return gguf_test_support::skip("no direct I/O in the test folder");
+            };
+            hook::plan(vec![Some(errno)]);
+            // a full buffer: handed to the I/O thread at once, its error met by `finish`
+            assert_eq!(d.write(&data).unwrap(), CHUNK);
+            match d.finish() {
+                Ok(file) if errno == libc::EINVAL => {
+                    drop(file);
+                    assert!(std::fs::read(&path).unwrap() == data, "the refused bytes were not written again");
+                }
+                Err(e) if errno == libc::EIO => assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}"),
+                r => panic!("errno {errno}: {r:?}"),
+            }
+        }
+        assert_all_gone();
+    });
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn an_io_error_of_the_second_or_third_write_in_flight_is_reported_by_a_later_call() {

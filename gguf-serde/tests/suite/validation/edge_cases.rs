@@ -181,6 +181,60 @@ fn check_all_types(g: &Gguf<&[u8]>) {
     assert_eq!((&*t.shape, t.dtype, t.nbytes), (&[2][..], GgmlType::F32, 8));
 }
 
+/// Appends `v` to `b` as the integer type `id` (a GGUF value type id).
+fn put_int(b: &mut B, id: u32, v: i128) {
+    match id {
+        ty::U8 => b.u8(v.try_into().unwrap()),
+        ty::I8 => b.i8(v.try_into().unwrap()),
+        ty::U16 => b.u16(v.try_into().unwrap()),
+        ty::I16 => b.i16(v.try_into().unwrap()),
+        ty::U32 => b.u32(v.try_into().unwrap()),
+        ty::I32 => b.i32(v.try_into().unwrap()),
+        ty::U64 => b.u64(v.try_into().unwrap()),
+        ty::I64 => b.i64(v.try_into().unwrap()),
+        _ => panic!("not an integer type: {id}"),
+    };
+}
+
+/// The integer accessors against the values the byte builder wrote, at every width and in both
+/// byte orders: a signed integer that is not negative is a `u64` too, an unsigned one up to
+/// `i64::MAX` an `i64` (`ValueRef::as_u64`, `as_i64`: "any width, signed or not"), the others
+/// `None` (a negative one as `u64`, one above `i64::MAX` as `i64`); scalars and array elements.
+#[test]
+fn integer_accessors_take_every_width_that_fits() {
+    type AsU64AsI64 = (Option<u64>, Option<i64>);
+    let cases: [(&str, u32, i128, AsU64AsI64); 12] = [
+        ("i8", ty::I8, 100, (Some(100), Some(100))),
+        ("i8.neg", ty::I8, -1, (None, Some(-1))),
+        ("i16", ty::I16, 30_000, (Some(30_000), Some(30_000))),
+        ("i16.neg", ty::I16, -32_768, (None, Some(-32_768))),
+        ("i32", ty::I32, 2_000_000_000, (Some(2_000_000_000), Some(2_000_000_000))),
+        ("i32.neg", ty::I32, -7, (None, Some(-7))),
+        ("i64", ty::I64, i64::MAX.into(), (Some(i64::MAX as u64), Some(i64::MAX))),
+        ("i64.neg", ty::I64, i64::MIN.into(), (None, Some(i64::MIN))),
+        ("u8", ty::U8, 255, (Some(255), Some(255))),
+        ("u16", ty::U16, 65_535, (Some(65_535), Some(65_535))),
+        ("u32", ty::U32, u32::MAX.into(), (Some(u32::MAX.into()), Some(u32::MAX.into()))),
+        ("u64", ty::U64, 1 << 63, (Some(1 << 63), None)),
+    ];
+    for big in [false, true] {
+        let mut b = if big { B::be() } else { B::le() };
+        b.header(3, 0, 2 * cases.len() as u64);
+        for &(key, id, v, _) in &cases {
+            put_int(b.kv(key, id), id, v);
+            put_int(b.kv(format!("a.{key}"), ty::ARRAY).arr(id, 1), id, v);
+        }
+        let g = parse_ok(&b.buf);
+        for (key, _, _, expected) in cases {
+            let v = g.get(key).unwrap();
+            assert_eq!((v.as_u64(), v.as_i64()), expected, "{key}, big-endian {big}");
+            let a = g.get(format!("a.{key}")).unwrap().as_array().unwrap();
+            let elements: Vec<_> = a.iter().map(|e| (e.as_u64(), e.as_i64())).collect();
+            assert_eq!(elements, [expected], "a.{key}, big-endian {big}");
+        }
+    }
+}
+
 #[test]
 fn little_endian_values_read_exactly() {
     let bytes = all_types(false, 3);

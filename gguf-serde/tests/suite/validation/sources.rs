@@ -37,6 +37,9 @@ fn from_reader_whose_length_lies_is_an_io_error() {
     let s = sample(false);
     let e = Gguf::from_reader(Liar(Cursor::new(s.bytes[..100].to_vec()))).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::UnexpectedEof), "{e:?}");
+    // And says why: the reader ended before the length its `Seek` gave (the bytes are checked
+    // against the file's length, `from_reader`'s docs), not merely that bytes ran out.
+    assert!(e.to_string().contains("shorter than its length"), "{e}");
     // Metadata whole: from_reader reads no tensor data, so it trusts the claimed length.
     let g = Gguf::from_reader(Liar(Cursor::new(s.bytes.clone()))).unwrap();
     assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
