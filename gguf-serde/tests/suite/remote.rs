@@ -151,6 +151,29 @@ fn a_server_that_never_answers_times_out() {
         Gguf::from_url(&url, &RemoteOptions::default().timeout(Duration::from_millis(500))).unwrap_err()
     });
     assert_eq!(remote_error(&e), RemoteError::Timeout(Duration::from_millis(500)));
+    assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::TimedOut), "{e}");
+}
+
+/// The `std::io::Error` a `RemoteError` becomes has the kind its docs give: `TimedOut`,
+/// `InvalidInput` for a bad URL, `UnexpectedEof` for a body shorter than promised, `Other` for
+/// the rest; the error inside is the one converted.
+#[test]
+fn each_remote_error_becomes_an_io_error_of_its_kind() {
+    use std::io::ErrorKind as K;
+    let length = |expected, got, more| RemoteError::WrongLength { start: 0, end: expected - 1, expected, got, more };
+    for (e, kind) in [
+        (RemoteError::Timeout(Duration::from_secs(3)), K::TimedOut),
+        (RemoteError::BadUrl { url: "ftp://x".into(), reason: "not http" }, K::InvalidInput),
+        (length(10, 4, false), K::UnexpectedEof),
+        (length(10, 11, true), K::Other),
+        (RemoteError::Status { status: 404, start: 0, end: 9 }, K::Other),
+        (RemoteError::TooManyRedirects { max: 2 }, K::Other),
+        (RemoteError::NoRangeSupport { status: 200, content_range: None }, K::Other),
+    ] {
+        let io = std::io::Error::from(e.clone());
+        assert_eq!(io.kind(), kind, "{e}");
+        assert_eq!(io.get_ref().and_then(|i| i.downcast_ref::<RemoteError>()), Some(&e));
+    }
 }
 
 #[test]
@@ -180,6 +203,7 @@ fn urls_that_are_not_remote_files_are_refused() {
     for url in ["ftp://x/y.gguf", "hf://owner", "HF://owner/repo", "model.gguf"] {
         let e = Gguf::from_url(url, &RemoteOptions::default()).unwrap_err();
         assert!(matches!(remote_error(&e), RemoteError::BadUrl { .. }), "{url}: {e}");
+        assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::InvalidInput), "{url}: {e}");
     }
 }
 

@@ -446,3 +446,32 @@ fn remove_temporaries_removes_a_named_temporary_and_stops_its_commit() {
     assert!(f.commit().is_err(), "the write named its file after remove_temporaries");
     assert_eq!(entries(tmp.path()), Vec::<String>::new());
 }
+
+/// A named temporary file is in the list [`remove_temporaries`](super::remove_temporaries)
+/// removes while its write is in progress, and out of it once the write is committed or dropped:
+/// a later call must not remove a file of that name that is no longer ours (the committed file
+/// went by another name, but a new temporary of another write may take the old one).
+#[test]
+fn a_temporary_is_listed_for_removal_only_while_its_write_is_in_progress() {
+    let listed = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        let live = super::LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        live.iter().filter(|p| p.starts_with(dir)).cloned().collect()
+    };
+    NAMED_ONLY.with(|c| c.set(true));
+    let tmp = gguf_test_support::temp_dir();
+    for commit in [true, false] {
+        let mut f = AtomicFile::new(tmp.path().join("out.gguf")).unwrap();
+        f.write_all(b"GGUF").unwrap();
+        let names = entries(tmp.path()).into_iter().filter(|n| n.starts_with(".gguf-tmp-")).collect::<Vec<_>>();
+        assert_eq!(listed(tmp.path()), names.iter().map(|n| tmp.path().join(n)).collect::<Vec<_>>());
+        if commit {
+            f.commit().unwrap();
+            std::fs::remove_file(tmp.path().join("out.gguf")).unwrap();
+        } else {
+            drop(f);
+        }
+        assert_eq!(listed(tmp.path()), Vec::<std::path::PathBuf>::new(), "commit {commit}");
+        assert_eq!(entries(tmp.path()), Vec::<String>::new(), "commit {commit}");
+    }
+    NAMED_ONLY.with(|c| c.set(false));
+}

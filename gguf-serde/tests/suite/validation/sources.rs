@@ -44,6 +44,17 @@ fn from_reader_whose_length_lies_is_an_io_error() {
     let g = Gguf::from_reader(Liar(Cursor::new(s.bytes.clone()))).unwrap();
     assert_eq!(g.file_len(), s.bytes.len() as u64 + 1000);
     assert_eq!(g.bytes().len() as u64, s.infos_end);
+    // A reader that ends exactly where the tensor infos end has every byte the parser asks for,
+    // whatever the read-ahead asked past it: read in small pieces, the last piece asked for
+    // ends there. One byte fewer is the I/O error.
+    let infos_end = s.infos_end as usize;
+    for read_ahead in [0, 1, 3, 64, 8192] {
+        let g = Gguf::from_reader_in_pieces(Liar(Cursor::new(s.bytes[..infos_end].to_vec())), read_ahead).unwrap();
+        assert_eq!((g.bytes().len(), g.tensor_count()), (infos_end, 3), "read-ahead {read_ahead}");
+        let e =
+            Gguf::from_reader_in_pieces(Liar(Cursor::new(s.bytes[..infos_end - 1].to_vec())), read_ahead).unwrap_err();
+        assert!(e.to_string().contains("shorter than its length"), "read-ahead {read_ahead}: {e}");
+    }
 }
 
 #[test]
@@ -60,6 +71,37 @@ fn mapped_files_are_validated_the_same() {
     let e = Gguf::open(dir.path().join("missing.gguf")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::NotFound), "{e:?}");
     assert!(e.to_string().starts_with("I/O error opening "), "{e}");
+    // A folder is refused before it is opened, as not a regular file (`Gguf::open`'s docs), not
+    // by the mapping that would fail after it (a FIFO would block in `open`).
+    let e = Gguf::open(dir.path()).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Io(source) if source.kind() == std::io::ErrorKind::InvalidInput), "{e:?}");
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+}
+
+#[test]
+fn serde_from_reader_reads_a_key_block_longer_than_its_read_ahead() {
+    // serde's `from_reader` takes a plain `Read` (no length): it reads the key/value block in
+    // pieces of 8 KiB past what the parser asks for. A block of about 100 KiB, read through a
+    // reader that gives a few bytes a call, reads as from the bytes in memory.
+    struct Trickle<'a>(&'a [u8]);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.0.len()).min(7);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    w.add_kv("a", "x".repeat(100_000)).unwrap();
+    w.add_kv("b", (0..3000u32).collect::<Vec<_>>()).unwrap();
+    w.add_kv("c", 7u32).unwrap();
+    let bytes = w.finish().unwrap();
+    assert!(bytes.len() > 100_000);
+    let read: std::collections::BTreeMap<String, gguf_serde::Value> = gguf_serde::from_reader(Trickle(&bytes)).unwrap();
+    let slice: std::collections::BTreeMap<String, gguf_serde::Value> = gguf_serde::from_slice(&bytes).unwrap();
+    assert_eq!(read, slice);
+    assert_eq!(read["c"], gguf_serde::Value::U32(7));
 }
 
 #[test]
