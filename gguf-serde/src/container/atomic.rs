@@ -508,7 +508,14 @@ mod unnamed {
             if !Path::new("/proc/self/fd").is_dir() {
                 return Ok(None);
             }
-            match std::fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) {
+            let opened = std::fs::OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir);
+            // A test stands in for a file system without unnamed files (none is mounted here).
+            #[cfg(test)]
+            let opened = match TMPFILE_ERRNO.with(std::cell::Cell::get) {
+                Some(errno) => opened.and_then(|_| Err(io::Error::from_raw_os_error(errno))),
+                None => opened,
+            };
+            match opened {
                 Ok(f) => Ok(Some(f)),
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => Ok(None),
                 Err(e) => Err(e),
@@ -525,6 +532,9 @@ mod unnamed {
     thread_local! {
         /// Set by a test: this thread's writes use named temporary files.
         pub(super) static NAMED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// Set by a test: this thread's `O_TMPFILE` opens that succeed fail with this error
+        /// number instead (the file opened is closed).
+        pub(super) static TMPFILE_ERRNO: std::cell::Cell<Option<i32>> = const { std::cell::Cell::new(None) };
     }
 
     /// Gives `file` (from [`open`]) the name `to` (a new link; `AlreadyExists` if `to` exists):

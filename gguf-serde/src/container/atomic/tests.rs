@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::fallback::{NO_HARD_LINKS, NO_RENAME_NOREPLACE};
 use super::hook::{self, Synced};
-use super::unnamed::NAMED_ONLY;
+use super::unnamed::{NAMED_ONLY, TMPFILE_ERRNO};
 use super::{create_temp_file, persist_all};
 use crate::container::IfExists;
 use crate::AtomicFile;
@@ -474,4 +474,32 @@ fn a_temporary_is_listed_for_removal_only_while_its_write_is_in_progress() {
         assert_eq!(entries(tmp.path()), Vec::<String>::new(), "commit {commit}");
     }
     NAMED_ONLY.with(|c| c.set(false));
+}
+
+/// Where the file system has no unnamed files (`O_TMPFILE` refused with `EOPNOTSUPP`, or `EISDIR`
+/// or `EINVAL` from a kernel without them: open(2)), the write falls back on a named temporary
+/// file and commits; any other error of that open (no permission, a missing folder) is the
+/// write's error, not hidden by the fall-back.
+#[test]
+fn unnamed_files_not_supported_fall_back_on_a_named_temporary() {
+    let tmp = gguf_test_support::temp_dir();
+    for errno in [libc::EOPNOTSUPP, libc::EISDIR, libc::EINVAL] {
+        TMPFILE_ERRNO.with(|c| c.set(Some(errno)));
+        let target = tmp.path().join("out.gguf");
+        let mut f = AtomicFile::new(&target).unwrap();
+        f.write_all(b"GGUF").unwrap();
+        let names = entries(tmp.path());
+        assert!(names.len() == 1 && names[0].starts_with(".gguf-tmp-"), "errno {errno}: {names:?}");
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"GGUF");
+        std::fs::remove_file(&target).unwrap();
+    }
+    TMPFILE_ERRNO.with(|c| c.set(Some(libc::EACCES)));
+    let e = AtomicFile::new(tmp.path().join("out.gguf")).unwrap_err();
+    TMPFILE_ERRNO.with(|c| c.set(None));
+    assert!(e.to_string().contains(&std::io::Error::from_raw_os_error(libc::EACCES).to_string()), "{e}");
+    assert_eq!(entries(tmp.path()), Vec::<String>::new());
+    // A real error: the folder is not there.
+    let e = super::unnamed::open(&tmp.path().join("missing")).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
 }
