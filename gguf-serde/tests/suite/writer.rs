@@ -741,3 +741,39 @@ fn copying_arrays_nested_to_the_limit_keeps_their_bytes() {
     }
     assert_eq!(w.finish().unwrap(), b.pad(32).buf);
 }
+
+/// `WriteOptions::like` gives back the options a file was written with: its version and byte
+/// order, and the padding after the tensor infos exactly when the file has it (always with
+/// tensors; for a metadata-only file, as it was written), so a file written again is the same.
+#[test]
+fn options_like_a_file_are_the_ones_it_was_written_with() {
+    let le = WriteOptions::default();
+    let v2 = |mut o: WriteOptions| {
+        o.version = 2;
+        o
+    };
+    for opts in [
+        le,
+        le.with_pad_empty_data(false),
+        be(),
+        be().with_pad_empty_data(false),
+        v2(le),
+        v2(le.with_pad_empty_data(false)),
+    ] {
+        for tensors in [false, true] {
+            let mut w = GgufWriter::with_options(Vec::new(), opts).unwrap();
+            w.add_kv("general.alignment", 64u32).unwrap();
+            w.add_kv("k", "v").unwrap();
+            if tensors {
+                w.add_tensor("t", GgmlType::F32, &[2]).unwrap();
+                w.write_tensor_data(&[0u8; 8]).unwrap();
+            }
+            let bytes = w.finish().unwrap();
+            let g = Gguf::from_slice(&bytes).unwrap();
+            // With tensors the padding is there whatever was asked (the data section is aligned).
+            let mut want = opts;
+            want.pad_empty_data = opts.pad_empty_data || tensors;
+            assert_eq!(WriteOptions::like(&g), want, "{opts:?}, tensors {tensors}");
+        }
+    }
+}

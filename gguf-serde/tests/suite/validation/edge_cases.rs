@@ -296,3 +296,25 @@ fn sample_reads_with_expected_layout() {
     assert_eq!(nested.len(), 3);
     assert_eq!(nested.type_name(), "array<array<u8>>");
 }
+
+/// An `ArrayRef` prints as its type and length (`ArrayRef<array<u32>>[3]`), not its elements: an
+/// array of a vocabulary's 262,144 tokens in a `{:?}` stays one short line.
+#[test]
+fn an_array_ref_debugs_as_its_type_and_length() {
+    let mut w = gguf_serde::GgufWriter::new(Vec::new());
+    w.add_kv("u", vec![1u32, 2, 3]).unwrap();
+    w.add_kv("s", vec!["a".to_owned(), "b".to_owned()]).unwrap();
+    use gguf_serde::{Array, Value};
+    w.add_kv("n", Value::Array(Array::Array(vec![Array::I8(vec![1]), Array::I8(vec![2, 3])]))).unwrap();
+    w.add_kv("e", Vec::<f32>::new()).unwrap();
+    let bytes = w.finish().unwrap();
+    let g = Gguf::from_slice(&bytes).unwrap();
+    let shown = |k: &str| match g.get(k).unwrap() {
+        ValueRef::Array(a) => format!("{a:?}"),
+        v => panic!("{k}: {v:?}"),
+    };
+    assert_eq!(shown("u"), "ArrayRef<array<u32>>[3]");
+    assert_eq!(shown("s"), "ArrayRef<array<string>>[2]");
+    assert_eq!(shown("n"), "ArrayRef<array<array<i8>>>[2]");
+    assert_eq!(shown("e"), "ArrayRef<array<f32>>[0]");
+}
