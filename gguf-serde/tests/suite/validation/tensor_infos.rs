@@ -246,6 +246,28 @@ fn tensors_overlapping() {
     assert!(
         matches!(parse_err(&b.buf).kind(), ErrorKind::Format(FormatError::TensorsOverlap { first, second, .. }) if first == "c" && second == "a")
     );
+
+    // Overlapping the tensor that ends furthest, which is not the first: a (0..32), b (32..96),
+    // c (64..96) inside b. Infos end at 24 + 3 × 33 = 123, data at 128.
+    let mut b = B::le();
+    b.header(3, 3, 0)
+        .tensor("a", &[8], gt::F32, 0)
+        .tensor("b", &[16], gt::F32, 32)
+        .tensor("c", &[8], gt::F32, 64)
+        .pad(32)
+        .data(96, 0);
+    let e = parse_err(&b.buf);
+    assert!(
+        matches!(e.kind(), ErrorKind::Format(FormatError::TensorsOverlap { first, second, second_start: 192, first_end: 224, .. })
+            if first == "b" && second == "c"),
+        "{e:?}"
+    );
+
+    // A tensor of no bytes overlaps nothing, even at an offset inside another tensor.
+    let mut b = B::le();
+    b.header(3, 2, 0).tensor("a", &[16], gt::F32, 0).tensor("z", &[0], gt::F32, 32).pad(32).data(64, 0);
+    let g = Gguf::from_slice(&b.buf).unwrap();
+    assert_eq!((g.tensor("z").unwrap().data_offset, g.tensor_data_by_name("z").unwrap().len()), (96 + 32, 0));
 }
 
 #[test]
