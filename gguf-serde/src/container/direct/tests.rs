@@ -666,3 +666,11 @@ fn after_a_fall_back_early_writeback_starts_where_the_direct_writes_ended() {
         assert!(60 * (1 << 20) - next < 32 << 20, "requests {requests:?} of 60 MiB");
     });
 }
+
+/// A buffer debugs as its name only, not its `CHUNK` bytes: the writer's `Debug` (and so an
+/// `AtomicFile`'s) stays a few lines, whatever the buffers hold.
+#[test]
+fn a_buffer_debugs_as_its_name_only() {
+    let b = super::Buffer::new(4096).unwrap();
+    assert_eq!(format!("{b:?}"), "Buffer");
+}
