@@ -176,6 +176,17 @@ fn each_remote_error_becomes_an_io_error_of_its_kind() {
     }
 }
 
+/// A server that is not there (a refused connection) is a transport error, not a timeout.
+#[test]
+fn a_refused_connection_is_a_transport_error() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/m.gguf");
+    let e = with_deadline(Duration::from_secs(60), move || {
+        Gguf::from_url(&url, &RemoteOptions::default().timeout(Duration::from_secs(20))).unwrap_err()
+    });
+    assert!(matches!(remote_error(&e), RemoteError::Transport(_)), "{e}");
+}
+
 #[test]
 fn a_body_that_stops_coming_times_out() {
     let server = RangeServer::start(file(10, 64), Behaviour::StallBody);

@@ -306,6 +306,13 @@ fn errors() {
     assert!(matches!(e.kind(), ErrorKind::Shard(ShardError::Missing { index: 2, count: 3, .. })), "{e:?}");
     assert_eq!(e.to_string(), format!("shard 2 of 3 is missing: {}", p(1, 3).display()));
     assert_eq!(e.shard(), Some(p(1, 3).as_path()));
+    // A shard that is there but cannot be opened (a symbolic link to itself: `ELOOP`) is not
+    // missing: the I/O error, naming the shard.
+    std::os::unix::fs::symlink(p(1, 3), p(1, 3)).unwrap();
+    let e = ShardedGguf::open(p(0, 3)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Io(io) if io.raw_os_error() == Some(libc::ELOOP)), "{e:?}");
+    assert_eq!(e.shard(), Some(p(1, 3).as_path()));
+    std::fs::remove_file(p(1, 3)).unwrap();
 
     // A shard of another split: wrong split.count, wrong split.no, no split.no.
     shard(&p(1, 3), &split_kv(1, 4, 5), &[2, 3]);
