@@ -503,3 +503,22 @@ fn unnamed_files_not_supported_fall_back_on_a_named_temporary() {
     let e = super::unnamed::open(&tmp.path().join("missing")).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
 }
+
+/// An unnamed file whose folder is gone by the commit cannot be linked there: that I/O error
+/// (`NotFound`) is the commit's, not "already exists", which only a file at the target gives.
+#[test]
+#[cfg(target_os = "linux")]
+fn an_unnamed_file_whose_folder_is_gone_fails_with_that_error() {
+    let tmp = gguf_test_support::temp_dir();
+    let sub = tmp.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let mut f = AtomicFile::create(sub.join("out.gguf"), IfExists::Fail).unwrap();
+    f.write_all(b"GGUF").unwrap();
+    if !entries(&sub).is_empty() {
+        return; // no unnamed files here: the named temporary keeps the folder
+    }
+    std::fs::remove_dir(&sub).unwrap();
+    let e = f.commit().unwrap_err();
+    assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{e}");
+    assert!(!e.to_string().contains("exists"), "{e}");
+}
