@@ -317,4 +317,9 @@ fn an_array_ref_debugs_as_its_type_and_length() {
     assert_eq!(shown("s"), "ArrayRef<array<string>>[2]");
     assert_eq!(shown("n"), "ArrayRef<array<array<i8>>>[2]");
     assert_eq!(shown("e"), "ArrayRef<array<f32>>[0]");
+    // Its iterator: the array and the elements left.
+    let Some(ValueRef::Array(u)) = g.get("u") else { panic!() };
+    let mut it = u.iter();
+    it.next();
+    assert_eq!(format!("{it:?}"), "ArrayIter { array: ArrayRef<array<u32>>[3], remaining: 2 }");
 }
