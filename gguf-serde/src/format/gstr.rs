@@ -483,6 +483,9 @@ mod tests {
         for t in [r"\u41", r"\u{}", r"\u{110000}", r"\u{d800}", r"\u{1234567}", r"\u{41"] {
             assert_eq!(problem(t), UnescapeProblem::Unicode, "{t}");
         }
+        // At most 6 hex digits, as in Rust's `\u{…}`, leading zeros included.
+        assert_eq!(GgufStr::unescape(r"\u{000041}").unwrap(), b"A");
+        assert_eq!(problem(r"\u{0000041}"), UnescapeProblem::Unicode);
         assert_eq!(GgufStr::unescape(r"ab\q").unwrap_err().at, 2);
     }
 
