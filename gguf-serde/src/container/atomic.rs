@@ -186,11 +186,7 @@ pub(crate) fn create_temp(
 /// here ([`check_target`]), and the commit fails if anything is at the target by then.
 pub(crate) fn create_temp_file(target: &Path, temp_dir: Option<&Path>, replace: bool) -> Result<(File, PendingFile)> {
     let target = &check_target(target, IfExists::replace_when(replace))?;
-    let dir = match (temp_dir, target.parent()) {
-        (Some(d), _) => d.to_path_buf(),
-        (None, Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = temp_dir.unwrap_or_else(|| folder(target)).to_path_buf();
     let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
     if temp_dir.is_none() {
         if let Some(file) = unnamed::open(&dir).map_err(|e| temp_create_error(&dir, e))? {

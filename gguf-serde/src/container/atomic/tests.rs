@@ -522,3 +522,25 @@ fn an_unnamed_file_whose_folder_is_gone_fails_with_that_error() {
     assert_eq!(e.as_io().map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound), "{e}");
     assert!(!e.to_string().contains("exists"), "{e}");
 }
+
+/// A temporary file that cannot be made (its folder is missing) fails with an error naming that
+/// folder and keeping the operating system's text and kind, without the random name `tempfile`
+/// tried and appends (`... at path "/dir/.gguf-tmp-1wIZ51.tmp"`): no such file ever existed.
+#[test]
+fn a_temporary_that_cannot_be_made_names_its_folder_not_the_name_tried() {
+    let tmp = gguf_test_support::temp_dir();
+    let missing = tmp.path().join("missing");
+    let e = create_temp_file(&tmp.path().join("out.gguf"), Some(&missing), false).unwrap_err();
+    let io = e.as_io().unwrap_or_else(|| panic!("{e}"));
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound, "{e}");
+    assert_eq!(io.to_string(), std::io::Error::from_raw_os_error(libc::ENOENT).to_string(), "{e}");
+    let shown = e.to_string();
+    // The whole message: the action and the operating system's text, nothing after it.
+    assert!(shown.ends_with(&format!("{}: {io}", crate::format::shown_path(&missing))), "{shown}");
+    assert!(
+        shown.starts_with(&format!("I/O error creating a temporary file in {}", crate::format::shown_path(&missing))),
+        "{shown}"
+    );
+    assert!(!shown.contains("gguf-tmp"), "{shown}");
+    assert!(entries(tmp.path()).is_empty());
+}
