@@ -5,12 +5,13 @@ Usage: python make_quantize_plans.py LLAMA_QUANTIZE OUT_JSON
 
 For each model of MODELS (metadata and tensor shapes chosen so that llama-quantize's mix rules,
 layer positions, grouped-query factor, experts, falcon, the 70B shape, tied embeddings, kept
-tensors and row-length fallbacks all come into play), this script writes the model as a GGUF
-with gguf-py (F32 tensors unless a tensor says F16; zero data: the rules read only names, shapes
-and metadata), runs `llama-quantize --dry-run MODEL FTYPE` for every file type (and `--pure` for
-the models listed in PURE, and the options of OPTIONS: type options, `--override-kv`, and
-`--imatrix` with an importance matrix written with gguf-py, one entry of ones per 2-D weight)
-and records, in llama-quantize's output order, the type it reports for each tensor.
+tensors, row-length fallbacks and the rules of glm5-next, jais2 and bailingmoe3 all come into
+play), this script writes the model as a GGUF with gguf-py (F32 tensors unless a tensor says F16;
+zero data: the rules read only names, shapes and metadata), runs
+`llama-quantize --dry-run MODEL FTYPE` for every file type (and `--pure` for the models listed in
+PURE, and the options of OPTIONS: type options, `--override-kv`, and `--imatrix` with an
+importance matrix written with gguf-py, one entry of ones per 2-D weight) and records, in
+llama-quantize's output order, the type it reports for each tensor.
 
 It also records the `general.file_type` of `llama-quantize MODEL OUT COPY` (what llama.cpp's
 loader makes of the model: its `general.file_type`, or the file type of its most common tensor
@@ -152,6 +153,53 @@ def models():
     t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2], "F16"]] + dense_layers(2, ["attn_v", "ffn_down"])
     meta = llama_meta("llama", 2, 8, 8) | {"general.file_type": ["u32", 7]}
     out.append({"name": "llama2-file-type7", "arch": "llama", "metadata": meta, "tensors": t})
+    # glm5-next: 2 layers and a NextN layer, 4 experts (its load_hparams needs the MLA, KDA,
+    # indexer and hyper-connection keys). attn_q_a, attn_q_b (one F16: the rule looks at the file
+    # type's default type, not the source's) and nextn.eh_proj go to Q8_0; the tensors it never
+    # quantizes (hc_, indexer.attn_q_b, attn_kv_a_mqa, attn_k_b) are kept.
+    a = "glm5-next"
+    meta = llama_meta(a, 3, 8, 8, experts=4) | {
+        f"{a}.nextn_predict_layers": ["u32", 1],
+        f"{a}.attention.key_length_mla": ["u32", 32], f"{a}.attention.value_length_mla": ["u32", 32],
+        f"{a}.attention.q_lora_rank": ["u32", 64], f"{a}.attention.kv_lora_rank": ["u32", 64],
+        f"{a}.ssm.conv_kernel": ["u32", 4], f"{a}.kda.head_dim": ["u32", 32],
+        f"{a}.expert_feed_forward_length": ["u32", 64], f"{a}.expert_shared_count": ["u32", 1],
+        f"{a}.attention.indexer.head_count": ["u32", 4], f"{a}.attention.indexer.key_length": ["u32", 32],
+        f"{a}.attention.indexer.top_k": ["u32", 8], f"{a}.attention.indexer.kpool": ["u32", 4],
+        f"{a}.hyper_connection.count": ["u32", 4], f"{a}.hyper_connection.sinkhorn_iterations": ["u32", 2],
+        f"{a}.hyper_connection.epsilon": ["f32", 1e-6],
+    }
+    t = [["token_embd.weight", [E, 2]], ["output_norm.weight", [E]], ["output.weight", [E, 2]]]
+    for i in range(3):
+        parts = ["attn_q_a", "attn_q_b", "attn_kv_a_mqa", "attn_output"]
+        parts += ["nextn.eh_proj"] if i == 2 else ["hc_attn_fn", "indexer.attn_q_b"]
+        t += [[f"blk.{i}.{p}.weight", [E, 2]] + (["F16"] if (i, p) == (0, "attn_q_b") else []) for p in parts]
+        t.append([f"blk.{i}.attn_k_b.weight", [E, 2, 8]])
+        t += [[f"blk.{i}.{p}.weight", [E, 2, 4]] for p in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]]
+    out.append({"name": "glm5-next3-nextn1", "arch": a, "metadata": meta, "tensors": t})
+    # jais2: the 70B shape is 68 layers (llama.cpp's n_layer, without the NextN layers); 68
+    # layers of which one is a NextN layer is not.
+    for name, nextn in [("jais2-68", 0), ("jais2-68-nextn1", 1)]:
+        meta = llama_meta("jais2", 68, 8, 8, eps_key="layer_norm_epsilon")
+        if nextn:
+            meta["jais2.nextn_predict_layers"] = ["u32", nextn]
+        t = [["token_embd.weight", [E, 2]], ["output.weight", [E, 2]]] + dense_layers(68, ["attn_v"], norm=False)
+        out.append({"name": name, "arch": "jais2", "metadata": meta, "tensors": t})
+    # bailingmoe3: with MXFP4_MOE only its expert tensors (ffn_*_exps) go to MXFP4, not its other
+    # 3-D tensors (attn_k_b); a dense first layer (2-D ffn tensors).
+    a = "bailingmoe3"
+    meta = llama_meta(a, 2, 8, 8, experts=4) | {
+        f"{a}.attention.key_length_mla": ["u32", 32], f"{a}.attention.value_length_mla": ["u32", 32],
+        f"{a}.attention.kv_lora_rank": ["u32", 64],
+        f"{a}.ssm.conv_kernel": ["u32", 4], f"{a}.kda.head_dim": ["u32", 32], f"{a}.kda.gate_lower_bound": ["f32", -5.0],
+        f"{a}.expert_feed_forward_length": ["u32", 64], f"{a}.expert_shared_count": ["u32", 1],
+        f"{a}.leading_dense_block_count": ["u32", 1], f"{a}.expert_gating_func": ["u32", 2],
+    }
+    t = [["token_embd.weight", [E, 2]], ["output_norm.weight", [E]], ["output.weight", [E, 2]]]
+    t += dense_layers(1, ["attn_q", "ffn_gate", "ffn_up", "ffn_down"])
+    t += [["blk.1.attn_q.weight", [E, 2]], ["blk.1.attn_k_b.weight", [E, 2, 8]], ["blk.1.ffn_gate_inp.weight", [E, 4]]]
+    t += [[f"blk.1.{p}.weight", [E, 2, 4]] for p in ["ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"]]
+    out.append({"name": "bailingmoe3-moe4", "arch": a, "metadata": meta, "tensors": t})
     return out
 
 
