@@ -170,6 +170,17 @@ fn plans_equal_llama_quantizes_dry_runs() {
                     crate::GgufStr::from(&t.name)
                 );
             }
+            // The rule reported: the file type's default type is `Default` (llama-quantize gave
+            // the tensor that type), a mix rule changed it (another type).
+            let default = p.ftype.default_type();
+            for t in &ours {
+                let shown = crate::GgufStr::from(&t.name);
+                match &t.rule {
+                    Rule::Default => assert_eq!(t.target, default, "{name} {key}: {shown} by {}", t.rule),
+                    Rule::Mix(_) => assert_ne!(t.target, default, "{name} {key}: {shown} by {}", t.rule),
+                    _ => {}
+                }
+            }
             // llama-quantize's closing warnings: a real run needs an importance matrix (given
             // none); N tensors fell back.
             let needs_imatrix = ours.iter().any(|t| t.requires_imatrix) && p.active_imatrix().is_none();

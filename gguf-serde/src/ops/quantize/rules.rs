@@ -422,7 +422,8 @@ impl State<'_> {
             && (name.contains("attn_q_a") || name.contains("attn_q_b") || name.contains("nextn.eh_proj"))
             && !matches!(new, T::F32 | T::BF16 | T::F16)
         {
-            return Ok((T::Q8_0, mix(MixRule::Glm5NextQ8)));
+            // Reported as the file type's default where that is Q8_0 already, as every rule is.
+            return Ok((T::Q8_0, if ty == T::Q8_0 { Rule::Default } else { mix(MixRule::Glm5NextQ8) }));
         }
         let iq12 = matches!(ft, F::IQ2_XXS | F::IQ2_XS | F::IQ1_S | F::IQ2_S | F::IQ2_M | F::IQ1_M);
         let mut rule = Rule::Default;
@@ -754,5 +755,26 @@ mod tests {
         assert_eq!(f(GgmlType::IQ4_XS), GgmlType::IQ4_NL);
         assert_eq!(fallback("x", &[80, 2], GgmlType::Q8_0, Rule::Default).unwrap().0, GgmlType::F16);
         assert!(fallback("x", &[576, 2], GgmlType::Q1_0, Rule::Default).is_err());
+    }
+
+    /// The rule column of `gguf quantize --dry-run`: what chose each tensor's type, in the
+    /// spelling of llama-quantize's options and of llama.cpp's tensor categories.
+    #[test]
+    fn rules_are_shown_by_what_chose_the_type() {
+        let fallback = Rule::Fallback { wanted: GgmlType::IQ3_XXS, by: Box::new(Rule::Mix(MixRule::FfnUp)) };
+        let file = Override::TensorTypeFile { pattern: "ffn_.*".into(), file: "types.txt".into(), line: 3 };
+        for (rule, want) in [
+            (Rule::Default, "default"),
+            (Rule::Mix(MixRule::AttnV), "mix: attn_v"),
+            (Rule::Mix(MixRule::Glm5NextQ8), "mix: glm5-next q8_0"),
+            (fallback, "fallback from IQ3_XXS (mix: ffn_up)"),
+            (Rule::Kept(Kept::OneDimensional), "kept (1-D)"),
+            (Rule::Kept(Kept::OutputLeft), "kept (--leave-output-tensor)"),
+            (Rule::Override(Override::TensorType("attn_v".into())), "--tensor-type attn_v"),
+            (Rule::Override(file), "--tensor-type-file types.txt:3 ffn_.*"),
+            (Rule::Override(Override::OutputTensorType), "--output-tensor-type"),
+        ] {
+            assert_eq!(rule.to_string(), want);
+        }
     }
 }

@@ -117,3 +117,64 @@ fn patterns_at_the_state_limit_compile() {
         compile(&syntax).expect("compiles");
     }
 }
+
+/// `tests/data/std-regex-cases.json`, made by `tests/py/make_std_regex_cases.py` with libstdc++'s
+/// `std::regex` (`tests/harness/std_regex.cpp`, built with g++ 12, the compiler of the llama.cpp
+/// build): 2,400 patterns drawn from a grammar of every construct the scanner and compiler read
+/// (a share of them damaged), each with whether `std::regex` refuses it (its `error_type`) or,
+/// if not, whether `std::regex_search` finds it in each of up to 8 names; and the state limit's
+/// edge for 32 pieces (`X{n}` taken, `X{n+1}` refused with `error_space`).
+const STD_REGEX_CASES: &str = include_str!("../../../../tests/data/std-regex-cases.json");
+
+fn unhex(h: &str) -> Vec<u8> {
+    (0..h.len() / 2).map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).expect("hex")).collect()
+}
+
+/// Every recorded case: the same refusal (the same `error_type`), or the same answer for every
+/// name.
+#[test]
+fn matches_std_regex_on_the_recorded_cases() {
+    let data: serde_json::Value = serde_json::from_str(STD_REGEX_CASES).expect("JSON");
+    let cases = data["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 2400, "{}", cases.len());
+    let mut refused = 0;
+    for case in cases {
+        let pattern = unhex(case[0].as_str().expect("pattern"));
+        let shown = pattern.escape_ascii().to_string();
+        let want = case[2].as_str().expect("answer");
+        if want.starts_with("error_") {
+            refused += 1;
+            let e = translate(&pattern).expect_err(&shown);
+            assert_eq!(e.problem.std_regex_error(), Some(want), "{shown}");
+            assert!(e.offset <= pattern.len(), "{shown}: {e:?}");
+            continue;
+        }
+        let syntax = translate(&pattern).unwrap_or_else(|e| panic!("{shown}: {e:?}"));
+        let re = compile(&syntax).unwrap_or_else(|e| panic!("{shown}: {e}"));
+        let names = case[1].as_array().expect("names");
+        assert_eq!(names.len(), want.len(), "{shown}");
+        for (name, bit) in names.iter().zip(want.bytes()) {
+            let name = unhex(name.as_str().expect("name"));
+            assert_eq!(
+                re.is_match(&name),
+                bit == b'1',
+                "{shown} in {:?} (as {syntax})",
+                name.escape_ascii().to_string()
+            );
+        }
+    }
+    // Both kinds are well represented.
+    assert!(refused > 300 && cases.len() - refused > 1500, "{refused}");
+    let limits = data["limits"].as_array().expect("limits");
+    assert!(limits.len() >= 60, "{}", limits.len());
+    for case in limits {
+        let pattern = unhex(case[0].as_str().expect("pattern"));
+        let shown = pattern.escape_ascii().to_string();
+        match case[1].as_str().expect("answer") {
+            "ok" => assert!(translate(&pattern).is_ok(), "{shown}"),
+            want => {
+                assert_eq!(translate(&pattern).map_err(|e| e.problem.std_regex_error()), Err(Some(want)), "{shown}")
+            }
+        }
+    }
+}
