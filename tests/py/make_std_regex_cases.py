@@ -219,6 +219,12 @@ def limit_cases(oracle):
         (b"", b"(?:ab){1,%d}"), (b"", b"(?:a|b){2,%d}"), (b"xyz", b"a{%d}"), (b"(a)(b)|c", b"d{%d}"),
         (b"", b"(?:(?:a){3}){%d}"), (b"", b"(?:(a)|b){%d}"), (b"", b"(?:\\d|[[:alpha:]]){%d}"),
         (b"", b"a{%d}b{2}"), (b"", b"(?:a{2,}b){%d}"), (b"", b"(?:a{2,3}?){%d}"),
+        # an error after the states: is the limit reached first (std::regex throws at the insertion)?
+        (b"", b"a{%d})"), (b"", b"(a{%d}"), (b"", b"(?:a{%d}"), (b"", b"a{%d}{"), (b"", b"a{%d}{2,1}"),
+        (b"", b"a{%d,1}"), (b"", b"a{2,%d})"), (b"", b"a{%d}|)"), (b"", b"a{%d}["), (b"", b"a{%d}\\"),
+        (b"", b"a{%d}b)"), (b"", b"(a){%d})"), (b"", b"(?:a){%d})"), (b"", b"a{%d}(b"), (b"", b"a{%d}(?:b"),
+        (b"", b"a{%d}*)"), (b"", b"a{%d}?)"), (b"", b"a{%d}\\b)"), (b"", b"a{%d}(?=b)"), (b"", b"a{%d}(?=b"),
+        (b"", b"a{%d,}{"), (b"", b"(?:a|b){%d})"), (b"", b"a{%d}[[:foo:]]"), (b"", b"a{%d}\\2"),
     ]
     out = []
     for prefix, form in pieces:

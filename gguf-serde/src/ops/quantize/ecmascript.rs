@@ -466,8 +466,15 @@ impl Compiler<'_> {
         Ok(self.take(|x| x == t)?.is_some())
     }
 
-    fn insert(&mut self, n: u64) {
+    /// Inserts `n` automaton states, refusing the pattern (`error_space`) once there are more
+    /// than the limit, where libstdc++'s `_M_insert_state` throws: at the insertion, so that an
+    /// error found later in the pattern (an unbalanced `)`, a bad count) is not reached.
+    fn insert(&mut self, n: u64) -> Res<()> {
         self.inserted = self.inserted.saturating_add(n);
+        if self.inserted > STATE_LIMIT {
+            return self.err(PatternProblem::Space);
+        }
+        Ok(())
     }
 
     fn disjunction(&mut self) -> Res<Piece> {
@@ -478,7 +485,7 @@ impl Compiler<'_> {
             let next = self.alternative()?;
             alts.push(next.re);
             // An end and an alternation state per `|`.
-            self.insert(2);
+            self.insert(2)?;
             states = states.saturating_add(next.states).saturating_add(2);
         }
         let re = if alts.len() == 1 { alts.pop().unwrap_or_default() } else { format!("(?:{})", alts.join("|")) };
@@ -493,7 +500,7 @@ impl Compiler<'_> {
             states = states.saturating_add(t.states);
         }
         // The empty alternative that ends every sequence.
-        self.insert(1);
+        self.insert(1)?;
         Ok(Piece { re, states })
     }
 
@@ -519,14 +526,14 @@ impl Compiler<'_> {
                 if !self.is(&Tok::GroupEnd)? {
                     return self.err(PatternProblem::Paren);
                 }
-                self.insert(2);
+                self.insert(2)?;
                 self.unsupported.get_or_insert(PatternError { offset: at, problem: PatternProblem::LookAhead });
                 return Ok(Some(Piece { re: String::new(), states: inner.states.saturating_add(2) }));
             }
             _ => return Ok(None),
         };
         self.advance()?;
-        self.insert(1);
+        self.insert(1)?;
         Ok(Some(Piece { re: re.to_owned(), states: 1 }))
     }
 
@@ -546,7 +553,7 @@ impl Compiler<'_> {
                 };
                 self.advance()?;
                 self.is(&Tok::Question)?;
-                self.insert(extra);
+                self.insert(extra)?;
                 Piece { re: wrap(op), states: states.saturating_add(extra) }
             }
             Tok::CountBegin => {
@@ -555,6 +562,8 @@ impl Compiler<'_> {
                     return self.err(PatternProblem::BadBrace);
                 };
                 let min = c_int(&min);
+                // The empty state that starts the whole, inserted once the first count is read.
+                self.insert(1)?;
                 let mut max = None;
                 let mut unbounded = false;
                 if self.is(&Tok::Comma)? {
@@ -567,16 +576,13 @@ impl Compiler<'_> {
                     return self.err(PatternProblem::Brace);
                 }
                 self.is(&Tok::Question)?;
-                // libstdc++ copies the atom min times (checking the state limit as it goes, before
+                // libstdc++ copies the atom min times (the state limit checked as it goes, before
                 // the order of the counts), then once more with a repeat state (`{n,}`), or
-                // (max - min) times each with a repeat state; an empty state starts and one ends
-                // the whole. A negative min (a count past `int`) makes no copy.
+                // (max - min) times each with a repeat state after an empty state that ends the
+                // whole. A negative min (a count past `int`) makes no copy.
                 let copies = u64::try_from(min.max(0)).unwrap_or(0);
                 let head = copies.saturating_mul(states).saturating_add(1);
-                self.insert(head);
-                if self.inserted > STATE_LIMIT {
-                    return self.err(PatternProblem::Space);
-                }
+                self.insert(head - 1)?;
                 let optional = match max {
                     Some(m) => {
                         let n = i64::from(m) - i64::from(min);
@@ -592,10 +598,7 @@ impl Compiler<'_> {
                 } else {
                     optional.saturating_mul(states.saturating_add(1)).saturating_add(1)
                 };
-                self.insert(tail);
-                if self.inserted > STATE_LIMIT {
-                    return self.err(PatternProblem::Space);
-                }
+                self.insert(tail)?;
                 let total = head.saturating_add(tail);
                 let re = if unbounded {
                     format!("(?:{re}){{{copies},}}")
@@ -612,19 +615,19 @@ impl Compiler<'_> {
 
     fn atom(&mut self) -> Res<Option<Piece>> {
         // A matcher: one state.
-        let one = |c: &mut Self, re: String| {
-            c.insert(1);
-            Piece { re, states: 1 }
+        let one = |c: &mut Self, re: String| -> Res<Piece> {
+            c.insert(1)?;
+            Ok(Piece { re, states: 1 })
         };
         let at = self.at;
         let piece = match std::mem::replace(&mut self.tok, Tok::Eof) {
             Tok::Any => {
                 self.advance()?;
-                one(self, ByteSet::of(|c| c != b'\n' && c != b'\r').to_class())
+                one(self, ByteSet::of(|c| c != b'\n' && c != b'\r').to_class())?
             }
             Tok::Char(c) => {
                 self.advance()?;
-                one(self, format!("\\x{c:02x}"))
+                one(self, format!("\\x{c:02x}"))?
             }
             Tok::Backref(digits) => {
                 self.advance()?;
@@ -637,16 +640,19 @@ impl Compiler<'_> {
                     }
                     _ => return Err(PatternError { offset: at, problem: PatternProblem::Backref }),
                 }
-                one(self, String::new())
+                one(self, String::new())?
             }
             Tok::QuotedClass(c) => {
                 self.advance()?;
                 let f = class_by_name(&[c]).unwrap_or(|_| false);
                 let negated = c.is_ascii_uppercase();
-                one(self, ByteSet::of(|b| f(b) != negated).to_class())
+                one(self, ByteSet::of(|b| f(b) != negated).to_class())?
             }
             Tok::Group { capturing } => {
                 self.advance()?;
+                // The group's first state (a capturing group's begin, an empty state for
+                // `(?:`) comes before its content; a capturing group's end after.
+                self.insert(1)?;
                 if capturing {
                     self.open.push(self.groups);
                     self.groups += 1;
@@ -659,13 +665,13 @@ impl Compiler<'_> {
                     self.open.pop();
                 }
                 let extra = if capturing { 2 } else { 1 };
-                self.insert(extra);
+                self.insert(extra - 1)?;
                 Piece { re: format!("(?:{})", inner.re), states: inner.states.saturating_add(extra) }
             }
             Tok::Bracket { negated } => {
                 self.advance()?;
                 let set = self.bracket(negated)?;
-                one(self, set.to_class())
+                one(self, set.to_class())?
             }
             other => {
                 self.tok = other;
@@ -698,17 +704,6 @@ impl Compiler<'_> {
             }
             Ok((l, r))
         };
-        match &self.tok {
-            Tok::Char(c) => {
-                last = Last::Char(*c);
-                self.advance()?;
-            }
-            Tok::Dash => {
-                last = Last::Char(b'-');
-                self.advance()?;
-            }
-            _ => {}
-        }
         let push_char = |last: &mut Last, chars: &mut Vec<u8>, c: u8| {
             if let Last::Char(p) = *last {
                 chars.push(p);
@@ -778,6 +773,8 @@ impl Compiler<'_> {
                             ranges.push(range(l, r, end_at)?);
                             last = Last::None;
                         }
+                        // First in the bracket, or after a range: a character, which may start
+                        // a range (`[--/]`, `[a-c-e]`).
                         Last::None => push_char(&mut last, &mut chars, b'-'),
                     }
                 }
@@ -838,10 +835,8 @@ pub(crate) fn translate(pattern: &[u8]) -> Result<String, PatternError> {
     if c.tok != Tok::Eof {
         return c.err(PatternProblem::Paren);
     }
-    c.insert(2);
-    if c.inserted > STATE_LIMIT {
-        return Err(PatternError { offset: pattern.len(), problem: PatternProblem::Space });
-    }
+    // The whole match's end and the accepting state.
+    c.insert(2)?;
     if let Some(e) = c.unsupported {
         return Err(e);
     }
