@@ -245,3 +245,60 @@ fn split_plans_equal_llama_quantizes() {
     }
     assert!(compared >= 60, "only {compared} plans compared");
 }
+
+/// A tensor name is read up to its first NUL byte, as llama.cpp reads it (a C string): the model
+/// `llama16` with `\0junk` after two of its names plans as llama-quantize planned the model
+/// itself, under the cut names; two names equal up to a NUL are refused, as llama-quantize
+/// refuses them (`invalid model: tensor 'x.weight' is duplicated`, the CLI's interop test
+/// `not_utf8` runs both).
+#[test]
+fn names_are_read_up_to_a_nul_byte_as_llama_quantize_reads_them() {
+    let models = reference_models();
+    let m = models.iter().find(|m| m["name"] == "llama16").unwrap();
+    let (_, mut tensors) = model(m);
+    for t in tensors.iter_mut().filter(|t| t.0 == "blk.0.attn_v.weight" || t.0 == "output.weight") {
+        t.0.push_str("\0junk");
+    }
+    let file = model_file("llama", m["metadata"].as_object().unwrap(), &tensors);
+    let file = Gguf::from_vec(file).unwrap();
+    for ft in ["Q4_K_M", "Q2_K", "IQ3_XS"] {
+        let p = QuantizeParams::new(ft.parse::<LlamaFileType>().unwrap());
+        check_plan(&format!("llama16 with NUL bytes {ft}"), plan_file_type(&file, &p), &m["plans"][ft], &m["order"])
+            .unwrap();
+    }
+
+    let (_, mut tensors) = model(m);
+    tensors[0].0 = "x.weight\0a".into();
+    tensors[1].0 = "x.weight\0b".into();
+    let file = Gguf::from_vec(model_file("llama", m["metadata"].as_object().unwrap(), &tensors)).unwrap();
+    let e = plan_file_type(&file, &QuantizeParams::new(LlamaFileType::Q4_0)).unwrap_err();
+    assert!(e.to_string().contains(r#"two tensors are named "x.weight" up to a NUL byte"#), "{e}");
+}
+
+/// A `--tensor-type` rule read from a `--tensor-type-file` is reported with the file and line it
+/// came from (the plan's rule column; ours), and chooses as the same rule given alone.
+#[test]
+fn a_rule_read_from_a_file_is_reported_with_its_file_and_line() {
+    use super::rules::Override;
+    let models = reference_models();
+    let m = models.iter().find(|m| m["name"] == "llama16").unwrap();
+    let file = Gguf::from_vec(model(m).0).unwrap();
+    let mut alone = QuantizeParams::new(LlamaFileType::Q4_K_M);
+    alone.tensor_types.push(TensorTypeOverride::parse("attn_v=q8_0").unwrap());
+    let mut read = alone.clone();
+    read.tensor_types = vec![TensorTypeOverride::parse("attn_v=q8_0").unwrap().read_from("types.txt", 3)];
+    let (alone, read) = (plan_file_type(&file, &alone).unwrap(), plan_file_type(&file, &read).unwrap());
+    let mut overridden = 0;
+    for (a, r) in alone.iter().zip(&read) {
+        assert_eq!((&a.name, a.target), (&r.name, r.target));
+        if a.rule == Rule::Override(Override::TensorType("attn_v".into())) {
+            overridden += 1;
+            assert_eq!(a.target, crate::GgmlType::Q8_0);
+            let want = Override::TensorTypeFile { pattern: "attn_v".into(), file: "types.txt".into(), line: 3 };
+            assert_eq!(r.rule, Rule::Override(want));
+        } else {
+            assert_eq!(a.rule, r.rule);
+        }
+    }
+    assert_eq!(overridden, 16);
+}
