@@ -34,11 +34,12 @@ else
     --cargo-arg=--test=fuzz_seeds)
   testargs=(-- -- --skip compile_fail --skip cut_and_corrupt --skip codec::)
 fi
-echo "pass $P: ${#args[@]} names, from $(date -u +%T)"
+echo "pass $P: $(( ${#args[@]} / 2 )) names, from $(date -u +%T)"
 nice -n 15 cargo mutants --in-place --no-shuffle -p gguf-serde --baseline=skip \
   --cargo-arg=--config=profile.dev.package.gguf-serde.opt-level=0 \
   --cargo-arg=--config=profile.dev.package.gguf-serde.debug=0 \
   --features remote -f "$F" "${args[@]}" "${targs[@]}" -o "$OUT" "${testargs[@]}" > "$OUT.log" 2>&1
 rc=$?
-echo "pass $P: to $(date -u +%T), exit $rc (caught $(wc -l < "$OUT/mutants.out/caught.txt"), missed $(wc -l < "$OUT/mutants.out/missed.txt"))"
+n() { wc -l < "$OUT/mutants.out/$1.txt"; }
+echo "pass $P: to $(date -u +%T), exit $rc (caught $(n caught), missed $(n missed), timeout $(n timeout), unviable $(n unviable))"
 exit $rc

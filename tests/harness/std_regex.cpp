@@ -8,7 +8,8 @@
 // classic locale, `char`).
 //
 //   g++ -std=c++17 -O1 -o std_regex tests/harness/std_regex.cpp
-//   printf '%s\n' "$(printf 'a{2,3}' | xxd -p) $(printf aa | xxd -p) $(printf a | xxd -p)" | ./std_regex
+//   h() { printf %s "$1" | xxd -p | tr -d '\n'; }
+//   echo "$(h 'a{2,3}') $(h aa) $(h a)" | ./std_regex        # prints 10
 #include <iostream>
 #include <regex>
 #include <sstream>

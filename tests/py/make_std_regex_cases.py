@@ -20,12 +20,18 @@ The names of a pattern are short byte strings drawn from the characters that pat
 and a few others (`\\n`, `\\r`, `\\x0b`, `\\xff`, case changes).
 
 It also records the state limit (`_GLIBCXX_REGEX_STATE_LIMIT`, 100000 states) at its edge: for
-each of a list of pieces X, the largest count n such that std::regex takes `X{n}` (and, for some,
-`(?:X){n,}` and `X{0,n}` and with a prefix), found by bisection; the case n is taken and n + 1
-refused with error_space.
+each of a list of forms (`a{%d}`, `(?:a|b){%d}`, `a{0,%d}`, some followed by an error of their
+own: `a{%d})`, `(a{%d}`), the largest n not refused with error_space, found by bisection, and
+n + 1, which is; the answer at n is "ok" or the later error (`a{99995})` is error_paren). A
+form refused with another error at 200000 already (`a{%d}\\`: error_escape before any state) is
+left out.
 
-Output: {"cases": [[PATTERN_HEX, [NAME_HEX...], "0110" or "error_..."]...],
-         "limits": [[PATTERN_HEX, "ok" or "error_space"]...]}
+The answers are those of the libstdc++ of the g++ on the path: llama.cpp's build uses g++ 12
+(libstdc++ 12), with which the committed data was made; its version is recorded ("gxx").
+
+Output: {"gxx": VERSION,
+         "cases": [[PATTERN_HEX, [NAME_HEX...], "0110" or "error_..."]...],
+         "limits": [[PATTERN_HEX, "ok" or "error_..."]...]}
 """
 import json
 import os
@@ -51,7 +57,8 @@ class Oracle:
         """cases: [(pattern bytes, [name bytes])] -> ["0110" or "error_..."]"""
         h = lambda b: b.hex() if b else "-"
         inp = "".join(" ".join([h(p)] + [h(n) for n in ns]) + "\n" for p, ns in cases)
-        out = subprocess.run([self.exe], input=inp.encode(), capture_output=True, check=True).stdout
+        # A pattern libstdc++'s backtracking cannot finish would hang here: give up instead.
+        out = subprocess.run([self.exe], input=inp.encode(), capture_output=True, check=True, timeout=900).stdout
         lines = out.decode().split("\n")
         assert len(lines) >= len(cases), (len(lines), len(cases))
         return lines[: len(cases)]
@@ -194,13 +201,14 @@ def names(r, pattern):
 
 def has_unsupported(p):
     # back-references (\1..\9 outside a bracket; a bracket's are refused by std::regex anyway) and
-    # look-aheads, which we refuse on purpose (the regex crate has neither)
+    # look-aheads, which we refuse on purpose (the regex crate has neither); `\cX` is three bytes
+    # (`\c\1` is `\c\` then `\1`)
     i = 0
     while i < len(p):
         if p[i] == ord("\\") and i + 1 < len(p):
             if ord("1") <= p[i + 1] <= ord("9"):
                 return True
-            i += 2
+            i += 3 if p[i + 1] == ord("c") else 2
             continue
         if p[i:i + 3] in (b"(?=", b"(?!"):
             return True
@@ -263,8 +271,9 @@ def main():
         for (p, ns), a in zip(cases, answers):
             rows.append([p.hex(), [] if a.startswith("error") else [n.hex() for n in ns], a])
         limits = limit_cases(oracle)
+    gxx = subprocess.run(["g++", "-dumpfullversion"], capture_output=True, text=True, check=True).stdout.strip()
     with open(out_path, "w") as f:
-        json.dump({"cases": rows, "limits": limits}, f, separators=(",", ":"))
+        json.dump({"gxx": gxx, "cases": rows, "limits": limits}, f, separators=(",", ":"))
         f.write("\n")
     errors = sum(1 for r_ in rows if r_[2].startswith("error"))
     print(f"{len(rows)} patterns ({errors} refused), {len(limits)} limit cases", file=sys.stderr)

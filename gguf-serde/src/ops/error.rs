@@ -458,9 +458,10 @@ pub enum PatternProblem {
     /// `error_range`: a reversed range (`[z-a]`, `[a-\xff]`: characters compare as signed
     /// bytes) or a class at either end of one (`[\w-a]`).
     Range,
-    /// `error_ctype`: an unclosed `[[:name` or `[[=c`.
+    /// `error_ctype`: an unclosed `[[:name`.
     Ctype,
-    /// `error_collate`: an unknown class name (`[[:foo:]]`) or collating name (`[[.foo.]]`).
+    /// `error_collate`: an unknown class name (`[[:foo:]]`) or collating name (`[[.foo.]]`), or
+    /// an unclosed `[[.name` or `[[=c`.
     Collate,
     /// `error_space`: more than 100,000 automaton states (`_GLIBCXX_REGEX_STATE_LIMIT`).
     Space,
@@ -471,6 +472,11 @@ pub enum PatternProblem {
     /// A back-reference to a closed group (`(a)\1`): `std::regex` takes it, the `regex` crate
     /// cannot.
     BackReference,
+    /// Nested deeper than the translation can compile (groups within groups, quantifiers on
+    /// quantifiers: about 120 stacked quantifiers or 200 nested groups, the `regex` crate's
+    /// nesting limit); `std::regex` may take it. Found before the end of the pattern, so an
+    /// error `std::regex` would find later is not reported.
+    TooDeep,
 }
 
 impl PatternProblem {
@@ -488,7 +494,7 @@ impl PatternProblem {
             PatternProblem::Collate => "error_collate",
             PatternProblem::Space => "error_space",
             PatternProblem::Backref => "error_backref",
-            PatternProblem::LookAhead | PatternProblem::BackReference => return None,
+            PatternProblem::LookAhead | PatternProblem::BackReference | PatternProblem::TooDeep => return None,
         })
     }
 }
@@ -502,8 +508,8 @@ impl std::fmt::Display for PatternProblem {
             PatternProblem::Brace => "an unclosed {count}",
             PatternProblem::BadBrace => "a bad {count} ({n}, {n,} or {n,m} with m >= n)",
             PatternProblem::Range => "a bad range in a bracket (reversed: characters compare as signed bytes)",
-            PatternProblem::Ctype => "an unclosed [[:class:]] or [[=equivalence=]]",
-            PatternProblem::Collate => "an unknown class or collating name",
+            PatternProblem::Ctype => "an unclosed [[:class:]]",
+            PatternProblem::Collate => "an unknown class or collating name, or an unclosed [[.name.]] or [[=c=]]",
             PatternProblem::Space => "more than 100000 automaton states",
             PatternProblem::Backref => "a back-reference to no closed group",
             PatternProblem::LookAhead => {
@@ -511,6 +517,9 @@ impl std::fmt::Display for PatternProblem {
             }
             PatternProblem::BackReference => {
                 return f.write_str("a back-reference, which std::regex takes but gguf cannot match")
+            }
+            PatternProblem::TooDeep => {
+                return f.write_str("groups or quantifiers nested too deep for gguf to match (std::regex may take it)")
             }
         };
         write!(f, "{what}: std::regex refuses it ({})", self.std_regex_error().unwrap_or_default())

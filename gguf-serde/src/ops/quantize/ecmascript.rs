@@ -25,7 +25,9 @@
 //!   (`_GLIBCXX_REGEX_STATE_LIMIT`: `a{100000}`) is refused.
 //!
 //! Not translated, refused though `std::regex` takes them: look-aheads (`(?=…)`, `(?!…)`) and
-//! back-references (`\1`); the `regex` crate has neither.
+//! back-references (`\1`), which the `regex` crate has not; and patterns nested deeper than the
+//! `regex` crate compiles (about 120 quantifiers on one atom, `a***…`, or 200 nested groups:
+//! [`PatternProblem::TooDeep`]).
 
 use crate::ops::error::PatternProblem;
 
@@ -421,11 +423,22 @@ fn collating_name(name: &[u8]) -> Option<u8> {
     }
 }
 
-/// A compiled piece: its `regex` syntax and the libstdc++ automaton states a copy of it takes.
+/// A compiled piece: its `regex` syntax, the libstdc++ automaton states a copy of it takes, and
+/// the nesting depth of its syntax as the `regex` crate's parser counts it (each group,
+/// repetition, alternation, concatenation and bracketed class one level).
 struct Piece {
     re: String,
     states: u64,
+    depth: u32,
 }
+
+/// The deepest syntax a translation may have: below the `regex` crate's default nesting limit
+/// (250), which keeps its recursive compiler within a thread's stack. Deeper is
+/// [`PatternProblem::TooDeep`].
+const MAX_DEPTH: u32 = 240;
+
+/// The deepest nesting of groups and look-aheads the (recursive) compiler enters.
+const MAX_GROUPS: usize = 200;
 
 /// The compiler, as libstdc++'s `_Compiler`: recursive descent over the scanner's tokens, one
 /// token ahead.
@@ -440,6 +453,8 @@ struct Compiler<'a> {
     open: Vec<usize>,
     /// The first construct std::regex takes that we cannot translate.
     unsupported: Option<PatternError>,
+    /// Groups and look-aheads open around the current token.
+    nesting: usize,
 }
 
 impl Compiler<'_> {
@@ -477,31 +492,61 @@ impl Compiler<'_> {
         Ok(())
     }
 
+    /// The disjunction inside a group or look-ahead, its opening taken: refused
+    /// ([`PatternProblem::TooDeep`]) past [`MAX_GROUPS`] levels, before the recursion goes on.
+    fn group_content(&mut self) -> Res<Piece> {
+        if self.nesting >= MAX_GROUPS {
+            return self.err(PatternProblem::TooDeep);
+        }
+        self.nesting += 1;
+        let inner = self.disjunction();
+        self.nesting -= 1;
+        inner
+    }
+
+    /// `piece`, unless its syntax is nested deeper than [`MAX_DEPTH`].
+    fn within_depth(&self, piece: Piece) -> Res<Piece> {
+        if piece.depth > MAX_DEPTH {
+            return self.err(PatternProblem::TooDeep);
+        }
+        Ok(piece)
+    }
+
     fn disjunction(&mut self) -> Res<Piece> {
         let first = self.alternative()?;
         let mut alts = vec![first.re];
         let mut states = first.states;
+        let mut depth = first.depth;
         while self.is(&Tok::Or)? {
             let next = self.alternative()?;
             alts.push(next.re);
+            depth = depth.max(next.depth);
             // An end and an alternation state per `|`.
             self.insert(2)?;
             states = states.saturating_add(next.states).saturating_add(2);
         }
-        let re = if alts.len() == 1 { alts.pop().unwrap_or_default() } else { format!("(?:{})", alts.join("|")) };
-        Ok(Piece { re, states })
+        if alts.len() == 1 {
+            return Ok(Piece { re: alts.pop().unwrap_or_default(), states, depth });
+        }
+        // A group holding an alternation.
+        self.within_depth(Piece { re: format!("(?:{})", alts.join("|")), states, depth: depth + 2 })
     }
 
     fn alternative(&mut self) -> Res<Piece> {
         let mut re = String::new();
         let mut states = 1u64;
+        let (mut depth, mut terms) = (0, 0);
         while let Some(t) = self.term()? {
             re.push_str(&t.re);
             states = states.saturating_add(t.states);
+            depth = depth.max(t.depth);
+            terms += 1;
         }
+        // More than one term is a concatenation.
+        let depth = if terms > 1 { depth + 1 } else { depth };
         // The empty alternative that ends every sequence.
         self.insert(1)?;
-        Ok(Piece { re, states })
+        self.within_depth(Piece { re, states, depth })
     }
 
     fn term(&mut self) -> Res<Option<Piece>> {
@@ -522,25 +567,27 @@ impl Compiler<'_> {
             Tok::LookAhead => {
                 let at = self.at;
                 self.advance()?;
-                let inner = self.disjunction()?;
+                let inner = self.group_content()?;
                 if !self.is(&Tok::GroupEnd)? {
                     return self.err(PatternProblem::Paren);
                 }
                 self.insert(2)?;
                 self.unsupported.get_or_insert(PatternError { offset: at, problem: PatternProblem::LookAhead });
-                return Ok(Some(Piece { re: String::new(), states: inner.states.saturating_add(2) }));
+                return Ok(Some(Piece { re: String::new(), states: inner.states.saturating_add(2), depth: 0 }));
             }
             _ => return Ok(None),
         };
         self.advance()?;
         self.insert(1)?;
-        Ok(Some(Piece { re: re.to_owned(), states: 1 }))
+        Ok(Some(Piece { re: re.to_owned(), states: 1, depth: 0 }))
     }
 
     /// Applies the quantifier that follows `atom`, if one does (whether one did).
     fn quantifier(&mut self, atom: &mut Piece) -> Res<bool> {
-        let Piece { re, states } = atom;
+        let Piece { re, states, depth } = atom;
         let states = *states;
+        // A group and a repetition around the atom.
+        let depth = *depth + 2;
         let wrap = |op: &str| format!("(?:{re}){op}");
         // A `?` after a quantifier makes it lazy, which changes no match's existence.
         let piece = match &self.tok {
@@ -554,7 +601,7 @@ impl Compiler<'_> {
                 self.advance()?;
                 self.is(&Tok::Question)?;
                 self.insert(extra)?;
-                Piece { re: wrap(op), states: states.saturating_add(extra) }
+                Piece { re: wrap(op), states: states.saturating_add(extra), depth }
             }
             Tok::CountBegin => {
                 self.advance()?;
@@ -605,19 +652,20 @@ impl Compiler<'_> {
                 } else {
                     format!("(?:{re}){{{copies},{}}}", copies + optional)
                 };
-                Piece { re, states: total }
+                Piece { re, states: total, depth }
             }
             _ => return Ok(false),
         };
-        *atom = piece;
+        *atom = self.within_depth(piece)?;
         Ok(true)
     }
 
     fn atom(&mut self) -> Res<Option<Piece>> {
-        // A matcher: one state.
+        // A matcher: one state; a literal byte, or a bracketed class (one level).
         let one = |c: &mut Self, re: String| -> Res<Piece> {
             c.insert(1)?;
-            Ok(Piece { re, states: 1 })
+            let depth = u32::from(re.starts_with('['));
+            Ok(Piece { re, states: 1, depth })
         };
         let at = self.at;
         let piece = match std::mem::replace(&mut self.tok, Tok::Eof) {
@@ -631,8 +679,8 @@ impl Compiler<'_> {
             }
             Tok::Backref(digits) => {
                 self.advance()?;
-                let index =
-                    digits.iter().try_fold(0usize, |v, d| v.checked_mul(10)?.checked_add(usize::from(d - b'0')));
+                // Read as a count is (a C `int`, wrapping); a negative one is no group.
+                let index = usize::try_from(c_int(&digits)).ok();
                 match index {
                     Some(i) if i < self.groups && !self.open.contains(&i) => {
                         self.unsupported
@@ -657,7 +705,7 @@ impl Compiler<'_> {
                     self.open.push(self.groups);
                     self.groups += 1;
                 }
-                let inner = self.disjunction()?;
+                let inner = self.group_content()?;
                 if !self.is(&Tok::GroupEnd)? {
                     return self.err(PatternProblem::Paren);
                 }
@@ -666,7 +714,11 @@ impl Compiler<'_> {
                 }
                 let extra = if capturing { 2 } else { 1 };
                 self.insert(extra - 1)?;
-                Piece { re: format!("(?:{})", inner.re), states: inner.states.saturating_add(extra) }
+                self.within_depth(Piece {
+                    re: format!("(?:{})", inner.re),
+                    states: inner.states.saturating_add(extra),
+                    depth: inner.depth + 1,
+                })?
             }
             Tok::Bracket { negated } => {
                 self.advance()?;
@@ -829,6 +881,7 @@ pub(crate) fn translate(pattern: &[u8]) -> Result<String, PatternError> {
         groups: 1,
         open: vec![0],
         unsupported: None,
+        nesting: 0,
     };
     c.advance()?;
     let whole = c.disjunction()?;
@@ -844,8 +897,8 @@ pub(crate) fn translate(pattern: &[u8]) -> Result<String, PatternError> {
 }
 
 /// The regular expression of a [`translate`]d pattern, compiled as every pattern is: over bytes,
-/// Unicode off (`\xNN` is a byte, classes are of bytes), with room for any pattern within the
-/// state limit.
+/// Unicode off (`\xNN` is a byte, classes are of bytes), with room for any pattern [`translate`]
+/// gives (within the state limit and [`MAX_DEPTH`]).
 pub(crate) fn compile(syntax: &str) -> Result<regex::bytes::Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(syntax).unicode(false).size_limit(REGEX_SIZE_LIMIT).build()
 }

@@ -99,6 +99,9 @@ fn refusals_as_std_regex() {
         (b"(a)\\2", Some("error_backref")),
         (b"(a)\\10", Some("error_backref")),
         (b"(a)\\12", Some("error_backref")),
+        // A number is read as a C `int` (wrapping), as a count is.
+        (b"(a)\\4294967296", Some("error_backref")),
+        (b"(a)\\2147483648", Some("error_backref")),
         (b"[[.1.]]", Some("error_collate")),
         (b"[[.-.]]", Some("error_collate")),
         (b"a{100000}", Some("error_space")),
@@ -117,6 +120,8 @@ fn refusals_as_std_regex() {
     assert_eq!(translate(b"(?=a)").unwrap_err().problem, PatternProblem::LookAhead);
     assert_eq!(translate(b"(a)\\1").unwrap_err().problem, PatternProblem::BackReference);
     assert_eq!(translate(b"(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)\\10").unwrap_err().problem, PatternProblem::BackReference);
+    // 4294967297 wraps to 1: `\1`, which `std::regex` takes (and finds in "aa").
+    assert_eq!(translate(b"(a)\\4294967297").unwrap_err().problem, PatternProblem::BackReference);
     // The offset is where the problem was found.
     assert_eq!(translate(b"ab\\x{ff}").unwrap_err().offset, 4);
 }
@@ -204,5 +209,31 @@ fn matches_std_regex_on_the_recorded_cases() {
                 assert_eq!(translate(&pattern).map_err(|e| e.problem.std_regex_error()), Err(Some(want)), "{shown}")
             }
         }
+    }
+}
+
+/// Nesting: as deep as the `regex` crate compiles, translated and matched as `std::regex`
+/// matches it; deeper, refused as [`PatternProblem::TooDeep`] (which `std::regex` takes), not
+/// an error of the `regex` crate, and without recursing further (100,000 open groups).
+#[test]
+fn deep_nesting_is_translated_or_refused_as_too_deep() {
+    let stars = |n: usize| [&b"a"[..], &vec![b'*'; n]].concat();
+    let groups = |n: usize| [vec![b'('; n], b"a".to_vec(), vec![b')'; n]].concat();
+    // std::regex: `a` and 120 `*` is found in "" and "aaa"; 100 nested groups around `a` in
+    // "a", not "b".
+    assert!(search(&stars(120), b"") && search(&stars(120), b"aaa"));
+    assert!(search(&groups(100), b"a") && !search(&groups(100), b"b"));
+    let alts = [b"(a|".repeat(60), b"b".to_vec(), vec![b')'; 60]].concat();
+    assert!(search(&alts, b"b") && search(&alts, b"a") && !search(&alts, b"c"));
+    for p in [
+        stars(126),
+        [&b"a"[..], &b"{1}".repeat(126)].concat(),
+        groups(250),
+        [b"(a|".repeat(90), b"b".to_vec(), vec![b')'; 90]].concat(),
+        b"(".repeat(100_000),
+        b"(?=".repeat(100_000),
+    ] {
+        let shown = String::from_utf8_lossy(&p[..p.len().min(12)]).into_owned();
+        assert_eq!(translate(&p).map_err(|e| e.problem), Err(PatternProblem::TooDeep), "{shown}…");
     }
 }
