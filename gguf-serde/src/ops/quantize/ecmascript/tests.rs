@@ -237,3 +237,38 @@ fn deep_nesting_is_translated_or_refused_as_too_deep() {
         assert_eq!(translate(&p).map_err(|e| e.problem), Err(PatternProblem::TooDeep), "{shown}…");
     }
 }
+
+/// Whatever its depth, a pattern is either refused as [`PatternProblem::TooDeep`] or translated
+/// to syntax the `regex` crate compiles (its nesting limit counts each group, repetition,
+/// alternation, concatenation and bracketed class): families of nested groups, concatenations,
+/// alternations, classes and quantifiers, at every depth from 1 to past the limit. Groups one
+/// after another do not nest (300 of them are taken).
+#[test]
+fn every_translation_compiles_at_any_depth() {
+    let families: [fn(usize) -> Vec<u8>; 6] = [
+        |n| [b"(?:ab".repeat(n), vec![b')'; n]].concat(),
+        |n| [b"(a|b".repeat(n), vec![b')'; n]].concat(),
+        |n| [b"(?:[ab]c".repeat(n), b")*".repeat(n)].concat(),
+        |n| [&b"a"[..], &b"*".repeat(n)].concat(),
+        |n| [b"(?:a(?:b|".repeat(n), b"c))".repeat(n)].concat(),
+        |n| [b"(?:x".repeat(n), b"[yz])+".repeat(n)].concat(),
+    ];
+    for (i, f) in families.iter().enumerate() {
+        let mut taken = 0;
+        for n in 1..=260 {
+            let p = f(n);
+            match translate(&p) {
+                Ok(syntax) => {
+                    compile(&syntax).unwrap_or_else(|e| panic!("family {i} at {n}: {e}"));
+                    taken = n;
+                }
+                Err(e) => assert_eq!(e.problem, PatternProblem::TooDeep, "family {i} at {n}"),
+            }
+        }
+        // Every family is taken to some depth, and refused past it.
+        assert!((40..260).contains(&taken), "family {i}: taken to {taken}");
+        assert!(translate(&f(taken + 1)).is_err(), "family {i}");
+    }
+    let after = b"(?:a)".repeat(300);
+    assert!(search(&after, &[b'a'; 300]) && !search(&after, &[b'a'; 299]));
+}
